@@ -1,0 +1,57 @@
+/* RDMA verbs events (preload/verbs*.c). See rtrace.h for the mechanism. */
+#ifndef RAILSCOPE_EVENTS_VERBS_H
+#define RAILSCOPE_EVENTS_VERBS_H
+
+/* Memory kind of posted or registered memory. */
+enum rs_mem_kind { RS_MEM_UNKNOWN = 0, RS_MEM_HOST = 1, RS_MEM_PINNED = 2, RS_MEM_DEVICE = 3,
+                   RS_MEM_MANAGED = 4, RS_MEM_DMABUF = 5, RS_MEM_MIXED = 6 };
+#define RS_MEM_NAMES { "unknown", "host", "pinned", "device", "managed", "dmabuf", "mixed" }
+
+/* Calls with a duration keep `dur`; hdr.aux holds the call's return value or errno where noted. */
+#define RS_FIELDS_IBV_OPEN_DEVICE(F) F(x64, ctx) F(str, device) F(u32, pad)
+#define RS_FIELDS_IBV_CLOSE_DEVICE(F) F(x64, ctx) F(i32, ret) F(u32, pad)
+#define RS_FIELDS_IBV_ALLOC_PD(F) F(x64, pd) F(x64, ctx)
+#define RS_FIELDS_IBV_REG_MR(F) F(x64, addr) F(u64, length) F(x64, iova) F(x64, ctx) F(x64, pd) F(x64, mr) \
+    F(dur, dur) F(x32, lkey) F(x32, rkey) F(x32, access) F(u32, mem) F(i32, dmabuf_fd) F(i32, cuda_device) \
+    F(i32, err) F(u32, pad)
+#define RS_FIELDS_IBV_DEREG_MR(F) F(x64, mr) F(i32, ret) F(u32, pad)
+#define RS_FIELDS_IBV_CREATE_CQ(F) F(x64, cq) F(x64, ctx) F(u32, cqe) F(u32, ext)
+#define RS_FIELDS_IBV_DESTROY_CQ(F) F(x64, cq) F(i32, ret) F(u32, pad)
+#define RS_FIELDS_IBV_CREATE_QP(F) F(x64, qp) F(x64, ctx) F(x64, pd) F(x64, send_cq) F(x64, recv_cq) F(x64, srq) \
+    F(u32, qp_num) F(u32, qp_type) F(u32, max_send_wr) F(u32, max_recv_wr) F(u32, ext) F(u32, pad)
+#define RS_FIELDS_IBV_MODIFY_QP(F) F(u32, qp_num) F(x32, attr_mask) F(u32, state) F(u32, dest_qpn) \
+    F(u32, path_mtu) F(u32, gid_index) F(u32, timeout) F(u32, retry_cnt) F(u32, rnr_retry) F(u32, port) \
+    F(i32, ret) F(u32, pad)
+#define RS_FIELDS_IBV_DESTROY_QP(F) F(u32, qp_num) F(i32, ret)
+/* One event per work request in the posted list; ret is the call's return for the failing WR (bad_wr)
+ * and for the WRs after it (not posted), 0 for WRs the provider accepted. hdr.aux = 1 for wr_* builders. */
+#define RS_FIELDS_IBV_POST_SEND(F) F(x64, wr_id) F(u64, bytes) F(x64, remote_addr) F(x64, local_addr) \
+    F(u32, qp_num) F(u32, opcode) F(x32, send_flags) F(u32, num_sge) F(x32, rkey) F(x32, imm) F(u32, mem) \
+    F(i32, ret)
+#define RS_FIELDS_IBV_POST_RECV(F) F(x64, wr_id) F(u64, bytes) F(x64, local_addr) F(u32, qp_num) F(u32, srq) \
+    F(u32, num_sge) F(u32, mem) F(i32, ret) F(u32, pad)
+/* One work completion, stamped with its poll time. */
+#define RS_FIELDS_IBV_WC(F) F(x64, wr_id) F(x64, cq) F(u32, qp_num) F(u32, status) F(u32, opcode) \
+    F(u32, bytes) F(u32, vendor_err) F(x32, imm) F(x32, wc_flags) F(u32, src_qp)
+/* Empty polls on one CQ since the previous POLL_EMPTY of that CQ (hdr.ts = start of the interval). */
+#define RS_FIELDS_IBV_POLL_EMPTY(F) F(x64, cq) F(u64, count) F(dur, dur)
+#define RS_FIELDS_IBV_REQ_NOTIFY(F) F(x64, cq) F(u32, solicited) F(i32, ret)
+
+#define RS_EVENTS_VERBS(X)              \
+    X(IBV_OPEN_DEVICE, verbs, RS_FIXED) \
+    X(IBV_CLOSE_DEVICE, verbs, RS_FIXED) \
+    X(IBV_ALLOC_PD, verbs, RS_FIXED)    \
+    X(IBV_REG_MR, verbs, RS_FIXED)      \
+    X(IBV_DEREG_MR, verbs, RS_FIXED)    \
+    X(IBV_CREATE_CQ, verbs, RS_FIXED)   \
+    X(IBV_DESTROY_CQ, verbs, RS_FIXED)  \
+    X(IBV_CREATE_QP, verbs, RS_FIXED)   \
+    X(IBV_MODIFY_QP, verbs, RS_FIXED)   \
+    X(IBV_DESTROY_QP, verbs, RS_FIXED)  \
+    X(IBV_POST_SEND, verbs, RS_FIXED)   \
+    X(IBV_POST_RECV, verbs, RS_FIXED)   \
+    X(IBV_WC, verbs, RS_FIXED)          \
+    X(IBV_POLL_EMPTY, verbs, RS_FIXED)  \
+    X(IBV_REQ_NOTIFY, verbs, RS_FIXED)
+
+#endif

@@ -1,0 +1,80 @@
+/* The recording core's API for interposers (preload/). Everything here is safe to call from any thread,
+ * before or after the core has started, and from inside wrappers; the hot-path calls never lock, never
+ * allocate and never block. The core knows nothing of verbs, CUDA or NCCL.
+ *
+ * A wrapper's skeleton:
+ *     static real_fn_t real;                                  resolve lazily and safely (preload/dl.h)
+ *     if (!real && !(real = ...)) { errno = ENOSYS; return -1; }   never call NULL
+ *     if (!rs_on(RS_FAM_verbs) || !rs_guard_enter()) return real(args);   reentrancy guard
+ *     uint64_t t0 = rs_now();                                 timestamp
+ *     int ret = real(args); int saved = errno;                real call
+ *     struct rs_ev_X ev; RS_EV_INIT(&ev, X, t0); ...; rs_emit(&ev.h);   record
+ *     rs_guard_exit(); errno = saved; return ret;             return exactly what the real call returned
+ */
+#ifndef RAILSCOPE_TRACER_H
+#define RAILSCOPE_TRACER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "../formats/rtrace.h"
+
+#define RS_EXPORT __attribute__((visibility("default")))
+#define RS_LIKELY(x) __builtin_expect(!!(x), 1)
+#define RS_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Bit mask of enabled families (1u << RS_FAM_x); 0 until the core has started, 0 again after shutdown
+ * and in processes left untraced (setuid, RAILSCOPE_DISABLE). */
+extern unsigned rs_enabled_mask;
+static inline bool rs_on(enum rs_family fam) { return RS_LIKELY(rs_enabled_mask & (1u << fam)); }
+
+/* The tracer clock: CLOCK_MONOTONIC in ns (the format's timestamps). */
+static inline uint64_t rs_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Copy one event (h->size bytes, h->size a multiple of 8) into the calling thread's buffer. Returns false
+ * when it was dropped (buffer full under the drop policy, core not running); drops are counted. */
+bool rs_emit(const struct rs_ev_hdr *h);
+/* Same, on behalf of another thread id (e.g. CUPTI records delivered on CUPTI's thread for many
+ * threads: pass tid 0 for "device/background"). */
+bool rs_emit_as(uint32_t tid, const struct rs_ev_hdr *h);
+
+/* Intern a string; returns its id (>0), the same id for the same bytes; 0 for NULL or on failure.
+ * Takes a lock and may allocate: call it at setup time (device open, kernel name first seen), not per
+ * event on a hot path; interposers cache ids. */
+uint32_t rs_intern(const char *s);
+uint32_t rs_intern_n(const char *s, size_t n);
+
+/* Reentrancy guard, per thread: returns false if this thread is already inside a wrapper (or inside the
+ * core itself), in which case the wrapper must just forward the call. */
+bool rs_guard_enter(void);
+void rs_guard_exit(void);
+
+/* Warnings: one helper, "railscope: " prefix on stderr (respecting RAILSCOPE_LOG), also recorded as a
+ * WARNING event. rs_warn_once() prints a given call site's message once per process. */
+void rs_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void rs_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define rs_warn_once(...)                                                   \
+    do {                                                                    \
+        static int rs_warned_;                                              \
+        if (!__atomic_exchange_n(&rs_warned_, 1, __ATOMIC_RELAXED)) rs_warn(__VA_ARGS__); \
+    } while (0)
+
+/* Make sure the core is started (idempotent): entry points that can run before the constructor
+ * (CUDA_INJECTION64_PATH's InitializeInjection, NCCL's plugin init) call this first. */
+void rs_core_start(void);
+/* Flush everything recorded so far to the file (blocking; for exit paths and CUDA/CUPTI final flush). */
+void rs_core_flush(void);
+
+/* Hooks a family registers to run at shutdown before the final flush (e.g. CUPTI flush, poll-empty
+ * counters), in registration order. At most 16. */
+void rs_at_shutdown(void (*fn)(void));
+/* Hooks run by the writer thread once per flush interval (e.g. emitting per-CQ empty-poll counters). */
+void rs_at_tick(void (*fn)(void));
+
+#endif
