@@ -1,0 +1,98 @@
+# railscope build. `make` builds the library, the CLI, the software NIC and the test programs;
+# `make test` runs the suite (TAP via prove); `make SAN=asan|ubsan|tsan` builds into build-$(SAN)/.
+# Each area may add rules in its own fragment (tracer/build.mk, tests/*/build.mk, ...), included below.
+
+CC ?= gcc
+PREFIX ?= /usr/local
+CUDA_HOME ?= /usr/local/cuda
+SAN ?=
+BUILD ?= build$(if $(SAN),-$(SAN))
+B := $(BUILD)
+
+WARN := -Wall -Wextra -Werror
+BASE_CFLAGS := -std=gnu11 -O2 -g -fPIC -D_GNU_SOURCE -fno-omit-frame-pointer $(WARN) -I. -Iformats -Itracer
+ifeq ($(SAN),asan)
+  SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
+endif
+ifeq ($(SAN),ubsan)
+  SAN_FLAGS := -fsanitize=undefined -fno-sanitize-recover=all
+endif
+ifeq ($(SAN),tsan)
+  SAN_FLAGS := -fsanitize=thread
+endif
+CFLAGS_ALL := $(BASE_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
+LDFLAGS_ALL := $(SAN_FLAGS) $(LDFLAGS)
+
+# CUDA headers decide whether the CUDA/CUPTI/NCCL/NVTX capture is compiled in (no link-time dependency
+# either way: everything is dlopen'ed at run time).
+HAVE_CUDA := $(shell test -f $(CUDA_HOME)/include/cupti.h && test -f $(CUDA_HOME)/include/cuda.h && echo 1)
+ifeq ($(HAVE_CUDA),1)
+  CUDA_CFLAGS := -DRS_HAVE_CUDA=1 -isystem $(CUDA_HOME)/include
+else
+  $(info railscope: no CUDA headers under CUDA_HOME=$(CUDA_HOME): building without CUDA/CUPTI/NCCL/NVTX capture)
+endif
+
+# The library: the recording core and the interposers. Files named cli_*.c are CLI-only.
+# preload/cuda/ holds the parts that need the CUDA headers.
+LIB_SRCS := $(filter-out %/cli_%.c,$(wildcard tracer/*.c preload/*.c)) formats/rtrace_tables.c
+ifeq ($(HAVE_CUDA),1)
+  LIB_SRCS += $(wildcard preload/cuda/*.c)
+endif
+# The CLI: reader, exporters, analyzer, doctor, and the record launcher.
+CLI_SRCS := $(wildcard analyzer/*.c formats/*.c tracer/cli_*.c)
+# Sources shared by both (host facts are snapshotted by the tracer and checked by doctor).
+SHARED_SRCS := $(wildcard common/*.c)
+
+LIB_OBJS := $(patsubst %.c,$(B)/lib/%.o,$(LIB_SRCS) $(SHARED_SRCS))
+CLI_OBJS := $(patsubst %.c,$(B)/cli/%.o,$(CLI_SRCS) $(SHARED_SRCS))
+
+LIB := $(B)/librailscope.so
+CLI := $(B)/railscope
+
+all: $(LIB) $(CLI)
+
+$(B)/lib/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(CUDA_CFLAGS) -fvisibility=hidden -MMD -MP -c $< -o $@
+
+$(B)/cli/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(LIB): $(LIB_OBJS) preload/librailscope.map
+	$(CC) -shared -o $@ $(LIB_OBJS) -Wl,--version-script=preload/librailscope.map -Wl,-z,nodelete \
+	    $(LDFLAGS_ALL) -lzstd -ldl -lpthread
+
+$(CLI): $(CLI_OBJS)
+	$(CC) -o $@ $(CLI_OBJS) $(LDFLAGS_ALL) -lzstd -lpthread -lm
+
+# Fragments: each adds to TEST_BINS / EXTRA_TARGETS and defines its own rules.
+TEST_BINS :=
+EXTRA_TARGETS :=
+-include $(wildcard */build.mk tests/*/build.mk)
+all: $(EXTRA_TARGETS) $(TEST_BINS)
+
+# Tests: every tests/**/*.t is a TAP program. They find the build through RS_BUILD.
+PROVE_JOBS ?= 2
+test: all
+	RS_BUILD=$(abspath $(B)) RS_TOP=$(CURDIR) prove -j$(PROVE_JOBS) --timer -r --ext .t tests/
+
+bench: all
+	RS_BUILD=$(abspath $(B)) RS_TOP=$(CURDIR) ./bench/run-all.sh
+
+demo: all
+	RS_BUILD=$(abspath $(B)) RS_TOP=$(CURDIR) ./scripts/demo.sh
+
+deps:
+	./scripts/install-deps.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/railscope
+	install -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/bin/railscope
+	install -m 0755 $(LIB) $(DESTDIR)$(PREFIX)/lib/railscope/librailscope.so
+
+clean:
+	rm -rf build build-*
+
+.PHONY: all test bench demo deps install clean
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d)

@@ -1,0 +1,16 @@
+/* Subcommands of the railscope CLI. Each takes argc/argv starting at its own name and returns the exit
+ * status: 0 success, 1 the result is partial or found problems (documented per command), 2 usage or
+ * input error. Errors are one line on stderr starting with "railscope: ". */
+#ifndef RAILSCOPE_CLI_H
+#define RAILSCOPE_CLI_H
+
+#define RS_VERSION_STRING "0.1.0"
+
+int cmd_record(int argc, char **argv);  /* tracer/cli_record.c */
+int cmd_dump(int argc, char **argv);    /* formats/cli_dump.c? see analyzer/cli_dump.c */
+int cmd_info(int argc, char **argv);
+int cmd_report(int argc, char **argv);  /* analyzer/ */
+int cmd_export(int argc, char **argv);  /* formats/ exporters */
+int cmd_doctor(int argc, char **argv);  /* analyzer/doctor*.c */
+
+#endif
