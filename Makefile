@@ -69,7 +69,7 @@ $(CLI): $(CLI_OBJS)
 # Fragments: each adds to TEST_BINS / EXTRA_TARGETS and defines its own rules.
 TEST_BINS :=
 EXTRA_TARGETS :=
--include $(wildcard */build.mk tests/*/build.mk)
+-include $(wildcard */build.mk */*/build.mk)
 all: $(EXTRA_TARGETS) $(TEST_BINS)
 
 # Tests: every tests/**/*.t is a TAP program. They find the build through RS_BUILD.
