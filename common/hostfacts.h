@@ -1,0 +1,26 @@
+/* Host facts: the sysfs/procfs/environment facts that decide RDMA performance, as flat key/value strings.
+ *
+ * Collected once at trace start by the tracer (snapshotted as HOST_FACT events) and by `railscope doctor`,
+ * whose checks run on the same key/value table (analyzer/doctor_checks.h), so a trace's snapshot can be
+ * checked offline exactly like a live host. The key scheme is documented in docs/doctor.md.
+ *
+ * Plain C, libc only, no allocation of our own, no subprocesses: reads small sysfs/procfs files, bounded
+ * (caps on devices, ports, GIDs and netdevs; see hostfacts_int.h). Safe to call from the tracer's writer
+ * thread. Keys and values passed to cb are only valid during the call. */
+#ifndef RAILSCOPE_HOSTFACTS_H
+#define RAILSCOPE_HOSTFACTS_H
+
+typedef void (*rs_hostfacts_cb)(void *arg, const char *key, const char *value);
+
+/* Everything: the sysfs/procfs facts under sysfs_root (NULL = "/": reads /sys and /proc; otherwise
+ * reads DIR/sys/... and DIR/proc/...) and the env/ facts (NCCL_* and friends) from the process's own
+ * environment. Keys are emitted in a deterministic order (devices sorted by name). */
+void rs_hostfacts_collect(const char *sysfs_root, void (*cb)(void *arg, const char *key, const char *value),
+                          void *arg);
+
+/* The two halves, for callers that take the environment from elsewhere (doctor --env FILE). */
+void rs_hostfacts_collect_sys(const char *sysfs_root, rs_hostfacts_cb cb, void *arg);
+/* env/<NAME> facts for the variables in the watched list that are set in envp (NULL = environ). */
+void rs_hostfacts_collect_env(char *const *envp, rs_hostfacts_cb cb, void *arg);
+
+#endif
