@@ -1,0 +1,100 @@
+/* The trace reader: decodes one .rtrace file (formats/SPEC.md) as a stream of events in file order, and
+ * lists the trace files of a directory. Input is treated as hostile: every length, count and id read from
+ * the file is checked; a damaged file ends the stream cleanly with a status and a one-line reason, never a
+ * crash. A file still being written reads up to its last whole frame (status RS_READ_TRUNCATED).
+ *
+ *     char err[256];
+ *     struct rs_reader *r = rs_reader_open(path, err, sizeof err);
+ *     if (!r) { fprintf(stderr, "railscope: %s\n", err); return 2; }
+ *     struct rs_event e;
+ *     while (rs_reader_next(r, &e) > 0) { ... e.ev->kind, e.ts, e.tid ... }
+ *     const struct rs_read_stats *st = rs_reader_stats(r);   st->status, st->reason
+ *     rs_reader_close(r);
+ */
+#ifndef RAILSCOPE_READER_H
+#define RAILSCOPE_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rtrace.h"
+
+/* File header (TLV block). Absent tags leave strings NULL and numbers at -1 (pid/ppid 0). */
+struct rs_header_info {
+    uint16_t major, minor;
+    const char *host;
+    uint64_t pid, ppid;
+    int64_t rank, local_rank, world_size;
+    const char *cmdline;        /* argv joined by NUL bytes; cmdline_len bytes (+ a NUL terminator) */
+    size_t cmdline_len;
+    uint64_t start_realtime, start_mono;
+    const char *clock, *events, *tracer_version, *exe, *boot_id;
+};
+
+/* One event. `ev` points at the event's bytes (ev->size of them, 8-byte aligned, castable to the kind's
+ * struct rs_ev_<KIND> once `known` is set) with ev->ts already absolute (delta decoding undone); valid
+ * until the next rs_reader_next/close. Kinds this reader does not know (a newer minor version) are
+ * returned with known = 0 and may be skipped. For known kinds ev->size >= rs_kinds[kind].size is checked;
+ * a larger size (fields added by a newer minor version) is allowed. */
+struct rs_event {
+    uint64_t ts;                  /* == ev->ts */
+    uint32_t tid;                 /* from the chunk; 0 = the process/tracer itself */
+    int known;                    /* kind < RS_EV_COUNT */
+    const struct rs_ev_hdr *ev;
+    uint64_t frame;               /* frame index it came from */
+};
+
+enum rs_read_status {
+    RS_READ_OK = 0,          /* complete so far, ended at a frame boundary, no PARTIAL event */
+    RS_READ_PARTIAL,         /* decodes fully, but the writer recorded a PARTIAL event (write error...) */
+    RS_READ_TRUNCATED,       /* ends inside a frame (killed, still being written): kept all whole frames */
+    RS_READ_CORRUPT,         /* bytes that do not decode (bad magic/checksum/sizes): stopped there */
+    RS_READ_BAD_VERSION,     /* a major version this reader does not know: nothing decoded */
+    RS_READ_NOT_TRACE,       /* empty file or no RS_MAGIC */
+    RS_READ_IO_ERROR,
+};
+
+struct rs_read_stats {
+    enum rs_read_status status;   /* final only once rs_reader_next() has returned <= 0 */
+    char reason[256];             /* one human line, e.g. "truncated: file ends inside frame 12" */
+    uint64_t frames;              /* whole frames decoded */
+    uint64_t events;              /* events returned (STRING records included) */
+    uint64_t unknown_events;      /* of which kinds unknown to this reader */
+    uint64_t drop_events, drop_bytes;  /* sums of DROPS events seen */
+    uint64_t bytes_read;          /* file offset reached (end of the last whole frame) */
+    uint64_t frame_gaps;          /* frames whose seq did not follow the previous one */
+};
+
+struct rs_reader;
+
+/* Open and read the header. NULL on failure with a one-line reason in err (no "railscope:" prefix).
+ * A file that exists but is not decodable (empty, bad magic, bad version) returns NULL as well. */
+struct rs_reader *rs_reader_open(const char *path, char *err, size_t errlen);
+const struct rs_header_info *rs_reader_header(const struct rs_reader *r);
+const char *rs_reader_path(const struct rs_reader *r);
+
+/* Next event in file order: 1 = *out filled, 0 = end of data (see stats for how it ended), never < 0. */
+int rs_reader_next(struct rs_reader *r, struct rs_event *out);
+
+/* Interned string by id (NUL-terminated copy; *len = its length if len != NULL); NULL if the id has not
+ * been seen (yet). Strings are defined before use, so lookups during iteration work. */
+const char *rs_reader_string(const struct rs_reader *r, uint32_t id, size_t *len);
+
+const struct rs_read_stats *rs_reader_stats(const struct rs_reader *r);
+const char *rs_read_status_name(enum rs_read_status s);   /* "complete", "partial", "truncated", ... */
+void rs_reader_close(struct rs_reader *r);
+
+/* Kind descriptor for any kind value (NULL when unknown) and its lower-case name ("ibv_post_send"). */
+const struct rs_kind_desc *rs_kind_get(unsigned kind);
+const char *rs_kind_lname(unsigned kind);   /* NULL when unknown */
+/* Offset of field i of a known kind (sizeof(struct rs_ev_hdr) + sizes of the fields before it). */
+size_t rs_field_offset(const struct rs_kind_desc *d, unsigned i);
+
+/* Expand command-line operands into trace file paths: a file is taken as is; a directory contributes its
+ * *.rtrace files and those of its immediate subdirectories, sorted by name. Returns the number of paths
+ * (*out malloc'ed array of malloc'ed strings; free with rs_paths_free), or -1 with a reason in err
+ * (nonexistent operand, unreadable directory). A directory with no trace files is an error too. */
+int rs_expand_paths(int n, char *const *operands, char ***out, char *err, size_t errlen);
+void rs_paths_free(char **paths, int n);
+
+#endif

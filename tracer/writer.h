@@ -1,0 +1,100 @@
+/* The trace file writer: turns event bytes into an .rtrace file (formats/SPEC.md). It knows nothing of
+ * threads, rings or clocks of its own: the live core's writer thread drives it, and offline tools (the
+ * synthetic cluster generator, tests) link $(B)/lib/tracer/writer.o + $(B)/lib/formats/rtrace_tables.o
+ * and drive it with their own timestamps and clock anchors (-lzstd).
+ *
+ * One writer is used by one thread at a time (no internal locking). Every function returns 0 / an id on
+ * success and a negative errno on failure; after a write error the writer is "failed": later calls keep
+ * buffering nothing and return the first error, and rs_writer_close() still releases everything.
+ *
+ * A frame = one independent zstd frame. Appended events accumulate in the current frame's buffer;
+ * rs_writer_flush() compresses and writes it (an automatic flush happens when the buffer reaches
+ * RS_WRITER_FRAME_RAW). Each frame starts with a CLOCK anchor when a clock source is set
+ * (rs_writer_set_clock), so a file truncated anywhere still has an anchor in every frame it keeps.
+ */
+#ifndef RAILSCOPE_WRITER_H
+#define RAILSCOPE_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../formats/rtrace.h"
+
+/* Raw bytes per frame before an automatic flush (readers accept up to RS_MAX_FRAME_RAW). */
+#define RS_WRITER_FRAME_RAW (4u << 20)
+
+/* What goes in the file header. Strings may be NULL (tag omitted); integers: -1 = unknown for ranks. */
+struct rs_file_info {
+    const char *host;
+    uint64_t pid, ppid;
+    int64_t rank, local_rank, world_size;  /* -1 when the launcher did not say */
+    const char *cmdline;                   /* argv joined by NUL bytes ... */
+    size_t cmdline_len;                    /* ... total length; 0 = strlen(cmdline) */
+    uint64_t start_realtime;               /* ns since the epoch */
+    uint64_t start_mono;                   /* tracer clock at the same instant */
+    const char *clock;                     /* "monotonic" (NULL = "monotonic") */
+    const char *events;                    /* enabled families as configured, e.g. "all" */
+    const char *tracer_version;            /* NULL = the library's version */
+    const char *exe;
+    const char *boot_id;
+};
+
+struct rs_writer;
+
+/* Create `path` (O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, mode 0600: an existing file or a pre-planted
+ * symlink is refused with -EEXIST) and write the preamble + header. Returns NULL with *err = -errno. */
+struct rs_writer *rs_writer_open(const char *path, const struct rs_file_info *info, int *err);
+/* Same on an already open descriptor (the writer takes ownership and closes it). */
+struct rs_writer *rs_writer_fdopen(int fd, const struct rs_file_info *info, int *err);
+
+/* zstd level (default 1; negative = faster). Call before the first append. */
+void rs_writer_set_level(struct rs_writer *w, int level);
+
+/* Clock source for the CLOCK anchor written at the start of every frame: fn fills a REALTIME/tracer-clock
+ * pair. The default samples clock_gettime(CLOCK_REALTIME/CLOCK_MONOTONIC). NULL = no automatic anchors
+ * (an offline generator then appends its own CLOCK events with rs_writer_append, tid 0). */
+typedef void (*rs_writer_clock_fn)(void *arg, uint64_t *realtime_ns, uint64_t *mono_ns);
+void rs_writer_set_clock(struct rs_writer *w, rs_writer_clock_fn fn, void *arg);
+
+/* Strings. rs_writer_intern: the writer's own table (offline users): returns the id (>0) of `s`, writing
+ * a STRING record into the current frame the first time, i.e. before any event that uses it.
+ * rs_writer_string: write a STRING record with an id chosen by the caller (the live core has its own
+ * table). Use one or the other on a given writer, not both. */
+uint32_t rs_writer_intern(struct rs_writer *w, const char *s);
+uint32_t rs_writer_intern_n(struct rs_writer *w, const char *s, size_t n);
+int rs_writer_string(struct rs_writer *w, uint32_t id, const char *s, size_t n);
+
+/* Append events of thread `tid` (0 = the process/tracer itself): `bytes` of concatenated events, each
+ * with an absolute hdr.ts, hdr.size a multiple of 8 and >= 16. Consecutive appends for the same tid share
+ * one chunk. Returns -EINVAL (nothing appended) if the bytes do not parse as events. */
+int rs_writer_append(struct rs_writer *w, uint32_t tid, const void *events, size_t bytes);
+
+/* Record lost events: a DROPS event (tid 0 chunk) for thread `tid`, and add to the file's totals. */
+int rs_writer_drops(struct rs_writer *w, uint32_t tid, uint64_t events, uint64_t bytes, uint32_t reason);
+#define RS_DROP_BUFFER_FULL 0u /* the thread's buffer was full (drop policy) */
+#define RS_DROP_WRITE_ERROR 1u /* the file could not be written */
+#define RS_DROP_SHUTDOWN 2u    /* emitted after the final flush */
+
+/* End the current frame: compress, write. No-op when nothing is pending. */
+int rs_writer_flush(struct rs_writer *w);
+
+/* After a write error: cut the file back to the end of the last whole frame and write one small frame
+ * with a PARTIAL event (err, why) so readers report the trace as partial. Best effort; returns 0 if the
+ * PARTIAL frame made it to disk. */
+int rs_writer_mark_partial(struct rs_writer *w, int err, const char *why);
+
+/* Flush and close. Returns the first error seen over the writer's life (0 if none). Frees w. */
+int rs_writer_close(struct rs_writer *w);
+
+/* Introspection (tests, the core's accounting). */
+struct rs_writer_stats {
+    uint64_t frames;           /* frames written */
+    uint64_t events;           /* events appended (all kinds, including the writer's own) */
+    uint64_t raw_bytes;        /* uncompressed payload bytes written */
+    uint64_t file_bytes;       /* bytes in the file */
+    uint64_t drop_events, drop_bytes;
+    int error;                 /* first error (negative errno) or 0 */
+};
+void rs_writer_stats(const struct rs_writer *w, struct rs_writer_stats *st);
+
+#endif
