@@ -1,0 +1,51 @@
+/* env/ facts: the environment variables that steer NCCL's and the verbs stack's choice of NIC, GID,
+ * GPUDirect and transport. Only variables that are set are emitted (absent = the library's default). */
+#include <stdio.h>
+#include <string.h>
+
+#include "hostfacts_int.h"
+
+extern char **environ;
+
+#define RS_HOSTFACT_ENV(X)                                                                          \
+    X(NCCL_IB_HCA) X(NCCL_IB_GID_INDEX) X(NCCL_IB_ROCE_VERSION_NUM) X(NCCL_IB_ADDR_FAMILY)         \
+    X(NCCL_IB_ADDR_RANGE) X(NCCL_IB_DISABLE) X(NCCL_IB_TC) X(NCCL_IB_SL) X(NCCL_IB_TIMEOUT)        \
+    X(NCCL_IB_QPS_PER_CONNECTION) X(NCCL_IB_PCI_RELAXED_ORDERING) X(NCCL_IB_ADAPTIVE_ROUTING)      \
+    X(NCCL_IB_MERGE_NICS) X(NCCL_SOCKET_IFNAME) X(NCCL_NET) X(NCCL_NET_PLUGIN)                     \
+    X(NCCL_NET_GDR_LEVEL) X(NCCL_NET_GDR_READ) X(NCCL_NET_GDR_C2C) X(NCCL_DMABUF_ENABLE)           \
+    X(NCCL_P2P_DISABLE) X(NCCL_P2P_LEVEL) X(NCCL_SHM_DISABLE) X(NCCL_CROSS_NIC) X(NCCL_TOPO_FILE)  \
+    X(NCCL_ALGO) X(NCCL_PROTO) X(NCCL_MIN_NCHANNELS) X(NCCL_MAX_NCHANNELS) X(NCCL_DEBUG)           \
+    X(CUDA_VISIBLE_DEVICES) X(UCX_NET_DEVICES) X(UCX_IB_GID_INDEX)
+
+static const char *const watched[] = {
+#define X(name) #name,
+    RS_HOSTFACT_ENV(X)
+#undef X
+};
+
+void rs_hostfacts_collect_env(char *const *envp, rs_hostfacts_cb cb, void *arg)
+{
+    if (!cb)
+        return;
+    if (!envp)
+        envp = environ;
+    if (!envp)
+        return;
+    /* Walk the watched list (not envp) so the output order is fixed; first definition wins, as with getenv. */
+    for (size_t w = 0; w < sizeof watched / sizeof watched[0]; w++) {
+        size_t l = strlen(watched[w]);
+        const char *val = NULL;
+        for (char *const *e = envp; *e && !val; e++)
+            if (strncmp(*e, watched[w], l) == 0 && (*e)[l] == '=')
+                val = *e + l + 1;
+        if (val) {
+            char key[96], v[HF_VAL];
+            snprintf(key, sizeof key, "env/%s", watched[w]);
+            snprintf(v, sizeof v, "%s", val);
+            for (char *p = v; *p; p++)
+                if (*p == '\n' || *p == '\t')
+                    *p = ' ';
+            cb(arg, key, v);
+        }
+    }
+}
