@@ -1,0 +1,591 @@
+/* The trace reader (see reader.h). Hostile-input rules: every size read from the file is checked against
+ * what is left before it is used; events are handed out 8-byte aligned inside our own buffer; nothing
+ * the file says can make us allocate more than the RS_MAX_* limits of rtrace.h. */
+#include "reader.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#define RS_MAX_STRING_ID (1u << 22)   /* ids are dense from 1; more strings than this is not a trace */
+
+struct rs_reader {
+    int fd;
+    char *path;
+    struct rs_header_info hdr;
+    char *hdr_strs[8];          /* owned copies behind hdr's string pointers */
+    struct rs_read_stats st;
+    int done;
+    uint64_t off;               /* file offset of the next frame */
+    uint64_t next_seq;
+
+    unsigned char *cbuf;        /* compressed frame */
+    size_t cbuf_cap;
+    uint64_t *raw;              /* decompressed frame, u64 array for alignment */
+    size_t raw_cap;             /* bytes */
+    size_t raw_len, pos;        /* bytes in raw, parse position */
+    size_t chunk_end;           /* end of the current chunk in raw (0 = none open) */
+    uint32_t chunk_tid, chunk_flags;
+    int chunk_first;
+    uint64_t chunk_prev_ts;
+    uint64_t frame_idx;
+    ZSTD_DCtx *dctx;
+
+    char **strs;                /* by id */
+    uint32_t *str_len;
+    uint32_t strs_cap;
+    int saw_partial;
+    char partial_why[200];
+};
+
+const char *rs_read_status_name(enum rs_read_status s)
+{
+    switch (s) {
+    case RS_READ_OK: return "complete";
+    case RS_READ_PARTIAL: return "partial";
+    case RS_READ_TRUNCATED: return "truncated";
+    case RS_READ_CORRUPT: return "corrupt";
+    case RS_READ_BAD_VERSION: return "bad-version";
+    case RS_READ_NOT_TRACE: return "not-a-trace";
+    case RS_READ_IO_ERROR: return "io-error";
+    }
+    return "?";
+}
+
+static void set_end(struct rs_reader *r, enum rs_read_status s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void set_end(struct rs_reader *r, enum rs_read_status s, const char *fmt, ...)
+{
+    r->done = 1;
+    r->st.status = s;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->st.reason, sizeof r->st.reason, fmt, ap);
+    va_end(ap);
+}
+
+/* Read exactly n bytes at off; returns bytes read (< n at end of file), -1 on error. */
+static ssize_t read_at(int fd, void *buf, size_t n, uint64_t off)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = pread(fd, (char *)buf + got, n - got, (off_t)(off + got));
+        if (k < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        if (k == 0) break;
+        got += (size_t)k;
+    }
+    return (ssize_t)got;
+}
+
+static char *dup_n(const void *p, size_t n)
+{
+    char *s = malloc(n + 1);
+    if (!s) return NULL;
+    memcpy(s, p, n);
+    s[n] = 0;
+    return s;
+}
+
+static int parse_header(struct rs_reader *r, const unsigned char *p, size_t n, char *err, size_t errlen)
+{
+    struct rs_header_info *h = &r->hdr;
+    h->rank = h->local_rank = h->world_size = -1;
+    int nstr = 0;
+    size_t off = 0;
+    while (off < n) {
+        if (n - off < 4) {
+            snprintf(err, errlen, "header: %zu stray bytes at the end", n - off);
+            return -1;
+        }
+        uint16_t tag, len;
+        memcpy(&tag, p + off, 2);
+        memcpy(&len, p + off + 2, 2);
+        off += 4;
+        if (len > n - off) {
+            snprintf(err, errlen, "header: field %u claims %u bytes, %zu left", tag, len, n - off);
+            return -1;
+        }
+        const unsigned char *v = p + off;
+        off += len;
+        uint64_t u = 0;
+        if (len == 8) memcpy(&u, v, 8);
+        const char **sp = NULL;
+        switch (tag) {
+        case RS_HDR_HOST: sp = &h->host; break;
+        case RS_HDR_CMDLINE: sp = &h->cmdline; h->cmdline_len = len; break;
+        case RS_HDR_CLOCK: sp = &h->clock; break;
+        case RS_HDR_EVENTS: sp = &h->events; break;
+        case RS_HDR_TRACER_VERSION: sp = &h->tracer_version; break;
+        case RS_HDR_EXE: sp = &h->exe; break;
+        case RS_HDR_BOOT_ID: sp = &h->boot_id; break;
+        case RS_HDR_PID: if (len == 8) h->pid = u; break;
+        case RS_HDR_PPID: if (len == 8) h->ppid = u; break;
+        case RS_HDR_RANK: if (len == 8) h->rank = (int64_t)u; break;
+        case RS_HDR_LOCAL_RANK: if (len == 8) h->local_rank = (int64_t)u; break;
+        case RS_HDR_WORLD_SIZE: if (len == 8) h->world_size = (int64_t)u; break;
+        case RS_HDR_START_REALTIME: if (len == 8) h->start_realtime = u; break;
+        case RS_HDR_START_MONO: if (len == 8) h->start_mono = u; break;
+        default: break;   /* unknown tags: newer minor version, skipped */
+        }
+        if (sp && !*sp && nstr < 8) {
+            char *s = dup_n(v, len);
+            if (!s) {
+                snprintf(err, errlen, "out of memory");
+                return -1;
+            }
+            r->hdr_strs[nstr++] = s;
+            *sp = s;
+        }
+    }
+    return 0;
+}
+
+struct rs_reader *rs_reader_open(const char *path, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat sb;
+    if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        snprintf(err, errlen, "%s: is a directory", path);
+        close(fd);
+        return NULL;
+    }
+    struct rs_reader *r = calloc(1, sizeof *r);
+    if (!r) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        close(fd);
+        return NULL;
+    }
+    r->fd = fd;
+    r->path = strdup(path);
+    struct rs_file_preamble pre;
+    ssize_t k = read_at(fd, &pre, sizeof pre, 0);
+    unsigned char *hb = NULL;
+    if (k < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        goto fail;
+    }
+    if (k == 0) {
+        snprintf(err, errlen, "%s: empty file, not a railscope trace", path);
+        goto fail;
+    }
+    if ((size_t)k < 8 || memcmp(pre.magic, RS_MAGIC, 8)) {
+        snprintf(err, errlen, "%s: not a railscope trace (no %s magic)", path, RS_MAGIC);
+        goto fail;
+    }
+    if ((size_t)k < sizeof pre) {
+        snprintf(err, errlen, "%s: truncated inside the file preamble (%zd bytes)", path, k);
+        goto fail;
+    }
+    r->hdr.major = pre.major;
+    r->hdr.minor = pre.minor;
+    if (pre.major != RS_FORMAT_MAJOR) {
+        snprintf(err, errlen, "%s: format version %u.%u, this railscope reads %u.x", path, pre.major, pre.minor,
+                 RS_FORMAT_MAJOR);
+        goto fail;
+    }
+    if (pre.header_bytes > RS_MAX_HEADER_BYTES) {
+        snprintf(err, errlen, "%s: corrupt: header of %u bytes (limit %u)", path, pre.header_bytes,
+                 RS_MAX_HEADER_BYTES);
+        goto fail;
+    }
+    hb = malloc(pre.header_bytes ? pre.header_bytes : 1);
+    if (!hb) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        goto fail;
+    }
+    k = read_at(fd, hb, pre.header_bytes, sizeof pre);
+    if (k < 0 || (size_t)k < pre.header_bytes) {
+        snprintf(err, errlen, "%s: truncated inside the file header", path);
+        goto fail;
+    }
+    char herr[200];
+    if (parse_header(r, hb, pre.header_bytes, herr, sizeof herr)) {
+        snprintf(err, errlen, "%s: corrupt: %s", path, herr);
+        goto fail;
+    }
+    free(hb);
+    hb = NULL;
+    r->off = sizeof pre + pre.header_bytes;
+    r->st.bytes_read = r->off;
+    r->dctx = ZSTD_createDCtx();
+    if (!r->dctx) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        goto fail;
+    }
+    snprintf(r->st.reason, sizeof r->st.reason, "not read yet");
+    return r;
+fail:
+    free(hb);
+    rs_reader_close(r);
+    return NULL;
+}
+
+const struct rs_header_info *rs_reader_header(const struct rs_reader *r) { return &r->hdr; }
+const char *rs_reader_path(const struct rs_reader *r) { return r->path; }
+const struct rs_read_stats *rs_reader_stats(const struct rs_reader *r) { return &r->st; }
+
+const char *rs_reader_string(const struct rs_reader *r, uint32_t id, size_t *len)
+{
+    if (id == 0 || id >= r->strs_cap || !r->strs[id]) return NULL;
+    if (len) *len = r->str_len[id];
+    return r->strs[id];
+}
+
+static int store_string(struct rs_reader *r, uint32_t id, const char *s, uint32_t n)
+{
+    if (id == 0) return -1;
+    /* The writer's PARTIAL reason uses a fixed high id; keep it in a small side slot. */
+    uint32_t slot = id == 0x7fffffffu ? 1u << 22 : id;
+    if (slot > RS_MAX_STRING_ID) return -1;
+    if (slot >= r->strs_cap) {
+        uint32_t cap = r->strs_cap ? r->strs_cap : 256;
+        while (cap <= slot) cap *= 2;
+        char **ns = realloc(r->strs, cap * sizeof *ns);
+        if (!ns) return -1;
+        r->strs = ns;
+        uint32_t *nl = realloc(r->str_len, cap * sizeof *nl);
+        if (!nl) return -1;
+        r->str_len = nl;
+        memset(ns + r->strs_cap, 0, (cap - r->strs_cap) * sizeof *ns);
+        memset(nl + r->strs_cap, 0, (cap - r->strs_cap) * sizeof *nl);
+        r->strs_cap = cap;
+    }
+    char *c = dup_n(s, n);
+    if (!c) return -1;
+    free(r->strs[slot]);
+    r->strs[slot] = c;
+    r->str_len[slot] = n;
+    (void)id;
+    return 0;
+}
+
+/* Load the next frame into raw. Returns 1 loaded, 0 end (status set). */
+static int load_frame(struct rs_reader *r)
+{
+    struct rs_frame_hdr fh;
+    ssize_t k = read_at(r->fd, &fh, sizeof fh, r->off);
+    if (k < 0) {
+        set_end(r, RS_READ_IO_ERROR, "read error at offset %llu: %s", (unsigned long long)r->off, strerror(errno));
+        return 0;
+    }
+    if (k == 0) {
+        if (r->saw_partial)
+            set_end(r, RS_READ_PARTIAL, "partial: the recorder marked this trace incomplete (%s)", r->partial_why);
+        else
+            set_end(r, RS_READ_OK, "complete: %llu frames", (unsigned long long)r->st.frames);
+        return 0;
+    }
+    if ((size_t)k < sizeof fh) {
+        set_end(r, RS_READ_TRUNCATED, "truncated: file ends inside the header of frame %llu (%llu whole frames)",
+                (unsigned long long)r->frame_idx, (unsigned long long)r->st.frames);
+        return 0;
+    }
+    if (fh.magic != RS_FRAME_MAGIC) {
+        set_end(r, RS_READ_CORRUPT, "corrupt: no frame magic at offset %llu (frame %llu)",
+                (unsigned long long)r->off, (unsigned long long)r->frame_idx);
+        return 0;
+    }
+    if (fh.compressed == 0 || fh.compressed > RS_MAX_FRAME_COMPRESSED || fh.raw == 0 || fh.raw > RS_MAX_FRAME_RAW ||
+        fh.raw % 8) {
+        set_end(r, RS_READ_CORRUPT, "corrupt: frame %llu has impossible sizes (%u compressed, %u raw)",
+                (unsigned long long)r->frame_idx, fh.compressed, fh.raw);
+        return 0;
+    }
+    if (fh.compressed > r->cbuf_cap) {
+        unsigned char *p = realloc(r->cbuf, fh.compressed);
+        if (!p) {
+            set_end(r, RS_READ_IO_ERROR, "out of memory");
+            return 0;
+        }
+        r->cbuf = p;
+        r->cbuf_cap = fh.compressed;
+    }
+    k = read_at(r->fd, r->cbuf, fh.compressed, r->off + sizeof fh);
+    if (k < 0) {
+        set_end(r, RS_READ_IO_ERROR, "read error: %s", strerror(errno));
+        return 0;
+    }
+    if ((size_t)k < fh.compressed) {
+        set_end(r, RS_READ_TRUNCATED,
+                "truncated: file ends inside frame %llu (%zd of %u bytes; killed or still being written?)",
+                (unsigned long long)r->frame_idx, k, fh.compressed);
+        return 0;
+    }
+    if (rs_fnv1a(r->cbuf, fh.compressed) != fh.checksum) {
+        set_end(r, RS_READ_CORRUPT, "corrupt: checksum mismatch in frame %llu at offset %llu",
+                (unsigned long long)r->frame_idx, (unsigned long long)r->off);
+        return 0;
+    }
+    if (fh.raw > r->raw_cap) {
+        uint64_t *p = realloc(r->raw, fh.raw);
+        if (!p) {
+            set_end(r, RS_READ_IO_ERROR, "out of memory");
+            return 0;
+        }
+        r->raw = p;
+        r->raw_cap = fh.raw;
+    }
+    size_t got = ZSTD_decompressDCtx(r->dctx, r->raw, fh.raw, r->cbuf, fh.compressed);
+    if (ZSTD_isError(got) || got != fh.raw) {
+        set_end(r, RS_READ_CORRUPT, "corrupt: frame %llu does not decompress to its %u bytes (%s)",
+                (unsigned long long)r->frame_idx, fh.raw, ZSTD_isError(got) ? ZSTD_getErrorName(got) : "size");
+        return 0;
+    }
+    if (fh.seq != r->next_seq) r->st.frame_gaps++;
+    r->next_seq = fh.seq + 1;
+    r->off += sizeof fh + fh.compressed;
+    r->raw_len = fh.raw;
+    r->pos = 0;
+    r->chunk_end = 0;
+    r->frame_idx++;
+    return 1;
+}
+
+int rs_reader_next(struct rs_reader *r, struct rs_event *out)
+{
+    if (!r || r->done) return 0;
+    unsigned char *raw = (unsigned char *)r->raw;
+    for (;;) {
+        if (r->chunk_end && r->pos >= r->chunk_end) r->chunk_end = 0;
+        if (!r->chunk_end) {
+            if (!r->raw || r->pos >= r->raw_len) {
+                if (r->raw_len) {
+                    /* the frame just finished decoded cleanly */
+                    r->st.frames++;
+                    r->st.bytes_read = r->off;
+                    r->raw_len = 0;
+                }
+                if (!load_frame(r)) return 0;
+                raw = (unsigned char *)r->raw;
+            }
+            struct rs_chunk_hdr c;
+            if (r->raw_len - r->pos < sizeof c) {
+                set_end(r, RS_READ_CORRUPT, "corrupt: frame %llu ends inside a chunk header",
+                        (unsigned long long)r->frame_idx - 1);
+                return 0;
+            }
+            memcpy(&c, raw + r->pos, sizeof c);
+            if (c.magic != RS_CHUNK_MAGIC || c.bytes % 8 || c.bytes > r->raw_len - r->pos - sizeof c) {
+                set_end(r, RS_READ_CORRUPT, "corrupt: bad chunk at byte %zu of frame %llu", r->pos,
+                        (unsigned long long)r->frame_idx - 1);
+                return 0;
+            }
+            if (c.flags & ~RS_CHUNK_TS_DELTA) {
+                set_end(r, RS_READ_CORRUPT, "corrupt: unknown chunk encoding flags 0x%x (written by a newer railscope?)",
+                        c.flags);
+                return 0;
+            }
+            r->pos += sizeof c;
+            r->chunk_end = r->pos + c.bytes;
+            r->chunk_tid = c.tid;
+            r->chunk_flags = c.flags;
+            r->chunk_first = 1;
+            continue;
+        }
+        struct rs_ev_hdr *h = (struct rs_ev_hdr *)(raw + r->pos);
+        size_t left = r->chunk_end - r->pos;
+        if (left < sizeof *h || h->size < sizeof *h || h->size % 8 || h->size > left) {
+            set_end(r, RS_READ_CORRUPT, "corrupt: bad event size %u at byte %zu of frame %llu",
+                    left < sizeof *h ? 0u : h->size, r->pos, (unsigned long long)r->frame_idx - 1);
+            return 0;
+        }
+        if ((r->chunk_flags & RS_CHUNK_TS_DELTA) && !r->chunk_first) h->ts += r->chunk_prev_ts;
+        r->chunk_first = 0;
+        r->chunk_prev_ts = h->ts;
+        r->pos += h->size;
+        const struct rs_kind_desc *d = rs_kind_get(h->kind);
+        if (d && h->size < d->size) {
+            set_end(r, RS_READ_CORRUPT, "corrupt: %s event of %u bytes, needs %u (frame %llu)", d->name, h->size,
+                    d->size, (unsigned long long)r->frame_idx - 1);
+            return 0;
+        }
+        if (h->kind == RS_EV_STRING) {
+            const struct rs_ev_STRING *s = (const void *)h;
+            if (s->len > h->size - sizeof *s || s->len > RS_MAX_STRING || store_string(r, s->id, (const char *)(s + 1), s->len)) {
+                set_end(r, RS_READ_CORRUPT, "corrupt: bad string record (id %u, %u bytes)", s->id, s->len);
+                return 0;
+            }
+        } else if (h->kind == RS_EV_DROPS) {
+            const struct rs_ev_DROPS *dr = (const void *)h;
+            r->st.drop_events += dr->events;
+            r->st.drop_bytes += dr->bytes;
+        } else if (h->kind == RS_EV_PARTIAL) {
+            const struct rs_ev_PARTIAL *p = (const void *)h;
+            const char *why = rs_reader_string(r, p->why, NULL);
+            r->saw_partial = 1;
+            snprintf(r->partial_why, sizeof r->partial_why, "%s%s%s", why ? why : "write error",
+                     p->err ? ": " : "", p->err ? strerror(-p->err > 0 ? -p->err : p->err) : "");
+        }
+        if (!d) r->st.unknown_events++;
+        r->st.events++;
+        out->ts = h->ts;
+        out->tid = r->chunk_tid;
+        out->known = d != NULL;
+        out->ev = h;
+        out->frame = r->frame_idx - 1;
+        return 1;
+    }
+}
+
+void rs_reader_close(struct rs_reader *r)
+{
+    if (!r) return;
+    if (r->fd >= 0) close(r->fd);
+    free(r->path);
+    for (int i = 0; i < 8; i++) free(r->hdr_strs[i]);
+    for (uint32_t i = 0; i < r->strs_cap; i++) free(r->strs[i]);
+    free(r->strs);
+    free(r->str_len);
+    free(r->cbuf);
+    free(r->raw);
+    ZSTD_freeDCtx(r->dctx);
+    free(r);
+}
+
+/* ---- kinds ---- */
+
+const struct rs_kind_desc *rs_kind_get(unsigned kind)
+{
+    if (kind == 0 || kind >= RS_EV_COUNT || !rs_kinds[kind].name) return NULL;
+    return &rs_kinds[kind];
+}
+
+const char *rs_kind_lname(unsigned kind)
+{
+    static char names[RS_EV_COUNT][40];
+    const struct rs_kind_desc *d = rs_kind_get(kind);
+    if (!d) return NULL;
+    if (!names[kind][0]) {
+        size_t i = 0;
+        for (; d->name[i] && i < sizeof names[kind] - 1; i++) names[kind][i] = (char)tolower((unsigned char)d->name[i]);
+        names[kind][i] = 0;
+    }
+    return names[kind];
+}
+
+size_t rs_field_offset(const struct rs_kind_desc *d, unsigned i)
+{
+    size_t off = sizeof(struct rs_ev_hdr);
+    for (unsigned k = 0; k < i && k < d->nfields; k++) off += rs_ftype_size[d->fields[k].type];
+    return off;
+}
+
+/* ---- paths ---- */
+
+struct path_list {
+    char **v;
+    int n, cap;
+};
+
+static int pl_add(struct path_list *l, const char *dir, const char *name)
+{
+    if (l->n == l->cap) {
+        int cap = l->cap ? l->cap * 2 : 16;
+        char **v = realloc(l->v, (size_t)cap * sizeof *v);
+        if (!v) return -1;
+        l->v = v;
+        l->cap = cap;
+    }
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = malloc(n);
+    if (!p) return -1;
+    if (*dir)
+        snprintf(p, n, "%s/%s", dir, name);
+    else
+        snprintf(p, n, "%s", name);
+    l->v[l->n++] = p;
+    return 0;
+}
+
+static int ends_with(const char *s, const char *suf)
+{
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && !strcmp(s + a - b, suf);
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static int scan_dir(struct path_list *l, const char *dir, int depth)
+{
+    struct dirent **ents;
+    int n = scandir(dir, &ents, NULL, alphasort);
+    if (n < 0) return -1;
+    int ret = 0;
+    for (int i = 0; i < n; i++) {
+        const char *name = ents[i]->d_name;
+        if (name[0] == '.') continue;
+        size_t plen = strlen(dir) + strlen(name) + 2;
+        char *p = malloc(plen);
+        if (!p) {
+            ret = -1;
+            break;
+        }
+        snprintf(p, plen, "%s/%s", dir, name);
+        struct stat sb;
+        if (stat(p, &sb) == 0) {
+            if (S_ISREG(sb.st_mode) && ends_with(name, ".rtrace")) {
+                if (pl_add(l, dir, name)) ret = -1;
+            } else if (S_ISDIR(sb.st_mode) && depth == 0) {
+                scan_dir(l, p, 1);   /* unreadable subdirectories are skipped */
+            }
+        }
+        free(p);
+    }
+    for (int i = 0; i < n; i++) free(ents[i]);
+    free(ents);
+    return ret;
+}
+
+int rs_expand_paths(int n, char *const *operands, char ***out, char *err, size_t errlen)
+{
+    struct path_list l = {0};
+    for (int i = 0; i < n; i++) {
+        struct stat sb;
+        if (stat(operands[i], &sb) != 0) {
+            snprintf(err, errlen, "%s: %s", operands[i], strerror(errno));
+            goto fail;
+        }
+        if (S_ISDIR(sb.st_mode)) {
+            int before = l.n;
+            if (scan_dir(&l, operands[i], 0)) {
+                snprintf(err, errlen, "%s: cannot read directory: %s", operands[i], strerror(errno));
+                goto fail;
+            }
+            if (l.n == before) {
+                snprintf(err, errlen, "%s: no .rtrace files in this directory", operands[i]);
+                goto fail;
+            }
+            qsort(l.v + before, (size_t)(l.n - before), sizeof *l.v, cmp_str);
+        } else if (pl_add(&l, "", operands[i])) {
+            snprintf(err, errlen, "out of memory");
+            goto fail;
+        }
+    }
+    *out = l.v;
+    return l.n;
+fail:
+    rs_paths_free(l.v, l.n);
+    *out = NULL;
+    return -1;
+}
+
+void rs_paths_free(char **paths, int n)
+{
+    for (int i = 0; i < n; i++) free(paths[i]);
+    free(paths);
+}

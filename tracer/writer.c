@@ -1,0 +1,483 @@
+/* The trace file writer (see writer.h): frame buffer, chunking, ts-delta transform, zstd, header TLV.
+ * Used by the live writer thread and, linked statically, by offline tools; so no global state here. */
+#include "writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+#include <pthread.h>
+#include <zstd.h>
+
+#ifndef RS_TRACER_VERSION
+#define RS_TRACER_VERSION "0.1.0"
+#endif
+
+struct rs_str_ent {
+    uint32_t hash, id;
+    char *s;
+    size_t n;
+};
+
+struct rs_writer {
+    int fd;
+    int error;                  /* first error, negative errno */
+    dev_t dev;
+    ino_t ino;
+    uint64_t good_end;          /* file offset after the last whole frame */
+    uint64_t seq;
+    int level;
+    ZSTD_CCtx *cctx;
+
+    unsigned char *raw;         /* current frame's payload */
+    size_t raw_len, raw_cap;
+    size_t chunk_off;           /* offset of the open chunk's header in raw, or SIZE_MAX */
+    uint32_t chunk_tid;
+    uint64_t chunk_prev_ts;
+    unsigned char *cbuf;
+    size_t cbuf_cap;
+
+    rs_writer_clock_fn clock_fn;
+    void *clock_arg;
+
+    struct rs_str_ent *strs;    /* open-addressing table for rs_writer_intern */
+    uint32_t strs_cap, strs_n, next_id;
+
+    struct rs_writer_stats st;
+};
+
+static void default_clock(void *arg, uint64_t *real, uint64_t *mono)
+{
+    (void)arg;
+    struct timespec a, r, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    clock_gettime(CLOCK_REALTIME, &r);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    uint64_t ma = (uint64_t)a.tv_sec * 1000000000ull + (uint64_t)a.tv_nsec;
+    uint64_t mb = (uint64_t)b.tv_sec * 1000000000ull + (uint64_t)b.tv_nsec;
+    *mono = ma + (mb - ma) / 2;
+    *real = (uint64_t)r.tv_sec * 1000000000ull + (uint64_t)r.tv_nsec;
+}
+
+/* Write all of it, retrying on EINTR and short writes. SIGXFSZ is blocked meanwhile so that a file size
+ * limit (RLIMIT_FSIZE) shows up as EFBIG here instead of killing the traced process. */
+static int write_all(int fd, const struct iovec *iov_in, int cnt)
+{
+    struct iovec iov[4];
+    if (cnt > 4) return -EINVAL;
+    memcpy(iov, iov_in, sizeof(*iov) * (size_t)cnt);
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    int ret = 0, i = 0;
+    while (i < cnt) {
+        ssize_t n = writev(fd, iov + i, cnt - i);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            ret = -errno;
+            break;
+        }
+        if (n == 0) {
+            ret = -EIO;
+            break;
+        }
+        while (i < cnt && (size_t)n >= iov[i].iov_len) n -= (ssize_t)iov[i++].iov_len;
+        if (i < cnt) {
+            iov[i].iov_base = (char *)iov[i].iov_base + n;
+            iov[i].iov_len -= (size_t)n;
+        }
+    }
+    /* A SIGXFSZ raised by the failed write stays pending on this thread: discard it before unblocking. */
+    if (ret == -EFBIG) {
+        struct timespec zero = {0, 0};
+        sigtimedwait(&block, NULL, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return ret;
+}
+
+static int fail(struct rs_writer *w, int err)
+{
+    if (!w->error) w->error = err;
+    w->st.error = w->error;
+    return w->error;
+}
+
+/* ---- header ---- */
+
+struct tlv_buf {
+    unsigned char *p;
+    size_t len, cap;
+    int oom;
+};
+
+static void tlv_put(struct tlv_buf *b, uint16_t tag, const void *v, size_t n)
+{
+    if (n > 0xffff) n = 0xffff;
+    if (b->len + 4 + n > b->cap) {
+        size_t cap = (b->cap ? b->cap * 2 : 1024) + n + 4;
+        unsigned char *p = realloc(b->p, cap);
+        if (!p) {
+            b->oom = 1;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    uint16_t t = tag, l = (uint16_t)n;
+    memcpy(b->p + b->len, &t, 2);
+    memcpy(b->p + b->len + 2, &l, 2);
+    if (n) memcpy(b->p + b->len + 4, v, n);
+    b->len += 4 + n;
+}
+static void tlv_str(struct tlv_buf *b, uint16_t tag, const char *s)
+{
+    if (s) tlv_put(b, tag, s, strnlen(s, 0xffff));
+}
+static void tlv_u64(struct tlv_buf *b, uint16_t tag, uint64_t v) { tlv_put(b, tag, &v, 8); }
+
+static int write_header(struct rs_writer *w, const struct rs_file_info *in)
+{
+    struct tlv_buf b = {0};
+    tlv_str(&b, RS_HDR_HOST, in->host);
+    tlv_u64(&b, RS_HDR_PID, in->pid);
+    tlv_u64(&b, RS_HDR_PPID, in->ppid);
+    tlv_u64(&b, RS_HDR_RANK, (uint64_t)in->rank);
+    tlv_u64(&b, RS_HDR_LOCAL_RANK, (uint64_t)in->local_rank);
+    tlv_u64(&b, RS_HDR_WORLD_SIZE, (uint64_t)in->world_size);
+    if (in->cmdline) tlv_put(&b, RS_HDR_CMDLINE, in->cmdline, in->cmdline_len ? in->cmdline_len : strlen(in->cmdline));
+    tlv_u64(&b, RS_HDR_START_REALTIME, in->start_realtime);
+    tlv_u64(&b, RS_HDR_START_MONO, in->start_mono);
+    tlv_str(&b, RS_HDR_CLOCK, in->clock ? in->clock : "monotonic");
+    tlv_str(&b, RS_HDR_EVENTS, in->events);
+    tlv_str(&b, RS_HDR_TRACER_VERSION, in->tracer_version ? in->tracer_version : RS_TRACER_VERSION);
+    tlv_str(&b, RS_HDR_EXE, in->exe);
+    tlv_str(&b, RS_HDR_BOOT_ID, in->boot_id);
+    if (b.oom) {
+        free(b.p);
+        return -ENOMEM;
+    }
+    struct rs_file_preamble pre;
+    memcpy(pre.magic, RS_MAGIC, 8);
+    pre.major = RS_FORMAT_MAJOR;
+    pre.minor = RS_FORMAT_MINOR;
+    pre.header_bytes = (uint32_t)b.len;
+    struct iovec iov[2] = {{&pre, sizeof pre}, {b.p, b.len}};
+    int ret = write_all(w->fd, iov, 2);
+    free(b.p);
+    if (ret) return ret;
+    w->good_end = sizeof pre + b.len;
+    w->st.file_bytes = w->good_end;
+    return 0;
+}
+
+struct rs_writer *rs_writer_fdopen(int fd, const struct rs_file_info *info, int *err)
+{
+    int e = 0;
+    struct rs_writer *w = calloc(1, sizeof *w);
+    if (!w) {
+        e = -ENOMEM;
+        goto out;
+    }
+    w->fd = fd;
+    w->level = 1;
+    w->chunk_off = SIZE_MAX;
+    w->clock_fn = default_clock;
+    w->next_id = 1;
+    struct stat sb;
+    if (fstat(fd, &sb) == 0) {
+        w->dev = sb.st_dev;
+        w->ino = sb.st_ino;
+    }
+    w->cctx = ZSTD_createCCtx();
+    if (!w->cctx) {
+        e = -ENOMEM;
+        goto out;
+    }
+    e = write_header(w, info);
+out:
+    if (e) {
+        if (w) {
+            ZSTD_freeCCtx(w->cctx);
+            free(w);
+        }
+        close(fd);
+        if (err) *err = e;
+        return NULL;
+    }
+    return w;
+}
+
+struct rs_writer *rs_writer_open(const char *path, const struct rs_file_info *info, int *err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        if (err) *err = -errno;
+        return NULL;
+    }
+    return rs_writer_fdopen(fd, info, err);
+}
+
+void rs_writer_set_level(struct rs_writer *w, int level) { w->level = level; }
+
+void rs_writer_set_clock(struct rs_writer *w, rs_writer_clock_fn fn, void *arg)
+{
+    w->clock_fn = fn;
+    w->clock_arg = arg;
+}
+
+/* ---- frame buffer ---- */
+
+static int raw_reserve(struct rs_writer *w, size_t n)
+{
+    if (w->raw_len + n <= w->raw_cap) return 0;
+    size_t cap = w->raw_cap ? w->raw_cap : 64 * 1024;
+    while (cap < w->raw_len + n) cap *= 2;
+    unsigned char *p = realloc(w->raw, cap);
+    if (!p) return -ENOMEM;
+    w->raw = p;
+    w->raw_cap = cap;
+    return 0;
+}
+
+static void chunk_close(struct rs_writer *w) { w->chunk_off = SIZE_MAX; }
+
+static int put_events(struct rs_writer *w, uint32_t tid, const unsigned char *ev, size_t bytes);
+
+/* A new frame starts with a CLOCK anchor (tid 0) when a clock source is set. */
+static int frame_begin(struct rs_writer *w)
+{
+    if (w->raw_len || !w->clock_fn) return 0;
+    struct rs_ev_CLOCK c;
+    uint64_t real = 0, mono = 0;
+    w->clock_fn(w->clock_arg, &real, &mono);
+    RS_EV_INIT(&c, CLOCK, mono);
+    c.realtime_ns = real;
+    c.mono_ns = mono;
+    return put_events(w, 0, (const unsigned char *)&c, sizeof c);
+}
+
+/* Copy validated events into the open chunk of `tid` (opening one if needed), delta-encoding hdr.ts. */
+static int put_events(struct rs_writer *w, uint32_t tid, const unsigned char *ev, size_t bytes)
+{
+    int ret;
+    while (bytes) {
+        struct rs_ev_hdr h;
+        memcpy(&h, ev, sizeof h);
+        if (w->raw_len + h.size + sizeof(struct rs_chunk_hdr) > RS_WRITER_FRAME_RAW && w->raw_len) {
+            if ((ret = rs_writer_flush(w))) return ret;
+        }
+        if (!w->raw_len && w->clock_fn) {
+            if ((ret = frame_begin(w))) return ret;
+        }
+        if (w->chunk_off == SIZE_MAX || w->chunk_tid != tid) {
+            if ((ret = raw_reserve(w, sizeof(struct rs_chunk_hdr)))) return ret;
+            struct rs_chunk_hdr c = {RS_CHUNK_MAGIC, tid, 0, RS_CHUNK_TS_DELTA};
+            memcpy(w->raw + w->raw_len, &c, sizeof c);
+            w->chunk_off = w->raw_len;
+            w->chunk_tid = tid;
+            w->raw_len += sizeof c;
+            if ((ret = raw_reserve(w, h.size))) return ret;
+            memcpy(w->raw + w->raw_len, ev, h.size);          /* first event: absolute ts */
+        } else {
+            if ((ret = raw_reserve(w, h.size))) return ret;
+            memcpy(w->raw + w->raw_len, ev, h.size);
+            uint64_t d = h.ts - w->chunk_prev_ts;             /* wraps for out-of-order ts: fine */
+            memcpy(w->raw + w->raw_len, &d, 8);
+        }
+        w->chunk_prev_ts = h.ts;
+        w->raw_len += h.size;
+        struct rs_chunk_hdr *c = (struct rs_chunk_hdr *)(w->raw + w->chunk_off);
+        c->bytes += h.size;
+        w->st.events++;
+        ev += h.size;
+        bytes -= h.size;
+    }
+    return 0;
+}
+
+int rs_writer_append(struct rs_writer *w, uint32_t tid, const void *events, size_t bytes)
+{
+    if (w->error) return w->error;
+    const unsigned char *p = events;
+    for (size_t off = 0; off < bytes;) {
+        struct rs_ev_hdr h;
+        if (bytes - off < sizeof h) return -EINVAL;
+        memcpy(&h, p + off, sizeof h);
+        if (h.size < sizeof h || h.size % 8 || h.size > bytes - off) return -EINVAL;
+        off += h.size;
+    }
+    int ret = put_events(w, tid, p, bytes);
+    return ret ? fail(w, ret) : 0;
+}
+
+int rs_writer_string(struct rs_writer *w, uint32_t id, const char *s, size_t n)
+{
+    if (w->error) return w->error;
+    if (n > RS_MAX_STRING) n = RS_MAX_STRING;
+    unsigned char buf[sizeof(struct rs_ev_STRING) + RS_MAX_STRING + 8];
+    struct rs_ev_STRING *e = (struct rs_ev_STRING *)buf;
+    size_t size = (sizeof *e + n + 7) & ~(size_t)7;
+    memset(buf, 0, size);
+    e->h.ts = w->chunk_tid == 0 && w->chunk_off != SIZE_MAX ? w->chunk_prev_ts : 0;
+    e->h.kind = RS_EV_STRING;
+    e->h.size = (uint16_t)size;
+    e->id = id;
+    e->len = (uint32_t)n;
+    memcpy(buf + sizeof *e, s, n);
+    int ret = put_events(w, 0, buf, size);
+    return ret ? fail(w, ret) : 0;
+}
+
+static uint32_t str_hash(const char *s, size_t n) { return rs_fnv1a(s, n) | 1u; }
+
+uint32_t rs_writer_intern_n(struct rs_writer *w, const char *s, size_t n)
+{
+    if (!s || w->error) return 0;
+    if (n > RS_MAX_STRING) n = RS_MAX_STRING;
+    if ((w->strs_n + 1) * 2 > w->strs_cap) {
+        uint32_t cap = w->strs_cap ? w->strs_cap * 2 : 256;
+        struct rs_str_ent *t = calloc(cap, sizeof *t);
+        if (!t) return 0;
+        for (uint32_t i = 0; i < w->strs_cap; i++) {
+            if (!w->strs[i].hash) continue;
+            uint32_t j = w->strs[i].hash & (cap - 1);
+            while (t[j].hash) j = (j + 1) & (cap - 1);
+            t[j] = w->strs[i];
+        }
+        free(w->strs);
+        w->strs = t;
+        w->strs_cap = cap;
+    }
+    uint32_t h = str_hash(s, n), j = h & (w->strs_cap - 1);
+    for (; w->strs[j].hash; j = (j + 1) & (w->strs_cap - 1))
+        if (w->strs[j].hash == h && w->strs[j].n == n && !memcmp(w->strs[j].s, s, n)) return w->strs[j].id;
+    char *copy = malloc(n + 1);
+    if (!copy) return 0;
+    memcpy(copy, s, n);
+    copy[n] = 0;
+    uint32_t id = w->next_id;
+    if (rs_writer_string(w, id, s, n)) {
+        free(copy);
+        return 0;
+    }
+    w->next_id++;
+    w->strs[j] = (struct rs_str_ent){h, id, copy, n};
+    w->strs_n++;
+    return id;
+}
+
+uint32_t rs_writer_intern(struct rs_writer *w, const char *s) { return s ? rs_writer_intern_n(w, s, strlen(s)) : 0; }
+
+int rs_writer_drops(struct rs_writer *w, uint32_t tid, uint64_t events, uint64_t bytes, uint32_t reason)
+{
+    w->st.drop_events += events;
+    w->st.drop_bytes += bytes;
+    if (w->error) return w->error;
+    struct rs_ev_DROPS d;
+    RS_EV_INIT(&d, DROPS, w->chunk_tid == 0 && w->chunk_off != SIZE_MAX ? w->chunk_prev_ts : 0);
+    if (!d.h.ts && w->clock_fn) {
+        uint64_t real;
+        w->clock_fn(w->clock_arg, &real, &d.h.ts);
+    }
+    d.events = events;
+    d.bytes = bytes;
+    d.tid = tid;
+    d.reason = reason;
+    int ret = put_events(w, 0, (const unsigned char *)&d, sizeof d);
+    return ret ? fail(w, ret) : 0;
+}
+
+/* The file must still be the one we created: an application that closed our descriptor and got the same
+ * number back for its own file must never receive trace bytes. */
+static int fd_is_ours(struct rs_writer *w)
+{
+    struct stat sb;
+    if (fstat(w->fd, &sb) != 0) return -errno;
+    if (w->ino && (sb.st_dev != w->dev || sb.st_ino != w->ino)) return -EBADF;
+    return 0;
+}
+
+int rs_writer_flush(struct rs_writer *w)
+{
+    if (w->error) return w->error;
+    if (!w->raw_len) return 0;
+    size_t bound = ZSTD_compressBound(w->raw_len);
+    if (bound > w->cbuf_cap) {
+        unsigned char *p = realloc(w->cbuf, bound);
+        if (!p) return fail(w, -ENOMEM);
+        w->cbuf = p;
+        w->cbuf_cap = bound;
+    }
+    size_t c = ZSTD_compressCCtx(w->cctx, w->cbuf, w->cbuf_cap, w->raw, w->raw_len, w->level);
+    if (ZSTD_isError(c)) return fail(w, -EIO);
+    struct rs_frame_hdr fh = {RS_FRAME_MAGIC, (uint32_t)c, (uint32_t)w->raw_len, rs_fnv1a(w->cbuf, c), w->seq};
+    int ret = fd_is_ours(w);
+    if (!ret) {
+        struct iovec iov[2] = {{&fh, sizeof fh}, {w->cbuf, c}};
+        ret = write_all(w->fd, iov, 2);
+    }
+    if (ret) return fail(w, ret);
+    w->seq++;
+    w->good_end += sizeof fh + c;
+    w->st.frames++;
+    w->st.raw_bytes += w->raw_len;
+    w->st.file_bytes = w->good_end;
+    w->raw_len = 0;
+    chunk_close(w);
+    return 0;
+}
+
+int rs_writer_mark_partial(struct rs_writer *w, int err, const char *why)
+{
+    if (fd_is_ours(w)) return -EBADF;
+    /* Drop what a failed write may have left after the last whole frame, then try one tiny frame. */
+    if (ftruncate(w->fd, (off_t)w->good_end) != 0 || lseek(w->fd, (off_t)w->good_end, SEEK_SET) < 0) return -errno;
+    int saved = w->error;
+    w->error = 0;
+    w->raw_len = 0;
+    chunk_close(w);
+    rs_writer_clock_fn fn = w->clock_fn;
+    w->clock_fn = NULL;    /* keep the frame as small as possible */
+    size_t n = why ? strnlen(why, 200) : 0;
+    uint64_t ts = 0, real;
+    if (fn) fn(w->clock_arg, &real, &ts);
+    /* the reason string, then the PARTIAL event */
+    uint32_t id = 0x7fffffffu;
+    int ret = n ? rs_writer_string(w, id, why, n) : 0;
+    struct rs_ev_PARTIAL p;
+    RS_EV_INIT(&p, PARTIAL, ts);
+    p.err = err;
+    p.why = n ? id : 0;
+    if (!ret) ret = put_events(w, 0, (const unsigned char *)&p, sizeof p);
+    if (!ret) ret = rs_writer_flush(w);
+    w->clock_fn = fn;
+    w->error = saved ? saved : (ret ? ret : -EIO);
+    w->st.error = w->error;
+    w->raw_len = 0;
+    chunk_close(w);
+    return ret;
+}
+
+int rs_writer_close(struct rs_writer *w)
+{
+    if (!w) return 0;
+    rs_writer_flush(w);
+    int ret = w->error;
+    if (close(w->fd) != 0 && !ret) ret = -errno;
+    ZSTD_freeCCtx(w->cctx);
+    for (uint32_t i = 0; i < w->strs_cap; i++) free(w->strs[i].s);
+    free(w->strs);
+    free(w->raw);
+    free(w->cbuf);
+    free(w);
+    return ret;
+}
+
+void rs_writer_stats(const struct rs_writer *w, struct rs_writer_stats *st) { *st = w->st; }
