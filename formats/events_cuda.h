@@ -1,49 +1,78 @@
-/* CUDA (CUPTI activity + cudart fallback), NVTX and NVML events (preload/cuda*.c, nvtx.c, nvml.c).
- * GPU-side events carry start in hdr.ts and `end`, both converted to the tracer clock. */
+/* CUDA (CUPTI activity + cudart fallback), NVTX and NVML events (preload/cuda/, nvtx.c, nvml.c).
+ * GPU-side events carry start in hdr.ts and `end`, both on the tracer clock (CUPTI is given our
+ * CLOCK_MONOTONIC timestamp callback before any activity kind is enabled). CUPTI records are delivered on
+ * CUPTI's own thread, so they are written with chunk tid 0; the host thread is a field where CUPTI knows it. */
 #ifndef RAILSCOPE_EVENTS_CUDA_H
 #define RAILSCOPE_EVENTS_CUDA_H
 
-/* copy_kind follows CUpti_ActivityMemcpyKind (1 HtoD, 2 DtoH, ... 8 DtoD, 10 PtoP); src/dst_kind follow
- * CUpti_ActivityMemoryKind (1 pageable, 2 pinned, 3 device, 4 array, 5 managed, ...). */
+/* copy_kind follows CUpti_ActivityMemcpyKind (1 HtoD, 2 DtoH, 3 HtoA, 4 AtoH, 5 AtoA, 6 AtoD, 7 DtoA, 8 DtoD,
+ * 9 HtoH, 10 PtoP); src/dst_kind follow CUpti_ActivityMemoryKind (1 pageable, 2 pinned, 3 device, 4 array,
+ * 5 managed, 6 device static, 7 managed static). correlation = the RUNTIME API record's correlation id
+ * (CUPTI's runtimeCorrelationId; the driver one where there is no runtime call), drv_corr = the driver's.
+ * flags bit 0 = async. Peer copies (CUPTI MEMCPY2) have copy_kind 10 and src/dst_device set; other copies
+ * have src_device = dst_device = device. */
 #define RS_FIELDS_CUDA_MEMCPY(F) F(ts, end) F(u64, bytes) F(u32, correlation) F(u32, device) F(u32, stream) \
-    F(u32, copy_kind) F(u32, src_kind) F(u32, dst_kind) F(u32, src_device) F(u32, dst_device)
+    F(u32, copy_kind) F(u32, src_kind) F(u32, dst_kind) F(u32, src_device) F(u32, dst_device)              \
+    F(u32, drv_corr) F(u32, flags)
+/* memory_kind as src_kind above; flags bit 0 = async. */
 #define RS_FIELDS_CUDA_MEMSET(F) F(ts, end) F(u64, bytes) F(u32, correlation) F(u32, device) F(u32, stream) \
-    F(u32, value)
+    F(u32, value) F(u32, memory_kind) F(u32, flags)
+/* name = the mangled kernel name (interned once per distinct name). */
 #define RS_FIELDS_CUDA_KERNEL(F) F(ts, end) F(str, name) F(u32, correlation) F(u32, device) F(u32, stream) \
     F(i32, grid_x) F(i32, grid_y) F(i32, grid_z) F(i32, block_x) F(i32, block_y) F(i32, block_z)
+/* type follows CUpti_ActivitySynchronizationType (1 event sync, 2 stream wait event, 3 stream sync,
+ * 4 context sync); stream = 0xffffffff when not applicable. */
 #define RS_FIELDS_CUDA_SYNC(F) F(ts, end) F(u32, correlation) F(u32, type) F(u32, stream) F(u32, pad)
-/* A runtime/driver API call (CUPTI RUNTIME/DRIVER activity), for correlation to host threads. CUPTI hands
- * records over on its own thread, so the calling thread is a field rather than the chunk's tid. */
-#define RS_FIELDS_CUDA_API(F) F(ts, end) F(str, name) F(u32, correlation) F(u32, cbid) F(u32, tid)
-/* Host-side copy seen by the cudart fallback wrappers (no CUPTI). */
+/* A runtime API call (CUPTI RUNTIME activity) that launches, copies, sets or synchronises; name is the
+ * runtime function (e.g. "cudaMemcpyAsync_v3020"), tid the calling thread (gettid), ret its cudaError_t. */
+#define RS_FIELDS_CUDA_API(F) F(ts, end) F(str, name) F(u32, correlation) F(u32, cbid) F(u32, tid) F(u32, ret) \
+    F(u32, pad)
+/* Host-side copy seen by the cudart wrappers: written when CUPTI is not delivering (not loaded, failed,
+ * or taken over by another CUPTI client), so copies stay visible. copy_kind = cudaMemcpyKind as passed
+ * (0 H2H, 1 H2D, 2 D2H, 3 D2D, 4 default); src_mem/dst_mem = cudaMemoryType of the pointers when known
+ * (0 unregistered host = pageable, 1 host pinned, 2 device, 3 managed), 0xffffffff = not looked up. */
 #define RS_FIELDS_CUDA_COPY_CALL(F) F(dur, dur) F(u64, bytes) F(x64, dst) F(x64, src) F(x64, stream) \
     F(u32, copy_kind) F(u32, async) F(u32, src_mem) F(u32, dst_mem) F(i32, ret) F(u32, pad)
-/* CUPTI's own count of records it could not deliver. */
+/* CUPTI's own count of records it could not deliver (cumulative as CUPTI reports it). */
 #define RS_FIELDS_CUPTI_DROPPED(F) F(u64, count) F(u32, device) F(u32, pad)
+/* Kernel-tracing state changes, so readers know where kernel records are complete: on = 1 from hdr.ts
+ * on (CONCURRENT_KERNEL enabled), 0 = off. mode: 0 off, 1 sampled windows, 2 all. state: 0 = CUPTI
+ * delivering, 1 = CUPTI unavailable, 2 = taken over by another CUPTI client (copies then come as
+ * CUDA_COPY_CALL). */
+#define RS_FIELDS_CUDA_KERNEL_WINDOW(F) F(u32, on) F(u32, mode) F(u32, state) F(u32, pad)
 
-/* NVTX: push/pop ranges per thread, start/end ranges by id, marks. */
-#define RS_FIELDS_NVTX_PUSH(F) F(u64, payload) F(str, domain) F(str, message) F(u32, category) F(u32, pad)
-#define RS_FIELDS_NVTX_POP(F) F(str, domain) F(u32, pad)
-#define RS_FIELDS_NVTX_START(F) F(u64, id) F(u64, payload) F(str, domain) F(str, message)
+/* NVTX: push/pop ranges per thread, start/end ranges by id, marks. domain 0 = the default domain.
+ * payload_type follows nvtxPayloadType_t (1 u64, 2 i64, 3 double, 4 u32, 5 i32, 6 float; 0 none) with
+ * payload holding the raw 8 bytes; for NVTX extended payloads (payload_type 0xDFBD0009, used by NCCL)
+ * schema is the payload's schema id and payload/payload2/payload3 its first 24 bytes as little-endian
+ * words (NCCL's collectives: comm hash, bytes, reduction op). depth = nesting level after the push. */
+#define RS_FIELDS_NVTX_PUSH(F) F(u64, payload) F(u64, payload2) F(u64, payload3) F(x64, schema) F(str, domain) \
+    F(str, message) F(u32, category) F(x32, payload_type) F(i32, depth) F(u32, pad)
+#define RS_FIELDS_NVTX_POP(F) F(str, domain) F(i32, depth)
+#define RS_FIELDS_NVTX_START(F) F(u64, id) F(u64, payload) F(u64, payload2) F(u64, payload3) F(x64, schema) \
+    F(str, domain) F(str, message) F(u32, category) F(x32, payload_type)
 #define RS_FIELDS_NVTX_END(F) F(u64, id)
-#define RS_FIELDS_NVTX_MARK(F) F(u64, payload) F(str, domain) F(str, message)
+#define RS_FIELDS_NVTX_MARK(F) F(u64, payload) F(u64, payload2) F(u64, payload3) F(x64, schema) F(str, domain) \
+    F(str, message) F(u32, category) F(x32, payload_type)
 
-/* NVML counter sample (field = NVML field id, value cumulative as NVML reports it). */
-#define RS_FIELDS_NVML_SAMPLE(F) F(u64, value) F(u32, device) F(u32, field)
+/* NVML counter sample: field = NVML field id (138/139 NVLink data TX/RX KiB, 197/198 PCIe TX/RX bytes),
+ * value cumulative as NVML reports it, scope = link id or 0xffffffff for the sum over links. */
+#define RS_FIELDS_NVML_SAMPLE(F) F(u64, value) F(u32, device) F(u32, field) F(u32, scope) F(u32, pad)
 
-#define RS_EVENTS_CUDA(X)               \
-    X(CUDA_MEMCPY, cuda, RS_FIXED)      \
-    X(CUDA_MEMSET, cuda, RS_FIXED)      \
-    X(CUDA_KERNEL, cuda, RS_FIXED)      \
-    X(CUDA_SYNC, cuda, RS_FIXED)        \
-    X(CUDA_API, cuda, RS_FIXED)         \
-    X(CUDA_COPY_CALL, cuda, RS_FIXED)   \
-    X(CUPTI_DROPPED, cuda, RS_FIXED)    \
-    X(NVTX_PUSH, nvtx, RS_FIXED)        \
-    X(NVTX_POP, nvtx, RS_FIXED)         \
-    X(NVTX_START, nvtx, RS_FIXED)       \
-    X(NVTX_END, nvtx, RS_FIXED)         \
-    X(NVTX_MARK, nvtx, RS_FIXED)        \
+#define RS_EVENTS_CUDA(X)                   \
+    X(CUDA_MEMCPY, cuda, RS_FIXED)          \
+    X(CUDA_MEMSET, cuda, RS_FIXED)          \
+    X(CUDA_KERNEL, cuda, RS_FIXED)          \
+    X(CUDA_SYNC, cuda, RS_FIXED)            \
+    X(CUDA_API, cuda, RS_FIXED)             \
+    X(CUDA_COPY_CALL, cuda, RS_FIXED)       \
+    X(CUPTI_DROPPED, cuda, RS_FIXED)        \
+    X(CUDA_KERNEL_WINDOW, cuda, RS_FIXED)   \
+    X(NVTX_PUSH, nvtx, RS_FIXED)            \
+    X(NVTX_POP, nvtx, RS_FIXED)             \
+    X(NVTX_START, nvtx, RS_FIXED)           \
+    X(NVTX_END, nvtx, RS_FIXED)             \
+    X(NVTX_MARK, nvtx, RS_FIXED)            \
     X(NVML_SAMPLE, nvml, RS_FIXED)
 
 #endif
