@@ -1,0 +1,736 @@
+/* rs-synth: a synthetic cluster that writes railscope traces through the real writer (tracer/writer.h),
+ * plus a truth file (JSON) saying what was injected and what it cost. The analyzer's accuracy tests
+ * compare `railscope report --json` against that truth.
+ *
+ * Model (true time t in ns from run start; every host has its own monotonic base and a REALTIME offset):
+ * N nodes x G GPUs, one rank per GPU. Each step on each rank: GPU idle (data loading) -> H2D copy of the
+ * batch -> K compute kernels -> one AllReduce of the gradients -> an optimizer kernel. The AllReduce is
+ * hierarchical over rails: intra-node reduce-scatter over NVLink, then each GPU's shard goes over its own
+ * NIC (RoCE, one send QP to the same GPU of the next node) in chunked RDMA writes, then an intra-node
+ * all-gather. Everyone leaves the AllReduce together (a few us of jitter) once the slowest rail is done.
+ *
+ * Injections: a straggler (extra compute on one rank), a paused link (one rank's QP stalls P ms in the
+ * middle of its transfer every k-th step), a slow link (one rank's NIC at rate/f), pageable H2D copies,
+ * no GPUDirect (MRs and posts on host memory, a device->host copy before each send and a host->device copy
+ * after each receive), per-host clock offsets. The truth file gives, per rank, seconds per attribution
+ * category over the run (same category keys as the report's JSON) and the list of injected problems.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tracer/writer.h"
+
+struct cfg {
+    int nodes, gpus, steps, kernels;
+    const char *out, *truth, *algo;
+    double net_gbps, nvlink_gbps, pin_gbps, pageable_gbps, pcie_gbps;
+    double grad_mb, h2d_mb, compute_ms, idle_ms, opt_ms, chunk_mb;
+    int straggler_rank;
+    double straggler_ms;
+    int pause_rank, pause_every;
+    double pause_ms;
+    int slow_rank;
+    double slow_factor;
+    int pageable_rank; /* -1 none, -2 all */
+    int no_gpudirect;
+    double skew_ms;
+    int no_nvtx, no_verbs, no_proxy, no_hostfacts;
+    unsigned seed;
+};
+
+static uint64_t rng_state;
+static double rnd(void) /* [0,1) */
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (double)(rng_state >> 11) / 9007199254740992.0;
+}
+
+static void die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "rs-synth: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    exit(2);
+}
+
+/* ---- per-step timeline (true time, ns) ---- */
+struct rank_step {
+    double start, h2d_t, compute, arrive, net_start, net_end, end, step_end, jitter;
+    double stall; /* this rank's own QP stall */
+};
+
+#define CAT_KEYS(X) X(compute) X(h2d_exposed) X(intra_node_exposed) X(network_transfer) X(network_stall) \
+    X(peer_wait) X(host_idle) X(other)
+enum {
+#define E(k) C_##k,
+    CAT_KEYS(E)
+#undef E
+    NCAT
+};
+static const char *cat_names[] = {
+#define S(k) #k,
+    CAT_KEYS(S)
+#undef S
+};
+
+struct model {
+    struct cfg c;
+    int n;                 /* ranks */
+    double wr_bytes;       /* bytes per RDMA write */
+    int nwr;               /* writes per step per rank */
+    double t_intra_half;   /* ns */
+    double t_wire;         /* ns per WR at full rate */
+    double t_copy;         /* ns per bounce copy */
+    double ideal_net;      /* ns per step per rank at full rate */
+    struct rank_step *rs;  /* [step][rank] */
+    double (*truth)[NCAT]; /* per rank, seconds over the run */
+    double *host_offset;   /* realtime offset per node (ns) */
+    double *mono_base;     /* per node */
+};
+
+static int paused(const struct model *m, int r, int s)
+{
+    return m->c.pause_rank == r && m->c.pause_ms > 0 && s % m->c.pause_every == 0;
+}
+static double rate_of(const struct model *m, int r) /* bytes per ns */
+{
+    double gbps = m->c.net_gbps / (r == m->c.slow_rank ? m->c.slow_factor : 1.0);
+    return gbps / 8.0;
+}
+/* Send WR i of rank r in step s: post and completion times (ns). */
+static void wr_times(const struct model *m, int s, int r, int i, double *post, double *done)
+{
+    const struct rank_step *x = &m->rs[(size_t)s * m->n + r];
+    double wire = m->wr_bytes / rate_of(m, r);
+    double per = wire + (m->c.no_gpudirect ? m->t_copy : 0);
+    double p = x->net_start + i * per + (m->c.no_gpudirect ? m->t_copy : 0);
+    double pause = paused(m, r, s) && i >= m->nwr / 2 ? m->c.pause_ms * 1e6 : 0;
+    if (paused(m, r, s) && i > m->nwr / 2)
+        p += pause; /* later WRs queue behind the stalled one */
+    *post = p;
+    *done = p + wire + (paused(m, r, s) && i == m->nwr / 2 ? pause : 0);
+}
+
+static void build_model(struct model *m)
+{
+    const struct cfg *c = &m->c;
+    m->n = c->nodes * c->gpus;
+    double S = c->grad_mb * 1048576.0;
+    int N = c->nodes, G = c->gpus;
+    m->t_intra_half = G > 1 ? ((G - 1.0) / G * S / (c->nvlink_gbps / 8.0)) + 20e3 : 5e3;
+    double net_bytes = 0;
+    if (N > 1)
+        net_bytes = (!strcmp(c->algo, "tree") ? 2.0 : 2.0 * (N - 1) / N) * S / G;
+    double chunk = c->chunk_mb * 1048576.0;
+    m->nwr = N > 1 ? (int)ceil(net_bytes / chunk) : 0;
+    if (m->nwr < 0)
+        m->nwr = 0;
+    m->wr_bytes = m->nwr ? floor(net_bytes / m->nwr / 8) * 8 : 0;
+    m->ideal_net = m->nwr * m->wr_bytes / (c->net_gbps / 8.0);
+    m->t_copy = m->wr_bytes / (c->pcie_gbps / 8.0);
+    m->rs = calloc((size_t)c->steps * m->n, sizeof *m->rs);
+    m->truth = calloc(m->n, sizeof *m->truth);
+    m->host_offset = calloc(N, sizeof(double));
+    m->mono_base = calloc(N, sizeof(double));
+    if (!m->rs || !m->truth || !m->host_offset || !m->mono_base)
+        die("out of memory");
+    for (int h = 0; h < N; h++) {
+        m->host_offset[h] = (rnd() * 2 - 1) * c->skew_ms * 1e6;
+        m->mono_base[h] = 1e12 * (1 + h % 7) + floor(rnd() * 1e9);
+    }
+    double *next_start = calloc(m->n, sizeof(double));
+    for (int r = 0; r < m->n; r++)
+        next_start[r] = 2e6; /* 2 ms of setup */
+    for (int s = 0; s < c->steps; s++) {
+        struct rank_step *row = &m->rs[(size_t)s * m->n];
+        double L = 0;
+        for (int r = 0; r < m->n; r++) {
+            struct rank_step *x = &row[r];
+            x->start = next_start[r];
+            int pg = c->pageable_rank == -2 || c->pageable_rank == r;
+            x->h2d_t = c->h2d_mb * 1048576.0 / ((pg ? c->pageable_gbps : c->pin_gbps) / 8.0);
+            x->compute = c->compute_ms * 1e6 + (r == c->straggler_rank ? c->straggler_ms * 1e6 : 0);
+            x->arrive = x->start + c->idle_ms * 1e6 + x->h2d_t + x->compute;
+            if (x->arrive > L)
+                L = x->arrive;
+        }
+        double E = L + m->t_intra_half;
+        for (int r = 0; r < m->n; r++) {
+            struct rank_step *x = &row[r];
+            x->net_start = L + m->t_intra_half;
+            x->net_end = x->net_start;
+            if (m->nwr) {
+                double p, d;
+                wr_times(m, s, r, m->nwr - 1, &p, &d);
+                x->net_end = d;
+                x->stall = (d - x->net_start) - m->ideal_net - (c->no_gpudirect ? m->nwr * m->t_copy : 0);
+            }
+            if (x->net_end > E)
+                E = x->net_end;
+        }
+        double net_stall = E - (L + m->t_intra_half) - m->ideal_net - (c->no_gpudirect ? m->nwr * m->t_copy : 0);
+        if (net_stall < 0)
+            net_stall = 0;
+        for (int r = 0; r < m->n; r++) {
+            struct rank_step *x = &row[r];
+            x->jitter = floor(rnd() * 4e3);
+            x->end = E + m->t_intra_half + x->jitter;
+            x->step_end = x->end + c->opt_ms * 1e6;
+            next_start[r] = x->step_end;
+            double *t = m->truth[r];
+            t[C_host_idle] += c->idle_ms * 1e-3;
+            t[C_h2d_exposed] += x->h2d_t * 1e-9;
+            t[C_compute] += (x->compute + c->opt_ms * 1e6) * 1e-9;
+            t[C_peer_wait] += (L - x->arrive) * 1e-9;
+            t[C_network_transfer] += m->ideal_net * 1e-9;
+            t[C_network_stall] += net_stall * 1e-9;
+            t[C_intra_node_exposed] += (x->end - L - m->ideal_net - net_stall) * 1e-9;
+        }
+    }
+    free(next_start);
+}
+
+/* ---- emission ---- */
+struct emit {
+    struct rs_writer *w;
+    const struct model *m;
+    int r, node, g;
+    uint8_t buf[1 << 16];
+    size_t len;
+    uint32_t tid;
+};
+
+static void flush_buf(struct emit *e)
+{
+    if (e->len && rs_writer_append(e->w, e->tid, e->buf, e->len) < 0)
+        die("rs_writer_append failed");
+    e->len = 0;
+}
+static void put(struct emit *e, uint32_t tid, const void *ev)
+{
+    const struct rs_ev_hdr *h = ev;
+    if (tid != e->tid || e->len + h->size > sizeof e->buf) {
+        flush_buf(e);
+        e->tid = tid;
+    }
+    memcpy(e->buf + e->len, ev, h->size);
+    e->len += h->size;
+}
+static uint64_t mono(const struct emit *e, double t) { return (uint64_t)(e->m->mono_base[e->node] + t); }
+static uint32_t S(struct emit *e, const char *s)
+{
+    flush_buf(e); /* the STRING record must precede the events that use it */
+    uint32_t id = rs_writer_intern(e->w, s);
+    if (!id)
+        die("rs_writer_intern failed");
+    return id;
+}
+
+#define TID_MAIN(e) (100000u + (uint32_t)(e)->r * 10)
+#define TID_PROXY(e) (TID_MAIN(e) + 1)
+#define TID_DEV 0u
+
+static void clock_anchor(struct emit *e, double t)
+{
+    struct rs_ev_CLOCK ev;
+    RS_EV_INIT(&ev, CLOCK, mono(e, t));
+    ev.realtime_ns = (uint64_t)(1.8e18 + t + e->m->host_offset[e->node]);
+    ev.mono_ns = mono(e, t);
+    put(e, TID_DEV, &ev);
+}
+
+static void memcpy_ev(struct emit *e, double t0, double t1, double bytes, int kind, int src, int dst)
+{
+    struct rs_ev_CUDA_MEMCPY ev;
+    memset(&ev, 0, sizeof ev);
+    RS_EV_INIT(&ev, CUDA_MEMCPY, mono(e, t0));
+    ev.end = mono(e, t1);
+    ev.bytes = (uint64_t)bytes;
+    ev.device = (uint32_t)e->g;
+    ev.stream = 7;
+    ev.copy_kind = (uint32_t)kind;
+    ev.src_kind = (uint32_t)src;
+    ev.dst_kind = (uint32_t)dst;
+    put(e, TID_DEV, &ev);
+}
+
+static void kernel_ev(struct emit *e, double t0, double t1, uint32_t name, uint32_t corr)
+{
+    struct rs_ev_CUDA_KERNEL ev;
+    memset(&ev, 0, sizeof ev);
+    RS_EV_INIT(&ev, CUDA_KERNEL, mono(e, t0));
+    ev.end = mono(e, t1);
+    ev.name = name;
+    ev.correlation = corr;
+    ev.device = (uint32_t)e->g;
+    ev.stream = 7;
+    ev.grid_x = 132;
+    ev.grid_y = ev.grid_z = ev.block_y = ev.block_z = 1;
+    ev.block_x = 256;
+    put(e, TID_DEV, &ev);
+}
+
+static void host_fact(struct emit *e, const char *k, const char *v)
+{
+    uint32_t ks = S(e, k), vs = S(e, v);
+    struct rs_ev_HOST_FACT ev;
+    RS_EV_INIT(&ev, HOST_FACT, mono(e, 0));
+    ev.key = ks;
+    ev.value = vs;
+    put(e, 0, &ev);
+}
+
+static uint32_t qp_send(int r) { return 0x100u + (uint32_t)r * 4; }
+static uint32_t qp_recv(int r) { return 0x101u + (uint32_t)r * 4; }
+
+static void write_rank(const struct model *m, int r)
+{
+    const struct cfg *c = &m->c;
+    static struct emit E;
+    struct emit *e = &E;
+    memset(e, 0, sizeof *e);
+    e->m = m;
+    e->r = r;
+    e->node = r / c->gpus;
+    e->g = r % c->gpus;
+    char host[64], path[4096], boot[64];
+    snprintf(host, sizeof host, "node%03d", e->node);
+    snprintf(boot, sizeof boot, "boot-%08x-%04d", c->seed, e->node);
+    snprintf(path, sizeof path, "%s/%s-%d.rtrace", c->out, host, 4000 + r);
+    struct rs_file_info fi = {0};
+    fi.host = host;
+    fi.pid = 4000 + (uint64_t)r;
+    fi.ppid = 1;
+    fi.rank = r;
+    fi.local_rank = e->g;
+    fi.world_size = m->n;
+    fi.cmdline = "python\0train.py";
+    fi.cmdline_len = 16;
+    fi.start_realtime = (uint64_t)(1.8e18 + m->host_offset[e->node]);
+    fi.start_mono = mono(e, 0);
+    fi.events = "all";
+    fi.tracer_version = "rs-synth";
+    fi.exe = "/usr/bin/python3";
+    fi.boot_id = boot;
+    int err = 0;
+    unlink(path);
+    e->w = rs_writer_open(path, &fi, &err);
+    if (!e->w)
+        die("cannot create %s: %s", path, strerror(-err));
+    rs_writer_set_clock(e->w, NULL, NULL);
+    clock_anchor(e, 0);
+
+    /* Setup: host facts, verbs objects, communicator. */
+    char key[128], val[128];
+    if (!c->no_hostfacts) {
+        snprintf(key, sizeof key, "ib/mlx5_%d/port/1/rate", e->g);
+        snprintf(val, sizeof val, "%g Gb/sec (4X)", c->net_gbps);
+        host_fact(e, key, val);
+        snprintf(key, sizeof key, "ib/mlx5_%d/port/1/link_layer", e->g);
+        host_fact(e, key, "Ethernet");
+        host_fact(e, "gpudirect/nvidia_peermem", c->no_gpudirect ? "absent" : "loaded");
+    }
+    uint32_t tm = TID_MAIN(e), tp = TID_PROXY(e);
+    int mem = c->no_gpudirect ? RS_MEM_PINNED : RS_MEM_DEVICE;
+    if (!c->no_verbs && c->nodes > 1) {
+        snprintf(val, sizeof val, "mlx5_%d", e->g);
+        struct rs_ev_IBV_OPEN_DEVICE od;
+        memset(&od, 0, sizeof od);
+        RS_EV_INIT(&od, IBV_OPEN_DEVICE, mono(e, 1e5));
+        od.ctx = 0x7000 + (uint64_t)r;
+        od.device = S(e, val);
+        put(e, tp, &od);
+        struct rs_ev_IBV_REG_MR mr;
+        memset(&mr, 0, sizeof mr);
+        RS_EV_INIT(&mr, IBV_REG_MR, mono(e, 2e5));
+        mr.addr = c->no_gpudirect ? 0x7f0000000000ull : 0x7e0000000000ull;
+        mr.length = 64ull << 20;
+        mr.ctx = od.ctx;
+        mr.mr = 0x9000 + (uint64_t)r;
+        mr.lkey = mr.rkey = 0x2000 + (uint32_t)r;
+        mr.mem = (uint32_t)mem;
+        mr.dmabuf_fd = -1;
+        mr.cuda_device = c->no_gpudirect ? -1 : e->g;
+        put(e, tp, &mr);
+        for (int k = 0; k < 2; k++) {
+            struct rs_ev_IBV_CREATE_QP qp;
+            memset(&qp, 0, sizeof qp);
+            RS_EV_INIT(&qp, IBV_CREATE_QP, mono(e, 3e5));
+            qp.qp = 0xa000 + (uint64_t)r * 4 + k;
+            qp.ctx = od.ctx;
+            qp.qp_num = k ? qp_recv(r) : qp_send(r);
+            qp.qp_type = 2; /* RC */
+            qp.max_send_wr = qp.max_recv_wr = 128;
+            put(e, tp, &qp);
+            struct rs_ev_IBV_MODIFY_QP mq;
+            memset(&mq, 0, sizeof mq);
+            RS_EV_INIT(&mq, IBV_MODIFY_QP, mono(e, 4e5));
+            mq.qp_num = qp.qp_num;
+            int peer = k ? (r - c->gpus + m->n) % m->n : (r + c->gpus) % m->n;
+            mq.dest_qpn = k ? qp_send(peer) : qp_recv(peer);
+            mq.state = 3; /* RTS */
+            put(e, tp, &mq);
+        }
+    }
+    uint64_t comm_hash = 0xc0ffee0000000000ull | (uint64_t)c->seed;
+    {
+        struct rs_ev_NCCL_COMM_INIT ci;
+        memset(&ci, 0, sizeof ci);
+        RS_EV_INIT(&ci, NCCL_COMM_INIT, mono(e, 5e5));
+        ci.comm = 0x5000;
+        ci.comm_hash = comm_hash;
+        ci.rank = r;
+        ci.nranks = m->n;
+        ci.cuda_device = e->g;
+        put(e, tm, &ci);
+    }
+    static const char *knames[] = {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64",
+                                   "void at::native::vectorized_elementwise_kernel<4>",
+                                   "flash_fwd_kernel", "flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel",
+                                   "void at::native::reduce_kernel<512, 1>"};
+    uint32_t kid[5];
+    for (int i = 0; i < 5; i++)
+        kid[i] = S(e, knames[i]);
+    char nk[128];
+    snprintf(nk, sizeof nk, "ncclDevKernel_AllReduce_Sum_f32_%s_SIMPLE", !strcmp(c->algo, "tree") ? "TREE" : "RING");
+    uint32_t nccl_k = S(e, nk), opt_k = S(e, "multi_tensor_apply_kernel<AdamFunctor>");
+    uint32_t s_allreduce = S(e, "AllReduce"), s_algo = S(e, !strcmp(c->algo, "tree") ? "Tree" : "Ring"),
+             s_proto = S(e, "Simple"), s_dom = 0;
+    uint32_t corr = 1;
+    uint64_t handle = 0x100000ull * (uint64_t)(r + 1);
+    int next = (r + c->gpus) % m->n, prev = (r - c->gpus + m->n) % m->n;
+
+    for (int s = 0; s < c->steps; s++) {
+        const struct rank_step *x = &m->rs[(size_t)s * m->n + r];
+        clock_anchor(e, x->start);
+        char sn[64];
+        snprintf(sn, sizeof sn, "ProfilerStep#%d", s);
+        uint32_t s_step = c->no_nvtx ? 0 : S(e, sn);
+        if (!c->no_nvtx) {
+            struct rs_ev_NVTX_PUSH p;
+            memset(&p, 0, sizeof p);
+            RS_EV_INIT(&p, NVTX_PUSH, mono(e, x->start));
+            p.domain = s_dom;
+            p.message = s_step;
+            put(e, tm, &p);
+        }
+        double t = x->start + c->idle_ms * 1e6;
+        int pg = c->pageable_rank == -2 || c->pageable_rank == r;
+        memcpy_ev(e, t, t + x->h2d_t, c->h2d_mb * 1048576.0, 1, pg ? 1 : 2, 3);
+        t += x->h2d_t;
+        double kd = x->compute / c->kernels;
+        for (int k = 0; k < c->kernels; k++, t += kd)
+            kernel_ev(e, t, t + kd, kid[k % 5], corr++);
+        /* The AllReduce: API call on the host shortly before the GPU gets there. */
+        uint64_t ch = handle++;
+        {
+            struct rs_ev_NCCL_CALL nc;
+            memset(&nc, 0, sizeof nc);
+            RS_EV_INIT(&nc, NCCL_CALL, mono(e, x->arrive - 30e3));
+            nc.dur = 8000;
+            nc.comm = 0x5000;
+            nc.count = (uint64_t)(c->grad_mb * 1048576.0 / 4);
+            nc.seq = (uint64_t)s;
+            nc.func = 0;
+            nc.datatype = 7;
+            nc.rank = r;
+            nc.nranks = m->n;
+            nc.peer = -1;
+            put(e, tm, &nc);
+            struct rs_ev_NCCL_COLL co;
+            memset(&co, 0, sizeof co);
+            RS_EV_INIT(&co, NCCL_COLL, mono(e, x->arrive - 28e3));
+            co.end = mono(e, x->arrive - 25e3);
+            co.handle = ch;
+            co.comm_hash = comm_hash;
+            co.seq = (uint64_t)s;
+            co.count = nc.count;
+            co.func = s_allreduce;
+            co.algo = s_algo;
+            co.proto = s_proto;
+            co.nchannels = (uint32_t)c->gpus;
+            co.nwarps = 16;
+            co.datatype = 7;
+            co.rank = r;
+            co.root = -1;
+            put(e, tm, &co);
+        }
+        kernel_ev(e, x->arrive, x->end, nccl_k, corr++);
+        if (m->nwr) {
+            uint64_t sop = handle++, rop = handle++;
+            double rfirst = 1e300, rlast = 0;
+            for (int i = 0; i < m->nwr; i++) {
+                double p, d, pp, pd;
+                wr_times(m, s, r, i, &p, &d);
+                wr_times(m, s, prev, i, &pp, &pd); /* what we receive: prev's write i */
+                if (pp < rfirst)
+                    rfirst = pp;
+                if (pd > rlast)
+                    rlast = pd;
+                if (c->no_gpudirect)
+                    memcpy_ev(e, p - m->t_copy, p, m->wr_bytes, 2, 3, 2);
+                uint64_t wr_id = ((uint64_t)s << 20) | (uint64_t)i;
+                if (!c->no_verbs) {
+                    struct rs_ev_IBV_POST_RECV pr;
+                    memset(&pr, 0, sizeof pr);
+                    RS_EV_INIT(&pr, IBV_POST_RECV, mono(e, x->net_start - 1e3));
+                    pr.wr_id = wr_id | (1ull << 40);
+                    pr.bytes = (uint64_t)m->wr_bytes;
+                    pr.local_addr = 0x7e0000000000ull;
+                    pr.qp_num = qp_recv(r);
+                    pr.num_sge = 1;
+                    pr.mem = (uint32_t)mem;
+                    put(e, tp, &pr);
+                    struct rs_ev_IBV_POST_SEND ps;
+                    memset(&ps, 0, sizeof ps);
+                    RS_EV_INIT(&ps, IBV_POST_SEND, mono(e, p));
+                    ps.wr_id = wr_id;
+                    ps.bytes = (uint64_t)m->wr_bytes;
+                    ps.remote_addr = 0x7e0000100000ull;
+                    ps.local_addr = c->no_gpudirect ? 0x7f0000000000ull : 0x7e0000000000ull;
+                    ps.qp_num = qp_send(r);
+                    ps.opcode = 1; /* RDMA_WRITE_WITH_IMM */
+                    ps.send_flags = 2; /* SIGNALED */
+                    ps.num_sge = 1;
+                    ps.mem = (uint32_t)mem;
+                    put(e, tp, &ps);
+                    struct rs_ev_IBV_WC wc;
+                    memset(&wc, 0, sizeof wc);
+                    RS_EV_INIT(&wc, IBV_WC, mono(e, d));
+                    wc.wr_id = wr_id;
+                    wc.cq = 0xb000;
+                    wc.qp_num = qp_send(r);
+                    wc.opcode = 1;
+                    wc.bytes = 0;
+                    put(e, tp, &wc);
+                    RS_EV_INIT(&wc, IBV_WC, mono(e, pd + 1e3));
+                    wc.wr_id = wr_id | (1ull << 40);
+                    wc.qp_num = qp_recv(r);
+                    wc.opcode = 129; /* RECV_RDMA_WITH_IMM */
+                    wc.bytes = (uint32_t)m->wr_bytes;
+                    put(e, tp, &wc);
+                }
+                if (c->no_gpudirect)
+                    memcpy_ev(e, pd + 2e3, pd + 2e3 + m->t_copy, m->wr_bytes, 1, 2, 3);
+                if (!c->no_proxy) {
+                    struct rs_ev_NCCL_PROXY_STEP st;
+                    memset(&st, 0, sizeof st);
+                    RS_EV_INIT(&st, NCCL_PROXY_STEP, mono(e, p - 2e3));
+                    st.end = mono(e, d);
+                    st.handle = handle++;
+                    st.parent = sop;
+                    st.step = (uint32_t)i;
+                    st.is_send = 1;
+                    put(e, tp, &st);
+                    struct rs_ev_NCCL_PROXY_STATE ss;
+                    memset(&ss, 0, sizeof ss);
+                    RS_EV_INIT(&ss, NCCL_PROXY_STATE, mono(e, p));
+                    ss.handle = st.handle;
+                    ss.trans_size = (uint64_t)m->wr_bytes;
+                    ss.state = 9; /* SendWait */
+                    put(e, tp, &ss);
+                }
+            }
+            if (!c->no_proxy) {
+                struct rs_ev_NCCL_PROXY_OP op;
+                memset(&op, 0, sizeof op);
+                RS_EV_INIT(&op, NCCL_PROXY_OP, mono(e, x->net_start - 2e3));
+                op.end = mono(e, x->net_end);
+                op.handle = sop;
+                op.parent = ch;
+                op.chunk_size = (uint64_t)m->wr_bytes;
+                op.channel = (uint32_t)e->g;
+                op.peer = next;
+                op.nsteps = (uint32_t)m->nwr;
+                op.is_send = 1;
+                put(e, tp, &op);
+                RS_EV_INIT(&op, NCCL_PROXY_OP, mono(e, x->net_start - 2e3));
+                op.end = mono(e, rlast + 2e3);
+                op.handle = rop;
+                op.peer = prev;
+                op.is_send = 0;
+                put(e, tp, &op);
+            }
+        }
+        kernel_ev(e, x->end, x->step_end, opt_k, corr++);
+        if (!c->no_nvtx) {
+            struct rs_ev_NVTX_POP p;
+            memset(&p, 0, sizeof p);
+            RS_EV_INIT(&p, NVTX_POP, mono(e, x->step_end));
+            p.domain = s_dom;
+            put(e, tm, &p);
+        }
+        if (s % 4 == 3) {
+            flush_buf(e);
+            if (rs_writer_flush(e->w) < 0)
+                die("flush failed");
+        }
+    }
+    {
+        struct rs_ev_PROC_END pe;
+        memset(&pe, 0, sizeof pe);
+        RS_EV_INIT(&pe, PROC_END, mono(e, m->rs[(size_t)(c->steps - 1) * m->n + r].step_end + 1e5));
+        put(e, 0, &pe);
+    }
+    flush_buf(e);
+    if (rs_writer_close(e->w) != 0)
+        die("write of %s failed", path);
+}
+
+static void write_truth(const struct model *m)
+{
+    const struct cfg *c = &m->c;
+    FILE *f = fopen(c->truth, "w");
+    if (!f)
+        die("cannot write %s", c->truth);
+    double step_mean = 0;
+    for (int s = 0; s < c->steps; s++)
+        for (int r = 0; r < m->n; r++) {
+            const struct rank_step *x = &m->rs[(size_t)s * m->n + r];
+            step_mean += (x->step_end - x->start) * 1e-9;
+        }
+    step_mean /= (double)c->steps * m->n;
+    fprintf(f, "{\n  \"nodes\": %d, \"gpus\": %d, \"ranks\": %d, \"steps\": %d, \"algo\": \"%s\",\n", c->nodes,
+            c->gpus, m->n, c->steps, c->algo);
+    fprintf(f, "  \"net_gbps\": %g, \"step_mean_s\": %.9f,\n", c->net_gbps, step_mean);
+    fprintf(f, "  \"gpudirect\": \"%s\",\n", c->no_gpudirect ? "NOT USED" : (c->nodes > 1 ? "USED" : "UNKNOWN"));
+    fprintf(f, "  \"problems\": [");
+    int np = 0;
+    double per_step_pause = 0;
+    int paused_steps = 0;
+    for (int s = 0; s < c->steps; s++)
+        if (c->pause_ms > 0 && s % c->pause_every == 0)
+            paused_steps++;
+    per_step_pause = c->pause_ms * 1e-3 * paused_steps / c->steps;
+    if (c->straggler_rank >= 0)
+        fprintf(f, "%s\n    {\"kind\": \"straggler\", \"category\": \"peer_wait\", \"rank\": %d, \"cost_per_step_s\": %.9f}",
+                np++ ? "," : "", c->straggler_rank, c->straggler_ms * 1e-3);
+    if (c->pause_rank >= 0 && m->nwr)
+        fprintf(f, "%s\n    {\"kind\": \"paused_link\", \"category\": \"network_stall\", \"rank\": %d, \"qp\": %u, "
+                   "\"cost_per_step_s\": %.9f, \"paused_steps\": %d}",
+                np++ ? "," : "", c->pause_rank, qp_send(c->pause_rank), per_step_pause, paused_steps);
+    if (c->slow_rank >= 0 && m->nwr)
+        fprintf(f, "%s\n    {\"kind\": \"slow_link\", \"category\": \"network_stall\", \"rank\": %d, \"qp\": %u, "
+                   "\"cost_per_step_s\": %.9f, \"factor\": %g}",
+                np++ ? "," : "", c->slow_rank, qp_send(c->slow_rank), (c->slow_factor - 1) * m->ideal_net * 1e-9,
+                c->slow_factor);
+    if (c->pageable_rank != -1) {
+        double extra = c->h2d_mb * 1048576.0 * (8.0 / c->pageable_gbps - 8.0 / c->pin_gbps) * 1e-9;
+        fprintf(f, "%s\n    {\"kind\": \"pageable_h2d\", \"category\": \"h2d_exposed\", \"rank\": %d, "
+                   "\"cost_per_step_s\": %.9f}",
+                np++ ? "," : "", c->pageable_rank == -2 ? -1 : c->pageable_rank, extra);
+    }
+    if (c->no_gpudirect)
+        fprintf(f, "%s\n    {\"kind\": \"no_gpudirect\", \"category\": \"intra_node_exposed\", \"rank\": -1, "
+                   "\"cost_per_step_s\": %.9f}",
+                np++ ? "," : "", m->nwr * m->t_copy * 1e-9);
+    fprintf(f, "\n  ],\n  \"clock_offsets_ms\": [");
+    for (int h = 0; h < c->nodes; h++)
+        fprintf(f, "%s%.6f", h ? ", " : "", m->host_offset[h] * 1e-6);
+    fprintf(f, "],\n  \"ranks\": [");
+    for (int r = 0; r < m->n; r++) {
+        fprintf(f, "%s\n    {\"rank\": %d, \"host\": \"node%03d\", \"attribution\": {", r ? "," : "", r, r / c->gpus);
+        for (int k = 0; k < NCAT; k++)
+            fprintf(f, "%s\"%s\": %.9f", k ? ", " : "", cat_names[k], m->truth[r][k]);
+        fprintf(f, "}}");
+    }
+    fprintf(f, "\n  ]\n}\n");
+    if (fclose(f) != 0)
+        die("cannot write %s", c->truth);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: rs-synth -o DIR [--truth FILE] [options]\n"
+            "  --nodes N --gpus G --steps S --kernels K   cluster and loop shape (2 x 4, 10 steps, 20 kernels)\n"
+            "  --algo ring|tree --grad-mb MB --h2d-mb MB --compute-ms MS --idle-ms MS --opt-ms MS --chunk-mb MB\n"
+            "  --net-gbps R --nvlink-gbps R --pin-gbps R --pageable-gbps R --pcie-gbps R\n"
+            "  --straggler RANK:MS        extra compute on one rank every step\n"
+            "  --pause RANK:MS[:EVERY]    that rank's send QP stalls MS in the middle of its transfer every EVERY-th step\n"
+            "  --slow RANK:FACTOR         that rank's NIC runs at rate/FACTOR\n"
+            "  --pageable RANK|all        H2D copies from pageable memory\n"
+            "  --no-gpudirect             host bounce buffers for the network\n"
+            "  --skew-ms MS               per-host REALTIME offsets up to +-MS\n"
+            "  --no-nvtx --no-verbs --no-proxy --no-hostfacts --seed N\n");
+}
+
+int main(int argc, char **argv)
+{
+    struct model m;
+    memset(&m, 0, sizeof m);
+    struct cfg *c = &m.c;
+    *c = (struct cfg){.nodes = 2, .gpus = 4, .steps = 10, .kernels = 20, .algo = "ring", .net_gbps = 200,
+                      .nvlink_gbps = 3600, .pin_gbps = 200, .pageable_gbps = 50, .pcie_gbps = 400, .grad_mb = 256,
+                      .h2d_mb = 64, .compute_ms = 60, .idle_ms = 1, .opt_ms = 2, .chunk_mb = 1,
+                      .straggler_rank = -1, .pause_rank = -1, .pause_every = 1, .slow_rank = -1, .slow_factor = 1,
+                      .pageable_rank = -1, .seed = 1};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define NUM(opt, field, conv)                 \
+    if (!strcmp(a, opt)) {                    \
+        if (!v)                               \
+            die("%s needs a value", opt);     \
+        c->field = conv(v);                   \
+        i++;                                  \
+        continue;                             \
+    }
+        NUM("--nodes", nodes, atoi) NUM("--gpus", gpus, atoi) NUM("--steps", steps, atoi)
+        NUM("--kernels", kernels, atoi) NUM("--grad-mb", grad_mb, atof) NUM("--h2d-mb", h2d_mb, atof)
+        NUM("--compute-ms", compute_ms, atof) NUM("--idle-ms", idle_ms, atof) NUM("--opt-ms", opt_ms, atof)
+        NUM("--chunk-mb", chunk_mb, atof) NUM("--net-gbps", net_gbps, atof) NUM("--nvlink-gbps", nvlink_gbps, atof)
+        NUM("--pin-gbps", pin_gbps, atof) NUM("--pageable-gbps", pageable_gbps, atof)
+        NUM("--pcie-gbps", pcie_gbps, atof) NUM("--skew-ms", skew_ms, atof) NUM("--seed", seed, (unsigned)atoi)
+#undef NUM
+        if (!strcmp(a, "-o") && v) { c->out = v; i++; }
+        else if (!strcmp(a, "--truth") && v) { c->truth = v; i++; }
+        else if (!strcmp(a, "--algo") && v) { c->algo = v; i++; }
+        else if (!strcmp(a, "--straggler") && v) {
+            if (sscanf(v, "%d:%lf", &c->straggler_rank, &c->straggler_ms) != 2) die("bad --straggler %s", v);
+            i++;
+        } else if (!strcmp(a, "--pause") && v) {
+            if (sscanf(v, "%d:%lf:%d", &c->pause_rank, &c->pause_ms, &c->pause_every) < 2) die("bad --pause %s", v);
+            if (c->pause_every < 1) c->pause_every = 1;
+            i++;
+        } else if (!strcmp(a, "--slow") && v) {
+            if (sscanf(v, "%d:%lf", &c->slow_rank, &c->slow_factor) != 2 || c->slow_factor < 1) die("bad --slow %s", v);
+            i++;
+        } else if (!strcmp(a, "--pageable") && v) {
+            c->pageable_rank = !strcmp(v, "all") ? -2 : atoi(v);
+            i++;
+        } else if (!strcmp(a, "--no-gpudirect")) c->no_gpudirect = 1;
+        else if (!strcmp(a, "--no-nvtx")) c->no_nvtx = 1;
+        else if (!strcmp(a, "--no-verbs")) c->no_verbs = 1;
+        else if (!strcmp(a, "--no-proxy")) c->no_proxy = 1;
+        else if (!strcmp(a, "--no-hostfacts")) c->no_hostfacts = 1;
+        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return 0; }
+        else { usage(stderr); die("unknown option %s", a); }
+    }
+    if (!c->out)
+        die("-o DIR is required");
+    if (c->nodes < 1 || c->gpus < 1 || c->steps < 1 || c->kernels < 1 || c->nodes * c->gpus > 65536)
+        die("bad cluster shape");
+    if (strcmp(c->algo, "ring") && strcmp(c->algo, "tree"))
+        die("--algo is ring or tree");
+    rng_state = 0x9e3779b97f4a7c15ull ^ ((uint64_t)c->seed * 0x2545f4914f6cdd1dull);
+    if (mkdir(c->out, 0755) < 0 && errno != EEXIST)
+        die("cannot create %s: %s", c->out, strerror(errno));
+    build_model(&m);
+    for (int r = 0; r < m.n; r++)
+        write_rank(&m, r);
+    if (c->truth)
+        write_truth(&m);
+    return 0;
+}
