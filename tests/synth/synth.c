@@ -406,7 +406,7 @@ static void write_rank(const struct model *m, int r)
     snprintf(nk, sizeof nk, "ncclDevKernel_AllReduce_Sum_f32_%s_SIMPLE", !strcmp(c->algo, "tree") ? "TREE" : "RING");
     uint32_t nccl_k = S(e, nk), opt_k = S(e, "multi_tensor_apply_kernel<AdamFunctor>");
     uint32_t s_allreduce = S(e, "AllReduce"), s_algo = S(e, !strcmp(c->algo, "tree") ? "Tree" : "Ring"),
-             s_proto = S(e, "Simple"), s_dom = 0;
+             s_proto = S(e, "Simple"), s_f32 = S(e, "ncclFloat32"), s_dom = 0;
     uint32_t corr = 1;
     uint64_t handle = 0x100000ull * (uint64_t)(r + 1);
     int next = (r + c->gpus) % m->n, prev = (r - c->gpus + m->n) % m->n;
@@ -423,6 +423,7 @@ static void write_rank(const struct model *m, int r)
             RS_EV_INIT(&p, NVTX_PUSH, mono(e, x->start));
             p.domain = s_dom;
             p.message = s_step;
+            p.depth = 1;
             put(e, tm, &p);
         }
         double t = x->start + c->idle_ms * 1e6;
@@ -442,6 +443,7 @@ static void write_rank(const struct model *m, int r)
             nc.comm = 0x5000;
             nc.count = (uint64_t)(c->grad_mb * 1048576.0 / 4);
             nc.seq = (uint64_t)s;
+            nc.comm_hash = comm_hash;
             nc.func = 0;
             nc.datatype = 7;
             nc.rank = r;
@@ -461,7 +463,7 @@ static void write_rank(const struct model *m, int r)
             co.proto = s_proto;
             co.nchannels = (uint32_t)c->gpus;
             co.nwarps = 16;
-            co.datatype = 7;
+            co.datatype = s_f32;
             co.rank = r;
             co.root = -1;
             put(e, tm, &co);
@@ -531,6 +533,7 @@ static void write_rank(const struct model *m, int r)
                     st.handle = handle++;
                     st.parent = sop;
                     st.step = (uint32_t)i;
+                    st.trans_size = (uint64_t)m->wr_bytes;
                     st.is_send = 1;
                     put(e, tp, &st);
                     struct rs_ev_NCCL_PROXY_STATE ss;
