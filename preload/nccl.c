@@ -1,0 +1,369 @@
+/* NCCL API wrappers: which collective/p2p call, on which communicator, how many elements, which stream,
+ * the per-(communicator, function) sequence number, and the time spent in the call (enqueue, not GPU).
+ *
+ * Getting in: libtorch_cuda.so calls ncclAllReduce through its PLT, so a definition in the preloaded
+ * librailscope.so is found first. The real function is NCCL's strong `pncclX` alias, looked up through
+ * RTLD_NEXT and, because PyTorch's libnccl sits in a local scope where RTLD_NEXT cannot see it (measured on
+ * the H200 host), through the already-loaded object (preload/dl.h). Look-ups through dlsym/dlvsym are
+ * redirected here too. A call whose real function cannot be found returns ncclInternalError; nothing
+ * ever calls NULL.
+ *
+ * The wrappers do not hold the tracer's reentrancy guard across the real call: NCCL registers memory and
+ * posts verbs work inside these calls, and the verbs wrappers must see it. A per-thread depth counter keeps
+ * NCCL's own nested API calls from being recorded twice. */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "preload/dl.h"
+#include "preload/rs_gpu_common.h"
+#include "tracer/rs_tracer.h"
+
+typedef int ncclResult_t;
+typedef struct rs_ncclComm *ncclComm_t;
+typedef int ncclDataType_t;
+typedef int ncclRedOp_t;
+typedef struct rs_cudaStream *cudaStream_t;
+typedef struct { char internal[128]; } ncclUniqueId;   /* NCCL_UNIQUE_ID_BYTES, passed by value */
+typedef struct rs_ncclConfig ncclConfig_t;
+
+#define RS_NCCL_INTERNAL_ERROR 3
+
+__thread struct rs_nccl_init_tls rs_nccl_init_tls;
+static __thread int nccl_depth;
+
+enum {
+#define RS_NF_ENUM(id, name) RS_NF_##name = id,
+    RS_NCCL_FUNCS(RS_NF_ENUM)
+#undef RS_NF_ENUM
+};
+
+/* ---- per-communicator state: lock-free open addressing keyed by the ncclComm_t pointer ---- */
+#define RS_COMM_SLOTS 1024u
+struct rs_comm_state {
+    uintptr_t comm;
+    uint64_t hash;
+    int32_t rank, nranks;   /* -2 = not asked yet */
+    uint64_t seq[RS_NCCL_NFUNCS];
+};
+static struct rs_comm_state comms[RS_COMM_SLOTS];
+
+typedef ncclResult_t (*comm_int_fn)(ncclComm_t, int *);
+static comm_int_fn real_user_rank, real_count, real_cu_device;
+
+static void *nccl_sym(const char *pname)
+{
+    void *p = rs_dl_real("libnccl.so", pname);
+    if (!p) p = rs_dl_real("libnccl.so", pname + 1);   /* "pncclX" -> "ncclX" */
+    return p;
+}
+
+static struct rs_comm_state *comm_state(ncclComm_t comm, bool fresh)
+{
+    uintptr_t key = (uintptr_t)comm;
+    if (!key) return NULL;
+    uint64_t h = (key >> 4) * 0x9E3779B97F4A7C15ull;
+    for (unsigned i = 0; i < 32; i++) {
+        struct rs_comm_state *s = &comms[((h >> 40) + i) & (RS_COMM_SLOTS - 1)];
+        uintptr_t k = __atomic_load_n(&s->comm, __ATOMIC_ACQUIRE);
+        if (k == key) {
+            if (fresh) {
+                for (int f = 0; f < RS_NCCL_NFUNCS; f++) __atomic_store_n(&s->seq[f], 0, __ATOMIC_RELAXED);
+                s->hash = 0;
+                s->rank = s->nranks = -2;
+            }
+            return s;
+        }
+        if (k == 0) {
+            uintptr_t expect = 0;
+            if (__atomic_compare_exchange_n(&s->comm, &expect, key, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+                s->rank = s->nranks = -2;
+                return s;
+            }
+            if (expect == key) return s;
+        }
+    }
+    return NULL;   /* table full: calls are still recorded, without rank or sequence */
+}
+
+static void comm_fill(struct rs_comm_state *s, ncclComm_t comm)
+{
+    if (s->rank != -2) return;
+    int r = -1, n = -1;
+    if (!real_user_rank) real_user_rank = (comm_int_fn)nccl_sym("pncclCommUserRank");
+    if (!real_count) real_count = (comm_int_fn)nccl_sym("pncclCommCount");
+    if (!real_user_rank || real_user_rank(comm, &r) != 0) r = -1;
+    if (!real_count || real_count(comm, &n) != 0) n = -1;
+    s->nranks = n;
+    s->rank = r;
+}
+
+/* ---- recording ---- */
+static void record_call(uint64_t t0, unsigned func, ncclComm_t comm, size_t count, ncclDataType_t dt,
+                        ncclRedOp_t op, int peer, cudaStream_t stream, ncclResult_t ret)
+{
+    uint64_t t1 = rs_now();
+    struct rs_ev_NCCL_CALL ev;
+    RS_EV_INIT(&ev, NCCL_CALL, t0);
+    ev.dur = t1 - t0;
+    ev.comm = (uint64_t)(uintptr_t)comm;
+    ev.count = count;
+    ev.stream = (uint64_t)(uintptr_t)stream;
+    ev.seq = 0;
+    ev.comm_hash = 0;
+    ev.func = func;
+    ev.datatype = (uint32_t)dt;
+    ev.op = (uint32_t)op;
+    ev.peer = peer;
+    ev.rank = -1;
+    ev.nranks = -1;
+    ev.ret = ret;
+    ev.pad = 0;
+    struct rs_comm_state *s = comm_state(comm, false);
+    if (s) {
+        comm_fill(s, comm);
+        ev.seq = __atomic_fetch_add(&s->seq[func], 1, __ATOMIC_RELAXED);
+        ev.comm_hash = s->hash;
+        ev.rank = s->rank;
+        ev.nranks = s->nranks;
+    }
+    rs_emit(&ev.h);
+}
+
+/* Wrapper body: resolve, forward when not tracing or nested, else time and record. */
+#define RS_NCCL_COLL_WRAPPER(fn, func, count_, dt_, op_, peer_, comm_, stream_, params, args) \
+    typedef ncclResult_t (*fn##_fn) params;                                                  \
+    static fn##_fn real_##fn##_slot;                                                          \
+    RS_EXPORT ncclResult_t fn params                                                          \
+    {                                                                                         \
+        static fn##_fn real_;                                                                 \
+        if (RS_UNLIKELY(!real_)) real_ = real_##fn##_slot ? real_##fn##_slot : (fn##_fn)nccl_sym("p" #fn); \
+        if (RS_UNLIKELY(!real_)) {                                                            \
+            rs_warn_once("%s: the real NCCL function is not found; returning ncclInternalError", #fn); \
+            return RS_NCCL_INTERNAL_ERROR;                                                    \
+        }                                                                                     \
+        if (!rs_on(RS_FAM_nccl) || nccl_depth) return real_ args;                             \
+        nccl_depth++;                                                                         \
+        uint64_t t0 = rs_now();                                                               \
+        ncclResult_t ret = real_ args;                                                        \
+        record_call(t0, func, comm_, count_, dt_, op_, peer_, stream_, ret);                  \
+        nccl_depth--;                                                                         \
+        return ret;                                                                           \
+    }
+
+RS_NCCL_COLL_WRAPPER(ncclAllReduce, RS_NF_AllReduce, count, dt, op, -1, comm, stream,
+                     (const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t dt, ncclRedOp_t op,
+                      ncclComm_t comm, cudaStream_t stream),
+                     (sendbuff, recvbuff, count, dt, op, comm, stream))
+RS_NCCL_COLL_WRAPPER(ncclReduceScatter, RS_NF_ReduceScatter, count, dt, op, -1, comm, stream,
+                     (const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t dt, ncclRedOp_t op,
+                      ncclComm_t comm, cudaStream_t stream),
+                     (sendbuff, recvbuff, count, dt, op, comm, stream))
+RS_NCCL_COLL_WRAPPER(ncclAllGather, RS_NF_AllGather, count, dt, -1, -1, comm, stream,
+                     (const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t dt, ncclComm_t comm,
+                      cudaStream_t stream),
+                     (sendbuff, recvbuff, count, dt, comm, stream))
+RS_NCCL_COLL_WRAPPER(ncclBroadcast, RS_NF_Broadcast, count, dt, -1, root, comm, stream,
+                     (const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t dt, int root,
+                      ncclComm_t comm, cudaStream_t stream),
+                     (sendbuff, recvbuff, count, dt, root, comm, stream))
+RS_NCCL_COLL_WRAPPER(ncclBcast, RS_NF_Broadcast, count, dt, -1, root, comm, stream,
+                     (void *buff, size_t count, ncclDataType_t dt, int root, ncclComm_t comm, cudaStream_t stream),
+                     (buff, count, dt, root, comm, stream))
+RS_NCCL_COLL_WRAPPER(ncclReduce, RS_NF_Reduce, count, dt, op, root, comm, stream,
+                     (const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t dt, ncclRedOp_t op,
+                      int root, ncclComm_t comm, cudaStream_t stream),
+                     (sendbuff, recvbuff, count, dt, op, root, comm, stream))
+RS_NCCL_COLL_WRAPPER(ncclAlltoAll, RS_NF_AlltoAll, count, dt, -1, -1, comm, stream,
+                     (const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t dt, ncclComm_t comm,
+                      cudaStream_t stream),
+                     (sendbuff, recvbuff, count, dt, comm, stream))
+RS_NCCL_COLL_WRAPPER(ncclSend, RS_NF_Send, count, dt, -1, peer, comm, stream,
+                     (const void *sendbuff, size_t count, ncclDataType_t dt, int peer, ncclComm_t comm,
+                      cudaStream_t stream),
+                     (sendbuff, count, dt, peer, comm, stream))
+RS_NCCL_COLL_WRAPPER(ncclRecv, RS_NF_Recv, count, dt, -1, peer, comm, stream,
+                     (void *recvbuff, size_t count, ncclDataType_t dt, int peer, ncclComm_t comm,
+                      cudaStream_t stream),
+                     (recvbuff, count, dt, peer, comm, stream))
+RS_NCCL_COLL_WRAPPER(ncclGroupStart, RS_NF_GroupStart, 0, 0, -1, -1, (ncclComm_t)0, (cudaStream_t)0, (void), ())
+RS_NCCL_COLL_WRAPPER(ncclGroupEnd, RS_NF_GroupEnd, 0, 0, -1, -1, (ncclComm_t)0, (cudaStream_t)0, (void), ())
+
+/* ---- communicator life cycle ---- */
+static void record_init(uint64_t t0, ncclComm_t comm, int rank, int nranks, unsigned how, ncclResult_t ret,
+                        uint64_t hash)
+{
+    uint64_t t1 = rs_now();
+    int dev = -1;
+    if (ret == 0 && comm) {
+        if (!real_cu_device) real_cu_device = (comm_int_fn)nccl_sym("pncclCommCuDevice");
+        if (!real_cu_device || real_cu_device(comm, &dev) != 0) dev = -1;
+        struct rs_comm_state *s = comm_state(comm, true);
+        if (s) {
+            s->hash = hash;
+            if (rank >= 0) s->rank = rank;
+            if (nranks >= 0) s->nranks = nranks;
+        }
+    }
+    struct rs_ev_NCCL_COMM_INIT ev;
+    RS_EV_INIT(&ev, NCCL_COMM_INIT, t0);
+    ev.comm = (uint64_t)(uintptr_t)comm;
+    ev.comm_hash = hash;
+    ev.dur = t1 - t0;
+    ev.rank = rank;
+    ev.nranks = nranks;
+    ev.cuda_device = dev;
+    ev.how = how;
+    ev.ret = ret;
+    ev.pad = 0;
+    rs_emit(&ev.h);
+}
+
+/* Around an init call: the plugin's init (same thread, inside the call) leaves the hash in the TLS. */
+static void init_begin(void)
+{
+    rs_nccl_init_tls.active = 1;
+    rs_nccl_init_tls.seen = 0;
+    rs_nccl_init_tls.comm_hash = 0;
+}
+static uint64_t init_end(void)
+{
+    rs_nccl_init_tls.active = 0;
+    return rs_nccl_init_tls.seen ? rs_nccl_init_tls.comm_hash : 0;
+}
+
+#define RS_NCCL_INIT_PROLOGUE(fn, type)                                           \
+    static type real_;                                                            \
+    if (RS_UNLIKELY(!real_)) real_ = real_##fn##_slot ? real_##fn##_slot : (type)nccl_sym("p" #fn); \
+    if (RS_UNLIKELY(!real_)) {                                                    \
+        rs_warn_once("%s: the real NCCL function is not found; returning ncclInternalError", #fn); \
+        return RS_NCCL_INTERNAL_ERROR;                                            \
+    }
+
+typedef ncclResult_t (*ncclCommInitRank_fn)(ncclComm_t *, int, ncclUniqueId, int);
+static ncclCommInitRank_fn real_ncclCommInitRank_slot;
+RS_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank)
+{
+    RS_NCCL_INIT_PROLOGUE(ncclCommInitRank, ncclCommInitRank_fn)
+    if (!rs_on(RS_FAM_nccl) || nccl_depth) return real_(comm, nranks, id, rank);
+    nccl_depth++;
+    uint64_t t0 = rs_now();
+    init_begin();
+    ncclResult_t ret = real_(comm, nranks, id, rank);
+    uint64_t hash = init_end();
+    record_init(t0, comm ? *comm : NULL, rank, nranks, 0, ret, hash);
+    nccl_depth--;
+    return ret;
+}
+
+typedef ncclResult_t (*ncclCommInitRankConfig_fn)(ncclComm_t *, int, ncclUniqueId, int, ncclConfig_t *);
+static ncclCommInitRankConfig_fn real_ncclCommInitRankConfig_slot;
+RS_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank,
+                                              ncclConfig_t *config)
+{
+    RS_NCCL_INIT_PROLOGUE(ncclCommInitRankConfig, ncclCommInitRankConfig_fn)
+    if (!rs_on(RS_FAM_nccl) || nccl_depth) return real_(comm, nranks, id, rank, config);
+    nccl_depth++;
+    uint64_t t0 = rs_now();
+    init_begin();
+    ncclResult_t ret = real_(comm, nranks, id, rank, config);
+    uint64_t hash = init_end();
+    record_init(t0, comm ? *comm : NULL, rank, nranks, 1, ret, hash);
+    nccl_depth--;
+    return ret;
+}
+
+typedef ncclResult_t (*ncclCommInitAll_fn)(ncclComm_t *, int, const int *);
+static ncclCommInitAll_fn real_ncclCommInitAll_slot;
+RS_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comms_out, int ndev, const int *devlist)
+{
+    RS_NCCL_INIT_PROLOGUE(ncclCommInitAll, ncclCommInitAll_fn)
+    if (!rs_on(RS_FAM_nccl) || nccl_depth) return real_(comms_out, ndev, devlist);
+    nccl_depth++;
+    uint64_t t0 = rs_now();
+    ncclResult_t ret = real_(comms_out, ndev, devlist);
+    for (int i = 0; comms_out && i < ndev; i++) record_init(t0, ret == 0 ? comms_out[i] : NULL, i, ndev, 2, ret, 0);
+    nccl_depth--;
+    return ret;
+}
+
+typedef ncclResult_t (*ncclCommSplit_fn)(ncclComm_t, int, int, ncclComm_t *, ncclConfig_t *);
+static ncclCommSplit_fn real_ncclCommSplit_slot;
+RS_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm, ncclConfig_t *config)
+{
+    RS_NCCL_INIT_PROLOGUE(ncclCommSplit, ncclCommSplit_fn)
+    if (!rs_on(RS_FAM_nccl) || nccl_depth) return real_(comm, color, key, newcomm, config);
+    nccl_depth++;
+    uint64_t t0 = rs_now();
+    init_begin();
+    ncclResult_t ret = real_(comm, color, key, newcomm, config);
+    uint64_t hash = init_end();
+    ncclComm_t nc = (ret == 0 && newcomm) ? *newcomm : NULL;
+    record_init(t0, nc, -1, -1, 3, ret, hash);   /* rank/nranks asked from NCCL on first use */
+    if (nc) {
+        struct rs_comm_state *s = comm_state(nc, false);
+        if (s) s->rank = s->nranks = -2;
+    }
+    nccl_depth--;
+    return ret;
+}
+
+typedef ncclResult_t (*ncclCommInitRankScalable_fn)(ncclComm_t *, int, int, int, ncclUniqueId *, ncclConfig_t *);
+static ncclCommInitRankScalable_fn real_ncclCommInitRankScalable_slot;
+RS_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *comm, int nranks, int rank, int nid, ncclUniqueId *ids,
+                                                ncclConfig_t *config)
+{
+    RS_NCCL_INIT_PROLOGUE(ncclCommInitRankScalable, ncclCommInitRankScalable_fn)
+    if (!rs_on(RS_FAM_nccl) || nccl_depth) return real_(comm, nranks, rank, nid, ids, config);
+    nccl_depth++;
+    uint64_t t0 = rs_now();
+    init_begin();
+    ncclResult_t ret = real_(comm, nranks, rank, nid, ids, config);
+    uint64_t hash = init_end();
+    record_init(t0, comm ? *comm : NULL, rank, nranks, 4, ret, hash);
+    nccl_depth--;
+    return ret;
+}
+
+typedef ncclResult_t (*comm_end_fn)(ncclComm_t);
+static ncclResult_t comm_end(comm_end_fn real_, ncclComm_t comm, unsigned how)
+{
+    if (!rs_on(RS_FAM_nccl) || nccl_depth) return real_(comm);
+    nccl_depth++;
+    uint64_t t0 = rs_now();
+    ncclResult_t ret = real_(comm);
+    struct rs_ev_NCCL_COMM_END ev;
+    RS_EV_INIT(&ev, NCCL_COMM_END, t0);
+    ev.comm = (uint64_t)(uintptr_t)comm;
+    ev.abort = how;
+    ev.ret = ret;
+    rs_emit(&ev.h);
+    nccl_depth--;
+    return ret;
+}
+
+#define RS_NCCL_END_WRAPPER(fn, how)                                       \
+    static comm_end_fn real_##fn##_slot;                                   \
+    RS_EXPORT ncclResult_t fn(ncclComm_t comm)                             \
+    {                                                                      \
+        RS_NCCL_INIT_PROLOGUE(fn, comm_end_fn)                             \
+        return comm_end(real_, comm, how);                                 \
+    }
+RS_NCCL_END_WRAPPER(ncclCommDestroy, 0)
+RS_NCCL_END_WRAPPER(ncclCommAbort, 1)
+RS_NCCL_END_WRAPPER(ncclCommFinalize, 2)
+
+/* Programs that dlopen libnccl and look the entry points up with dlsym get the wrappers too; the slot
+ * receives the function their look-up found. */
+#define RS_NCCL_REDIRECT(fn) {#fn, NULL, (void *)fn, (void **)&real_##fn##_slot},
+#define RS_NCCL_WRAPPED(X)                                                                          \
+    X(ncclAllReduce) X(ncclReduceScatter) X(ncclAllGather) X(ncclBroadcast) X(ncclBcast) X(ncclReduce) \
+    X(ncclAlltoAll) X(ncclSend) X(ncclRecv) X(ncclGroupStart) X(ncclGroupEnd) X(ncclCommInitRank)     \
+    X(ncclCommInitRankConfig) X(ncclCommInitAll) X(ncclCommSplit) X(ncclCommInitRankScalable)         \
+    X(ncclCommDestroy) X(ncclCommAbort) X(ncclCommFinalize)
+
+__attribute__((constructor)) static void nccl_register(void)
+{
+    static const struct rs_dl_redirect redirects[] = {RS_NCCL_WRAPPED(RS_NCCL_REDIRECT)};
+    rs_dl_register(redirects, (int)(sizeof redirects / sizeof redirects[0]));
+}
