@@ -1,0 +1,173 @@
+/* `railscope doctor`: collect host facts (live, from a captured sysfs tree, or from a facts file), run
+ * the checks, print verdicts. collect -> facts table -> checks -> verdicts. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "common/hostfacts.h"
+#include "doctor_checks.h"
+#include "doctor_out.h"
+
+static const char usage[] =
+    "usage: railscope doctor [--json] [--quiet] [--sysfs-root DIR] [--env FILE] [--facts FILE] [--dump-facts]\n"
+    "\n"
+    "Checks the host settings that decide RDMA/NCCL performance, from sysfs and procfs (no root, no tools):\n"
+    "RDMA ports (state, rate, link layer, RoCE v2 GID, netdev MTU), PCIe links of GPUs and NICs (negotiated vs\n"
+    "capable, against the NIC's line rate), GPU<->NIC PCIe distance and NUMA, GPUDirect RDMA prerequisites\n"
+    "(nvidia_peermem, DMA-BUF, IOMMU/ACS hints), NCCL_* environment, RoCE ECN (DCQCN) settings.\n"
+    "Each line: PASS, WARN, FAIL or INFO (facts and checks that could not be made: \"unknown\"), with a fix.\n"
+    "\n"
+    "  --json             verdicts as a JSON document on stdout\n"
+    "  -q, --quiet        print only WARN and FAIL lines and the summary\n"
+    "  --sysfs-root DIR   read DIR/sys/... and DIR/proc/... instead of /sys and /proc (a captured tree);\n"
+    "                     NCCL_* variables then come from DIR/env if it exists, else from this process\n"
+    "  --env FILE         take NCCL_* variables from FILE (NAME=value lines) instead of the environment\n"
+    "  --facts FILE       check a saved facts file (key=value lines, e.g. from --dump-facts or a trace's\n"
+    "                     HOST_FACT snapshot) instead of collecting\n"
+    "  --dump-facts       print the collected facts as key=value lines and exit 0\n"
+    "  -h, --help         this help\n"
+    "\n"
+    "Exit status: 0 every check passed (INFO lines do not count), 1 at least one WARN and no FAIL,\n"
+    "2 at least one FAIL, or a usage/input error (one line on stderr starting with \"railscope:\").\n"
+    "A host without RDMA devices gets WARN \"no RDMA devices found\" (exit 1). Key scheme and checks:\n"
+    "docs/doctor.md.\n";
+
+/* NAME=value lines into a NULL-terminated envp (owned by the caller: free each and the array). */
+static char **read_env_file(const char *path)
+{
+    FILE *in = fopen(path, "r");
+    if (!in)
+        return NULL;
+    size_t n = 0, cap = 16;
+    char **env = calloc(cap, sizeof *env), *line = NULL;
+    size_t lc = 0;
+    ssize_t len;
+    while (env && (len = getline(&line, &lc, in)) >= 0) {
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            line[--len] = '\0';
+        if (len == 0 || line[0] == '#' || !strchr(line, '='))
+            continue;
+        const char *l = line;
+        if (strncmp(l, "export ", 7) == 0)
+            l += 7;
+        if (n + 2 > cap) {
+            char **e2 = realloc(env, (cap *= 2) * sizeof *env);
+            if (!e2)
+                break;
+            env = e2;
+        }
+        env[n++] = strdup(l);
+        env[n] = NULL;
+    }
+    free(line);
+    fclose(in);
+    return env;
+}
+
+static void free_env(char **env)
+{
+    for (char **e = env; e && *e; e++)
+        free(*e);
+    free(env);
+}
+
+int cmd_doctor(int argc, char **argv)
+{
+    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},        {"quiet", no_argument, NULL, 'q'},
+                                         {"sysfs-root", required_argument, NULL, 'r'}, {"env", required_argument, NULL, 'e'},
+                                         {"facts", required_argument, NULL, 'f'},  {"dump-facts", no_argument, NULL, 'd'},
+                                         {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
+    int json = 0, quiet = 0, dump = 0, c;
+    const char *root = NULL, *envfile = NULL, *factsfile = NULL;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+qh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'j': json = 1; break;
+        case 'q': quiet = 1; break;
+        case 'r': root = optarg; break;
+        case 'e': envfile = optarg; break;
+        case 'f': factsfile = optarg; break;
+        case 'd': dump = 1; break;
+        case 'h': fputs(usage, stdout); return 0;
+        default:
+            fprintf(stderr, "railscope: doctor: unknown or incomplete option '%s' (see railscope doctor --help)\n", argv[optind - 1]);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "railscope: doctor: unexpected argument '%s' (see railscope doctor --help)\n", argv[optind]);
+        return 2;
+    }
+    if (factsfile && root) {
+        fprintf(stderr, "railscope: doctor: --facts and --sysfs-root are exclusive\n");
+        return 2;
+    }
+    struct stat st;
+    if (root && (stat(root, &st) != 0 || !S_ISDIR(st.st_mode))) {
+        fprintf(stderr, "railscope: doctor: --sysfs-root %s: not a directory\n", root);
+        return 2;
+    }
+
+    struct rs_facts facts;
+    rs_facts_init(&facts);
+    if (factsfile) {
+        FILE *in = strcmp(factsfile, "-") == 0 ? stdin : fopen(factsfile, "r");
+        int bad = 0;
+        if (!in) {
+            fprintf(stderr, "railscope: doctor: --facts %s: %s\n", factsfile, strerror(errno));
+            return 2;
+        }
+        int n = rs_facts_load(&facts, in, &bad);
+        if (in != stdin)
+            fclose(in);
+        if (n < 0) {
+            fprintf(stderr, "railscope: doctor: --facts %s: line %d is not key=value\n", factsfile, bad);
+            rs_facts_free(&facts);
+            return 2;
+        }
+    } else {
+        rs_hostfacts_collect_sys(root, rs_facts_cb, &facts);
+    }
+    /* Environment: --env FILE, else DIR/env of a captured tree, else (live or no file) our own. A facts
+     * file carries its env/ facts already unless --env overrides. */
+    char envpath[4096];
+    if (!envfile && root) {
+        snprintf(envpath, sizeof envpath, "%s/env", root);
+        if (stat(envpath, &st) == 0)
+            envfile = envpath;
+    }
+    if (envfile) {
+        char **env = read_env_file(envfile);
+        if (!env) {
+            fprintf(stderr, "railscope: doctor: --env %s: %s\n", envfile, strerror(errno ? errno : ENOMEM));
+            rs_facts_free(&facts);
+            return 2;
+        }
+        rs_hostfacts_collect_env(env, rs_facts_cb, &facts);
+        free_env(env);
+    } else if (!factsfile) {
+        rs_hostfacts_collect_env(NULL, rs_facts_cb, &facts);
+    }
+
+    if (dump) {
+        rs_doctor_print_facts(stdout, &facts);
+        rs_facts_free(&facts);
+        return 0;
+    }
+    struct rs_verdicts v = {0};
+    rs_doctor_check(&facts, &v);
+    if (json)
+        rs_doctor_print_json(stdout, &v);
+    else
+        rs_doctor_print_text(stdout, &v, quiet);
+    int status = rs_verdicts_status(&v);
+    rs_verdicts_free(&v);
+    rs_facts_free(&facts);
+    fflush(stdout);
+    return status;
+}
