@@ -480,4 +480,14 @@ int rs_writer_close(struct rs_writer *w)
     return ret;
 }
 
+void rs_writer_abandon(struct rs_writer *w)
+{
+    if (!w) return;
+    w->raw_len = 0;
+    w->error = -ECANCELED;
+    rs_writer_close(w);
+}
+
+uint64_t rs_writer_seq(const struct rs_writer *w) { return w->seq; }
+
 void rs_writer_stats(const struct rs_writer *w, struct rs_writer_stats *st) { *st = w->st; }

@@ -86,6 +86,14 @@ int rs_writer_mark_partial(struct rs_writer *w, int err, const char *why);
 /* Flush and close. Returns the first error seen over the writer's life (0 if none). Frees w. */
 int rs_writer_close(struct rs_writer *w);
 
+/* Forget the writer without writing anything (a fork child holding its parent's writer): closes the
+ * descriptor and frees memory only. */
+void rs_writer_abandon(struct rs_writer *w);
+
+/* The path-less name of the file being written is the caller's business; this is the frame sequence number
+ * the next flush will use (= frames written so far). */
+uint64_t rs_writer_seq(const struct rs_writer *w);
+
 /* Introspection (tests, the core's accounting). */
 struct rs_writer_stats {
     uint64_t frames;           /* frames written */

@@ -1,0 +1,137 @@
+# TAP helpers for shell tests. Source it first thing in a .t file:
+#
+#     #!/bin/bash
+#     . "$(dirname "$0")/../lib.sh"        # (adjust the depth)
+#     plan 3
+#     ok "the CLI prints help"  "$RS_CLI" --help
+#     is "$(echo hi)" "hi" "echo works"
+#     like "$out" 'frames: [0-9]+' "info shows frames"
+#
+# Environment: RS_TOP (repo root) and RS_BUILD (build dir, absolute) are set by `make test`; when a .t
+# is run by hand they default to the repo containing this file and $RS_TOP/build.
+# Provided: RS_CLI, RS_LIB, T (a fresh temporary directory removed at exit), plan, ok, nok, is, isnt,
+# like, unlike, skip, skip_all, diag, bail, done_testing, need_cmd, run_timeout.
+
+set -u
+RS_TOP=${RS_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+RS_BUILD=${RS_BUILD:-$RS_TOP/build}
+RS_CLI=$RS_BUILD/railscope
+RS_LIB=$RS_BUILD/librailscope.so
+export RS_TOP RS_BUILD
+
+_tap_n=0
+_tap_fail=0
+_tap_planned=
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/rs-test.XXXXXX")
+_tap_cleanup() {
+    local rc=$?
+    if [ -z "${RS_KEEP:-}" ]; then rm -rf "$T"; else echo "# kept $T" >&2; fi
+    if [ -z "$_tap_planned" ]; then echo "1..$_tap_n"; fi
+    [ "$_tap_fail" -gt 0 ] && exit 1
+    exit $rc
+}
+trap _tap_cleanup EXIT
+
+# plan N: the number of tests this file runs.
+plan() { _tap_planned=$1; echo "1..$1"; }
+# done_testing: print the plan at the end instead (when the count depends on the machine).
+done_testing() { :; }
+
+_tap_result() { # status desc
+    _tap_n=$((_tap_n + 1))
+    if [ "$1" -eq 0 ]; then
+        echo "ok $_tap_n - $2"
+    else
+        echo "not ok $_tap_n - $2"
+        _tap_fail=$((_tap_fail + 1))
+    fi
+}
+
+# ok DESC CMD [ARGS...]: passes when CMD exits 0 (its output goes to stderr as diagnostics on failure).
+ok() {
+    local desc=$1 out rc
+    shift
+    out=$("$@" 2>&1)
+    rc=$?
+    _tap_result $rc "$desc"
+    [ $rc -ne 0 ] && printf '%s\n' "$out" | head -20 | sed 's/^/#   /' >&2
+    return $rc
+}
+# nok DESC CMD [ARGS...]: passes when CMD exits non-zero.
+nok() {
+    local desc=$1 rc
+    shift
+    "$@" >/dev/null 2>&1
+    rc=$?
+    [ $rc -ne 0 ]
+    _tap_result $? "$desc"
+}
+# is GOT EXPECTED DESC
+is() {
+    [ "$1" = "$2" ]
+    local rc=$?
+    _tap_result $rc "$3"
+    [ $rc -ne 0 ] && { printf '#   got:      %s\n#   expected: %s\n' "$(printf '%s' "$1" | head -c 2000)" "$2" >&2; }
+    return $rc
+}
+isnt() {
+    [ "$1" != "$2" ]
+    local rc=$?
+    _tap_result $rc "$3"
+    [ $rc -ne 0 ] && printf '#   got %s, expected anything else\n' "$1" >&2
+    return $rc
+}
+# like GOT REGEX DESC (extended regex, grep -E, any line)
+like() {
+    printf '%s\n' "$1" | grep -Eq -- "$2"
+    local rc=$?
+    _tap_result $rc "$3"
+    [ $rc -ne 0 ] && printf '#   %s\n#   does not match /%s/\n' "$(printf '%s' "$1" | head -c 2000)" "$2" >&2
+    return $rc
+}
+unlike() {
+    ! printf '%s\n' "$1" | grep -Eq -- "$2"
+    local rc=$?
+    _tap_result $rc "$3"
+    [ $rc -ne 0 ] && printf '#   %s\n#   matches /%s/\n' "$(printf '%s' "$1" | head -c 2000)" "$2" >&2
+    return $rc
+}
+# skip REASON [COUNT]: count tests as skipped.
+skip() {
+    local i
+    for ((i = 0; i < ${2:-1}; i++)); do
+        _tap_n=$((_tap_n + 1))
+        echo "ok $_tap_n # skip $1"
+    done
+}
+# skip_all REASON: the whole file cannot run here.
+skip_all() {
+    echo "1..0 # SKIP $1"
+    _tap_planned=0
+    exit 0
+}
+diag() { printf '# %s\n' "$*" >&2; }
+bail() {
+    echo "Bail out! $*"
+    exit 255
+}
+# need_cmd CMD...: skip_all unless every command exists.
+need_cmd() {
+    local c
+    for c in "$@"; do command -v "$c" >/dev/null 2>&1 || skip_all "$c not installed"; done
+}
+# need_build FILE...: skip_all unless the build produced these (paths relative to RS_BUILD or absolute).
+need_build() {
+    local f
+    for f in "$@"; do
+        case $f in /*) ;; *) f=$RS_BUILD/$f ;; esac
+        [ -e "$f" ] || skip_all "$f not built (run make)"
+    done
+}
+# run_timeout SECS CMD...: timeout that also kills the process group's stragglers.
+run_timeout() {
+    local s=$1
+    shift
+    timeout -k 2 "$s" "$@"
+}

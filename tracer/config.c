@@ -1,0 +1,126 @@
+/* Configuration from the environment (documented in docs/recording.md). Every variable has a default;
+ * a value we cannot parse is reported once and replaced by the default, never fatal. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core_int.h"
+
+struct rs_config rs_cfg;
+
+#define RS_DEFAULT_OUT "railscope-out"
+#define RS_DEFAULT_FLUSH_MS 500
+#define RS_DEFAULT_BUFFER_KB 2048
+#define RS_DEFAULT_ZSTD_LEVEL 1
+
+static long parse_long(const char *name, const char *v, long lo, long hi, long def)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (errno || end == v || *end || x < lo || x > hi) {
+        rs_warn("%s='%s' is not a number in %ld..%ld; using %ld", name, v, lo, hi, def);
+        return def;
+    }
+    return x;
+}
+
+static unsigned family_bit(const char *name, size_t n)
+{
+    for (int f = 0; f < RS_FAM_COUNT; f++)
+        if (strlen(rs_family_names[f]) == n && !strncmp(rs_family_names[f], name, n)) return 1u << f;
+    return 0;
+}
+
+/* "all", "verbs,cuda", "all,-nvml", "-nvml" (= all but nvml). core is always on. */
+static unsigned parse_events(const char *v)
+{
+    const unsigned all = (1u << RS_FAM_COUNT) - 1;
+    unsigned mask = 0;
+    int first = 1;
+    for (const char *p = v; *p;) {
+        while (*p == ',' || *p == ' ') p++;
+        if (!*p) break;
+        const char *e = p;
+        while (*e && *e != ',' && *e != ' ') e++;
+        int neg = *p == '-';
+        const char *name = p + neg;
+        size_t n = (size_t)(e - name);
+        if (first && neg) mask = all;
+        first = 0;
+        unsigned bit = (n == 3 && !strncmp(name, "all", 3)) ? all : family_bit(name, n);
+        if (!bit) {
+            char families[128] = "";
+            for (int f = 0; f < RS_FAM_COUNT; f++) {
+                strncat(families, rs_family_names[f], sizeof families - strlen(families) - 2);
+                strncat(families, f + 1 < RS_FAM_COUNT ? "," : "", sizeof families - strlen(families) - 1);
+            }
+            rs_warn("RAILSCOPE_EVENTS: unknown family '%.*s' ignored (known: all,%s; '-name' removes one)", (int)n,
+                    name, families);
+        } else if (neg) {
+            mask &= ~bit;
+        } else {
+            mask |= bit;
+        }
+        p = e;
+    }
+    if (first) mask = all;   /* empty string = default */
+    return mask | (1u << RS_FAM_core);
+}
+
+int rs_config_load(void)
+{
+    const char *v;
+    memset(&rs_cfg, 0, sizeof rs_cfg);
+    rs_cfg.log_level = RS_LOG_WARN;
+    if ((v = getenv("RAILSCOPE_LOG")) && *v) {
+        if (!strcmp(v, "quiet")) rs_cfg.log_level = RS_LOG_QUIET;
+        else if (!strcmp(v, "warn")) rs_cfg.log_level = RS_LOG_WARN;
+        else if (!strcmp(v, "info")) rs_cfg.log_level = RS_LOG_INFO;
+        else if (!strcmp(v, "debug")) rs_cfg.log_level = RS_LOG_DEBUG;
+        else rs_warn("RAILSCOPE_LOG='%s' unknown (quiet|warn|info|debug); using warn", v);
+    }
+    if ((v = getenv("RAILSCOPE_DISABLE")) && *v && strcmp(v, "0")) return -1;
+
+    const char *out = getenv("RAILSCOPE_OUT");
+    if (!out || !*out) out = RS_DEFAULT_OUT;
+    if (out[0] == '/') {
+        snprintf(rs_cfg.outdir, sizeof rs_cfg.outdir, "%s", out);
+    } else {
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof cwd)) snprintf(cwd, sizeof cwd, ".");
+        size_t n = strlen(cwd);
+        if (n + 1 + strlen(out) + 1 > sizeof rs_cfg.outdir) n = 1, cwd[0] = '.';
+        memcpy(rs_cfg.outdir, cwd, n);
+        rs_cfg.outdir[n] = '/';
+        memcpy(rs_cfg.outdir + n + 1, out, strlen(out) + 1);
+    }
+
+    v = getenv("RAILSCOPE_EVENTS");
+    rs_cfg.mask = parse_events(v ? v : "all");
+    snprintf(rs_cfg.events, sizeof rs_cfg.events, "%s", v && *v ? v : "all");
+
+    rs_cfg.flush_ms = RS_DEFAULT_FLUSH_MS;
+    if ((v = getenv("RAILSCOPE_FLUSH_MS")) && *v)
+        rs_cfg.flush_ms = (unsigned)parse_long("RAILSCOPE_FLUSH_MS", v, 10, 60000, RS_DEFAULT_FLUSH_MS);
+
+    long kb = RS_DEFAULT_BUFFER_KB;
+    if ((v = getenv("RAILSCOPE_BUFFER_KB")) && *v)
+        kb = parse_long("RAILSCOPE_BUFFER_KB", v, 64, 1024 * 1024, RS_DEFAULT_BUFFER_KB);
+    size_t bytes = 64 * 1024;
+    while (bytes < (size_t)kb * 1024) bytes *= 2;   /* rounded up to a power of two */
+    rs_cfg.buffer_bytes = bytes;
+
+    if ((v = getenv("RAILSCOPE_POLICY")) && *v) {
+        if (!strcmp(v, "block")) rs_cfg.policy_block = 1;
+        else if (strcmp(v, "drop")) rs_warn("RAILSCOPE_POLICY='%s' unknown (drop|block); using drop", v);
+    }
+
+    rs_cfg.zstd_level = RS_DEFAULT_ZSTD_LEVEL;
+    if ((v = getenv("RAILSCOPE_ZSTD_LEVEL")) && *v)
+        rs_cfg.zstd_level = (int)parse_long("RAILSCOPE_ZSTD_LEVEL", v, -50, 19, RS_DEFAULT_ZSTD_LEVEL);
+    return 0;
+}

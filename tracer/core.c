@@ -1,0 +1,256 @@
+/* The hot path and the core's start: per-thread rings, rs_emit, the reentrancy guard, rs_core_start.
+ * rs_emit is the one function every traced call goes through: no lock, no allocation, no system call,
+ * only a bounds check and a copy into this thread's ring (see core_int.h for the data path). */
+#include <errno.h>
+#include <linux/futex.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core_int.h"
+
+unsigned rs_enabled_mask;
+_Atomic int rs_state;
+pid_t rs_pid;
+_Atomic uint64_t rs_orphan_drops;
+_Atomic(struct rs_ring *) rs_rings;
+__thread struct rs_tls rs_tls __attribute__((tls_model("initial-exec")));
+
+static pthread_key_t ring_key;
+static int ring_key_ok;
+
+#define RS_EV_AS_MARKER 0xffffu   /* internal, never written: "next event belongs to tid aux" */
+
+uint32_t rs_gettid(void) { return (uint32_t)syscall(SYS_gettid); }
+
+void rs_futex_wake(_Atomic uint32_t *addr)
+{
+    syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+int rs_futex_wait(_Atomic uint32_t *addr, uint32_t val, unsigned timeout_ms)
+{
+    struct timespec ts = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L};
+    return (int)syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
+}
+
+/* ---- rings ---- */
+
+static void ring_reset(struct rs_ring *r)
+{
+    atomic_store_explicit(&r->head, 0, memory_order_relaxed);
+    atomic_store_explicit(&r->tail, 0, memory_order_relaxed);
+    r->cached_tail = 0;
+    atomic_store_explicit(&r->drop_events, 0, memory_order_relaxed);
+    atomic_store_explicit(&r->drop_bytes, 0, memory_order_relaxed);
+    atomic_store_explicit(&r->emitted, 0, memory_order_relaxed);
+    r->seen_drop_events = r->seen_drop_bytes = 0;
+    r->started = 0;
+    r->end_ts = 0;
+}
+
+static void thread_gone(void *p)
+{
+    struct rs_ring *r = p;
+    if (!r) return;
+    r->end_ts = rs_now();
+    atomic_store_explicit(&r->state, RS_RING_EXITED, memory_order_release);
+    if (rs_tls.ring == r) rs_tls.ring = NULL;
+}
+
+struct rs_ring *rs_ring_attach(void)
+{
+    int st = atomic_load_explicit(&rs_state, memory_order_acquire);
+    if (rs_tls.no_ring || (st != RS_ST_RUNNING && st != RS_ST_STARTING)) return NULL;
+    int g = rs_tls.guard;
+    rs_tls.guard = 1;
+    struct rs_ring *r;
+    /* Reuse the ring of a thread that has exited and been drained. */
+    for (r = atomic_load_explicit(&rs_rings, memory_order_acquire); r; r = r->next) {
+        int exp = RS_RING_FREE;
+        if (atomic_compare_exchange_strong(&r->state, &exp, RS_RING_CLAIMED)) break;
+    }
+    if (!r) {
+        size_t hdr = (sizeof(struct rs_ring) + 4095) & ~(size_t)4095;
+        void *m = mmap(NULL, hdr + rs_cfg.buffer_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED) {
+            rs_tls.no_ring = 1;
+            rs_tls.guard = g;
+            return NULL;
+        }
+        r = m;
+        r->size = rs_cfg.buffer_bytes;
+        r->data = (unsigned char *)m + hdr;
+        atomic_store_explicit(&r->state, RS_RING_CLAIMED, memory_order_relaxed);
+        struct rs_ring *head = atomic_load_explicit(&rs_rings, memory_order_relaxed);
+        do r->next = head;
+        while (!atomic_compare_exchange_weak_explicit(&rs_rings, &head, r, memory_order_release, memory_order_relaxed));
+    }
+    ring_reset(r);
+    r->tid = rs_gettid();
+    r->start_ts = rs_now();
+    atomic_store_explicit(&r->state, RS_RING_ALIVE, memory_order_release);
+    rs_tls.ring = r;
+    if (ring_key_ok) pthread_setspecific(ring_key, r);
+    rs_tls.guard = g;
+    return r;
+}
+
+/* fork child: only the forking thread exists. Its ring's contents belong to the parent's file (the parent
+ * writes them); every other ring's thread is gone. */
+void rs_rings_after_fork_child(void)
+{
+    for (struct rs_ring *r = atomic_load(&rs_rings); r; r = r->next) {
+        if (r == rs_tls.ring) {
+            ring_reset(r);
+            r->tid = rs_gettid();
+            r->start_ts = rs_now();
+        } else {
+            ring_reset(r);
+            atomic_store(&r->state, RS_RING_FREE);
+        }
+    }
+}
+
+static bool ring_full(struct rs_ring *r, uint64_t head, uint32_t n)
+{
+    if (rs_cfg.policy_block && !rs_tls.is_writer) {
+        /* Block policy: wait for the writer (bounded, so a dead writer cannot hang the application). */
+        for (int i = 0; i < 100000 && atomic_load(&rs_state) == RS_ST_RUNNING; i++) {
+            extern _Atomic uint32_t rs_writer_wake;
+            atomic_fetch_add(&rs_writer_wake, 1);
+            rs_futex_wake(&rs_writer_wake);
+            struct timespec ts = {0, 20000};
+            nanosleep(&ts, NULL);
+            r->cached_tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+            if (head + n - r->cached_tail <= r->size) return true;
+        }
+    }
+    atomic_store_explicit(&r->drop_events, atomic_load_explicit(&r->drop_events, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    atomic_store_explicit(&r->drop_bytes, atomic_load_explicit(&r->drop_bytes, memory_order_relaxed) + n,
+                          memory_order_relaxed);
+    return false;
+}
+
+static inline void ring_copy(struct rs_ring *r, uint64_t pos, const void *src, size_t n)
+{
+    size_t off = (size_t)pos & (r->size - 1), first = r->size - off;
+    if (RS_LIKELY(n <= first)) {
+        memcpy(r->data + off, src, n);
+    } else {
+        memcpy(r->data + off, src, first);
+        memcpy(r->data, (const char *)src + first, n - first);
+    }
+}
+
+static inline bool emit2(const struct rs_ev_hdr *pre, const struct rs_ev_hdr *h)
+{
+    struct rs_ring *r = rs_tls.ring;
+    if (RS_UNLIKELY(!r)) {
+        r = rs_ring_attach();
+        if (!r) {
+            if (atomic_load_explicit(&rs_state, memory_order_relaxed) == RS_ST_RUNNING)
+                atomic_fetch_add_explicit(&rs_orphan_drops, 1, memory_order_relaxed);
+            return false;
+        }
+    }
+    uint32_t n = h->size, pn = pre ? (uint32_t)sizeof *pre : 0;
+    if (RS_UNLIKELY((n & 7) | (n < sizeof *h) | (n > r->size / 4))) return false;
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    if (RS_UNLIKELY(head + n + pn - r->cached_tail > r->size)) {
+        r->cached_tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+        if (head + n + pn - r->cached_tail > r->size && !ring_full(r, head, n + pn)) return false;
+    }
+    if (pre) {
+        ring_copy(r, head, pre, pn);
+        head += pn;
+    }
+    ring_copy(r, head, h, n);
+    atomic_store_explicit(&r->emitted, atomic_load_explicit(&r->emitted, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    atomic_store_explicit(&r->head, head + n, memory_order_release);
+    return true;
+}
+
+bool rs_emit(const struct rs_ev_hdr *h) { return emit2(NULL, h); }
+
+bool rs_emit_as(uint32_t tid, const struct rs_ev_hdr *h)
+{
+    struct rs_ev_hdr m = {0, RS_EV_AS_MARKER, sizeof m, tid};
+    return emit2(&m, h);
+}
+
+bool rs_guard_enter(void)
+{
+    if (rs_tls.guard) return false;
+    rs_tls.guard = 1;
+    return true;
+}
+
+void rs_guard_exit(void) { rs_tls.guard = 0; }
+
+/* ---- hooks ---- */
+
+#define RS_MAX_HOOKS 16
+static void (*shutdown_hooks[RS_MAX_HOOKS])(void);
+static _Atomic int n_shutdown;
+void (*rs_tick_hooks[RS_MAX_HOOKS])(void);
+_Atomic int rs_n_tick;
+
+void rs_at_shutdown(void (*fn)(void))
+{
+    int i = atomic_fetch_add(&n_shutdown, 1);
+    if (i < RS_MAX_HOOKS) shutdown_hooks[i] = fn;
+    else rs_warn_once("more than %d shutdown hooks; some are ignored", RS_MAX_HOOKS);
+}
+
+void rs_at_tick(void (*fn)(void))
+{
+    int i = atomic_fetch_add(&rs_n_tick, 1);
+    if (i < RS_MAX_HOOKS) rs_tick_hooks[i] = fn;
+    else rs_warn_once("more than %d tick hooks; some are ignored", RS_MAX_HOOKS);
+}
+
+void rs_run_shutdown_hooks(void)
+{
+    static _Atomic int ran;
+    if (atomic_exchange(&ran, 1)) return;
+    int n = atomic_load(&n_shutdown);
+    for (int i = 0; i < n && i < RS_MAX_HOOKS; i++)
+        if (shutdown_hooks[i]) shutdown_hooks[i]();
+}
+
+/* ---- start ---- */
+
+void rs_core_start(void)
+{
+    int exp = RS_ST_OFF;
+    if (!atomic_compare_exchange_strong(&rs_state, &exp, RS_ST_STARTING)) return;
+    int g = rs_tls.guard;
+    rs_tls.guard = 1;
+    /* setuid/setgid programs (AT_SECURE) are left alone: the loader already ignores LD_PRELOAD for them
+     * unless the library is in a trusted path, and we will not write files with their privileges. */
+    if (getauxval(AT_SECURE) || rs_config_load() != 0) {
+        atomic_store(&rs_state, RS_ST_DISABLED);
+        rs_tls.guard = g;
+        return;
+    }
+    rs_pid = getpid();
+    if (pthread_key_create(&ring_key, thread_gone) == 0) ring_key_ok = 1;
+    if (rs_writer_thread_start(1) != 0) {
+        atomic_store(&rs_state, RS_ST_DISABLED);
+        rs_tls.guard = g;
+        return;
+    }
+    rs_lifecycle_init();
+    rs_enabled_mask = rs_cfg.mask;
+    atomic_store(&rs_state, RS_ST_RUNNING);
+    rs_tls.guard = g;
+}
+
+__attribute__((constructor)) static void rs_core_ctor(void) { rs_core_start(); }

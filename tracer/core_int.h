@@ -1,0 +1,122 @@
+/* Internals of the recording core, shared by the tracer sources only (interposers use rs_tracer.h).
+ *
+ * Data path: rs_emit() copies an event into the calling thread's ring (struct rs_ring, single producer
+ * = that thread, single consumer = the writer thread). Rings live on one global singly linked list that
+ * only ever grows (lock-free push); a ring whose thread exited is drained, then marked FREE and reused by
+ * the next new thread, so the list stays as long as the peak number of live threads.
+ * The writer thread (writer_thread.c) drains rings into the file writer (writer.c) and writes a frame per
+ * flush interval. Lifecycle (lifecycle.c) asks it for flushes through rs_core_request() and waits with a
+ * timeout, so exit paths and signal handlers never do the writing themselves.
+ */
+#ifndef RAILSCOPE_CORE_INT_H
+#define RAILSCOPE_CORE_INT_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rs_tracer.h"
+#include "writer.h"
+
+#define RS_CACHELINE 64
+
+enum rs_log_level { RS_LOG_QUIET = 0, RS_LOG_WARN = 1, RS_LOG_INFO = 2, RS_LOG_DEBUG = 3 };
+
+struct rs_config {
+    char outdir[PATH_MAX];      /* absolute */
+    unsigned mask;              /* enabled families */
+    char events[256];           /* as configured, for the header */
+    unsigned flush_ms;
+    size_t buffer_bytes;        /* per-thread ring, power of two */
+    int policy_block;
+    int log_level;
+    int zstd_level;
+};
+extern struct rs_config rs_cfg;
+/* Parse the environment into rs_cfg; returns 0, or -1 when tracing is off (RAILSCOPE_DISABLE). Unknown
+ * values warn once each and fall back to the default. */
+int rs_config_load(void);
+
+/* Ring states */
+enum { RS_RING_FREE = 0, RS_RING_CLAIMED = 1, RS_RING_ALIVE = 2, RS_RING_EXITED = 3 };
+
+struct rs_ring {
+    /* producer side */
+    _Alignas(RS_CACHELINE) _Atomic uint64_t head;   /* bytes ever written */
+    uint64_t cached_tail;
+    _Atomic uint64_t drop_events, drop_bytes;        /* written by the producer only */
+    _Atomic uint64_t emitted;                        /* events accepted */
+    /* consumer side */
+    _Alignas(RS_CACHELINE) _Atomic uint64_t tail;    /* bytes ever consumed */
+    uint64_t seen_drop_events, seen_drop_bytes;
+    int started;                                     /* THREAD_START written */
+    /* identity */
+    _Alignas(RS_CACHELINE) struct rs_ring *next;     /* list link, set before publication, never changed */
+    _Atomic int state;
+    uint32_t tid;
+    uint64_t start_ts, end_ts;
+    size_t size;                                     /* data bytes, power of two */
+    unsigned char *data;
+};
+
+extern _Atomic(struct rs_ring *) rs_rings;            /* list head */
+
+/* Per-thread state (initial-exec TLS: no __tls_get_addr on the hot path). */
+struct rs_tls {
+    struct rs_ring *ring;
+    int guard;           /* inside a wrapper or the core */
+    int no_ring;         /* ring allocation failed: drop */
+    int is_writer;
+};
+extern __thread struct rs_tls rs_tls __attribute__((tls_model("initial-exec")));
+
+/* Core state */
+enum { RS_ST_OFF = 0, RS_ST_STARTING, RS_ST_RUNNING, RS_ST_STOPPED, RS_ST_DISABLED };
+extern _Atomic int rs_state;
+extern pid_t rs_pid;                 /* process the state belongs to (fork/vfork children differ) */
+extern _Atomic uint64_t rs_orphan_drops;  /* events dropped with no ring to count them in */
+
+struct rs_ring *rs_ring_attach(void);
+void rs_rings_after_fork_child(void);
+uint32_t rs_gettid(void);
+
+/* Strings (intern.c): ids are dense from 1; the writer writes every id in (written, count]. */
+uint32_t rs_strings_count(void);
+const char *rs_string_get(uint32_t id, size_t *len);
+void rs_strings_lock(void);
+void rs_strings_unlock(void);
+void rs_strings_child_reset(void);
+
+/* Writer thread (writer_thread.c) */
+int rs_writer_thread_start(int open_now);    /* open_now=0: open the file when the first event shows */
+void rs_writer_child_reset(void);            /* atfork child: forget the parent's file and thread */
+void rs_writer_fork_prepare(void);
+void rs_writer_fork_parent(void);
+/* Ask the writer for a flush and wait up to timeout_ms for it. final: also run shutdown hooks, write
+ * PROC_END(status, reason) and close the file. Async-signal-safe (atomics and futex only). Returns 0 when
+ * done in time. */
+int rs_core_request(int final, int32_t status, uint32_t reason, unsigned timeout_ms);
+void rs_run_shutdown_hooks(void);
+
+/* Process facts for the header (procinfo.c) */
+void rs_procinfo_fill(struct rs_file_info *fi, char *host, size_t hostlen, char *cmdline, size_t cmdcap,
+                      char *exe, size_t exelen, char *boot_id, size_t bootlen);
+/* File name for this process: "<dir>/<host>-<pid>.rtrace", or with ".<n>" before .rtrace when taken
+ * (an exec'd image has the same pid as its predecessor). Returns an open fd or -errno. */
+int rs_open_trace_file(char *path, size_t pathlen);
+
+/* Log */
+void rs_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Write straight to stderr (async-signal-safe, no event). */
+void rs_log_raw(const char *msg);
+
+/* Lifecycle */
+void rs_lifecycle_init(void);
+
+/* Futex helpers */
+void rs_futex_wake(_Atomic uint32_t *addr);
+int rs_futex_wait(_Atomic uint32_t *addr, uint32_t val, unsigned timeout_ms);
+
+#endif

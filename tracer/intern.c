@@ -1,0 +1,96 @@
+/* Interned strings of the live process: one id per distinct byte string, dense from 1. Callers cache ids
+ * (rs_intern locks and may allocate). The writer thread reads entries (published with release order on
+ * `count`) without the lock: entries never move (fixed pages of pointers) and are never freed. After a
+ * fork the child keeps the table (interposers keep their cached ids) and writes it all to its new file. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core_int.h"
+
+#define PAGE_SHIFT 10
+#define PAGE_N (1u << PAGE_SHIFT)
+#define MAX_PAGES 4096            /* 4M strings */
+
+struct ent {
+    uint32_t len, hash;
+    char s[];                     /* NUL-terminated */
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ent **pages[MAX_PAGES];
+static _Atomic uint32_t count;    /* highest id handed out */
+static uint32_t *table;           /* open addressing: ids; 0 = empty */
+static uint32_t table_cap;
+
+static struct ent *get(uint32_t id) { return pages[id >> PAGE_SHIFT][id & (PAGE_N - 1)]; }
+
+uint32_t rs_strings_count(void) { return atomic_load_explicit(&count, memory_order_acquire); }
+
+const char *rs_string_get(uint32_t id, size_t *len)
+{
+    if (id == 0 || id > rs_strings_count()) return NULL;
+    struct ent *e = get(id);
+    if (len) *len = e->len;
+    return e->s;
+}
+
+void rs_strings_lock(void) { pthread_mutex_lock(&lock); }
+void rs_strings_unlock(void) { pthread_mutex_unlock(&lock); }
+void rs_strings_child_reset(void) { pthread_mutex_init(&lock, NULL); }
+
+static int grow(void)
+{
+    uint32_t cap = table_cap ? table_cap * 2 : 1024;
+    uint32_t *t = calloc(cap, sizeof *t);
+    if (!t) return -1;
+    for (uint32_t i = 0; i < table_cap; i++) {
+        uint32_t id = table[i];
+        if (!id) continue;
+        uint32_t j = get(id)->hash & (cap - 1);
+        while (t[j]) j = (j + 1) & (cap - 1);
+        t[j] = id;
+    }
+    free(table);
+    table = t;
+    table_cap = cap;
+    return 0;
+}
+
+uint32_t rs_intern_n(const char *s, size_t n)
+{
+    if (!s) return 0;
+    if (n > RS_MAX_STRING) n = RS_MAX_STRING;
+    uint32_t h = rs_fnv1a(s, n), id = 0;
+    int g = rs_tls.guard;
+    rs_tls.guard = 1;   /* malloc and friends below must not be traced */
+    pthread_mutex_lock(&lock);
+    uint32_t c = atomic_load_explicit(&count, memory_order_relaxed);
+    if ((c + 1) * 2 > table_cap && grow()) goto out;
+    uint32_t j = h & (table_cap - 1);
+    for (; table[j]; j = (j + 1) & (table_cap - 1)) {
+        struct ent *e = get(table[j]);
+        if (e->hash == h && e->len == n && !memcmp(e->s, s, n)) {
+            id = table[j];
+            goto out;
+        }
+    }
+    uint32_t nid = c + 1;
+    if ((nid >> PAGE_SHIFT) >= MAX_PAGES) goto out;
+    if (!pages[nid >> PAGE_SHIFT] && !(pages[nid >> PAGE_SHIFT] = calloc(PAGE_N, sizeof(struct ent *)))) goto out;
+    struct ent *e = malloc(sizeof *e + n + 1);
+    if (!e) goto out;
+    e->len = (uint32_t)n;
+    e->hash = h;
+    memcpy(e->s, s, n);
+    e->s[n] = 0;
+    pages[nid >> PAGE_SHIFT][nid & (PAGE_N - 1)] = e;
+    table[j] = nid;
+    atomic_store_explicit(&count, nid, memory_order_release);
+    id = nid;
+out:
+    pthread_mutex_unlock(&lock);
+    rs_tls.guard = g;
+    return id;
+}
+
+uint32_t rs_intern(const char *s) { return s ? rs_intern_n(s, strlen(s)) : 0; }

@@ -1,0 +1,250 @@
+/* Process lifecycle: exit (on_exit), _exit/_Exit, SIGTERM/SIGINT/SIGHUP, fork, exec. Every path asks the
+ * writer thread to flush (rs_core_request) and waits a bounded time; none writes from a signal handler.
+ * A vfork child shares our memory but is not our process: getpid() != rs_pid, and we stay out of it. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core_int.h"
+
+/* preload/dl.c's lookup that bypasses its own dlsym interposition; weak so the core links without it. */
+extern void *rs_dl_next(const char *name) __attribute__((weak));
+
+static void *real_sym(const char *name)
+{
+    void *p = rs_dl_next ? rs_dl_next(name) : NULL;
+    return p ? p : dlsym(RTLD_NEXT, name);
+}
+#define REAL(name) \
+    static __typeof__(name) *real_##name; \
+    if (!real_##name) real_##name = (__typeof__(name) *)real_sym(#name)
+
+static int ours(void) { return atomic_load(&rs_state) == RS_ST_RUNNING && getpid() == rs_pid; }
+
+#define RS_END_EXIT 0
+#define RS_END_SIGNAL 1
+#define RS_END_EXEC 2
+#define RS_END__EXIT 3
+
+static void final_flush(int32_t status, uint32_t reason, unsigned timeout_ms)
+{
+    if (!ours()) return;
+    int g = rs_tls.guard;
+    rs_tls.guard = 1;
+    if (reason != RS_END_SIGNAL) rs_run_shutdown_hooks();   /* not from a signal handler: hooks may lock */
+    rs_core_request(1, status, reason, timeout_ms);
+    rs_tls.guard = g;
+}
+
+/* ---- exit ---- */
+
+static void on_exit_flush(int status, void *arg)
+{
+    (void)arg;
+    final_flush(status, RS_END_EXIT, 10000);
+}
+
+__attribute__((destructor)) static void rs_core_dtor(void)
+{
+    /* Reached without exit() (e.g. return from main in a program that never called atexit handlers
+     * registered after ours): the on_exit handler normally ran already and this is a no-op. */
+    final_flush(0, RS_END_EXIT, 10000);
+}
+
+RS_EXPORT void _exit(int status)
+{
+    REAL(_exit);
+    final_flush(status, RS_END__EXIT, 5000);
+    if (real__exit) real__exit(status);
+    for (;;) syscall(SYS_exit_group, status);   /* unreachable in practice */
+}
+
+RS_EXPORT void _Exit(int status)
+{
+    REAL(_Exit);
+    final_flush(status, RS_END__EXIT, 5000);
+    if (real__Exit) real__Exit(status);
+    for (;;) syscall(SYS_exit_group, status);
+}
+
+/* ---- signals ---- */
+
+static const int term_signals[] = {SIGTERM, SIGINT, SIGHUP};
+
+/* Installed only over SIG_DFL: flush (done by the writer thread; we only ask and wait), then let the
+ * default action happen with the signal re-raised, so the exit status still says "killed by signal". */
+static void on_term_signal(int sig, siginfo_t *si, void *uc)
+{
+    (void)si;
+    (void)uc;
+    int saved = errno;
+    if (ours()) final_flush(128 + sig, RS_END_SIGNAL, 3000);
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    raise(sig);   /* blocked until we return, then the default action */
+    errno = saved;
+}
+
+static void install_signals(void)
+{
+    for (size_t i = 0; i < sizeof term_signals / sizeof term_signals[0]; i++) {
+        struct sigaction old;
+        if (sigaction(term_signals[i], NULL, &old) != 0) continue;
+        if (old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO)) continue;   /* app's own or SIG_IGN */
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_term_signal;
+        sa.sa_flags = SA_SIGINFO | SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        sigaction(term_signals[i], &sa, NULL);
+    }
+}
+
+/* ---- fork ---- */
+
+static void fork_prepare(void)
+{
+    if (atomic_load(&rs_state) == RS_ST_RUNNING) rs_writer_fork_prepare();
+}
+
+static void fork_parent(void)
+{
+    if (atomic_load(&rs_state) == RS_ST_RUNNING) rs_writer_fork_parent();
+}
+
+static void fork_child(void)
+{
+    if (atomic_load(&rs_state) != RS_ST_RUNNING) return;
+    rs_pid = getpid();
+    rs_rings_after_fork_child();
+    rs_writer_child_reset();
+    rs_writer_thread_start(0);   /* the child's file is created when it records its first event */
+}
+
+RS_EXPORT pid_t fork(void)
+{
+    REAL(fork);
+    if (!real_fork) {
+        errno = ENOSYS;
+        return -1;
+    }
+    pid_t p = real_fork();
+    if (p > 0) {
+        int saved = errno;
+        if (rs_on(RS_FAM_core) && rs_guard_enter()) {
+            struct rs_ev_FORK f;
+            RS_EV_INIT(&f, FORK, rs_now());
+            f.child_pid = (uint64_t)p;
+            rs_emit(&f.h);
+            rs_guard_exit();
+        }
+        errno = saved;
+    }
+    return p;
+}
+
+/* ---- exec: write what we have before the image is replaced (the new image traces itself) ---- */
+
+static void before_exec(void)
+{
+    if (!ours() || rs_tls.guard) return;
+    int saved = errno;
+    rs_tls.guard = 1;
+    rs_core_request(0, 0, RS_END_EXEC, 3000);
+    rs_tls.guard = 0;
+    errno = saved;
+}
+
+RS_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+    REAL(execve);
+    if (!real_execve) return errno = ENOSYS, -1;
+    before_exec();
+    return real_execve(path, argv, envp);
+}
+
+RS_EXPORT int execv(const char *path, char *const argv[])
+{
+    REAL(execv);
+    if (!real_execv) return errno = ENOSYS, -1;
+    before_exec();
+    return real_execv(path, argv);
+}
+
+RS_EXPORT int execvp(const char *file, char *const argv[])
+{
+    REAL(execvp);
+    if (!real_execvp) return errno = ENOSYS, -1;
+    before_exec();
+    return real_execvp(file, argv);
+}
+
+RS_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+    REAL(execvpe);
+    if (!real_execvpe) return errno = ENOSYS, -1;
+    before_exec();
+    return real_execvpe(file, argv, envp);
+}
+
+RS_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+    REAL(fexecve);
+    if (!real_fexecve) return errno = ENOSYS, -1;
+    before_exec();
+    return real_fexecve(fd, argv, envp);
+}
+
+/* execl*: collect the variadic arguments into an argv and go through the execv* wrappers above. */
+#define COLLECT_ARGS(arg0, ap, argv, n)                         \
+    size_t n = 1;                                               \
+    va_start(ap, arg0);                                         \
+    while (va_arg(ap, const char *)) n++;                       \
+    va_end(ap);                                                 \
+    const char *argv[n + 1];                                    \
+    argv[0] = arg0;                                             \
+    va_start(ap, arg0);                                         \
+    for (size_t i = 1; i <= n; i++) argv[i] = va_arg(ap, const char *);
+
+RS_EXPORT int execl(const char *path, const char *arg, ...)
+{
+    va_list ap;
+    COLLECT_ARGS(arg, ap, argv, n)
+    va_end(ap);
+    return execv(path, (char *const *)argv);
+}
+
+RS_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+    va_list ap;
+    COLLECT_ARGS(arg, ap, argv, n)
+    va_end(ap);
+    return execvp(file, (char *const *)argv);
+}
+
+RS_EXPORT int execle(const char *path, const char *arg, ...)
+{
+    va_list ap;
+    COLLECT_ARGS(arg, ap, argv, n)
+    char *const *envp = va_arg(ap, char *const *);
+    va_end(ap);
+    return execve(path, (char *const *)argv, envp);
+}
+
+void rs_lifecycle_init(void)
+{
+    static int done;
+    if (done) return;   /* registrations survive fork; an exec'd image starts from scratch anyway */
+    done = 1;
+    on_exit(on_exit_flush, NULL);
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+    install_signals();
+}

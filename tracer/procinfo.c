@@ -1,0 +1,144 @@
+/* Who this process is (for the file header) and where its trace file goes. Runs at start, off the hot
+ * path; reads /proc and the launcher's environment variables. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core_int.h"
+
+/* Rank variables of the launchers we know, first match wins: torchrun, Slurm, Open MPI, MPICH/PMI. */
+static int64_t env_int(const char *const *names)
+{
+    for (; *names; names++) {
+        const char *v = getenv(*names);
+        if (!v || !*v) continue;
+        char *end;
+        long long x = strtoll(v, &end, 10);
+        if (!*end && x >= 0) return x;
+    }
+    return -1;
+}
+
+static size_t read_small(const char *path, char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    size_t n = 0;
+    while (n < cap) {
+        ssize_t k = read(fd, buf + n, cap - n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) break;
+        n += (size_t)k;
+    }
+    close(fd);
+    return n;
+}
+
+void rs_procinfo_fill(struct rs_file_info *fi, char *host, size_t hostlen, char *cmdline, size_t cmdcap, char *exe,
+                      size_t exelen, char *boot_id, size_t bootlen)
+{
+    static const char *const rank[] = {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", NULL};
+    static const char *const lrank[] = {"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK",
+                                        "MPI_LOCALRANKID", NULL};
+    static const char *const wsize[] = {"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", NULL};
+    memset(fi, 0, sizeof *fi);
+    if (gethostname(host, hostlen) != 0) snprintf(host, hostlen, "unknown");
+    host[hostlen - 1] = 0;
+    fi->host = host;
+    fi->pid = (uint64_t)getpid();
+    fi->ppid = (uint64_t)getppid();
+    fi->rank = env_int(rank);
+    fi->local_rank = env_int(lrank);
+    fi->world_size = env_int(wsize);
+    size_t n = read_small("/proc/self/cmdline", cmdline, cmdcap);
+    while (n && cmdline[n - 1] == 0) n--;   /* the trailing NUL is a terminator, not an empty argument */
+    fi->cmdline = n ? cmdline : NULL;
+    fi->cmdline_len = n;
+    ssize_t k = readlink("/proc/self/exe", exe, exelen - 1);
+    exe[k > 0 ? k : 0] = 0;
+    fi->exe = k > 0 ? exe : NULL;
+    n = read_small("/proc/sys/kernel/random/boot_id", boot_id, bootlen - 1);
+    while (n && (boot_id[n - 1] == '\n' || boot_id[n - 1] == 0)) n--;
+    boot_id[n] = 0;
+    fi->boot_id = n ? boot_id : NULL;
+    struct timespec a, r, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    clock_gettime(CLOCK_REALTIME, &r);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    uint64_t ma = (uint64_t)a.tv_sec * 1000000000ull + (uint64_t)a.tv_nsec;
+    uint64_t mb = (uint64_t)b.tv_sec * 1000000000ull + (uint64_t)b.tv_nsec;
+    fi->start_mono = ma + (mb - ma) / 2;
+    fi->start_realtime = (uint64_t)r.tv_sec * 1000000000ull + (uint64_t)r.tv_nsec;
+    fi->clock = "monotonic";
+    fi->events = rs_cfg.events;
+}
+
+/* mkdir -p, tolerating a concurrent creator (every rank of a job starts at once). */
+static int mkdirs(const char *dir)
+{
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s", dir);
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/') continue;
+        *s = 0;
+        if (mkdir(p, 0755) != 0 && errno != EEXIST) return -errno;
+        *s = '/';
+    }
+    if (mkdir(p, 0755) != 0 && errno != EEXIST) return -errno;
+    struct stat sb;
+    if (stat(p, &sb) != 0) return -errno;
+    if (!S_ISDIR(sb.st_mode)) return -ENOTDIR;
+    return 0;
+}
+
+/* Host names go into file names: keep [A-Za-z0-9._-]. */
+static void sanitize(char *s)
+{
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '.' ||
+              *s == '-' || *s == '_'))
+            *s = '_';
+}
+
+int rs_open_trace_file(char *path, size_t pathlen)
+{
+    int e = mkdirs(rs_cfg.outdir);
+    if (e) {
+        snprintf(path, pathlen, "%s", rs_cfg.outdir);
+        return e;
+    }
+    char host[256];
+    if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "unknown");
+    host[sizeof host - 1] = 0;
+    char *dot = strchr(host, '.');   /* short name: file names stay readable */
+    if (dot && dot != host) *dot = 0;
+    sanitize(host);
+    int pid = getpid();
+    for (int gen = 0; gen < 1000; gen++) {
+        if (gen == 0)
+            snprintf(path, pathlen, "%s/%s-%d.rtrace", rs_cfg.outdir, host, pid);
+        else
+            snprintf(path, pathlen, "%s/%s-%d.%d.rtrace", rs_cfg.outdir, host, pid, gen);
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0) {
+            /* Keep clear of the low descriptor numbers applications like to dup2() onto. */
+            int hi = fcntl(fd, F_DUPFD_CLOEXEC, 100);
+            if (hi >= 0) {
+                close(fd);
+                fd = hi;
+            }
+            return fd;
+        }
+        if (errno != EEXIST) return -errno;
+        struct stat sb;
+        if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode))
+            rs_warn("refusing to write through the symbolic link %s", path);
+        /* An exec'd image has its predecessor's pid: take the next generation. */
+    }
+    return -EEXIST;
+}

@@ -1,0 +1,471 @@
+/* The writer thread: drains every thread's ring into the file writer, writes a frame per flush interval,
+ * records drops exactly, runs tick hooks, and serves flush requests from exit paths and signal handlers
+ * (rs_core_request: atomics + futex, so a signal handler can ask and wait without doing the work).
+ *
+ * All writer state is protected by wlock, held by whoever drains (normally this thread). Lock order:
+ * wlock, then the string table's lock. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core_int.h"
+#include "../common/hostfacts.h"
+
+/* Provided by common/hostfacts.c when linked; weak so the core links (and tests link) without it. */
+extern void rs_hostfacts_collect(const char *sysfs_root, void (*cb)(void *arg, const char *key, const char *value),
+                                 void *arg) __attribute__((weak));
+
+_Atomic uint32_t rs_writer_wake;
+static _Atomic uint32_t req_seq, done_seq;
+static _Atomic int final_req;
+static int32_t end_status;
+static uint32_t end_reason;
+static _Atomic int thread_running;
+static pthread_t writer_tid;
+
+static pthread_mutex_t wlock = PTHREAD_MUTEX_INITIALIZER;
+static struct rs_writer *W;
+static char W_path[PATH_MAX];
+static int W_failed;           /* open or write failed: discard, count */
+static int W_closed;           /* final flush done */
+static uint32_t strings_written;
+static uint64_t lost_events;   /* drained but not writable */
+static unsigned char *scratch;
+static size_t scratch_cap;
+static int host_facts_pending;
+
+extern void (*rs_tick_hooks[])(void);
+extern _Atomic int rs_n_tick;
+
+static void write_error(int err)
+{
+    if (W_failed) return;
+    W_failed = 1;
+    char why[160];
+    snprintf(why, sizeof why, "cannot write the trace file: %s", strerror(-err));
+    int r = W ? rs_writer_mark_partial(W, err, why) : -1;
+    rs_warn("cannot write %s: %s; tracing stops here, the trace is %s", W_path, strerror(-err),
+            r == 0 ? "marked partial" : "incomplete");
+}
+
+static int open_file(void)
+{
+    char host[256], cmd[8192], exe[PATH_MAX], boot[64];
+    int fd = rs_open_trace_file(W_path, sizeof W_path);
+    if (fd < 0) {
+        W_failed = 1;
+        rs_warn("cannot create a trace file in %s: %s; this process is not traced", rs_cfg.outdir, strerror(-fd));
+        return fd;
+    }
+    struct rs_file_info fi;
+    rs_procinfo_fill(&fi, host, sizeof host, cmd, sizeof cmd, exe, sizeof exe, boot, sizeof boot);
+    int err = 0;
+    W = rs_writer_fdopen(fd, &fi, &err);
+    if (!W) {
+        W_failed = 1;
+        rs_warn("cannot write %s: %s; this process is not traced", W_path, strerror(-err));
+        return err;
+    }
+    rs_writer_set_level(W, rs_cfg.zstd_level);
+    strings_written = 0;
+    rs_debug("tracing to %s", W_path);
+    return 0;
+}
+
+/* Strings are written before any event drained after they were interned (drain_all snapshots ring heads
+ * first, then writes the strings, then the events). */
+static int write_strings(void)
+{
+    uint32_t n = rs_strings_count();
+    for (; strings_written < n; strings_written++) {
+        size_t len;
+        const char *s = rs_string_get(strings_written + 1, &len);
+        int e = rs_writer_string(W, strings_written + 1, s, len);
+        if (e) return e;
+    }
+    return 0;
+}
+
+static int ensure_scratch(size_t n)
+{
+    if (n <= scratch_cap) return 0;
+    unsigned char *p = realloc(scratch, n);
+    if (!p) return -ENOMEM;
+    scratch = p;
+    scratch_cap = n;
+    return 0;
+}
+
+static void thread_name(uint32_t tid, char *buf, size_t cap)
+{
+    char p[64];
+    snprintf(p, sizeof p, "/proc/self/task/%u/comm", tid);
+    buf[0] = 0;
+    FILE *f = fopen(p, "re");
+    if (!f) return;
+    if (fgets(buf, (int)cap, f)) buf[strcspn(buf, "\n")] = 0;
+    fclose(f);
+}
+
+/* Copy [from, to) of ring r into scratch and hand it to the writer, splitting at rs_emit_as markers. */
+static int ring_to_file(struct rs_ring *r, uint64_t from, uint64_t to)
+{
+    size_t n = (size_t)(to - from), off = (size_t)from & (r->size - 1), first = r->size - off;
+    if (ensure_scratch(n)) return -ENOMEM;
+    if (n <= first) {
+        memcpy(scratch, r->data + off, n);
+    } else {
+        memcpy(scratch, r->data + off, first);
+        memcpy(scratch + first, r->data, n - first);
+    }
+    size_t run = 0, pos = 0;
+    while (pos < n) {
+        struct rs_ev_hdr h;
+        memcpy(&h, scratch + pos, sizeof h);
+        if (h.kind == 0xffff && h.size == sizeof h && pos + sizeof h < n) {
+            int e = run < pos ? rs_writer_append(W, r->tid, scratch + run, pos - run) : 0;
+            if (e) return e;
+            struct rs_ev_hdr ev;
+            memcpy(&ev, scratch + pos + sizeof h, sizeof ev);
+            if ((e = rs_writer_append(W, h.aux, scratch + pos + sizeof h, ev.size))) return e;
+            pos += sizeof h + ev.size;
+            run = pos;
+            continue;
+        }
+        pos += h.size;
+    }
+    return run < n ? rs_writer_append(W, r->tid, scratch + run, n - run) : 0;
+}
+
+struct snap {
+    struct rs_ring *r;
+    uint64_t head;
+    int exited;
+};
+static struct snap *snaps;
+static size_t snaps_cap;
+
+/* Move everything the rings hold now into the writer. Returns the largest fill fraction seen (0..1). */
+static double drain_all(void)
+{
+    size_t ns = 0;
+    double maxfill = 0;
+    for (struct rs_ring *r = atomic_load_explicit(&rs_rings, memory_order_acquire); r; r = r->next) {
+        int st = atomic_load_explicit(&r->state, memory_order_acquire);
+        if (st != RS_RING_ALIVE && st != RS_RING_EXITED) continue;
+        if (ns == snaps_cap) {
+            size_t cap = snaps_cap ? snaps_cap * 2 : 64;
+            struct snap *p = realloc(snaps, cap * sizeof *p);
+            if (!p) break;
+            snaps = p;
+            snaps_cap = cap;
+        }
+        snaps[ns++] = (struct snap){r, atomic_load_explicit(&r->head, memory_order_acquire), st == RS_RING_EXITED};
+    }
+    int have_data = 0;
+    for (size_t i = 0; i < ns && !have_data; i++)
+        have_data = snaps[i].head != atomic_load_explicit(&snaps[i].r->tail, memory_order_relaxed);
+    if (!W && !W_failed && !W_closed && have_data) open_file();
+
+    int e = 0;
+    if (W && !W_failed) e = write_strings();
+    if (e) write_error(e);
+    for (size_t i = 0; i < ns; i++) {
+        struct rs_ring *r = snaps[i].r;
+        uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed), head = snaps[i].head;
+        double fill = (double)(head - tail) / (double)r->size;
+        if (fill > maxfill) maxfill = fill;
+        int writable = W && !W_failed;
+        if (writable && !r->started && (head != tail || snaps[i].exited)) {
+            char name[64];
+            thread_name(r->tid, name, sizeof name);
+            struct rs_ev_THREAD_START t;
+            RS_EV_INIT(&t, THREAD_START, r->start_ts);
+            t.name = name[0] ? rs_intern(name) : 0;
+            t.pad = 0;
+            if (!(e = write_strings())) e = rs_writer_append(W, r->tid, &t, sizeof t);
+            if (e) write_error(e);
+            r->started = 1;
+        }
+        if (head != tail) {
+            if (writable && (e = ring_to_file(r, tail, head))) write_error(e);
+            if (!writable || e) {
+                /* counted as lost: events of kind AS markers are few; count bytes/16 as an upper bound? No:
+                 * walk the events so the count is exact. */
+                for (uint64_t p = tail; p < head;) {
+                    struct rs_ev_hdr h;
+                    size_t off = (size_t)p & (r->size - 1), first = r->size - off;
+                    if (first >= sizeof h) memcpy(&h, r->data + off, sizeof h);
+                    else {
+                        memcpy(&h, r->data + off, first);
+                        memcpy((char *)&h + first, r->data, sizeof h - first);
+                    }
+                    if (h.size < sizeof h) break;
+                    if (h.kind != 0xffff) lost_events++;
+                    p += h.size;
+                }
+            }
+            atomic_store_explicit(&r->tail, head, memory_order_release);
+        }
+        uint64_t de = atomic_load_explicit(&r->drop_events, memory_order_relaxed);
+        uint64_t db = atomic_load_explicit(&r->drop_bytes, memory_order_relaxed);
+        if (de != r->seen_drop_events) {
+            if (W && !W_failed && (e = rs_writer_drops(W, r->tid, de - r->seen_drop_events, db - r->seen_drop_bytes,
+                                                      RS_DROP_BUFFER_FULL)))
+                write_error(e);
+            r->seen_drop_events = de;
+            r->seen_drop_bytes = db;
+        }
+        if (snaps[i].exited) {
+            if (W && !W_failed && r->started) {
+                struct rs_ev_THREAD_END t;
+                RS_EV_INIT(&t, THREAD_END, r->end_ts);
+                t.events = atomic_load_explicit(&r->emitted, memory_order_relaxed);
+                if ((e = rs_writer_append(W, r->tid, &t, sizeof t))) write_error(e);
+            }
+            atomic_store_explicit(&r->state, RS_RING_FREE, memory_order_release);
+        }
+    }
+    return maxfill;
+}
+
+static void flush_frame(void)
+{
+    if (!W || W_failed) return;
+    uint64_t orphans = atomic_exchange(&rs_orphan_drops, 0);
+    int e = orphans ? rs_writer_drops(W, 0, orphans, 0, RS_DROP_BUFFER_FULL) : 0;
+    if (!e) e = rs_writer_flush(W);
+    if (e) write_error(e);
+}
+
+static void host_fact(void *arg, const char *key, const char *value)
+{
+    (void)arg;
+    if (!W || W_failed) return;
+    struct rs_ev_HOST_FACT h;
+    RS_EV_INIT(&h, HOST_FACT, rs_now());
+    h.key = rs_intern(key);
+    h.value = rs_intern(value);
+    int e = write_strings();
+    if (!e) e = rs_writer_append(W, 0, &h, sizeof h);
+    if (e) write_error(e);
+}
+
+static void final_locked(void)
+{
+    drain_all();
+    if (W && !W_failed) {
+        struct rs_ev_PROC_END p;
+        RS_EV_INIT(&p, PROC_END, rs_now());
+        p.status = end_status;
+        p.reason = end_reason;
+        int e = rs_writer_append(W, 0, &p, sizeof p);
+        if (e) write_error(e);
+    }
+    flush_frame();
+    if (lost_events) rs_log(RS_LOG_INFO, "%llu events could not be written", (unsigned long long)lost_events);
+    if (W) {
+        int e = rs_writer_close(W);
+        if (e && !W_failed) rs_warn("closing %s: %s", W_path, strerror(-e));
+        W = NULL;
+    }
+    W_closed = 1;
+    rs_enabled_mask = 0;
+    atomic_store(&rs_state, RS_ST_STOPPED);
+}
+
+/* The final sequence: everything recorded so far goes to disk first (so a hook that hangs cannot cost
+ * recorded events), then the shutdown hooks run, then their events and PROC_END, then close. */
+static void do_final(int in_writer)
+{
+    pthread_mutex_lock(&wlock);
+    if (W_closed) {
+        pthread_mutex_unlock(&wlock);
+        return;
+    }
+    drain_all();
+    flush_frame();
+    pthread_mutex_unlock(&wlock);
+    if (in_writer) rs_run_shutdown_hooks();
+    pthread_mutex_lock(&wlock);
+    if (!W_closed) final_locked();
+    pthread_mutex_unlock(&wlock);
+}
+
+static void run_tick_hooks(void)
+{
+    int n = atomic_load(&rs_n_tick);
+    for (int i = 0; i < n && i < 16; i++)
+        if (rs_tick_hooks[i]) rs_tick_hooks[i]();
+}
+
+static void *writer_main(void *arg)
+{
+    (void)arg;
+    rs_tls.is_writer = 1;
+    rs_tls.guard = 1;
+    pthread_setname_np(pthread_self(), "railscope-wr");
+    if (host_facts_pending) {
+        host_facts_pending = 0;
+        pthread_mutex_lock(&wlock);
+        if (rs_hostfacts_collect && (rs_cfg.mask & (1u << RS_FAM_host)) && W && !W_failed)
+            rs_hostfacts_collect(NULL, host_fact, NULL);
+        pthread_mutex_unlock(&wlock);
+    }
+    uint64_t period = (uint64_t)rs_cfg.flush_ms * 1000000ull;
+    uint64_t last_frame = rs_now(), last_tick = last_frame;
+    uint32_t handled = atomic_load(&req_seq);
+    unsigned sleep_ms = 1, max_sleep = rs_cfg.flush_ms < 20 ? rs_cfg.flush_ms : 20;
+    for (;;) {
+        uint32_t w0 = atomic_load(&rs_writer_wake);
+        if (atomic_load(&req_seq) == handled) rs_futex_wait(&rs_writer_wake, w0, sleep_ms);
+        uint32_t req = atomic_load(&req_seq);
+        uint64_t now = rs_now();
+        if (now - last_tick >= period) {
+            last_tick = now;
+            run_tick_hooks();
+        }
+        if (req != handled && atomic_load(&final_req)) {
+            do_final(1);
+            atomic_store(&done_seq, req);
+            rs_futex_wake(&done_seq);
+            break;
+        }
+        pthread_mutex_lock(&wlock);
+        double fill = drain_all();
+        if (req != handled || now - last_frame >= period) {
+            flush_frame();
+            last_frame = now;
+        }
+        int closed = W_closed;
+        pthread_mutex_unlock(&wlock);
+        if (req != handled) {
+            handled = req;
+            atomic_store(&done_seq, req);
+            rs_futex_wake(&done_seq);
+        }
+        if (closed) break;
+        if (fill > 0.25) sleep_ms = 1;
+        else if (fill > 0.06) sleep_ms = sleep_ms > 2 ? sleep_ms / 2 : 1;
+        else if (sleep_ms < max_sleep) sleep_ms = sleep_ms * 2 > max_sleep ? max_sleep : sleep_ms * 2;
+    }
+    atomic_store(&thread_running, 0);
+    return NULL;
+}
+
+int rs_writer_thread_start(int open_now)
+{
+    if (open_now) {
+        if (open_file() != 0) return -1;
+        host_facts_pending = 1;
+    }
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);   /* the writer never takes the application's signals */
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    atomic_store(&thread_running, 1);
+    int e = pthread_create(&writer_tid, &a, writer_main, NULL);
+    pthread_attr_destroy(&a);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (e) {
+        atomic_store(&thread_running, 0);
+        rs_warn("cannot start the writer thread: %s; events are written at exit only", strerror(e));
+    }
+    return 0;
+}
+
+static uint64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+int rs_core_request(int final, int32_t status, uint32_t reason, unsigned timeout_ms)
+{
+    int st = atomic_load(&rs_state);
+    if (st != RS_ST_RUNNING) return st == RS_ST_STOPPED ? 0 : -1;
+    if (final && !atomic_load(&final_req)) {
+        end_status = status;
+        end_reason = reason;
+        atomic_store(&final_req, 1);
+    }
+    if (rs_tls.is_writer || !atomic_load(&thread_running)) {
+        /* No writer thread to ask (or we are it): do the work here, if the lock can be had in time. */
+        uint64_t deadline = mono_ms() + timeout_ms;
+        while (pthread_mutex_trylock(&wlock) != 0) {
+            if (mono_ms() >= deadline) return -1;
+            struct timespec ts = {0, 1000000};
+            nanosleep(&ts, NULL);
+        }
+        int g = rs_tls.guard;
+        rs_tls.guard = 1;
+        if (atomic_load(&final_req)) {
+            pthread_mutex_unlock(&wlock);
+            do_final(!rs_tls.is_writer);
+        } else {
+            drain_all();
+            flush_frame();
+            pthread_mutex_unlock(&wlock);
+        }
+        rs_tls.guard = g;
+        return 0;
+    }
+    uint32_t my = atomic_fetch_add(&req_seq, 1) + 1;
+    atomic_fetch_add(&rs_writer_wake, 1);
+    rs_futex_wake(&rs_writer_wake);
+    uint64_t deadline = mono_ms() + timeout_ms;
+    for (;;) {
+        uint32_t d = atomic_load(&done_seq);
+        if ((int32_t)(d - my) >= 0) return 0;
+        uint64_t now = mono_ms();
+        if (now >= deadline || !atomic_load(&thread_running)) return -1;
+        rs_futex_wait(&done_seq, d, (unsigned)(deadline - now));
+    }
+}
+
+void rs_core_flush(void)
+{
+    int g = rs_tls.guard;
+    rs_tls.guard = 1;
+    rs_core_request(0, 0, 0, 5000);
+    rs_tls.guard = g;
+}
+
+/* ---- fork ---- */
+
+void rs_writer_fork_prepare(void)
+{
+    pthread_mutex_lock(&wlock);
+    rs_strings_lock();
+}
+
+void rs_writer_fork_parent(void)
+{
+    rs_strings_unlock();
+    pthread_mutex_unlock(&wlock);
+}
+
+void rs_writer_child_reset(void)
+{
+    pthread_mutex_init(&wlock, NULL);
+    rs_strings_child_reset();
+    if (W) rs_writer_abandon(W);   /* the parent's file: its pending bytes are the parent's to write */
+    W = NULL;
+    W_failed = 0;
+    W_path[0] = 0;
+    strings_written = 0;
+    lost_events = 0;
+    atomic_store(&req_seq, 0);
+    atomic_store(&done_seq, 0);
+    atomic_store(&final_req, 0);
+    atomic_store(&rs_orphan_drops, 0);
+    atomic_store(&thread_running, 0);
+    host_facts_pending = 0;
+}
