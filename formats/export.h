@@ -1,0 +1,73 @@
+/* Exporters: railscope traces -> Perfetto protobuf, Chrome trace JSON, Kineto-flavoured JSON (for HTA).
+ *
+ * Two layers. The translator (export_xlate.c) reads events of one process at a time and turns them into a
+ * small vocabulary of viewer items — tracks, slices, instants, counters and flows — keeping only bounded
+ * per-track/per-QP state, so memory does not grow with the trace. A backend (export_pb.c, export_json.c)
+ * encodes those items. Every format therefore shows the same tracks, names and flows.
+ *
+ *     struct rs_exp *x = rs_exp_open(&opts, err, sizeof err);
+ *     for each file: rs_exp_begin_process(x, &proc); for each event: rs_exp_event(x, tid, ev);
+ *                    rs_exp_end_process(x);
+ *     rs_exp_close(x, &stats);
+ *
+ * Time: events carry the tracer clock; the translator maps it to realtime with the file's CLOCK anchors
+ * (the header's pair, then every CLOCK event) and subtracts opts.base_realtime_ns (the earliest start over
+ * all inputs) so that ranks line up and JSON microseconds keep their precision.
+ */
+#ifndef RAILSCOPE_EXPORT_H
+#define RAILSCOPE_EXPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rtrace.h"
+
+enum rs_exp_format { RS_EXP_PERFETTO = 0, RS_EXP_CHROME = 1, RS_EXP_KINETO = 2 };
+
+struct rs_exp_opts {
+    enum rs_exp_format format;
+    const char *out;              /* file (perfetto, chrome) or directory (kineto: one file per rank) */
+    int split;                    /* chrome: start OUT.1.json, OUT.2.json ... past split_bytes */
+    uint64_t split_bytes;         /* 0 = 500 MB: the size past which viewers fail (reference F2) */
+    uint64_t bw_bin_ns;           /* bandwidth counter bin; 0 = 1 ms */
+    uint64_t base_realtime_ns;    /* subtracted from every aligned timestamp */
+    int no_flows;                 /* leave flow arrows out */
+    int quiet;                    /* no warnings on stderr */
+};
+
+/* One input process (one trace file). */
+struct rs_exp_proc {
+    const char *host;
+    uint64_t pid;
+    int64_t rank;                 /* -1 unknown */
+    int64_t world_size;
+    uint64_t start_realtime, start_mono;   /* the header's clock anchor */
+    const char *label;            /* optional extra text for the process name (e.g. file name) */
+};
+
+struct rs_exp_stats {
+    uint64_t events_in;           /* events handed to rs_exp_event */
+    uint64_t items_out;           /* slices + instants + counters written */
+    uint64_t bytes_out;           /* bytes written over all output files */
+    uint64_t files_out;
+    uint64_t wr_matched, wr_unmatched_wc, wr_no_completion;
+    uint64_t lane_overflow;       /* slices put on an overflow lane (may overlap there) */
+};
+
+struct rs_exp;
+
+struct rs_exp *rs_exp_open(const struct rs_exp_opts *o, char *err, size_t errlen);
+int rs_exp_begin_process(struct rs_exp *x, const struct rs_exp_proc *p);
+/* One event of the current process; ev->ts absolute tracer clock. tid = the chunk's thread. Unknown kinds
+ * and events shorter than their kind's size are skipped. */
+void rs_exp_event(struct rs_exp *x, uint32_t tid, const struct rs_ev_hdr *ev);
+/* An interned string of the current process (the reader resolves STRING records, but a caller that feeds
+ * raw STRING events through rs_exp_event gets the same effect). */
+void rs_exp_string(struct rs_exp *x, uint32_t id, const char *s, size_t len);
+int rs_exp_end_process(struct rs_exp *x);
+/* An instant on the run's global "findings" track (analyzer results), ts in aligned ns (as emitted). */
+void rs_exp_annotation(struct rs_exp *x, uint64_t ts_ns, const char *title, const char *text);
+/* Finish every file. Returns 0, or -1 with a reason in err (write error). Frees x. */
+int rs_exp_close(struct rs_exp *x, struct rs_exp_stats *st, char *err, size_t errlen);
+
+#endif

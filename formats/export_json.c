@@ -1,0 +1,457 @@
+/* JSON backends: Chrome trace-event JSON (one file, optionally split) and Kineto-flavoured JSON (one file
+ * per rank, so Holistic Trace Analysis can load a railscope run). Rules followed (reference F1, F4, F5):
+ * ts/dur in microseconds with 3 decimals relative to the run's start; complete events "X" (zero-length
+ * ones for instants, so flows bind to them); "B"/"E" for NVTX push/pop; flows v1 "s"/"t"/"f" ("bp":"e"),
+ * CUDA ones named "ac2g" with the correlation id as Kineto does; "C" counters; "M" names and sort order.
+ * Events are formatted by hand into the output buffer: no printf per event.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "export_int.h"
+
+struct jtrack {                /* declared tracks, re-announced at the top of each split file */
+    int64_t jpid, jtid;
+    uint32_t name, kind;
+    int32_t sort;
+};
+
+struct jw {
+    struct rs_exp *x;
+    int kineto;
+    struct rs_xout out;
+    int first;                 /* no comma before the next event */
+    int file_open;
+    const struct rs_exp_opts *o;
+    char base[4096];           /* chrome: OUT without ".json"; kineto: the directory */
+    int part;                  /* chrome split: file number */
+    int warned;
+    uint64_t bytes_done;       /* bytes of closed files */
+    uint64_t files;
+    struct jtrack *tr;
+    size_t ntr, captr;
+    int64_t rank, world;       /* kineto: current file's rank */
+    uint64_t pid;
+    char host[128];
+    int64_t *ranks_used;
+    size_t nranks_used;
+    uint64_t gpu_named;        /* kineto: device pids given a process_name in this file */
+    int err;
+    char errmsg[4400];
+};
+
+#define RES (RS_XOUT_MAX_ITEM)
+
+static inline size_t cpy(char *d, const char *s, size_t n)
+{
+    memcpy(d, s, n);
+    return n;
+}
+#define LIT(d, s) cpy((d), (s), sizeof(s) - 1)
+
+static void file_header(struct jw *w)
+{
+    char b[1024];
+    int n;
+    if (w->kineto)
+        n = snprintf(b, sizeof b,
+                     "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [],\n"
+                     "  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %lld, \"world_size\": %lld},\n"
+                     "  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": %llu,\n"
+                     "  \"railscope\": {\"host\": \"%s\", \"pid\": %llu},\n  \"traceEvents\": [\n",
+                     (long long)(w->rank >= 0 ? w->rank : 0), (long long)(w->world > 0 ? w->world : 1),
+                     (unsigned long long)w->o->base_realtime_ns, w->host, (unsigned long long)w->pid);
+    else
+        n = snprintf(b, sizeof b, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"railscope\","
+                                  "\"baseTimeNanoseconds\":%llu},\"traceEvents\":[\n",
+                     (unsigned long long)w->o->base_realtime_ns);
+    rs_xout_write(&w->out, b, (size_t)n);
+    w->first = 1;
+}
+
+static void file_footer(struct jw *w)
+{
+    static const char end[] = "\n]}\n";
+    rs_xout_write(&w->out, end, sizeof end - 1);
+}
+
+static int file_open(struct jw *w, const char *path)
+{
+    if (rs_xout_open(&w->out, path)) {
+        w->err = w->out.err;
+        snprintf(w->errmsg, sizeof w->errmsg, "cannot write %s: %s", path, strerror(w->out.err));
+        return -1;
+    }
+    w->file_open = 1;
+    w->files++;
+    file_header(w);
+    return 0;
+}
+
+static int file_close(struct jw *w)
+{
+    if (!w->file_open) return 0;
+    file_footer(w);
+    w->bytes_done += w->out.bytes;
+    char path[4096];
+    snprintf(path, sizeof path, "%s", w->out.path);
+    int e = rs_xout_close(&w->out);
+    w->file_open = 0;
+    if (e && !w->err) {
+        w->err = e;
+        snprintf(w->errmsg, sizeof w->errmsg, "write error on %s: %s", path, strerror(e));
+    }
+    return e ? -1 : 0;
+}
+
+/* ---- event pieces ---- */
+
+static inline char *ev_start(struct jw *w)
+{
+    char *d = rs_xout_reserve(&w->out, RES);
+    if (w->first) w->first = 0;
+    else {
+        d[0] = ',';
+        d[1] = '\n';
+        rs_xout_commit(&w->out, 2);
+        d += 2;
+    }
+    return d;
+}
+
+static inline size_t pidtid(char *d, int64_t pid, int64_t tid)
+{
+    size_t n = LIT(d, "\"pid\":");
+    n += rs_xfmt_i64(d + n, pid);
+    n += LIT(d + n, ",\"tid\":");
+    n += rs_xfmt_i64(d + n, tid);
+    return n;
+}
+
+static void meta(struct jw *w, const char *what, int64_t pid, int64_t tid, uint32_t name, int32_t sort)
+{
+    char *d = ev_start(w);
+    size_t n = LIT(d, "{\"ph\":\"M\",\"name\":\"");
+    n += cpy(d + n, what, strlen(what));
+    n += LIT(d + n, "_name\",");
+    n += pidtid(d + n, pid, tid);
+    n += LIT(d + n, ",\"args\":{\"name\":");
+    const struct rs_xname *nm = rs_xname_get(w->x, name);
+    n += cpy(d + n, nm->json, nm->json_len);
+    n += LIT(d + n, "}},\n{\"ph\":\"M\",\"name\":\"");
+    n += cpy(d + n, what, strlen(what));
+    n += LIT(d + n, "_sort_index\",");
+    n += pidtid(d + n, pid, tid);
+    n += LIT(d + n, ",\"args\":{\"sort_index\":");
+    n += rs_xfmt_i64(d + n, sort);
+    n += LIT(d + n, "}}");
+    rs_xout_commit(&w->out, n);
+}
+
+static void announce(struct jw *w, const struct jtrack *t)
+{
+    if (t->kind == RS_XT_COUNTER) return;   /* counters are named by their C events */
+    if (t->kind == RS_XT_PROCESS) meta(w, "process", t->jpid, 0, t->name, t->sort);
+    else meta(w, "thread", t->jpid, t->jtid, t->name, t->sort);
+}
+
+/* Chrome split: roll over to OUT.<n>.json once past the limit. */
+static void maybe_split(struct jw *w)
+{
+    if (w->kineto || w->out.bytes < w->o->split_bytes) return;
+    if (!w->o->split) {
+        if (!w->warned++)
+            rs_xwarn(w->x, "%s passed %llu MB: chrome://tracing and the Perfetto UI may fail to load it "
+                           "(use --split, or --format perfetto)",
+                     w->out.path, (unsigned long long)(w->o->split_bytes >> 20));
+        return;
+    }
+    file_close(w);
+    char path[4200];
+    snprintf(path, sizeof path, "%s.%d.json", w->base, ++w->part);
+    if (file_open(w, path)) return;
+    for (size_t i = 0; i < w->ntr; i++) announce(w, &w->tr[i]);
+}
+
+/* ---- backend ---- */
+
+static void *jw_open_common(struct rs_exp *x, const struct rs_exp_opts *o, int kineto, char *err, size_t errlen)
+{
+    struct jw *w = calloc(1, sizeof *w);
+    if (!w) return NULL;
+    w->x = x;
+    w->o = o;
+    w->kineto = kineto;
+    snprintf(w->base, sizeof w->base, "%s", o->out);
+    if (kineto) {
+        if (mkdir(o->out, 0755) && errno != EEXIST) {
+            snprintf(err, errlen, "cannot create directory %s: %s", o->out, strerror(errno));
+            free(w);
+            return NULL;
+        }
+        return w;
+    }
+    size_t bl = strlen(w->base);
+    if (bl > 5 && !strcmp(w->base + bl - 5, ".json")) w->base[bl - 5] = 0;
+    char path[4200];
+    if (o->split) snprintf(path, sizeof path, "%s.%d.json", w->base, w->part = 0);
+    else snprintf(path, sizeof path, "%s", o->out);
+    if (file_open(w, path)) {
+        snprintf(err, errlen, "%s", w->errmsg);
+        free(w);
+        return NULL;
+    }
+    return w;
+}
+static void *chrome_open(struct rs_exp *x, const struct rs_exp_opts *o, char *err, size_t errlen)
+{
+    return jw_open_common(x, o, 0, err, errlen);
+}
+static void *kineto_open(struct rs_exp *x, const struct rs_exp_opts *o, char *err, size_t errlen)
+{
+    return jw_open_common(x, o, 1, err, errlen);
+}
+
+static int jw_begin_process(void *b, const struct rs_xproc_out *p, char *err, size_t errlen)
+{
+    struct jw *w = b;
+    w->gpu_named = 0;
+    w->ntr = 0;   /* tracks of earlier processes are complete: split files announce only the current one */
+    if (!w->kineto) return 0;
+    w->rank = p->rank;
+    w->world = p->world_size;
+    w->pid = p->pid;
+    snprintf(w->host, sizeof w->host, "%s", p->host ? p->host : "?");
+    for (char *c = w->host; *c; c++)
+        if (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20) *c = '_';
+    int dup = 0;
+    for (size_t i = 0; i < w->nranks_used; i++)
+        if (w->ranks_used[i] == p->rank) dup = 1;
+    int64_t *nr = realloc(w->ranks_used, (w->nranks_used + 1) * sizeof *nr);
+    if (nr) {
+        w->ranks_used = nr;
+        nr[w->nranks_used++] = p->rank;
+    }
+    char path[4400];
+    if (p->rank >= 0 && !dup) snprintf(path, sizeof path, "%s/rank%lld.pt.trace.json", w->base, (long long)p->rank);
+    else if (p->rank >= 0)
+        snprintf(path, sizeof path, "%s/rank%lld-pid%llu.pt.trace.json", w->base, (long long)p->rank,
+                 (unsigned long long)p->pid);
+    else snprintf(path, sizeof path, "%s/%s-pid%llu.pt.trace.json", w->base, w->host, (unsigned long long)p->pid);
+    if (file_open(w, path)) {
+        snprintf(err, errlen, "%s", w->errmsg);
+        return -1;
+    }
+    return 0;
+}
+
+static void jw_track(void *b, const struct rs_xtrack *t)
+{
+    struct jw *w = b;
+    if (!w->file_open) return;
+    struct jtrack jt = {t->jpid, t->jtid, t->name, t->kind, t->sort};
+    size_t i;
+    for (i = 0; i < w->ntr; i++)   /* rename of a known track: update the remembered entry */
+        if (w->tr[i].jpid == jt.jpid && w->tr[i].jtid == jt.jtid && w->tr[i].kind == jt.kind) break;
+    if (i == w->ntr) {
+        if (w->ntr == w->captr) {
+            size_t nc = w->captr ? w->captr * 2 : 64;
+            struct jtrack *nt = realloc(w->tr, nc * sizeof *nt);
+            if (!nt) return;
+            w->tr = nt;
+            w->captr = nc;
+        }
+        w->ntr++;
+    }
+    w->tr[i] = jt;
+    if (w->kineto && t->kind != RS_XT_PROCESS && t->jpid >= 0 && t->jpid < 64 && (uint64_t)t->jpid != w->pid &&
+        !(w->gpu_named & (1ull << t->jpid))) {   /* Kineto's GPU rows: pid = device */
+        w->gpu_named |= 1ull << t->jpid;
+        char nm[32];
+        snprintf(nm, sizeof nm, "GPU %lld", (long long)t->jpid);
+        struct jtrack gp = {t->jpid, 0, rs_xname_intern(w->x, nm), RS_XT_PROCESS, 1000 + (int32_t)t->jpid};
+        announce(w, &gp);
+    }
+    announce(w, &jt);
+}
+
+static size_t args(struct jw *w, char *d, const struct rs_xitem *it)
+{
+    size_t n = 0;
+    if (!it->nargs) return 0;
+    n += LIT(d, ",\"args\":{");
+    for (int i = 0; i < it->nargs; i++) {
+        const struct rs_xarg *a = &it->args[i];
+        if (i) d[n++] = ',';
+        d[n++] = '"';
+        const char *k = rs_xkey_names[a->key];
+        n += cpy(d + n, k, strlen(k));
+        d[n++] = '"';
+        d[n++] = ':';
+        switch (a->type) {
+        case RS_XA_U64: n += rs_xfmt_u64(d + n, a->v.u); break;
+        case RS_XA_I64: n += rs_xfmt_i64(d + n, a->v.i); break;
+        case RS_XA_HEX: {
+            static const char hx[] = "0123456789abcdef";
+            char t[16];
+            int m = 0;
+            uint64_t v = a->v.u;
+            do {
+                t[m++] = hx[v & 15];
+                v >>= 4;
+            } while (v);
+            n += LIT(d + n, "\"0x");
+            while (m) d[n++] = t[--m];
+            d[n++] = '"';
+            break;
+        }
+        case RS_XA_DBL: {
+            double v = a->v.d;
+            if (!(v == v) || v > 1e300 || v < -1e300) v = 0;
+            n += (size_t)snprintf(d + n, 32, "%.6g", v);
+            break;
+        }
+        case RS_XA_STR: {
+            const struct rs_xname *nm = rs_xname_get(w->x, a->v.nid);
+            if (a->key == RS_XK_grid || a->key == RS_XK_block)   /* "[x, y, z]" arrays, as Kineto */
+                n += cpy(d + n, nm->s, nm->len);
+            else
+                n += cpy(d + n, nm->json, nm->json_len);
+            break;
+        }
+        }
+    }
+    d[n++] = '}';
+    return n;
+}
+
+static size_t common(struct jw *w, char *d, char ph, const struct rs_xitem *it)
+{
+    size_t n = LIT(d, "{\"ph\":\"");
+    d[n++] = ph;
+    n += LIT(d + n, "\",\"cat\":\"");
+    const char *c = rs_xcat_names[it->cat];
+    n += cpy(d + n, c, strlen(c));
+    n += LIT(d + n, "\",\"name\":");
+    const struct rs_xname *nm = rs_xname_get(w->x, it->name);
+    n += cpy(d + n, nm->json, nm->json_len);
+    d[n++] = ',';
+    n += pidtid(d + n, it->t->jpid, it->t->jtid);
+    n += LIT(d + n, ",\"ts\":");
+    n += rs_xfmt_us(d + n, it->ts);
+    return n;
+}
+
+static void flow(struct jw *w, char ph, uint64_t id, const struct rs_xitem *it)
+{
+    char *d = ev_start(w);
+    int cuda = (id >> 39) & 1;
+    size_t n = LIT(d, "{\"ph\":\"");
+    d[n++] = ph;
+    if (cuda) n += LIT(d + n, "\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":");
+    else n += LIT(d + n, "\",\"cat\":\"rdma\",\"name\":\"wr\",\"id\":");
+    /* Kineto files hold one rank: the bare correlation id, as Kineto writes it */
+    n += rs_xfmt_u64(d + n, w->kineto && cuda ? (id & 0xffffffffu) : id);
+    d[n++] = ',';
+    n += pidtid(d + n, it->t->jpid, it->t->jtid);
+    n += LIT(d + n, ",\"ts\":");
+    n += rs_xfmt_us(d + n, it->ts);
+    if (ph != 's') n += LIT(d + n, ",\"bp\":\"e\"");
+    d[n++] = '}';
+    rs_xout_commit(&w->out, n);
+}
+
+static void jw_slice(void *b, const struct rs_xitem *it)
+{
+    struct jw *w = b;
+    if (!w->file_open) return;
+    char *d = ev_start(w);
+    size_t n = common(w, d, 'X', it);
+    n += LIT(d + n, ",\"dur\":");
+    n += rs_xfmt_us(d + n, it->dur);
+    n += args(w, d + n, it);
+    d[n++] = '}';
+    rs_xout_commit(&w->out, n);
+    if (it->flow_out) flow(w, 's', it->flow_out, it);
+    if (it->flow_step) flow(w, 't', it->flow_step, it);
+    if (it->flow_in) flow(w, 'f', it->flow_in, it);
+    maybe_split(w);
+}
+
+static void jw_begin(void *b, const struct rs_xitem *it)
+{
+    struct jw *w = b;
+    if (!w->file_open) return;
+    char *d = ev_start(w);
+    size_t n = common(w, d, 'B', it);
+    n += args(w, d + n, it);
+    d[n++] = '}';
+    rs_xout_commit(&w->out, n);
+}
+
+static void jw_end(void *b, const struct rs_xtrack *t, uint64_t ts)
+{
+    struct jw *w = b;
+    if (!w->file_open) return;
+    char *d = ev_start(w);
+    size_t n = LIT(d, "{\"ph\":\"E\",");
+    n += pidtid(d + n, t->jpid, t->jtid);
+    n += LIT(d + n, ",\"ts\":");
+    n += rs_xfmt_us(d + n, ts);
+    d[n++] = '}';
+    rs_xout_commit(&w->out, n);
+}
+
+static void jw_counter(void *b, const struct rs_xtrack *t, uint64_t ts, double v)
+{
+    struct jw *w = b;
+    if (!w->file_open) return;
+    char *d = ev_start(w);
+    size_t n = LIT(d, "{\"ph\":\"C\",\"name\":");
+    const struct rs_xname *nm = rs_xname_get(w->x, t->name);
+    n += cpy(d + n, nm->json, nm->json_len);
+    n += LIT(d + n, ",\"pid\":");
+    n += rs_xfmt_i64(d + n, t->jpid);
+    n += LIT(d + n, ",\"ts\":");
+    n += rs_xfmt_us(d + n, ts);
+    n += LIT(d + n, ",\"args\":{\"value\":");
+    if (!(v == v) || v > 1e300 || v < -1e300) v = 0;
+    n += (size_t)snprintf(d + n, 32, "%.6g", v);
+    n += LIT(d + n, "}}");
+    rs_xout_commit(&w->out, n);
+    maybe_split(w);
+}
+
+static void jw_end_process(void *b)
+{
+    struct jw *w = b;
+    if (w->kineto) file_close(w);
+}
+
+static int jw_close(void *b, struct rs_exp_stats *st, char *err, size_t errlen)
+{
+    struct jw *w = b;
+    file_close(w);
+    if (st) {
+        st->bytes_out += w->bytes_done;
+        st->files_out += w->files;
+    }
+    int rc = 0;
+    if (w->err) {
+        snprintf(err, errlen, "%s", w->errmsg);
+        rc = -1;
+    }
+    free(w->tr);
+    free(w->ranks_used);
+    free(w);
+    return rc;
+}
+
+static void jw_instant(void *b, const struct rs_xitem *it) { jw_slice(b, it); }
+
+const struct rs_xbackend rs_xbackend_chrome = {chrome_open, jw_begin_process, jw_track, jw_slice, jw_instant,
+                                               jw_begin, jw_end, jw_counter, jw_end_process, jw_close};
+const struct rs_xbackend rs_xbackend_kineto = {kineto_open, jw_begin_process, jw_track, jw_slice, jw_instant,
+                                               jw_begin, jw_end, jw_counter, jw_end_process, jw_close};

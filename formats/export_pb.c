@@ -1,0 +1,348 @@
+/* Perfetto backend: hand-encoded protobuf (Trace { repeated TracePacket packet = 1 }). Field numbers are
+ * those of Perfetto's trace protos (reference F3, and tests/export/perfetto_subset.proto which the tests
+ * decode with protoc). One packet sequence (trusted_packet_sequence_id 1) carries everything; event names,
+ * categories and argument names are interned on it (InternedData in the packet of first use).
+ *
+ * Encoding: a packet is built in a scratch buffer, the TrackEvent inside it in a second one, then both get
+ * their exact varint length prefixes (no padding), so the file is as small as the data allows.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "export_int.h"
+
+/* TracePacket */
+#define PB_TRACE_PACKET 1
+#define PB_TP_TIMESTAMP 8
+#define PB_TP_SEQ_ID 10
+#define PB_TP_TRACK_EVENT 11
+#define PB_TP_INTERNED 12
+#define PB_TP_SEQ_FLAGS 13
+#define PB_TP_TRACK_DESC 60
+#define SEQ_CLEARED 1
+#define SEQ_NEEDS 2
+/* TrackDescriptor / ProcessDescriptor */
+#define PB_TD_UUID 1
+#define PB_TD_NAME 2
+#define PB_TD_PROCESS 3
+#define PB_TD_PARENT 5
+#define PB_TD_COUNTER 8
+#define PB_PD_PID 1
+#define PB_PD_NAME 6
+/* TrackEvent */
+#define PB_TE_CAT_IIDS 3
+#define PB_TE_DEBUG 4
+#define PB_TE_TYPE 9
+#define PB_TE_NAME_IID 10
+#define PB_TE_TRACK 11
+#define PB_TE_DOUBLE_COUNTER 44
+#define PB_TE_FLOW 47
+#define PB_TE_TERM_FLOW 48
+#define TE_BEGIN 1
+#define TE_END 2
+#define TE_INSTANT 3
+#define TE_COUNTER 4
+/* DebugAnnotation */
+#define PB_DA_NAME_IID 1
+#define PB_DA_UINT 3
+#define PB_DA_INT 4
+#define PB_DA_DOUBLE 5
+#define PB_DA_STRING 6
+#define PB_DA_POINTER 7
+/* InternedData */
+#define PB_ID_CATEGORIES 1
+#define PB_ID_NAMES 2
+#define PB_ID_ARGNAMES 3
+
+#define WT_VARINT 0
+#define WT_I64 1
+#define WT_LEN 2
+
+struct pbuf {
+    uint8_t *p;
+    size_t n, cap;
+};
+
+struct pb {
+    struct rs_exp *x;
+    struct rs_xout out;
+    struct pbuf pk, te, tmp, idata;
+    uint8_t *name_done;        /* nid -> interned on the sequence */
+    size_t name_done_cap;
+    uint8_t cat_done[RS_XCAT_COUNT], key_done[RS_XK_COUNT];
+};
+
+static inline void pb_need(struct pbuf *b, size_t n)
+{
+    if (b->n + n > b->cap) {
+        size_t nc = b->cap ? b->cap * 2 : 4096;
+        while (nc < b->n + n) nc *= 2;
+        uint8_t *np = realloc(b->p, nc);
+        if (!np) abort();   /* scratch buffers are tiny; out of memory here is fatal */
+        b->p = np;
+        b->cap = nc;
+    }
+}
+static inline void pb_varint(struct pbuf *b, uint64_t v)
+{
+    pb_need(b, 10);
+    uint8_t *d = b->p + b->n;
+    while (v >= 0x80) {
+        *d++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *d++ = (uint8_t)v;
+    b->n = (size_t)(d - b->p);
+}
+static inline void pb_tag(struct pbuf *b, unsigned field, unsigned wt) { pb_varint(b, (uint64_t)field << 3 | wt); }
+static inline void pb_uint(struct pbuf *b, unsigned field, uint64_t v)
+{
+    pb_tag(b, field, WT_VARINT);
+    pb_varint(b, v);
+}
+static inline void pb_fixed64(struct pbuf *b, unsigned field, uint64_t v)
+{
+    pb_tag(b, field, WT_I64);
+    pb_need(b, 8);
+    memcpy(b->p + b->n, &v, 8);   /* little-endian host */
+    b->n += 8;
+}
+static inline void pb_double(struct pbuf *b, unsigned field, double d)
+{
+    uint64_t v;
+    memcpy(&v, &d, 8);
+    pb_fixed64(b, field, v);
+}
+static inline void pb_bytes(struct pbuf *b, unsigned field, const void *s, size_t n)
+{
+    pb_tag(b, field, WT_LEN);
+    pb_varint(b, n);
+    pb_need(b, n);
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+}
+static inline void pb_sub(struct pbuf *b, unsigned field, const struct pbuf *sub) { pb_bytes(b, field, sub->p, sub->n); }
+
+/* Interned entry {iid = 1, name = 2} appended to idata under `field`. */
+static void intern_entry(struct pb *w, unsigned field, uint64_t iid, const char *s, size_t n)
+{
+    w->tmp.n = 0;
+    pb_uint(&w->tmp, 1, iid);
+    pb_bytes(&w->tmp, 2, s, n);
+    pb_sub(&w->idata, field, &w->tmp);
+}
+
+static void name_ref(struct pb *w, uint32_t nid)
+{
+    if (nid >= w->name_done_cap) {
+        size_t nc = w->name_done_cap ? w->name_done_cap : 1024;
+        while (nc <= nid) nc *= 2;
+        uint8_t *nd = realloc(w->name_done, nc);
+        if (!nd) abort();
+        memset(nd + w->name_done_cap, 0, nc - w->name_done_cap);
+        w->name_done = nd;
+        w->name_done_cap = nc;
+    }
+    if (!w->name_done[nid]) {
+        w->name_done[nid] = 1;
+        const struct rs_xname *nm = rs_xname_get(w->x, nid);
+        intern_entry(w, PB_ID_NAMES, nid + 1ull, nm->s, nm->len);
+    }
+}
+
+/* Write the packet in w->pk as Trace.packet. */
+static void pk_flush(struct pb *w)
+{
+    uint8_t hdr[12];
+    size_t h = 0;
+    hdr[h++] = PB_TRACE_PACKET << 3 | WT_LEN;
+    uint64_t v = w->pk.n;
+    while (v >= 0x80) {
+        hdr[h++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    hdr[h++] = (uint8_t)v;
+    rs_xout_write(&w->out, hdr, h);
+    rs_xout_write(&w->out, w->pk.p, w->pk.n);
+    w->pk.n = 0;
+}
+
+/* Start a packet for a TrackEvent at ts (the event body goes into w->te). */
+static void pk_event(struct pb *w, uint64_t ts)
+{
+    w->pk.n = 0;
+    w->te.n = 0;
+    w->idata.n = 0;
+    pb_uint(&w->pk, PB_TP_TIMESTAMP, ts);
+    pb_uint(&w->pk, PB_TP_SEQ_ID, 1);
+}
+static void pk_finish(struct pb *w)
+{
+    if (w->idata.n) pb_sub(&w->pk, PB_TP_INTERNED, &w->idata);
+    pb_sub(&w->pk, PB_TP_TRACK_EVENT, &w->te);
+    pb_uint(&w->pk, PB_TP_SEQ_FLAGS, SEQ_NEEDS);
+    pk_flush(w);
+}
+
+static void *pb_open(struct rs_exp *x, const struct rs_exp_opts *o, char *err, size_t errlen)
+{
+    struct pb *w = calloc(1, sizeof *w);
+    if (!w) return NULL;
+    w->x = x;
+    if (rs_xout_open(&w->out, o->out)) {
+        snprintf(err, errlen, "cannot write %s: %s", o->out, strerror(w->out.err));
+        free(w);
+        return NULL;
+    }
+    /* first packet: clears incremental state on sequence 1 */
+    pb_uint(&w->pk, PB_TP_SEQ_ID, 1);
+    pb_uint(&w->pk, PB_TP_SEQ_FLAGS, SEQ_CLEARED);
+    pk_flush(w);
+    return w;
+}
+
+static int pb_begin_process(void *b, const struct rs_xproc_out *p, char *err, size_t errlen)
+{
+    (void)b, (void)p, (void)err, (void)errlen;
+    return 0;
+}
+
+static void pb_track(void *b, const struct rs_xtrack *t)
+{
+    struct pb *w = b;
+    const struct rs_xname *nm = rs_xname_get(w->x, t->name);
+    struct pbuf *td = &w->te;
+    w->pk.n = 0;
+    td->n = 0;
+    pb_uint(td, PB_TD_UUID, t->uuid);
+    pb_bytes(td, PB_TD_NAME, nm->s, nm->len);
+    if (t->kind == RS_XT_PROCESS) {
+        w->tmp.n = 0;
+        pb_uint(&w->tmp, PB_PD_PID, (uint64_t)t->jpid);
+        pb_bytes(&w->tmp, PB_PD_NAME, nm->s, nm->len);
+        pb_sub(td, PB_TD_PROCESS, &w->tmp);
+    } else {
+        /* threads too are named child tracks of their process: real tids of different hosts collide */
+        pb_uint(td, PB_TD_PARENT, t->parent_uuid);
+        if (t->kind == RS_XT_COUNTER) {
+            w->tmp.n = 0;
+            pb_sub(td, PB_TD_COUNTER, &w->tmp);
+        }
+    }
+    pb_sub(&w->pk, PB_TP_TRACK_DESC, td);
+    pk_flush(w);
+}
+
+static void pb_args(struct pb *w, const struct rs_xitem *it)
+{
+    for (int i = 0; i < it->nargs; i++) {
+        const struct rs_xarg *a = &it->args[i];
+        if (!w->key_done[a->key]) {
+            w->key_done[a->key] = 1;
+            const char *k = rs_xkey_names[a->key];
+            intern_entry(w, PB_ID_ARGNAMES, a->key + 1ull, k, strlen(k));
+        }
+        w->tmp.n = 0;
+        pb_uint(&w->tmp, PB_DA_NAME_IID, a->key + 1ull);
+        switch (a->type) {
+        case RS_XA_U64: pb_uint(&w->tmp, PB_DA_UINT, a->v.u); break;
+        case RS_XA_I64: pb_uint(&w->tmp, PB_DA_INT, a->v.u); break;   /* int64 varint = two's complement */
+        case RS_XA_HEX: pb_uint(&w->tmp, PB_DA_POINTER, a->v.u); break;
+        case RS_XA_DBL: pb_double(&w->tmp, PB_DA_DOUBLE, a->v.d); break;
+        case RS_XA_STR: {
+            const struct rs_xname *nm = rs_xname_get(w->x, a->v.nid);
+            pb_bytes(&w->tmp, PB_DA_STRING, nm->s, nm->len);
+            break;
+        }
+        }
+        pb_sub(&w->te, PB_TE_DEBUG, &w->tmp);
+    }
+}
+
+static void pb_head(struct pb *w, const struct rs_xitem *it, int type)
+{
+    pk_event(w, it->ts);
+    pb_uint(&w->te, PB_TE_TYPE, (uint64_t)type);
+    pb_uint(&w->te, PB_TE_TRACK, it->t->uuid);
+    name_ref(w, it->name);
+    pb_uint(&w->te, PB_TE_NAME_IID, it->name + 1ull);
+    if (!w->cat_done[it->cat]) {
+        w->cat_done[it->cat] = 1;
+        const char *c = rs_xcat_names[it->cat];
+        intern_entry(w, PB_ID_CATEGORIES, it->cat + 1ull, c, strlen(c));
+    }
+    pb_uint(&w->te, PB_TE_CAT_IIDS, it->cat + 1ull);
+    pb_args(w, it);
+    if (it->flow_out) pb_fixed64(&w->te, PB_TE_FLOW, it->flow_out);
+    if (it->flow_step) pb_fixed64(&w->te, PB_TE_FLOW, it->flow_step);
+    if (it->flow_in) pb_fixed64(&w->te, PB_TE_TERM_FLOW, it->flow_in);
+}
+
+static void pb_slice(void *b, const struct rs_xitem *it)
+{
+    struct pb *w = b;
+    pb_head(w, it, it->dur ? TE_BEGIN : TE_INSTANT);
+    pk_finish(w);
+    if (!it->dur) return;
+    pk_event(w, it->ts + it->dur);
+    pb_uint(&w->te, PB_TE_TYPE, TE_END);
+    pb_uint(&w->te, PB_TE_TRACK, it->t->uuid);
+    pk_finish(w);
+}
+
+static void pb_instant(void *b, const struct rs_xitem *it)
+{
+    struct pb *w = b;
+    pb_head(w, it, TE_INSTANT);
+    pk_finish(w);
+}
+
+static void pb_begin(void *b, const struct rs_xitem *it)
+{
+    struct pb *w = b;
+    pb_head(w, it, TE_BEGIN);
+    pk_finish(w);
+}
+
+static void pb_end(void *b, const struct rs_xtrack *t, uint64_t ts)
+{
+    struct pb *w = b;
+    pk_event(w, ts);
+    pb_uint(&w->te, PB_TE_TYPE, TE_END);
+    pb_uint(&w->te, PB_TE_TRACK, t->uuid);
+    pk_finish(w);
+}
+
+static void pb_counter(void *b, const struct rs_xtrack *t, uint64_t ts, double v)
+{
+    struct pb *w = b;
+    pk_event(w, ts);
+    pb_uint(&w->te, PB_TE_TYPE, TE_COUNTER);
+    pb_uint(&w->te, PB_TE_TRACK, t->uuid);
+    pb_double(&w->te, PB_TE_DOUBLE_COUNTER, v);
+    pk_finish(w);
+}
+
+static void pb_end_process(void *b) { (void)b; }
+
+static int pb_close(void *b, struct rs_exp_stats *st, char *err, size_t errlen)
+{
+    struct pb *w = b;
+    uint64_t bytes = w->out.bytes;
+    int e = rs_xout_close(&w->out);
+    if (st) {
+        st->bytes_out += bytes;
+        st->files_out++;
+    }
+    if (e) snprintf(err, errlen, "write error on %s: %s", w->out.path, strerror(e));
+    free(w->pk.p);
+    free(w->te.p);
+    free(w->tmp.p);
+    free(w->idata.p);
+    free(w->name_done);
+    free(w);
+    return e ? -1 : 0;
+}
+
+const struct rs_xbackend rs_xbackend_perfetto = {pb_open, pb_begin_process, pb_track, pb_slice, pb_instant,
+                                                 pb_begin, pb_end, pb_counter, pb_end_process, pb_close};
