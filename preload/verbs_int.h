@@ -1,0 +1,134 @@
+/* Internal state shared by the verbs interposer's files:
+ *   verbs.c        exported control-path hooks (open/close device, PD, MR, CQ, QP) and registration
+ *   verbs_ops.c    the patched ctx->ops data path (post_send/recv/srq_recv, poll_cq, req_notify_cq)
+ *   verbs_ex.c     the extended API: verbs_context create_qp_ex/create_cq_ex, ibv_qp_ex wr_*, ibv_cq_ex polls
+ *   verbs_mr.c     MR table (lkey -> memory kind) and memory-kind classification
+ *   verbs_tables.c context/CQ/QP tables and the per-CQ empty-poll counters
+ *
+ * Tables are fixed-size open-addressing hashes in static storage: writers (control path) serialise on one
+ * mutex; readers (data path) never lock, never allocate, never make a syscall.
+ */
+#ifndef RAILSCOPE_VERBS_INT_H
+#define RAILSCOPE_VERBS_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "preload/verbs_abi.h"
+#include "tracer/rs_tracer.h"
+
+/* One opened context: the provider's originals, saved before patching. */
+struct vb_ctx_rec {
+    struct vb_context *ctx;
+    uint32_t id;                       /* 1..VB_MAX_CTX: small id used in MR keys */
+    uint32_t dev_str;                  /* interned device name */
+    vb_post_send_fn post_send;
+    vb_post_recv_fn post_recv;
+    vb_post_srq_recv_fn post_srq_recv;
+    vb_poll_cq_fn poll_cq;
+    vb_req_notify_fn req_notify_cq;
+    void *create_cq_ex;                /* NULL when absent or not patched */
+    void *create_qp_ex;
+};
+
+/* One CQ: empty-poll accounting (written by the polling thread, read by the tick) and, for a cq_ex, the
+ * provider's poll entries. Several threads polling one CQ may lose counts (no atomic RMW on the hot path). */
+struct vb_cq_rec {
+    struct vb_cq *cq;
+    struct vb_ctx_rec *c;
+    uint64_t empty;                    /* empty polls so far */
+    uint64_t empty_ns;                 /* time in finished runs of empty polls */
+    uint64_t run_start;                /* start of the current run of empty polls; 0 = none */
+    uint64_t last_ts;                  /* time of the last non-empty poll */
+    uint64_t emitted_empty, emitted_ns, emitted_ts; /* what the last POLL_EMPTY covered (tick thread) */
+    uint64_t wc_flags;                 /* cq_ex: which read_* are valid */
+    int ex;
+    int (*start_poll)(struct vb_cq_ex *, void *);
+    int (*next_poll)(struct vb_cq_ex *);
+    void (*end_poll)(struct vb_cq_ex *);
+    uint64_t batch_ts;                 /* cq_ex: poll time of the current start_poll batch */
+};
+
+/* One post being built with the ibv_wr_* API, emitted at wr_complete. */
+#define VB_WR_PENDING 32
+struct vb_qp_rec {
+    struct vb_qp *qp;
+    struct vb_ctx_rec *c;
+    int ex;                            /* qp_ex builders patched */
+    /* the provider's builders */
+    void (*wr_atomic_cmp_swp)(struct vb_qp_ex *, uint32_t, uint64_t, uint64_t, uint64_t);
+    void (*wr_atomic_fetch_add)(struct vb_qp_ex *, uint32_t, uint64_t, uint64_t);
+    void (*wr_bind_mw)(struct vb_qp_ex *, void *, uint32_t, const void *);
+    void (*wr_local_inv)(struct vb_qp_ex *, uint32_t);
+    void (*wr_rdma_read)(struct vb_qp_ex *, uint32_t, uint64_t);
+    void (*wr_rdma_write)(struct vb_qp_ex *, uint32_t, uint64_t);
+    void (*wr_rdma_write_imm)(struct vb_qp_ex *, uint32_t, uint64_t, uint32_t);
+    void (*wr_send)(struct vb_qp_ex *);
+    void (*wr_send_imm)(struct vb_qp_ex *, uint32_t);
+    void (*wr_send_inv)(struct vb_qp_ex *, uint32_t);
+    void (*wr_send_tso)(struct vb_qp_ex *, void *, uint16_t, uint16_t);
+    void (*wr_set_inline_data)(struct vb_qp_ex *, void *, size_t);
+    void (*wr_set_inline_data_list)(struct vb_qp_ex *, size_t, const void *);
+    void (*wr_set_sge)(struct vb_qp_ex *, uint32_t, uint64_t, uint32_t);
+    void (*wr_set_sge_list)(struct vb_qp_ex *, size_t, const struct vb_sge *);
+    vb_wr_void_fn wr_start;
+    vb_wr_complete_fn wr_complete;
+    vb_wr_void_fn wr_abort;
+    /* builder state (the application serialises a QP's builders, so one writer) */
+    int cur_valid;
+    int npending;
+    struct rs_ev_IBV_POST_SEND cur;
+    struct rs_ev_IBV_POST_SEND pending[VB_WR_PENDING];
+};
+
+/* Tables (verbs_tables.c): the find functions never lock; add and del take the control-path mutex. */
+#define VB_MAX_CTX 64
+struct vb_ctx_rec *vb_ctx_find(const struct vb_context *ctx);
+struct vb_ctx_rec *vb_ctx_add(struct vb_context *ctx); /* NULL when full */
+void vb_ctx_del(struct vb_context *ctx);
+struct vb_cq_rec *vb_cq_find(const struct vb_cq *cq);
+struct vb_cq_rec *vb_cq_add(struct vb_cq *cq, struct vb_ctx_rec *c);
+/* Hot path, first sight of a CQ created behind our back: never blocks (trylock), may return NULL. */
+struct vb_cq_rec *vb_cq_find_or_add(struct vb_cq *cq, struct vb_ctx_rec *c);
+void vb_cq_del(struct vb_cq *cq);
+struct vb_qp_rec *vb_qp_find(const struct vb_qp *qp);
+struct vb_qp_rec *vb_qp_add(struct vb_qp *qp, struct vb_ctx_rec *c);
+void vb_qp_del(struct vb_qp *qp);
+/* Emit POLL_EMPTY for counters that moved (all CQs, or one before its destruction). */
+void vb_flush_empty_all(void);
+void vb_flush_empty(struct vb_cq_rec *q, uint64_t now);
+
+/* Memory (verbs_mr.c). */
+void vb_mr_add(const struct vb_ctx_rec *c, uint32_t lkey, uint8_t kind);
+void vb_mr_del(const struct vb_ctx_rec *c, uint32_t lkey);
+uint8_t vb_mr_kind(const struct vb_ctx_rec *c, uint32_t lkey); /* hot path; RS_MEM_UNKNOWN if absent */
+/* Classify [addr, addr+len) at registration time; *cuda_dev = device ordinal or -1. */
+uint8_t vb_classify(uint64_t addr, uint64_t len, int *cuda_dev);
+
+/* Data path (verbs_ops.c). */
+void vb_patch_ops(struct vb_ctx_rec *c);      /* saves originals into c, installs wrappers */
+void vb_unpatch_ops(struct vb_ctx_rec *c);    /* restores them (close_device) */
+uint8_t vb_sge_kind(const struct vb_ctx_rec *c, const struct vb_sge *sg, int n, uint64_t *bytes);
+void vb_count_empty(struct vb_cq_rec *q);
+void vb_end_empty_run(struct vb_cq_rec *q, uint64_t now);
+
+/* Extended API (verbs_ex.c). */
+void vb_patch_vctx(struct vb_ctx_rec *c);
+void vb_unpatch_vctx(struct vb_ctx_rec *c);
+void vb_patch_qp_ex(struct vb_qp_rec *r);     /* (re)installs wr_* wrappers, keeping new originals */
+void vb_patch_cq_ex(struct vb_cq_rec *q);
+/* Bookkeeping shared by ibv_create_qp and create_qp_ex / ibv_create_cq and create_cq_ex. */
+void vb_qp_created(struct vb_context *ctx, struct vb_qp *qp, const struct vb_qp_init_attr *a, int ex,
+                   uint64_t t0, int err);
+void vb_cq_created(struct vb_context *ctx, struct vb_cq *cq, int cqe, int ex, uint64_t wc_flags, uint64_t t0,
+                   int err);
+
+static inline uint64_t vb_hash_ptr(const void *p)
+{
+    uint64_t x = (uint64_t)(uintptr_t)p;
+    x ^= x >> 29;
+    x *= 0xbf58476d1ce4e5b9ull;
+    return x ^ (x >> 32);
+}
+
+#endif

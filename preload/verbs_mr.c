@@ -1,0 +1,147 @@
+/* MR table and memory-kind classification.
+ *
+ * The data path finds the memory kind of a posted SGE from its lkey: the lkey names the MR directly, so a
+ * hash keyed by (context id, lkey) answers in one or two probes. Each slot is one 64-bit word
+ * [ctx id:24 | kind:8 | lkey:32], read with a single atomic load, so a reader never sees half an entry.
+ * Empty = 0 (context ids start at 1), deleted = all ones.
+ *
+ * Classification happens once, at registration (control path): CUDA memory via cuPointerGetAttribute from
+ * a libcuda that is already loaded (RTLD_NOLOAD: we never load CUDA into a process that has none), mlocked
+ * host memory via the VmFlags of the mapping in /proc/self/smaps, plain host memory otherwise. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "preload/dl.h"
+#include "preload/verbs_int.h"
+
+#define MR_SLOTS (1u << 16)
+#define MR_PROBES 64
+#define MR_TOMB (~0ull)
+#define MR_KIND_SHIFT 32
+#define MR_CTX_SHIFT 40
+
+static uint64_t mr_tab[MR_SLOTS];
+static pthread_mutex_t mr_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static inline uint32_t mr_hash(uint32_t id, uint32_t lkey)
+{
+    uint32_t x = lkey * 0x9e3779b1u ^ id * 0x85ebca6bu;
+    return (x ^ (x >> 16)) & (MR_SLOTS - 1);
+}
+
+static inline uint64_t mr_key(uint32_t id, uint32_t lkey) { return ((uint64_t)id << MR_CTX_SHIFT) | lkey; }
+
+uint8_t vb_mr_kind(const struct vb_ctx_rec *c, uint32_t lkey)
+{
+    uint64_t want = mr_key(c->id, lkey);
+    uint32_t h = mr_hash(c->id, lkey);
+    for (unsigned i = 0; i < MR_PROBES; i++) {
+        uint64_t e = __atomic_load_n(&mr_tab[(h + i) & (MR_SLOTS - 1)], __ATOMIC_RELAXED);
+        if (RS_LIKELY((e & ~(0xffull << MR_KIND_SHIFT)) == want)) return (uint8_t)(e >> MR_KIND_SHIFT);
+        if (!e) break;
+    }
+    return RS_MEM_UNKNOWN;
+}
+
+void vb_mr_add(const struct vb_ctx_rec *c, uint32_t lkey, uint8_t kind)
+{
+    uint64_t key = mr_key(c->id, lkey), val = key | ((uint64_t)kind << MR_KIND_SHIFT);
+    uint32_t h = mr_hash(c->id, lkey);
+    pthread_mutex_lock(&mr_lock);
+    int done = 0;
+    /* Replace a live entry with the same key (re-registration after a missed dereg), else first free slot. */
+    for (unsigned i = 0; i < MR_PROBES && !done; i++) {
+        uint64_t *s = &mr_tab[(h + i) & (MR_SLOTS - 1)];
+        if (!*s) break;
+        if ((*s & ~(0xffull << MR_KIND_SHIFT)) == key) {
+            __atomic_store_n(s, val, __ATOMIC_RELAXED);
+            done = 1;
+        }
+    }
+    for (unsigned i = 0; i < MR_PROBES && !done; i++) {
+        uint64_t *s = &mr_tab[(h + i) & (MR_SLOTS - 1)];
+        if (*s && *s != MR_TOMB) continue;
+        __atomic_store_n(s, val, __ATOMIC_RELAXED);
+        done = 1;
+    }
+    pthread_mutex_unlock(&mr_lock);
+    if (!done) rs_warn_once("verbs: MR table full; posts from further MRs show memory kind 'unknown'");
+}
+
+void vb_mr_del(const struct vb_ctx_rec *c, uint32_t lkey)
+{
+    uint64_t key = mr_key(c->id, lkey);
+    uint32_t h = mr_hash(c->id, lkey);
+    pthread_mutex_lock(&mr_lock);
+    for (unsigned i = 0; i < MR_PROBES; i++) {
+        uint64_t *s = &mr_tab[(h + i) & (MR_SLOTS - 1)];
+        if (!*s) break;
+        if ((*s & ~(0xffull << MR_KIND_SHIFT)) == key) {
+            __atomic_store_n(s, MR_TOMB, __ATOMIC_RELAXED);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&mr_lock);
+}
+
+/* ---- classification ---- */
+
+/* CUDA driver ABI values (cuda.h): CUpointer_attribute and CUmemorytype. */
+enum { CU_PTR_ATTR_MEMORY_TYPE = 2, CU_PTR_ATTR_IS_MANAGED = 8, CU_PTR_ATTR_DEVICE_ORDINAL = 9 };
+enum { CU_MEM_HOST = 1, CU_MEM_DEVICE = 2, CU_MEM_UNIFIED = 4 };
+typedef int (*cu_ptr_attr_fn)(void *data, int attribute, unsigned long long ptr);
+
+static int classify_cuda(uint64_t addr, uint8_t *kind, int *dev)
+{
+    static cu_ptr_attr_fn fn;
+    if (!fn) fn = (cu_ptr_attr_fn)rs_dl_loaded("libcuda.so", "cuPointerGetAttribute");
+    if (!fn) return 0;
+    unsigned int type = 0;
+    if (fn(&type, CU_PTR_ATTR_MEMORY_TYPE, addr) != 0) return 0; /* not CUDA memory, or no cuInit yet */
+    unsigned int managed = 0;
+    int ord = -1;
+    fn(&managed, CU_PTR_ATTR_IS_MANAGED, addr);
+    fn(&ord, CU_PTR_ATTR_DEVICE_ORDINAL, addr);
+    if (managed || type == CU_MEM_UNIFIED) *kind = RS_MEM_MANAGED;
+    else if (type == CU_MEM_DEVICE) *kind = RS_MEM_DEVICE;
+    else if (type == CU_MEM_HOST) *kind = RS_MEM_PINNED; /* cudaHostAlloc / cudaHostRegister */
+    else return 0;
+    *dev = *kind == RS_MEM_PINNED ? -1 : ord;
+    return 1;
+}
+
+/* Is the mapping holding addr locked (mlock/mlockall)? VmFlags "lo" in /proc/self/smaps. */
+static int is_mlocked(uint64_t addr)
+{
+    FILE *f = fopen("/proc/self/smaps", "re");
+    if (!f) return 0;
+    char line[512];
+    int in = 0, locked = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (line[0] != 'V' && sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+            if (in) break; /* past our mapping without a VmFlags line */
+            in = addr >= lo && addr < hi;
+            continue;
+        }
+        if (in && !strncmp(line, "VmFlags:", 8)) {
+            for (char *p = line + 8; (p = strstr(p, " lo")); p += 3)
+                if (p[3] == ' ' || p[3] == '\n' || p[3] == 0) locked = 1;
+            break;
+        }
+    }
+    fclose(f);
+    return locked;
+}
+
+uint8_t vb_classify(uint64_t addr, uint64_t len, int *cuda_dev)
+{
+    (void)len;
+    uint8_t kind = RS_MEM_HOST;
+    *cuda_dev = -1;
+    if (!addr) return RS_MEM_UNKNOWN; /* implicit ODP (NULL, SIZE_MAX) or zero-based device memory */
+    if (classify_cuda(addr, &kind, cuda_dev)) return kind;
+    return is_mlocked(addr) ? RS_MEM_PINNED : RS_MEM_HOST;
+}

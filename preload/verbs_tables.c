@@ -1,0 +1,227 @@
+/* Context, CQ and QP tables of the verbs interposer, and the per-CQ empty-poll counters' emission.
+ * Open addressing on the object pointer; a slot's key is published with a release store after its record
+ * is filled, so a lock-free reader that sees the key sees the record. Deleted slots become tombstones and are
+ * reused by later insertions. An object used after its destruction is the application's bug; we only
+ * promise not to crash on the lookups themselves (static storage). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "preload/verbs_int.h"
+
+#define TOMB ((uintptr_t)1)
+#define VB_MAX_CQ 4096
+#define VB_MAX_QP 4096
+
+static pthread_mutex_t tab_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---- contexts: records embedded, id = slot + 1 ---- */
+static struct {
+    uintptr_t key;
+    struct vb_ctx_rec rec;
+} ctxs[VB_MAX_CTX];
+
+struct vb_ctx_rec *vb_ctx_find(const struct vb_context *ctx)
+{
+    uint64_t h = vb_hash_ptr(ctx);
+    for (unsigned i = 0; i < VB_MAX_CTX; i++) {
+        unsigned s = (unsigned)(h + i) & (VB_MAX_CTX - 1);
+        uintptr_t k = __atomic_load_n(&ctxs[s].key, __ATOMIC_ACQUIRE);
+        if (RS_LIKELY(k == (uintptr_t)ctx)) return &ctxs[s].rec;
+        if (!k) return NULL;
+    }
+    return NULL;
+}
+
+struct vb_ctx_rec *vb_ctx_add(struct vb_context *ctx)
+{
+    struct vb_ctx_rec *r = vb_ctx_find(ctx);
+    if (r) return r;
+    pthread_mutex_lock(&tab_lock);
+    uint64_t h = vb_hash_ptr(ctx);
+    for (unsigned i = 0; i < VB_MAX_CTX && !r; i++) {
+        unsigned s = (unsigned)(h + i) & (VB_MAX_CTX - 1);
+        uintptr_t k = ctxs[s].key;
+        if (k && k != TOMB) continue;
+        memset(&ctxs[s].rec, 0, sizeof ctxs[s].rec);
+        ctxs[s].rec.ctx = ctx;
+        ctxs[s].rec.id = s + 1;
+        r = &ctxs[s].rec;
+        __atomic_store_n(&ctxs[s].key, (uintptr_t)ctx, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&tab_lock);
+    return r;
+}
+
+void vb_ctx_del(struct vb_context *ctx)
+{
+    pthread_mutex_lock(&tab_lock);
+    struct vb_ctx_rec *r = vb_ctx_find(ctx);
+    if (r) __atomic_store_n(&ctxs[r->id - 1].key, TOMB, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&tab_lock);
+}
+
+/* ---- CQs: keys apart from records, so that the tick's scan touches only the keys ---- */
+static uintptr_t cq_keys[VB_MAX_CQ];
+static struct vb_cq_rec cq_recs[VB_MAX_CQ];
+
+struct vb_cq_rec *vb_cq_find(const struct vb_cq *cq)
+{
+    uint64_t h = vb_hash_ptr(cq);
+    for (unsigned i = 0; i < VB_MAX_CQ; i++) {
+        unsigned s = (unsigned)(h + i) & (VB_MAX_CQ - 1);
+        uintptr_t k = __atomic_load_n(&cq_keys[s], __ATOMIC_ACQUIRE);
+        if (RS_LIKELY(k == (uintptr_t)cq)) return &cq_recs[s];
+        if (!k) return NULL;
+    }
+    return NULL;
+}
+
+static struct vb_cq_rec *cq_insert_locked(struct vb_cq *cq, struct vb_ctx_rec *c)
+{
+    struct vb_cq_rec *r = vb_cq_find(cq);
+    if (r) {
+        r->c = c;
+        return r;
+    }
+    uint64_t h = vb_hash_ptr(cq);
+    for (unsigned i = 0; i < VB_MAX_CQ; i++) {
+        unsigned s = (unsigned)(h + i) & (VB_MAX_CQ - 1);
+        uintptr_t k = cq_keys[s];
+        if (k && k != TOMB) continue;
+        r = &cq_recs[s];
+        memset(r, 0, sizeof *r);
+        r->cq = cq;
+        r->c = c;
+        r->emitted_ts = rs_now();
+        __atomic_store_n(&cq_keys[s], (uintptr_t)cq, __ATOMIC_RELEASE);
+        return r;
+    }
+    rs_warn_once("verbs: more than %d live CQs; further CQs are not counted", VB_MAX_CQ);
+    return NULL;
+}
+
+struct vb_cq_rec *vb_cq_add(struct vb_cq *cq, struct vb_ctx_rec *c)
+{
+    pthread_mutex_lock(&tab_lock);
+    struct vb_cq_rec *r = cq_insert_locked(cq, c);
+    pthread_mutex_unlock(&tab_lock);
+    return r;
+}
+
+struct vb_cq_rec *vb_cq_find_or_add(struct vb_cq *cq, struct vb_ctx_rec *c)
+{
+    struct vb_cq_rec *r = vb_cq_find(cq);
+    if (RS_LIKELY(r != NULL)) return r;
+    if (pthread_mutex_trylock(&tab_lock)) return NULL; /* never block the data path; next poll retries */
+    int e = errno;
+    r = cq_insert_locked(cq, c);
+    pthread_mutex_unlock(&tab_lock);
+    errno = e;
+    return r;
+}
+
+void vb_cq_del(struct vb_cq *cq)
+{
+    pthread_mutex_lock(&tab_lock);
+    struct vb_cq_rec *r = vb_cq_find(cq);
+    if (r) {
+        __atomic_store_n(&cq_keys[r - cq_recs], TOMB, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&tab_lock);
+}
+
+/* ---- QPs: records allocated at creation (they carry the wr_* builder buffer) ---- */
+static struct {
+    uintptr_t key;
+    struct vb_qp_rec *rec;
+} qps[VB_MAX_QP];
+
+struct vb_qp_rec *vb_qp_find(const struct vb_qp *qp)
+{
+    uint64_t h = vb_hash_ptr(qp);
+    for (unsigned i = 0; i < VB_MAX_QP; i++) {
+        unsigned s = (unsigned)(h + i) & (VB_MAX_QP - 1);
+        uintptr_t k = __atomic_load_n(&qps[s].key, __ATOMIC_ACQUIRE);
+        if (RS_LIKELY(k == (uintptr_t)qp)) return qps[s].rec;
+        if (!k) return NULL;
+    }
+    return NULL;
+}
+
+struct vb_qp_rec *vb_qp_add(struct vb_qp *qp, struct vb_ctx_rec *c)
+{
+    struct vb_qp_rec *r = vb_qp_find(qp);
+    if (r) return r;
+    r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    r->qp = qp;
+    r->c = c;
+    pthread_mutex_lock(&tab_lock);
+    uint64_t h = vb_hash_ptr(qp);
+    unsigned i;
+    for (i = 0; i < VB_MAX_QP; i++) {
+        unsigned s = (unsigned)(h + i) & (VB_MAX_QP - 1);
+        uintptr_t k = qps[s].key;
+        if (k && k != TOMB) continue;
+        qps[s].rec = r;
+        __atomic_store_n(&qps[s].key, (uintptr_t)qp, __ATOMIC_RELEASE);
+        break;
+    }
+    pthread_mutex_unlock(&tab_lock);
+    if (i == VB_MAX_QP) {
+        rs_warn_once("verbs: more than %d live QPs; further QPs' ibv_wr_* posts are not traced", VB_MAX_QP);
+        free(r);
+        return NULL;
+    }
+    return r;
+}
+
+void vb_qp_del(struct vb_qp *qp)
+{
+    struct vb_qp_rec *dead = NULL;
+    pthread_mutex_lock(&tab_lock);
+    uint64_t h = vb_hash_ptr(qp);
+    for (unsigned i = 0; i < VB_MAX_QP; i++) {
+        unsigned s = (unsigned)(h + i) & (VB_MAX_QP - 1);
+        uintptr_t k = qps[s].key;
+        if (!k) break;
+        if (k != (uintptr_t)qp) continue;
+        dead = qps[s].rec;
+        __atomic_store_n(&qps[s].key, TOMB, __ATOMIC_RELEASE);
+        break;
+    }
+    pthread_mutex_unlock(&tab_lock);
+    free(dead);
+}
+
+/* ---- empty-poll counters ---- */
+
+void vb_flush_empty(struct vb_cq_rec *q, uint64_t now)
+{
+    uint64_t e = __atomic_load_n(&q->empty, __ATOMIC_RELAXED);
+    if (e == q->emitted_empty) return;
+    uint64_t ns = __atomic_load_n(&q->empty_ns, __ATOMIC_RELAXED);
+    uint64_t rs = __atomic_load_n(&q->run_start, __ATOMIC_RELAXED);
+    if (rs && now > rs) ns += now - rs; /* the run still going on counts up to now */
+    struct rs_ev_IBV_POLL_EMPTY ev;
+    RS_EV_INIT(&ev, IBV_POLL_EMPTY, q->emitted_ts);
+    ev.cq = (uint64_t)(uintptr_t)q->cq;
+    ev.count = e - q->emitted_empty;
+    ev.dur = ns > q->emitted_ns ? ns - q->emitted_ns : 0;
+    rs_emit(&ev.h);
+    q->emitted_empty = e;
+    if (ns > q->emitted_ns) q->emitted_ns = ns;
+    q->emitted_ts = now;
+}
+
+void vb_flush_empty_all(void)
+{
+    if (!rs_on(RS_FAM_verbs)) return;
+    uint64_t now = rs_now();
+    for (unsigned s = 0; s < VB_MAX_CQ; s++) {
+        uintptr_t k = __atomic_load_n(&cq_keys[s], __ATOMIC_ACQUIRE);
+        if (k && k != TOMB) vb_flush_empty(&cq_recs[s], now);
+    }
+}
