@@ -108,6 +108,8 @@ const char *rs_pci_dist_name(enum rs_pci_dist d)
     return (unsigned)d < 6 ? n[d] : "unknown";
 }
 
+const char *rs_pci_dist_nccl(enum rs_pci_dist d) { return rs_pci_dist_name(d == RS_DIST_NODE ? RS_DIST_PHB : d); }
+
 const char *rs_pci_dist_words(enum rs_pci_dist d)
 {
     static const char *const n[] = {"distance unknown",

@@ -47,5 +47,7 @@ enum rs_pci_dist { RS_DIST_UNKNOWN = 0, RS_DIST_PIX = 1, RS_DIST_PXB, RS_DIST_PH
 enum rs_pci_dist rs_pci_distance(struct rs_facts *facts, const char *bdf_a, const char *bdf_b);
 const char *rs_pci_dist_name(enum rs_pci_dist d);  /* "PIX" ... */
 const char *rs_pci_dist_words(enum rs_pci_dist d); /* "same PCIe switch" ... */
+/* The NCCL_NET_GDR_LEVEL name covering a distance (NCCL has no NODE: PHB covers it). */
+const char *rs_pci_dist_nccl(enum rs_pci_dist d);
 
 #endif

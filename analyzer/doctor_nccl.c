@@ -186,8 +186,8 @@ static void check_gid(struct rs_facts *f, struct rs_verdicts *out, const char *h
                        ndev ? " netdev " : "", ndev ? ndev : "");
         else
             rs_verdict(out, RS_FAIL, "nccl.gid_index", subj, fix,
-                       "NCCL_IB_GID_INDEX=%ld is a %s GID on %s: RoCE v1 is not IP-routable and mismatches peers using RoCE v2",
-                       idx, type ? type : "untyped", subj);
+                       "NCCL_IB_GID_INDEX=%ld is a RoCE v1 GID on %s (type \"%s\"): RoCE v1 is not IP-routable and mismatches peers using RoCE v2",
+                       idx, subj, type ? type : "untyped");
     }
     if (gidx && roce == 0)
         rs_verdict(out, RS_INFO, "nccl.gid_index", "env", NULL, "NCCL_IB_GID_INDEX=%s set but no selected port is RoCE", gidx);

@@ -99,7 +99,7 @@ void rs_check_topo(struct rs_facts *f, struct rs_verdicts *out)
             rs_fmt(fix, sizeof fix,
                    "place a NIC under the same PCIe switch as this GPU; otherwise GPUDirect RDMA needs NCCL_NET_GDR_LEVEL=%s "
                    "(NCCL's default PXB turns it off here and stages through host memory)",
-                   rs_pci_dist_name(best));
+                   rs_pci_dist_nccl(best));
             rs_verdict(out, RS_WARN, "topo.affinity", subj, fix, "%s (NUMA %d): nearest NIC %s (%s, NUMA %d) is %s: %s", gpus[g], gn, nic, np,
                        nnu, rs_pci_dist_name(best), rs_pci_dist_words(best));
         } else {
