@@ -44,6 +44,7 @@ struct rs_writer {
 
     rs_writer_clock_fn clock_fn;
     void *clock_arg;
+    int in_anchor;
 
     struct rs_str_ent *strs;    /* open-addressing table for rs_writer_intern */
     uint32_t strs_cap, strs_n, next_id;
@@ -253,14 +254,17 @@ static int put_events(struct rs_writer *w, uint32_t tid, const unsigned char *ev
 /* A new frame starts with a CLOCK anchor (tid 0) when a clock source is set. */
 static int frame_begin(struct rs_writer *w)
 {
-    if (w->raw_len || !w->clock_fn) return 0;
+    if (w->raw_len || !w->clock_fn || w->in_anchor) return 0;
     struct rs_ev_CLOCK c;
     uint64_t real = 0, mono = 0;
     w->clock_fn(w->clock_arg, &real, &mono);
     RS_EV_INIT(&c, CLOCK, mono);
     c.realtime_ns = real;
     c.mono_ns = mono;
-    return put_events(w, 0, (const unsigned char *)&c, sizeof c);
+    w->in_anchor = 1;
+    int ret = put_events(w, 0, (const unsigned char *)&c, sizeof c);
+    w->in_anchor = 0;
+    return ret;
 }
 
 /* Copy validated events into the open chunk of `tid` (opening one if needed), delta-encoding hdr.ts. */
@@ -273,7 +277,7 @@ static int put_events(struct rs_writer *w, uint32_t tid, const unsigned char *ev
         if (w->raw_len + h.size + sizeof(struct rs_chunk_hdr) > RS_WRITER_FRAME_RAW && w->raw_len) {
             if ((ret = rs_writer_flush(w))) return ret;
         }
-        if (!w->raw_len && w->clock_fn) {
+        if (!w->raw_len && w->clock_fn && !w->in_anchor) {
             if ((ret = frame_begin(w))) return ret;
         }
         if (w->chunk_off == SIZE_MAX || w->chunk_tid != tid) {

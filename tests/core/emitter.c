@@ -1,0 +1,128 @@
+/* Test program with the recording core linked in statically (no LD_PRELOAD): emits MARK events whose
+ * value encodes (thread index << 32 | sequence), so tests/core/check can verify order, gaps and drops.
+ *
+ *   emitter [-t THREADS] [-n EVENTS] [-r RATE/s per thread] [-p] [-x] [-F FORKS] [-X EVERY] [-E] [-V]
+ *     -p       after emitting, print "ready" and pause (for signal tests)
+ *     -x       leave through _exit() instead of returning from main
+ *     -F N     fork N children; each emits -n events on one thread, then exits
+ *     -X K     every K-th child execs /bin/true instead (after emitting)
+ *     -E       threads exit early: each thread runs a short-lived helper thread that emits 10 events
+ *     -V       emit 64-byte IBV_POST_SEND-like events instead of MARKs (value in wr_id)
+ * Prints "emitted=N dropped=M" (totals of rs_emit's answers in this process) on stdout at the end. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rs_tracer.h"
+
+static long nthreads = 1, nevents = 1000, rate, forks, exec_every;
+static int do_pause, do_exit_, early, verbs;
+static _Atomic unsigned long emitted, dropped;
+static uint32_t name_id;
+
+static void emit_one(uint64_t value)
+{
+    bool okk;
+    if (verbs) {
+        struct rs_ev_IBV_POST_SEND e;
+        memset(&e, 0, sizeof e);
+        RS_EV_INIT(&e, IBV_POST_SEND, rs_now());
+        e.wr_id = value;
+        e.bytes = 65536;
+        e.qp_num = 0x1234;
+        okk = rs_emit(&e.h);
+    } else {
+        struct rs_ev_MARK m;
+        RS_EV_INIT(&m, MARK, rs_now());
+        m.value = value;
+        m.name = name_id;
+        m.pad = 0;
+        okk = rs_emit(&m.h);
+    }
+    if (okk) emitted++;
+    else dropped++;
+}
+
+static void *short_lived(void *arg)
+{
+    uint64_t base = (uint64_t)(uintptr_t)arg;
+    for (uint64_t i = 0; i < 10; i++) emit_one(base | i);
+    return NULL;
+}
+
+static void *worker(void *arg)
+{
+    uint64_t idx = (uint64_t)(uintptr_t)arg;
+    uint64_t t0 = rs_now();
+    for (long i = 0; i < nevents; i++) {
+        if (rate) {
+            uint64_t due = t0 + (uint64_t)((double)i * 1e9 / (double)rate);
+            while (rs_now() < due) {
+                if (due - rs_now() > 200000) {
+                    struct timespec ts = {0, 100000};
+                    nanosleep(&ts, NULL);
+                }
+            }
+        }
+        emit_one(idx << 32 | (uint64_t)i);
+    }
+    if (early) {
+        pthread_t t;
+        /* index space above the workers: 1000 + idx */
+        if (pthread_create(&t, NULL, short_lived, (void *)(uintptr_t)((1000 + idx) << 32)) == 0) pthread_join(t, NULL);
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    int c;
+    while ((c = getopt(argc, argv, "t:n:r:pxF:X:EV")) != -1) {
+        switch (c) {
+        case 't': nthreads = atol(optarg); break;
+        case 'n': nevents = atol(optarg); break;
+        case 'r': rate = atol(optarg); break;
+        case 'p': do_pause = 1; break;
+        case 'x': do_exit_ = 1; break;
+        case 'F': forks = atol(optarg); break;
+        case 'X': exec_every = atol(optarg); break;
+        case 'E': early = 1; break;
+        case 'V': verbs = 1; break;
+        default: fprintf(stderr, "usage: see the comment at the top of emitter.c\n"); return 2;
+        }
+    }
+    name_id = rs_intern("emitter");
+    if (forks) {
+        for (long i = 0; i < forks; i++) {
+            pid_t p = fork();
+            if (p < 0) return 3;
+            if (p == 0) {
+                for (long k = 0; k < nevents; k++) emit_one((uint64_t)(i + 1) << 32 | (uint64_t)k);
+                if (exec_every && i % exec_every == 0) execl("/bin/true", "true", (char *)NULL);
+                exit(0);
+            }
+        }
+        int bad = 0, st;
+        while (wait(&st) > 0)
+            if (!WIFEXITED(st) || WEXITSTATUS(st)) bad++;
+        printf("children_failed=%d\n", bad);
+    }
+    pthread_t *t = calloc((size_t)nthreads, sizeof *t);
+    for (long i = 0; i < nthreads; i++) pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)i);
+    for (long i = 0; i < nthreads; i++) pthread_join(t[i], NULL);
+    printf("emitted=%lu dropped=%lu\n", (unsigned long)emitted, (unsigned long)dropped);
+    fflush(stdout);
+    if (do_pause) {
+        printf("ready\n");
+        fflush(stdout);
+        for (;;) pause();
+    }
+    if (do_exit_) _exit(0);
+    return 0;
+}
