@@ -2,6 +2,7 @@
  * channels, shared receive queues. */
 #include "sn.h"
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,6 +264,8 @@ int sn_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 		cq->count--;
 	}
 	pthread_mutex_unlock(&cq->lock);
+	if (!got) /* applications spin on empty CQs: give the progress threads the CPU (2-core hosts) */
+		sched_yield();
 	return got;
 }
 
@@ -288,6 +291,7 @@ static int cqx_start(struct ibv_cq_ex *x, struct ibv_poll_cq_attr *attr)
 	pthread_mutex_lock(&cq->lock);
 	if (!cq->count) {
 		pthread_mutex_unlock(&cq->lock);
+		sched_yield();
 		return ENOENT;
 	}
 	cq->cur = cq->ring[cq->head];
