@@ -1,0 +1,112 @@
+/* cudaMemcpy* wrappers in the dynamic libcudart: the fallback that keeps host-to-device copies visible when
+ * CUPTI is not delivering (no libcupti, injection not set, or another CUPTI client took over). They always
+ * count calls (the CUPTI take-over check needs evidence that copies are being issued) and write
+ * CUDA_COPY_CALL events only while CUPTI is not delivering, so a normal run has no duplicates.
+ *
+ * They see only what goes through the exported symbols of a dynamically linked libcudart (libtorch's own
+ * copies); static-cudart libraries (NCCL, cuBLAS) and kernel-based copies are CUPTI's job.
+ *
+ * Real symbols: RTLD_NEXT (libcudart is in the global scope under PyTorch, measured), then the
+ * already-loaded libcudart (local scopes), and dlsym/dlvsym look-ups are redirected here too. A wrapper
+ * whose real function cannot be found returns cudaErrorUnknown (999); nothing ever calls NULL. */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "preload/cuda/cuda_int.h"
+#include "preload/dl.h"
+#include "tracer/rs_tracer.h"
+
+/* Types and prototypes come from cuda_runtime_api.h (pulled in by cupti.h). */
+#define RS_CUDA_ERROR_UNKNOWN cudaErrorUnknown
+
+typedef cudaError_t (*ptr_attr_fn)(struct cudaPointerAttributes *, const void *);
+static ptr_attr_fn real_ptr_attr;
+
+/* cudaMemoryType of a pointer: 0 unregistered host (pageable), 1 host (pinned), 2 device, 3 managed. */
+static uint32_t mem_type(const void *p)
+{
+    if (!real_ptr_attr) real_ptr_attr = (ptr_attr_fn)rs_dl_real("libcudart.so", "cudaPointerGetAttributes");
+    struct cudaPointerAttributes a;
+    memset(&a, 0, sizeof a);
+    if (!real_ptr_attr || real_ptr_attr(&a, p) != cudaSuccess) return 0xffffffffu;
+    return (uint32_t)a.type;
+}
+
+static void record_copy(uint64_t t0, void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind, int async,
+                        cudaStream_t stream, cudaError_t ret)
+{
+    uint64_t t1 = rs_now();
+    struct rs_ev_CUDA_COPY_CALL ev;
+    RS_EV_INIT(&ev, CUDA_COPY_CALL, t0);
+    ev.dur = t1 - t0;
+    ev.bytes = bytes;
+    ev.dst = (uint64_t)(uintptr_t)dst;
+    ev.src = (uint64_t)(uintptr_t)src;
+    ev.stream = (uint64_t)(uintptr_t)stream;
+    ev.copy_kind = (uint32_t)kind;
+    ev.async = (uint32_t)async;
+    /* Pageable vs pinned is the point of these events; one attribute query per side, off the hot path of
+     * a normal (CUPTI-delivering) run. cudaPointerGetAttributes clears the sticky error it may set. */
+    ev.src_mem = mem_type(src);
+    ev.dst_mem = mem_type(dst);
+    ev.ret = ret;
+    ev.pad = 0;
+    rs_emit(&ev.h);
+}
+
+static inline int fallback_on(void)
+{
+    return rs_on(RS_FAM_cuda) && __atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) != RS_CUPTI_DELIVERING;
+}
+
+#define RS_CUDART_WRAPPER(fn, async, dst_, src_, bytes_, kind_, stream_, params, args)            \
+    typedef cudaError_t (*fn##_fn) params;                                                    \
+    static fn##_fn real_##fn##_slot;                                                             \
+    RS_EXPORT cudaError_t fn params                                                           \
+    {                                                                                            \
+        static fn##_fn real_;                                                                    \
+        if (RS_UNLIKELY(!real_))                                                                 \
+            real_ = real_##fn##_slot ? real_##fn##_slot : (fn##_fn)rs_dl_real("libcudart.so", #fn); \
+        if (RS_UNLIKELY(!real_)) {                                                               \
+            rs_warn_once("%s: the real CUDA runtime function is not found; returning cudaErrorUnknown", #fn); \
+            return RS_CUDA_ERROR_UNKNOWN;                                                        \
+        }                                                                                        \
+        __atomic_fetch_add(&rs_cuda_copy_calls, 1, __ATOMIC_RELAXED);                            \
+        if (RS_LIKELY(!fallback_on()) || !rs_guard_enter()) return real_ args;                   \
+        uint64_t t0 = rs_now();                                                                  \
+        cudaError_t ret = real_ args;                                                         \
+        record_copy(t0, (void *)(dst_), (const void *)(src_), bytes_, kind_, async, stream_, ret); \
+        rs_guard_exit();                                                                         \
+        return ret;                                                                              \
+    }
+
+RS_CUDART_WRAPPER(cudaMemcpy, 0, dst, src, count, kind, (cudaStream_t)0,
+                  (void *dst, const void *src, size_t count, enum cudaMemcpyKind kind), (dst, src, count, kind))
+RS_CUDART_WRAPPER(cudaMemcpyAsync, 1, dst, src, count, kind, stream,
+                  (void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream),
+                  (dst, src, count, kind, stream))
+RS_CUDART_WRAPPER(cudaMemcpy2D, 0, dst, src, width * height, kind, (cudaStream_t)0,
+                  (void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                   enum cudaMemcpyKind kind),
+                  (dst, dpitch, src, spitch, width, height, kind))
+RS_CUDART_WRAPPER(cudaMemcpy2DAsync, 1, dst, src, width * height, kind, stream,
+                  (void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                   enum cudaMemcpyKind kind, cudaStream_t stream),
+                  (dst, dpitch, src, spitch, width, height, kind, stream))
+RS_CUDART_WRAPPER(cudaMemcpyPeer, 0, dst, src, count, cudaMemcpyDeviceToDevice, (cudaStream_t)0,
+                  (void *dst, int dstDevice, const void *src, int srcDevice, size_t count),
+                  (dst, dstDevice, src, srcDevice, count))
+RS_CUDART_WRAPPER(cudaMemcpyPeerAsync, 1, dst, src, count, cudaMemcpyDeviceToDevice, stream,
+                  (void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream),
+                  (dst, dstDevice, src, srcDevice, count, stream))
+
+#define RS_CUDART_REDIRECT(fn) {#fn, NULL, (void *)fn, (void **)&real_##fn##_slot},
+__attribute__((constructor)) static void cudart_register(void)
+{
+    static const struct rs_dl_redirect redirects[] = {
+        RS_CUDART_REDIRECT(cudaMemcpy) RS_CUDART_REDIRECT(cudaMemcpyAsync) RS_CUDART_REDIRECT(cudaMemcpy2D)
+        RS_CUDART_REDIRECT(cudaMemcpy2DAsync) RS_CUDART_REDIRECT(cudaMemcpyPeer)
+        RS_CUDART_REDIRECT(cudaMemcpyPeerAsync)};
+    rs_dl_register(redirects, (int)(sizeof redirects / sizeof redirects[0]));
+}
