@@ -1,0 +1,223 @@
+/* rs_analyze(): expand paths, read every rank file on `threads` workers (each file is streamed and reduced
+ * to its summary before the worker takes the next, so memory is bounded by the summaries plus `threads`
+ * passes), then join ranks and derive verdicts. Progress goes to stderr when asked for and slow. */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "analyze_int.h"
+#include "formats/reader.h"
+
+static const char *const cat_keys[] = {
+#define K(e, key, words) #key,
+    RS_CATS(K)
+#undef K
+};
+static const char *const cat_words[] = {
+#define W(e, key, words) words,
+    RS_CATS(W)
+#undef W
+};
+static const char *const gd_names[] = {
+#define G(e, s) s,
+    RS_GD_VERDICTS(G)
+#undef G
+};
+const char *rs_cat_key(int c) { return c >= 0 && c < RS_CAT_COUNT ? cat_keys[c] : "?"; }
+const char *rs_cat_words(int c) { return c >= 0 && c < RS_CAT_COUNT ? cat_words[c] : "?"; }
+const char *rs_gd_name(int v) { return v >= 0 && v < RS_GD_COUNT ? gd_names[v] : "?"; }
+const char *rs_an_input_name(int st)
+{
+    static const char *const n[] = {"complete", "truncated", "corrupt", "unreadable"};
+    return st >= 0 && st < 4 ? n[st] : "?";
+}
+
+void an_warn(struct rs_analysis *a, const char *fmt, ...)
+{
+    if (a->nwarnings >= sizeof a->warnings / sizeof a->warnings[0])
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(a->warnings[a->nwarnings++], RS_AN_TEXT, fmt, ap);
+    va_end(ap);
+}
+
+struct work {
+    char **files;
+    int nfiles;
+    struct an_rank *ranks;
+    const struct rs_report_opts *o;
+    int next, done;
+    uint64_t events;
+};
+
+static void *worker(void *arg)
+{
+    struct work *w = arg;
+    for (;;) {
+        int i = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED);
+        if (i >= w->nfiles)
+            break;
+        an_load_rank(w->files[i], w->o, w->o->link_gbps, &w->ranks[i], &w->events);
+        __atomic_add_fetch(&w->done, 1, __ATOMIC_RELEASE);
+    }
+    return NULL;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmp_rank(const void *x, const void *y)
+{
+    const struct an_rank *a = x, *b = y;
+    return a->out.rank < b->out.rank ? -1 : a->out.rank > b->out.rank;
+}
+
+int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths, struct rs_analysis **out, char *err,
+               size_t errlen)
+{
+    *out = NULL;
+    char **files = NULL;
+    int nf = rs_expand_paths(npaths, paths, &files, err, errlen);
+    if (nf < 0)
+        return -1;
+    if (nf == 0) {
+        snprintf(err, errlen, "no trace files given");
+        return -1;
+    }
+    struct work w = {.files = files, .nfiles = nf, .o = opts};
+    w.ranks = calloc((size_t)nf, sizeof *w.ranks);
+    if (!w.ranks) {
+        snprintf(err, errlen, "out of memory");
+        rs_paths_free(files, nf);
+        return -1;
+    }
+    int nt = opts->threads > 0 ? opts->threads : 2;
+    if (nt > nf)
+        nt = nf;
+    pthread_t th[64];
+    if (nt > 64)
+        nt = 64;
+    int started = 0;
+    for (int i = 0; i < nt; i++)
+        if (pthread_create(&th[started], NULL, worker, &w) == 0)
+            started++;
+    if (!started)
+        worker(&w);
+    double t0 = now_s();
+    int shown = 0;
+    while (__atomic_load_n(&w.done, __ATOMIC_ACQUIRE) < nf) {
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        double el = now_s() - t0;
+        if (opts->progress && el > 2.0) {
+            uint64_t ev = __atomic_load_n(&w.events, __ATOMIC_RELAXED);
+            fprintf(stderr, "\rrailscope: report: %d/%d files, %.1f M events, %.0f s ",
+                    __atomic_load_n(&w.done, __ATOMIC_RELAXED), nf, ev / 1e6, el);
+            shown = 1;
+        }
+    }
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    if (shown)
+        fprintf(stderr, "\rrailscope: report: %d files read%30s\n", nf, "");
+
+    struct rs_analysis *a = calloc(1, sizeof *a);
+    if (!a) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    /* Ranks without a rank number in their header get the numbers after the highest known one. */
+    int32_t maxr = -1;
+    int readable = 0;
+    for (int i = 0; i < nf; i++) {
+        if (w.ranks[i].out.rank > maxr)
+            maxr = w.ranks[i].out.rank;
+        if (w.ranks[i].out.input != RS_AN_UNREADABLE)
+            readable++;
+    }
+    for (int i = 0; i < nf; i++)
+        if (w.ranks[i].out.rank < 0)
+            w.ranks[i].out.rank = ++maxr;
+    qsort(w.ranks, (size_t)nf, sizeof *w.ranks, cmp_rank);
+    for (int i = 0; i < nf; i++) {
+        struct an_rank *r = &w.ranks[i];
+        a->events += r->out.events;
+        a->drops += r->out.drops;
+        if (r->out.input != RS_AN_COMPLETE) {
+            a->partial = 1;
+            an_warn(a, "%s: %s: %s", r->out.path, rs_an_input_name(r->out.input), r->err[0] ? r->err : "");
+        }
+        if (i > 0 && r->out.rank == w.ranks[i - 1].out.rank)
+            an_warn(a, "rank %d appears in more than one file (%s)", r->out.rank, r->out.path);
+    }
+    if (a->drops)
+        an_warn(a, "the tracer dropped %llu events: results may be incomplete",
+                (unsigned long long)a->drops);
+    if (!readable) {
+        snprintf(err, errlen, "no readable trace among %d file%s (%s: %s)", nf, nf > 1 ? "s" : "", w.ranks[0].out.path,
+                 w.ranks[0].err);
+        for (int i = 0; i < nf; i++) {
+            free(w.ranks[i].colls);
+            free(w.ranks[i].qps);
+            free(w.ranks[i].lsteps);
+        }
+        free(w.ranks);
+        free(a);
+        rs_paths_free(files, nf);
+        return -1;
+    }
+    /* Link rate: the option, else the recorded port rate, else a default (said so). */
+    int any_net = 0;
+    for (int i = 0; i < nf; i++)
+        any_net |= w.ranks[i].nqps > 0;
+    if (opts->link_gbps > 0) {
+        a->link_gbps = opts->link_gbps;
+        snprintf(a->link_source, sizeof a->link_source, "--link-gbps");
+    } else {
+        for (int i = 0; i < nf; i++)
+            if (w.ranks[i].link_gbps > a->link_gbps) {
+                a->link_gbps = w.ranks[i].link_gbps;
+                snprintf(a->link_source, sizeof a->link_source, "%s", w.ranks[i].link_fact);
+            }
+        if (a->link_gbps <= 0) {
+            a->link_gbps = 100;
+            snprintf(a->link_source, sizeof a->link_source, "default (not recorded)");
+            if (any_net)
+                an_warn(a, "no link rate recorded in the traces: assuming 100 Gb/s (use --link-gbps)");
+        }
+    }
+    an_join(a, w.ranks, (size_t)nf, opts);
+    an_gpudirect(a, w.ranks, (size_t)nf);
+    an_findings(a, w.ranks, (size_t)nf);
+    for (int i = 0; i < nf; i++) {
+        free(w.ranks[i].colls);
+        free(w.ranks[i].qps);
+        free(w.ranks[i].lsteps);
+    }
+    free(w.ranks);
+    rs_paths_free(files, nf);
+    *out = a;
+    return 0;
+}
+
+void rs_analysis_free(struct rs_analysis *a)
+{
+    if (!a)
+        return;
+    for (size_t i = 0; i < a->nranks; i++) {
+        free(a->ranks[i].steps);
+        free(a->ranks[i].qps);
+    }
+    free(a->ranks);
+    free(a->colls);
+    free(a->stragglers);
+    free(a);
+}

@@ -1,0 +1,101 @@
+/* Internals of `railscope report` shared by analyze_*.c: growable vectors, interval sets, the per-rank
+ * state built by the streaming pass (analyze_load.c) and reduced to a summary before the cross-rank join
+ * (analyze.c), so that raw per-event data of at most `threads` ranks is in memory at any time. */
+#ifndef RAILSCOPE_ANALYZE_INT_H
+#define RAILSCOPE_ANALYZE_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis.h"
+
+/* ---- growable arrays ---- */
+void *an_grow(void *p, size_t *cap, size_t need, size_t elem); /* aborts the process on OOM */
+#define AN_PUSH(arr, n, cap) \
+    (((n) >= (cap) ? (void)((arr) = an_grow((arr), &(cap), (n) + 1, sizeof *(arr))) : (void)0), &(arr)[(n)++])
+
+/* ---- interval sets: [a, b) in ns ---- */
+struct iv { uint64_t a, b; };
+struct ivec { struct iv *v; size_t n, cap; };
+void iv_add(struct ivec *s, uint64_t a, uint64_t b);
+void iv_normalize(struct ivec *s); /* sort and merge overlapping/touching intervals */
+void iv_free(struct ivec *s);
+/* For a normalized set: covered length within [a, b). */
+uint64_t iv_cover(const struct ivec *s, uint64_t a, uint64_t b);
+/* out = (s within [a,b)) minus the union of the normalized sets in minus[]; out normalized. */
+void iv_clip_minus(const struct ivec *s, uint64_t a, uint64_t b, const struct ivec *const *minus, int nminus,
+                   struct ivec *out);
+uint64_t iv_total(const struct ivec *s);
+
+/* ---- per-rank collective, as one rank saw it (local tracer clock) ---- */
+#define AN_EXP 4
+struct an_lcoll {
+    uint64_t comm_hash, seq, handle;
+    uint64_t bytes;
+    uint64_t host_ts;            /* NCCL_COLL (enqueue) time */
+    uint64_t kstart, kend;       /* GPU interval (NCCL kernel, else proxy ops, else enqueue) */
+    uint64_t rs_end;             /* end of the reduce-scatter half (ring, from send proxy steps), 0 unknown */
+    int32_t nranks, step;        /* step index on this rank, -1 none */
+    char func[24], algo[16];
+    /* network in this collective: the busiest send QP */
+    uint32_t qp;
+    uint64_t qp_bytes, qp_busy;
+    uint64_t net_bytes;          /* all send bytes of this rank in the collective */
+    struct iv exp[AN_EXP];       /* exposed (not hidden by compute) parts, clipped to the step */
+    int nexp;
+};
+
+struct an_qpacc {
+    uint32_t qp_num;
+    int32_t peer_rank;
+    uint32_t dest_qpn;
+    uint64_t bytes_sent, sends, busy, max_wait;
+    uint64_t posted[RS_AN_MEMKINDS];
+    uint64_t bounce_d2h, bounce_h2d;
+};
+
+/* Per-step local attribution before the collective split (ns). */
+struct an_lstep {
+    int64_t id;
+    uint64_t start, end;          /* local clock */
+    uint64_t t[RS_CAT_COUNT];     /* PEER_WAIT/INTRA/NET/STALL of collectives added in the join */
+    uint64_t coll_exposed;        /* to be split */
+    uint64_t free_busy, free_bytes; /* network sends outside collectives: busy time, bytes */
+};
+
+/* What survives of a rank after its pass. */
+struct an_rank {
+    struct rs_an_rank out;        /* filled progressively; steps/qps allocated at the end */
+    char boot_id[64];
+    int64_t anchor_offset;        /* realtime - mono (median of CLOCK anchors) */
+    int have_anchor;
+    double link_gbps;             /* from this rank's host facts, 0 unknown */
+    char link_fact[48];
+    int peermem;                  /* -1 unknown, 0 absent, 1 loaded */
+    int has_gpu, has_verbs, has_nccl;
+    char step_source[32];
+    size_t nlsteps;
+    struct an_lstep *lsteps;
+    size_t ncolls;
+    struct an_lcoll *colls;
+    size_t nqps;
+    struct an_qpacc *qps;
+    uint64_t bounce_copy_ns;      /* time of device<->host copies adjacent to network WRs */
+    uint64_t free_net_bytes;      /* send bytes outside collectives (verbs-only programs) */
+    char err[RS_AN_TEXT];         /* unreadable: why */
+};
+
+/* Read one file and reduce it (analyze_load.c + analyze_local.c). Never fails: an unreadable file gives
+ * an an_rank with out.input = RS_AN_UNREADABLE and err set. */
+void an_load_rank(const char *path, const struct rs_report_opts *o, double link_gbps_hint, struct an_rank *r,
+                  volatile uint64_t *events_progress);
+
+/* The cross-rank part on loaded ranks (analyze_join.c) and verdicts/findings (analyze_verdict.c). */
+void an_join(struct rs_analysis *a, struct an_rank *ranks, size_t n, const struct rs_report_opts *o);
+void an_gpudirect(struct rs_analysis *a, struct an_rank *ranks, size_t n);
+void an_findings(struct rs_analysis *a, struct an_rank *ranks, size_t n);
+void an_warn(struct rs_analysis *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+int an_is_step_name(const char *s, int64_t *id);
+
+#endif

@@ -1,0 +1,444 @@
+/* The cross-rank part: align clocks (REALTIME anchors, then per-host refinement from collective ends),
+ * join collectives on (comm_hash, func, seq), measure arrival skew and the network's share of each
+ * collective, split every rank's exposed collective time into peer wait / intra-node / network transfer /
+ * network stall, and find stragglers. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze_local.h"
+
+struct member { uint32_t g, r, c; };
+
+static int cmp_member(const void *x, const void *y)
+{
+    const struct member *a = x, *b = y;
+    if (a->g != b->g)
+        return a->g < b->g ? -1 : 1;
+    return a->r < b->r ? -1 : a->r > b->r;
+}
+static int cmp_dbl(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+static double median(double *v, size_t n)
+{
+    if (!n)
+        return 0;
+    qsort(v, n, sizeof *v, cmp_dbl);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static uint64_t coll_key(const struct an_lcoll *c)
+{
+    uint64_t h = c->comm_hash * 0x9e3779b97f4a7c15ull;
+    h ^= c->seq + 0x632be59bd9b4e019ull + (h << 6) + (h >> 2);
+    h ^= rs_fnv1a(c->func, strlen(c->func)) * 0xff51afd7ed558ccdull;
+    return h;
+}
+
+/* busbw factor, nccl-tests conventions (peers-and-formats.md A5). */
+static double bus_factor(const char *func, int n)
+{
+    if (n < 2)
+        return 1;
+    if (!strcmp(func, "AllReduce"))
+        return 2.0 * (n - 1) / n;
+    if (!strcmp(func, "ReduceScatter") || !strcmp(func, "AllGather") || !strcmp(func, "AlltoAll"))
+        return (double)(n - 1) / n;
+    return 1;
+}
+
+/* Spread of collective ends with the current offsets: median over collectives of max |end - median end|. */
+static double end_spread(struct member *m, size_t nm, struct an_rank *R, const double *off, double *tmp)
+{
+    double *sp = malloc((nm + 1) * sizeof *sp);
+    size_t ns = 0;
+    for (size_t i = 0; i < nm;) {
+        size_t j = i;
+        while (j < nm && m[j].g == m[i].g)
+            j++;
+        if (j - i >= 2) {
+            for (size_t k = i; k < j; k++)
+                tmp[k - i] = (double)R[m[k].r].colls[m[k].c].kend + off[m[k].r];
+            double med = median(tmp, j - i), mx = 0;
+            for (size_t k = 0; k < j - i; k++)
+                mx = fmax(mx, fabs(tmp[k] - med));
+            sp[ns++] = mx;
+        }
+        i = j;
+    }
+    double r = median(sp, ns);
+    free(sp);
+    return r * 1e-9;
+}
+
+static void refine_clocks(struct rs_analysis *a, struct member *m, size_t nm, struct an_rank *R, size_t n, double *off)
+{
+    /* hosts: same boot id (or host name) = same monotonic clock */
+    int *grp = malloc(n * sizeof *grp);
+    size_t ng = 0;
+    const char **gname = malloc(n * sizeof *gname);
+    for (size_t i = 0; i < n; i++) {
+        const char *key = R[i].boot_id[0] ? R[i].boot_id : R[i].out.host;
+        size_t g = 0;
+        while (g < ng && strcmp(gname[g], key))
+            g++;
+        if (g == ng)
+            gname[ng++] = key;
+        grp[i] = (int)g;
+    }
+    double *tmp = malloc((n + 1) * sizeof *tmp);
+    a->anchor_skew_s = end_spread(m, nm, R, off, tmp);
+    if (ng >= 2) {
+        size_t *cnt = calloc(ng, sizeof *cnt), *pos = calloc(ng + 1, sizeof *pos);
+        double *d = malloc((nm + 1) * sizeof *d), *corr = malloc(ng * sizeof *corr);
+        for (int round = 0; round < 3; round++) {
+            memset(cnt, 0, ng * sizeof *cnt);
+            for (size_t i = 0; i < nm; i++)
+                cnt[grp[m[i].r]]++;
+            pos[0] = 0;
+            for (size_t g = 0; g < ng; g++)
+                pos[g + 1] = pos[g] + cnt[g];
+            memset(cnt, 0, ng * sizeof *cnt);
+            size_t used = 0;
+            for (size_t i = 0; i < nm;) {
+                size_t j = i;
+                while (j < nm && m[j].g == m[i].g)
+                    j++;
+                int multi = 0;
+                for (size_t k = i + 1; k < j; k++)
+                    multi |= grp[m[k].r] != grp[m[i].r];
+                if (multi) {
+                    for (size_t k = i; k < j; k++)
+                        tmp[k - i] = (double)R[m[k].r].colls[m[k].c].kend + off[m[k].r];
+                    double med = median(tmp, j - i);
+                    for (size_t k = i; k < j; k++) {
+                        int g = grp[m[k].r];
+                        d[pos[g] + cnt[g]++] = med - ((double)R[m[k].r].colls[m[k].c].kend + off[m[k].r]);
+                        used++;
+                    }
+                }
+                i = j;
+            }
+            if (!used)
+                break;
+            for (size_t g = 0; g < ng; g++)
+                corr[g] = median(d + pos[g], cnt[g]);
+            double c0[ng];
+            memcpy(c0, corr, ng * sizeof *corr);
+            double gauge = median(c0, ng);
+            for (size_t i = 0; i < n; i++) {
+                double c = corr[grp[i]] - gauge;
+                off[i] += c;
+                R[i].out.refine_ns += (int64_t)llround(c);
+            }
+        }
+        free(cnt);
+        free(pos);
+        free(d);
+        free(corr);
+    }
+    a->residual_skew_s = end_spread(m, nm, R, off, tmp);
+    free(tmp);
+    free(grp);
+    free(gname);
+}
+
+static void stragglers(struct rs_analysis *a, const double *late_count, const double *late_sum, const double *cost,
+                       const uint64_t *late_steps, size_t n, struct an_rank *R, uint64_t considered)
+{
+    size_t ns = 0;
+    for (size_t i = 0; i < n; i++)
+        if (late_count[i] > 0)
+            ns++;
+    a->stragglers = calloc(ns ? ns : 1, sizeof *a->stragglers);
+    for (size_t i = 0; i < n; i++) {
+        if (late_count[i] <= 0)
+            continue;
+        struct rs_an_straggler *s = &a->stragglers[a->nstragglers++];
+        s->rank = R[i].out.rank;
+        s->late_count = (uint64_t)late_count[i];
+        s->of = considered;
+        s->mean_late_s = late_sum[i] / late_count[i] * 1e-9;
+        s->cost_s = cost[i] * 1e-9;
+        s->cost_per_step_s = a->nsteps ? s->cost_s / a->nsteps : s->cost_s;
+        s->persistent = a->nsteps >= 2 ? late_steps[i] * 2 > a->nsteps : late_count[i] * 2 > considered;
+        R[i].out.late_s = s->cost_s;
+    }
+    /* most costly first */
+    for (size_t i = 1; i < a->nstragglers; i++)
+        for (size_t j = i; j > 0 && a->stragglers[j].cost_s > a->stragglers[j - 1].cost_s; j--) {
+            struct rs_an_straggler t = a->stragglers[j];
+            a->stragglers[j] = a->stragglers[j - 1];
+            a->stragglers[j - 1] = t;
+        }
+}
+
+void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs_report_opts *o)
+{
+    (void)o;
+    double *off = calloc(n, sizeof *off);
+    int noanchor = 0;
+    for (size_t i = 0; i < n; i++) {
+        off[i] = R[i].have_anchor ? (double)R[i].anchor_offset : 0;
+        noanchor += !R[i].have_anchor && R[i].out.input != RS_AN_UNREADABLE;
+    }
+    if (noanchor)
+        an_warn(a, "%d rank file%s without clock anchors: their times are not aligned", noanchor, noanchor > 1 ? "s" : "");
+
+    /* join collectives */
+    size_t nm = 0, mcap = 0;
+    struct member *m = NULL;
+    struct hmap gmap = {0};
+    uint32_t ng = 0;
+    for (size_t r = 0; r < n; r++)
+        for (size_t c = 0; c < R[r].ncolls; c++) {
+            uint64_t k = coll_key(&R[r].colls[c]), g;
+            if (!hm_get(&gmap, k, &g)) {
+                g = ng++;
+                hm_put(&gmap, k, g);
+            }
+            *AN_PUSH(m, nm, mcap) = (struct member){(uint32_t)g, (uint32_t)r, (uint32_t)c};
+        }
+    hm_free(&gmap);
+    if (nm)
+        qsort(m, nm, sizeof *m, cmp_member);
+    refine_clocks(a, m, nm, R, n, off);
+    for (size_t i = 0; i < n; i++)
+        R[i].out.clock_offset_ns = (int64_t)llround(off[i]);
+
+    /* run clock zero: earliest aligned step start or collective */
+    double t0 = INFINITY;
+    for (size_t r = 0; r < n; r++) {
+        if (R[r].nlsteps)
+            t0 = fmin(t0, (double)R[r].lsteps[0].start + off[r]);
+        if (R[r].ncolls)
+            t0 = fmin(t0, (double)R[r].colls[0].kstart + off[r]);
+    }
+    if (!isfinite(t0))
+        t0 = 0;
+    a->run_start_realtime_ns = (uint64_t)fmax(t0, 0);
+#define RUN(r, t) ((double)(t) + off[r] - t0) /* local ns -> run clock ns */
+
+    /* per-step mean for thresholds */
+    double steps_total = 0;
+    uint64_t steps_n = 0;
+    for (size_t r = 0; r < n; r++)
+        for (size_t k = 0; k < R[r].nlsteps; k++) {
+            steps_total += (double)(R[r].lsteps[k].end - R[r].lsteps[k].start);
+            steps_n++;
+        }
+    double step_mean_ns = steps_n ? steps_total / steps_n : 0;
+    for (size_t r = 0; r < n; r++)
+        if (R[r].nlsteps > a->nsteps)
+            a->nsteps = R[r].nlsteps;
+
+    double rate_bpns = a->link_gbps / 8.0; /* bytes per ns */
+    a->colls = calloc(ng ? ng : 1, sizeof *a->colls);
+    double *late_count = calloc(n, sizeof(double)), *late_sum = calloc(n, sizeof(double)),
+           *cost = calloc(n, sizeof(double));
+    uint64_t *late_steps = calloc(n, sizeof(uint64_t));
+    int64_t *last_late_step = malloc(n * sizeof(int64_t));
+    for (size_t i = 0; i < n; i++)
+        last_late_step[i] = -1;
+    uint64_t considered = 0;
+    double *tmp = malloc((n + 1) * sizeof *tmp);
+    double late_thr = fmax(20e3, 0.01 * step_mean_ns);
+
+    for (size_t i = 0; i < nm;) {
+        size_t j = i;
+        while (j < nm && m[j].g == m[i].g)
+            j++;
+        struct rs_an_coll *gc = &a->colls[a->ncolls++];
+        const struct an_lcoll *c0 = &R[m[i].r].colls[m[i].c];
+        gc->comm_hash = c0->comm_hash;
+        gc->seq = c0->seq;
+        snprintf(gc->func, sizeof gc->func, "%s", c0->func);
+        snprintf(gc->algo, sizeof gc->algo, "%s", c0->algo);
+        gc->bytes = c0->bytes;
+        gc->nranks = c0->nranks > 0 ? c0->nranks : (int32_t)(j - i);
+        gc->nseen = (int32_t)(j - i);
+        gc->step = c0->step >= 0 ? R[m[i].r].lsteps[c0->step].id : -1;
+        double first = INFINITY, L = -INFINITY, L2 = -INFINITY, end = -INFINITY;
+        int32_t last = -1;
+        double stall = 0, transfer = 0;
+        int32_t stall_rank = -1;
+        uint32_t stall_qp = 0;
+        size_t nrs = 0;
+        for (size_t k = i; k < j; k++) {
+            const struct an_lcoll *c = &R[m[k].r].colls[m[k].c];
+            double arr = RUN(m[k].r, c->kstart), e = RUN(m[k].r, c->kend);
+            first = fmin(first, arr);
+            if (arr > L) {
+                L2 = L;
+                L = arr;
+                last = R[m[k].r].out.rank;
+            } else if (arr > L2)
+                L2 = arr;
+            end = fmax(end, e);
+            if (c->qp_busy) {
+                double ideal = c->qp_bytes / rate_bpns, st = (double)c->qp_busy - ideal;
+                transfer = fmax(transfer, fmin(ideal, (double)c->qp_busy));
+                if (st > stall) {
+                    stall = st;
+                    stall_rank = R[m[k].r].out.rank;
+                    stall_qp = c->qp;
+                }
+            }
+            if (c->rs_end)
+                tmp[nrs++] = RUN(m[k].r, c->rs_end);
+        }
+        gc->first_arrival_ns = (uint64_t)fmax(first, 0);
+        gc->last_arrival_ns = (uint64_t)fmax(L, 0);
+        gc->end_ns = (uint64_t)fmax(end, 0);
+        gc->last_rank = last;
+        gc->arrival_skew_s = (L - first) * 1e-9;
+        gc->dur_s = fmax(end - L, 0) * 1e-9;
+        if (gc->dur_s > 0) {
+            gc->algbw_gbps = gc->bytes / gc->dur_s / 1e9;
+            gc->busbw_gbps = gc->algbw_gbps * bus_factor(gc->func, gc->nranks);
+        }
+        if (nrs) {
+            double rs = median(tmp, nrs);
+            gc->rs_s = fmax(rs - L, 0) * 1e-9;
+            gc->ag_s = fmax(end - rs, 0) * 1e-9;
+        }
+        gc->stall_s = stall * 1e-9;
+        gc->net_s = transfer * 1e-9;
+        gc->intra_s = fmax(gc->dur_s - gc->stall_s - gc->net_s, 0);
+        gc->stall_rank = stall_rank;
+        gc->stall_qp = stall_qp;
+        /* straggler accounting */
+        if (j - i >= 2) {
+            considered++;
+            if (L - L2 > late_thr) {
+                size_t lr = 0;
+                for (size_t k = i; k < j; k++)
+                    if (R[m[k].r].out.rank == last)
+                        lr = m[k].r;
+                late_count[lr] += 1;
+                late_sum[lr] += L - L2;
+                double w = 0;
+                for (size_t k = i; k < j; k++)
+                    w += L - RUN(m[k].r, R[m[k].r].colls[m[k].c].kstart);
+                cost[lr] += w / (double)(j - i);
+                int64_t st = c0->step;
+                if (st != last_late_step[lr]) {
+                    late_steps[lr]++;
+                    last_late_step[lr] = st;
+                }
+            }
+        }
+        /* split each member's exposed time */
+        for (size_t k = i; k < j; k++) {
+            struct an_rank *rr = &R[m[k].r];
+            const struct an_lcoll *c = &rr->colls[m[k].c];
+            if (c->step < 0 || (size_t)c->step >= rr->nlsteps)
+                continue;
+            struct an_lstep *st = &rr->lsteps[c->step];
+            double arr = RUN(m[k].r, c->kstart), pw = 0, rest = 0;
+            for (int q = 0; q < c->nexp; q++) {
+                double x = RUN(m[k].r, c->exp[q].a), y = RUN(m[k].r, c->exp[q].b);
+                double cut = fmin(fmax(L, x), y);
+                pw += cut - x;
+                rest += y - cut;
+            }
+            (void)arr;
+            double s_ = fmin(stall, rest), t_ = fmin(transfer, rest - s_), in_ = rest - s_ - t_;
+            st->t[RS_CAT_PEER_WAIT] += (uint64_t)llround(pw);
+            st->t[RS_CAT_STALL] += (uint64_t)llround(s_);
+            st->t[RS_CAT_NET] += (uint64_t)llround(t_);
+            st->t[RS_CAT_INTRA] += (uint64_t)llround(in_);
+        }
+        i = j;
+    }
+    free(tmp);
+
+    /* per-rank output */
+    a->nranks = n;
+    a->ranks = calloc(n, sizeof *a->ranks);
+    double step_sum = 0;
+    uint64_t step_cnt = 0;
+    const char *src = NULL;
+    for (size_t r = 0; r < n; r++) {
+        struct an_rank *rr = &R[r];
+        struct rs_an_rank *out = &a->ranks[r];
+        *out = rr->out;
+        if (!src && rr->step_source[0])
+            src = rr->step_source;
+        out->nsteps = rr->nlsteps;
+        out->steps = calloc(rr->nlsteps ? rr->nlsteps : 1, sizeof *out->steps);
+        for (size_t k = 0; k < rr->nlsteps; k++) {
+            struct an_lstep *ls = &rr->lsteps[k];
+            struct rs_an_step *s = &out->steps[k];
+            uint64_t len = ls->end > ls->start ? ls->end - ls->start : 0;
+            /* exposed collective time not claimed by a joined collective: intra-node */
+            uint64_t split = ls->t[RS_CAT_PEER_WAIT] + ls->t[RS_CAT_STALL] + ls->t[RS_CAT_NET] + ls->t[RS_CAT_INTRA];
+            if (ls->coll_exposed > split)
+                ls->t[RS_CAT_INTRA] += ls->coll_exposed - split;
+            /* network sends outside collectives (verbs programs) */
+            double ideal = ls->free_bytes / rate_bpns;
+            uint64_t tr = (uint64_t)fmin(ideal, (double)ls->free_busy);
+            ls->t[RS_CAT_NET] += tr;
+            ls->t[RS_CAT_STALL] += ls->free_busy - tr;
+            s->id = ls->id;
+            s->start_ns = (uint64_t)fmax(RUN(r, ls->start), 0);
+            s->end_ns = s->start_ns + len;
+            double sum = 0;
+            for (int cat = 0; cat < RS_CAT_COUNT; cat++)
+                sum += (double)ls->t[cat];
+            /* rounding and folded exposure parts: scale so the categories add up to the step exactly */
+            double scale = sum > 0 ? (double)len / sum : 0;
+            for (int cat = 0; cat < RS_CAT_COUNT; cat++) {
+                s->attr[cat] = (double)ls->t[cat] * scale * 1e-9;
+                out->attr[cat] += s->attr[cat];
+            }
+            step_sum += len * 1e-9;
+            step_cnt++;
+        }
+        out->step_mean_s = rr->nlsteps ? 0 : 0;
+        double tot = 0;
+        for (int cat = 0; cat < RS_CAT_COUNT; cat++)
+            tot += out->attr[cat];
+        out->step_mean_s = rr->nlsteps ? tot / rr->nlsteps : 0;
+        /* QPs */
+        out->nqps = rr->nqps;
+        out->qps = calloc(rr->nqps ? rr->nqps : 1, sizeof *out->qps);
+        for (size_t q = 0; q < rr->nqps; q++) {
+            const struct an_qpacc *x = &rr->qps[q];
+            struct rs_an_qp *y = &out->qps[q];
+            y->qp_num = x->qp_num;
+            y->peer_rank = x->peer_rank;
+            y->bytes_sent = x->bytes_sent;
+            y->sends = x->sends;
+            y->busy_s = x->busy * 1e-9;
+            y->ideal_s = x->bytes_sent / rate_bpns * 1e-9;
+            y->stall_s = fmax(y->busy_s - y->ideal_s, 0);
+            y->achieved_gbps = x->busy ? x->bytes_sent * 8.0 / x->busy : 0;
+            y->max_wait_s = x->max_wait * 1e-9;
+        }
+    }
+    size_t live = 0;
+    for (size_t r = 0; r < n; r++)
+        if (a->ranks[r].nsteps) {
+            live++;
+            for (int cat = 0; cat < RS_CAT_COUNT; cat++)
+                a->attr[cat] += a->ranks[r].attr[cat];
+        }
+    for (int cat = 0; cat < RS_CAT_COUNT && live; cat++)
+        a->attr[cat] /= (double)live;
+    a->step_mean_s = step_cnt ? step_sum / step_cnt : 0;
+    snprintf(a->step_source, sizeof a->step_source, "%s", src ? src : "none");
+    stragglers(a, late_count, late_sum, cost, late_steps, n, R, considered);
+    free(late_count);
+    free(late_sum);
+    free(cost);
+    free(late_steps);
+    free(last_late_step);
+    free(m);
+    free(off);
+#undef RUN
+}

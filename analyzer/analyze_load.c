@@ -1,0 +1,558 @@
+/* The per-rank streaming pass of `railscope report`: one read of one trace file, keeping only what the
+ * attribution needs (merged GPU intervals, collectives, work requests, step markers, anchors, facts).
+ * The event loop is a switch on the kind with no allocation per event beyond amortised array growth.
+ * analyze_local.c then reduces this to the rank's summary and frees the rest. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "analyze_local.h"
+
+/* ---- small hash: u64 key -> u64 value (open addressing, power-of-two capacity, no deletion) ---- */
+void hm_put(struct hmap *m, uint64_t k, uint64_t v)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        struct hmap o = *m;
+        m->cap = o.cap ? o.cap * 2 : 64;
+        m->k = calloc(m->cap, sizeof *m->k);
+        m->v = calloc(m->cap, sizeof *m->v);
+        m->used = calloc(m->cap, 1);
+        if (!m->k || !m->v || !m->used) {
+            fprintf(stderr, "railscope: out of memory\n");
+            exit(2);
+        }
+        m->n = 0;
+        for (size_t i = 0; i < o.cap; i++)
+            if (o.used[i])
+                hm_put(m, o.k[i], o.v[i]);
+        free(o.k);
+        free(o.v);
+        free(o.used);
+    }
+    size_t i = (size_t)(k * 0x9e3779b97f4a7c15ull >> 20) & (m->cap - 1);
+    while (m->used[i] && m->k[i] != k)
+        i = (i + 1) & (m->cap - 1);
+    if (!m->used[i])
+        m->n++;
+    m->used[i] = 1;
+    m->k[i] = k;
+    m->v[i] = v;
+}
+
+int hm_get(const struct hmap *m, uint64_t k, uint64_t *v)
+{
+    if (!m->cap)
+        return 0;
+    size_t i = (size_t)(k * 0x9e3779b97f4a7c15ull >> 20) & (m->cap - 1);
+    while (m->used[i]) {
+        if (m->k[i] == k) {
+            *v = m->v[i];
+            return 1;
+        }
+        i = (i + 1) & (m->cap - 1);
+    }
+    return 0;
+}
+
+void hm_free(struct hmap *m)
+{
+    free(m->k);
+    free(m->v);
+    free(m->used);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- names ---- */
+/* "ProfilerStep#12", "step 3", "train_step_7", "Step#4": a step range; *id = its number or -1. */
+int an_is_step_name(const char *s, int64_t *id)
+{
+    if (!s)
+        return 0;
+    const char *p = strcasestr(s, "step");
+    if (!p)
+        return 0;
+    /* prefix: nothing, "Profiler", "train_", "training_" */
+    size_t pre = (size_t)(p - s);
+    if (pre && strncasecmp(s, "profiler", pre) && strncasecmp(s, "train_", pre) && strncasecmp(s, "training_", pre) &&
+        strncasecmp(s, "train ", pre))
+        return 0;
+    p += 4;
+    while (*p == '#' || *p == ' ' || *p == '_' || *p == ':' || *p == '=')
+        p++;
+    if (!*p) {
+        *id = -1;
+        return 1;
+    }
+    char *end;
+    long long v = strtoll(p, &end, 10);
+    if (end == p || *end)
+        return 0;
+    *id = v;
+    return 1;
+}
+
+static int is_nccl_kernel(const char *name)
+{
+    return name && (!strncmp(name, "nccl", 4) || strstr(name, "ncclKernel") || strstr(name, "ncclDevKernel"));
+}
+
+/* Kernel-name class per string id: 0 unknown yet, 1 compute, 2 NCCL. */
+static int kclass(struct pass *p, uint32_t id)
+{
+    if (id < p->kcls_n && p->kcls[id])
+        return p->kcls[id];
+    if (id >= p->kcls_n) {
+        size_t nn = p->kcls_n ? p->kcls_n : 256;
+        while (nn <= id)
+            nn *= 2;
+        p->kcls = realloc(p->kcls, nn);
+        if (!p->kcls) {
+            fprintf(stderr, "railscope: out of memory\n");
+            exit(2);
+        }
+        memset(p->kcls + p->kcls_n, 0, nn - p->kcls_n);
+        p->kcls_n = nn;
+    }
+    const char *s = rs_reader_string(p->rd, id, NULL);
+    int c = is_nccl_kernel(s) ? 2 : 1;
+    if (s) /* an id not defined yet is not cached: it may be defined later */
+        p->kcls[id] = (uint8_t)c;
+    return c;
+}
+
+static void cpystr(struct pass *p, char *dst, size_t n, uint32_t id)
+{
+    const char *s = rs_reader_string(p->rd, id, NULL);
+    snprintf(dst, n, "%s", s ? s : "");
+}
+
+/* ---- queue pairs ---- */
+struct qpst *qp_get(struct pass *p, uint32_t qp_num)
+{
+    uint64_t v;
+    if (hm_get(&p->qpmap, qp_num, &v))
+        return &p->qps[v];
+    struct qpst *q = AN_PUSH(p->qps, p->nqps, p->qpcap);
+    memset(q, 0, sizeof *q);
+    q->acc.qp_num = qp_num;
+    q->acc.peer_rank = -1;
+    hm_put(&p->qpmap, qp_num, p->nqps - 1);
+    return q;
+}
+
+static void on_post_send(struct pass *p, const struct rs_ev_IBV_POST_SEND *e)
+{
+    if (e->ret != 0)
+        return; /* not posted */
+    struct qpst *q = qp_get(p, e->qp_num);
+    unsigned mem = e->mem < RS_AN_MEMKINDS ? e->mem : 0;
+    q->acc.posted[mem] += e->bytes;
+    p->posted[mem] += e->bytes;
+    p->posts++;
+    struct wrrec *w = AN_PUSH(p->wrs, p->nwrs, p->wrcap);
+    w->post = e->h.ts;
+    w->done = 0;
+    w->bytes = e->bytes;
+    w->wr_id = e->wr_id;
+    w->qp = e->qp_num;
+    w->mem = (uint8_t)mem;
+    uint32_t *slot = AN_PUSH(q->pend, q->npend, q->pendcap);
+    *slot = (uint32_t)(p->nwrs - 1);
+}
+
+static void on_post_recv(struct pass *p, const struct rs_ev_IBV_POST_RECV *e)
+{
+    if (e->ret != 0)
+        return;
+    unsigned mem = e->mem < RS_AN_MEMKINDS ? e->mem : 0;
+    struct qpst *q = qp_get(p, e->qp_num);
+    q->acc.posted[mem] += e->bytes;
+    p->posted[mem] += e->bytes;
+    p->posts++;
+}
+
+static void on_wc(struct pass *p, const struct rs_ev_IBV_WC *e)
+{
+    if (e->opcode & 128) { /* receive side */
+        struct tsb *t = AN_PUSH(p->rwc, p->nrwc, p->rwccap);
+        t->ts = e->h.ts;
+        t->bytes = e->bytes;
+        t->qp = e->qp_num;
+        return;
+    }
+    struct qpst *q = qp_get(p, e->qp_num);
+    /* RC send queues complete in order: a completion also completes every earlier unsignaled WR. */
+    size_t k = q->head;
+    while (k < q->npend && p->wrs[q->pend[k]].wr_id != e->wr_id)
+        k++;
+    if (k == q->npend)
+        return; /* a completion for a WR we did not see posted */
+    for (size_t i = q->head; i <= k; i++)
+        p->wrs[q->pend[i]].done = e->h.ts;
+    q->head = k + 1;
+    if (q->head == q->npend)
+        q->head = q->npend = 0;
+    else if (q->head > 4096) {
+        memmove(q->pend, q->pend + q->head, (q->npend - q->head) * sizeof *q->pend);
+        q->npend -= q->head;
+        q->head = 0;
+    }
+}
+
+static void on_fact(struct pass *p, const struct rs_ev_HOST_FACT *e)
+{
+    const char *k = rs_reader_string(p->rd, e->key, NULL), *v = rs_reader_string(p->rd, e->value, NULL);
+    if (!k || !v)
+        return;
+    size_t kl = strlen(k);
+    if (!strncmp(k, "ib/", 3) && kl > 5 && !strcmp(k + kl - 5, "/rate") && strstr(k, "/port/")) {
+        double g = atof(v); /* "200 Gb/sec (4X HDR)" */
+        if (g > 0 && g > p->r->link_gbps) {
+            p->r->link_gbps = g;
+            snprintf(p->r->link_fact, sizeof p->r->link_fact, "host fact %.36s", k);
+        }
+    } else if (!strcmp(k, "softnic/rate_gbps") || !strcmp(k, "env/SOFTNIC_RATE_GBPS")) {
+        double g = atof(v);
+        if (g > 0 && !p->r->link_gbps) {
+            p->r->link_gbps = g;
+            snprintf(p->r->link_fact, sizeof p->r->link_fact, "softnic %s", k);
+        }
+    } else if (!strcmp(k, "gpudirect/nvidia_peermem") || !strcmp(k, "gpudirect/nv_peer_mem")) {
+        if (!strcmp(v, "loaded"))
+            p->r->peermem = 1;
+        else if (p->r->peermem < 0)
+            p->r->peermem = 0;
+    }
+}
+
+static struct nvstack *nv_stack(struct pass *p, uint32_t tid)
+{
+    for (size_t i = 0; i < p->nnv; i++)
+        if (p->nv[i].tid == tid)
+            return &p->nv[i];
+    struct nvstack *s = AN_PUSH(p->nv, p->nnv, p->nvcap);
+    memset(s, 0, sizeof *s);
+    s->tid = tid;
+    return s;
+}
+
+/* A range opened by push/start: is it a step range? */
+static int range_is_step(struct pass *p, uint32_t msg, int64_t *id)
+{
+    const char *s = rs_reader_string(p->rd, msg, NULL);
+    if (!s)
+        return 0;
+    if (p->o->step_marker) {
+        size_t ml = strlen(p->o->step_marker);
+        if (strncmp(s, p->o->step_marker, ml))
+            return 0;
+        *id = -1;
+        const char *q = s + ml;
+        while (*q == '#' || *q == ' ' || *q == '_')
+            q++;
+        if (*q)
+            *id = strtoll(q, NULL, 10);
+        return 1;
+    }
+    return an_is_step_name(s, id);
+}
+
+static void add_range(struct pass *p, uint64_t a, uint64_t b, int64_t id)
+{
+    struct srange *s = AN_PUSH(p->ranges, p->nranges, p->rangecap);
+    s->a = a;
+    s->b = b;
+    s->id = id;
+}
+
+static void on_mark(struct pass *p, uint64_t ts, uint32_t name, int64_t value)
+{
+    const char *s = rs_reader_string(p->rd, name, NULL);
+    if (!s)
+        return;
+    int64_t id = value;
+    if (p->o->step_marker ? strncmp(s, p->o->step_marker, strlen(p->o->step_marker)) : !an_is_step_name(s, &id))
+        return;
+    struct srange *m = AN_PUSH(p->marks, p->nmarks, p->markcap);
+    m->a = m->b = ts;
+    m->id = id;
+}
+
+static void on_event(struct pass *p, const struct rs_event *ev)
+{
+    const struct rs_ev_hdr *h = ev->ev;
+    switch (h->kind) {
+    case RS_EV_CLOCK: {
+        const struct rs_ev_CLOCK *e = (const void *)h;
+        int64_t *o = AN_PUSH(p->anchors, p->nanchors, p->anchorcap);
+        *o = (int64_t)(e->realtime_ns - e->mono_ns);
+        break;
+    }
+    case RS_EV_CUDA_KERNEL: {
+        const struct rs_ev_CUDA_KERNEL *e = (const void *)h;
+        p->r->has_gpu = 1;
+        if (e->end <= h->ts)
+            break;
+        if (kclass(p, e->name) == 2)
+            iv_add(&p->nk, h->ts, e->end);
+        else
+            iv_add(&p->compute, h->ts, e->end);
+        break;
+    }
+    case RS_EV_CUDA_MEMCPY: {
+        const struct rs_ev_CUDA_MEMCPY *e = (const void *)h;
+        p->r->has_gpu = 1;
+        if (e->end <= h->ts)
+            break;
+        if (e->copy_kind == 1) {
+            iv_add(&p->h2d, h->ts, e->end);
+            if (e->src_kind == 1)
+                p->r->out.h2d_pageable_bytes += e->bytes;
+            else
+                p->r->out.h2d_pinned_bytes += e->bytes;
+        } else
+            iv_add(&p->other, h->ts, e->end);
+        if (e->copy_kind == 1 || e->copy_kind == 2) {
+            struct copyrec *c = AN_PUSH(p->copies, p->ncopies, p->copycap);
+            c->a = h->ts;
+            c->b = e->end;
+            c->bytes = e->bytes;
+            c->d2h = e->copy_kind == 2;
+        }
+        break;
+    }
+    case RS_EV_CUDA_MEMSET: {
+        const struct rs_ev_CUDA_MEMSET *e = (const void *)h;
+        p->r->has_gpu = 1;
+        iv_add(&p->other, h->ts, e->end);
+        break;
+    }
+    case RS_EV_CUDA_COPY_CALL: {
+        const struct rs_ev_CUDA_COPY_CALL *e = (const void *)h;
+        if (e->copy_kind == 1) {
+            iv_add(&p->h2d, h->ts, h->ts + e->dur);
+            if (e->src_mem == 0)
+                p->r->out.h2d_pageable_bytes += e->bytes;
+            else
+                p->r->out.h2d_pinned_bytes += e->bytes;
+        }
+        break;
+    }
+    case RS_EV_NCCL_COLL: {
+        const struct rs_ev_NCCL_COLL *e = (const void *)h;
+        p->r->has_nccl = 1;
+        struct an_lcoll *c = AN_PUSH(p->colls, p->ncolls, p->collcap);
+        memset(c, 0, sizeof *c);
+        c->comm_hash = e->comm_hash;
+        c->seq = e->seq;
+        c->handle = e->handle;
+        c->host_ts = h->ts;
+        c->kstart = h->ts;
+        c->kend = e->end > h->ts ? e->end : h->ts;
+        c->step = -1;
+        cpystr(p, c->func, sizeof c->func, e->func);
+        cpystr(p, c->algo, sizeof c->algo, e->algo);
+        const char *dt = rs_reader_string(p->rd, e->datatype, NULL);
+        unsigned dsz = 4;
+        if (dt && (strstr(dt, "64") || strstr(dt, "Double")))
+            dsz = 8;
+        else if (dt && (strstr(dt, "16") || strstr(dt, "Half")))
+            dsz = 2;
+        else if (dt && (strstr(dt, "8") || strstr(dt, "Char")))
+            dsz = 1;
+        c->bytes = e->count * dsz;
+        c->nranks = p->nranks;
+        hm_put(&p->collmap, e->handle, p->ncolls - 1);
+        break;
+    }
+    case RS_EV_NCCL_COMM_INIT: {
+        const struct rs_ev_NCCL_COMM_INIT *e = (const void *)h;
+        if (e->nranks > 0)
+            p->nranks = e->nranks;
+        break;
+    }
+    case RS_EV_NCCL_PROF_INIT: {
+        const struct rs_ev_NCCL_PROF_INIT *e = (const void *)h;
+        if (e->nranks > 0)
+            p->nranks = e->nranks;
+        break;
+    }
+    case RS_EV_NCCL_PROXY_OP: {
+        const struct rs_ev_NCCL_PROXY_OP *e = (const void *)h;
+        struct pop *o = AN_PUSH(p->ops, p->nops, p->opcap);
+        o->handle = e->handle;
+        o->parent = e->parent;
+        o->a = h->ts;
+        o->b = e->end;
+        o->peer = e->peer;
+        o->channel = e->channel;
+        o->is_send = e->is_send;
+        o->nsteps = e->nsteps;
+        break;
+    }
+    case RS_EV_NCCL_PROXY_STEP: {
+        const struct rs_ev_NCCL_PROXY_STEP *e = (const void *)h;
+        struct pstep *s = AN_PUSH(p->steps, p->nsteps, p->stepcap);
+        uint64_t sw;
+        s->a = hm_get(&p->sendwait, e->handle, &sw) ? sw : h->ts;
+        s->b = e->end;
+        s->bytes = e->trans_size;
+        s->parent = e->parent;
+        s->step = e->step;
+        s->is_send = e->is_send;
+        break;
+    }
+    case RS_EV_NCCL_PROXY_STATE: {
+        const struct rs_ev_NCCL_PROXY_STATE *e = (const void *)h;
+        if (e->state == 9) /* SendWait: the isend is posted: network time starts */
+            hm_put(&p->sendwait, e->handle, h->ts);
+        break;
+    }
+    case RS_EV_IBV_POST_SEND:
+        p->r->has_verbs = 1;
+        on_post_send(p, (const void *)h);
+        break;
+    case RS_EV_IBV_POST_RECV:
+        p->r->has_verbs = 1;
+        on_post_recv(p, (const void *)h);
+        break;
+    case RS_EV_IBV_WC:
+        on_wc(p, (const void *)h);
+        break;
+    case RS_EV_IBV_REG_MR: {
+        const struct rs_ev_IBV_REG_MR *e = (const void *)h;
+        p->r->has_verbs = 1;
+        if (e->err)
+            break;
+        unsigned mem = e->mem < RS_AN_MEMKINDS ? e->mem : 0;
+        p->mr_bytes[mem] += e->length;
+        if (e->dmabuf_fd >= 0 || mem == RS_MEM_DMABUF)
+            p->dmabuf_mrs++;
+        break;
+    }
+    case RS_EV_IBV_MODIFY_QP: {
+        const struct rs_ev_IBV_MODIFY_QP *e = (const void *)h;
+        if (e->ret == 0 && e->dest_qpn)
+            qp_get(p, e->qp_num)->acc.dest_qpn = e->dest_qpn;
+        break;
+    }
+    case RS_EV_HOST_FACT:
+        on_fact(p, (const void *)h);
+        break;
+    case RS_EV_NVTX_PUSH: {
+        const struct rs_ev_NVTX_PUSH *e = (const void *)h;
+        struct nvstack *s = nv_stack(p, ev->tid);
+        struct nvent *x = AN_PUSH(s->v, s->n, s->cap);
+        x->ts = h->ts;
+        x->id = -1;
+        x->is_step = (uint8_t)range_is_step(p, e->message, &x->id);
+        break;
+    }
+    case RS_EV_NVTX_POP: {
+        struct nvstack *s = nv_stack(p, ev->tid);
+        if (!s->n)
+            break;
+        struct nvent x = s->v[--s->n];
+        if (x.is_step)
+            add_range(p, x.ts, h->ts, x.id);
+        break;
+    }
+    case RS_EV_NVTX_START: {
+        const struct rs_ev_NVTX_START *e = (const void *)h;
+        int64_t id = -1;
+        if (range_is_step(p, e->message, &id)) {
+            hm_put(&p->nvstart, e->id, (uint64_t)p->nstarts);
+            struct nvent *x = AN_PUSH(p->starts, p->nstarts, p->startcap);
+            x->ts = h->ts;
+            x->id = id;
+            x->is_step = 1;
+        }
+        break;
+    }
+    case RS_EV_NVTX_END: {
+        const struct rs_ev_NVTX_END *e = (const void *)h;
+        uint64_t i;
+        if (hm_get(&p->nvstart, e->id, &i) && i < p->nstarts && p->starts[i].is_step) {
+            add_range(p, p->starts[i].ts, h->ts, p->starts[i].id);
+            p->starts[i].is_step = 0;
+        }
+        break;
+    }
+    case RS_EV_NVTX_MARK: {
+        const struct rs_ev_NVTX_MARK *e = (const void *)h;
+        on_mark(p, h->ts, e->message, (int64_t)e->payload);
+        break;
+    }
+    case RS_EV_MARK: {
+        const struct rs_ev_MARK *e = (const void *)h;
+        on_mark(p, h->ts, e->name, (int64_t)e->value);
+        break;
+    }
+    default:
+        break;
+    }
+    if (h->ts > p->last_ts)
+        p->last_ts = h->ts;
+    if (h->ts < p->first_ts && h->kind != RS_EV_STRING)
+        p->first_ts = h->ts;
+}
+
+void an_load_rank(const char *path, const struct rs_report_opts *o, double link_gbps_hint, struct an_rank *r,
+                  volatile uint64_t *events_progress)
+{
+    memset(r, 0, sizeof *r);
+    r->peermem = -1;
+    r->out.rank = -1;
+    snprintf(r->out.path, sizeof r->out.path, "%s", path);
+    char err[256];
+    struct rs_reader *rd = rs_reader_open(path, err, sizeof err);
+    if (!rd) {
+        r->out.input = RS_AN_UNREADABLE;
+        snprintf(r->err, sizeof r->err, "%s", err);
+        return;
+    }
+    const struct rs_header_info *hi = rs_reader_header(rd);
+    r->out.rank = hi->rank >= 0 && hi->rank < (1ll << 30) ? (int32_t)hi->rank : -1;
+    r->out.pid = hi->pid;
+    snprintf(r->out.host, sizeof r->out.host, "%s", hi->host ? hi->host : "?");
+    snprintf(r->boot_id, sizeof r->boot_id, "%s", hi->boot_id ? hi->boot_id : "");
+    if (hi->start_realtime != (uint64_t)-1 && hi->start_mono != (uint64_t)-1 && hi->start_realtime) {
+        r->anchor_offset = (int64_t)(hi->start_realtime - hi->start_mono);
+        r->have_anchor = 1;
+    }
+    struct pass *p = calloc(1, sizeof *p);
+    if (!p) {
+        fprintf(stderr, "railscope: out of memory\n");
+        exit(2);
+    }
+    p->rd = rd;
+    p->r = r;
+    p->o = o;
+    p->first_ts = UINT64_MAX;
+    p->nranks = hi->world_size > 0 && hi->world_size < (1 << 30) ? (int32_t)hi->world_size : 0;
+    struct rs_event ev;
+    uint64_t n = 0;
+    while (rs_reader_next(rd, &ev) > 0) {
+        if (ev.known)
+            on_event(p, &ev);
+        if ((++n & 0xffff) == 0)
+            __atomic_add_fetch(events_progress, 0x10000, __ATOMIC_RELAXED);
+    }
+    __atomic_add_fetch(events_progress, n & 0xffff, __ATOMIC_RELAXED);
+    const struct rs_read_stats *st = rs_reader_stats(rd);
+    r->out.events = n;
+    r->out.drops = st->drop_events;
+    switch (st->status) {
+    case RS_READ_OK: r->out.input = RS_AN_COMPLETE; break;
+    case RS_READ_PARTIAL:
+    case RS_READ_TRUNCATED: r->out.input = RS_AN_TRUNCATED; break;
+    default: r->out.input = RS_AN_CORRUPT; break;
+    }
+    if (r->out.input != RS_AN_COMPLETE)
+        snprintf(r->err, sizeof r->err, "%s", st->reason);
+    an_local(p, link_gbps_hint);
+    rs_reader_close(rd);
+    an_pass_free(p);
+    free(p);
+}

@@ -1,0 +1,510 @@
+/* Reduce one rank's pass to its summary: clock anchor, collectives with their GPU interval and network
+ * share, per-QP totals, GPUDirect counters and bounce copies, steps, and the local part of each step's
+ * attribution (everything but the split of exposed collective time, which needs the other ranks). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "analyze_local.h"
+
+static int cmp_i64(const void *x, const void *y)
+{
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return a < b ? -1 : a > b;
+}
+static int cmp_iv(const void *x, const void *y)
+{
+    const struct iv *a = x, *b = y;
+    return a->a < b->a ? -1 : a->a > b->a;
+}
+static int cmp_range(const void *x, const void *y)
+{
+    const struct srange *a = x, *b = y;
+    return a->a < b->a ? -1 : a->a > b->a;
+}
+static int cmp_coll_host(const void *x, const void *y)
+{
+    const struct an_lcoll *a = x, *b = y;
+    if (a->host_ts != b->host_ts)
+        return a->host_ts < b->host_ts ? -1 : 1;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+static int cmp_coll_k(const void *x, const void *y)
+{
+    const struct an_lcoll *a = x, *b = y;
+    return a->kstart < b->kstart ? -1 : a->kstart > b->kstart;
+}
+static const struct wrrec *g_wrs;
+static int cmp_wr_qp_post(const void *x, const void *y)
+{
+    const struct wrrec *a = &g_wrs[*(const uint32_t *)x], *b = &g_wrs[*(const uint32_t *)y];
+    if (a->qp != b->qp)
+        return a->qp < b->qp ? -1 : 1;
+    return a->post < b->post ? -1 : a->post > b->post;
+}
+static int cmp_wr_post(const void *x, const void *y)
+{
+    const struct wrrec *a = &g_wrs[*(const uint32_t *)x], *b = &g_wrs[*(const uint32_t *)y];
+    return a->post < b->post ? -1 : a->post > b->post;
+}
+static int cmp_copy_b(const void *x, const void *y)
+{
+    const struct copyrec *a = x, *b = y;
+    return a->b < b->b ? -1 : a->b > b->b;
+}
+static int cmp_tsb(const void *x, const void *y)
+{
+    const struct tsb *a = x, *b = y;
+    return a->ts < b->ts ? -1 : a->ts > b->ts;
+}
+
+/* Index of the collective (sorted by kstart) whose window holds t, or -1. */
+static long coll_at(const struct an_lcoll *c, size_t n, uint64_t t)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (c[mid].kstart <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (long i = (long)lo - 1; i >= 0 && i >= (long)lo - 4; i--)
+        if (t <= c[i].kend)
+            return i;
+    return -1;
+}
+
+/* Proxy ops/steps -> collectives: the network window of collectives without a kernel record, ring halves. */
+static void attach_proxy(struct pass *p)
+{
+    struct hmap opmap = {0};
+    for (size_t i = 0; i < p->nops; i++)
+        hm_put(&opmap, p->ops[i].handle, i);
+    for (size_t i = 0; i < p->nops; i++) {
+        uint64_t ci;
+        if (!hm_get(&p->collmap, p->ops[i].parent, &ci) || ci >= p->ncolls)
+            continue;
+        struct an_lcoll *c = &p->colls[ci];
+        if (p->ops[i].b > c->kend)
+            c->kend = p->ops[i].b; /* enqueue end is not completion: the proxy op ends later */
+    }
+    for (size_t i = 0; i < p->nsteps; i++) {
+        const struct pstep *s = &p->steps[i];
+        uint64_t oi, ci;
+        if (!s->is_send || !hm_get(&opmap, s->parent, &oi) || oi >= p->nops)
+            continue;
+        const struct pop *o = &p->ops[oi];
+        if (!hm_get(&p->collmap, o->parent, &ci) || ci >= p->ncolls)
+            continue;
+        struct an_lcoll *c = &p->colls[ci];
+        if (strcasestr(c->algo, "ring") && o->nsteps >= 2 && s->step == o->nsteps / 2 - 1 && s->b > c->rs_end)
+            c->rs_end = s->b;
+    }
+    /* No verbs capture (NCCL's own verbs calls not seen): proxy send steps stand in for work requests. */
+    if (!p->nwrs) {
+        for (size_t i = 0; i < p->nsteps; i++) {
+            const struct pstep *s = &p->steps[i];
+            uint64_t oi;
+            if (!s->is_send || !hm_get(&opmap, s->parent, &oi) || oi >= p->nops || s->b <= s->a)
+                continue;
+            const struct pop *o = &p->ops[oi];
+            uint32_t pseudo = 0x80000000u | (o->channel & 0xff) << 16 | ((uint32_t)o->peer & 0xffff);
+            struct qpst *q = qp_get(p, pseudo);
+            q->acc.peer_rank = o->peer;
+            struct wrrec *w = AN_PUSH(p->wrs, p->nwrs, p->wrcap);
+            w->post = s->a;
+            w->done = s->b;
+            w->bytes = s->bytes;
+            w->wr_id = i;
+            w->qp = pseudo;
+            w->mem = 0;
+            w->bounce = 0;
+        }
+    }
+    hm_free(&opmap);
+}
+
+/* Pair collectives with NCCL kernels (GPU time) in order: a kernel belongs to the first collective
+ * enqueued before it ends. */
+static void match_kernels(struct pass *p)
+{
+    qsort(p->colls, p->ncolls, sizeof *p->colls, cmp_coll_host);
+    if (p->nk.n > 1)
+        qsort(p->nk.v, p->nk.n, sizeof *p->nk.v, cmp_iv);
+    size_t j = 0;
+    for (size_t i = 0; i < p->ncolls; i++) {
+        struct an_lcoll *c = &p->colls[i];
+        while (j < p->nk.n && p->nk.v[j].b < c->host_ts)
+            j++;
+        if (j < p->nk.n) {
+            c->kstart = p->nk.v[j].a;
+            if (p->nk.v[j].b > c->kend || c->kend <= c->host_ts + 1000000)
+                c->kend = p->nk.v[j].b;
+            if (c->kend < c->kstart)
+                c->kend = c->kstart;
+            j++;
+        }
+    }
+    qsort(p->colls, p->ncolls, sizeof *p->colls, cmp_coll_k);
+}
+
+/* Work requests: per-QP busy time (union of post->completion), per-collective busiest QP, free sends. */
+static void account_wrs(struct pass *p, struct ivec *free_net)
+{
+    size_t n = 0;
+    uint32_t *idx = malloc((p->nwrs + 1) * sizeof *idx);
+    if (!idx)
+        exit(2);
+    for (size_t i = 0; i < p->nwrs; i++)
+        if (p->wrs[i].done >= p->wrs[i].post && p->wrs[i].done)
+            idx[n++] = (uint32_t)i;
+    g_wrs = p->wrs;
+    qsort(idx, n, sizeof *idx, cmp_wr_qp_post);
+    size_t i = 0;
+    while (i < n) {
+        uint32_t qp = p->wrs[idx[i]].qp;
+        struct qpst *q = qp_get(p, qp);
+        uint64_t cur_b = 0, busy = 0;
+        long cc = -2;
+        uint64_t cbusy = 0, cbytes = 0;
+        for (; i < n && p->wrs[idx[i]].qp == qp; i++) {
+            const struct wrrec *w = &p->wrs[idx[i]];
+            q->acc.bytes_sent += w->bytes;
+            q->acc.sends++;
+            if (w->done - w->post > q->acc.max_wait)
+                q->acc.max_wait = w->done - w->post;
+            long c = coll_at(p->colls, p->ncolls, w->post);
+            if (c != cc) {
+                if (cc >= 0 && cbusy > p->colls[cc].qp_busy) {
+                    p->colls[cc].qp_busy = cbusy;
+                    p->colls[cc].qp_bytes = cbytes;
+                    p->colls[cc].qp = qp;
+                }
+                cc = c;
+                cbusy = cbytes = 0;
+            }
+            if (c >= 0) {
+                p->colls[c].net_bytes += w->bytes;
+                cbytes += w->bytes;
+            } else {
+                iv_add(free_net, w->post, w->done);
+                p->r->free_net_bytes += w->bytes;
+            }
+            /* growth of the QP's busy union (WRs sorted by post time) */
+            uint64_t from = w->post > cur_b ? w->post : cur_b;
+            if (w->done > from) {
+                busy += w->done - from;
+                cbusy += w->done - from;
+                cur_b = w->done;
+            }
+        }
+        if (cc >= 0 && cbusy > p->colls[cc].qp_busy) {
+            p->colls[cc].qp_busy = cbusy;
+            p->colls[cc].qp_bytes = cbytes;
+            p->colls[cc].qp = qp;
+        }
+        q->acc.busy = busy;
+    }
+    free(idx);
+    iv_normalize(free_net);
+}
+
+/* Bounce buffers: a device->host copy just before a send of similar size, a host->device copy just after
+ * a receive completion of similar size. */
+#define BOUNCE_WINDOW 200000ull /* ns */
+static int similar(uint64_t a, uint64_t b) { return a && b && a <= 2 * b && b <= 2 * a; }
+static void find_bounces(struct pass *p)
+{
+    if (!p->ncopies || !p->nwrs)
+        return;
+    qsort(p->copies, p->ncopies, sizeof *p->copies, cmp_copy_b);
+    uint32_t *idx = malloc(p->nwrs * sizeof *idx);
+    if (!idx)
+        exit(2);
+    for (size_t i = 0; i < p->nwrs; i++)
+        idx[i] = (uint32_t)i;
+    g_wrs = p->wrs;
+    qsort(idx, p->nwrs, sizeof *idx, cmp_wr_post);
+    size_t c = 0;
+    for (size_t k = 0; k < p->nwrs; k++) {
+        struct wrrec *w = &p->wrs[idx[k]];
+        while (c < p->ncopies && p->copies[c].b + BOUNCE_WINDOW < w->post)
+            c++;
+        for (size_t j = c; j < p->ncopies && p->copies[j].b <= w->post + 1000; j++) {
+            struct copyrec *x = &p->copies[j];
+            if (x->d2h && !x->used && similar(x->bytes, w->bytes)) {
+                x->used = 1;
+                w->bounce = 1;
+                qp_get(p, w->qp)->acc.bounce_d2h++;
+                p->r->bounce_copy_ns += x->b - x->a;
+                break;
+            }
+        }
+    }
+    free(idx);
+    /* receive side: copies sorted by start would be exact; ends are close enough for small copies */
+    qsort(p->rwc, p->nrwc, sizeof *p->rwc, cmp_tsb);
+    c = 0;
+    for (size_t k = 0; k < p->nrwc; k++) {
+        struct tsb *t = &p->rwc[k];
+        while (c < p->ncopies && p->copies[c].a < t->ts && p->copies[c].b < t->ts)
+            c++;
+        for (size_t j = c; j < p->ncopies && p->copies[j].a <= t->ts + BOUNCE_WINDOW; j++) {
+            struct copyrec *x = &p->copies[j];
+            if (!x->d2h && !x->used && x->a >= t->ts && similar(x->bytes, t->bytes)) {
+                x->used = 1;
+                qp_get(p, t->qp)->acc.bounce_h2d++;
+                p->r->bounce_copy_ns += x->b - x->a;
+                break;
+            }
+        }
+    }
+}
+
+/* Split a sequence of activity intervals into steps at its large gaps: step k runs from the end of
+ * group k-1 to the end of group k (the first group only opens the first step). */
+static size_t steps_from_gaps(const struct iv *v, size_t n, struct srange **out)
+{
+    *out = NULL;
+    if (n < 2)
+        return 0;
+    uint64_t maxgap = 0;
+    for (size_t i = 0; i + 1 < n; i++)
+        if (v[i + 1].a > v[i].b && v[i + 1].a - v[i].b > maxgap)
+            maxgap = v[i + 1].a - v[i].b;
+    if (!maxgap)
+        return 0;
+    uint64_t thr = maxgap / 2;
+    size_t ns = 0, cap = 0;
+    struct srange *s = NULL;
+    uint64_t prev_end = 0;
+    int have_prev = 0;
+    for (size_t i = 0; i < n; i++) {
+        int boundary = i + 1 == n || (v[i + 1].a > v[i].b && v[i + 1].a - v[i].b >= thr);
+        if (!boundary)
+            continue;
+        if (have_prev) {
+            struct srange *x = AN_PUSH(s, ns, cap);
+            x->a = prev_end;
+            x->b = v[i].b;
+            x->id = (int64_t)ns - 1;
+        }
+        prev_end = v[i].b;
+        have_prev = 1;
+    }
+    *out = s;
+    return ns;
+}
+
+static void detect_steps(struct pass *p, struct ivec *free_net, struct srange **steps, size_t *nsteps)
+{
+    struct an_rank *r = p->r;
+    const char *mk = p->o->step_marker;
+    if (p->nranges) {
+        qsort(p->ranges, p->nranges, sizeof *p->ranges, cmp_range);
+        size_t o = 0; /* keep outermost ranges only */
+        for (size_t i = 0; i < p->nranges; i++)
+            if (!o || p->ranges[i].a >= p->ranges[o - 1].b)
+                p->ranges[o++] = p->ranges[i];
+        p->nranges = o;
+        *steps = p->ranges;
+        *nsteps = p->nranges;
+        p->ranges = NULL;
+        p->nranges = p->rangecap = 0;
+        snprintf(r->step_source, sizeof r->step_source, "%s%.20s", mk ? "marker " : "nvtx ranges", mk ? mk : "");
+        return;
+    }
+    if (p->nmarks >= 2) {
+        qsort(p->marks, p->nmarks, sizeof *p->marks, cmp_range);
+        struct srange *s = calloc(p->nmarks - 1, sizeof *s);
+        for (size_t i = 0; i + 1 < p->nmarks; i++) {
+            s[i].a = p->marks[i].a;
+            s[i].b = p->marks[i + 1].a;
+            s[i].id = p->marks[i].id;
+        }
+        *steps = s;
+        *nsteps = p->nmarks - 1;
+        snprintf(r->step_source, sizeof r->step_source, "%s%.20s", mk ? "marker " : "marks", mk ? mk : "");
+        return;
+    }
+    if (p->ncolls >= 2) {
+        struct iv *v = malloc(p->ncolls * sizeof *v);
+        for (size_t i = 0; i < p->ncolls; i++)
+            v[i] = (struct iv){p->colls[i].kstart, p->colls[i].kend};
+        *nsteps = steps_from_gaps(v, p->ncolls, steps);
+        free(v);
+        if (*nsteps) {
+            snprintf(r->step_source, sizeof r->step_source, "collective periodicity");
+            return;
+        }
+    }
+    if (free_net->n >= 2) {
+        *nsteps = steps_from_gaps(free_net->v, free_net->n, steps);
+        if (*nsteps) {
+            snprintf(r->step_source, sizeof r->step_source, "verbs traffic periodicity");
+            return;
+        }
+    }
+    /* one step: the whole trace */
+    *steps = calloc(1, sizeof **steps);
+    (*steps)[0].a = p->first_ts == UINT64_MAX ? 0 : p->first_ts;
+    (*steps)[0].b = p->last_ts;
+    (*steps)[0].id = 0;
+    *nsteps = p->last_ts > (*steps)[0].a ? 1 : 0;
+    snprintf(r->step_source, sizeof r->step_source, "whole trace");
+}
+
+static void attribute(struct pass *p, const struct srange *steps, size_t nsteps, struct ivec *free_net)
+{
+    struct an_rank *r = p->r;
+    struct ivec K = {0}, tmp = {0}, Kx = {0};
+    for (size_t i = 0; i < p->ncolls; i++)
+        iv_add(&K, p->colls[i].kstart, p->colls[i].kend);
+    iv_normalize(&K);
+    /* free sends sorted by post, for bytes per step */
+    struct iv *fw = NULL;
+    uint64_t *fb = NULL;
+    size_t nfw = 0, fwcap = 0, fbcap = 0, nfb = 0;
+    for (size_t i = 0; i < p->nwrs; i++) {
+        const struct wrrec *w = &p->wrs[i];
+        if (!w->done || coll_at(p->colls, p->ncolls, w->post) >= 0)
+            continue;
+        *AN_PUSH(fw, nfw, fwcap) = (struct iv){w->post, w->done};
+        *AN_PUSH(fb, nfb, fbcap) = w->bytes;
+    }
+    r->lsteps = calloc(nsteps ? nsteps : 1, sizeof *r->lsteps);
+    r->nlsteps = nsteps;
+    size_t ci = 0;
+    for (size_t k = 0; k < nsteps; k++) {
+        uint64_t s = steps[k].a, e = steps[k].b;
+        struct an_lstep *st = &r->lsteps[k];
+        st->id = steps[k].id >= 0 ? steps[k].id : (int64_t)k;
+        st->start = s;
+        st->end = e;
+        if (e <= s)
+            continue;
+        uint64_t comp = iv_cover(&p->compute, s, e);
+        const struct ivec *m1[] = {&p->compute};
+        iv_clip_minus(&K, s, e, m1, 1, &Kx);
+        uint64_t kexp = iv_total(&Kx);
+        /* collectives starting in this step take their exposed parts */
+        while (ci < p->ncolls && p->colls[ci].kstart < s)
+            ci++;
+        uint64_t claimed = 0;
+        for (size_t j = ci; j < p->ncolls && p->colls[j].kstart < e; j++) {
+            struct an_lcoll *c = &p->colls[j];
+            c->step = (int32_t)k;
+            uint64_t a = c->kstart > claimed ? c->kstart : claimed;
+            c->nexp = 0;
+            for (size_t q = 0; q < Kx.n; q++) {
+                uint64_t x = Kx.v[q].a > a ? Kx.v[q].a : a, y = Kx.v[q].b < c->kend ? Kx.v[q].b : c->kend;
+                if (y <= x)
+                    continue;
+                if (c->nexp < AN_EXP)
+                    c->exp[c->nexp++] = (struct iv){x, y};
+                else
+                    c->exp[AN_EXP - 1].b = y; /* rare: fold the rest into the last part */
+            }
+            if (c->kend > claimed)
+                claimed = c->kend;
+        }
+        const struct ivec *m2[] = {&p->compute, &K};
+        iv_clip_minus(free_net, s, e, m2, 2, &tmp);
+        uint64_t fbusy = iv_total(&tmp), fbytes = 0;
+        for (size_t q = 0; q < nfw; q++)
+            if (fw[q].a >= s && fw[q].a < e)
+                fbytes += fb[q];
+        const struct ivec *m3[] = {&p->compute, &K, free_net};
+        iv_clip_minus(&p->h2d, s, e, m3, 3, &tmp);
+        uint64_t h2d = iv_total(&tmp);
+        const struct ivec *m4[] = {&p->compute, &K, free_net, &p->h2d};
+        iv_clip_minus(&p->other, s, e, m4, 4, &tmp);
+        uint64_t oth = iv_total(&tmp);
+        uint64_t used = comp + kexp + fbusy + h2d + oth, len = e - s;
+        st->t[RS_CAT_COMPUTE] = comp;
+        st->coll_exposed = kexp;
+        st->free_busy = fbusy;
+        st->free_bytes = fbytes;
+        st->t[RS_CAT_H2D] = h2d;
+        st->t[RS_CAT_OTHER] = oth;
+        if (used < len)
+            st->t[r->has_gpu ? RS_CAT_IDLE : RS_CAT_OTHER] += len - used;
+    }
+    free(fw);
+    free(fb);
+    iv_free(&K);
+    iv_free(&Kx);
+    iv_free(&tmp);
+}
+
+void an_local(struct pass *p, double link_gbps_hint)
+{
+    struct an_rank *r = p->r;
+    (void)link_gbps_hint;
+    if (p->nanchors) {
+        qsort(p->anchors, p->nanchors, sizeof *p->anchors, cmp_i64);
+        r->anchor_offset = p->anchors[p->nanchors / 2];
+        r->have_anchor = 1;
+    }
+    iv_normalize(&p->compute);
+    iv_normalize(&p->h2d);
+    iv_normalize(&p->other);
+    attach_proxy(p);
+    match_kernels(p);
+    struct ivec free_net = {0};
+    account_wrs(p, &free_net);
+    find_bounces(p);
+    struct srange *steps = NULL;
+    size_t nsteps = 0;
+    detect_steps(p, &free_net, &steps, &nsteps);
+    attribute(p, steps, nsteps, &free_net);
+    free(steps);
+    iv_free(&free_net);
+    /* keep: collectives, QPs, GPUDirect counters */
+    r->colls = p->colls;
+    r->ncolls = p->ncolls;
+    p->colls = NULL;
+    r->qps = calloc(p->nqps ? p->nqps : 1, sizeof *r->qps);
+    r->nqps = p->nqps;
+    for (size_t i = 0; i < p->nqps; i++)
+        r->qps[i] = p->qps[i].acc;
+    memcpy(r->out.gd.mr_bytes, p->mr_bytes, sizeof p->mr_bytes);
+    memcpy(r->out.gd.posted_bytes, p->posted, sizeof p->posted);
+    r->out.gd.dmabuf_mrs = p->dmabuf_mrs;
+    r->out.gd.posts = p->posts;
+    for (size_t i = 0; i < p->nqps; i++) {
+        r->out.gd.bounce_d2h += p->qps[i].acc.bounce_d2h;
+        r->out.gd.bounce_h2d += p->qps[i].acc.bounce_h2d;
+    }
+}
+
+void an_pass_free(struct pass *p)
+{
+    free(p->kcls);
+    iv_free(&p->compute);
+    iv_free(&p->nk);
+    iv_free(&p->h2d);
+    iv_free(&p->other);
+    free(p->copies);
+    free(p->colls);
+    hm_free(&p->collmap);
+    hm_free(&p->sendwait);
+    hm_free(&p->qpmap);
+    hm_free(&p->nvstart);
+    free(p->ops);
+    free(p->steps);
+    free(p->wrs);
+    free(p->rwc);
+    for (size_t i = 0; i < p->nqps; i++)
+        free(p->qps[i].pend);
+    free(p->qps);
+    for (size_t i = 0; i < p->nnv; i++)
+        free(p->nv[i].v);
+    free(p->nv);
+    free(p->starts);
+    free(p->ranges);
+    free(p->marks);
+    free(p->anchors);
+}

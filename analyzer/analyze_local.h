@@ -1,0 +1,57 @@
+/* The per-rank pass state shared by analyze_load.c (filling it from events) and analyze_local.c
+ * (reducing it to the rank's summary: steps, local attribution, collectives, QPs). */
+#ifndef RAILSCOPE_ANALYZE_LOCAL_H
+#define RAILSCOPE_ANALYZE_LOCAL_H
+
+#include "analyze_int.h"
+#include "formats/reader.h"
+
+struct hmap { uint64_t *k, *v; uint8_t *used; size_t n, cap; };
+void hm_put(struct hmap *m, uint64_t k, uint64_t v);
+int hm_get(const struct hmap *m, uint64_t k, uint64_t *v);
+void hm_free(struct hmap *m);
+
+struct wrrec { uint64_t post, done, bytes, wr_id; uint32_t qp; uint8_t mem, bounce, pad[2]; };
+struct tsb { uint64_t ts, bytes; uint32_t qp, used; };
+struct copyrec { uint64_t a, b, bytes; int d2h, used; };
+struct pop { uint64_t handle, parent, a, b; int32_t peer; uint32_t channel, is_send, nsteps; };
+struct pstep { uint64_t a, b, bytes, parent; uint32_t step, is_send; };
+struct srange { uint64_t a, b; int64_t id; };
+struct nvent { uint64_t ts; int64_t id; uint8_t is_step; };
+struct nvstack { uint32_t tid; struct nvent *v; size_t n, cap; };
+struct qpst {
+    struct an_qpacc acc;
+    uint32_t *pend; /* indices into wrs of outstanding sends, in post order */
+    size_t head, npend, pendcap;
+};
+
+struct pass {
+    struct rs_reader *rd;
+    struct an_rank *r;
+    const struct rs_report_opts *o;
+    uint64_t first_ts, last_ts;
+    int32_t nranks;
+    uint8_t *kcls;
+    size_t kcls_n;
+    struct ivec compute, nk, h2d, other;
+    struct copyrec *copies; size_t ncopies, copycap;
+    struct an_lcoll *colls; size_t ncolls, collcap;
+    struct hmap collmap, sendwait, qpmap, nvstart;
+    struct pop *ops; size_t nops, opcap;
+    struct pstep *steps; size_t nsteps, stepcap;
+    struct wrrec *wrs; size_t nwrs, wrcap;
+    struct tsb *rwc; size_t nrwc, rwccap;
+    struct qpst *qps; size_t nqps, qpcap;
+    struct nvstack *nv; size_t nnv, nvcap;
+    struct nvent *starts; size_t nstarts, startcap;
+    struct srange *ranges; size_t nranges, rangecap;
+    struct srange *marks; size_t nmarks, markcap;
+    int64_t *anchors; size_t nanchors, anchorcap;
+    uint64_t mr_bytes[RS_AN_MEMKINDS], posted[RS_AN_MEMKINDS], dmabuf_mrs, posts;
+};
+
+struct qpst *qp_get(struct pass *p, uint32_t qp_num);
+void an_local(struct pass *p, double link_gbps_hint);
+void an_pass_free(struct pass *p);
+
+#endif

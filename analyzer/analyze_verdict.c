@@ -1,0 +1,247 @@
+/* Verdicts in plain words: GPUDirect RDMA per rank and per QP, and the top findings of the run. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze_int.h"
+#include "formats/rtrace.h"
+
+static void human_bytes(char *b, size_t n, double v)
+{
+    const char *u[] = {"B", "KB", "MB", "GB", "TB"};
+    int i = 0;
+    while (v >= 1000 && i < 4) {
+        v /= 1000;
+        i++;
+    }
+    snprintf(b, n, i ? "%.1f %s" : "%.0f %s", v, u[i]);
+}
+
+/* Decide from bytes posted by memory kind; fall back to registered memory when posts carry no kind. */
+static void verdict(struct rs_an_gd *g, int peermem, int with_mrs)
+{
+    uint64_t dev = g->posted_bytes[RS_MEM_DEVICE] + g->posted_bytes[RS_MEM_DMABUF] + g->posted_bytes[RS_MEM_MANAGED];
+    uint64_t host = g->posted_bytes[RS_MEM_HOST] + g->posted_bytes[RS_MEM_PINNED];
+    uint64_t mixed = g->posted_bytes[RS_MEM_MIXED];
+    uint64_t mdev = g->mr_bytes[RS_MEM_DEVICE] + g->mr_bytes[RS_MEM_DMABUF] + g->mr_bytes[RS_MEM_MANAGED];
+    uint64_t mhost = g->mr_bytes[RS_MEM_HOST] + g->mr_bytes[RS_MEM_PINNED];
+    if (dev && host)
+        g->verdict = RS_GD_PARTIAL;
+    else if (dev)
+        g->verdict = RS_GD_USED;
+    else if (host)
+        g->verdict = RS_GD_NOT_USED;
+    else if (mixed)
+        g->verdict = RS_GD_PARTIAL;
+    else if (with_mrs && mdev && !mhost)
+        g->verdict = RS_GD_USED;
+    else if (with_mrs && mhost && !mdev)
+        g->verdict = RS_GD_NOT_USED;
+    else if (with_mrs && mhost && mdev)
+        g->verdict = RS_GD_PARTIAL;
+    else
+        g->verdict = RS_GD_UNKNOWN;
+    char a[32], b[32], c[32], d[32];
+    human_bytes(a, sizeof a, (double)dev);
+    human_bytes(b, sizeof b, (double)host);
+    human_bytes(c, sizeof c, (double)mdev);
+    human_bytes(d, sizeof d, (double)mhost);
+    int n = snprintf(g->evidence, sizeof g->evidence, "posted %s from GPU memory and %s from host memory in %llu WRs",
+                     a, b, (unsigned long long)g->posts);
+    if (with_mrs && n < (int)sizeof g->evidence)
+        n += snprintf(g->evidence + n, sizeof g->evidence - n, "; MRs: %s GPU, %s host, %llu dmabuf", c, d,
+                      (unsigned long long)g->dmabuf_mrs);
+    if ((g->bounce_d2h || g->bounce_h2d) && n < (int)sizeof g->evidence)
+        n += snprintf(g->evidence + n, sizeof g->evidence - n,
+                      "; bounce copies: %llu device->host before sends, %llu host->device after receives",
+                      (unsigned long long)g->bounce_d2h, (unsigned long long)g->bounce_h2d);
+    if (peermem >= 0 && n < (int)sizeof g->evidence)
+        n += snprintf(g->evidence + n, sizeof g->evidence - n, "; nvidia_peermem %s",
+                      peermem ? "loaded" : "not loaded");
+    if (g->verdict == RS_GD_UNKNOWN && !g->posts && n < (int)sizeof g->evidence)
+        snprintf(g->evidence + n, sizeof g->evidence - n, "; no RDMA traffic recorded");
+}
+
+void an_gpudirect(struct rs_analysis *a, struct an_rank *R, size_t n)
+{
+    int seen[RS_GD_COUNT] = {0};
+    for (size_t i = 0; i < n; i++) {
+        struct rs_an_rank *o = &a->ranks[i];
+        verdict(&o->gd, R[i].peermem, 1);
+        seen[o->gd.verdict]++;
+        for (size_t q = 0; q < o->nqps; q++) {
+            struct rs_an_qp *y = &o->qps[q];
+            const struct an_qpacc *x = &R[i].qps[q];
+            memcpy(y->gd.posted_bytes, x->posted, sizeof x->posted);
+            y->gd.bounce_d2h = x->bounce_d2h;
+            y->gd.bounce_h2d = x->bounce_h2d;
+            y->gd.posts = x->sends;
+            if (x->qp_num & 0x80000000u) { /* a proxy channel standing in for a QP: no memory kinds */
+                y->gd.verdict = RS_GD_UNKNOWN;
+                snprintf(y->gd.evidence, sizeof y->gd.evidence, "NCCL proxy channel (no verbs capture)");
+                continue;
+            }
+            verdict(&y->gd, -1, 0);
+        }
+    }
+    int known = seen[RS_GD_USED] + seen[RS_GD_NOT_USED] + seen[RS_GD_PARTIAL];
+    if (!known)
+        a->gd_verdict = RS_GD_UNKNOWN;
+    else if (seen[RS_GD_USED] == known)
+        a->gd_verdict = RS_GD_USED;
+    else if (seen[RS_GD_NOT_USED] == known)
+        a->gd_verdict = RS_GD_NOT_USED;
+    else
+        a->gd_verdict = RS_GD_PARTIAL;
+}
+
+static size_t add(struct rs_an_finding *c, size_t nc, const struct rs_analysis *a, int cat, int32_t rank,
+                  uint32_t qp, double cost)
+{
+    struct rs_an_finding *f = &c[nc];
+    memset(f, 0, sizeof *f);
+    f->cat = cat;
+    f->rank = rank;
+    f->qp = qp;
+    f->cost_s = cost;
+    double per_step = a->nsteps ? cost / a->nsteps : cost;
+    f->step_frac = a->step_mean_s > 0 ? per_step / a->step_mean_s : 0;
+    return nc + 1;
+}
+
+#define MS(x) ((x) * 1e3)
+
+void an_findings(struct rs_analysis *a, struct an_rank *R, size_t n)
+{
+    struct rs_an_finding c[12];
+    size_t nc = 0;
+    double ns = a->nsteps ? (double)a->nsteps : 1;
+    /* network stall, with the worst QP */
+    if (a->attr[RS_CAT_STALL] > 0) {
+        const struct rs_an_qp *w = NULL;
+        int32_t wr = -1;
+        for (size_t i = 0; i < a->nranks; i++)
+            for (size_t q = 0; q < a->ranks[i].nqps; q++)
+                if (!w || a->ranks[i].qps[q].stall_s > w->stall_s) {
+                    w = &a->ranks[i].qps[q];
+                    wr = a->ranks[i].rank;
+                }
+        nc = add(c, nc, a, RS_CAT_STALL, w ? wr : -1, w ? w->qp_num : 0, a->attr[RS_CAT_STALL]);
+        struct rs_an_finding *f = &c[nc - 1];
+        int k = snprintf(f->text, sizeof f->text,
+                         "Network stall: %.2f ms per step (%.0f %% of step time) beyond what the bytes need at %g Gb/s",
+                         MS(a->attr[RS_CAT_STALL] / ns), 100 * f->step_frac, a->link_gbps);
+        if (w && k < (int)sizeof f->text)
+            snprintf(f->text + k, sizeof f->text - k,
+                     "; worst is rank %d QP 0x%x: send WRs outstanding %.1f ms for %.1f ms of data, link achieved %.0f "
+                     "of %g Gb/s, longest WR wait %.2f ms",
+                     wr, w->qp_num, MS(w->busy_s), MS(w->ideal_s), w->achieved_gbps, a->link_gbps, MS(w->max_wait_s));
+    }
+    /* stragglers / peer wait */
+    if (a->attr[RS_CAT_PEER_WAIT] > 0) {
+        const struct rs_an_straggler *s = a->nstragglers ? &a->stragglers[0] : NULL;
+        nc = add(c, nc, a, RS_CAT_PEER_WAIT, s ? s->rank : -1, 0, a->attr[RS_CAT_PEER_WAIT]);
+        struct rs_an_finding *f = &c[nc - 1];
+        if (s)
+            snprintf(f->text, sizeof f->text,
+                     "Straggler: rank %d arrives last at %llu of %llu collectives%s, %.2f ms after the next-latest rank "
+                     "on average; ranks wait %.2f ms per step (%.0f %% of step time) in collectives",
+                     s->rank, (unsigned long long)s->late_count, (unsigned long long)s->of,
+                     s->persistent ? " (persistent)" : "", MS(s->mean_late_s), MS(a->attr[RS_CAT_PEER_WAIT] / ns),
+                     100 * f->step_frac);
+        else
+            snprintf(f->text, sizeof f->text,
+                     "Ranks wait %.2f ms per step (%.0f %% of step time) in collectives for late ranks (no single "
+                     "rank is consistently last)",
+                     MS(a->attr[RS_CAT_PEER_WAIT] / ns), 100 * f->step_frac);
+    }
+    /* exposed H2D copies, pageable share */
+    if (a->attr[RS_CAT_H2D] > 0) {
+        uint64_t pg = 0, pin = 0, worst = 0;
+        int32_t wr = -1;
+        for (size_t i = 0; i < a->nranks; i++) {
+            pg += a->ranks[i].h2d_pageable_bytes;
+            pin += a->ranks[i].h2d_pinned_bytes;
+            if (a->ranks[i].h2d_pageable_bytes > worst) {
+                worst = a->ranks[i].h2d_pageable_bytes;
+                wr = a->ranks[i].rank;
+            }
+        }
+        nc = add(c, nc, a, RS_CAT_H2D, wr, 0, a->attr[RS_CAT_H2D]);
+        struct rs_an_finding *f = &c[nc - 1];
+        double share = pg + pin ? 100.0 * pg / (double)(pg + pin) : 0;
+        snprintf(f->text, sizeof f->text,
+                 "Host-to-device copies are exposed %.2f ms per step (%.0f %% of step time); %.0f %% of H2D bytes come "
+                 "from pageable memory%s%s",
+                 MS(a->attr[RS_CAT_H2D] / ns), 100 * f->step_frac, share,
+                 pg ? " (most on rank " : "", pg ? "" : "");
+        if (pg) {
+            size_t k = strlen(f->text);
+            snprintf(f->text + k, sizeof f->text - k, "%d): pin the host buffers (e.g. pin_memory=True)", wr);
+        }
+    }
+    /* GPUDirect */
+    if (a->gd_verdict == RS_GD_NOT_USED || a->gd_verdict == RS_GD_PARTIAL) {
+        int bad = 0;
+        int32_t ex = -1;
+        double bounce = 0;
+        for (size_t i = 0; i < a->nranks; i++) {
+            int v = a->ranks[i].gd.verdict;
+            if (v == RS_GD_NOT_USED || v == RS_GD_PARTIAL) {
+                bad++;
+                if (ex < 0)
+                    ex = (int32_t)i;
+            }
+            bounce += R[i].bounce_copy_ns * 1e-9;
+        }
+        bounce /= n ? (double)n : 1;
+        /* a configuration problem worth naming even when its measured cost is small */
+        double cost = fmax(bounce, 0.05 * a->step_mean_s * ns);
+        nc = add(c, nc, a, RS_CAT_INTRA, ex >= 0 ? a->ranks[ex].rank : -1, 0, cost);
+        struct rs_an_finding *f = &c[nc - 1];
+        snprintf(f->text, sizeof f->text,
+                 "GPUDirect RDMA %s on %d of %zu ranks; bounce copies take %.2f ms per step. Rank %d: %.200s",
+                 rs_gd_name(a->gd_verdict), bad, a->nranks, MS(bounce / ns), ex >= 0 ? a->ranks[ex].rank : -1,
+                 ex >= 0 ? a->ranks[ex].gd.evidence : "");
+    }
+    if (a->attr[RS_CAT_IDLE] > 0) {
+        nc = add(c, nc, a, RS_CAT_IDLE, -1, 0, a->attr[RS_CAT_IDLE]);
+        struct rs_an_finding *f = &c[nc - 1];
+        snprintf(f->text, sizeof f->text,
+                 "GPU idle outside collectives (host, data loading or launch bound): %.2f ms per step (%.0f %% of step "
+                 "time)",
+                 MS(a->attr[RS_CAT_IDLE] / ns), 100 * f->step_frac);
+    }
+    if (a->attr[RS_CAT_NET] > 0) {
+        double bus = 0;
+        size_t k = 0;
+        for (size_t i = 0; i < a->ncolls; i++)
+            if (a->colls[i].busbw_gbps > 0) {
+                bus += a->colls[i].busbw_gbps;
+                k++;
+            }
+        nc = add(c, nc, a, RS_CAT_NET, -1, 0, a->attr[RS_CAT_NET]);
+        struct rs_an_finding *f = &c[nc - 1];
+        snprintf(f->text, sizeof f->text,
+                 "Exposed network transfer: %.2f ms per step (%.0f %% of step time) at the %g Gb/s link rate; "
+                 "collectives reach %.1f GB/s bus bandwidth on average",
+                 MS(a->attr[RS_CAT_NET] / ns), 100 * f->step_frac, a->link_gbps, k ? bus / k : 0);
+    }
+    if (a->attr[RS_CAT_INTRA] > 0) {
+        nc = add(c, nc, a, RS_CAT_INTRA, -1, 0, a->attr[RS_CAT_INTRA]);
+        struct rs_an_finding *f = &c[nc - 1];
+        snprintf(f->text, sizeof f->text,
+                 "Exposed intra-node (NVLink/PCIe) collective time: %.2f ms per step (%.0f %% of step time)",
+                 MS(a->attr[RS_CAT_INTRA] / ns), 100 * f->step_frac);
+    }
+    /* top three by cost */
+    for (size_t i = 1; i < nc; i++)
+        for (size_t j = i; j > 0 && c[j].cost_s > c[j - 1].cost_s; j--) {
+            struct rs_an_finding t = c[j];
+            c[j] = c[j - 1];
+            c[j - 1] = t;
+        }
+    a->nfindings = nc < 3 ? nc : 3;
+    memcpy(a->findings, c, a->nfindings * sizeof *c);
+}

@@ -1,0 +1,122 @@
+/* `railscope report`: analyse a run and explain where each step's time went. Exit status: 0 done, 1 some
+ * input was truncated/corrupt/unreadable (results cover what was readable), 2 usage or no usable input. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis.h"
+#include "cli.h"
+#include "report_html.h"
+
+/* The HTML renderer lives in the exports area; link without it while it is being written. */
+extern int rs_report_html(const struct rs_analysis *a, const char *path, char *err, size_t errlen)
+    __attribute__((weak));
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: railscope report [--json] [--html FILE] [--step-marker NAME] [--link-gbps RATE] PATH...\n"
+            "\n"
+            "Reads the trace files of a run (files or directories; thousands of ranks are fine), aligns their\n"
+            "clocks, joins collectives across ranks and splits every step's wall time into compute, exposed\n"
+            "H2D copies, exposed intra-node communication, network transfer, network stall, waiting for late\n"
+            "ranks, host/launch idle and other. Also: stragglers, GPUDirect RDMA verdict per rank and QP, and\n"
+            "the top three findings with their numbers.\n"
+            "\n"
+            "  --json             machine-readable output on stdout instead of text\n"
+            "  --html FILE        also write a self-contained HTML report\n"
+            "  --step-marker NAME steps are NVTX ranges (or MARK/NVTX marks) whose name starts with NAME\n"
+            "                     (default: ProfilerStep#N-like ranges, else step marks, else the periodic\n"
+            "                     structure of collectives, else of verbs traffic)\n"
+            "  --link-gbps RATE   network link rate for ideal transfer times (default: the recorded port rate)\n"
+            "  --threads N        worker threads (default 2)\n"
+            "  --quiet            no progress on stderr\n"
+            "\n"
+            "Exit status: 0 done; 1 some input was truncated or damaged (results cover what was readable);\n"
+            "2 usage error or nothing readable.\n");
+}
+
+int cmd_report(int argc, char **argv)
+{
+    static const struct option lo[] = {
+        {"json", no_argument, NULL, 'j'},          {"html", required_argument, NULL, 'H'},
+        {"step-marker", required_argument, NULL, 'm'}, {"link-gbps", required_argument, NULL, 'l'},
+        {"threads", required_argument, NULL, 't'}, {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+    };
+    struct rs_report_opts o = {0};
+    int json = 0, quiet = 0;
+    const char *html = NULL;
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "+jhq", lo, NULL)) != -1) {
+        char *end;
+        switch (c) {
+        case 'j': json = 1; break;
+        case 'H': html = optarg; break;
+        case 'm':
+            if (!*optarg) {
+                fprintf(stderr, "railscope: report: --step-marker needs a name\n");
+                return 2;
+            }
+            o.step_marker = optarg;
+            break;
+        case 'l':
+            errno = 0;
+            o.link_gbps = strtod(optarg, &end);
+            if (errno || *end || !(o.link_gbps > 0 && o.link_gbps < 1e6)) {
+                fprintf(stderr, "railscope: report: bad --link-gbps '%s' (a rate in Gb/s, e.g. 200)\n", optarg);
+                return 2;
+            }
+            break;
+        case 't':
+            o.threads = atoi(optarg);
+            if (o.threads < 1 || o.threads > 64) {
+                fprintf(stderr, "railscope: report: bad --threads '%s' (1..64)\n", optarg);
+                return 2;
+            }
+            break;
+        case 'q': quiet = 1; break;
+        case 'h': usage(stdout); return 0;
+        default:
+            fprintf(stderr, "railscope: report: unknown or incomplete option '%s' (try 'railscope report --help')\n",
+                    argv[optind - 1]);
+            return 2;
+        }
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "railscope: report: no trace given (try 'railscope report --help')\n");
+        return 2;
+    }
+    o.progress = !quiet && isatty(2);
+    char err[512];
+    struct rs_analysis *a = NULL;
+    if (rs_analyze(&o, argv + optind, argc - optind, &a, err, sizeof err) < 0) {
+        fprintf(stderr, "railscope: report: %s\n", err);
+        return 2;
+    }
+    int rc = a->partial ? 1 : 0;
+    if (json)
+        rs_report_json(a, stdout);
+    else
+        rs_report_text(a, stdout);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "railscope: report: cannot write the report: %s\n", strerror(errno));
+        rc = 2;
+    }
+    if (html) {
+        if (!rs_report_html) {
+            fprintf(stderr, "railscope: report: --html is not available in this build\n");
+            rc = 2;
+        } else if (rs_report_html(a, html, err, sizeof err) < 0) {
+            fprintf(stderr, "railscope: report: %s\n", err);
+            rc = 2;
+        }
+    }
+    rs_analysis_free(a);
+    return rc;
+}

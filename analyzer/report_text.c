@@ -1,0 +1,151 @@
+/* `railscope report` on a terminal: findings first, then where the step time goes, per rank, the
+ * collectives, stragglers, GPUDirect and QPs. Long lists are cut to their worst entries. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+
+#define MS(x) ((x) * 1e3)
+#define MAX_ROWS 16
+
+static size_t nhosts(const struct rs_analysis *a)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < a->nranks; i++) {
+        size_t j = 0;
+        while (j < i && strcmp(a->ranks[j].host, a->ranks[i].host))
+            j++;
+        n += j == i;
+    }
+    return n;
+}
+
+static const char *short_cat[] = {"compute", "h2d", "intra", "net", "stall", "wait", "idle", "other"};
+
+static int cmp_dur(const void *x, const void *y)
+{
+    const struct rs_an_coll *a = *(const struct rs_an_coll *const *)x, *b = *(const struct rs_an_coll *const *)y;
+    double da = a->dur_s + a->arrival_skew_s, db = b->dur_s + b->arrival_skew_s;
+    return da < db ? 1 : da > db ? -1 : 0;
+}
+
+void rs_report_text(const struct rs_analysis *a, FILE *f)
+{
+    double ns = a->nsteps ? (double)a->nsteps : 1;
+    fprintf(f, "railscope report: %zu rank%s on %zu host%s, %llu step%s (%s), mean step %.2f ms, %llu events\n",
+            a->nranks, a->nranks == 1 ? "" : "s", nhosts(a), nhosts(a) == 1 ? "" : "s", (unsigned long long)a->nsteps,
+            a->nsteps == 1 ? "" : "s", a->step_source, MS(a->step_mean_s), (unsigned long long)a->events);
+    fprintf(f, "clock: REALTIME anchors leave collective ends %.1f us apart; after refinement %.1f us (residual skew)\n",
+            a->anchor_skew_s * 1e6, a->residual_skew_s * 1e6);
+    fprintf(f, "link rate: %g Gb/s (%s)\n", a->link_gbps, a->link_source);
+    if (a->partial)
+        fprintf(f, "PARTIAL INPUT: results cover what could be read (see warnings)\n");
+
+    fprintf(f, "\nTop findings:\n");
+    if (!a->nfindings)
+        fprintf(f, "  none\n");
+    for (size_t i = 0; i < a->nfindings; i++)
+        fprintf(f, "  %zu. %s\n", i + 1, a->findings[i].text);
+
+    fprintf(f, "\nWhere each step's time goes (mean over ranks):\n");
+    for (int c = 0; c < RS_CAT_COUNT; c++) {
+        double v = a->attr[c] / ns;
+        fprintf(f, "  %-62s %9.2f ms %5.1f %%\n", rs_cat_words(c), MS(v),
+                a->step_mean_s > 0 ? 100 * v / a->step_mean_s : 0);
+    }
+
+    fprintf(f, "\nPer rank (ms per step):\n  %5s %-16s %8s", "rank", "host", "step");
+    for (int c = 0; c < RS_CAT_COUNT; c++)
+        fprintf(f, " %7s", short_cat[c]);
+    fprintf(f, "  GPUDirect\n");
+    for (size_t i = 0; i < a->nranks; i++) {
+        if (i == MAX_ROWS && a->nranks > MAX_ROWS + 1) {
+            fprintf(f, "  ... %zu more ranks (--json has all)\n", a->nranks - MAX_ROWS);
+            break;
+        }
+        const struct rs_an_rank *r = &a->ranks[i];
+        double d = r->nsteps ? (double)r->nsteps : 1;
+        fprintf(f, "  %5d %-16.16s %8.2f", r->rank, r->host, MS(r->step_mean_s));
+        for (int c = 0; c < RS_CAT_COUNT; c++)
+            fprintf(f, " %7.2f", MS(r->attr[c] / d));
+        fprintf(f, "  %s%s%s\n", rs_gd_name(r->gd.verdict), r->input ? "  input " : "",
+                r->input ? rs_an_input_name(r->input) : "");
+    }
+
+    if (a->ncolls) {
+        size_t n = a->ncolls;
+        const struct rs_an_coll **v = malloc(n * sizeof *v);
+        double skew = 0, bus = 0, rs = 0, ag = 0;
+        for (size_t i = 0; i < n; i++) {
+            v[i] = &a->colls[i];
+            skew += a->colls[i].arrival_skew_s;
+            bus += a->colls[i].busbw_gbps;
+            rs += a->colls[i].rs_s;
+            ag += a->colls[i].ag_s;
+        }
+        fprintf(f, "\nCollectives: %zu joined across ranks; mean arrival skew %.2f ms, mean bus bandwidth %.1f GB/s "
+                   "(link %g Gb/s = %.1f GB/s)\n",
+                n, MS(skew / n), bus / n, a->link_gbps, a->link_gbps / 8);
+        if (rs > 0)
+            fprintf(f, "  ring halves: reduce-scatter %.2f ms, all-gather %.2f ms on average\n", MS(rs / n), MS(ag / n));
+        qsort(v, n, sizeof *v, cmp_dur);
+        fprintf(f, "  slowest: %-14s %6s %5s %9s %9s %5s %8s %8s %8s %8s\n", "func", "seq", "ranks", "skew ms", "dur ms",
+                "last", "busbw", "intra", "net", "stall");
+        for (size_t i = 0; i < n && i < 5; i++)
+            fprintf(f, "           %-14.14s %6llu %5d %9.2f %9.2f %5d %8.1f %8.2f %8.2f %8.2f\n", v[i]->func,
+                    (unsigned long long)v[i]->seq, v[i]->nseen, MS(v[i]->arrival_skew_s), MS(v[i]->dur_s),
+                    v[i]->last_rank, v[i]->busbw_gbps, MS(v[i]->intra_s), MS(v[i]->net_s), MS(v[i]->stall_s));
+        free(v);
+    }
+
+    fprintf(f, "\nStragglers:");
+    if (!a->nstragglers)
+        fprintf(f, " none\n");
+    else
+        fprintf(f, "\n");
+    for (size_t i = 0; i < a->nstragglers && i < 5; i++) {
+        const struct rs_an_straggler *s = &a->stragglers[i];
+        fprintf(f, "  rank %d%s: last at %llu of %llu collectives, %.2f ms late on average, costs the others %.2f ms "
+                   "per step\n",
+                s->rank, s->persistent ? " (persistent)" : "", (unsigned long long)s->late_count,
+                (unsigned long long)s->of, MS(s->mean_late_s), MS(s->cost_per_step_s));
+    }
+
+    fprintf(f, "\nGPUDirect RDMA: %s\n", rs_gd_name(a->gd_verdict));
+    for (size_t i = 0; i < a->nranks && i < 8; i++)
+        fprintf(f, "  rank %d: %s: %s\n", a->ranks[i].rank, rs_gd_name(a->ranks[i].gd.verdict), a->ranks[i].gd.evidence);
+    if (a->nranks > 8)
+        fprintf(f, "  ... (--json has every rank and QP)\n");
+
+    /* worst QPs by stall */
+    const struct rs_an_qp *worst[5] = {0};
+    int32_t wrank[5];
+    for (size_t i = 0; i < a->nranks; i++)
+        for (size_t q = 0; q < a->ranks[i].nqps; q++) {
+            const struct rs_an_qp *x = &a->ranks[i].qps[q];
+            if (!x->sends)
+                continue;
+            for (int k = 0; k < 5; k++)
+                if (!worst[k] || x->stall_s > worst[k]->stall_s) {
+                    memmove(&worst[k + 1], &worst[k], (4 - k) * sizeof *worst);
+                    memmove(&wrank[k + 1], &wrank[k], (4 - k) * sizeof *wrank);
+                    worst[k] = x;
+                    wrank[k] = a->ranks[i].rank;
+                    break;
+                }
+        }
+    if (worst[0]) {
+        fprintf(f, "\nQueue pairs (most stalled first):\n");
+        for (int k = 0; k < 5 && worst[k]; k++)
+            fprintf(f, "  rank %d QP 0x%x: %.1f MB sent, busy %.2f ms, stall %.2f ms, achieved %.1f of %g Gb/s, %s\n",
+                    wrank[k], worst[k]->qp_num, worst[k]->bytes_sent / 1e6, MS(worst[k]->busy_s), MS(worst[k]->stall_s),
+                    worst[k]->achieved_gbps, a->link_gbps, rs_gd_name(worst[k]->gd.verdict));
+    }
+    if (a->nwarnings) {
+        fprintf(f, "\nWarnings:\n");
+        for (size_t i = 0; i < a->nwarnings; i++)
+            fprintf(f, "  %s\n", a->warnings[i]);
+    }
+}
