@@ -34,7 +34,7 @@ const char *const rs_xkey_names[RS_XK_COUNT] = {
 #define XCACHE 4096         /* handle caches (NCCL proxy ops/steps, NVTX start/end ids) */
 #define XNVTX_DEPTH 64
 
-enum xgkind { XG_THREAD = 1, XG_CUDA, XG_NVTX, XG_STREAM, XG_CSYNC, XG_QP, XG_COMM, XG_PROXY, XG_STATES,
+enum xgkind { XG_THREAD = 1, XG_CUDA, XG_NVTX, XG_STREAM, XG_CSYNC, XG_QP, XG_COMM, XG_PROXY, XG_STEPS, XG_STATES,
               XG_KCH, XG_NVTXASYNC, XG_CTR_QP, XG_CTR_LINK, XG_CTR_NVML, XG_RS };
 
 struct xlane {
@@ -105,7 +105,6 @@ struct xproc {
     uint32_t qcap, qn;
     struct xctx ctxs[16];
     uint32_t nctx;
-    struct xcache proxy[XCACHE];   /* proxy op handle -> channel, is_send */
     struct xcache states[XCACHE];  /* proxy step handle -> last state, ts */
     struct xcache nvtxr[XCACHE];   /* NVTX start id -> message nid, ts */
 };
@@ -1102,8 +1101,8 @@ static struct xgroup *proxy_group(struct rs_exp *x, uint32_t gk, uint32_t ch, ui
     struct xgroup *g = group_get(x, gk, ch, is_send);
     if (g && !g->nlanes) {
         g->maxl = XLANES_ASYNC;
-        g->name = ch == UINT32_MAX ? name_f(x, "NCCL proxy %s%s", is_send ? "send" : "recv",
-                                            gk == XG_STATES ? " states" : "")
+        g->name = ch == UINT32_MAX ? name_f(x, "NCCL proxy %s %s", is_send ? "send" : "recv",
+                                            gk == XG_STATES ? "step states" : "steps")
                                    : name_f(x, "NCCL proxy ch %u %s%s", ch, is_send ? "send" : "recv",
                                             gk == XG_STATES ? " states" : "");
         g->jtid0 = synth_jtid(x);
@@ -1114,10 +1113,6 @@ static struct xgroup *proxy_group(struct rs_exp *x, uint32_t gk, uint32_t ch, ui
 
 static void on_proxy_op(struct rs_exp *x, const struct rs_ev_NCCL_PROXY_OP *e)
 {
-    struct xcache *c = cache_slot(x->p.proxy, e->handle);
-    c->key = e->handle;
-    c->v = e->channel;
-    c->v2 = e->is_send;
     struct rs_xitem it;
     uint64_t ts = al(x, e->h.ts), end = al(x, e->end);
     item_init(&it, ts, end > ts ? end - ts : 0, NID(x, PROXY_OP), RS_XCAT_nccl);
@@ -1139,12 +1134,6 @@ static const char *proxy_state_name(uint32_t s)
     case 19: return "ProxyOpInProgress";
     default: return NULL;
     }
-}
-
-static uint32_t step_channel(struct rs_exp *x, uint64_t parent)
-{
-    struct xcache *c = cache_slot(x->p.proxy, parent);
-    return c->key == parent ? c->v : UINT32_MAX;
 }
 
 /* State slices: a step's state lasts from its transition to the next one (or the step's end). */
@@ -1170,7 +1159,6 @@ static void on_proxy_state(struct rs_exp *x, const struct rs_ev_NCCL_PROXY_STATE
 
 static void on_proxy_step(struct rs_exp *x, const struct rs_ev_NCCL_PROXY_STEP *e)
 {
-    uint32_t ch = step_channel(x, e->parent);
     struct xcache *s = cache_slot(x->p.states, e->handle);
     if (s->key == e->handle) {
         if (e->end >= s->ts) state_close(x, s, e->end);
@@ -1181,7 +1169,8 @@ static void on_proxy_step(struct rs_exp *x, const struct rs_ev_NCCL_PROXY_STEP *
     item_init(&it, ts, end > ts ? end - ts : 0, NID(x, PROXY_STEP), RS_XCAT_nccl);
     arg_u(&it, RS_XK_step, RS_XA_U64, e->step);
     arg_u(&it, RS_XK_bytes, RS_XA_U64, e->trans_size);
-    emit_slice(x, proxy_group(x, XG_PROXY, ch, e->is_send), &it);
+    /* steps end before their op does, so the op (and its channel) is not known yet: one track per direction */
+    emit_slice(x, proxy_group(x, XG_STEPS, UINT32_MAX, e->is_send), &it);
 }
 
 static void on_kernel_ch(struct rs_exp *x, const struct rs_ev_NCCL_KERNEL_CH *e)

@@ -1,0 +1,85 @@
+#!/bin/bash
+# railscope export: Perfetto protobuf (decoded by protoc against the used subset of Perfetto's schema),
+# Chrome JSON and Kineto JSON (parsed by python3 and checked against the viewers' rules), goldens of a
+# small deterministic two-rank trace, --split, bad input, truncated input, bounded memory.
+. "$(dirname "$0")/../lib.sh"
+D=$RS_TOP/tests/export
+GEN=$RS_BUILD/tests/export/rs-export-gen
+need_build railscope tests/export/rs-export-gen
+need_cmd python3
+plan 26
+
+"$GEN" "$T/tr" --ranks 2 --steps 3 || bail "generator failed"
+ex() { run_timeout 60 "$RS_CLI" export "$@"; }
+
+# --- Perfetto
+ok "perfetto export of a two-rank trace" ex -q --format perfetto -o "$T/a.pftrace" "$T/tr"
+if command -v protoc >/dev/null; then
+    ok "protoc decodes it against perfetto_subset.proto" \
+        sh -c "protoc --decode=perfetto.protos.Trace -I '$D' '$D/perfetto_subset.proto' < '$T/a.pftrace' > '$T/a.txt'"
+    unlike "$(grep -E '^ *[0-9]+:' "$T/a.txt" | head -3)" '.' "no field outside the subset (no bare field numbers)"
+    like "$(grep -c 'TYPE_SLICE_BEGIN' "$T/a.txt")" '^[1-9][0-9]*$' "slices present in the decoded text"
+else
+    skip "protoc not installed" 3
+fi
+ok "perfetto rules: tracks declared, iids interned, slices nest, flows paired" \
+    sh -c "python3 '$D/check_trace.py' perfetto '$T/a.pftrace' > '$T/a.sum'"
+ok "perfetto summary matches the golden" diff -u "$D/golden/perfetto.summary" "$T/a.sum"
+like "$(cat "$T/a.sum")" '^track QP 10 \(softnic0\)$' "a track per QP, named with its device"
+like "$(cat "$T/a.sum")" '^track GPU 0 stream 7$' "a track per GPU stream"
+like "$(cat "$T/a.sum")" '^track rank 1 \(node0 pid 4001\)$' "a process track per rank with host and pid"
+
+# --- Chrome JSON
+ok "chrome export" ex -q --format chrome -o "$T/a.json" "$T/tr"
+ok "chrome rules: parses, B/E balanced and ordered, X nest, flows paired, counters ordered" \
+    sh -c "python3 '$D/check_trace.py' chrome '$T/a.json' > '$T/c.sum'"
+ok "chrome output matches the golden" diff -u "$D/golden/chrome.json" "$T/a.json"
+# ranks start their monotonic clocks 777 ms apart; the anchors line their step 0 up at the same time
+like "$(grep '"name":"ProfilerStep"' "$T/a.json" | grep -o '"pid":[0-9]*,"tid":[0-9]*,"ts":100\.000' | sort -u | wc -l)" \
+    '^2$' "both ranks' step 0 marks at the same aligned time (clock anchors applied)"
+like "$(grep -c '"ph":"s","cat":"ac2g"' "$T/a.json")" '^18$' "a flow from each CUDA launch/copy call to its GPU work"
+
+# --- Kineto JSON
+ok "kineto export" ex -q --format kineto -o "$T/k" "$T/tr"
+ok "kineto rules: rank for HTA, categories, GPU rows, Memcpy/nccl names, ac2g ids" \
+    sh -c "python3 '$D/check_trace.py' kineto '$T/k' > '$T/k.sum'"
+ok "kineto summary matches the golden" diff -u "$D/golden/kineto.summary" "$T/k.sum"
+
+# --- --split
+"$GEN" "$T/big" --ranks 2 --steps 120 >/dev/null
+ok "chrome --split --split-mb 1" ex -q --format chrome --split --split-mb 1 -o "$T/s.json" "$T/big"
+n=$(ls "$T"/s.*.json 2>/dev/null | wc -l)
+like "$n" '^[2-9]$' "several split files ($n)"
+ok "every split file parses as a trace" \
+    python3 -c "import json,sys; [json.load(open(p))['traceEvents'] for p in sys.argv[1:]]" "$T"/s.*.json
+out=$(ex --format chrome --split-mb 1 -o "$T/w.json" "$T/big" 2>&1)
+like "$out" 'passed 1 MB.*--split' "without --split, a warning says the file is too big for viewers"
+
+# --- bad input
+out=$(ex --format perfetto -o "$T/x.pftrace" "$T/nonexistent" 2>&1); rc=$?
+is "$rc:$(printf '%s\n' "$out" | wc -l)" "2:1" "missing input: exit 2, one line"
+out=$(ex --format svg -o "$T/x" "$T/tr" 2>&1); rc=$?
+like "$rc $out" '^2 railscope: export: unknown format' "unknown format: exit 2 with a railscope: line"
+
+# --- truncated input: whole frames kept, exit 1, output still valid
+cp -r "$T/big" "$T/cut"
+f=$T/cut/rank0.rtrace
+truncate -s $(( $(stat -c %s "$f") * 2 / 3 )) "$f"
+ex -q --format perfetto -o "$T/cut.pftrace" "$T/cut"; rc=$?
+is "$rc" "1" "truncated input: exit 1 (partial)"
+ok "the export of a truncated trace is still valid" python3 "$D/check_trace.py" perfetto "$T/cut.pftrace"
+
+# --- memory does not grow with the trace
+rss() { /usr/bin/time -f %M "$RS_CLI" export -q --format perfetto -o /dev/null "$1" 2>&1 >/dev/null | tail -1; }
+if [ -x /usr/bin/time ]; then
+    # (fixed-size buffers — the reader's frame, the output buffer — fill up on any non-tiny trace, so
+    # compare two traces that both fill them)
+    "$GEN" "$T/m" --ranks 1 --steps 4000 >/dev/null
+    "$GEN" "$T/huge" --ranks 1 --steps 16000 >/dev/null
+    small=$(rss "$T/m"); big=$(rss "$T/huge")
+    diag "max RSS: 4000 steps ${small} KB, 16000 steps ${big} KB"
+    ok "max RSS does not grow with the trace (4000 -> 16000 steps: ${small} -> ${big} KB)" \
+        test $((big - small)) -lt 1024
+else
+    skip "/usr/bin/time not installed"
+fi
