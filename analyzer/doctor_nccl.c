@@ -131,17 +131,20 @@ static void check_hca(struct rs_facts *f, struct rs_verdicts *out, const char *h
     }
 }
 
-/* The RoCE v2 IPv4 GID index of a port (what to recommend), -1 if none. */
-static int v2_index(struct rs_facts *f, const char *dev, int port)
+/* The RoCE v2 GID index of a port to recommend (an IPv4 one if any: *ipv4 set), -1 if none. */
+static int v2_index(struct rs_facts *f, const char *dev, int port, int *ipv4)
 {
+    *ipv4 = 0;
     char gids[256][RS_FACT_NAME], ip[32];
     int ng = rs_facts_children(f, gids, 256, "ib/%s/port/%d/gid/", dev, port), any = -1;
     for (int i = 0; i < ng; i++) {
         const char *t = rs_facts_get(f, "ib/%s/port/%d/gid/%s/type", dev, port, gids[i]);
         if (!t || !strstr(t, "v2"))
             continue;
-        if (rs_gid_ipv4(rs_facts_get(f, "ib/%s/port/%d/gid/%s/addr", dev, port, gids[i]), ip, sizeof ip))
+        if (rs_gid_ipv4(rs_facts_get(f, "ib/%s/port/%d/gid/%s/addr", dev, port, gids[i]), ip, sizeof ip)) {
+            *ipv4 = 1;
             return atoi(gids[i]);
+        }
         if (any < 0)
             any = atoi(gids[i]);
     }
@@ -166,17 +169,19 @@ static void check_gid(struct rs_facts *f, struct rs_verdicts *out, const char *h
         roce++;
         char subj[RS_FACT_NAME + 8], fix[512];
         rs_fmt(subj, sizeof subj, "%s:%d", sel[i].dev, sel[i].port);
-        int rec = v2_index(f, sel[i].dev, sel[i].port);
+        int v4, rec = v2_index(f, sel[i].dev, sel[i].port, &v4);
         if (idx < 0) {
             if (rec >= 0)
                 rs_verdict(out, RS_INFO, "nccl.gid_index", subj, NULL,
-                           "NCCL_IB_GID_INDEX unset: NCCL picks a RoCE v2 GID itself (the IPv4 one here is index %d)", rec);
+                           "NCCL_IB_GID_INDEX unset: NCCL picks a RoCE v2 GID itself (the %s one here is index %d)",
+                           v4 ? "IPv4" : "link-local", rec);
             continue;
         }
         const char *type = rs_facts_get(f, "ib/%s/port/%d/gid/%ld/type", sel[i].dev, sel[i].port, idx);
         const char *ndev = rs_facts_get(f, "ib/%s/port/%d/gid/%ld/ndev", sel[i].dev, sel[i].port, idx);
         if (rec >= 0)
-            rs_fmt(fix, sizeof fix, "export NCCL_IB_GID_INDEX=%d (the RoCE v2 IPv4 GID on %s), or unset it and let NCCL choose", rec, sel[i].dev);
+            rs_fmt(fix, sizeof fix, "export NCCL_IB_GID_INDEX=%d (the RoCE v2 %s GID on %s), or unset it and let NCCL choose", rec,
+                   v4 ? "IPv4" : "link-local", sel[i].dev);
         else
             rs_fmt(fix, sizeof fix, "give the port's netdev an IP address so it gets a RoCE v2 GID, then point NCCL_IB_GID_INDEX at it");
         if (!type && !rs_facts_get(f, "ib/%s/port/%d/gid/%ld/addr", sel[i].dev, sel[i].port, idx))
