@@ -287,7 +287,7 @@ static int load_frame(struct rs_reader *r)
         if (r->saw_partial)
             set_end(r, RS_READ_PARTIAL, "partial: the recorder marked this trace incomplete (%s)", r->partial_why);
         else
-            set_end(r, RS_READ_OK, "complete: %llu frames", (unsigned long long)r->st.frames);
+            set_end(r, RS_READ_OK, "%llu frames, ends at a frame boundary", (unsigned long long)r->st.frames);
         return 0;
     }
     if ((size_t)k < sizeof fh) {

@@ -45,6 +45,7 @@ struct rs_writer {
     rs_writer_clock_fn clock_fn;
     void *clock_arg;
     int in_anchor;
+    uint64_t last_ts;           /* latest event time appended: stamps STRING and DROPS records */
 
     struct rs_str_ent *strs;    /* open-addressing table for rs_writer_intern */
     uint32_t strs_cap, strs_n, next_id;
@@ -296,6 +297,7 @@ static int put_events(struct rs_writer *w, uint32_t tid, const unsigned char *ev
             memcpy(w->raw + w->raw_len, &d, 8);
         }
         w->chunk_prev_ts = h.ts;
+        if (h.ts > w->last_ts && h.kind != RS_EV_STRING) w->last_ts = h.ts;
         w->raw_len += h.size;
         struct rs_chunk_hdr *c = (struct rs_chunk_hdr *)(w->raw + w->chunk_off);
         c->bytes += h.size;
@@ -329,7 +331,7 @@ int rs_writer_string(struct rs_writer *w, uint32_t id, const char *s, size_t n)
     struct rs_ev_STRING *e = (struct rs_ev_STRING *)buf;
     size_t size = (sizeof *e + n + 7) & ~(size_t)7;
     memset(buf, 0, size);
-    e->h.ts = w->chunk_tid == 0 && w->chunk_off != SIZE_MAX ? w->chunk_prev_ts : 0;
+    e->h.ts = w->last_ts;
     e->h.kind = RS_EV_STRING;
     e->h.size = (uint16_t)size;
     e->id = id;
@@ -385,7 +387,7 @@ int rs_writer_drops(struct rs_writer *w, uint32_t tid, uint64_t events, uint64_t
     w->st.drop_bytes += bytes;
     if (w->error) return w->error;
     struct rs_ev_DROPS d;
-    RS_EV_INIT(&d, DROPS, w->chunk_tid == 0 && w->chunk_off != SIZE_MAX ? w->chunk_prev_ts : 0);
+    RS_EV_INIT(&d, DROPS, w->last_ts);
     if (!d.h.ts && w->clock_fn) {
         uint64_t real;
         w->clock_fn(w->clock_arg, &real, &d.h.ts);

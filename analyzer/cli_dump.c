@@ -1,0 +1,212 @@
+/* railscope dump [--json] [--abs] PATH...: every event of trace files, decoded generically from the
+ * field descriptors generated in formats/rtrace_tables.c (so a new event kind needs no code here). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "reader.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: railscope dump [--json] [--abs] PATH...\n"
+            "\n"
+            "Print every event of the given trace files (a directory means its *.rtrace files and those of\n"
+            "its subdirectories), in file order, with interned strings resolved.\n"
+            "\n"
+            "  --json   JSON Lines: one object per event with \"kind\" (lower case), \"ts_ns\", \"pid\",\n"
+            "           \"tid\", \"aux\" and every field of the kind by name; strings as JSON strings,\n"
+            "           hex-typed fields (addresses, keys) as \"0x...\" strings\n"
+            "  --abs    text mode: absolute timestamps in ns (default: seconds since the trace started)\n"
+            "\n"
+            "Exit status: 0 all files complete, 1 a file is partial, truncated or damaged (everything\n"
+            "decodable is still printed, and the reason goes to stderr), 2 usage or unreadable input.\n");
+}
+
+/* JSON string body: valid UTF-8 passes through, control characters and invalid bytes are escaped. */
+static void json_str(FILE *o, const char *s, size_t n)
+{
+    fputc('"', o);
+    const unsigned char *p = (const unsigned char *)s;
+    for (size_t i = 0; i < n; i++) {
+        unsigned c = p[i];
+        if (c == '"' || c == '\\') {
+            fputc('\\', o);
+            fputc((int)c, o);
+        } else if (c == '\n') {
+            fputs("\\n", o);
+        } else if (c == '\t') {
+            fputs("\\t", o);
+        } else if (c < 0x20 || c == 0x7f) {
+            fprintf(o, "\\u%04x", c);
+        } else if (c < 0x80) {
+            fputc((int)c, o);
+        } else {
+            size_t len = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+            int valid = len && i + len <= n;
+            for (size_t k = 1; valid && k < len; k++) valid = (p[i + k] & 0xc0) == 0x80;
+            if (valid) {
+                fwrite(p + i, 1, len, o);
+                i += len - 1;
+            } else {
+                fprintf(o, "\\u%04x", c);
+            }
+        }
+    }
+    fputc('"', o);
+}
+
+static void text_str(FILE *o, const char *s, size_t n)
+{
+    fputc('"', o);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') fprintf(o, "\\%c", c);
+        else if (c < 0x20 || c == 0x7f) fprintf(o, "\\x%02x", c);
+        else fputc(c, o);
+    }
+    fputc('"', o);
+}
+
+static uint64_t rd(const unsigned char *p, unsigned size)
+{
+    uint64_t v = 0;
+    memcpy(&v, p, size);
+    return v;
+}
+
+static void print_field(FILE *o, int json, struct rs_reader *r, const struct rs_field_desc *f, const unsigned char *p,
+                        uint64_t base)
+{
+    unsigned sz = rs_ftype_size[f->type];
+    uint64_t v = rd(p, sz);
+    switch (f->type) {
+    case RS_T_i32: fprintf(o, "%d", (int32_t)v); break;
+    case RS_T_i64: fprintf(o, "%lld", (long long)(int64_t)v); break;
+    case RS_T_x64:
+    case RS_T_x32: fprintf(o, json ? "\"0x%llx\"" : "0x%llx", (unsigned long long)v); break;
+    case RS_T_ts:
+        if (json || !base) fprintf(o, "%llu", (unsigned long long)v);
+        else fprintf(o, "%+.9f", ((double)(int64_t)(v - base)) / 1e9);
+        break;
+    case RS_T_str: {
+        size_t n;
+        const char *s = v ? rs_reader_string(r, (uint32_t)v, &n) : NULL;
+        if (s) (json ? json_str : text_str)(o, s, n);
+        else if (!v) fputs(json ? "null" : "-", o);
+        else fprintf(o, json ? "\"#%u\"" : "#%u", (uint32_t)v);
+        break;
+    }
+    default: fprintf(o, "%llu", (unsigned long long)v); break;
+    }
+}
+
+static void dump_event(FILE *o, int json, int abs, struct rs_reader *r, const struct rs_event *e)
+{
+    const struct rs_header_info *h = rs_reader_header(r);
+    const struct rs_ev_hdr *ev = e->ev;
+    const unsigned char *b = (const unsigned char *)ev;
+    const struct rs_kind_desc *d = e->known ? rs_kind_get(ev->kind) : NULL;
+    const char *kname = d ? rs_kind_lname(ev->kind) : NULL;
+    uint64_t base = abs ? 0 : h->start_mono;
+    if (json) {
+        fputs("{\"kind\":", o);
+        if (kname) fprintf(o, "\"%s\"", kname);
+        else fprintf(o, "\"unknown_%u\"", ev->kind);
+        fprintf(o, ",\"ts_ns\":%llu,\"pid\":%llu,\"tid\":%u,\"aux\":%u", (unsigned long long)e->ts,
+                (unsigned long long)h->pid, e->tid, ev->aux);
+    } else {
+        if (abs) fprintf(o, "%llu", (unsigned long long)e->ts);
+        else fprintf(o, "%+.9f", ((double)(int64_t)(e->ts - base)) / 1e9);
+        fprintf(o, " %llu/%u ", (unsigned long long)h->pid, e->tid);
+        if (kname) fputs(kname, o);
+        else fprintf(o, "unknown_%u", ev->kind);
+        if (ev->aux) fprintf(o, " aux=%u", ev->aux);
+    }
+    if (!d) {
+        fprintf(o, json ? ",\"size\":%u}\n" : " size=%u\n", ev->size);
+        return;
+    }
+    size_t off = sizeof *ev;
+    for (unsigned i = 0; i < d->nfields; i++) {
+        const struct rs_field_desc *f = &d->fields[i];
+        if (!strcmp(f->name, "pad")) {
+            off += rs_ftype_size[f->type];
+            continue;
+        }
+        fprintf(o, json ? ",\"%s\":" : " %s=", f->name);
+        print_field(o, json, r, f, b + off, base);
+        off += rs_ftype_size[f->type];
+    }
+    /* Variable-length tails of the kinds that have one. */
+    if (ev->kind == RS_EV_STRING) {
+        const struct rs_ev_STRING *s = (const void *)ev;
+        fputs(json ? ",\"text\":" : " text=", o);
+        (json ? json_str : text_str)(o, (const char *)(s + 1), s->len);
+    } else if (ev->kind == RS_EV_STACK) {
+        const struct rs_ev_STACK *s = (const void *)ev;
+        size_t max = (ev->size - sizeof *s) / 8, n = s->depth < max ? s->depth : max;
+        fputs(json ? ",\"frames\":[" : " frames=", o);
+        for (size_t i = 0; i < n; i++)
+            fprintf(o, json ? "%s\"0x%llx\"" : "%s0x%llx", i ? "," : "",
+                    (unsigned long long)rd(b + sizeof *s + 8 * i, 8));
+        if (json) fputc(']', o);
+    } else if (d->varlen && ev->size > d->size) {
+        fprintf(o, json ? ",\"tail_bytes\":%u" : " tail_bytes=%u", ev->size - d->size);
+    }
+    fputs(json ? "}\n" : "\n", o);
+}
+
+int cmd_dump(int argc, char **argv)
+{
+    int json = 0, abs = 0, i = 1;
+    for (; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) json = 1;
+        else if (!strcmp(argv[i], "--abs")) abs = 1;
+        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "--")) {
+            i++;
+            break;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "railscope: dump: unknown option '%s' (try 'railscope dump --help')\n", argv[i]);
+            return 2;
+        } else break;
+    }
+    if (i >= argc) {
+        fprintf(stderr, "railscope: dump: no trace given (try 'railscope dump --help')\n");
+        return 2;
+    }
+    char err[512], **paths;
+    int n = rs_expand_paths(argc - i, argv + i, &paths, err, sizeof err);
+    if (n < 0) {
+        fprintf(stderr, "railscope: %s\n", err);
+        return 2;
+    }
+    int rc = 0;
+    for (int k = 0; k < n; k++) {
+        struct rs_reader *r = rs_reader_open(paths[k], err, sizeof err);
+        if (!r) {
+            fprintf(stderr, "railscope: %s\n", err);
+            rc = 2;
+            continue;
+        }
+        if (!json && n > 1) {
+            const struct rs_header_info *h = rs_reader_header(r);
+            printf("# %s: host %s pid %llu\n", paths[k], h->host ? h->host : "?", (unsigned long long)h->pid);
+        }
+        struct rs_event e;
+        while (rs_reader_next(r, &e) > 0) dump_event(stdout, json, abs, r, &e);
+        const struct rs_read_stats *st = rs_reader_stats(r);
+        if (st->status != RS_READ_OK) {
+            fprintf(stderr, "railscope: %s: %s\n", paths[k], st->reason);
+            if (rc == 0) rc = 1;
+        }
+        rs_reader_close(r);
+    }
+    rs_paths_free(paths, n);
+    if (fflush(stdout) != 0) return 2;
+    return rc;
+}

@@ -1,0 +1,146 @@
+/* railscope info PATH...: what a trace file holds: header, event counts per kind, drops, time span,
+ * threads, compression, and whether the file is complete. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cli.h"
+#include "reader.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: railscope info PATH...\n"
+            "\n"
+            "For each trace file (a directory means its *.rtrace files and those of its subdirectories):\n"
+            "host, pid, rank, command line, start time, format version, frames, event counts per kind,\n"
+            "events dropped by the recorder, time span, and whether the file is complete.\n"
+            "\n"
+            "Exit status: 0 all files complete (drops are reported, not an error), 1 a file is partial,\n"
+            "truncated or damaged, 2 usage or unreadable input.\n");
+}
+
+#define MAX_TIDS 4096
+
+static void print_cmdline(const char *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++) putchar(c[i] ? (unsigned char)c[i] >= 0x20 ? c[i] : '?' : ' ');
+}
+
+static int info_one(const char *path)
+{
+    char err[512];
+    struct rs_reader *r = rs_reader_open(path, err, sizeof err);
+    if (!r) {
+        fprintf(stderr, "railscope: %s\n", err);
+        return 2;
+    }
+    const struct rs_header_info *h = rs_reader_header(r);
+    static uint64_t counts[65536];
+    static uint32_t tids[MAX_TIDS];
+    memset(counts, 0, sizeof counts);
+    size_t ntids = 0, tids_over = 0;
+    uint64_t first = UINT64_MAX, last = 0, nev = 0;
+    struct rs_event e;
+    while (rs_reader_next(r, &e) > 0) {
+        counts[e.ev->kind]++;
+        if (e.ev->kind == RS_EV_STRING) continue;
+        nev++;
+        if (e.ts && e.ts < first) first = e.ts;
+        if (e.ts > last) last = e.ts;
+        if (e.tid) {
+            size_t k = 0;
+            while (k < ntids && tids[k] != e.tid) k++;
+            if (k == ntids) {
+                if (ntids < MAX_TIDS) tids[ntids++] = e.tid;
+                else tids_over = 1;
+            }
+        }
+    }
+    const struct rs_read_stats *st = rs_reader_stats(r);
+    struct stat sb;
+    uint64_t fsize = stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+
+    printf("file:       %s\n", path);
+    printf("host:       %s  pid %llu  ppid %llu\n", h->host ? h->host : "?", (unsigned long long)h->pid,
+           (unsigned long long)h->ppid);
+    if (h->rank >= 0 || h->world_size >= 0 || h->local_rank >= 0)
+        printf("rank:       %lld of %lld (local rank %lld)\n", (long long)h->rank, (long long)h->world_size,
+               (long long)h->local_rank);
+    else
+        printf("rank:       (launcher did not say)\n");
+    printf("command:    ");
+    if (h->cmdline) print_cmdline(h->cmdline, h->cmdline_len);
+    putchar('\n');
+    if (h->exe) printf("exe:        %s\n", h->exe);
+    if (h->start_realtime) {
+        time_t t = (time_t)(h->start_realtime / 1000000000ull);
+        struct tm tm;
+        char buf[64];
+        gmtime_r(&t, &tm);
+        strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+        printf("started:    %s.%03llu UTC\n", buf, (unsigned long long)(h->start_realtime % 1000000000ull) / 1000000);
+    }
+    printf("format:     %u.%u  tracer %s  clock %s  events %s\n", h->major, h->minor,
+           h->tracer_version ? h->tracer_version : "?", h->clock ? h->clock : "?", h->events ? h->events : "?");
+    if (h->boot_id) printf("boot id:    %s\n", h->boot_id);
+    if (nev && last >= first)
+        printf("time span:  %.6f s (first event %+.6f s after start)\n", (double)(last - first) / 1e9,
+               ((double)(int64_t)(first - h->start_mono)) / 1e9);
+    else
+        printf("time span:  (no events)\n");
+    printf("events:     %llu in %llu frames, %llu bytes on disk (%.2f B/event), %zu%s threads\n",
+           (unsigned long long)nev, (unsigned long long)st->frames, (unsigned long long)fsize,
+           nev ? (double)fsize / (double)nev : 0.0, ntids, tids_over ? "+" : "");
+    printf("dropped:    %llu events (%llu bytes)%s\n", (unsigned long long)st->drop_events,
+           (unsigned long long)st->drop_bytes, st->drop_events ? "  <-- the recorder could not keep up" : "");
+    printf("status:     %s: %s\n", rs_read_status_name(st->status), st->reason);
+    if (st->frame_gaps) printf("            %llu gaps in the frame sequence\n", (unsigned long long)st->frame_gaps);
+    printf("by kind:\n");
+    for (unsigned k = 0; k < 65536; k++) {
+        if (!counts[k]) continue;
+        const char *n = rs_kind_lname(k);
+        if (n) printf("  %-24s %llu\n", n, (unsigned long long)counts[k]);
+        else printf("  unknown_%-16u %llu\n", k, (unsigned long long)counts[k]);
+    }
+    int rc = st->status == RS_READ_OK ? 0 : 1;
+    rs_reader_close(r);
+    return rc;
+}
+
+int cmd_info(int argc, char **argv)
+{
+    int i = 1;
+    for (; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "--")) {
+            i++;
+            break;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "railscope: info: unknown option '%s' (try 'railscope info --help')\n", argv[i]);
+            return 2;
+        } else break;
+    }
+    if (i >= argc) {
+        fprintf(stderr, "railscope: info: no trace given (try 'railscope info --help')\n");
+        return 2;
+    }
+    char err[512], **paths;
+    int n = rs_expand_paths(argc - i, argv + i, &paths, err, sizeof err);
+    if (n < 0) {
+        fprintf(stderr, "railscope: %s\n", err);
+        return 2;
+    }
+    int rc = 0;
+    for (int k = 0; k < n; k++) {
+        if (k) putchar('\n');
+        int r = info_one(paths[k]);
+        if (r > rc) rc = r;
+    }
+    rs_paths_free(paths, n);
+    return rc;
+}

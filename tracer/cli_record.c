@@ -1,0 +1,270 @@
+/* railscope record [-o DIR] [--events LIST] -- CMD [ARGS...]: run CMD with librailscope.so preloaded
+ * (and registered as the CUDA injection, NCCL profiler and NVTX injection library), wait for it, pass
+ * its exit status through, and say where the trace went. The launcher itself is not traced: only the
+ * child's environment is changed. */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <dirent.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../analyzer/cli.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: railscope record [-o DIR] [--events LIST] [OPTIONS] -- CMD [ARGS...]\n"
+            "\n"
+            "Run CMD under the tracer. Every process it starts (forks, execs, torchrun workers) writes its\n"
+            "own trace file DIR/<host>-<pid>.rtrace. The exit status of CMD is passed through.\n"
+            "\n"
+            "  -o, --out DIR        where the trace files go (created if missing; default: a new directory\n"
+            "                       railscope-YYYYMMDD-HHMMSS in the current directory)\n"
+            "  -e, --events LIST    event families: all (default), or a comma list of\n"
+            "                       core,verbs,cuda,nccl,nvtx,nvml,host; '-name' removes one (all,-nvml)\n"
+            "  --flush-ms N         write a frame at least every N ms (default 500; at most this much is\n"
+            "                       lost if a process is killed with SIGKILL)\n"
+            "  --buffer-kb N        per-thread buffer (default 2048)\n"
+            "  --policy drop|block  when a thread's buffer is full: drop and count (default) or wait\n"
+            "  -q, --quiet          no messages from the tracer or from record itself\n"
+            "\n"
+            "The same settings can be given to a process directly through the environment (RAILSCOPE_OUT,\n"
+            "RAILSCOPE_EVENTS, ...) with LD_PRELOAD=.../librailscope.so; see docs/recording.md.\n");
+}
+
+/* The library: $RAILSCOPE_LIB, or next to the binary (build tree), or ../lib/railscope/ (installed). */
+static int find_lib(char *out, size_t cap)
+{
+    const char *env = getenv("RAILSCOPE_LIB");
+    if (env && *env) {
+        if (access(env, R_OK) != 0) return -1;
+        if (!realpath(env, out)) snprintf(out, cap, "%s", env);
+        return 0;
+    }
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return -1;
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (!slash) return -1;
+    *slash = 0;
+    const char *rel[] = {"librailscope.so", "../lib/railscope/librailscope.so", "../lib/librailscope.so"};
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+        char p[PATH_MAX * 2];
+        snprintf(p, sizeof p, "%s/%s", exe, rel[i]);
+        if (access(p, R_OK) == 0 && realpath(p, out)) return 0;
+    }
+    return -1;
+}
+
+static int make_default_dir(char *out, size_t cap)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    char stamp[32];
+    localtime_r(&t, &tm);
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+    for (int i = 0; i < 100; i++) {
+        if (i) snprintf(out, cap, "railscope-%s-%d", stamp, i + 1);
+        else snprintf(out, cap, "railscope-%s", stamp);
+        if (mkdir(out, 0755) == 0) return 0;
+        if (errno != EEXIST) return -1;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
+static int mkdir_p(const char *dir)
+{
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s", dir);
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/') continue;
+        *s = 0;
+        if (mkdir(p, 0755) != 0 && errno != EEXIST) return -1;
+        *s = '/';
+    }
+    if (mkdir(p, 0755) != 0 && errno != EEXIST) return -1;
+    struct stat sb;
+    if (stat(p, &sb) != 0) return -1;
+    if (!S_ISDIR(sb.st_mode)) {
+        errno = ENOTDIR;
+        return -1;
+    }
+    return 0;
+}
+
+static int count_traces(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l > 7 && !strcmp(e->d_name + l - 7, ".rtrace")) n++;
+    }
+    closedir(d);
+    return n;
+}
+
+static volatile sig_atomic_t child_pid;
+
+static void forward(int sig)
+{
+    if (child_pid > 0) kill(child_pid, sig);
+}
+
+/* LD_PRELOAD = lib, then whatever was there (without a second copy of lib). */
+static int set_preload(const char *lib)
+{
+    const char *old = getenv("LD_PRELOAD");
+    size_t n = strlen(lib) + (old ? strlen(old) : 0) + 2;
+    char *v = malloc(n);
+    if (!v) return -1;
+    snprintf(v, n, "%s", lib);
+    if (old && *old) {
+        char *copy = strdup(old), *save = NULL;
+        if (!copy) return -1;
+        for (char *tok = strtok_r(copy, ": ", &save); tok; tok = strtok_r(NULL, ": ", &save)) {
+            if (!strcmp(tok, lib)) continue;
+            strcat(v, ":");
+            strcat(v, tok);
+        }
+        free(copy);
+    }
+    int r = setenv("LD_PRELOAD", v, 1);
+    free(v);
+    return r;
+}
+
+int cmd_record(int argc, char **argv)
+{
+    const char *out = NULL, *events = NULL, *flush = NULL, *buffer = NULL, *policy = NULL;
+    int quiet = 0, i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--")) {
+            i++;
+            break;
+        }
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        }
+        const char **slot = NULL;
+        if (!strcmp(a, "-o") || !strcmp(a, "--out")) slot = &out;
+        else if (!strcmp(a, "-e") || !strcmp(a, "--events")) slot = &events;
+        else if (!strcmp(a, "--flush-ms")) slot = &flush;
+        else if (!strcmp(a, "--buffer-kb")) slot = &buffer;
+        else if (!strcmp(a, "--policy")) slot = &policy;
+        else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            quiet = 1;
+            continue;
+        } else if (a[0] == '-') {
+            fprintf(stderr, "railscope: record: unknown option '%s' (try 'railscope record --help')\n", a);
+            return 2;
+        } else {
+            break;   /* the command, without a "--" */
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "railscope: record: %s needs a value\n", a);
+            return 2;
+        }
+        *slot = argv[++i];
+    }
+    if (i >= argc) {
+        fprintf(stderr, "railscope: record: no command given (usage: railscope record [-o DIR] -- CMD [ARGS...])\n");
+        return 2;
+    }
+    if (policy && strcmp(policy, "drop") && strcmp(policy, "block")) {
+        fprintf(stderr, "railscope: record: --policy must be drop or block, not '%s'\n", policy);
+        return 2;
+    }
+    char lib[PATH_MAX];
+    if (find_lib(lib, sizeof lib) != 0) {
+        fprintf(stderr, "railscope: record: cannot find librailscope.so next to this binary or in ../lib/railscope "
+                        "(set RAILSCOPE_LIB to its path)\n");
+        return 2;
+    }
+    char dir[PATH_MAX], absdir[PATH_MAX];
+    if (out) {
+        if (mkdir_p(out) != 0) {
+            fprintf(stderr, "railscope: record: cannot create %s: %s\n", out, strerror(errno));
+            return 2;
+        }
+        snprintf(dir, sizeof dir, "%s", out);
+    } else if (make_default_dir(dir, sizeof dir) != 0) {
+        fprintf(stderr, "railscope: record: cannot create a trace directory here: %s\n", strerror(errno));
+        return 2;
+    }
+    if (!realpath(dir, absdir)) snprintf(absdir, sizeof absdir, "%s", dir);
+
+    if (set_preload(lib) || setenv("RAILSCOPE_OUT", absdir, 1) || setenv("CUDA_INJECTION64_PATH", lib, 1) ||
+        setenv("NCCL_PROFILER_PLUGIN", lib, 1) || setenv("NVTX_INJECTION64_PATH", lib, 1) ||
+        (events && setenv("RAILSCOPE_EVENTS", events, 1)) || (flush && setenv("RAILSCOPE_FLUSH_MS", flush, 1)) ||
+        (buffer && setenv("RAILSCOPE_BUFFER_KB", buffer, 1)) || (policy && setenv("RAILSCOPE_POLICY", policy, 1)) ||
+        (quiet && setenv("RAILSCOPE_LOG", "quiet", 1))) {
+        fprintf(stderr, "railscope: record: cannot set the environment: %s\n", strerror(errno));
+        return 2;
+    }
+    /* Forward termination signals to the child; ignore terminal-generated ones ourselves (the child,
+     * in our process group, receives those directly). */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = forward;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGINT, SIG_IGN);
+    signal(SIGQUIT, SIG_IGN);
+
+    fflush(NULL);
+    pid_t p = fork();
+    if (p < 0) {
+        fprintf(stderr, "railscope: record: fork: %s\n", strerror(errno));
+        return 2;
+    }
+    if (p == 0) {
+        signal(SIGINT, SIG_DFL);
+        signal(SIGQUIT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGHUP, SIG_DFL);
+        execvp(argv[i], argv + i);
+        int e = errno;
+        fprintf(stderr, "railscope: record: cannot run '%s': %s\n", argv[i], strerror(e));
+        _exit(e == ENOENT ? 127 : 126);
+    }
+    child_pid = p;
+    int st;
+    while (waitpid(p, &st, 0) < 0) {
+        if (errno != EINTR) {
+            fprintf(stderr, "railscope: record: waitpid: %s\n", strerror(errno));
+            return 2;
+        }
+    }
+    if (!quiet) {
+        int n = count_traces(absdir);
+        fprintf(stderr, "railscope: trace in %s (%d file%s); see 'railscope info %s'\n", absdir, n, n == 1 ? "" : "s",
+                absdir);
+    }
+    if (WIFEXITED(st)) return WEXITSTATUS(st);
+    if (WIFSIGNALED(st)) {
+        int sig = WTERMSIG(st);
+        /* Die the same way, so callers see the same status (no core dump of our own). */
+        signal(sig, SIG_DFL);
+        sigset_t s;
+        sigemptyset(&s);
+        sigaddset(&s, sig);
+        sigprocmask(SIG_UNBLOCK, &s, NULL);
+        if (sig != SIGKILL && sig != SIGSTOP) raise(sig);
+        return 128 + sig;
+    }
+    return 2;
+}
