@@ -51,14 +51,15 @@ void sn_recv_cqe(struct sn_qp *qp, uint64_t wr_id, enum ibv_wc_status st, enum i
 	sn_cq_push((struct sn_cq *)qp->ex.qp_base.recv_cq, &wc);
 }
 
-/* drop queued TX work of a QP (ctx lock held) */
-static void tx_purge(struct sn_ctx *c, struct sn_qp *qp)
+/* drop queued TX work of a QP (ctx lock held); with requests_only, responses (ACK/NAK/READ data owed
+ * to the peer) still go out */
+static void tx_purge_some(struct sn_ctx *c, struct sn_qp *qp, int requests_only)
 {
 	struct sn_job **pp = &c->txq;
 	c->txq_tail = NULL;
 	while (*pp) {
 		struct sn_job *j = *pp;
-		if (j->qp == qp) {
+		if (j->qp == qp && (!requests_only || j->type <= SN_REQ_READ)) {
 			*pp = j->next;
 			free(j);
 		} else {
@@ -68,12 +69,17 @@ static void tx_purge(struct sn_ctx *c, struct sn_qp *qp)
 	}
 }
 
+static void tx_purge(struct sn_ctx *c, struct sn_qp *qp)
+{
+	tx_purge_some(c, qp, 0);
+}
+
 void sn_qp_error(struct sn_qp *qp)
 {
 	struct sn_ctx *c = qp->ctx;
 	qp->ex.qp_base.state = IBV_QPS_ERR;
 	qp->attr.qp_state = IBV_QPS_ERR;
-	tx_purge(c, qp);
+	tx_purge_some(c, qp, 1);
 	while (qp->sq_count) {
 		sn_send_cqe(qp, &qp->sq[qp->sq_head], IBV_WC_WR_FLUSH_ERR);
 		qp->sq_head = (qp->sq_head + 1) % qp->cap.max_send_wr;

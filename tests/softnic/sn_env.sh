@@ -1,0 +1,9 @@
+# Common setup for the softnic .t files (sourced after tests/lib.sh): the softnic library first on
+# LD_LIBRARY_PATH, a private SOFTNIC_DIR (its own QPN namespace) and a free-ish TCP port for tools
+# such as ibv_rc_pingpong that exchange addresses over TCP.
+need_build softnic/libibverbs.so.1
+export LD_LIBRARY_PATH=$RS_BUILD/softnic${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export SOFTNIC_DIR=$T/fabric
+unset SOFTNIC_RATE_GBPS SOFTNIC_LATENCY_US SOFTNIC_PAUSE SOFTNIC_DEVICE SOFTNIC_LINK
+# a port per test file: prove runs files in parallel
+sn_port() { echo $((20000 + (RANDOM % 20000))); }
