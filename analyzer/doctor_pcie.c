@@ -57,10 +57,14 @@ static double nic_line(struct rs_facts *f, const char *bdf, char *names, size_t 
 static void check_device(struct rs_facts *f, struct rs_verdicts *out, const char *bdf, int gpu_idx)
 {
     int is_gpu = gpu_idx >= 0;
-    char name[256] = "", subj[RS_FACT_NAME], cb[64], mb[64], fix[512];
+    char name[256] = "", subj[RS_FACT_NAME], cb[64], mb[64], fix[512], who[256];
     double line = 0;
+    rs_fmt(who, sizeof who, "%s", bdf);
     if (is_gpu) {
         rs_fmt(name, sizeof name, "gpu%d", gpu_idx);
+        const char *model = rs_facts_get(f, "gpu/%d/model", gpu_idx);
+        if (model)
+            rs_fmt(who, sizeof who, "%s (%s)", bdf, model);
     } else {
         line = nic_line(f, bdf, name, sizeof name);
     }
@@ -77,12 +81,12 @@ static void check_device(struct rs_facts *f, struct rs_verdicts *out, const char
         if (cur.width < max.width) {
             rs_fmt(fix, sizeof fix, "reseat the GPU / check riser and slot bifurcation in the BIOS (lspci -vv -s %s: LnkSta vs LnkCap)", bdf);
             rs_verdict(out, RS_WARN, "pcie.link", subj, fix, "%s runs %s of its %s: host<->GPU and GPUDirect traffic capped",
-                       bdf, cb, mb);
+                       who, cb, mb);
         } else if (down) {
             rs_verdict(out, RS_INFO, "pcie.link", subj, "re-check under load: nvidia-smi -q -d PERFORMANCE,PCIE (or lspci -vv -s <bdf>)",
-                       "%s runs %s of its %s: normal for an idle GPU (the link speed drops to save power)", bdf, cb, mb);
+                       "%s runs %s of its %s: normal for an idle GPU (the link speed drops to save power)", who, cb, mb);
         } else {
-            rs_verdict(out, RS_PASS, "pcie.link", subj, NULL, "%s at %s", bdf, cb);
+            rs_verdict(out, RS_PASS, "pcie.link", subj, NULL, "%s at %s", who, cb);
         }
     } else if (down) {
         rs_fmt(fix, sizeof fix, "reseat the NIC / move it to an x%d Gen%d slot, check riser and BIOS bifurcation (lspci -vv -s %s: LnkSta vs LnkCap)",
