@@ -1,0 +1,31 @@
+# Fuzz targets (tests/fuzz/fuzz_*.c), two builds of each:
+#  - $(B)/fuzz/<t>: libFuzzer + ASan + UBSan, built with clang when clang and its libFuzzer runtime
+#    (Debian: libclang-rt-<ver>-dev) are installed and this is the plain build (SAN empty);
+#  - $(B)/fuzz/<t>-replay: the same target with tests/fuzz/standalone.c as main(), built with $(CC) and
+#    this build's flags, so the corpus replays under every SAN= build and without clang.
+# The targets compile the reader sources themselves (no dependency on the library build's objects).
+FUZZ_CC ?= clang
+FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_READER := formats/reader.c formats/rtrace_tables.c
+FUZZ_DEPS := tests/fuzz/fuzz_common.h formats/reader.h formats/rtrace.h $(wildcard formats/events_*.h) $(FUZZ_READER)
+FUZZ_REPLAY := $(patsubst %,$(B)/fuzz/%-replay,$(FUZZ_TARGETS))
+# -I. for cli.h-style includes; -w on the fuzz build: clang warns differently from gcc and the -Werror
+# gate is the gcc build's job.
+FUZZ_CFLAGS := -std=gnu11 -O1 -g -D_GNU_SOURCE -I. -Iformats -Itracer -Itests/fuzz -fno-omit-frame-pointer \
+    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -w
+FUZZ_HAVE := $(if $(SAN),,$(shell printf 'int LLVMFuzzerTestOneInput(const char*d,unsigned long n){(void)d;(void)n;return 0;}' | \
+    $(FUZZ_CC) -x c -fsanitize=fuzzer -o /dev/null - 2>/dev/null && echo 1))
+FUZZ_BINS := $(if $(FUZZ_HAVE),$(patsubst %,$(B)/fuzz/%,$(FUZZ_TARGETS)))
+
+$(B)/fuzz/%-replay: tests/fuzz/%.c tests/fuzz/standalone.c $(FUZZ_DEPS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itests/fuzz -o $@ $< tests/fuzz/standalone.c $(FUZZ_READER) $(LDFLAGS_ALL) -lzstd
+
+$(FUZZ_BINS): $(B)/fuzz/%: tests/fuzz/%.c $(FUZZ_DEPS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_READER) -lzstd
+
+TEST_BINS += $(FUZZ_REPLAY)
+EXTRA_TARGETS += $(FUZZ_BINS)
+fuzz: $(FUZZ_BINS) $(FUZZ_REPLAY)
+.PHONY: fuzz
