@@ -134,6 +134,30 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    /* Processes with no rank and nothing traced (launchers, shells) are not ranks: leave them out. */
+    int idle = 0;
+    for (int i = 0; i < nf; i++) {
+        struct an_rank *r = &w.ranks[i];
+        if (r->out.rank < 0 && r->out.input != RS_AN_UNREADABLE && !r->has_gpu && !r->has_verbs && !r->has_nccl &&
+            !r->ncolls)
+            idle++;
+    }
+    if (idle && idle < nf) {
+        int o = 0;
+        for (int i = 0; i < nf; i++) {
+            struct an_rank *r = &w.ranks[i];
+            if (r->out.rank < 0 && r->out.input != RS_AN_UNREADABLE && !r->has_gpu && !r->has_verbs &&
+                !r->has_nccl && !r->ncolls) {
+                free(r->colls);
+                free(r->qps);
+                free(r->lsteps);
+                continue;
+            }
+            w.ranks[o++] = w.ranks[i];
+        }
+        nf = o;
+    } else
+        idle = 0;
     /* Ranks without a rank number in their header get the numbers after the highest known one. */
     int32_t maxr = -1;
     int readable = 0;
@@ -158,6 +182,8 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
         if (i > 0 && r->out.rank == w.ranks[i - 1].out.rank)
             an_warn(a, "rank %d appears in more than one file (%s)", r->out.rank, r->out.path);
     }
+    if (idle)
+        an_warn(a, "left out %d process%s with no rank and no traced activity (launchers)", idle, idle > 1 ? "es" : "");
     if (a->drops)
         an_warn(a, "the tracer dropped %llu events: results may be incomplete",
                 (unsigned long long)a->drops);
@@ -171,7 +197,7 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
         }
         free(w.ranks);
         free(a);
-        rs_paths_free(files, nf);
+        rs_paths_free(files, w.nfiles);
         return -1;
     }
     /* Link rate: the option, else the recorded port rate, else a default (said so). */
@@ -203,7 +229,7 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
         free(w.ranks[i].lsteps);
     }
     free(w.ranks);
-    rs_paths_free(files, nf);
+    rs_paths_free(files, w.nfiles);
     *out = a;
     return 0;
 }

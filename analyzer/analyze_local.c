@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <math.h>
 
 #include "analyze_local.h"
 
@@ -12,6 +13,11 @@ static int cmp_i64(const void *x, const void *y)
 {
     int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
     return a < b ? -1 : a > b;
+}
+static int cmp_u64_desc(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a > b ? -1 : a < b;
 }
 static int cmp_iv(const void *x, const void *y)
 {
@@ -270,19 +276,43 @@ static size_t steps_from_gaps(const struct iv *v, size_t n, struct srange **out)
     *out = NULL;
     if (n < 2)
         return 0;
-    uint64_t maxgap = 0;
-    for (size_t i = 0; i + 1 < n; i++)
-        if (v[i + 1].a > v[i].b && v[i + 1].a - v[i].b > maxgap)
-            maxgap = v[i + 1].a - v[i].b;
-    if (!maxgap)
+    /* The boundary gaps are the largest ones: cut the sorted gaps at their largest ratio jump, so that
+     * one unusually long pause does not hide the ordinary step boundaries. Uniform gaps: every gap is one. */
+    uint64_t *g = malloc((n - 1) * sizeof *g);
+    size_t ng = 0;
+    for (size_t i = 0; i + 1 < n; i++) /* start-to-start: robust to work that completes just in time */
+        if (v[i + 1].a > v[i].a)
+            g[ng++] = v[i + 1].a - v[i].a;
+    if (!ng) {
+        free(g);
         return 0;
-    uint64_t thr = maxgap / 2;
+    }
+    qsort(g, ng, sizeof *g, cmp_u64_desc);
+    /* Two classes in log space (Otsu): boundary gaps and gaps inside a step. */
+    double *lg = malloc(ng * sizeof *lg), tot = 0;
+    for (size_t i = 0; i < ng; i++) {
+        lg[i] = log((double)g[i] + 1.0);
+        tot += lg[i];
+    }
+    uint64_t thr = g[ng - 1];
+    double best = -1, head = 0;
+    for (size_t k = 1; k < ng; k++) { /* first k gaps (the largest) are boundaries */
+        head += lg[k - 1];
+        double m1 = head / k, m2 = (tot - head) / (ng - k);
+        double between = (double)k * (ng - k) * (m1 - m2) * (m1 - m2);
+        if (m1 - m2 > log(2.0) && between > best) {
+            best = between;
+            thr = g[k - 1];
+        }
+    }
+    free(lg);
+    free(g);
     size_t ns = 0, cap = 0;
     struct srange *s = NULL;
     uint64_t prev_end = 0;
     int have_prev = 0;
     for (size_t i = 0; i < n; i++) {
-        int boundary = i + 1 == n || (v[i + 1].a > v[i].b && v[i + 1].a - v[i].b >= thr);
+        int boundary = i + 1 == n || (v[i + 1].a > v[i].a && v[i + 1].a - v[i].a >= thr);
         if (!boundary)
             continue;
         if (have_prev) {
@@ -341,7 +371,21 @@ static void detect_steps(struct pass *p, struct ivec *free_net, struct srange **
         }
     }
     if (free_net->n >= 2) {
-        *nsteps = steps_from_gaps(free_net->v, free_net->n, steps);
+        /* data-carrying sends in post order (zero-byte credits and acks blur the pattern) */
+        struct iv *v = NULL;
+        size_t nv = 0, cap = 0;
+        uint32_t *idx = malloc(p->nwrs * sizeof *idx);
+        size_t ni = 0;
+        for (size_t i = 0; i < p->nwrs; i++)
+            if (p->wrs[i].bytes && p->wrs[i].done)
+                idx[ni++] = (uint32_t)i;
+        g_wrs = p->wrs;
+        qsort(idx, ni, sizeof *idx, cmp_wr_post);
+        for (size_t i = 0; i < ni; i++)
+            *AN_PUSH(v, nv, cap) = (struct iv){p->wrs[idx[i]].post, p->wrs[idx[i]].done};
+        free(idx);
+        *nsteps = steps_from_gaps(v, nv, steps);
+        free(v);
         if (*nsteps) {
             snprintf(r->step_source, sizeof r->step_source, "verbs traffic periodicity");
             return;
