@@ -33,6 +33,7 @@ struct rs_exp_opts {
     uint64_t base_realtime_ns;    /* subtracted from every aligned timestamp */
     int no_flows;                 /* leave flow arrows out */
     int quiet;                    /* no warnings on stderr */
+    void *sink;                   /* in-process backends (rs_exp_open_with): their state */
 };
 
 /* One input process (one trace file). */

@@ -138,6 +138,9 @@ struct rs_xbackend {
     int (*close)(void *b, struct rs_exp_stats *st, char *err, size_t errlen);  /* frees b */
 };
 extern const struct rs_xbackend rs_xbackend_perfetto, rs_xbackend_chrome, rs_xbackend_kineto;
+/* An exporter feeding a caller's backend (e.g. the HTML report collecting bandwidth counters); o->format
+ * still decides JSON-style placement and is otherwise unused. */
+struct rs_exp *rs_exp_open_with(const struct rs_exp_opts *o, const struct rs_xbackend *be, char *err, size_t errlen);
 
 /* Small formatting helpers shared by the backends (no printf on the hot path). */
 static inline size_t rs_xfmt_u64(char *p, uint64_t v)

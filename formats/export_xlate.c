@@ -1338,6 +1338,14 @@ void rs_exp_event(struct rs_exp *x, uint32_t tid, const struct rs_ev_hdr *h)
 
 struct rs_exp *rs_exp_open(const struct rs_exp_opts *o, char *err, size_t errlen)
 {
+    return rs_exp_open_with(o, o->format == RS_EXP_PERFETTO ? &rs_xbackend_perfetto
+                               : o->format == RS_EXP_CHROME ? &rs_xbackend_chrome
+                                                            : &rs_xbackend_kineto,
+                            err, errlen);
+}
+
+struct rs_exp *rs_exp_open_with(const struct rs_exp_opts *o, const struct rs_xbackend *be, char *err, size_t errlen)
+{
     struct rs_exp *x = calloc(1, sizeof *x);
     if (!x) {
         snprintf(err, errlen, "out of memory");
@@ -1346,9 +1354,7 @@ struct rs_exp *rs_exp_open(const struct rs_exp_opts *o, char *err, size_t errlen
     x->o = *o;
     if (!x->o.bw_bin_ns) x->o.bw_bin_ns = 1000000;
     if (!x->o.split_bytes) x->o.split_bytes = 500ull << 20;
-    x->be = o->format == RS_EXP_PERFETTO ? &rs_xbackend_perfetto
-          : o->format == RS_EXP_CHROME   ? &rs_xbackend_chrome
-                                         : &rs_xbackend_kineto;
+    x->be = be;
     for (int i = 0; i < XN_COUNT; i++) x->nid_cache[i] = name_s(x, xname_str[i]);
     x->b = x->be->open(x, &x->o, err, errlen);
     if (!x->b) {
