@@ -11,7 +11,9 @@
  *
  * The NVTX injection ABI (nvtxDetail/nvtxTypes.h, nvToolsExt.h of NVTX 3) is declared here from the
  * reference facts, so this file needs no CUDA header. */
+#include <pthread.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -64,8 +66,25 @@ struct rs_nvtx_payload_data {   /* nvtxPayloadData_t */
 
 /* ---- state ---- */
 static __thread int nvtx_depth;
-static __thread struct rs_strcache_ent nvtx_msgs[RS_STRCACHE_SLOTS];
+/* The message cache lives on the heap (4 KiB per thread that uses NVTX, freed at thread exit): static TLS
+ * is scarce when the library is dlopen'ed by NVTX or the CUDA driver rather than preloaded. */
+static __thread struct rs_strcache_ent *nvtx_msgs;
+static pthread_key_t msgs_key;
+static pthread_once_t msgs_once = PTHREAD_ONCE_INIT;
 static uint64_t next_range_id;
+
+static void msgs_key_make(void) { pthread_key_create(&msgs_key, free); }
+
+static uint32_t msg_id(const char *s)
+{
+    if (RS_UNLIKELY(!nvtx_msgs)) {
+        pthread_once(&msgs_once, msgs_key_make);
+        nvtx_msgs = calloc(RS_STRCACHE_SLOTS, sizeof *nvtx_msgs);
+        if (!nvtx_msgs) return rs_intern(s);
+        pthread_setspecific(msgs_key, nvtx_msgs);
+    }
+    return rs_strcache_id(nvtx_msgs, s);
+}
 
 static inline uint32_t handle_id(const void *h) { return (uint32_t)(uintptr_t)h; }
 
@@ -99,7 +118,7 @@ static void decode(const struct rs_nvtx_attr *a, struct rs_nvtx_fields *f)
         }
     }
     if (sz >= offsetof(struct rs_nvtx_attr, message) + 8) {
-        if (a->messageType == RS_NVTX_MSG_ASCII) f->message = rs_strcache_id(nvtx_msgs, a->message.ascii);
+        if (a->messageType == RS_NVTX_MSG_ASCII) f->message = msg_id(a->message.ascii);
         else if (a->messageType == RS_NVTX_MSG_REGISTERED) f->message = handle_id(a->message.registered);
     }
 }
@@ -111,7 +130,7 @@ static int push(uint32_t domain, const struct rs_nvtx_attr *a, const char *ascii
     if (!rs_on(RS_FAM_nvtx)) return level;
     struct rs_nvtx_fields f;
     decode(a, &f);
-    if (ascii) f.message = rs_strcache_id(nvtx_msgs, ascii);
+    if (ascii) f.message = msg_id(ascii);
     struct rs_ev_NVTX_PUSH ev;
     RS_EV_INIT(&ev, NVTX_PUSH, rs_now());
     ev.payload = f.pl[0];
@@ -148,7 +167,7 @@ static uint64_t start(uint32_t domain, const struct rs_nvtx_attr *a, const char 
     if (!rs_on(RS_FAM_nvtx)) return id;
     struct rs_nvtx_fields f;
     decode(a, &f);
-    if (ascii) f.message = rs_strcache_id(nvtx_msgs, ascii);
+    if (ascii) f.message = msg_id(ascii);
     struct rs_ev_NVTX_START ev;
     RS_EV_INIT(&ev, NVTX_START, rs_now());
     ev.id = id;
@@ -178,7 +197,7 @@ static void mark(uint32_t domain, const struct rs_nvtx_attr *a, const char *asci
     if (!rs_on(RS_FAM_nvtx)) return;
     struct rs_nvtx_fields f;
     decode(a, &f);
-    if (ascii) f.message = rs_strcache_id(nvtx_msgs, ascii);
+    if (ascii) f.message = msg_id(ascii);
     struct rs_ev_NVTX_MARK ev;
     RS_EV_INIT(&ev, NVTX_MARK, rs_now());
     ev.payload = f.pl[0];

@@ -334,6 +334,7 @@ RS_EXPORT int InitializeInjection(void)
     if (load_cupti() != 0) return unavailable("libcupti not found (looked in the process, beside libcudart, "
                                               "in CUDA_HOME and on the library path)");
     if (p_cuptiSetThreadIdType) p_cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    int ts_refused = 0;
     if (!p_cuptiActivityRegisterTimestampCallback ||
         p_cuptiActivityRegisterTimestampCallback(ts_callback) != CUPTI_SUCCESS) {
         struct timespec rt, mono;
@@ -341,7 +342,8 @@ RS_EXPORT int InitializeInjection(void)
         clock_gettime(CLOCK_MONOTONIC, &mono);
         rs_cupti_ts_offset = ((int64_t)rt.tv_sec - (int64_t)mono.tv_sec) * 1000000000ll +
                              ((int64_t)rt.tv_nsec - (int64_t)mono.tv_nsec);
-        rs_warn("CUPTI: timestamp callback refused; GPU times converted from CLOCK_REALTIME (NTP steps shift them)");
+        rs_debug("CUPTI: timestamp callback refused; GPU times converted from CLOCK_REALTIME");
+        ts_refused = 1;
     }
     CUptiResult r = p_cuptiActivityRegisterCallbacks(buf_request, buf_complete);
     if (r != CUPTI_SUCCESS) {
@@ -352,10 +354,19 @@ RS_EXPORT int InitializeInjection(void)
     static const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
                                                CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION};
     int enabled = 0;
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-        if (p_cuptiActivityEnable(kinds[i]) == CUPTI_SUCCESS) enabled++;
-        else rs_warn("CUPTI: activity kind %d not enabled", (int)kinds[i]);
-    if (!enabled) return unavailable("CUPTI enabled no activity kind");
+    CUptiResult err = CUPTI_SUCCESS;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        CUptiResult e = p_cuptiActivityEnable(kinds[i]);
+        if (e == CUPTI_SUCCESS) enabled++;
+        else err = e, rs_debug("CUPTI: activity kind %d not enabled (error %d)", (int)kinds[i], (int)e);
+    }
+    if (!enabled) {
+        char why[PATH_MAX + 160];
+        snprintf(why, sizeof why, "CUPTI (%s) enabled no activity kind (error %d)", cupti_path, (int)err);
+        return unavailable(why);
+    }
+    if (enabled < (int)(sizeof kinds / sizeof kinds[0])) rs_warn("CUPTI: some activity kinds not enabled (error %d)", (int)err);
+    if (ts_refused) rs_warn("CUPTI refused our timestamp callback: GPU times are converted from CLOCK_REALTIME");
     select_api();
     __atomic_store_n(&rs_cupti_state, RS_CUPTI_DELIVERING, __ATOMIC_RELAXED);
     t_init = rs_now();

@@ -1,0 +1,50 @@
+/* Plays the CUDA driver and a PyTorch-like process for the CUPTI injection, with fake libcupti/libcudart
+ * (tests/nccl/fake_cupti.c, fake_cudart.c): loads the fake runtime globally and the fake CUPTI locally (as
+ * libtorch_cuda.so's dependencies are), calls InitializeInjection like the driver does at cuInit, then
+ * has the fake CUPTI deliver a buffer of synthetic records. Modes:
+ *   basic     deliver and exit (the forced flush at exit brings one more record)
+ *   takeover  deliver, then another client takes CUPTI's buffers over while cudaMemcpy calls go on for
+ *             ~4.5 s: railscope must notice, warn once, and record the copies through the cudart wrappers
+ * usage: cupti_driver FAKEDIR MODE            prints what it saw on stdout */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) return 2;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/libcudart.so.13", argv[1]);
+    void *rt = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+    snprintf(path, sizeof path, "%s/libcupti.so.13", argv[1]);
+    void *cu = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!rt || !cu) return fprintf(stderr, "cupti_driver: %s\n", dlerror()), 1;
+    int (*inject)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "InitializeInjection");
+    int (*deliver)(void) = (int (*)(void))dlsym(cu, "fake_cupti_deliver");
+    int (*enabled)(int) = (int (*)(int))dlsym(cu, "fake_cupti_enabled");
+    int (*rtapi)(int) = (int (*)(int))dlsym(cu, "fake_cupti_runtime_api");
+    void (*takeover)(void) = (void (*)(void))dlsym(cu, "fake_cupti_takeover");
+    if (!inject) return fprintf(stderr, "cupti_driver: InitializeInjection not found (not preloaded?)\n"), 1;
+    int r = inject();
+    printf("inject=%d\n", r);
+    printf("enabled memcpy=%d memcpy2=%d memset=%d sync=%d kernel=%d\n", enabled(1), enabled(22), enabled(2),
+           enabled(38), enabled(10));
+    printf("runtime_api memcpy=%d memcpyasync=%d getdevice=%d launch=%d\n", rtapi(31), rtapi(41), rtapi(3), rtapi(211));
+    printf("deliver=%d\n", deliver());
+    if (!strcmp(argv[2], "takeover")) {
+        takeover();
+        typedef int (*memcpy_fn)(void *, const void *, size_t, int);
+        memcpy_fn mc = (memcpy_fn)dlsym(RTLD_DEFAULT, "cudaMemcpy");
+        int bad = 0;
+        for (int i = 0; i < 45; i++) {
+            bad += mc((void *)0x2000, i & 1 ? (void *)0x1000 : (void *)0x5000, 4096, 1) != 0;
+            struct timespec ts = {0, 100 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+        int *copies = (int *)dlsym(rt, "fake_cudart_copies");
+        printf("copies=%d bad=%d\n", copies ? *copies : -1, bad);
+    }
+    fflush(stdout);
+    return 0;
+}

@@ -1,0 +1,234 @@
+/* A stand-in libcupti.so.13 for the CI tests (no GPU): implements the entry points railscope's CUPTI
+ * injection looks up, and hands the registered buffer callbacks synthetic activity records built with the
+ * CUDA 13 header structs (Memcpy6 pageable/pinned, MemcpyPtoP4, Memset4, Kernel10, API, Synchronization2,
+ * an untimed record and an unknown kind), a dropped-records count, and a last record at the forced flush.
+ * fake_cupti_takeover() plays another CUPTI client registering its own buffer callbacks. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cupti.h>
+
+#define EXPORT __attribute__((visibility("default")))
+#define SLOT 512   /* every synthetic record sits in a 512-byte slot; GetNextRecord walks them */
+
+static CUpti_BuffersCallbackRequestFunc req;
+static CUpti_BuffersCallbackCompleteFunc comp;
+static CUpti_TimestampCallbackFunc tscb;
+static int enabled[128], any_enabled, ts_after_enable, runtime_api[1024];
+static size_t pending_dropped;
+static int final_sent;
+
+EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc r, CUpti_BuffersCallbackCompleteFunc c)
+{
+    req = r;
+    comp = c;
+    return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc f)
+{
+    if (any_enabled) {   /* CUPTI requires it before any kind is enabled */
+        ts_after_enable = 1;
+        return CUPTI_ERROR_INVALID_OPERATION;
+    }
+    tscb = f;
+    return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind k)
+{
+    if ((unsigned)k >= 128) return CUPTI_ERROR_INVALID_KIND;
+    enabled[k] = 1;
+    any_enabled = 1;
+    return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind k)
+{
+    if ((unsigned)k >= 128) return CUPTI_ERROR_INVALID_KIND;
+    enabled[k] = 0;
+    return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiActivityGetNextRecord(uint8_t *buf, size_t valid, CUpti_Activity **rec)
+{
+    uint8_t *next = *rec ? (uint8_t *)*rec + SLOT : buf;
+    if (next + SLOT > buf + valid) return CUPTI_ERROR_MAX_LIMIT_REACHED;
+    *rec = (CUpti_Activity *)next;
+    return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext ctx, uint32_t stream, size_t *dropped)
+{
+    (void)ctx;
+    (void)stream;
+    *dropped = pending_dropped;
+    pending_dropped = 0;
+    return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t en)
+{
+    if (cbid < 1024) runtime_api[cbid] = en;
+    return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType t) { (void)t; return CUPTI_SUCCESS; }
+EXPORT CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute a, size_t *s, void *v)
+{
+    (void)a, (void)s, (void)v;
+    return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain d, uint32_t cbid, const char **name)
+{
+    if (d != CUPTI_CB_DOMAIN_RUNTIME_API) return CUPTI_ERROR_INVALID_PARAMETER;
+    switch (cbid) {
+    case 3: *name = "cudaGetDevice_v3020"; return CUPTI_SUCCESS;
+    case 31: *name = "cudaMemcpy_v3020"; return CUPTI_SUCCESS;
+    case 41: *name = "cudaMemcpyAsync_v3020"; return CUPTI_SUCCESS;
+    case 131: *name = "cudaStreamSynchronize_v3020"; return CUPTI_SUCCESS;
+    case 211: *name = "cudaLaunchKernel_v7000"; return CUPTI_SUCCESS;
+    default: return CUPTI_ERROR_INVALID_PARAMETER;
+    }
+}
+
+static uint64_t now(void)
+{
+    if (tscb) return tscb();
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static const char kname[] = "_Z40ncclDevKernel_AllReduce_Sum_bf16_RING_LL24ncclDevKernelArgsStorageILm4096EE";
+
+static uint8_t *memcpy_rec(uint8_t *p, uint64_t t, uint8_t copy, uint8_t src, uint8_t dst, uint64_t bytes, uint32_t corr)
+{
+    CUpti_ActivityMemcpy6 *m = (void *)p;
+    m->kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    m->copyKind = copy;
+    m->srcKind = src;
+    m->dstKind = dst;
+    m->flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC;
+    m->bytes = bytes;
+    m->start = t;
+    m->end = t ? t + 1000 : 0;
+    m->deviceId = 0;
+    m->contextId = 1;
+    m->streamId = 7;
+    m->correlationId = corr;
+    m->runtimeCorrelationId = corr + 100;
+    return p + SLOT;
+}
+
+/* One buffer of synthetic records; returns the number of records written. */
+static int fill(uint8_t *b, size_t size, size_t *valid)
+{
+    memset(b, 0, size);
+    uint8_t *p = b;
+    uint64_t t = now();
+    p = memcpy_rec(p, t, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE,
+                   CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 38535168, 10);
+    p = memcpy_rec(p, t + 2000, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, CUPTI_ACTIVITY_MEMORY_KIND_PINNED,
+                   CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 512, 11);
+    p = memcpy_rec(p, t + 4000, CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+                   CUPTI_ACTIVITY_MEMORY_KIND_PINNED, 4, 12);
+    p = memcpy_rec(p, 0, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE,
+                   CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 99, 13);   /* untimed: must be skipped */
+    CUpti_ActivityMemcpyPtoP4 *pp = (void *)p;
+    pp->kind = CUPTI_ACTIVITY_KIND_MEMCPY2;
+    pp->copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
+    pp->srcKind = pp->dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    pp->bytes = 4096;
+    pp->start = t + 5000;
+    pp->end = t + 6000;
+    pp->deviceId = 0;
+    pp->streamId = 9;
+    pp->srcDeviceId = 0;
+    pp->dstDeviceId = 1;
+    pp->correlationId = 14;
+    p += SLOT;
+    CUpti_ActivityMemset4 *ms = (void *)p;
+    ms->kind = CUPTI_ACTIVITY_KIND_MEMSET;
+    ms->value = 0;
+    ms->bytes = 1024;
+    ms->start = t + 7000;
+    ms->end = t + 7100;
+    ms->streamId = 7;
+    ms->correlationId = 15;
+    ms->memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    p += SLOT;
+    for (int i = 0; i < 2; i++) {
+        CUpti_ActivityKernel10 *k = (void *)p;
+        k->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+        k->start = t + 8000 + (uint64_t)i * 1000;
+        k->end = k->start + 500;
+        k->deviceId = 0;
+        k->streamId = 7;
+        k->gridX = 2, k->gridY = 1, k->gridZ = 1;
+        k->blockX = 512, k->blockY = 1, k->blockZ = 1;
+        k->correlationId = 16 + (uint32_t)i;
+        k->name = kname;
+        p += SLOT;
+    }
+    CUpti_ActivityAPI *a = (void *)p;
+    a->kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+    a->cbid = 41;
+    a->start = t - 500;
+    a->end = t - 100;
+    a->processId = 1;
+    a->threadId = 1234;
+    a->correlationId = 110;
+    a->returnValue = 0;
+    p += SLOT;
+    CUpti_ActivitySynchronization2 *s = (void *)p;
+    s->kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+    s->type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+    s->start = t + 10000;
+    s->end = t + 20000;
+    s->correlationId = 18;
+    s->streamId = 7;
+    p += SLOT;
+    ((CUpti_Activity *)p)->kind = CUPTI_ACTIVITY_KIND_OVERHEAD;   /* a kind railscope does not keep */
+    p += SLOT;
+    *valid = (size_t)(p - b);
+    return (int)(*valid / SLOT);
+}
+
+/* Deliver one buffer of records through the registered callbacks. Returns 0, or 1 when the timestamp
+ * callback was registered too late (after an enable) or never, 2 without callbacks. */
+EXPORT int fake_cupti_deliver(void)
+{
+    if (!req || !comp) return 2;
+    uint8_t *b = NULL;
+    size_t size = 0, maxrec = 0, valid = 0;
+    req(&b, &size, &maxrec);
+    if (!b || size < 16 * SLOT) return 2;
+    fill(b, size, &valid);
+    pending_dropped = 5;
+    comp(NULL, 0, b, size, valid);
+    return (!tscb || ts_after_enable) ? 1 : 0;
+}
+
+EXPORT int fake_cupti_enabled(int kind) { return kind >= 0 && kind < 128 ? enabled[kind] : 0; }
+EXPORT int fake_cupti_runtime_api(int cbid) { return cbid >= 0 && cbid < 1024 ? runtime_api[cbid] : 0; }
+
+static void CUPTIAPI other_req(uint8_t **b, size_t *s, size_t *m) { *b = NULL, *s = 0, *m = 0; }
+static void CUPTIAPI other_comp(CUcontext c, uint32_t st, uint8_t *b, size_t s, size_t v) { (void)c, (void)st, (void)b, (void)s, (void)v; }
+EXPORT void fake_cupti_takeover(void)
+{
+    req = other_req;   /* like Kineto's cuptiActivityRegisterCallbacks: ours are no longer called */
+    comp = other_comp;
+}
+
+/* The forced flush at exit delivers one last HtoD copy of 777 bytes. */
+EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
+{
+    if ((flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) && !final_sent && req && comp) {
+        final_sent = 1;
+        uint8_t *b = NULL;
+        size_t size = 0, maxrec = 0;
+        req(&b, &size, &maxrec);
+        if (!b) return CUPTI_SUCCESS;
+        memset(b, 0, SLOT);
+        memcpy_rec(b, now(), CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, CUPTI_ACTIVITY_MEMORY_KIND_PINNED,
+                   CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 777, 50);
+        comp(NULL, 0, b, size, SLOT);
+    }
+    return CUPTI_SUCCESS;
+}

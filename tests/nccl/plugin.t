@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""The NCCL profiler plugin driven as NCCL 2.28 (v5 table) and 2.27 (v4 table) drive it (plugin_driver.c):
+init per communicator, Group/Coll/P2p, ProxyOp/ProxyStep with NCCL's state sequences and sizes, IB QP
+net-plugin events, KernelCh; the trace must hold every event with its parent links intact."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from taplib import *  # noqa: F401,F403
+
+DRIVER = os.path.join(NCCL_BIN, "plugin_driver")
+need(LIB, CLI, DRIVER)
+plan(34)
+NCOLL = 3
+
+
+def drive(tag, version, env):
+    out = os.path.join(T, tag)
+    e = {"NCCL_PROFILER_PLUGIN": LIB}
+    e.update(env)
+    p = run([DRIVER, version, str(NCOLL)], out, e)
+    ok(p.returncode == 0, f"{tag}: driver ran, every callback returned ncclSuccess", p.stdout + p.stderr)
+    return p, events(out)
+
+
+def check_tree(tag, evs, with_p2p, with_kch):
+    colls = kind(evs, "nccl_coll")
+    groups = {g["handle"]: g for g in kind(evs, "nccl_group")}
+    ops = {o["handle"]: o for o in kind(evs, "nccl_proxy_op")}
+    steps = {s["handle"]: s for s in kind(evs, "nccl_proxy_step")}
+    coll_h = {c["handle"]: c for c in colls}
+    is_(len(colls), 2 * NCOLL, f"{tag}: one Coll per collective per communicator")
+    ok(all(c["func"] == "AllReduce" and c["algo"] == "RING" and c["proto"] == "SIMPLE" and c["nchannels"] == 2
+           and c["nwarps"] == 16 and c["datatype"] == "ncclFloat32" and c["count"] == 1048576 and c["end"] >= c["ts_ns"]
+           for c in colls), f"{tag}: Coll func/algo/proto/nChannels/nWarps/datatype/count as NCCL gave them", colls[:2])
+    is_(sorted((c["comm_hash"], c["seq"]) for c in colls),
+        sorted((h, s) for h in ("0x1111", "0x2222") for s in range(NCOLL)), f"{tag}: (comm_hash, seq) of every Coll")
+    ok(all(c["parent"] in groups and groups[c["parent"]]["comm_hash"] == c["comm_hash"] for c in colls),
+       f"{tag}: every Coll's parent is its Group", colls[:2])
+    is_(len(ops), 2 * NCOLL * 2 * 2, f"{tag}: a send and a receive ProxyOp per channel")
+    ok(all(o["parent"] in coll_h and o["nsteps"] == 4 and o["chunk_size"] == 4194304 for o in ops.values()),
+       f"{tag}: ProxyOps hang under their Coll, with nSteps and chunkSize", list(ops.values())[:2])
+    is_(len(steps), len(ops) * 4, f"{tag}: four ProxySteps per ProxyOp")
+    ok(all(s["parent"] in ops and s["is_send"] == ops[s["parent"]]["is_send"] and s["trans_size"] == 524288
+           for s in steps.values()), f"{tag}: ProxySteps under their op, direction and transSize kept",
+       list(steps.values())[:2])
+    states = kind(evs, "nccl_proxy_state")
+    want = sorted([19] * len(ops) + [8, 20, 9, 10, 11, 12] * (len(steps) // 2))
+    is_(sorted(s["state"] for s in states), want, f"{tag}: every state transition recorded once")
+    ok(all(s["trans_size"] == (524288 if s["state"] in (9, 11) else 0) for s in states),
+       f"{tag}: transSize read only where NCCL sets it (SendWait, RecvFlushWait)")
+    ib = kind(evs, "nccl_net_ib")
+    ok(len(ib) == len(steps) and all(n["parent"] in steps and n["qp_num"] == 0x77 and n["length"] == 524288 for n in ib),
+       f"{tag}: one IB QP event per step, under its step", ib[:2])
+    p2p = kind(evs, "nccl_p2p")
+    is_(len(p2p), 2 * NCOLL if with_p2p else 0, f"{tag}: P2p events")
+    kch = kind(evs, "nccl_kernel_ch")
+    if with_kch:
+        ok(len(kch) == 2 * NCOLL * 2 and all(k["parent"] in coll_h and k["gpu_stop"] - k["gpu_start"] == 1000
+                                             for k in kch), f"{tag}: KernelCh with GPU timer start/stop", kch[:2])
+    else:
+        is_(len(kch), 0, f"{tag}: no KernelCh outside the mask")
+
+
+p, evs = drive("v5", "v5", {})
+inits = kind(evs, "nccl_prof_init")
+is_(sorted((i["comm_hash"], i["rank"], i["nranks"], i["version"], i["comm_name"], i["mask"]) for i in inits),
+    [("0x1111", 0, 2, 5, "world", "0x9f"), ("0x2222", 1, 4, 5, "split", "0x9f")], "v5: init once per communicator")
+check_tree("v5", evs, True, False)
+
+p, evs = drive("v4", "v4", {"RAILSCOPE_NCCL_MASK": "default,kernelch"})
+ok("mask=0xdf" in p.stdout, "v4: RAILSCOPE_NCCL_MASK adds KernelCh to the mask", p.stdout)
+check_tree("v4", evs, False, True)
+
+p, evs = drive("static", "v5", {"NCCL_PROFILER_PLUGIN": "STATIC_PLUGIN"})
+is_(len(kind(evs, "nccl_coll")), 2 * NCOLL, "STATIC_PLUGIN: the preloaded table is found through dlopen(NULL)")
+p, evs = drive("none", "v5", {"RAILSCOPE_NCCL_MASK": "none"})
+ok("mask=0x0" in p.stdout and not kind(evs, "nccl_coll"), "mask none: NCCL is asked for no events", p.stdout)
+finish()

@@ -1,0 +1,273 @@
+/* Drives librailscope.so's NCCL profiler plugin exactly as NCCL 2.27 (v4 table) or 2.28 (v5 table) does:
+ * the plugin library is opened the way NCCL opens it (dlopen of NCCL_PROFILER_PLUGIN with
+ * RTLD_NOW|RTLD_LOCAL, or dlopen(NULL) for STATIC_PLUGIN), the table found with dlsym, init called once per
+ * communicator, and for each collective: Group -> Coll (stopped at "enqueue") -> per channel a send and a
+ * receive ProxyOp (started later, as on NCCL's proxy thread) -> ProxySteps with NCCL's state sequence and
+ * transfer sizes -> one IB QP net-plugin event per step; KernelCh with GPU timer start/stop; a P2p send.
+ * Only event types inside the mask the plugin returned are started, as NCCL does.
+ *
+ * The ABI is declared here independently of preload/nccl_profiler.c, from NCCL's profiler_v4.h/v5.h (facts
+ * in reference/nccl.md). Descriptors are pre-filled with 0xA5 so that a plugin reading padding (v4's type
+ * is one byte) or fields of the wrong version would see garbage.
+ *
+ * usage: plugin_driver v4|v5 NCOLL      prints "mask=0x.. events=N" per communicator on stdout */
+#include <dlfcn.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/types.h>
+
+enum {
+    T_GROUP = 1 << 0, T_COLL = 1 << 1, T_P2P = 1 << 2, T_PROXYOP = 1 << 3, T_PROXYSTEP = 1 << 4,
+    T_KERNELCH = 1 << 6, T_NET = 1 << 7,
+};
+enum {
+    S_OP_IN_PROGRESS = 19, S_SEND_GPU_WAIT = 8, S_SEND_PEER_WAIT = 20, S_SEND_WAIT = 9, S_RECV_WAIT = 10,
+    S_RECV_FLUSH_WAIT = 11, S_RECV_GPU_WAIT = 12, S_KERNEL_CH_STOP = 22,
+};
+
+struct coll_v4 {
+    uint64_t seqNumber; const char *func; const void *sendBuff; void *recvBuff; size_t count; int root;
+    const char *datatype; uint8_t nChannels; uint8_t nWarps; const char *algo; const char *proto;
+};
+struct coll_v5 {
+    uint64_t seqNumber; const char *func; const void *sendBuff; void *recvBuff; size_t count; int root;
+    const char *datatype; uint8_t nChannels; uint8_t nWarps; const char *algo; const char *proto; void *parentGroup;
+};
+struct p2p_v5 { const char *func; void *buff; const char *datatype; size_t count; int peer; uint8_t nChannels; void *parentGroup; };
+struct proxyop { pid_t pid; uint8_t channelId; int peer; int nSteps; int chunkSize; int isSend; };
+struct kernelch { uint8_t channelId; uint64_t pTimer; };
+struct netplugin { int64_t id; void *data; };
+
+typedef struct {
+    uint8_t type;
+    void *parentObj;
+    int rank;
+    union { struct coll_v4 coll; struct proxyop proxyOp; struct { int step; } proxyStep; struct kernelch kernelCh;
+            struct netplugin netPlugin; };
+} descr_v4;
+typedef struct {
+    uint64_t type;
+    void *parentObj;
+    int rank;
+    union { struct coll_v5 coll; struct p2p_v5 p2p; struct proxyop proxyOp; struct { int step; } proxyStep;
+            struct kernelch kernelCh; struct netplugin netPlugin; };
+} descr_v5;
+typedef union { struct { size_t transSize; } proxyStep; struct { uint64_t pTimer; } kernelCh; } state_args;
+
+struct ib_descr_v1 { uint8_t type; union { struct { int device; uint64_t wr_id; int opcode; int qpNum; size_t length; } qp; }; };
+
+typedef void (*logger_t)(int, unsigned long, const char *, int, const char *, ...);
+typedef struct {
+    const char *name;
+    int (*init)(void **ctx, int *mask, const char *commName, uint64_t commHash, int nNodes, int nranks, int rank, logger_t);
+    int (*startEvent)(void *ctx, void **h, void *descr);
+    int (*stopEvent)(void *h);
+    int (*recordEventState)(void *h, int state, state_args *a);
+    int (*finalize)(void *ctx);
+} prof_v4;
+typedef struct {
+    const char *name;
+    int (*init)(void **ctx, uint64_t commId, int *mask, const char *commName, int nNodes, int nranks, int rank, logger_t);
+    int (*startEvent)(void *ctx, void **h, void *descr);
+    int (*stopEvent)(void *h);
+    int (*recordEventState)(void *h, int state, state_args *a);
+    int (*finalize)(void *ctx);
+} prof_v5;
+
+static int v4;
+static prof_v4 *p4;
+static prof_v5 *p5;
+static int events, failures;
+
+static int (*start_fn)(void *, void **, void *);
+static int (*stop_fn)(void *);
+static int (*state_fn)(void *, int, state_args *);
+
+static void check(int rc, const char *what)
+{
+    if (rc != 0) {
+        fprintf(stderr, "plugin_driver: %s returned %d\n", what, rc);
+        failures++;
+    }
+}
+
+/* One descriptor of either version, garbage-filled first. */
+union any_descr { descr_v4 d4; descr_v5 d5; };
+static void *start(void *ctx, int mask, uint64_t type, void *parent, int rank, void (*fill)(union any_descr *, void *),
+                   void *arg)
+{
+    if (!(mask & (int)type)) return NULL;
+    union any_descr d;
+    memset(&d, 0xA5, sizeof d);
+    if (v4) {
+        d.d4.type = (uint8_t)type;
+        d.d4.parentObj = parent;
+        d.d4.rank = rank;
+    } else {
+        d.d5.type = type;
+        d.d5.parentObj = parent;
+        d.d5.rank = rank;
+    }
+    fill(&d, arg);
+    void *h = (void *)1;
+    check(start_fn(ctx, &h, &d), "startEvent");
+    events++;
+    return h;
+}
+static void stop(void *h)
+{
+    if (h) check(stop_fn(h), "stopEvent");
+}
+static void state(void *h, int s, size_t trans, uint64_t timer)
+{
+    if (!h) return;
+    state_args a;
+    memset(&a, 0xA5, sizeof a);
+    if (s == S_KERNEL_CH_STOP) a.kernelCh.pTimer = timer;
+    else a.proxyStep.transSize = trans;
+    check(state_fn(h, s, &a), "recordEventState");
+}
+
+struct coll_arg { uint64_t seq; void *group; };
+static void fill_group(union any_descr *d, void *arg) { (void)d; (void)arg; }
+static void fill_coll(union any_descr *d, void *arg)
+{
+    struct coll_arg *c = arg;
+    if (v4) {
+        d->d4.coll = (struct coll_v4){c->seq, "AllReduce", (void *)0x1000, (void *)0x2000, 1048576, 0, "ncclFloat32",
+                                      2, 16, "RING", "SIMPLE"};
+    } else {
+        d->d5.parentObj = NULL;   /* CollApi not enabled: the v4-compatible parent is parentGroup */
+        d->d5.coll = (struct coll_v5){c->seq, "AllReduce", (void *)0x1000, (void *)0x2000, 1048576, 0, "ncclFloat32",
+                                      2, 16, "RING", "SIMPLE", c->group};
+    }
+}
+static void fill_p2p(union any_descr *d, void *arg)
+{
+    d->d5.parentObj = NULL;
+    d->d5.p2p = (struct p2p_v5){"Send", (void *)0x3000, "ncclBfloat16", 4096, 1, 1, arg};
+}
+struct op_arg { int channel, is_send; };
+static void fill_op(union any_descr *d, void *arg)
+{
+    struct op_arg *o = arg;
+    struct proxyop p = {4242, (uint8_t)o->channel, o->is_send ? 1 : 3, 4, 4194304, o->is_send};
+    if (v4) d->d4.proxyOp = p;
+    else d->d5.proxyOp = p;
+}
+static void fill_step(union any_descr *d, void *arg)
+{
+    int step = (int)(intptr_t)arg;
+    if (v4) d->d4.proxyStep.step = step;
+    else d->d5.proxyStep.step = step;
+}
+static struct ib_descr_v1 ib;
+static void fill_net(union any_descr *d, void *arg)
+{
+    struct netplugin n = {(int64_t)((1u << 16) | 1u), arg};
+    if (v4) d->d4.netPlugin = n;
+    else d->d5.netPlugin = n;
+}
+static void fill_kch(union any_descr *d, void *arg)
+{
+    struct kernelch k = {(uint8_t)(intptr_t)arg, 1000 + (uint64_t)(intptr_t)arg};
+    if (v4) d->d4.kernelCh = k;
+    else d->d5.kernelCh = k;
+}
+
+static void one_collective(void *ctx, int mask, int rank, uint64_t seq)
+{
+    void *g = start(ctx, mask, T_GROUP, NULL, rank, fill_group, NULL);
+    struct coll_arg ca = {seq, g};
+    void *c = start(ctx, mask, T_COLL, v4 ? g : NULL, rank, fill_coll, &ca);
+    stop(c);   /* enqueued */
+    void *p = v4 ? NULL : start(ctx, mask, T_P2P, NULL, rank, fill_p2p, g);
+    stop(p);
+    stop(g);
+    /* Proxy thread, later: the Coll handle is still the parent. */
+    for (int ch = 0; ch < 2; ch++) {
+        for (int is_send = 1; is_send >= 0; is_send--) {
+            struct op_arg oa = {ch, is_send};
+            void *op = start(ctx, mask, T_PROXYOP, c, rank, fill_op, &oa);
+            state(op, S_OP_IN_PROGRESS, 0, 0);
+            for (int s = 0; s < 4; s++) {
+                void *st = start(ctx, mask, T_PROXYSTEP, op, rank, fill_step, (void *)(intptr_t)s);
+                size_t bytes = 524288;
+                if (is_send) {
+                    state(st, S_SEND_GPU_WAIT, 0, 0);
+                    state(st, S_SEND_PEER_WAIT, 0, 0);
+                    state(st, S_SEND_WAIT, bytes, 0);
+                } else {
+                    state(st, S_RECV_WAIT, 0, 0);
+                    state(st, S_RECV_FLUSH_WAIT, bytes, 0);
+                    state(st, S_RECV_GPU_WAIT, 0, 0);
+                }
+                ib.type = 1;
+                ib.qp.device = 0;
+                ib.qp.wr_id = 0x100 + (uint64_t)s;
+                ib.qp.opcode = is_send ? 4 : 128;
+                ib.qp.qpNum = 0x77;
+                ib.qp.length = bytes;
+                void *n = start(ctx, mask, T_NET, st, rank, fill_net, &ib);
+                stop(n);
+                stop(st);
+            }
+            stop(op);
+        }
+        void *k = start(ctx, mask, T_KERNELCH, c, rank, fill_kch, (void *)(intptr_t)ch);
+        state(k, S_KERNEL_CH_STOP, 0, 2000 + (uint64_t)ch);
+        stop(k);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: plugin_driver v4|v5 NCOLL\n");
+        return 2;
+    }
+    v4 = !strcmp(argv[1], "v4");
+    int ncoll = atoi(argv[2]);
+    const char *name = getenv("NCCL_PROFILER_PLUGIN");
+    void *lib = NULL;
+    if (name && !strncasecmp(name, "STATIC_PLUGIN", strlen(name))) lib = dlopen(NULL, RTLD_NOW | RTLD_LOCAL);
+    else if (name) lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        fprintf(stderr, "plugin_driver: cannot open the plugin: %s\n", dlerror());
+        return 1;
+    }
+    if (v4) {
+        p4 = dlsym(lib, "ncclProfiler_v4");
+        if (!p4) return fprintf(stderr, "no ncclProfiler_v4\n"), 1;
+        start_fn = p4->startEvent, stop_fn = p4->stopEvent, state_fn = p4->recordEventState;
+    } else {
+        p5 = dlsym(lib, "ncclProfiler_v5");
+        if (!p5) return fprintf(stderr, "no ncclProfiler_v5\n"), 1;
+        start_fn = p5->startEvent, stop_fn = p5->stopEvent, state_fn = p5->recordEventState;
+    }
+    const struct { uint64_t hash; int rank, nranks; const char *name; } comms[2] = {
+        {0x1111, 0, 2, "world"}, {0x2222, 1, 4, "split"}};
+    void *ctx[2];
+    int mask[2];
+    for (int i = 0; i < 2; i++) {
+        mask[i] = 0x5a5a;
+        int rc = v4 ? p4->init(&ctx[i], &mask[i], comms[i].name, comms[i].hash, 1, comms[i].nranks, comms[i].rank, NULL)
+                    : p5->init(&ctx[i], comms[i].hash, &mask[i], comms[i].name, 1, comms[i].nranks, comms[i].rank, NULL);
+        check(rc, "init");
+    }
+    for (int n = 0; n < ncoll; n++)
+        for (int i = 0; i < 2; i++) one_collective(ctx[i], mask[i], comms[i].rank, (uint64_t)n);
+    for (int i = 0; i < 2; i++) {
+        check(v4 ? p4->finalize(ctx[i]) : p5->finalize(ctx[i]), "finalize");
+        printf("comm %d mask=0x%x\n", i, mask[i]);
+    }
+    /* NULL handles (a plugin that dropped an event) must be accepted by every callback. */
+    check(stop_fn(NULL), "stopEvent(NULL)");
+    check(state_fn(NULL, S_SEND_WAIT, NULL), "recordEventState(NULL)");
+    printf("events=%d failures=%d\n", events, failures);
+    return failures ? 1 : 0;
+}

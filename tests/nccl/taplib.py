@@ -1,0 +1,76 @@
+"""TAP helpers for the Python tests in tests/nccl (the shell ones use tests/lib.sh): paths from RS_BUILD /
+RS_TOP like lib.sh, a temporary directory, ok/is_/skip_all, and running a program under the preload."""
+import atexit
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+TOP = os.environ.get("RS_TOP") or os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BUILD = os.environ.get("RS_BUILD") or os.path.join(TOP, "build")
+CLI = os.path.join(BUILD, "railscope")
+LIB = os.path.join(BUILD, "librailscope.so")
+NCCL_BIN = os.path.join(BUILD, "tests", "nccl")
+os.environ["RS_CLI"] = CLI
+sys.path.insert(0, os.path.dirname(__file__))
+import tq  # noqa: E402
+
+T = tempfile.mkdtemp(prefix="rs-test.")
+atexit.register(lambda: os.environ.get("RS_KEEP") or shutil.rmtree(T, ignore_errors=True))
+_n = 0
+_fail = 0
+
+
+def plan(n):
+    print(f"1..{n}", flush=True)
+
+
+def skip_all(why):
+    print(f"1..0 # SKIP {why}", flush=True)
+    sys.exit(0)
+
+
+def need(*paths):
+    for p in paths:
+        if not os.path.exists(p):
+            skip_all(f"{p} not built (run make)")
+
+
+def ok(cond, desc, diag=None):
+    global _n, _fail
+    _n += 1
+    print(f"{'ok' if cond else 'not ok'} {_n} - {desc}", flush=True)
+    if not cond:
+        _fail += 1
+        if diag is not None:
+            for line in str(diag).splitlines()[:20]:
+                print(f"#   {line}", file=sys.stderr)
+    return cond
+
+
+def is_(got, want, desc):
+    return ok(got == want, desc, f"got:      {got!r}\nexpected: {want!r}")
+
+
+def run(argv, out, env=None, preload=True, timeout=30):
+    """Run argv with the tracer preloaded, trace into `out`; returns CompletedProcess."""
+    e = dict(os.environ)
+    e.pop("LD_PRELOAD", None)
+    if preload:
+        e["LD_PRELOAD"] = LIB
+    e["RAILSCOPE_OUT"] = out
+    e.update(env or {})
+    return subprocess.run(argv, env=e, capture_output=True, text=True, timeout=timeout)
+
+
+def events(out):
+    return tq.load(out, CLI)
+
+
+def kind(evs, k):
+    return [e for e in evs if e["kind"] == k]
+
+
+def finish():
+    sys.exit(1 if _fail else 0)
