@@ -1,0 +1,32 @@
+#!/bin/bash
+# Verbs capture of the classic API on the null provider (tests/verbs/nullprov.c): transparency (same
+# output with and without the tracer: return values, errno, bad_wr, completions), exactly the posts and
+# completions the program made, unsignaled sends, error completions, bad_wr verdicts, two contexts, memory
+# kinds (malloc'd = host, mlocked = pinned), empty-poll counters.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/vlib.sh"
+need_build verbs/vt_basic verbs/nullprov/libibverbs.so.1
+plan 16
+
+N=7
+plain=$(on_null run_timeout 20 "$VT/vt_basic" -n $N -c 2 2>&1)
+out=$(on_null traced "$T/tr" "$VT/vt_basic" -n $N -c 2 2>&1)
+is "$out" "$plain" "output identical with and without the tracer (ret, errno, bad_wr, completions)"
+like "$plain" "list post: ret=22 errno=22 bad_wr=1" "the provider's bad_wr and errno reach the program"
+d=$(vdump "$T/tr")
+is "$(nkind "$d" ibv_post_send)" "$(summary "$out" sends)" "one post event per send WR"
+is "$(nkind "$d" ibv_post_recv)" "$(summary "$out" recvs)" "one post event per recv WR"
+is "$(nkind "$d" ibv_wc)" "$(summary "$out" wcs)" "one completion event per completion polled"
+is "$(nkind "$d" ibv_post_send 'wr_id=0x13(8[89a-f]|9[0-9a-f]) .*send_flags=0x0 ')" "$((2 * N))" \
+    "unsignaled RDMA writes recorded with their flags"
+like "$(printf '%s\n' "$d" | grep '^ibv_wc ' | grep 'wr_id=0x1e61 ')" "status=4 " "error completion recorded with its status"
+is "$(field "$d" ibv_post_send ret | tr '\n' ' ' | grep -oE '0 22 22 $')" "0 22 22 " \
+    "bad_wr verdicts: accepted WR 0, refused WR and the one after it carry the return value"
+is "$(nkind "$d" ibv_open_device)" 2 "two contexts opened"
+is "$(field "$d" ibv_open_device device | sort | tr '\n' ' ')" "null0 null1 " "device names recorded"
+is "$(field "$d" ibv_post_send qp_num | sort -u | wc -l)" 2 "posts on both contexts' QPs"
+is "$(field "$d" ibv_reg_mr mem | sort | tr '\n' ' ')" "1 1 2 2 " "MR kinds: malloc'd = host (1), mlocked = pinned (2)"
+is "$(nkind "$d" ibv_post_send 'opcode=0 .*mem=2 ')" "$((2 * (N + 1)))" "posts from the mlocked MR carry mem=pinned"
+is "$(nkind "$d" ibv_post_send 'wr_id=0x1e61 .*mem=0 ')" 2 "an lkey no MR has is mem=unknown"
+is "$(field "$d" ibv_poll_empty count | awk '{s+=$1} END {print s+0}')" 200 "empty polls counted (100 per CQ), not one event each"
+like "$(nkind "$d" ibv_modify_qp 'state=3 .*timeout=14 retry_cnt=7 ')" '^2$' "modify_qp records state, timeout, retry count"

@@ -1,0 +1,32 @@
+#!/bin/bash
+# Every way of reaching libibverbs is traced (null provider): an NCCL-style loader (dlopen + dlvsym
+# IBVERBS_1.1, data path through ctx->ops), a library loaded RTLD_LOCAL that links libibverbs, and the
+# extended API (ibv_wr_* builders, ibv_cq_ex polling).
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/vlib.sh"
+need_build verbs/vt_nccl verbs/vt_local verbs/vt_ex verbs/nullprov/libibverbs.so.1
+plan 14
+
+out=$(on_null traced "$T/nccl" "$VT/vt_nccl" -n 9 2>&1)
+d=$(vdump "$T/nccl")
+is "$(summary "$out" sends)" 9 "NCCL-style loader ran"
+is "$(nkind "$d" ibv_open_device)" 1 "NCCL-style: ibv_open_device seen through dlvsym"
+is "$(nkind "$d" ibv_post_send 'opcode=1 .*imm=0x1000 ')" 9 "NCCL-style: RDMA_WRITE_WITH_IMM posts through ctx->ops, imm in host order"
+is "$(nkind "$d" ibv_post_recv 'num_sge=0 ')" 9 "NCCL-style: SGE-less receives"
+is "$(nkind "$d" ibv_wc)" "$(summary "$out" wcs)" "NCCL-style: completions polled through ctx->ops"
+
+out=$(on_null traced "$T/local" "$VT/vt_local" "$VT/libvtlocal.so" -n 6 2>&1)
+d=$(vdump "$T/local")
+is "$(summary "$out" wcs)" 6 "RTLD_LOCAL library ran"
+is "$(nkind "$d" ibv_post_send)" 6 "RTLD_LOCAL: posts traced"
+is "$(nkind "$d" ibv_wc)" 6 "RTLD_LOCAL: completions traced"
+
+out=$(on_null traced "$T/ex" "$VT/vt_ex" -n 5 2>&1)
+d=$(vdump "$T/ex")
+is "$(nkind "$d" ibv_post_send 'aux=1 ')" "$(summary "$out" sends)" "wr_* builders: one post event per WR completed (aux=1)"
+is "$(nkind "$d" ibv_post_send 'wr_id=0x3e7 ')" 0 "wr_abort: aborted WR not recorded"
+is "$(nkind "$d" ibv_post_send 'wr_id=0xca .*bytes=1002 ')" 1 "batched builders keep each WR's own SGE"
+is "$(nkind "$d" ibv_wc)" "$(summary "$out" wcs)" "cq_ex: one completion event per start/next_poll"
+is "$(nkind "$d" ibv_create_qp 'ext=2$')$(nkind "$d" ibv_create_cq 'ext=1$')" "11" "create_qp_ex / create_cq_ex recorded as extended"
+is "$(field "$d" ibv_poll_empty count | awk '{s+=$1} END {print s+0}')" "$(summary "$out" empty_start_polls)" \
+    "cq_ex: empty start_poll counted"

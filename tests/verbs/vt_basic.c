@@ -1,0 +1,165 @@
+/* Verbs test program (runs on the null provider, tests/verbs/nullprov.c): the classic API through the
+ * verbs.h inlines, as an application links it. Prints what the application sees — return values, errno,
+ * bad_wr, completions — deterministically, so that runs with and without the tracer can be compared, and a
+ * summary of what it did so the trace can be checked against it.
+ *
+ *   vt_basic [-n ITERS] [-c CONTEXTS]
+ * Per context: ITERS signaled SENDs (each consuming a posted receive), ITERS unsignaled RDMA WRITEs from
+ * mlocked memory plus one signaled, one SEND that completes in error, a 3-WR list whose second WR is
+ * refused (bad_wr), EMPTY=100 empty polls.
+ */
+#include <errno.h>
+#include <infiniband/verbs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define BAD_LKEY 0xdeadu
+#define EMPTY 100
+
+static int drain(struct ibv_cq *cq, int want, int *errors, const char *what)
+{
+    struct ibv_wc wc[16];
+    int got = 0, spins = 0;
+    while (got < want && spins < 1000000) {
+        int n = ibv_poll_cq(cq, 16, wc);
+        if (n < 0) {
+            printf("%s: poll_cq failed %d\n", what, n);
+            return got;
+        }
+        spins++;
+        for (int i = 0; i < n; i++) {
+            if (wc[i].status != IBV_WC_SUCCESS) {
+                (*errors)++;
+                printf("%s: wc wr_id=%llu status=%d (%s) opcode=%d\n", what, (unsigned long long)wc[i].wr_id,
+                       wc[i].status, ibv_wc_status_str(wc[i].status), wc[i].opcode);
+            }
+        }
+        got += n;
+    }
+    return got;
+}
+
+int main(int argc, char **argv)
+{
+    int iters = 10, nctx = 1, opt;
+    while ((opt = getopt(argc, argv, "n:c:")) != -1) {
+        if (opt == 'n') iters = atoi(optarg);
+        else if (opt == 'c') nctx = atoi(optarg);
+        else return 2;
+    }
+    int ndev = 0;
+    struct ibv_device **devs = ibv_get_device_list(&ndev);
+    if (!devs || ndev < nctx) {
+        printf("no devices (%d)\n", ndev);
+        return 1;
+    }
+    long sends = 0, recvs = 0, wcs = 0, errors = 0;
+    for (int k = 0; k < nctx; k++) {
+        struct ibv_context *ctx = ibv_open_device(devs[k]);
+        if (!ctx) return 1;
+        struct ibv_pd *pd = ibv_alloc_pd(ctx);
+        size_t sz = 1 << 16;
+        char *hbuf = malloc(sz);
+        char *lbuf = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (!hbuf || lbuf == MAP_FAILED) return 1;
+        int locked = mlock(lbuf, sz) == 0;
+        struct ibv_mr *hmr = ibv_reg_mr(pd, hbuf, sz, IBV_ACCESS_LOCAL_WRITE);
+        struct ibv_mr *lmr = ibv_reg_mr(pd, lbuf, sz, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+        struct ibv_cq *scq = ibv_create_cq(ctx, 4096, NULL, NULL, 0);
+        struct ibv_cq *rcq = ibv_create_cq(ctx, 4096, NULL, NULL, 0);
+        struct ibv_qp_init_attr qa = { .send_cq = scq, .recv_cq = rcq, .qp_type = IBV_QPT_RC,
+                                       .cap = { .max_send_wr = 4096, .max_recv_wr = 4096, .max_send_sge = 1,
+                                                .max_recv_sge = 1 } };
+        struct ibv_qp *qp = ibv_create_qp(pd, &qa);
+        if (!pd || !hmr || !lmr || !scq || !rcq || !qp) return 1;
+        struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+        ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PORT);
+        a.qp_state = IBV_QPS_RTR;
+        a.dest_qp_num = qp->qp_num;
+        a.path_mtu = IBV_MTU_1024;
+        ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_DEST_QPN | IBV_QP_PATH_MTU);
+        a.qp_state = IBV_QPS_RTS;
+        a.timeout = 14;
+        a.retry_cnt = 7;
+        ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT);
+        printf("ctx %d: %s qp ok, mlock %s\n", k, ibv_get_device_name(devs[k]), locked ? "ok" : "failed");
+
+        /* receives, then signaled sends consuming them */
+        for (int i = 0; i < iters; i++) {
+            struct ibv_sge sg = { (uintptr_t)hbuf + 4096, 256, hmr->lkey };
+            struct ibv_recv_wr rw = { .wr_id = 1000 + i, .sg_list = &sg, .num_sge = 1 }, *bad = NULL;
+            int r = ibv_post_recv(qp, &rw, &bad);
+            if (r) printf("post_recv %d -> %d\n", i, r);
+            recvs++;
+        }
+        for (int i = 0; i < iters; i++) {
+            struct ibv_sge sg = { (uintptr_t)hbuf, 64 + i, hmr->lkey };
+            struct ibv_send_wr w = { .wr_id = i, .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_SEND,
+                                     .send_flags = IBV_SEND_SIGNALED }, *bad = NULL;
+            int r = ibv_post_send(qp, &w, &bad);
+            if (r) printf("post_send %d -> %d\n", i, r);
+            sends++;
+        }
+        int e = 0;
+        wcs += drain(scq, iters, &e, "send");
+        wcs += drain(rcq, iters, &e, "recv");
+        /* unsignaled RDMA writes from mlocked memory, the last one signaled */
+        for (int i = 0; i <= iters; i++) {
+            struct ibv_sge sg = { (uintptr_t)lbuf, 4096, lmr->lkey };
+            struct ibv_send_wr w = { .wr_id = 5000 + i, .sg_list = &sg, .num_sge = 1,
+                                     .opcode = IBV_WR_RDMA_WRITE, .send_flags = i == iters ? IBV_SEND_SIGNALED : 0,
+                                     .wr.rdma = { .remote_addr = 0x10000 + i, .rkey = lmr->rkey } }, *bad = NULL;
+            ibv_post_send(qp, &w, &bad);
+            sends++;
+        }
+        wcs += drain(scq, 1, &e, "write");
+        /* an error completion */
+        {
+            struct ibv_sge sg = { (uintptr_t)hbuf, 8, BAD_LKEY };
+            struct ibv_send_wr w = { .wr_id = 7777, .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_SEND,
+                                     .send_flags = IBV_SEND_SIGNALED }, *bad = NULL;
+            ibv_post_send(qp, &w, &bad);
+            sends++;
+            wcs += drain(scq, 1, &e, "error");
+        }
+        /* a list whose second WR the provider refuses */
+        {
+            struct ibv_sge sg = { (uintptr_t)hbuf, 8, hmr->lkey };
+            struct ibv_send_wr w[3], *bad = NULL;
+            memset(w, 0, sizeof w);
+            for (int i = 0; i < 3; i++) {
+                w[i].wr_id = 9000 + i;
+                w[i].sg_list = &sg;
+                w[i].num_sge = 1;
+                w[i].opcode = i == 1 ? (enum ibv_wr_opcode)99 : IBV_WR_SEND;
+                w[i].next = i < 2 ? &w[i + 1] : NULL;
+            }
+            errno = 0;
+            int r = ibv_post_send(qp, w, &bad);
+            int en = errno;
+            printf("list post: ret=%d errno=%d bad_wr=%ld\n", r, en, bad ? (long)(bad - w) : -1L);
+            sends += 3;
+        }
+        /* empty polls */
+        struct ibv_wc wc;
+        int nonempty = 0;
+        for (int i = 0; i < EMPTY; i++) nonempty += ibv_poll_cq(scq, 1, &wc) != 0;
+        printf("empty polls: %d, non-empty %d\n", EMPTY, nonempty);
+        errors += e;
+        ibv_destroy_qp(qp);
+        ibv_destroy_cq(scq);
+        ibv_destroy_cq(rcq);
+        ibv_dereg_mr(hmr);
+        ibv_dereg_mr(lmr);
+        ibv_dealloc_pd(pd);
+        ibv_close_device(ctx);
+        munmap(lbuf, sz);
+        free(hbuf);
+    }
+    ibv_free_device_list(devs);
+    printf("summary: contexts=%d sends=%ld recvs=%ld wcs=%ld errors=%ld\n", nctx, sends, recvs, wcs, errors);
+    return 0;
+}
