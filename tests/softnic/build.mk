@@ -17,7 +17,7 @@ SOFTNIC_TEST_SRCS := $(wildcard tests/softnic/t_*.c)
 SOFTNIC_TEST_BINS := $(patsubst tests/softnic/%.c,$(B)/softnic/%,$(SOFTNIC_TEST_SRCS))
 $(B)/softnic/t_%: tests/softnic/t_%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -libverbs -lpthread -lm
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -libverbs -lpthread -lm -ldl
 
 EXTRA_TARGETS += $(SOFTNIC_LIB)
 TEST_BINS += $(SOFTNIC_TEST_BINS)
