@@ -11,9 +11,11 @@
 #include "common/hostfacts.h"
 #include "doctor_checks.h"
 #include "doctor_out.h"
+#include "doctor_trace.h"
 
 static const char usage[] =
-    "usage: railscope doctor [--json] [--quiet] [--sysfs-root DIR] [--env FILE] [--facts FILE] [--dump-facts]\n"
+    "usage: railscope doctor [--json] [--quiet] [--sysfs-root DIR | --facts FILE | --trace PATH] [--env FILE]\n"
+    "                        [--dump-facts]\n"
     "\n"
     "Checks the host settings that decide RDMA/NCCL performance, from sysfs and procfs (no root, no tools):\n"
     "RDMA ports (state, rate, link layer, RoCE v2 GID, netdev MTU), PCIe links of GPUs and NICs (negotiated vs\n"
@@ -28,6 +30,8 @@ static const char usage[] =
     "  --env FILE         take NCCL_* variables from FILE (NAME=value lines) instead of the environment\n"
     "  --facts FILE       check a saved facts file (key=value lines, e.g. from --dump-facts or a trace's\n"
     "                     HOST_FACT snapshot) instead of collecting\n"
+    "  --trace PATH       check the host snapshot (HOST_FACT events) recorded in a trace file, or in the first\n"
+    "                     trace file of a run directory\n"
     "  --dump-facts       print the collected facts as key=value lines and exit 0\n"
     "  -h, --help         this help\n"
     "\n"
@@ -79,10 +83,10 @@ int cmd_doctor(int argc, char **argv)
 {
     static const struct option opts[] = {{"json", no_argument, NULL, 'j'},        {"quiet", no_argument, NULL, 'q'},
                                          {"sysfs-root", required_argument, NULL, 'r'}, {"env", required_argument, NULL, 'e'},
-                                         {"facts", required_argument, NULL, 'f'},  {"dump-facts", no_argument, NULL, 'd'},
+                                         {"facts", required_argument, NULL, 'f'},  {"trace", required_argument, NULL, 't'},  {"dump-facts", no_argument, NULL, 'd'},
                                          {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
     int json = 0, quiet = 0, dump = 0, c;
-    const char *root = NULL, *envfile = NULL, *factsfile = NULL;
+    const char *root = NULL, *envfile = NULL, *factsfile = NULL, *tracepath = NULL;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "+qh", opts, NULL)) != -1) {
@@ -92,6 +96,7 @@ int cmd_doctor(int argc, char **argv)
         case 'r': root = optarg; break;
         case 'e': envfile = optarg; break;
         case 'f': factsfile = optarg; break;
+        case 't': tracepath = optarg; break;
         case 'd': dump = 1; break;
         case 'h': fputs(usage, stdout); return 0;
         default:
@@ -103,8 +108,8 @@ int cmd_doctor(int argc, char **argv)
         fprintf(stderr, "railscope: doctor: unexpected argument '%s' (see railscope doctor --help)\n", argv[optind]);
         return 2;
     }
-    if (factsfile && root) {
-        fprintf(stderr, "railscope: doctor: --facts and --sysfs-root are exclusive\n");
+    if (!!factsfile + !!root + !!tracepath > 1) {
+        fprintf(stderr, "railscope: doctor: --facts, --sysfs-root and --trace are exclusive\n");
         return 2;
     }
     struct stat st;
@@ -130,11 +135,23 @@ int cmd_doctor(int argc, char **argv)
             rs_facts_free(&facts);
             return 2;
         }
+    } else if (tracepath) {
+        char err[512], used[1024];
+        int n = rs_facts_from_trace(&facts, tracepath, used, sizeof used, err, sizeof err);
+        if (n < 0) {
+            fprintf(stderr, "railscope: doctor: --trace %s\n", err);
+            return 2;
+        }
+        if (n == 0) {
+            fprintf(stderr, "railscope: doctor: %s has no host facts (recorded without the host family?)\n", used);
+            rs_facts_free(&facts);
+            return 2;
+        }
     } else {
         rs_hostfacts_collect_sys(root, rs_facts_cb, &facts);
     }
     /* Environment: --env FILE, else DIR/env of a captured tree, else (live or no file) our own. A facts
-     * file carries its env/ facts already unless --env overrides. */
+     * file or a trace carries its env/ facts already (--env adds to / overrides them). */
     char envpath[4096];
     if (!envfile && root) {
         snprintf(envpath, sizeof envpath, "%s/env", root);
@@ -150,7 +167,7 @@ int cmd_doctor(int argc, char **argv)
         }
         rs_hostfacts_collect_env(env, rs_facts_cb, &facts);
         free_env(env);
-    } else if (!factsfile) {
+    } else if (!factsfile && !tracepath) {
         rs_hostfacts_collect_env(NULL, rs_facts_cb, &facts);
     }
 

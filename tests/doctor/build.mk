@@ -1,9 +1,11 @@
-# The doctor tests' stand-alone binary: cmd_doctor + checks + host-facts collector, nothing else.
-DOCTOR_T_SRCS := $(wildcard analyzer/doctor*.c) analyzer/cli_doctor.c $(wildcard common/*.c) tests/doctor/doctor_main.c
-DOCTOR_T_HDRS := $(wildcard analyzer/doctor*.h) analyzer/cli.h $(wildcard common/*.h)
+# The doctor tests' stand-alone binary: cmd_doctor + checks + host-facts collector (+ the trace reader for
+# --trace), nothing else.
+DOCTOR_T_SRCS := $(wildcard analyzer/doctor*.c) analyzer/cli_doctor.c $(wildcard common/*.c) tests/doctor/doctor_main.c \
+                 formats/reader.c formats/rtrace_tables.c
+DOCTOR_T_HDRS := $(wildcard analyzer/doctor*.h) analyzer/cli.h $(wildcard common/*.h) formats/reader.h formats/rtrace.h
 
 $(B)/tests/doctor/rs-doctor: $(DOCTOR_T_SRCS) $(DOCTOR_T_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ $(DOCTOR_T_SRCS) $(LDFLAGS_ALL)
+	$(CC) $(CFLAGS_ALL) -o $@ $(DOCTOR_T_SRCS) $(LDFLAGS_ALL) -lzstd
 
 TEST_BINS += $(B)/tests/doctor/rs-doctor
