@@ -271,7 +271,7 @@ static void find_bounces(struct pass *p)
 
 /* Split a sequence of activity intervals into steps at its large gaps: step k runs from the end of
  * group k-1 to the end of group k (the first group only opens the first step). */
-static size_t steps_from_gaps(const struct iv *v, size_t n, struct srange **out)
+static size_t steps_from_gaps(const struct iv *v, size_t n, int first_open, struct srange **out)
 {
     *out = NULL;
     if (n < 2)
@@ -309,8 +309,12 @@ static size_t steps_from_gaps(const struct iv *v, size_t n, struct srange **out)
     free(g);
     size_t ns = 0, cap = 0;
     struct srange *s = NULL;
-    uint64_t prev_end = 0;
-    int have_prev = 0;
+    uint64_t prev_end;
+    /* Collectives end a step (the compute before the first one is not seen as a whole): the first group
+     * only opens the first step. Verbs traffic is the work itself: the first step starts with it. */
+    uint64_t prev_end0 = v[0].a;
+    int have_prev = first_open;
+    prev_end = prev_end0;
     for (size_t i = 0; i < n; i++) {
         int boundary = i + 1 == n || (v[i + 1].a > v[i].a && v[i + 1].a - v[i].a >= thr);
         if (!boundary)
@@ -363,7 +367,7 @@ static void detect_steps(struct pass *p, struct ivec *free_net, struct srange **
         struct iv *v = malloc(p->ncolls * sizeof *v);
         for (size_t i = 0; i < p->ncolls; i++)
             v[i] = (struct iv){p->colls[i].kstart, p->colls[i].kend};
-        *nsteps = steps_from_gaps(v, p->ncolls, steps);
+        *nsteps = steps_from_gaps(v, p->ncolls, 0, steps);
         free(v);
         if (*nsteps) {
             snprintf(r->step_source, sizeof r->step_source, "collective periodicity");
@@ -384,7 +388,7 @@ static void detect_steps(struct pass *p, struct ivec *free_net, struct srange **
         for (size_t i = 0; i < ni; i++)
             *AN_PUSH(v, nv, cap) = (struct iv){p->wrs[idx[i]].post, p->wrs[idx[i]].done};
         free(idx);
-        *nsteps = steps_from_gaps(v, nv, steps);
+        *nsteps = steps_from_gaps(v, nv, 1, steps);
         free(v);
         if (*nsteps) {
             snprintf(r->step_source, sizeof r->step_source, "verbs traffic periodicity");

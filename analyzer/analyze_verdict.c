@@ -134,7 +134,7 @@ void an_findings(struct rs_analysis *a, struct an_rank *R, size_t n)
                          MS(a->attr[RS_CAT_STALL] / ns), 100 * f->step_frac, a->link_gbps);
         if (w && k < (int)sizeof f->text)
             snprintf(f->text + k, sizeof f->text - k,
-                     "; worst is rank %d QP 0x%x: send WRs outstanding %.1f ms for %.1f ms of data, link achieved %.0f "
+                     "; worst is rank %d QP 0x%x: send WRs outstanding %.1f ms for %.1f ms of data, link achieved %.3g "
                      "of %g Gb/s, longest WR wait %.2f ms",
                      wr, w->qp_num, MS(w->busy_s), MS(w->ideal_s), w->achieved_gbps, a->link_gbps, MS(w->max_wait_s));
     }
@@ -223,10 +223,12 @@ void an_findings(struct rs_analysis *a, struct an_rank *R, size_t n)
             }
         nc = add(c, nc, a, RS_CAT_NET, -1, 0, a->attr[RS_CAT_NET]);
         struct rs_an_finding *f = &c[nc - 1];
-        snprintf(f->text, sizeof f->text,
-                 "Exposed network transfer: %.2f ms per step (%.0f %% of step time) at the %g Gb/s link rate; "
-                 "collectives reach %.1f GB/s bus bandwidth on average",
-                 MS(a->attr[RS_CAT_NET] / ns), 100 * f->step_frac, a->link_gbps, k ? bus / k : 0);
+        int w = snprintf(f->text, sizeof f->text,
+                         "Exposed network transfer: %.2f ms per step (%.0f %% of step time) at the %g Gb/s link rate",
+                         MS(a->attr[RS_CAT_NET] / ns), 100 * f->step_frac, a->link_gbps);
+        if (k && w < (int)sizeof f->text)
+            snprintf(f->text + w, sizeof f->text - w, "; collectives reach %.1f GB/s bus bandwidth on average",
+                     bus / k);
     }
     if (a->attr[RS_CAT_INTRA] > 0) {
         nc = add(c, nc, a, RS_CAT_INTRA, -1, 0, a->attr[RS_CAT_INTRA]);
