@@ -12,10 +12,11 @@
 #include "doctor_checks.h"
 #include "doctor_out.h"
 #include "doctor_trace.h"
+#include "doctor_verbs.h"
 
 static const char usage[] =
     "usage: railscope doctor [--json] [--quiet] [--sysfs-root DIR | --facts FILE | --trace PATH] [--env FILE]\n"
-    "                        [--dump-facts]\n"
+    "                        [--verbs | --no-verbs] [--dump-facts]\n"
     "\n"
     "Checks the host settings that decide RDMA/NCCL performance, from sysfs and procfs (no root, no tools):\n"
     "RDMA ports (state, rate, link layer, RoCE v2 GID, netdev MTU), PCIe links of GPUs and NICs (negotiated vs\n"
@@ -32,6 +33,8 @@ static const char usage[] =
     "                     HOST_FACT snapshot) instead of collecting\n"
     "  --trace PATH       check the host snapshot (HOST_FACT events) recorded in a trace file, or in the first\n"
     "                     trace file of a run directory\n"
+    "  --verbs, --no-verbs  ask libibverbs for the ports' active MTU (not in sysfs): by default only on the\n"
+    "                     live host and only for the RDMA devices sysfs lists; --verbs also in the other modes\n"
     "  --dump-facts       print the collected facts as key=value lines and exit 0\n"
     "  -h, --help         this help\n"
     "\n"
@@ -83,9 +86,9 @@ int cmd_doctor(int argc, char **argv)
 {
     static const struct option opts[] = {{"json", no_argument, NULL, 'j'},        {"quiet", no_argument, NULL, 'q'},
                                          {"sysfs-root", required_argument, NULL, 'r'}, {"env", required_argument, NULL, 'e'},
-                                         {"facts", required_argument, NULL, 'f'},  {"trace", required_argument, NULL, 't'},  {"dump-facts", no_argument, NULL, 'd'},
+                                         {"facts", required_argument, NULL, 'f'},  {"trace", required_argument, NULL, 't'},  {"dump-facts", no_argument, NULL, 'd'}, {"verbs", no_argument, NULL, 'v'}, {"no-verbs", no_argument, NULL, 'V'},
                                          {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
-    int json = 0, quiet = 0, dump = 0, c;
+    int json = 0, quiet = 0, dump = 0, verbs = -1, c;
     const char *root = NULL, *envfile = NULL, *factsfile = NULL, *tracepath = NULL;
     optind = 1;
     opterr = 0;
@@ -98,6 +101,8 @@ int cmd_doctor(int argc, char **argv)
         case 'f': factsfile = optarg; break;
         case 't': tracepath = optarg; break;
         case 'd': dump = 1; break;
+        case 'v': verbs = 1; break;
+        case 'V': verbs = 0; break;
         case 'h': fputs(usage, stdout); return 0;
         default:
             fprintf(stderr, "railscope: doctor: unknown or incomplete option '%s' (see railscope doctor --help)\n", argv[optind - 1]);
@@ -169,6 +174,15 @@ int cmd_doctor(int argc, char **argv)
         free_env(env);
     } else if (!factsfile && !tracepath) {
         rs_hostfacts_collect_env(NULL, rs_facts_cb, &facts);
+    }
+
+    /* Active MTU: the live host by default, any mode with --verbs; nothing to ask without RDMA devices. */
+    if (verbs < 0)
+        verbs = !root && !factsfile && !tracepath;
+    const char *nib = rs_facts_get(&facts, "ib/count");
+    if (verbs && !(nib && atoi(nib) == 0)) {
+        char err[256];
+        (void)rs_facts_add_verbs(&facts, err, sizeof err); /* failure leaves active MTU "unknown" */
     }
 
     if (dump) {
