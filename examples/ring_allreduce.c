@@ -210,6 +210,8 @@ static int run_rank(struct ex_rank *r, size_t size, int iters)
 	ibv_destroy_cq(g.d.cq);
 	ibv_dealloc_pd(g.d.pd);
 	ibv_close_device(g.d.ctx);
+	free(g.buf);
+	free(g.tmp);
 	return bad ? 1 : 0;
 }
 

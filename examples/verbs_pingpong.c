@@ -123,6 +123,8 @@ static int run_rank(struct ex_rank *r, size_t size, int iters)
 	ibv_destroy_cq(d.cq);
 	ibv_dealloc_pd(d.pd);
 	ibv_close_device(d.ctx);
+	free(buf);
+	free(rbuf);
 	return bad ? 1 : 0;
 }
 

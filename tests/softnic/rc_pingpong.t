@@ -11,12 +11,12 @@ pingpong() { # desc, options...
     local desc=$1 port srv cli rc
     shift
     port=$(sn_port)
-    run_timeout 20 ibv_rc_pingpong -p "$port" "$@" >"$T/srv.out" 2>&1 &
+    run_timeout 20 "${SN_FOREIGN_ENV[@]}" ibv_rc_pingpong -p "$port" "$@" >"$T/srv.out" 2>&1 &
     srv=$!
     # the server listens once its device is open; retry the client until it connects
     for _ in 1 2 3 4 5 6 7 8 9 10; do
         sleep 0.2
-        cli=$(run_timeout 20 ibv_rc_pingpong -p "$port" "$@" localhost 2>&1) && break
+        cli=$(run_timeout 20 "${SN_FOREIGN_ENV[@]}" ibv_rc_pingpong -p "$port" "$@" localhost 2>&1) && break
         grep -q "Couldn't connect" <<<"$cli" || break
     done
     wait $srv

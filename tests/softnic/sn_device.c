@@ -137,6 +137,7 @@ SN_EXPORT int ibv_close_device(struct ibv_context *ctx)
 		free(q->rq.ring);
 		free(q->bld);
 		free(q->bld_sge);
+		free(q->bld_inl);
 		free(q);
 	}
 	for (uint32_t i = 0; i < c->nmr; i++)

@@ -208,6 +208,12 @@ int main(void)
 	     "softnic: extended CQs destroyed");
 	ibv_dereg_mr(ma);
 	ibv_dereg_mr(mb);
+	free(sa);
+	free(sb);
+	ibv_destroy_cq(A.cq);
+	ibv_destroy_cq(B.cq);
+	ibv_dealloc_pd(A.pd);
+	ibv_dealloc_pd(B.pd);
 	ibv_close_device(A.ctx);
 	ibv_close_device(B.ctx);
 	return t_done();

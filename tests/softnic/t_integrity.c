@@ -259,9 +259,25 @@ int main(int argc, char **argv)
 	t_ok(recvs > 0 && recvs <= total, "softnic: %llu receive completions matched to their SEND/WRITE_IMM",
 	     (unsigned long long)recvs);
 	for (int i = 0; i < npairs; i++) {
-		ibv_destroy_qp(P[i].qa);
-		ibv_destroy_qp(P[i].qb);
+		struct pair *p = &P[i];
+		ibv_destroy_qp(p->qa);
+		ibv_destroy_qp(p->qb);
+		ibv_dereg_mr(p->msrc);
+		ibv_dereg_mr(p->mrdst);
+		ibv_dereg_mr(p->mdst);
+		ibv_dereg_mr(p->mrbuf);
+		ibv_dereg_mr(p->mrdsrc);
+		free(p->src);
+		free(p->rdst);
+		free(p->dst);
+		free(p->rbuf);
+		free(p->rdsrc);
 	}
+	free(P);
+	ibv_destroy_cq(A.cq);
+	ibv_destroy_cq(B.cq);
+	ibv_dealloc_pd(A.pd);
+	ibv_dealloc_pd(B.pd);
 	t_ok(ibv_close_device(A.ctx) == 0 && ibv_close_device(B.ctx) == 0, "softnic: clean close after load");
 	return t_done();
 }

@@ -189,12 +189,25 @@ int main(int argc, char **argv)
 		printf("in_window %d\nin_window_done_after_end_pct %d\nin_window_p50_us %llu\nout_window_p50_us %llu\n",
 		       nin, nin ? in_after_end * 100 / nin : 0, nin ? (unsigned long long)inlat[nin / 2] : 0ull,
 		       nout ? (unsigned long long)outlat[nout / 2] : 0ull);
+		free(lat);
+		free(posted_at);
+		free(inlat);
+		free(outlat);
 	} else {
 		fprintf(stderr, "t_link: unknown mode %s\n", argv[1]);
 		return 2;
 	}
 	ibv_destroy_qp(qa);
 	ibv_destroy_qp(qb);
+	ibv_dereg_mr(msrc);
+	ibv_dereg_mr(mdst);
+	free(src);
+	free(dst);
+	ibv_destroy_cq(ibv_cq_ex_to_cq(cqx));
+	ibv_destroy_cq(A.cq);
+	ibv_destroy_cq(B.cq);
+	ibv_dealloc_pd(A.pd);
+	ibv_dealloc_pd(B.pd);
 	ibv_close_device(A.ctx);
 	ibv_close_device(B.ctx);
 	return 0;
