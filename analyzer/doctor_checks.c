@@ -181,6 +181,13 @@ const char *rs_port_netdev(struct rs_facts *f, const char *dev, const char *port
     return NULL;
 }
 
+/* Same PCI slot (domain:bus:device), any function: the functions of a multi-port NIC share one link. */
+int rs_same_slot(const char *a, const char *b)
+{
+    const char *da = strrchr(a, '.'), *db = strrchr(b, '.');
+    return da && db && da - a == db - b && strncmp(a, b, (size_t)(da - a)) == 0;
+}
+
 double rs_nic_line_gbits(struct rs_facts *f, const char *bdf, char *names, size_t n)
 {
     char devs[RS_MAX_DEV][RS_FACT_NAME];
@@ -191,7 +198,9 @@ double rs_nic_line_gbits(struct rs_facts *f, const char *bdf, char *names, size_
         names[0] = '\0';
     for (int i = 0; i < nd; i++) {
         const char *p = rs_facts_get(f, "ib/%s/pci", devs[i]);
-        if (!p || strcmp(p, bdf) != 0)
+        /* The device itself, or another function of its slot that was described as a NIC (SR-IOV VFs are
+         * not: they share the physical function's line rate). */
+        if (!p || !(strcmp(p, bdf) == 0 || (rs_same_slot(p, bdf) && rs_facts_get(f, "pci/%s/role", p))))
             continue;
         if (names && off + strlen(devs[i]) + 2 < n)
             off += (size_t)snprintf(names + off, n - off, "%s%s", off ? "," : "", devs[i]);

@@ -23,7 +23,10 @@ int rs_ib_ports(struct rs_facts *f, const char *dev, char (*out)[RS_FACT_NAME], 
 int rs_gpus(struct rs_facts *f, char (*out)[RS_FACT_NAME], int max);
 /* The netdev carrying a RoCE port: the ndev of its GIDs, else the device's first netdev; NULL if none. */
 const char *rs_port_netdev(struct rs_facts *f, const char *dev, const char *port, char *buf, size_t n);
-/* Sum of the active ports' rates of the RDMA devices on PCI function bdf (Gb/s), and their names. */
+/* Whether two PCI addresses are functions of one slot (one physical link). */
+int rs_same_slot(const char *a, const char *b);
+/* Sum of the active ports' rates (Gb/s) of the RDMA devices on bdf and on the other NIC functions of its
+ * slot, and their names. */
 double rs_nic_line_gbits(struct rs_facts *f, const char *bdf, char *names, size_t n);
 /* Whether the GID at addr is an IPv4-mapped address; writes the dotted quad. */
 int rs_gid_ipv4(const char *addr, char *buf, size_t n);

@@ -134,10 +134,14 @@ void rs_check_pcie(struct rs_facts *f, struct rs_verdicts *out)
     int ng = rs_gpus(f, gpus, RS_MAX_DEV);
     for (int i = 0; i < ng; i++)
         check_device(f, out, gpus[i], i);
-    int np = rs_facts_children(f, pcis, 1024, "pci/");
+    int np = rs_facts_children(f, pcis, 1024, "pci/"), last = -1;
     for (int i = 0; i < np; i++) {
         const char *role = rs_facts_get(f, "pci/%s/role", pcis[i]);
-        if (role && strcmp(role, "nic") == 0)
-            check_device(f, out, pcis[i], -1);
+        if (!role || strcmp(role, "nic") != 0)
+            continue;
+        if (last >= 0 && rs_same_slot(pcis[last], pcis[i]))
+            continue; /* another function of the NIC just checked: same link, rates already summed */
+        last = i;
+        check_device(f, out, pcis[i], -1);
     }
 }

@@ -26,6 +26,8 @@ static unsigned long read_hex(const struct hf_ctx *c, const char *bdf, const cha
 
 static enum role classify(const struct hf_ctx *c, const char *bdf)
 {
+    if (hf_exists(c, "sys/bus/pci/devices/%s/physfn", bdf))
+        return ROLE_NONE; /* an SR-IOV virtual function: its link and rate are its physical function's */
     unsigned long vendor = read_hex(c, bdf, "vendor"), cls = read_hex(c, bdf, "class") >> 8;
     if (vendor == VENDOR_NVIDIA && (cls == 0x0302 || cls == 0x0300))
         return ROLE_GPU;

@@ -1,0 +1,25 @@
+#!/bin/bash
+# The tracer's host snapshot: record a process with librailscope (railscope record), then
+# `doctor --trace` on the trace must give the same verdicts as doctor run live with the same environment
+# (the collector in librailscope.so and in the CLI are the same code), and its env/ facts must be the
+# traced process's.
+. "$(dirname "$0")/lib-doctor.sh"
+need_doctor
+if [ ! -x "$RS_BUILD/railscope" ] || [ ! -f "$RS_BUILD/librailscope.so" ]; then
+    echo "1..0 # SKIP railscope/librailscope.so not built in $RS_BUILD"; exit 0
+fi
+echo 1..6
+export NCCL_SOCKET_IFNAME=lo NCCL_IB_HCA=mlx5_0
+timeout 30 "$RS_BUILD/railscope" record -o "$WORK/run" -- /bin/sleep 0.1 >"$WORK/rec.out" 2>&1; st=$?
+check $st "railscope record of /bin/sleep succeeds (exit $st)"
+doctor --trace "$WORK/run" >"$WORK/trace.txt" 2>"$WORK/trace.err"; st=$?
+check $((st > 2)) "doctor --trace exits 0..2 (got $st)"
+[ -s "$WORK/trace.err" ] && sed 's/^/# /' "$WORK/trace.err"
+doctor >"$WORK/live.txt"; lst=$?
+same_as "$WORK/live.txt" "$WORK/trace.txt" "verdicts from the trace's HOST_FACT snapshot equal the live ones"
+check $((st != lst)) "same exit status ($st vs live $lst)"
+doctor --trace "$WORK/run" --dump-facts | grep -q '^env/NCCL_SOCKET_IFNAME=lo$'; check $? "the snapshot holds the traced process's env/NCCL_SOCKET_IFNAME"
+: >"$WORK/empty.rtrace"
+doctor --trace "$WORK/empty.rtrace" >/dev/null 2>"$WORK/e"; st=$?
+[ $st = 2 ] && grep -q '^railscope: ' "$WORK/e"; check $? "--trace of a non-trace file: one-line error, exit 2"
+exit $((FAILED > 0))
