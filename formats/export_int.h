@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "export.h"
 
@@ -53,7 +54,7 @@ static inline void rs_xout_write(struct rs_xout *o, const void *p, size_t n)
         return;
     }
     char *d = rs_xout_reserve(o, n);
-    for (size_t i = 0; i < n; i++) d[i] = ((const char *)p)[i];
+    memcpy(d, p, n);
     rs_xout_commit(o, n);
 }
 #define RS_XOUT_MAX_ITEM (192u << 10) /* any one encoded item stays below this (names are capped) */

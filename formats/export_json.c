@@ -44,6 +44,40 @@ struct jw {
 
 #define RES (RS_XOUT_MAX_ITEM)
 
+/* Pre-quoted pieces: "key": per argument key, ,"cat":"<cat>","name": per category. */
+static const struct { const char *s; size_t n; } jkeys[RS_XK_COUNT] = {
+#define JK(id, str) {"\"" str "\":", sizeof("\"" str "\":") - 1},
+    RS_XKEYS(JK)
+#undef JK
+};
+static const struct { const char *s; size_t n; } jcats[RS_XCAT_COUNT] = {
+#define JC(c) {"\",\"cat\":\"" #c "\",\"name\":", sizeof("\",\"cat\":\"" #c "\",\"name\":") - 1},
+    RS_XCATS(JC)
+#undef JC
+};
+
+/* A double with up to 6 decimals, trailing zeros cut, without printf (GB/s, bytes, counts). */
+static size_t fmt_dbl(char *d, double v)
+{
+    if (!(v == v) || v > 9e12 || v < -9e12) v = 0;
+    size_t n = 0;
+    if (v < 0) {
+        d[n++] = '-';
+        v = -v;
+    }
+    uint64_t m = (uint64_t)(v * 1e6 + 0.5);
+    n += rs_xfmt_u64(d + n, m / 1000000);
+    unsigned f = (unsigned)(m % 1000000);
+    if (f) {
+        d[n++] = '.';
+        for (unsigned div = 100000; f; div /= 10) {
+            d[n++] = (char)('0' + f / div);
+            f %= div;
+        }
+    }
+    return n;
+}
+
 static inline size_t cpy(char *d, const char *s, size_t n)
 {
     memcpy(d, s, n);
@@ -285,11 +319,7 @@ static size_t args(struct jw *w, char *d, const struct rs_xitem *it)
     for (int i = 0; i < it->nargs; i++) {
         const struct rs_xarg *a = &it->args[i];
         if (i) d[n++] = ',';
-        d[n++] = '"';
-        const char *k = rs_xkey_names[a->key];
-        n += cpy(d + n, k, strlen(k));
-        d[n++] = '"';
-        d[n++] = ':';
+        n += cpy(d + n, jkeys[a->key].s, jkeys[a->key].n);
         switch (a->type) {
         case RS_XA_U64: n += rs_xfmt_u64(d + n, a->v.u); break;
         case RS_XA_I64: n += rs_xfmt_i64(d + n, a->v.i); break;
@@ -308,9 +338,7 @@ static size_t args(struct jw *w, char *d, const struct rs_xitem *it)
             break;
         }
         case RS_XA_DBL: {
-            double v = a->v.d;
-            if (!(v == v) || v > 1e300 || v < -1e300) v = 0;
-            n += (size_t)snprintf(d + n, 32, "%.6g", v);
+            n += fmt_dbl(d + n, a->v.d);
             break;
         }
         case RS_XA_STR: {
@@ -331,10 +359,7 @@ static size_t common(struct jw *w, char *d, char ph, const struct rs_xitem *it)
 {
     size_t n = LIT(d, "{\"ph\":\"");
     d[n++] = ph;
-    n += LIT(d + n, "\",\"cat\":\"");
-    const char *c = rs_xcat_names[it->cat];
-    n += cpy(d + n, c, strlen(c));
-    n += LIT(d + n, "\",\"name\":");
+    n += cpy(d + n, jcats[it->cat].s, jcats[it->cat].n);
     const struct rs_xname *nm = rs_xname_get(w->x, it->name);
     n += cpy(d + n, nm->json, nm->json_len);
     d[n++] = ',';
@@ -417,8 +442,7 @@ static void jw_counter(void *b, const struct rs_xtrack *t, uint64_t ts, double v
     n += LIT(d + n, ",\"ts\":");
     n += rs_xfmt_us(d + n, ts);
     n += LIT(d + n, ",\"args\":{\"value\":");
-    if (!(v == v) || v > 1e300 || v < -1e300) v = 0;
-    n += (size_t)snprintf(d + n, 32, "%.6g", v);
+    n += fmt_dbl(d + n, v);
     n += LIT(d + n, "}}");
     rs_xout_commit(&w->out, n);
     maybe_split(w);

@@ -70,6 +70,7 @@ struct pb {
     uint8_t *name_done;        /* nid -> interned on the sequence */
     size_t name_done_cap;
     uint8_t cat_done[RS_XCAT_COUNT], key_done[RS_XK_COUNT];
+    uint64_t ts;               /* of the packet being built */
 };
 
 static inline void pb_need(struct pbuf *b, size_t n)
@@ -170,18 +171,56 @@ static void pk_flush(struct pb *w)
 /* Start a packet for a TrackEvent at ts (the event body goes into w->te). */
 static void pk_event(struct pb *w, uint64_t ts)
 {
-    w->pk.n = 0;
     w->te.n = 0;
     w->idata.n = 0;
-    pb_uint(&w->pk, PB_TP_TIMESTAMP, ts);
-    pb_uint(&w->pk, PB_TP_SEQ_ID, 1);
+    w->ts = ts;
 }
+
+static inline size_t vlen(uint64_t v)
+{
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+static inline uint8_t *put_varint(uint8_t *d, uint64_t v)
+{
+    while (v >= 0x80) {
+        *d++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *d++ = (uint8_t)v;
+    return d;
+}
+
+/* Write Trace.packet { timestamp, seq id, [interned_data], track_event = te, sequence_flags } straight into
+ * the output buffer: lengths are known up front, so the only copy is the event body's. */
 static void pk_finish(struct pb *w)
 {
-    if (w->idata.n) pb_sub(&w->pk, PB_TP_INTERNED, &w->idata);
-    pb_sub(&w->pk, PB_TP_TRACK_EVENT, &w->te);
-    pb_uint(&w->pk, PB_TP_SEQ_FLAGS, SEQ_NEEDS);
-    pk_flush(w);
+    size_t body = 1 + vlen(w->ts) + 2 + 1 + vlen(w->te.n) + w->te.n + 2;
+    if (w->idata.n) body += 1 + vlen(w->idata.n) + w->idata.n;
+    uint8_t *d0 = (uint8_t *)rs_xout_reserve(&w->out, 1 + 10 + body), *d = d0;
+    *d++ = PB_TRACE_PACKET << 3 | WT_LEN;
+    d = put_varint(d, body);
+    *d++ = PB_TP_TIMESTAMP << 3 | WT_VARINT;
+    d = put_varint(d, w->ts);
+    *d++ = PB_TP_SEQ_ID << 3 | WT_VARINT;
+    *d++ = 1;
+    if (w->idata.n) {
+        *d++ = PB_TP_INTERNED << 3 | WT_LEN;
+        d = put_varint(d, w->idata.n);
+        memcpy(d, w->idata.p, w->idata.n);
+        d += w->idata.n;
+    }
+    *d++ = PB_TP_TRACK_EVENT << 3 | WT_LEN;
+    d = put_varint(d, w->te.n);
+    memcpy(d, w->te.p, w->te.n);
+    d += w->te.n;
+    *d++ = PB_TP_SEQ_FLAGS << 3 | WT_VARINT;
+    *d++ = SEQ_NEEDS;
+    rs_xout_commit(&w->out, (size_t)(d - d0));
 }
 
 static void *pb_open(struct rs_exp *x, const struct rs_exp_opts *o, char *err, size_t errlen)
@@ -233,8 +272,18 @@ static void pb_track(void *b, const struct rs_xtrack *t)
     pk_flush(w);
 }
 
-static void pb_args(struct pb *w, const struct rs_xitem *it)
+/* The TrackEvent of a slice/instant, written with raw pointer stores after one capacity check: this is
+ * the exporter's hot path. Interned entries for first uses go to w->idata on the way. */
+static void pb_head(struct pb *w, const struct rs_xitem *it, int type)
 {
+    pk_event(w, it->ts);
+    name_ref(w, it->name);
+    if (!w->cat_done[it->cat]) {
+        w->cat_done[it->cat] = 1;
+        const char *c = rs_xcat_names[it->cat];
+        intern_entry(w, PB_ID_CATEGORIES, it->cat + 1ull, c, strlen(c));
+    }
+    size_t need = 64;
     for (int i = 0; i < it->nargs; i++) {
         const struct rs_xarg *a = &it->args[i];
         if (!w->key_done[a->key]) {
@@ -242,40 +291,79 @@ static void pb_args(struct pb *w, const struct rs_xitem *it)
             const char *k = rs_xkey_names[a->key];
             intern_entry(w, PB_ID_ARGNAMES, a->key + 1ull, k, strlen(k));
         }
-        w->tmp.n = 0;
-        pb_uint(&w->tmp, PB_DA_NAME_IID, a->key + 1ull);
+        need += 32 + (a->type == RS_XA_STR ? rs_xname_get(w->x, a->v.nid)->len : 0);
+    }
+    pb_need(&w->te, need);
+    uint8_t *d = w->te.p;
+    *d++ = PB_TE_TYPE << 3 | WT_VARINT;
+    *d++ = (uint8_t)type;
+    *d++ = PB_TE_TRACK << 3 | WT_VARINT;
+    d = put_varint(d, it->t->uuid);
+    *d++ = PB_TE_NAME_IID << 3 | WT_VARINT;
+    d = put_varint(d, it->name + 1ull);
+    *d++ = PB_TE_CAT_IIDS << 3 | WT_VARINT;
+    d = put_varint(d, it->cat + 1ull);
+    for (int i = 0; i < it->nargs; i++) {
+        const struct rs_xarg *a = &it->args[i];
+        /* DebugAnnotation behind a one-byte length, patched after (moved when >= 128) */
+        *d++ = PB_TE_DEBUG << 3 | WT_LEN;
+        uint8_t *lp = d++, *s0 = d;
+        *d++ = PB_DA_NAME_IID << 3 | WT_VARINT;
+        d = put_varint(d, a->key + 1ull);
         switch (a->type) {
-        case RS_XA_U64: pb_uint(&w->tmp, PB_DA_UINT, a->v.u); break;
-        case RS_XA_I64: pb_uint(&w->tmp, PB_DA_INT, a->v.u); break;   /* int64 varint = two's complement */
-        case RS_XA_HEX: pb_uint(&w->tmp, PB_DA_POINTER, a->v.u); break;
-        case RS_XA_DBL: pb_double(&w->tmp, PB_DA_DOUBLE, a->v.d); break;
+        case RS_XA_U64:
+            *d++ = PB_DA_UINT << 3 | WT_VARINT;
+            d = put_varint(d, a->v.u);
+            break;
+        case RS_XA_I64:   /* int64 varint = two's complement */
+            *d++ = PB_DA_INT << 3 | WT_VARINT;
+            d = put_varint(d, a->v.u);
+            break;
+        case RS_XA_HEX:
+            *d++ = PB_DA_POINTER << 3 | WT_VARINT;
+            d = put_varint(d, a->v.u);
+            break;
+        case RS_XA_DBL:
+            *d++ = PB_DA_DOUBLE << 3 | WT_I64;
+            memcpy(d, &a->v.d, 8);
+            d += 8;
+            break;
         case RS_XA_STR: {
             const struct rs_xname *nm = rs_xname_get(w->x, a->v.nid);
-            pb_bytes(&w->tmp, PB_DA_STRING, nm->s, nm->len);
+            *d++ = PB_DA_STRING << 3 | WT_LEN;
+            d = put_varint(d, nm->len);
+            memcpy(d, nm->s, nm->len);
+            d += nm->len;
             break;
         }
         }
-        pb_sub(&w->te, PB_TE_DEBUG, &w->tmp);
+        size_t len = (size_t)(d - s0);
+        if (len < 0x80) {
+            *lp = (uint8_t)len;
+        } else {
+            size_t extra = vlen(len) - 1;   /* room was counted in `need` (32 per argument) */
+            memmove(s0 + extra, s0, len);
+            put_varint(lp, len);
+            d += extra;
+        }
     }
-}
-
-static void pb_head(struct pb *w, const struct rs_xitem *it, int type)
-{
-    pk_event(w, it->ts);
-    pb_uint(&w->te, PB_TE_TYPE, (uint64_t)type);
-    pb_uint(&w->te, PB_TE_TRACK, it->t->uuid);
-    name_ref(w, it->name);
-    pb_uint(&w->te, PB_TE_NAME_IID, it->name + 1ull);
-    if (!w->cat_done[it->cat]) {
-        w->cat_done[it->cat] = 1;
-        const char *c = rs_xcat_names[it->cat];
-        intern_entry(w, PB_ID_CATEGORIES, it->cat + 1ull, c, strlen(c));
+    static const uint8_t flow_tag[2] = {0xf9, 0x02}, term_tag[2] = {0x81, 0x03}; /* 47 and 48, wire type 1 */
+    if (it->flow_out) {
+        memcpy(d, flow_tag, 2);
+        memcpy(d + 2, &it->flow_out, 8);
+        d += 10;
     }
-    pb_uint(&w->te, PB_TE_CAT_IIDS, it->cat + 1ull);
-    pb_args(w, it);
-    if (it->flow_out) pb_fixed64(&w->te, PB_TE_FLOW, it->flow_out);
-    if (it->flow_step) pb_fixed64(&w->te, PB_TE_FLOW, it->flow_step);
-    if (it->flow_in) pb_fixed64(&w->te, PB_TE_TERM_FLOW, it->flow_in);
+    if (it->flow_step) {
+        memcpy(d, flow_tag, 2);
+        memcpy(d + 2, &it->flow_step, 8);
+        d += 10;
+    }
+    if (it->flow_in) {
+        memcpy(d, term_tag, 2);
+        memcpy(d + 2, &it->flow_in, 8);
+        d += 10;
+    }
+    w->te.n = (size_t)(d - w->te.p);
 }
 
 static void pb_slice(void *b, const struct rs_xitem *it)

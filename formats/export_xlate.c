@@ -100,9 +100,10 @@ struct xproc {
     uint32_t *strmap;        /* trace string id -> nid */
     uint32_t nstr;
     struct xgroup **gtab;    /* open addressing on (gk, a, b) */
+    struct xgroup *last_thread;
     uint32_t gcap, gn;
     struct xqp *qps;         /* open addressing on qp_num (+srq bit) */
-    uint32_t qcap, qn;
+    uint32_t qcap, qn, last_qp;
     struct xctx ctxs[16];
     uint32_t nctx;
     struct xcache states[XCACHE];  /* proxy step handle -> last state, ts */
@@ -124,6 +125,11 @@ struct rs_exp {
     struct rs_exp_stats st;
     int findings_proc;
     uint32_t nid_cache[64];   /* fixed names, see XN_* */
+    /* per-event names built from numbers: cached so the hot path does not format or hash */
+    uint32_t wr_nid[16];
+    uint32_t memcpy_nid[11][8][8], memset_nid[8];
+    struct { int32_t v[3]; uint32_t nid; } dim_cache[256];
+    uint32_t state_nid[32], sync_nid[5], copy_nid[2][6];
 };
 
 void rs_xwarn(const struct rs_exp *x, const char *fmt, ...)
@@ -389,7 +395,10 @@ static void group_free(struct xgroup *g)
 /* Named groups. */
 static struct xgroup *thread_group(struct rs_exp *x, uint32_t tid)
 {
-    struct xgroup *g = group_get(x, XG_THREAD, tid, 0);
+    struct xgroup *g = x->p.last_thread;   /* most events come in runs of one thread */
+    if (g && g->a == tid) return g;
+    g = group_get(x, XG_THREAD, tid, 0);
+    x->p.last_thread = g;
     if (g && !g->nlanes) {
         g->nest = 1;
         g->maxl = XLANES_NEST;
@@ -421,12 +430,20 @@ static struct xgroup *thread_side_group(struct rs_exp *x, uint32_t gk, uint32_t 
     return g;
 }
 
-static struct xgroup *async_group(struct rs_exp *x, uint32_t gk, uint64_t a, uint64_t b, uint32_t name)
+/* The name is formatted only when the group is new: lookups stay cheap on the per-event path. */
+static struct xgroup *async_group(struct rs_exp *x, uint32_t gk, uint64_t a, uint64_t b, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static struct xgroup *async_group(struct rs_exp *x, uint32_t gk, uint64_t a, uint64_t b, const char *fmt, ...)
 {
     struct xgroup *g = group_get(x, gk, a, b);
     if (g && !g->nlanes) {
+        char nm[RS_XNAME_MAX + 1];
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(nm, sizeof nm, fmt, ap);
+        va_end(ap);
         g->maxl = XLANES_ASYNC;
-        g->name = name;
+        g->name = name_n(x, nm, n < 0 ? 0 : (size_t)n < sizeof nm ? (size_t)n : sizeof nm - 1);
         g->jtid0 = synth_jtid(x);
         lane_new(x, g);
     }
@@ -617,9 +634,13 @@ static struct xqp *qp_get(struct rs_exp *x, uint32_t key)
         p->qps = nt;
         p->qcap = nc;
     }
+    if (p->last_qp < p->qcap && p->qps[p->last_qp].used && p->qps[p->last_qp].qp_num == key) return &p->qps[p->last_qp];
     uint32_t j = (uint32_t)mix64(key) & (p->qcap - 1);
     while (p->qps[j].used) {
-        if (p->qps[j].qp_num == key) return &p->qps[j];
+        if (p->qps[j].qp_num == key) {
+            p->last_qp = j;
+            return &p->qps[j];
+        }
         j = (j + 1) & (p->qcap - 1);
     }
     struct xqp *q = &p->qps[j];
@@ -630,7 +651,7 @@ static struct xqp *qp_get(struct rs_exp *x, uint32_t key)
     p->qn++;
     if (!q->is_srq) {
         /* group pointers stay valid across qps[] rehash: groups live in gtab */
-        q->g = async_group(x, XG_QP, key, 0, name_f(x, "QP %u", key));
+        q->g = async_group(x, XG_QP, key, 0, "QP %u", key);
         q->tx.g = counter_group(x, XG_CTR_QP, key, 0, name_f(x, "QP %u tx GB/s", key));
     }
     return q;
@@ -718,7 +739,10 @@ static void on_post_recv(struct rs_exp *x, uint32_t tid, const struct rs_ev_IBV_
 static uint32_t wr_name(struct rs_exp *x, uint32_t opcode)
 {
     if (opcode == 128) return NID(x, RECV);
-    if (opcode < sizeof wr_op_names / sizeof wr_op_names[0]) return name_s(x, wr_op_names[opcode]);
+    if (opcode < sizeof wr_op_names / sizeof wr_op_names[0]) {
+        if (!x->wr_nid[opcode]) x->wr_nid[opcode] = name_s(x, wr_op_names[opcode]);
+        return x->wr_nid[opcode];
+    }
     return name_f(x, "WR opcode %u", opcode);
 }
 
@@ -871,14 +895,26 @@ static void gpu_common(struct rs_exp *x, struct rs_xitem *it, uint32_t corr, uin
     it->flow_in = corr_flow(x, corr);
 }
 
+/* "[x, y, z]" for grid/block arguments, cached by value. */
+static uint32_t dim_nid(struct rs_exp *x, int32_t a, int32_t b, int32_t c)
+{
+    uint32_t h = (uint32_t)mix64((uint64_t)(uint32_t)a * 0x9e3779b1u ^ (uint64_t)(uint32_t)b << 20 ^ (uint64_t)(uint32_t)c << 40) & 255;
+    if (x->dim_cache[h].nid && x->dim_cache[h].v[0] == a && x->dim_cache[h].v[1] == b && x->dim_cache[h].v[2] == c)
+        return x->dim_cache[h].nid;
+    uint32_t n = name_f(x, "[%d, %d, %d]", a, b, c);
+    x->dim_cache[h].v[0] = a, x->dim_cache[h].v[1] = b, x->dim_cache[h].v[2] = c;
+    x->dim_cache[h].nid = n;
+    return n;
+}
+
 static void on_kernel(struct rs_exp *x, const struct rs_ev_CUDA_KERNEL *e)
 {
     struct rs_xitem it;
     uint64_t ts = al(x, e->h.ts), end = al(x, e->end);
     item_init(&it, ts, end > ts ? end - ts : 0, str_nid(x, e->name), RS_XCAT_kernel);
     gpu_common(x, &it, e->correlation, e->device, e->stream);
-    arg_s(&it, RS_XK_grid, name_f(x, "[%d, %d, %d]", e->grid_x, e->grid_y, e->grid_z));
-    arg_s(&it, RS_XK_block, name_f(x, "[%d, %d, %d]", e->block_x, e->block_y, e->block_z));
+    arg_s(&it, RS_XK_grid, dim_nid(x, e->grid_x, e->grid_y, e->grid_z));
+    arg_s(&it, RS_XK_block, dim_nid(x, e->block_x, e->block_y, e->block_z));
     emit_slice(x, stream_group(x, e->device, e->stream), &it);
 }
 
@@ -886,8 +922,14 @@ static void on_memcpy(struct rs_exp *x, const struct rs_ev_CUDA_MEMCPY *e)
 {
     struct rs_xitem it;
     uint64_t ts = al(x, e->h.ts), end = al(x, e->end), dur = end > ts ? end - ts : 0;
-    uint32_t n = name_f(x, "Memcpy %s (%s -> %s)", e->copy_kind < 11 ? memcpy_kind[e->copy_kind] : "?",
-                        e->src_kind < 8 ? mem_kind[e->src_kind] : "?", e->dst_kind < 8 ? mem_kind[e->dst_kind] : "?");
+    uint32_t n, *c = e->copy_kind < 11 && e->src_kind < 8 && e->dst_kind < 8
+                         ? &x->memcpy_nid[e->copy_kind][e->src_kind][e->dst_kind] : NULL;
+    if (c && *c) n = *c;
+    else {
+        n = name_f(x, "Memcpy %s (%s -> %s)", e->copy_kind < 11 ? memcpy_kind[e->copy_kind] : "?",
+                   e->src_kind < 8 ? mem_kind[e->src_kind] : "?", e->dst_kind < 8 ? mem_kind[e->dst_kind] : "?");
+        if (c) *c = n;
+    }
     item_init(&it, ts, dur, n, RS_XCAT_gpu_memcpy);
     gpu_common(x, &it, e->correlation, e->device, e->stream);
     arg_u(&it, RS_XK_bytes, RS_XA_U64, e->bytes);
@@ -899,7 +941,12 @@ static void on_memset(struct rs_exp *x, const struct rs_ev_CUDA_MEMSET *e)
 {
     struct rs_xitem it;
     uint64_t ts = al(x, e->h.ts), end = al(x, e->end), dur = end > ts ? end - ts : 0;
-    uint32_t n = name_f(x, "Memset (%s)", e->memory_kind < 8 ? mem_kind[e->memory_kind] : "?");
+    uint32_t n;
+    if (e->memory_kind < 8 && x->memset_nid[e->memory_kind]) n = x->memset_nid[e->memory_kind];
+    else {
+        n = name_f(x, "Memset (%s)", e->memory_kind < 8 ? mem_kind[e->memory_kind] : "?");
+        if (e->memory_kind < 8) x->memset_nid[e->memory_kind] = n;
+    }
     item_init(&it, ts, dur, n, RS_XCAT_gpu_memset);
     gpu_common(x, &it, e->correlation, e->device, e->stream);
     arg_u(&it, RS_XK_bytes, RS_XA_U64, e->bytes);
@@ -913,8 +960,9 @@ static void on_sync(struct rs_exp *x, const struct rs_ev_CUDA_SYNC *e)
                                         "Context Sync"};
     struct rs_xitem it;
     uint64_t ts = al(x, e->h.ts), end = al(x, e->end);
-    item_init(&it, ts, end > ts ? end - ts : 0, name_s(x, e->type < 5 ? types[e->type] : types[0]),
-              RS_XCAT_cuda_sync);
+    uint32_t ty = e->type < 5 ? e->type : 0;
+    if (!x->sync_nid[ty]) x->sync_nid[ty] = name_s(x, types[ty]);
+    item_init(&it, ts, end > ts ? end - ts : 0, x->sync_nid[ty], RS_XCAT_cuda_sync);
     arg_u(&it, RS_XK_correlation, RS_XA_U64, e->correlation);
     struct xgroup *g = group_get(x, XG_CSYNC, 0, 0);
     if (g && !g->nlanes) {
@@ -953,9 +1001,9 @@ static void on_copy_call(struct rs_exp *x, uint32_t tid, const struct rs_ev_CUDA
 {
     static const char *const k[] = {"HtoH", "HtoD", "DtoH", "DtoD", "Default"};
     struct rs_xitem it;
-    item_init(&it, al(x, e->h.ts), e->dur,
-              name_f(x, "%s %s", e->async ? "cudaMemcpyAsync" : "cudaMemcpy", e->copy_kind < 5 ? k[e->copy_kind] : "?"),
-              RS_XCAT_cuda_runtime);
+    uint32_t ck = e->copy_kind < 5 ? e->copy_kind : 5, *c = &x->copy_nid[!!e->async][ck];
+    if (!*c) *c = name_f(x, "%s %s", e->async ? "cudaMemcpyAsync" : "cudaMemcpy", ck < 5 ? k[ck] : "?");
+    item_init(&it, al(x, e->h.ts), e->dur, *c, RS_XCAT_cuda_runtime);
     arg_u(&it, RS_XK_bytes, RS_XA_U64, e->bytes);
     if (e->ret) arg_u(&it, RS_XK_ret, RS_XA_I64, (uint64_t)(int64_t)e->ret);
     emit_slice(x, thread_group(x, tid), &it);
@@ -1011,7 +1059,7 @@ static void on_nvtx_end(struct rs_exp *x, const struct rs_ev_NVTX_END *e)
     struct rs_xitem it;
     uint64_t ts = al(x, s->ts), end = al(x, e->h.ts);
     item_init(&it, ts, end > ts ? end - ts : 0, s->v, RS_XCAT_user_annotation);
-    emit_slice(x, async_group(x, XG_NVTXASYNC, 0, 0, name_s(x, "NVTX ranges")), &it);
+    emit_slice(x, async_group(x, XG_NVTXASYNC, 0, 0, "NVTX ranges"), &it);
 }
 
 static void on_nvtx_mark(struct rs_exp *x, uint32_t tid, const struct rs_ev_NVTX_MARK *e)
@@ -1142,7 +1190,13 @@ static void state_close(struct rs_exp *x, struct xcache *s, uint64_t end_raw)
     const char *n = proxy_state_name(s->v);
     struct rs_xitem it;
     uint64_t ts = al(x, s->ts), end = al(x, end_raw);
-    item_init(&it, ts, end > ts ? end - ts : 0, n ? name_s(x, n) : name_f(x, "state %u", s->v), RS_XCAT_nccl);
+    uint32_t nid;
+    if (s->v < 32 && x->state_nid[s->v]) nid = x->state_nid[s->v];
+    else {
+        nid = n ? name_s(x, n) : name_f(x, "state %u", s->v);
+        if (s->v < 32) x->state_nid[s->v] = nid;
+    }
+    item_init(&it, ts, end > ts ? end - ts : 0, nid, RS_XCAT_nccl);
     emit_slice(x, proxy_group(x, XG_STATES, UINT32_MAX, s->v2), &it);   /* one track per direction */
 }
 
@@ -1205,7 +1259,7 @@ static void on_net_ib(struct rs_exp *x, const struct rs_ev_NCCL_NET_IB *e)
     arg_u(&it, RS_XK_qp, RS_XA_U64, e->qp_num);
     arg_u(&it, RS_XK_wr_id, RS_XA_HEX, e->wr_id);
     arg_u(&it, RS_XK_bytes, RS_XA_U64, e->length);
-    emit_slice(x, async_group(x, XG_QP, e->qp_num, 1, name_f(x, "QP %u (NCCL net plugin)", e->qp_num)), &it);
+    emit_slice(x, async_group(x, XG_QP, e->qp_num, 1, "QP %u (NCCL net plugin)", e->qp_num), &it);
 }
 
 static void on_prof_init(struct rs_exp *x, const struct rs_ev_NCCL_PROF_INIT *e)
@@ -1466,7 +1520,7 @@ void rs_exp_annotation(struct rs_exp *x, uint64_t ts_ns, const char *title, cons
     struct rs_xitem it;
     item_init(&it, ts_ns, 0, name_s(x, title ? title : "finding"), RS_XCAT_railscope);
     if (text) arg_s(&it, RS_XK_message, name_s(x, text));
-    emit_instant(x, async_group(x, XG_RS, 1, 0, name_s(x, "findings")), &it);
+    emit_instant(x, async_group(x, XG_RS, 1, 0, "findings"), &it);
 }
 
 int rs_exp_close(struct rs_exp *x, struct rs_exp_stats *st, char *err, size_t errlen)
