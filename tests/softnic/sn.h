@@ -184,6 +184,7 @@ struct sn_ctx {
 	pthread_cond_t tx_cond;
 	struct sn_job *txq, *txq_tail;
 	uint64_t tx_free;          /* link model: when the port's transmitter is next free */
+	int tx_fd;                 /* the socket TX is writing without the lock (-1: none): RX must not close it */
 	int stop;
 	pthread_t rx_thr, tx_thr;
 	int epfd, wake_fd, async_rd, async_wr;

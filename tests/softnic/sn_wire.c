@@ -124,7 +124,7 @@ void sn_qp_detach(struct sn_qp *qp, int all)
 	struct sn_ctx *c = qp->ctx;
 	for (struct sn_conn *cn = c->conns; cn; cn = cn->next)
 		if (cn->qp == qp && (all || cn->kind != SN_C_LISTEN))
-			cn->closing = 1;
+			__atomic_store_n(&cn->closing, 1, __ATOMIC_RELEASE);
 	qp->req = NULL;
 	if (all)
 		qp->listen = NULL;
@@ -424,10 +424,13 @@ static void conn_close(struct sn_ctx *c, struct sn_conn *cn) /* RX thread, lock 
 {
 	if (cn->closed)
 		return;
+	__atomic_store_n(&cn->closing, 1, __ATOMIC_RELEASE); /* TX takes no new frame for it... */
+	while (c->tx_fd == cn->fd && !c->stop) /* ...and finishes the one it may be writing on this fd */
+		pthread_cond_wait(&c->cond, &c->lock);
 	epoll_ctl(c->epfd, EPOLL_CTL_DEL, cn->fd, NULL);
 	close(cn->fd);
 	cn->closed = 1;
-	cn->closing = 1;
+	__atomic_store_n(&cn->closing, 1, __ATOMIC_RELEASE);
 	drop_parked(c, cn);
 	struct sn_qp *qp = cn->qp;
 	if (qp && qp->req == cn) {
@@ -557,7 +560,7 @@ static void *rx_main(void *arg)
 	int timeout = -1;
 	for (;;) {
 		int n = epoll_wait(c->epfd, ev, 32, timeout);
-		if (c->stop)
+		if (__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE))
 			break;
 		for (int i = 0; i < n; i++) {
 			struct sn_conn *cn = ev[i].data.ptr;
@@ -568,7 +571,7 @@ static void *rx_main(void *arg)
 				}
 				continue;
 			}
-			if (cn->closing)
+			if (__atomic_load_n(&cn->closing, __ATOMIC_ACQUIRE)) /* set under the lock by detach */
 				continue;
 			if (cn->kind == SN_C_LISTEN) {
 				int fd = accept4(cn->fd, NULL, NULL, SOCK_CLOEXEC);
@@ -741,6 +744,7 @@ static void *tx_main(void *arg)
 		}
 		uint32_t dest = qp->dest_qpn;
 		qp->tx_inflight++;
+		c->tx_fd = fd;
 		pthread_mutex_unlock(&c->lock);
 
 		/* link model: the port sends frames one after another at the configured rate, never inside
@@ -757,6 +761,7 @@ static void *tx_main(void *arg)
 			err = tx_connect(c, qp, dest);
 			pthread_mutex_lock(&c->lock);
 			fd = !err && qp->req ? qp->req->fd : -1;
+			c->tx_fd = fd;
 			pthread_mutex_unlock(&c->lock);
 			err = fd < 0;
 		}
@@ -767,6 +772,7 @@ static void *tx_main(void *arg)
 
 		pthread_mutex_lock(&c->lock);
 		qp->tx_inflight--;
+		c->tx_fd = -1;
 		pthread_cond_broadcast(&c->cond);
 		if (err && request)
 			tx_fail(c, qp, j->seq);
@@ -779,6 +785,7 @@ static void *tx_main(void *arg)
 /* ---------------- lifecycle ---------------- */
 int sn_wire_start(struct sn_ctx *c)
 {
+	c->tx_fd = -1;
 	c->epfd = epoll_create1(EPOLL_CLOEXEC);
 	c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (c->epfd < 0 || c->wake_fd < 0)
@@ -808,7 +815,7 @@ fail:
 void sn_wire_stop(struct sn_ctx *c)
 {
 	pthread_mutex_lock(&c->lock);
-	c->stop = 1;
+	__atomic_store_n(&c->stop, 1, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&c->tx_cond);
 	pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->lock);
