@@ -153,7 +153,7 @@ static int fill(uint8_t *b, size_t size, size_t *valid)
     ms->correlationId = 15;
     ms->memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
     p += SLOT;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 2 && enabled[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL]; i++) {
         CUpti_ActivityKernel10 *k = (void *)p;
         k->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
         k->start = t + 8000 + (uint64_t)i * 1000;

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""CUPTI injection against a fake libcupti (no GPU): InitializeInjection finds the already-loaded libcupti,
+registers the monotonic timestamp callback before enabling kinds, enables memcpy/memcpy2/memset/sync and
+kernels, picks runtime-API records; synthetic CUDA 13 records (Memcpy6 pageable/pinned, PtoP4, Memset4,
+Kernel10, API, Synchronization2) become trace events; dropped count and the forced flush at exit land in
+the trace; another client taking CUPTI over is detected and the cudart wrappers take over the copies."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from taplib import *  # noqa: F401,F403
+
+DRIVER = os.path.join(NCCL_BIN, "cupti_driver")
+FAKE = os.path.join(NCCL_BIN, "fakecupti")
+if not os.path.exists(DRIVER):
+    skip_all("built without CUDA headers (no CUPTI record structs): cupti_driver not built")
+need(LIB, CLI, DRIVER, os.path.join(FAKE, "libcupti.so.13"))
+plan(20)
+
+out = os.path.join(T, "basic")
+p = run([DRIVER, FAKE, "basic"], out)
+ok(p.returncode == 0 and "inject=1" in p.stdout, "InitializeInjection returns 1", p.stdout + p.stderr)
+ok("enabled memcpy=1 memcpy2=1 memset=1 sync=1 kernel=1" in p.stdout, "MEMCPY, MEMCPY2, MEMSET, SYNC, kernels enabled",
+   p.stdout)
+ok("runtime_api memcpy=1 memcpyasync=1 getdevice=0 launch=1" in p.stdout,
+   "runtime API records: copies and (with kernels) launches, not the rest", p.stdout)
+ok("deliver=0" in p.stdout, "timestamp callback registered before any kind was enabled", p.stdout)
+evs = events(out)
+mc = kind(evs, "cuda_memcpy")
+clock = [e for e in evs if e["kind"] == "clock"]
+t0 = min(c["mono_ns"] for c in clock)
+pe = kind(evs, "proc_end")
+ok(pe and all(t0 - 1e9 < m["ts_ns"] <= m["end"] <= pe[0]["ts_ns"] for m in mc),
+   "GPU timestamps are on the tracer clock (inside the process's life)", [(m["ts_ns"], m["end"]) for m in mc])
+h2d = [(m["bytes"], m["src_kind"], m["dst_kind"]) for m in mc if m["copy_kind"] == 1]
+is_(sorted(h2d), [(512, 2, 3), (777, 2, 3), (38535168, 1, 3)], "HtoD copies with pageable/pinned source kinds "
+    "(the untimed one skipped, the forced flush's one kept)")
+m0 = [m for m in mc if m["bytes"] == 38535168][0]
+ok(m0["correlation"] == 110 and m0["drv_corr"] == 10 and m0["stream"] == 7 and m0["flags"] == 1,
+   "memcpy keeps runtime/driver correlation ids, stream, async flag", m0)
+peer = [m for m in mc if m["copy_kind"] == 10]
+ok(len(peer) == 1 and peer[0]["src_device"] == 0 and peer[0]["dst_device"] == 1 and peer[0]["bytes"] == 4096,
+   "MEMCPY2 peer copy with source and destination devices", peer)
+ms = kind(evs, "cuda_memset")
+ok(len(ms) == 1 and ms[0]["bytes"] == 1024 and ms[0]["memory_kind"] == 3, "memset record", ms)
+ks = kind(evs, "cuda_kernel")
+ok(len(ks) == 2 and all(k["name"].startswith("_Z40ncclDevKernel_AllReduce") and k["grid_x"] == 2 and
+                        k["block_x"] == 512 and k["stream"] == 7 for k in ks), "kernel records: name, grid, block, stream", ks)
+api = kind(evs, "cuda_api")
+ok(len(api) == 1 and api[0]["name"] == "cudaMemcpyAsync_v3020" and api[0]["tid"] == 1234 and api[0]["correlation"] == 110,
+   "runtime API record: name, calling thread, correlation with its copy", api)
+sy = kind(evs, "cuda_sync")
+ok(len(sy) == 1 and sy[0]["type"] == 3 and sy[0]["end"] - sy[0]["ts_ns"] == 10000, "synchronization record", sy)
+dr = kind(evs, "cupti_dropped")
+ok(len(dr) == 1 and dr[0]["count"] == 5, "CUPTI's dropped count recorded", dr)
+ok("1 activity records without timestamps" in p.stderr and "dropped 5" in p.stderr,
+   "untimed and dropped records reported once at exit", p.stderr)
+
+out = os.path.join(T, "off")
+p = run([DRIVER, FAKE, "basic"], out, {"RAILSCOPE_CUDA_KERNELS": "off"})
+evs = events(out)
+ok("kernel=0" in p.stdout and "launch=0" in p.stdout and not kind(evs, "cuda_kernel"),
+   "RAILSCOPE_CUDA_KERNELS=off: no kernel activity, no launch records", p.stdout)
+w = kind(evs, "cuda_kernel_window")
+ok(w and w[0]["on"] == 0 and w[0]["mode"] == 0, "the kernel mode is in the trace", w)
+
+out = os.path.join(T, "takeover")
+p = run([DRIVER, FAKE, "takeover"], out, {"RAILSCOPE_FLUSH_MS": "100"})
+evs = events(out)
+ok(p.returncode == 0 and "copies=45 bad=0" in p.stdout, "take-over: every cudaMemcpy reached the runtime and succeeded",
+   p.stdout + p.stderr)
+warn = [l for l in p.stderr.splitlines() if "another CUPTI client" in l]
+is_(len(warn), 1, "take-over: one warning")
+cc = kind(evs, "cuda_copy_call")
+ok(len(cc) >= 8 and all(c["bytes"] == 4096 and c["copy_kind"] == 1 and c["dst_mem"] == 2 for c in cc),
+   "take-over: copies recorded by the cudart wrappers", cc[:2])
+ok({c["src_mem"] for c in cc} == {0, 1}, "take-over: pageable and pinned sources told apart", cc[:4])
+finish()

@@ -1,0 +1,41 @@
+#!/usr/bin/env python3
+"""NCCL API wrappers with NCCL in a local scope (the PyTorch case that crashed a naive wrapper): a library
+linked against a fake libnccl.so.2 is dlopen'ed RTLD_LOCAL; its calls reach the preloaded wrappers, which
+must find pncclX in that scope and forward. The fake NCCL calls the profiler plugin's init inside
+ncclCommInitRank, as NCCL does, so the wrapper learns the communicator's hash."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from taplib import *  # noqa: F401,F403
+
+PROG = os.path.join(NCCL_BIN, "nccl_local")
+FAKE = os.path.join(NCCL_BIN, "fakenccl")
+need(LIB, CLI, PROG, os.path.join(FAKE, "libfakeuser.so"))
+plan(9)
+ITERS = 5
+
+base = run([PROG, FAKE, str(ITERS)], os.path.join(T, "none"), preload=False)
+out = os.path.join(T, "pre")
+p = run([PROG, FAKE, str(ITERS)], out, {"NCCL_PROFILER_PLUGIN": LIB})
+ok(base.returncode == 0, "(untraced run works)", base.stdout + base.stderr)
+is_(p.stdout, base.stdout, "traced: same results and the same calls reached NCCL")
+ok(p.returncode == 0 and "bad=0" in p.stdout, "every call returned ncclSuccess through the wrappers", p.stdout + p.stderr)
+evs = events(out)
+calls = kind(evs, "nccl_call")
+ar = [c for c in calls if c["func"] == 0]
+is_([c["seq"] for c in ar], list(range(ITERS)), "AllReduce recorded with per-communicator sequence numbers")
+ok(all(c["count"] == 1000 + i and c["datatype"] == 7 and c["op"] == 0 and c["rank"] == 3 and c["nranks"] == 4
+       and c["stream"] == "0x99" and c["comm_hash"] == "0xabcdef12345" for i, c in enumerate(ar)),
+   "AllReduce: count, datatype, op, rank/nranks, stream, comm hash", ar[:2])
+sends = [c for c in calls if c["func"] == 6]
+recvs = [c for c in calls if c["func"] == 7]
+ok(len(sends) == ITERS and len(recvs) == ITERS and all(c["peer"] == 1 for c in sends)
+   and all(c["peer"] == 2 for c in recvs), "Send/Recv with peers", sends[:1] + recvs[:1])
+is_(sorted(c["func"] for c in calls if c["func"] in (8, 9)), [8] * ITERS + [9] * ITERS, "GroupStart/GroupEnd")
+ini = kind(evs, "nccl_comm_init")
+ok(len(ini) == 1 and ini[0]["comm_hash"] == "0xabcdef12345" and ini[0]["rank"] == 3 and ini[0]["nranks"] == 4
+   and ini[0]["ret"] == 0 and ini[0]["cuda_device"] == 0, "CommInitRank: rank, nranks, device and the hash learned "
+   "from the plugin's init", ini)
+is_(len(kind(evs, "nccl_comm_end")), 1, "CommDestroy recorded")
+finish()

@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+"""NVTX injection: an NVTX v3 client run with NVTX_INJECTION64_PATH=librailscope.so (preloaded, and also
+only dlopen'ed by NVTX's loader): push/pop with nesting levels, start/end ids, marks, a named domain with a
+registered string and NCCL's extended payload (comm hash, bytes, op)."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from taplib import *  # noqa: F401,F403
+
+APP = os.path.join(NCCL_BIN, "nvtx_app")
+if not os.path.exists(APP):
+    skip_all("built without CUDA headers (no nvtx3): nvtx_app not built")
+need(LIB, CLI, APP)
+plan(9)
+
+base = run([APP], os.path.join(T, "none"), preload=False)
+out = os.path.join(T, "pre")
+p = run([APP], out, {"NVTX_INJECTION64_PATH": LIB})
+ok(p.returncode == 0 and "levels=6 domain=set l1=0 l2=0 id=set" in p.stdout,
+   "NVTX calls return nesting levels, a domain and range ids", p.stdout + p.stderr)
+ok("levels=-24" in base.stdout, "(without injection NVTX returns its no-tool values)", base.stdout)
+evs = events(out)
+push = [e for e in kind(evs, "nvtx_push") if not e["domain"]]
+is_([(e["message"], e["depth"]) for e in push],
+    [("step 0", 1), ("forward", 2), ("step 1", 1), ("forward", 2), ("step 2", 1), ("forward", 2)],
+    "push: messages (one reused buffer, new bytes) and depths")
+is_(len(kind(evs, "nvtx_pop")), 7, "every pop recorded")
+st, en = kind(evs, "nvtx_start"), kind(evs, "nvtx_end")
+ok(len(st) == 1 and len(en) == 1 and st[0]["id"] == en[0]["id"] and st[0]["message"] == "data wait",
+   "start/end paired by id", st + en)
+mk = kind(evs, "nvtx_mark")
+ok(len(mk) == 1 and mk[0]["message"] == "checkpoint", "mark", mk)
+nc = [e for e in kind(evs, "nvtx_push") if e["domain"] == "NCCL"]
+ok(len(nc) == 1 and nc[0]["message"] == "ncclAllReduce" and nc[0]["schema"] == hex((1 << 24) + 5)
+   and nc[0]["payload"] == 0xabcdef12345 and nc[0]["payload2"] == 4194304 and nc[0]["payload3"] == 0,
+   "NCCL domain range: registered message, schema id, comm hash, bytes, op", nc)
+
+out = os.path.join(T, "dlopen")
+p = run([APP], out, {"NVTX_INJECTION64_PATH": LIB}, preload=False)
+ok(p.returncode == 0 and "levels=6" in p.stdout, "works when NVTX's loader dlopens the library itself",
+   p.stdout + p.stderr)
+is_(len(kind(events(out), "nvtx_push")), 7, "dlopen'ed: ranges recorded")
+finish()
