@@ -34,7 +34,7 @@ endif
 
 # The library: the recording core and the interposers. Files named cli_*.c are CLI-only.
 # preload/cuda/ holds the parts that need the CUDA headers.
-LIB_SRCS := $(filter-out %/cli_%.c,$(wildcard tracer/*.c preload/*.c)) formats/rtrace_tables.c
+LIB_SRCS := $(filter-out tracer/cli_%.c preload/cli_%.c,$(wildcard tracer/*.c preload/*.c)) formats/rtrace_tables.c
 ifeq ($(HAVE_CUDA),1)
   LIB_SRCS += $(wildcard preload/cuda/*.c)
 endif
