@@ -81,17 +81,21 @@ struct vb_qp_rec {
     struct rs_ev_IBV_POST_SEND pending[VB_WR_PENDING];
 };
 
-/* Tables (verbs_tables.c): the find functions never lock; add and del take the control-path mutex. */
+/* Tables (verbs_tables.c): the find functions never lock (inline below: they are the hot path); add and
+ * del take the control-path mutex. */
 #define VB_MAX_CTX 64
-struct vb_ctx_rec *vb_ctx_find(const struct vb_context *ctx);
+#define VB_MAX_CQ 4096
+#define VB_MAX_QP 4096
+#define VB_TOMB ((uintptr_t)1)
+static inline struct vb_ctx_rec *vb_ctx_find(const struct vb_context *ctx);
 struct vb_ctx_rec *vb_ctx_add(struct vb_context *ctx); /* NULL when full */
 void vb_ctx_del(struct vb_context *ctx);
-struct vb_cq_rec *vb_cq_find(const struct vb_cq *cq);
+static inline struct vb_cq_rec *vb_cq_find(const struct vb_cq *cq);
 struct vb_cq_rec *vb_cq_add(struct vb_cq *cq, struct vb_ctx_rec *c);
 /* Hot path, first sight of a CQ created behind our back: never blocks (trylock), may return NULL. */
 struct vb_cq_rec *vb_cq_find_or_add(struct vb_cq *cq, struct vb_ctx_rec *c);
 void vb_cq_del(struct vb_cq *cq);
-struct vb_qp_rec *vb_qp_find(const struct vb_qp *qp);
+static inline struct vb_qp_rec *vb_qp_find(const struct vb_qp *qp);
 struct vb_qp_rec *vb_qp_add(struct vb_qp *qp, struct vb_ctx_rec *c);
 void vb_qp_del(struct vb_qp *qp);
 /* Emit POLL_EMPTY for counters that moved (all CQs, or one before its destruction). */
@@ -101,7 +105,7 @@ void vb_flush_empty(struct vb_cq_rec *q, uint64_t now);
 /* Memory (verbs_mr.c). */
 void vb_mr_add(const struct vb_ctx_rec *c, uint32_t lkey, uint8_t kind);
 void vb_mr_del(const struct vb_ctx_rec *c, uint32_t lkey);
-uint8_t vb_mr_kind(const struct vb_ctx_rec *c, uint32_t lkey); /* hot path; RS_MEM_UNKNOWN if absent */
+static inline uint8_t vb_mr_kind(const struct vb_ctx_rec *c, uint32_t lkey); /* RS_MEM_UNKNOWN if absent */
 /* Classify [addr, addr+len) at registration time; *cuda_dev = device ordinal or -1. */
 uint8_t vb_classify(uint64_t addr, uint64_t len, int *cuda_dev);
 
@@ -109,8 +113,8 @@ uint8_t vb_classify(uint64_t addr, uint64_t len, int *cuda_dev);
 void vb_patch_ops(struct vb_ctx_rec *c);      /* saves originals into c, installs wrappers */
 void vb_unpatch_ops(struct vb_ctx_rec *c);    /* restores them (close_device) */
 uint8_t vb_sge_kind(const struct vb_ctx_rec *c, const struct vb_sge *sg, int n, uint64_t *bytes);
-void vb_count_empty(struct vb_cq_rec *q);
-void vb_end_empty_run(struct vb_cq_rec *q, uint64_t now);
+static inline void vb_count_empty(struct vb_cq_rec *q);
+static inline void vb_end_empty_run(struct vb_cq_rec *q, uint64_t now);
 
 /* Extended API (verbs_ex.c). */
 void vb_patch_vctx(struct vb_ctx_rec *c);
@@ -123,12 +127,98 @@ void vb_qp_created(struct vb_context *ctx, struct vb_qp *qp, const struct vb_qp_
 void vb_cq_created(struct vb_context *ctx, struct vb_cq *cq, int cqe, int ex, uint64_t wc_flags, uint64_t t0,
                    int err);
 
+/* Objects are heap blocks of >= 64 bytes: dropping the low bits and folding in the page number spreads
+ * them well enough for linear probing, for a fraction of a multiplicative hash's cost. */
 static inline uint64_t vb_hash_ptr(const void *p)
 {
     uint64_t x = (uint64_t)(uintptr_t)p;
-    x ^= x >> 29;
-    x *= 0xbf58476d1ce4e5b9ull;
-    return x ^ (x >> 32);
+    return (x >> 6) ^ (x >> 16);
+}
+
+/* ---- hot-path lookups (storage in verbs_tables.c and verbs_mr.c) ---- */
+extern uintptr_t vb_ctx_keys[VB_MAX_CTX];
+extern struct vb_ctx_rec vb_ctx_recs[VB_MAX_CTX];
+extern uintptr_t vb_cq_keys[VB_MAX_CQ];
+extern struct vb_cq_rec vb_cq_recs[VB_MAX_CQ];
+extern uintptr_t vb_qp_keys[VB_MAX_QP];
+extern struct vb_qp_rec *vb_qp_recs[VB_MAX_QP];
+
+static inline struct vb_ctx_rec *vb_ctx_find(const struct vb_context *ctx)
+{
+    uint64_t h = vb_hash_ptr(ctx);
+    for (unsigned i = 0; i < VB_MAX_CTX; i++) {
+        unsigned s = (unsigned)(h + i) & (VB_MAX_CTX - 1);
+        uintptr_t k = __atomic_load_n(&vb_ctx_keys[s], __ATOMIC_ACQUIRE);
+        if (RS_LIKELY(k == (uintptr_t)ctx)) return &vb_ctx_recs[s];
+        if (!k) return NULL;
+    }
+    return NULL;
+}
+
+static inline struct vb_cq_rec *vb_cq_find(const struct vb_cq *cq)
+{
+    uint64_t h = vb_hash_ptr(cq);
+    for (unsigned i = 0; i < VB_MAX_CQ; i++) {
+        unsigned s = (unsigned)(h + i) & (VB_MAX_CQ - 1);
+        uintptr_t k = __atomic_load_n(&vb_cq_keys[s], __ATOMIC_ACQUIRE);
+        if (RS_LIKELY(k == (uintptr_t)cq)) return &vb_cq_recs[s];
+        if (!k) return NULL;
+    }
+    return NULL;
+}
+
+static inline struct vb_qp_rec *vb_qp_find(const struct vb_qp *qp)
+{
+    uint64_t h = vb_hash_ptr(qp);
+    for (unsigned i = 0; i < VB_MAX_QP; i++) {
+        unsigned s = (unsigned)(h + i) & (VB_MAX_QP - 1);
+        uintptr_t k = __atomic_load_n(&vb_qp_keys[s], __ATOMIC_ACQUIRE);
+        if (RS_LIKELY(k == (uintptr_t)qp)) return vb_qp_recs[s];
+        if (!k) return NULL;
+    }
+    return NULL;
+}
+
+/* MR table: one 64-bit word per slot [ctx id:24 | kind:8 | lkey:32] (see verbs_mr.c). */
+#define VB_MR_SLOTS (1u << 16)
+#define VB_MR_PROBES 64
+#define VB_MR_KIND_SHIFT 32
+#define VB_MR_CTX_SHIFT 40
+extern uint64_t vb_mr_tab[VB_MR_SLOTS];
+static inline uint32_t vb_mr_hash(uint32_t id, uint32_t lkey)
+{
+    uint32_t x = lkey * 0x9e3779b1u ^ id * 0x85ebca6bu;
+    return (x ^ (x >> 16)) & (VB_MR_SLOTS - 1);
+}
+static inline uint64_t vb_mr_key(uint32_t id, uint32_t lkey) { return ((uint64_t)id << VB_MR_CTX_SHIFT) | lkey; }
+
+static inline uint8_t vb_mr_kind(const struct vb_ctx_rec *c, uint32_t lkey)
+{
+    uint64_t want = vb_mr_key(c->id, lkey);
+    uint32_t h = vb_mr_hash(c->id, lkey);
+    for (unsigned i = 0; i < VB_MR_PROBES; i++) {
+        uint64_t e = __atomic_load_n(&vb_mr_tab[(h + i) & (VB_MR_SLOTS - 1)], __ATOMIC_RELAXED);
+        if (RS_LIKELY((e & ~(0xffull << VB_MR_KIND_SHIFT)) == want)) return (uint8_t)(e >> VB_MR_KIND_SHIFT);
+        if (!e) break;
+    }
+    return RS_MEM_UNKNOWN;
+}
+
+/* Empty-poll accounting: a plain counter bump; the first empty poll of a run stamps its start. */
+static inline void vb_count_empty(struct vb_cq_rec *q)
+{
+    __atomic_store_n(&q->empty, q->empty + 1, __ATOMIC_RELAXED);
+    if (RS_UNLIKELY(!q->run_start)) __atomic_store_n(&q->run_start, rs_now(), __ATOMIC_RELAXED);
+}
+
+static inline void vb_end_empty_run(struct vb_cq_rec *q, uint64_t now)
+{
+    uint64_t rs = q->run_start;
+    if (rs) {
+        __atomic_store_n(&q->empty_ns, q->empty_ns + (now > rs ? now - rs : 0), __ATOMIC_RELAXED);
+        __atomic_store_n(&q->run_start, 0, __ATOMIC_RELAXED);
+    }
+    q->last_ts = now;
 }
 
 #endif

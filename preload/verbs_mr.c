@@ -16,34 +16,16 @@
 #include "preload/dl.h"
 #include "preload/verbs_int.h"
 
-#define MR_SLOTS (1u << 16)
-#define MR_PROBES 64
+#define MR_SLOTS VB_MR_SLOTS
+#define MR_PROBES VB_MR_PROBES
 #define MR_TOMB (~0ull)
-#define MR_KIND_SHIFT 32
-#define MR_CTX_SHIFT 40
+#define MR_KIND_SHIFT VB_MR_KIND_SHIFT
+#define mr_hash vb_mr_hash
+#define mr_key vb_mr_key
+#define mr_tab vb_mr_tab
 
-static uint64_t mr_tab[MR_SLOTS];
+uint64_t vb_mr_tab[VB_MR_SLOTS];
 static pthread_mutex_t mr_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static inline uint32_t mr_hash(uint32_t id, uint32_t lkey)
-{
-    uint32_t x = lkey * 0x9e3779b1u ^ id * 0x85ebca6bu;
-    return (x ^ (x >> 16)) & (MR_SLOTS - 1);
-}
-
-static inline uint64_t mr_key(uint32_t id, uint32_t lkey) { return ((uint64_t)id << MR_CTX_SHIFT) | lkey; }
-
-uint8_t vb_mr_kind(const struct vb_ctx_rec *c, uint32_t lkey)
-{
-    uint64_t want = mr_key(c->id, lkey);
-    uint32_t h = mr_hash(c->id, lkey);
-    for (unsigned i = 0; i < MR_PROBES; i++) {
-        uint64_t e = __atomic_load_n(&mr_tab[(h + i) & (MR_SLOTS - 1)], __ATOMIC_RELAXED);
-        if (RS_LIKELY((e & ~(0xffull << MR_KIND_SHIFT)) == want)) return (uint8_t)(e >> MR_KIND_SHIFT);
-        if (!e) break;
-    }
-    return RS_MEM_UNKNOWN;
-}
 
 void vb_mr_add(const struct vb_ctx_rec *c, uint32_t lkey, uint8_t kind)
 {

@@ -151,23 +151,6 @@ static int w_post_srq_recv(struct vb_srq *srq, struct vb_recv_wr *wr, struct vb_
     return ret;
 }
 
-/* Empty-poll accounting, shared with the cq_ex path. */
-void vb_count_empty(struct vb_cq_rec *q)
-{
-    __atomic_store_n(&q->empty, q->empty + 1, __ATOMIC_RELAXED);
-    if (RS_UNLIKELY(!q->run_start)) __atomic_store_n(&q->run_start, rs_now(), __ATOMIC_RELAXED);
-}
-
-void vb_end_empty_run(struct vb_cq_rec *q, uint64_t now)
-{
-    uint64_t rs = q->run_start;
-    if (rs) {
-        __atomic_store_n(&q->empty_ns, q->empty_ns + (now > rs ? now - rs : 0), __ATOMIC_RELAXED);
-        __atomic_store_n(&q->run_start, 0, __ATOMIC_RELAXED);
-    }
-    q->last_ts = now;
-}
-
 static int w_poll_cq(struct vb_cq *cq, int n, struct vb_wc *wc)
 {
     struct vb_cq_rec *q = vb_cq_find(cq);

@@ -10,29 +10,13 @@
 
 #include "preload/verbs_int.h"
 
-#define TOMB ((uintptr_t)1)
-#define VB_MAX_CQ 4096
-#define VB_MAX_QP 4096
+#define TOMB VB_TOMB
 
 static pthread_mutex_t tab_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* ---- contexts: records embedded, id = slot + 1 ---- */
-static struct {
-    uintptr_t key;
-    struct vb_ctx_rec rec;
-} ctxs[VB_MAX_CTX];
-
-struct vb_ctx_rec *vb_ctx_find(const struct vb_context *ctx)
-{
-    uint64_t h = vb_hash_ptr(ctx);
-    for (unsigned i = 0; i < VB_MAX_CTX; i++) {
-        unsigned s = (unsigned)(h + i) & (VB_MAX_CTX - 1);
-        uintptr_t k = __atomic_load_n(&ctxs[s].key, __ATOMIC_ACQUIRE);
-        if (RS_LIKELY(k == (uintptr_t)ctx)) return &ctxs[s].rec;
-        if (!k) return NULL;
-    }
-    return NULL;
-}
+/* ---- contexts: id = slot + 1 ---- */
+uintptr_t vb_ctx_keys[VB_MAX_CTX];
+struct vb_ctx_rec vb_ctx_recs[VB_MAX_CTX];
 
 struct vb_ctx_rec *vb_ctx_add(struct vb_context *ctx)
 {
@@ -42,13 +26,13 @@ struct vb_ctx_rec *vb_ctx_add(struct vb_context *ctx)
     uint64_t h = vb_hash_ptr(ctx);
     for (unsigned i = 0; i < VB_MAX_CTX && !r; i++) {
         unsigned s = (unsigned)(h + i) & (VB_MAX_CTX - 1);
-        uintptr_t k = ctxs[s].key;
+        uintptr_t k = vb_ctx_keys[s];
         if (k && k != TOMB) continue;
-        memset(&ctxs[s].rec, 0, sizeof ctxs[s].rec);
-        ctxs[s].rec.ctx = ctx;
-        ctxs[s].rec.id = s + 1;
-        r = &ctxs[s].rec;
-        __atomic_store_n(&ctxs[s].key, (uintptr_t)ctx, __ATOMIC_RELEASE);
+        r = &vb_ctx_recs[s];
+        memset(r, 0, sizeof *r);
+        r->ctx = ctx;
+        r->id = s + 1;
+        __atomic_store_n(&vb_ctx_keys[s], (uintptr_t)ctx, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&tab_lock);
     return r;
@@ -58,25 +42,13 @@ void vb_ctx_del(struct vb_context *ctx)
 {
     pthread_mutex_lock(&tab_lock);
     struct vb_ctx_rec *r = vb_ctx_find(ctx);
-    if (r) __atomic_store_n(&ctxs[r->id - 1].key, TOMB, __ATOMIC_RELEASE);
+    if (r) __atomic_store_n(&vb_ctx_keys[r->id - 1], TOMB, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&tab_lock);
 }
 
 /* ---- CQs: keys apart from records, so that the tick's scan touches only the keys ---- */
-static uintptr_t cq_keys[VB_MAX_CQ];
-static struct vb_cq_rec cq_recs[VB_MAX_CQ];
-
-struct vb_cq_rec *vb_cq_find(const struct vb_cq *cq)
-{
-    uint64_t h = vb_hash_ptr(cq);
-    for (unsigned i = 0; i < VB_MAX_CQ; i++) {
-        unsigned s = (unsigned)(h + i) & (VB_MAX_CQ - 1);
-        uintptr_t k = __atomic_load_n(&cq_keys[s], __ATOMIC_ACQUIRE);
-        if (RS_LIKELY(k == (uintptr_t)cq)) return &cq_recs[s];
-        if (!k) return NULL;
-    }
-    return NULL;
-}
+uintptr_t vb_cq_keys[VB_MAX_CQ];
+struct vb_cq_rec vb_cq_recs[VB_MAX_CQ];
 
 static struct vb_cq_rec *cq_insert_locked(struct vb_cq *cq, struct vb_ctx_rec *c)
 {
@@ -88,14 +60,14 @@ static struct vb_cq_rec *cq_insert_locked(struct vb_cq *cq, struct vb_ctx_rec *c
     uint64_t h = vb_hash_ptr(cq);
     for (unsigned i = 0; i < VB_MAX_CQ; i++) {
         unsigned s = (unsigned)(h + i) & (VB_MAX_CQ - 1);
-        uintptr_t k = cq_keys[s];
+        uintptr_t k = vb_cq_keys[s];
         if (k && k != TOMB) continue;
-        r = &cq_recs[s];
+        r = &vb_cq_recs[s];
         memset(r, 0, sizeof *r);
         r->cq = cq;
         r->c = c;
         r->emitted_ts = rs_now();
-        __atomic_store_n(&cq_keys[s], (uintptr_t)cq, __ATOMIC_RELEASE);
+        __atomic_store_n(&vb_cq_keys[s], (uintptr_t)cq, __ATOMIC_RELEASE);
         return r;
     }
     rs_warn_once("verbs: more than %d live CQs; further CQs are not counted", VB_MAX_CQ);
@@ -127,28 +99,14 @@ void vb_cq_del(struct vb_cq *cq)
     pthread_mutex_lock(&tab_lock);
     struct vb_cq_rec *r = vb_cq_find(cq);
     if (r) {
-        __atomic_store_n(&cq_keys[r - cq_recs], TOMB, __ATOMIC_RELEASE);
+        __atomic_store_n(&vb_cq_keys[r - vb_cq_recs], TOMB, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&tab_lock);
 }
 
 /* ---- QPs: records allocated at creation (they carry the wr_* builder buffer) ---- */
-static struct {
-    uintptr_t key;
-    struct vb_qp_rec *rec;
-} qps[VB_MAX_QP];
-
-struct vb_qp_rec *vb_qp_find(const struct vb_qp *qp)
-{
-    uint64_t h = vb_hash_ptr(qp);
-    for (unsigned i = 0; i < VB_MAX_QP; i++) {
-        unsigned s = (unsigned)(h + i) & (VB_MAX_QP - 1);
-        uintptr_t k = __atomic_load_n(&qps[s].key, __ATOMIC_ACQUIRE);
-        if (RS_LIKELY(k == (uintptr_t)qp)) return qps[s].rec;
-        if (!k) return NULL;
-    }
-    return NULL;
-}
+uintptr_t vb_qp_keys[VB_MAX_QP];
+struct vb_qp_rec *vb_qp_recs[VB_MAX_QP];
 
 struct vb_qp_rec *vb_qp_add(struct vb_qp *qp, struct vb_ctx_rec *c)
 {
@@ -163,10 +121,10 @@ struct vb_qp_rec *vb_qp_add(struct vb_qp *qp, struct vb_ctx_rec *c)
     unsigned i;
     for (i = 0; i < VB_MAX_QP; i++) {
         unsigned s = (unsigned)(h + i) & (VB_MAX_QP - 1);
-        uintptr_t k = qps[s].key;
+        uintptr_t k = vb_qp_keys[s];
         if (k && k != TOMB) continue;
-        qps[s].rec = r;
-        __atomic_store_n(&qps[s].key, (uintptr_t)qp, __ATOMIC_RELEASE);
+        vb_qp_recs[s] = r;
+        __atomic_store_n(&vb_qp_keys[s], (uintptr_t)qp, __ATOMIC_RELEASE);
         break;
     }
     pthread_mutex_unlock(&tab_lock);
@@ -185,11 +143,11 @@ void vb_qp_del(struct vb_qp *qp)
     uint64_t h = vb_hash_ptr(qp);
     for (unsigned i = 0; i < VB_MAX_QP; i++) {
         unsigned s = (unsigned)(h + i) & (VB_MAX_QP - 1);
-        uintptr_t k = qps[s].key;
+        uintptr_t k = vb_qp_keys[s];
         if (!k) break;
         if (k != (uintptr_t)qp) continue;
-        dead = qps[s].rec;
-        __atomic_store_n(&qps[s].key, TOMB, __ATOMIC_RELEASE);
+        dead = vb_qp_recs[s];
+        __atomic_store_n(&vb_qp_keys[s], TOMB, __ATOMIC_RELEASE);
         break;
     }
     pthread_mutex_unlock(&tab_lock);
@@ -221,7 +179,7 @@ void vb_flush_empty_all(void)
     if (!rs_on(RS_FAM_verbs)) return;
     uint64_t now = rs_now();
     for (unsigned s = 0; s < VB_MAX_CQ; s++) {
-        uintptr_t k = __atomic_load_n(&cq_keys[s], __ATOMIC_ACQUIRE);
-        if (k && k != TOMB) vb_flush_empty(&cq_recs[s], now);
+        uintptr_t k = __atomic_load_n(&vb_cq_keys[s], __ATOMIC_ACQUIRE);
+        if (k && k != TOMB) vb_flush_empty(&vb_cq_recs[s], now);
     }
 }
