@@ -9,6 +9,18 @@
 
 #include "analyze_local.h"
 
+/* qsort that first checks whether the input is already in order (the usual case: file order is mostly
+ * time order), saving the sort's cost on the common path. */
+static void an_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+    const char *b = base;
+    for (size_t i = 1; i < n; i++)
+        if (cmp(b + (i - 1) * size, b + i * size) > 0) {
+            qsort(base, n, size, cmp);
+            return;
+        }
+}
+
 static int cmp_i64(const void *x, const void *y)
 {
     int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
@@ -42,13 +54,6 @@ static int cmp_coll_k(const void *x, const void *y)
     return a->kstart < b->kstart ? -1 : a->kstart > b->kstart;
 }
 static const struct wrrec *g_wrs;
-static int cmp_wr_qp_post(const void *x, const void *y)
-{
-    const struct wrrec *a = &g_wrs[*(const uint32_t *)x], *b = &g_wrs[*(const uint32_t *)y];
-    if (a->qp != b->qp)
-        return a->qp < b->qp ? -1 : 1;
-    return a->post < b->post ? -1 : a->post > b->post;
-}
 static int cmp_wr_post(const void *x, const void *y)
 {
     const struct wrrec *a = &g_wrs[*(const uint32_t *)x], *b = &g_wrs[*(const uint32_t *)y];
@@ -105,7 +110,7 @@ static void attach_proxy(struct pass *p)
         if (!hm_get(&p->collmap, o->parent, &ci) || ci >= p->ncolls)
             continue;
         struct an_lcoll *c = &p->colls[ci];
-        if (strcasestr(c->algo, "ring") && o->nsteps >= 2 && s->step == o->nsteps / 2 - 1 && s->b > c->rs_end)
+        if (o->nsteps >= 2 && s->step == o->nsteps / 2 - 1 && s->b > c->rs_end && strcasestr(c->algo, "ring"))
             c->rs_end = s->b;
     }
     /* No verbs capture (NCCL's own verbs calls not seen): proxy send steps stand in for work requests. */
@@ -136,9 +141,9 @@ static void attach_proxy(struct pass *p)
  * enqueued before it ends. */
 static void match_kernels(struct pass *p)
 {
-    qsort(p->colls, p->ncolls, sizeof *p->colls, cmp_coll_host);
+    an_sort(p->colls, p->ncolls, sizeof *p->colls, cmp_coll_host);
     if (p->nk.n > 1)
-        qsort(p->nk.v, p->nk.n, sizeof *p->nk.v, cmp_iv);
+        an_sort(p->nk.v, p->nk.n, sizeof *p->nk.v, cmp_iv);
     size_t j = 0;
     for (size_t i = 0; i < p->ncolls; i++) {
         struct an_lcoll *c = &p->colls[i];
@@ -153,7 +158,7 @@ static void match_kernels(struct pass *p)
             j++;
         }
     }
-    qsort(p->colls, p->ncolls, sizeof *p->colls, cmp_coll_k);
+    an_sort(p->colls, p->ncolls, sizeof *p->colls, cmp_coll_k);
 }
 
 /* Work requests: per-QP busy time (union of post->completion), per-collective busiest QP, free sends. */
@@ -166,8 +171,27 @@ static void account_wrs(struct pass *p, struct ivec *free_net)
     for (size_t i = 0; i < p->nwrs; i++)
         if (p->wrs[i].done >= p->wrs[i].post && p->wrs[i].done)
             idx[n++] = (uint32_t)i;
+    /* (qp, post) order: post order (usually the file's), then a stable counting sort by QP */
     g_wrs = p->wrs;
-    qsort(idx, n, sizeof *idx, cmp_wr_qp_post);
+    an_sort(idx, n, sizeof *idx, cmp_wr_post);
+    size_t *cnt = calloc(p->nqps + 1, sizeof *cnt);
+    uint32_t *tmp = malloc((n + 1) * sizeof *tmp), *qi = malloc((n + 1) * sizeof *qi);
+    if (!cnt || !tmp || !qi)
+        exit(2);
+    for (size_t k = 0; k < n; k++) {
+        uint64_t v = 0;
+        hm_get(&p->qpmap, p->wrs[idx[k]].qp, &v);
+        qi[k] = (uint32_t)v;
+        cnt[v + 1]++;
+    }
+    for (size_t q = 0; q < p->nqps; q++)
+        cnt[q + 1] += cnt[q];
+    for (size_t k = 0; k < n; k++)
+        tmp[cnt[qi[k]]++] = idx[k];
+    memcpy(idx, tmp, n * sizeof *idx);
+    free(cnt);
+    free(tmp);
+    free(qi);
     size_t i = 0;
     while (i < n) {
         uint32_t qp = p->wrs[idx[i]].qp;
@@ -225,14 +249,14 @@ static void find_bounces(struct pass *p)
 {
     if (!p->ncopies || !p->nwrs)
         return;
-    qsort(p->copies, p->ncopies, sizeof *p->copies, cmp_copy_b);
+    an_sort(p->copies, p->ncopies, sizeof *p->copies, cmp_copy_b);
     uint32_t *idx = malloc(p->nwrs * sizeof *idx);
     if (!idx)
         exit(2);
     for (size_t i = 0; i < p->nwrs; i++)
         idx[i] = (uint32_t)i;
     g_wrs = p->wrs;
-    qsort(idx, p->nwrs, sizeof *idx, cmp_wr_post);
+    an_sort(idx, p->nwrs, sizeof *idx, cmp_wr_post);
     size_t c = 0;
     for (size_t k = 0; k < p->nwrs; k++) {
         struct wrrec *w = &p->wrs[idx[k]];
@@ -251,7 +275,7 @@ static void find_bounces(struct pass *p)
     }
     free(idx);
     /* receive side: copies sorted by start would be exact; ends are close enough for small copies */
-    qsort(p->rwc, p->nrwc, sizeof *p->rwc, cmp_tsb);
+    an_sort(p->rwc, p->nrwc, sizeof *p->rwc, cmp_tsb);
     c = 0;
     for (size_t k = 0; k < p->nrwc; k++) {
         struct tsb *t = &p->rwc[k];
@@ -337,7 +361,7 @@ static void detect_steps(struct pass *p, struct ivec *free_net, struct srange **
     struct an_rank *r = p->r;
     const char *mk = p->o->step_marker;
     if (p->nranges) {
-        qsort(p->ranges, p->nranges, sizeof *p->ranges, cmp_range);
+        an_sort(p->ranges, p->nranges, sizeof *p->ranges, cmp_range);
         size_t o = 0; /* keep outermost ranges only */
         for (size_t i = 0; i < p->nranges; i++)
             if (!o || p->ranges[i].a >= p->ranges[o - 1].b)
@@ -351,7 +375,7 @@ static void detect_steps(struct pass *p, struct ivec *free_net, struct srange **
         return;
     }
     if (p->nmarks >= 2) {
-        qsort(p->marks, p->nmarks, sizeof *p->marks, cmp_range);
+        an_sort(p->marks, p->nmarks, sizeof *p->marks, cmp_range);
         struct srange *s = calloc(p->nmarks - 1, sizeof *s);
         for (size_t i = 0; i + 1 < p->nmarks; i++) {
             s[i].a = p->marks[i].a;
@@ -384,7 +408,7 @@ static void detect_steps(struct pass *p, struct ivec *free_net, struct srange **
             if (p->wrs[i].bytes && p->wrs[i].done)
                 idx[ni++] = (uint32_t)i;
         g_wrs = p->wrs;
-        qsort(idx, ni, sizeof *idx, cmp_wr_post);
+        an_sort(idx, ni, sizeof *idx, cmp_wr_post);
         for (size_t i = 0; i < ni; i++)
             *AN_PUSH(v, nv, cap) = (struct iv){p->wrs[idx[i]].post, p->wrs[idx[i]].done};
         free(idx);
