@@ -218,6 +218,7 @@ void sn_send_cqe(struct sn_qp *qp, struct sn_swr *w, enum ibv_wc_status st); /* 
 void sn_recv_cqe(struct sn_qp *qp, uint64_t wr_id, enum ibv_wc_status st, enum ibv_wc_opcode op,
 		 uint32_t len, const struct sn_hdr *h);
 void sn_qp_init_ops(struct sn_qp *qp);
+void sn_tx_drain(struct sn_ctx *c, struct sn_qp *qp); /* responses owed to peers leave first */
 int sn_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int sn_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 struct ibv_qp *sn_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a);

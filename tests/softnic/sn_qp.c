@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---------------- completions ---------------- */
 static enum ibv_wc_opcode wc_op(enum ibv_wr_opcode op)
@@ -72,6 +73,28 @@ static void tx_purge_some(struct sn_ctx *c, struct sn_qp *qp, int requests_only)
 static void tx_purge(struct sn_ctx *c, struct sn_qp *qp)
 {
 	tx_purge_some(c, qp, 0);
+}
+
+/* Let the ACK/NAK/READ responses already owed to peers leave before a QP (qp) or the whole port
+ * (NULL) goes away: a peer whose receive completed must also get its ACK, even when the application
+ * tears down the moment it sees the completion.  Bounded: a stuck peer costs at most 0.5 s.
+ * ctx lock held. */
+void sn_tx_drain(struct sn_ctx *c, struct sn_qp *qp)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_nsec += 500000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	for (;;) {
+		int owed = qp ? qp->tx_inflight : c->tx_fd >= 0;
+		for (struct sn_job *j = c->txq; j && !owed; j = j->next)
+			owed = (!qp || j->qp == qp) && j->type > SN_REQ_READ;
+		if (!owed || c->stop || pthread_cond_timedwait(&c->cond, &c->lock, &until))
+			return;
+	}
 }
 
 void sn_qp_error(struct sn_qp *qp)
@@ -218,6 +241,8 @@ SN_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 		pthread_mutex_unlock(&c->lock);
 		return EINVAL;
 	}
+	tx_purge_some(c, qp, 1);
+	sn_tx_drain(c, qp);
 	qp->dead = 1;
 	ibqp->state = IBV_QPS_RESET;
 	tx_purge(c, qp);

@@ -815,6 +815,7 @@ fail:
 void sn_wire_stop(struct sn_ctx *c)
 {
 	pthread_mutex_lock(&c->lock);
+	sn_tx_drain(c, NULL);
 	__atomic_store_n(&c->stop, 1, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&c->tx_cond);
 	pthread_cond_broadcast(&c->cond);
