@@ -224,7 +224,8 @@ int cmd_export(int argc, char **argv)
                     (unsigned long long)st.wr_matched, (unsigned long long)st.wr_unmatched_wc,
                     (unsigned long long)st.wr_no_completion);
         if (st.lane_overflow)
-            fprintf(stderr, "railscope: export: %llu slices overlapped too deeply and share an overflow lane\n",
+            fprintf(stderr, "railscope: export: %llu slices overlapped more than a track's lanes hold: shown as "
+                            "instants where they end (with dur_ns)\n",
                     (unsigned long long)st.lane_overflow);
     }
     return partial ? 1 : 0;

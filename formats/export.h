@@ -52,7 +52,7 @@ struct rs_exp_stats {
     uint64_t bytes_out;           /* bytes written over all output files */
     uint64_t files_out;
     uint64_t wr_matched, wr_unmatched_wc, wr_no_completion;
-    uint64_t lane_overflow;       /* slices put on an overflow lane (may overlap there) */
+    uint64_t lane_overflow;       /* slices shown as instants at their end: more overlap than lanes */
 };
 
 struct rs_exp;

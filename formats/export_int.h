@@ -96,7 +96,8 @@ struct rs_xarg {
     X(count, "count") X(algo, "algo") X(proto, "proto") X(nchannels, "nChannels") X(channel, "channel") \
     X(peer, "peer") X(comm, "comm") X(message, "message") X(mem, "memory") X(value, "value") \
     X(ret, "ret") X(length, "length") X(step, "step") X(rank, "rank") X(events, "events") \
-    X(completed_by, "completed_by_wr_id") X(copy_kind, "copy_kind") X(domain, "domain")
+    X(completed_by, "completed_by_wr_id") X(copy_kind, "copy_kind") X(domain, "domain") \
+    X(dur_ns, "dur_ns")
 enum rs_xkey {
 #define RS_XKEY_ENUM(id, s) RS_XK_##id,
     RS_XKEYS(RS_XKEY_ENUM)

@@ -7,7 +7,7 @@
 
 #include "export_int.h"
 
-#define RS_XOUT_CAP (4u << 20)
+#define RS_XOUT_CAP (1u << 20)
 
 int rs_xout_open(struct rs_xout *o, const char *path)
 {

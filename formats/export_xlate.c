@@ -52,8 +52,9 @@ struct xgroup {
     int64_t jpid, jtid0;     /* JSON placement of lane 0 */
     int32_t sort;
     struct xlane *lane[XLANES_ASYNC];
-    /* NVTX push/pop stack (XG_NVTX) */
+    /* NVTX push/pop stack (XG_NVTX); Kineto output keeps the pushes to write complete events at the pop */
     int nvtx_depth;
+    struct xpush { uint64_t ts; uint32_t msg, dom; } *pushes;
 };
 
 struct xwr {
@@ -101,6 +102,7 @@ struct xproc {
     uint32_t nstr;
     struct xgroup **gtab;    /* open addressing on (gk, a, b) */
     struct xgroup *last_thread;
+    uint32_t *corr;          /* see corr_started() */
     uint32_t gcap, gn;
     struct xqp *qps;         /* open addressing on qp_num (+srq bit) */
     uint32_t qcap, qn, last_qp;
@@ -361,7 +363,7 @@ static struct xlane *lane_new(struct rs_exp *x, struct xgroup *g)
     return l;
 }
 
-/* Lane for [s, e] in g (allocating lanes as needed). */
+/* Lane for [s, e] in g (allocating lanes as needed); NULL when every lane is taken (see emit_slice). */
 static struct xlane *lane_for(struct rs_exp *x, struct xgroup *g, uint64_t s, uint64_t e)
 {
     for (int i = 0; i < g->nlanes; i++) {
@@ -373,21 +375,17 @@ static struct xlane *lane_for(struct rs_exp *x, struct xgroup *g, uint64_t s, ui
         l->last_start = s;
         return l;
     }
-    struct xlane *l = NULL;
-    if (g->nlanes < g->maxl) l = lane_new(x, g);
-    if (!l) {
-        if (!g->nlanes) return NULL;
-        l = g->lane[g->nlanes - 1];
-        x->st.lane_overflow++;
-        l->depth = 0;
-    }
+    if (g->nlanes >= g->maxl) return NULL;
+    struct xlane *l = lane_new(x, g);
+    if (!l) return NULL;
     l->stack[l->depth++] = e;
-    if (s > l->last_start) l->last_start = s;
+    l->last_start = s;
     return l;
 }
 
 static void group_free(struct xgroup *g)
 {
+    free(g->pushes);
     for (int i = 0; i < g->nlanes; i++) free(g->lane[i]);
     free(g);
 }
@@ -419,7 +417,8 @@ static struct xgroup *thread_side_group(struct rs_exp *x, uint32_t gk, uint32_t 
         struct xgroup *tg = thread_group(x, tid);
         g->nest = 1;
         g->maxl = XLANES_NEST;
-        g->jtid0 = gk == XG_NVTX ? synth_jtid(x) : tid;
+        /* Kineto: ranges (ProfilerStep#N for HTA) on the thread's own row; elsewhere a row of their own */
+        g->jtid0 = gk == XG_NVTX && x->o.format != RS_EXP_KINETO ? synth_jtid(x) : tid;
         g->name = name_f(x, "thread %u %s", tid, what);
         struct xlane *l = lane_new(x, g);
         if (l && tg && tg->nlanes && gk == XG_CUDA) {
@@ -511,7 +510,20 @@ static void emit_slice(struct rs_exp *x, struct xgroup *g, struct rs_xitem *it)
 {
     if (!g) return;
     struct xlane *l = lane_for(x, g, it->ts, it->ts + it->dur);
-    if (!l) return;
+    if (!l) {
+        /* More overlap than lanes: show it as an instant where it ends (an instant nests anywhere) on the
+         * first lane that is not ahead of that time. Its length stays in the arguments. */
+        uint64_t e = it->ts + it->dur;
+        for (int i = 0; i < g->nlanes && !l; i++)
+            if (g->lane[i]->last_start <= e) l = g->lane[i];
+        if (!l) return;
+        while (l->depth && l->stack[l->depth - 1] <= e) l->depth--;
+        l->last_start = e;
+        arg_u(it, RS_XK_dur_ns, RS_XA_U64, it->dur);
+        it->ts = e;
+        it->dur = 0;
+        x->st.lane_overflow++;
+    }
     declare(x, &l->t);
     it->t = &l->t;
     x->be->slice(x->b, it);
@@ -887,12 +899,28 @@ static struct xgroup *stream_group(struct rs_exp *x, uint32_t dev, uint32_t stre
     return g;
 }
 
+/* Correlation ids of runtime calls whose flow has started (direct-mapped, bounded): a GPU record ends a
+ * flow only when its call was seen, so traces without API records (or with them dropped) get no
+ * dangling arrows. CUPTI hands the call's record over before the GPU work's (the call returns first). */
+#define XCORR (1u << 16)
+static void corr_started(struct rs_exp *x, uint32_t corr)
+{
+    if (!x->p.corr && !(x->p.corr = calloc(XCORR, sizeof *x->p.corr))) return;
+    x->p.corr[corr & (XCORR - 1)] = corr;
+}
+static int corr_take(struct rs_exp *x, uint32_t corr)
+{
+    if (!x->p.corr || !corr || x->p.corr[corr & (XCORR - 1)] != corr) return 0;
+    x->p.corr[corr & (XCORR - 1)] = 0;
+    return 1;
+}
+
 static void gpu_common(struct rs_exp *x, struct rs_xitem *it, uint32_t corr, uint32_t dev, uint32_t stream)
 {
     arg_u(it, RS_XK_device, RS_XA_U64, dev);
     arg_u(it, RS_XK_stream, RS_XA_U64, stream);
     arg_u(it, RS_XK_correlation, RS_XA_U64, corr);
-    it->flow_in = corr_flow(x, corr);
+    if (corr_take(x, corr)) it->flow_in = corr_flow(x, corr);
 }
 
 /* "[x, y, z]" for grid/block arguments, cached by value. */
@@ -992,7 +1020,7 @@ static void on_api(struct rs_exp *x, uint32_t tid, const struct rs_ev_CUDA_API *
     arg_u(&it, RS_XK_correlation, RS_XA_U64, e->correlation);
     arg_u(&it, RS_XK_cbid, RS_XA_U64, e->cbid);
     if (e->ret) arg_u(&it, RS_XK_ret, RS_XA_I64, e->ret);
-    if (api_links(n)) it.flow_out = corr_flow(x, e->correlation);
+    if (api_links(n) && (it.flow_out = corr_flow(x, e->correlation))) corr_started(x, e->correlation);
     uint32_t t = e->tid ? e->tid : tid;
     emit_slice(x, thread_side_group(x, XG_CUDA, t, "cuda"), &it);
 }
@@ -1009,7 +1037,20 @@ static void on_copy_call(struct rs_exp *x, uint32_t tid, const struct rs_ev_CUDA
     emit_slice(x, thread_group(x, tid), &it);
 }
 
-/* NVTX push/pop: B/E on a per-thread NVTX track; depth is bounded, stray pops are ignored. */
+/* NVTX push/pop: B/E on a per-thread NVTX track; depth is bounded, stray pops are ignored. Kineto's
+ * readers (HTA) take complete events only, so there the push is kept (bounded stack) and the pop writes
+ * an "X" event. */
+static void nvtx_emit_x(struct rs_exp *x, struct xgroup *g, uint64_t end)
+{
+    struct xpush *p = &g->pushes[g->nvtx_depth];
+    struct rs_xitem it;
+    item_init(&it, p->ts, end > p->ts ? end - p->ts : 0, p->msg, RS_XCAT_user_annotation);
+    if (p->dom) arg_s(&it, RS_XK_domain, p->dom);
+    it.t = &g->lane[0]->t;
+    x->be->slice(x->b, &it);
+    x->st.items_out++;
+}
+
 static void on_nvtx_push(struct rs_exp *x, uint32_t tid, const struct rs_ev_NVTX_PUSH *e)
 {
     struct xgroup *g = thread_side_group(x, XG_NVTX, tid, "nvtx");
@@ -1018,9 +1059,14 @@ static void on_nvtx_push(struct rs_exp *x, uint32_t tid, const struct rs_ev_NVTX
     struct xlane *l = g->lane[0];
     if (ts < l->last_start) ts = l->last_start;   /* B/E must stay ordered on the track */
     if (g->nvtx_depth >= XNVTX_DEPTH) return;
-    g->nvtx_depth++;
     l->last_start = ts;
     declare(x, &l->t);
+    if (x->o.format == RS_EXP_KINETO) {
+        if (!g->pushes && !(g->pushes = malloc(XNVTX_DEPTH * sizeof *g->pushes))) return;
+        g->pushes[g->nvtx_depth++] = (struct xpush){ts, str_nid(x, e->message), e->domain ? str_nid(x, e->domain) : 0};
+        return;
+    }
+    g->nvtx_depth++;
     struct rs_xitem it;
     item_init(&it, ts, 0, str_nid(x, e->message), RS_XCAT_user_annotation);
     if (e->domain) arg_s(&it, RS_XK_domain, str_nid(x, e->domain));
@@ -1038,7 +1084,8 @@ static void on_nvtx_pop(struct rs_exp *x, uint32_t tid, const struct rs_ev_NVTX_
     if (ts < l->last_start) ts = l->last_start;
     l->last_start = ts;
     g->nvtx_depth--;
-    x->be->end(x->b, &l->t, ts);
+    if (g->pushes) nvtx_emit_x(x, g, ts);
+    else x->be->end(x->b, &l->t, ts);
 }
 
 static struct xcache *cache_slot(struct xcache *c, uint64_t key) { return &c[mix64(key) & (XCACHE - 1)]; }
@@ -1441,7 +1488,9 @@ int rs_exp_begin_process(struct rs_exp *x, const struct rs_exp_proc *pi)
     t->sort = pi->rank >= 0 ? (int32_t)pi->rank : (int32_t)(100000 + p->index);
     char host[128];
     snprintf(host, sizeof host, "%s", pi->host ? pi->host : "?");
-    if (pi->rank >= 0)
+    if (pi->rank < 0 && pi->pid == 0)
+        t->name = name_f(x, "%s", host);
+    else if (pi->rank >= 0)
         t->name = name_f(x, "rank %lld (%s pid %llu)%s%s", (long long)pi->rank, host, (unsigned long long)pi->pid,
                          pi->label ? " " : "", pi->label ? pi->label : "");
     else
@@ -1488,7 +1537,8 @@ int rs_exp_end_process(struct rs_exp *x)
             uint64_t ts = end > g->lane[0]->last_start ? end : g->lane[0]->last_start;
             while (g->nvtx_depth) {
                 g->nvtx_depth--;
-                x->be->end(x->b, &g->lane[0]->t, ts);
+                if (g->pushes) nvtx_emit_x(x, g, ts);
+                else x->be->end(x->b, &g->lane[0]->t, ts);
             }
         }
     }
@@ -1502,6 +1552,7 @@ int rs_exp_end_process(struct rs_exp *x)
     free(p->gtab);
     free(p->qps);
     free(p->strmap);
+    free(p->corr);
     x->in_proc = 0;
     return 0;
 }
@@ -1511,7 +1562,7 @@ void rs_exp_annotation(struct rs_exp *x, uint64_t ts_ns, const char *title, cons
     if (x->o.format == RS_EXP_KINETO) return;   /* HTA would take an extra file for a rank */
     if (!x->findings_proc) {   /* a pseudo-process after the real ones: "railscope analysis" */
         if (x->in_proc) rs_exp_end_process(x);
-        struct rs_exp_proc pi = {.host = "railscope", .pid = 0, .rank = -1, .label = "analysis"};
+        struct rs_exp_proc pi = {.host = "railscope analysis", .pid = 0, .rank = -1, .label = NULL};
         pi.start_realtime = x->o.base_realtime_ns;
         if (rs_exp_begin_process(x, &pi)) return;
         x->findings_proc = 1;
