@@ -1,6 +1,7 @@
 #!/bin/bash
 # The tricky-file corpus (tests/corpus/files, made by mkcorpus.c) through every consumer:
-#  1. the reader (rs-readcheck): status, events handed out and (column 4) the reason, against EXPECT;
+#  1. the reader (rs-readcheck): status, events handed out and (column 4) the reason, against EXPECT,
+#     and its peak memory per file;
 #  2. every fuzz target's replay driver over the corpus and the fuzzers' seed/regression inputs
 #     (tests/fuzz/seeds/, tests/corpus/regress/) with the fuzzers' invariants (fuzz_common.h);
 #  3. the CLI: dump, dump --json, info, report, report --json, report --html, export perfetto/chrome/
@@ -17,7 +18,7 @@ mapfile -t names < <(grep -v '^#' "$C/EXPECT" | awk '{print $1}')
 cli_cmds=(dump "dump --json" info report "report --json" "report --html OUT.html" "export --format perfetto -o OUT.pf"
     "export --format chrome -o OUT.json" "export --format kineto -o OUT.kj")
 nfuzz=$(ls "$RS_BUILD"/fuzz/*-replay 2>/dev/null | wc -l)
-plan $((${#names[@]} * 2 + nfuzz + 1))
+plan $((${#names[@]} * 2 + nfuzz + 2))
 
 # 1. the reader
 while read -r name status events reason; do
@@ -31,6 +32,20 @@ while read -r name status events reason; do
     _tap_result $good "reader: $name -> $status, $events events${reason:+, reason mentions '$reason'}"
     [ $good -ne 0 ] && diag "got: $line"
 done <"$C/EXPECT"
+
+# 1b. bounded resources: no file of a few hundred bytes may make the reader take more than 64 MB
+# (a string id near the table limit, or the writer's PARTIAL reason id, must not size a 100 MB table).
+if command -v /usr/bin/time >/dev/null; then
+    big=""
+    for name in "${names[@]}"; do
+        kb=$(/usr/bin/time -f '%M' "$RC" "$C/files/$name.rtrace" 2>&1 >/dev/null | tail -1)
+        [ "${kb:-0}" -gt 65536 ] && big+="$name=${kb}KB "
+    done
+    _tap_result $([ -z "$big" ] && echo 0 || echo 1) "reader: peak memory under 64 MB on every corpus file"
+    [ -n "$big" ] && diag "over the limit: $big"
+else
+    skip "/usr/bin/time not installed (Debian package: time)"
+fi
 
 # 2. fuzz targets' replay over every input we have
 for f in "$RS_BUILD"/fuzz/*-replay; do

@@ -1,6 +1,6 @@
 /* Replay driver: runs a fuzz target's LLVMFuzzerTestOneInput over files (or every file of directories)
  * without libFuzzer, so the corpus runs in CI under gcc's ASan/UBSan/TSan builds and where clang's
- * libFuzzer runtime is missing. Prints one line per input that was run; exit 0 unless a check aborts. */
+ * libFuzzer runtime is missing. Says how many inputs ran (stderr); exit 0 unless a check aborts. */
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -35,6 +35,11 @@ static int cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, 
 
 int main(int argc, char **argv)
 {
+    /* Targets may chdir (fuzz_cli works in a sandbox directory): make every operand absolute first. */
+    for (int i = 1; i < argc; i++) {
+        char *abs = realpath(argv[i], NULL);
+        if (abs) argv[i] = abs;
+    }
     int bad = 0;
     long ran = 0;
     for (int i = 1; i < argc; i++) {
@@ -73,6 +78,6 @@ int main(int argc, char **argv)
         }
         free(names);
     }
-    printf("replayed %ld inputs\n", ran);
+    fprintf(stderr, "replayed %ld inputs\n", ran);
     return bad;
 }
