@@ -7,7 +7,7 @@ D=$RS_TOP/tests/export
 GEN=$RS_BUILD/tests/export/rs-export-gen
 need_build railscope tests/export/rs-export-gen
 need_cmd python3
-plan 26
+plan 31
 
 "$GEN" "$T/tr" --ranks 2 --steps 3 || bail "generator failed"
 ex() { run_timeout 60 "$RS_CLI" export "$@"; }
@@ -68,6 +68,22 @@ truncate -s $(( $(stat -c %s "$f") * 2 / 3 )) "$f"
 ex -q --format perfetto -o "$T/cut.pftrace" "$T/cut"; rc=$?
 is "$rc" "1" "truncated input: exit 1 (partial)"
 ok "the export of a truncated trace is still valid" python3 "$D/check_trace.py" perfetto "$T/cut.pftrace"
+
+# --- a larger, realistic run: the analyzer's synthetic cluster (4 ranks, deep WR queues, NVTX steps)
+if [ -x "$RS_BUILD/tests/synth/rs-synth" ]; then
+    "$RS_BUILD/tests/synth/rs-synth" -o "$T/syn" --nodes 2 --gpus 2 --steps 3 --pause 1:3:2 >/dev/null 2>&1
+    ok "synthetic cluster: perfetto export with --findings passes the rules" \
+        sh -c "'$RS_CLI' export -q --findings --format perfetto -o '$T/syn.pftrace' '$T/syn' && python3 '$D/check_trace.py' perfetto '$T/syn.pftrace' > '$T/syn.sum'"
+    like "$(cat "$T/syn.sum")" '^track findings$' "the analyzer's findings are on a findings track"
+    ok "synthetic cluster: chrome export passes the rules (overlap beyond the lanes included)" \
+        sh -c "'$RS_CLI' export -q --format chrome -o '$T/syn.json' '$T/syn' && python3 '$D/check_trace.py' chrome '$T/syn.json'"
+    ok "synthetic cluster: kineto export passes HTA's needs" \
+        sh -c "'$RS_CLI' export -q --format kineto -o '$T/synk' '$T/syn' && python3 '$D/check_trace.py' kineto '$T/synk'"
+    like "$(grep -o '"name":"ProfilerStep#[0-9]*"' "$T/synk/rank0.pt.trace.json" | sort -u | wc -l)" '^3$' \
+        "kineto: NVTX ProfilerStep#N ranges as complete events for HTA"
+else
+    skip "tests/synth/rs-synth not built" 5
+fi
 
 # --- memory does not grow with the trace
 rss() { /usr/bin/time -f %M "$RS_CLI" export -q --format perfetto -o /dev/null "$1" 2>&1 >/dev/null | tail -1; }
