@@ -253,5 +253,5 @@ void rs_hostfacts_collect(const char *sysfs_root, void (*cb)(void *arg, const ch
                           void *arg)
 {
     rs_hostfacts_collect_sys(sysfs_root, cb, arg);
-    rs_hostfacts_collect_env(NULL, cb, arg);
+    hf_collect_env_proc(cb, arg);
 }

@@ -13,14 +13,17 @@
 typedef void (*rs_hostfacts_cb)(void *arg, const char *key, const char *value);
 
 /* Everything: the sysfs/procfs facts under sysfs_root (NULL = "/": reads /sys and /proc; otherwise
- * reads DIR/sys/... and DIR/proc/...) and the env/ facts (NCCL_* and friends) from the process's own
- * environment. Keys are emitted in a deterministic order (devices sorted by name). */
+ * reads DIR/sys/... and DIR/proc/...) and the env/ facts (NCCL_* and friends) of the process's start-up
+ * environment (read from /proc/self/environ, not `environ`, so a concurrent setenv() in the application
+ * cannot race with it; variables set after exec are not seen). Keys are emitted in a deterministic order
+ * (devices sorted by name). */
 void rs_hostfacts_collect(const char *sysfs_root, void (*cb)(void *arg, const char *key, const char *value),
                           void *arg);
 
 /* The two halves, for callers that take the environment from elsewhere (doctor --env FILE). */
 void rs_hostfacts_collect_sys(const char *sysfs_root, rs_hostfacts_cb cb, void *arg);
-/* env/<NAME> facts for the variables in the watched list that are set in envp (NULL = environ). */
+/* env/<NAME> facts for the variables in the watched list that are set in envp (NULL = environ: only
+ * from a single-threaded caller such as the CLI). */
 void rs_hostfacts_collect_env(char *const *envp, rs_hostfacts_cb cb, void *arg);
 
 #endif

@@ -58,5 +58,7 @@ void hf_collect_ib(const struct hf_ctx *c);
 void hf_collect_net(const struct hf_ctx *c);
 void hf_collect_pci(const struct hf_ctx *c);
 void hf_collect_misc(const struct hf_ctx *c);
+/* env/ facts of the process's start-up environment (/proc/self/environ): safe from another thread. */
+void hf_collect_env_proc(rs_hostfacts_cb cb, void *arg);
 
 #endif
