@@ -735,5 +735,9 @@ int main(int argc, char **argv)
         write_rank(&m, r);
     if (c->truth)
         write_truth(&m);
+    free(m.rs);
+    free(m.truth);
+    free(m.host_offset);
+    free(m.mono_base);
     return 0;
 }
