@@ -1,0 +1,79 @@
+#!/bin/bash
+# railscope on a real GPU: the ONE command run on the H200 through the `device` tool (see tests/gpu/README.md).
+#   tests/gpu/run.sh            (in the repo root; $OUT = where logs go, default /tmp/rs-gpu-out)
+# 1. builds librailscope.so and railscope (no libunwind needed);
+# 2. A: ResNet-50 DDP (NCCL) training, pinned then pageable DataLoader batches, under `railscope record`
+#    through torchrun (NPROC ranks, default 1), checked against the script's counts (check.py correct);
+# 3. C: the same with torch.profiler running inside: railscope must warn, not fail (check.py profiler);
+# 4. B: overhead: untraced / railscope default / railscope full kernels / torch.profiler, alternating,
+#    ROUNDS rounds, steady state (WARMUP untimed steps, then STEPS timed) -> bench/gpu/summary.py;
+#    the first full-kernel trace is checked too (check.py kernels).
+# Stops starting new rounds once BUDGET_S seconds have passed, so the call ends inside its limit.
+set -u
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-/tmp/rs-gpu-out}
+NPROC=${NPROC:-1} ROUNDS=${ROUNDS:-3} STEPS=${STEPS:-200} WARMUP=${WARMUP:-30} BUDGET_S=${BUDGET_S:-500}
+mkdir -p "$OUT"
+exec > >(tee -a "$OUT/run.log") 2>&1
+T0=$(date +%s)
+el() { echo $(($(date +%s) - T0)); }
+B=build/gpu
+W=/tmp/rsgpu
+rm -rf "$W" && mkdir -p "$W"
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+FAIL=0
+
+echo "== host ($(el)s)"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+python3 -c 'import torch, torchvision; print("torch", torch.__version__, "torchvision", torchvision.__version__, "nccl", torch.cuda.nccl.version(), "gpus", torch.cuda.device_count())'
+
+echo "== build ($(el)s)"
+if ! make -j16 BUILD=$B $B/librailscope.so $B/railscope >"$W/build.log" 2>&1; then
+    tail -40 "$W/build.log"; cp "$W/build.log" "$OUT/"; exit 1
+fi
+grep -c RS_HAVE_CUDA=1 "$W/build.log" | sed 's/^/compiled with CUDA headers: /'
+RS=$PWD/$B/railscope
+
+echo "== A: correctness, $NPROC rank(s) ($(el)s)"
+RAILSCOPE_CUDA_KERNEL_WINDOW=500/3000 timeout 240 "$RS" record -o "$W/A" -- \
+    python3 -m torch.distributed.run --standalone --nproc-per-node "$NPROC" tests/gpu/train.py \
+    --phases pinned:30,pageable:30 --out "$W/A.json" 2>"$W/A.err"
+echo "exit status $?"; grep -v "^$" "$W/A.err" | tail -5
+ls -la "$W/A"
+python3 tests/gpu/check.py correct "$W/A" "$W"/A*.json | tee "$W/checkA.txt" || FAIL=1
+
+echo "== C: torch.profiler inside a traced process ($(el)s)"
+timeout 240 "$RS" record -o "$W/C" -- python3 tests/gpu/train.py --phases bench:200 --warmup 10 --profile 15:190 \
+    --out "$W/C.json" 2>"$W/C.err"
+echo "exit status $?"; grep -i "railscope\|error" "$W/C.err" | head -5
+RS_STDERR="$W/C.err" python3 tests/gpu/check.py profiler "$W/C" "$W/C.json" | tee "$W/checkC.txt" || FAIL=1
+
+echo "== B: overhead, $ROUNDS rounds x (untraced, default, full, torch.profiler), $WARMUP+$STEPS steps ($(el)s)"
+P=$((WARMUP - 5))
+for r in $(seq 1 "$ROUNDS"); do
+    if [ "$(el)" -gt "$BUDGET_S" ]; then echo "budget: stopping before round $r"; break; fi
+    for m in untraced default full torchprof; do
+        J="$W/B-$m-$r.json"
+        args=(tests/gpu/train.py --phases "bench:$STEPS" --warmup "$WARMUP" --out "$J")
+        case $m in
+        untraced) timeout 150 python3 "${args[@]}" ;;
+        default) timeout 150 "$RS" record -q -o "$W/B-$m-$r" -- python3 "${args[@]}" ;;
+        full) RAILSCOPE_CUDA_KERNELS=all timeout 150 "$RS" record -q -o "$W/B-$m-$r" -- python3 "${args[@]}" ;;
+        torchprof) timeout 150 python3 "${args[@]}" --profile "$P:999999" ;;
+        esac
+        [ -f "$J" ] || echo "round $r $m: no result"
+    done
+    [ "$r" -gt 1 ] && rm -rf "$W/B-default-$r" "$W/B-full-$r"
+done
+python3 bench/gpu/summary.py "$W"/B-*.json | tee "$W/bench.txt"
+du -sh "$W"/B-default-1 "$W"/B-full-1 2>/dev/null
+python3 tests/gpu/check.py kernels "$W/B-full-1" "$W/B-full-1.json" | tee "$W/checkK.txt" || FAIL=1
+
+echo "== files ($(el)s)"
+"$RS" info "$W/A" 2>&1 | head -30 > "$W/infoA.txt"
+tar czf "$OUT/traceA.tgz" -C "$W" A A.json 2>/dev/null
+cat "$W"/checkA.txt "$W"/checkC.txt "$W"/checkK.txt "$W"/bench.txt > "$OUT/summary.txt"
+cp "$W"/B-*.json "$W"/A*.json "$W"/C.json "$W"/C.err "$W"/A.err /dev/null "$OUT/" 2>/dev/null
+( cd "$OUT" && tar czf results.tgz --remove-files ./*.json ./*.err 2>/dev/null )
+echo "== done in $(el)s, failures: $FAIL"
+exit $FAIL

@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""ResNet-50 DDP training on synthetic data, for railscope's GPU tests and overhead benchmark.
+
+Runs under torchrun (RANK/WORLD_SIZE/LOCAL_RANK from the environment) or alone (world size 1). Each step
+is an NVTX range "step N" (torch.cuda.nvtx); gradients go through DDP's NCCL AllReduce with a comm hook
+that counts the buckets, so the trace can be checked against the script's own counts. Inputs come from a
+DataLoader with pinned or pageable batches (--phases pinned:30,pageable:30), or, for the benchmark, from
+pre-pinned host tensors copied with non_blocking=True (--phases bench:200, timed after --warmup steps).
+
+Writes a JSON file (--out, one per rank: OUT.rank<N>.json) with what it did: steps per phase and their
+CLOCK_MONOTONIC boundaries (the tracer's clock), bytes per batch, AllReduce hook calls, step times.
+
+--profile A:B runs torch.profiler (CPU + CUDA activities, no export) from step A to step B: alone it is
+the benchmark's torch.profiler mode; under railscope it is the coexistence test."""
+import argparse
+import ctypes
+import json
+import os
+import socket
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+import torchvision
+from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def parse():
+    p = argparse.ArgumentParser()
+    p.add_argument("--phases", default="pinned:30,pageable:30", help="loader:steps,... (pinned|pageable|bench)")
+    p.add_argument("--warmup", type=int, default=10, help="untimed steps first (bench loader)")
+    p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--profile", default="", help="A:B run torch.profiler from step A to step B")
+    p.add_argument("--out", default="train.json")
+    return p.parse_args()
+
+
+class Batches(torch.utils.data.Dataset):
+    """A few fixed synthetic batches, returned whole (batch_size=None): the loader's pin_memory decides
+    whether the host copy is pinned or pageable."""
+
+    def __init__(self, n, batch):
+        g = torch.Generator().manual_seed(0)
+        self.x = [torch.randn(batch, 3, 224, 224, generator=g) for _ in range(n)]
+        self.y = [torch.randint(0, 1000, (batch,), generator=g) for _ in range(n)]
+
+    def __len__(self):
+        return 1 << 30
+
+    def __getitem__(self, i):
+        return self.x[i % len(self.x)], self.y[i % len(self.y)]
+
+
+def init_dist():
+    if "RANK" not in os.environ:   # alone: a one-rank group on a free port
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        os.environ.update(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", MASTER_ADDR="127.0.0.1",
+                          MASTER_PORT=str(s.getsockname()[1]))
+        s.close()
+    rank, world, local = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local)
+    dist.init_process_group("nccl", device_id=torch.device("cuda", local))
+    return rank, world, local
+
+
+def nccl_scope():
+    """Is NCCL in the global symbol scope? (PyTorch loads it where dlsym(RTLD_NEXT) cannot see it.)"""
+    glob = ctypes.CDLL(None)
+    try:
+        glob.pncclAllReduce
+        return "global"
+    except AttributeError:
+        return "local"
+
+
+def main():
+    a = parse()
+    rank, world, local = init_dist()
+    dev = torch.device("cuda", local)
+    torch.backends.cudnn.benchmark = True
+    model = torchvision.models.resnet50().to(dev).to(memory_format=torch.channels_last)
+    ddp = DDP(model, device_ids=[local])
+    hook_calls = [0]
+
+    def counting_hook(state, bucket):
+        hook_calls[0] += 1
+        return default_hooks.allreduce_hook(None, bucket)
+
+    ddp.register_comm_hook(None, counting_hook)
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.01, momentum=0.9)
+    crit = torch.nn.CrossEntropyLoss()
+    prof_a, prof_b = (int(v) for v in a.profile.split(":")) if a.profile else (-1, -1)
+    prof = None
+
+    phases = []
+    for spec in a.phases.split(","):
+        kind, n = spec.split(":")
+        phases.append((kind, int(n)))
+    res = dict(rank=rank, world=world, local_rank=local, pid=os.getpid(), batch=a.batch,
+               image_bytes=a.batch * 3 * 224 * 224 * 4, label_bytes=a.batch * 8, nccl_scope=nccl_scope(),
+               phases=[], hook_calls_per_step=[], step_ms=[])
+    data = Batches(4, a.batch)
+    step = 0
+
+    def one_step(x, y, copy):
+        nonlocal step, prof
+        if step == prof_a:
+            prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
+                                                      torch.profiler.ProfilerActivity.CUDA])
+            prof.__enter__()
+            res["profile_start_ns"] = time.monotonic_ns()
+        before = hook_calls[0]
+        torch.cuda.nvtx.range_push(f"step {step}")
+        if copy:
+            x = x.to(dev, non_blocking=True)
+            y = y.to(dev, non_blocking=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = crit(ddp(x.contiguous(memory_format=torch.channels_last)), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        torch.cuda.nvtx.range_pop()
+        res["hook_calls_per_step"].append(hook_calls[0] - before)
+        step += 1
+        if step == prof_b and prof is not None:
+            torch.cuda.synchronize()
+            res["profile_end_ns"] = time.monotonic_ns()
+            prof.__exit__(None, None, None)   # no export
+            prof = None
+
+    for kind, n in phases:
+        torch.cuda.synchronize()
+        ph = dict(kind=kind, steps=n, start_ns=time.monotonic_ns())
+        if kind in ("pinned", "pageable"):
+            loader = torch.utils.data.DataLoader(data, batch_size=None, pin_memory=(kind == "pinned"),
+                                                 num_workers=0, sampler=range(1 << 20))
+            it = iter(loader)
+            for _ in range(n):
+                x, y = next(it)
+                one_step(x, y, True)
+        elif kind == "bench":
+            xs = [t.pin_memory() for t in data.x[:2]]
+            ys = [t.pin_memory() for t in data.y[:2]]
+            for i in range(a.warmup):
+                one_step(xs[i % 2], ys[i % 2], True)
+            torch.cuda.synchronize()
+            ph["timed_start_ns"] = t0 = time.monotonic_ns()
+            for i in range(n):
+                one_step(xs[i % 2], ys[i % 2], True)
+            torch.cuda.synchronize()
+            t1 = time.monotonic_ns()
+            ph["timed_end_ns"] = t1
+            res["step_ms"].append((t1 - t0) / 1e6 / n)
+        else:
+            sys.exit(f"train.py: unknown phase kind {kind}")
+        torch.cuda.synchronize()
+        ph["end_ns"] = time.monotonic_ns()
+        ph["first_step"] = step - n
+        res["phases"].append(ph)
+    if prof is not None:
+        prof.__exit__(None, None, None)
+    res["hook_calls"] = hook_calls[0]
+    res["steps"] = step
+    torch.cuda.synchronize()
+    dist.destroy_process_group()   # no barrier: it would add an AllReduce the hook does not count
+    out = a.out if world == 1 else a.out.replace(".json", f".rank{rank}.json")
+    with open(out, "w") as f:
+        json.dump(res, f)
+    if rank == 0:
+        ms = f" step_ms={res['step_ms'][0]:.3f}" if res["step_ms"] else ""
+        print(f"train.py: world={world} steps={step} allreduce_hooks={hook_calls[0]} nccl={res['nccl_scope']}{ms}",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
