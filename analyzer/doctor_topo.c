@@ -94,16 +94,18 @@ void rs_check_topo(struct rs_facts *f, struct rs_verdicts *out)
         }
         users[bi]++;
         const char *nic = devs[nic_of[bi]], *np = rs_facts_get(f, "ib/%s/pci", nic);
-        int gn = numa(f, gpus[g]), nnu = numa(f, np);
+        char gn[16], nnu[16]; /* NUMA node, "?" when the platform reports none (-1) */
+        rs_fmt(gn, sizeof gn, numa(f, gpus[g]) < 0 ? "?" : "%d", numa(f, gpus[g]));
+        rs_fmt(nnu, sizeof nnu, numa(f, np) < 0 ? "?" : "%d", numa(f, np));
         if (best >= RS_DIST_PHB) {
             rs_fmt(fix, sizeof fix,
                    "place a NIC under the same PCIe switch as this GPU; otherwise GPUDirect RDMA needs NCCL_NET_GDR_LEVEL=%s "
                    "(NCCL's default PXB turns it off here and stages through host memory)",
                    rs_pci_dist_nccl(best));
-            rs_verdict(out, RS_WARN, "topo.affinity", subj, fix, "%s (NUMA %d): nearest NIC %s (%s, NUMA %d) is %s: %s", gpus[g], gn, nic, np,
+            rs_verdict(out, RS_WARN, "topo.affinity", subj, fix, "%s (NUMA %s): nearest NIC %s (%s, NUMA %s) is %s: %s", gpus[g], gn, nic, np,
                        nnu, rs_pci_dist_name(best), rs_pci_dist_words(best));
         } else {
-            rs_verdict(out, RS_PASS, "topo.affinity", subj, NULL, "%s (NUMA %d) should use %s (%s, NUMA %d): %s, %s", gpus[g], gn, nic, np,
+            rs_verdict(out, RS_PASS, "topo.affinity", subj, NULL, "%s (NUMA %s) should use %s (%s, NUMA %s): %s, %s", gpus[g], gn, nic, np,
                        nnu, rs_pci_dist_name(best), rs_pci_dist_words(best));
         }
     }
