@@ -318,7 +318,7 @@ static void *writer_main(void *arg)
     }
     uint64_t period = (uint64_t)rs_cfg.flush_ms * 1000000ull;
     uint64_t last_frame = rs_now(), last_tick = last_frame;
-    uint32_t handled = atomic_load(&req_seq);
+    uint32_t handled = atomic_load(&done_seq);   /* requests made before this thread ran are served too */
     unsigned sleep_ms = 1, max_sleep = rs_cfg.flush_ms < 20 ? rs_cfg.flush_ms : 20;
     for (;;) {
         uint32_t w0 = atomic_load(&rs_writer_wake);
