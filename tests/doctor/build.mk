@@ -9,3 +9,10 @@ $(B)/tests/doctor/rs-doctor: $(DOCTOR_T_SRCS) $(DOCTOR_T_HDRS)
 	$(CC) $(CFLAGS_ALL) -o $@ $(DOCTOR_T_SRCS) $(LDFLAGS_ALL) -lzstd
 
 TEST_BINS += $(B)/tests/doctor/rs-doctor
+
+# Collector timing (not a test): hf-bench [SYSFS_ROOT]
+$(B)/tests/doctor/hf-bench: tests/doctor/hf_bench.c $(wildcard common/*.c) $(wildcard common/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ tests/doctor/hf_bench.c $(wildcard common/*.c) $(LDFLAGS_ALL)
+
+EXTRA_TARGETS += $(B)/tests/doctor/hf-bench
