@@ -90,7 +90,7 @@ int cmd_doctor(int argc, char **argv)
                                          {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
     int json = 0, quiet = 0, dump = 0, verbs = -1, c;
     const char *root = NULL, *envfile = NULL, *factsfile = NULL, *tracepath = NULL;
-    optind = 1;
+    optind = 0; /* glibc: full re-initialisation of getopt state (the dispatcher may have used it) */
     opterr = 0;
     while ((c = getopt_long(argc, argv, "+qh", opts, NULL)) != -1) {
         switch (c) {
