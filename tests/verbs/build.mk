@@ -12,6 +12,9 @@ $(NULLPROV_LIB): tests/verbs/nullprov.c tests/verbs/nullprov.map
 
 # programs linked against libibverbs
 VT_VERBS_BINS := $(VT)/vt_basic $(VT)/vt_ex
+$(VT)/vt_dlsym: tests/verbs/vt_dlsym.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -ldl
 $(VT)/vt_%: tests/verbs/vt_%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -libverbs -ldl
@@ -37,7 +40,7 @@ $(VT)/vt_dump: tests/verbs/vt_dump.c formats/reader.c formats/rtrace_tables.c fo
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ tests/verbs/vt_dump.c formats/reader.c formats/rtrace_tables.c $(LDFLAGS_ALL) -lzstd
 
-VT_BINS := $(VT_VERBS_BINS) $(VT)/vt_nccl $(VT)/vt_local $(VT)/abi_check $(VT)/vt_dump
+VT_BINS := $(VT_VERBS_BINS) $(VT)/vt_dlsym $(VT)/vt_nccl $(VT)/vt_local $(VT)/abi_check $(VT)/vt_dump
 EXTRA_TARGETS += $(NULLPROV_LIB)
 TEST_BINS += $(VT_BINS)
 verbs-tests: $(NULLPROV_LIB) $(VT_BINS)

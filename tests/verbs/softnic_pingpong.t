@@ -7,7 +7,7 @@
 need_cmd ibv_rc_pingpong timeout
 . "$(dirname "$0")/../softnic/sn_env.sh"
 . "$(dirname "$0")/vlib.sh"
-plan 14
+plan 11
 
 N=200
 # pp TAG WRAP...: run server and client, each under WRAP (a command prefix, may be empty); outputs in
