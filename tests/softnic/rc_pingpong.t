@@ -1,29 +1,31 @@
 #!/bin/bash
 # softnic: rdma-core's own ibv_rc_pingpong (Debian ibverbs-utils), unmodified, server and client as two
 # processes on localhost over the software test NIC: defaults, -s, -n, -e (completion channel), -g 0
-# (GID addressing), -N -t (extended QP/CQ API with completion timestamps).
+# (GID addressing), -N -t (extended QP/CQ API with completion timestamps); and ibv_srq_pingpong (16 QPs
+# sharing one SRQ).
 . "$(dirname "$0")/../lib.sh"
 need_cmd ibv_rc_pingpong timeout
 . "$(dirname "$0")/sn_env.sh"
-plan 14
+plan 18
 
+PROG=ibv_rc_pingpong
 pingpong() { # desc, options...
     local desc=$1 port srv cli rc
     shift
     port=$(sn_port)
-    run_timeout 20 "${SN_FOREIGN_ENV[@]}" ibv_rc_pingpong -p "$port" "$@" >"$T/srv.out" 2>&1 &
+    run_timeout 20 "${SN_FOREIGN_ENV[@]}" $PROG -p "$port" "$@" >"$T/srv.out" 2>&1 &
     srv=$!
     # the server listens once its device is open; retry the client until it connects
     for _ in 1 2 3 4 5 6 7 8 9 10; do
         sleep 0.2
-        cli=$(run_timeout 20 "${SN_FOREIGN_ENV[@]}" ibv_rc_pingpong -p "$port" "$@" localhost 2>&1) && break
+        cli=$(run_timeout 20 "${SN_FOREIGN_ENV[@]}" $PROG -p "$port" "$@" localhost 2>&1) && break
         grep -q "Couldn't connect" <<<"$cli" || break
     done
     wait $srv
     rc=$?
-    like "$cli" 'iters in [0-9.]+ seconds' "softnic: ibv_rc_pingpong client $desc reports its iterations"
+    like "$cli" 'iters in [0-9.]+ seconds' "softnic: $PROG client $desc reports its iterations"
     [ $rc -eq 0 ] && grep -q 'bytes in' "$T/srv.out"
-    _tap_result $? "softnic: ibv_rc_pingpong server $desc exits 0 with its bandwidth"
+    _tap_result $? "softnic: $PROG server $desc exits 0 with its bandwidth"
     [ $rc -ne 0 ] && sed 's/^/#   /' "$T/srv.out" >&2
     printf '%s\n' "$cli" | grep -E 'iters|bytes in' | sed 's/^/# /'
 }
@@ -35,3 +37,11 @@ pingpong "(-e: completion channel)" -e -n 500
 pingpong "(-g 0: GID addressing)" -g 0 -n 300
 pingpong "(-g 1 -e -s 8192)" -g 1 -e -s 8192 -n 300
 pingpong "(-N -t: ibv_wr_* and ibv_cq_ex timestamps)" -N -t -n 300
+
+if command -v ibv_srq_pingpong >/dev/null; then
+    PROG=ibv_srq_pingpong
+    pingpong "(16 QPs on one SRQ)" -n 500
+    pingpong "(-e -q 8 -s 8192)" -e -q 8 -s 8192 -n 300
+else
+    skip "ibv_srq_pingpong not installed" 4
+fi

@@ -1,6 +1,8 @@
 /* softnic error paths: bad keys, bounds, access rights, RNR, short receives, wrong states, destroy
  * while busy.  Each case must end in the right error completion (or return code) — never a hang. */
 #include "t_util.h"
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static struct t_port A, B;
@@ -163,7 +165,57 @@ int main(void)
 	     t_now() - t0);
 	drain();
 
-	/* 10. honest refusals */
+	/* 10. the peer process dies abruptly (no destroy, no close) while we stream writes at it */
+	{
+		int c2p[2], p2c[2];
+		if (pipe(c2p) || pipe(p2c))
+			t_die("pipe");
+		fflush(stdout);
+		pid_t pid = fork();
+		if (pid == 0) {
+			struct t_port C;
+			t_port_open(&C, 64);
+			char *cb = calloc(1, SZ);
+			struct ibv_mr *cm = ibv_reg_mr(C.pd, cb, SZ, rw);
+			struct ibv_qp *qc = t_qp(&C, NULL, 16);
+			uint64_t msg[3] = { qc->qp_num, cm->rkey, (uintptr_t)cb }, peer = 0;
+			if (write(c2p[1], msg, sizeof msg) != sizeof msg || read(p2c[0], &peer, sizeof peer) != sizeof peer)
+				_exit(1);
+			t_connect(qc, (uint32_t)peer, 7, 1);
+			usleep(100000);
+			_exit(0); /* vanish with everything open */
+		}
+		uint64_t msg[3] = { 0 };
+		struct ibv_qp *qp = t_qp(&A, NULL, 64);
+		uint64_t mine = qp->qp_num;
+		int okx = read(c2p[0], msg, sizeof msg) == sizeof msg && write(p2c[1], &mine, sizeof mine) == sizeof mine;
+		t_connect(qp, (uint32_t)msg[0], 7, 1);
+		t0 = t_now();
+		int posted = 0, completed = 0, failed = 0;
+		struct ibv_wc wc;
+		while (okx && !failed && t_now() - t0 < 10) {
+			while (posted - completed < 32)
+				if (t_post(qp, IBV_WR_RDMA_WRITE, (uint64_t)posted++, abuf, SZ / 4, amr->lkey, msg[2],
+					   (uint32_t)msg[1], 0))
+					break;
+			if (t_wait(A.cq, &wc, 1)) {
+				completed++;
+				failed = wc.status != IBV_WC_SUCCESS;
+			}
+		}
+		t_ok(okx && failed, "softnic: peer process killed mid-stream -> error completion (%s after %.2f s, %d writes done)",
+		     failed ? ibv_wc_status_str(wc.status) : "none", t_now() - t0, completed);
+		int st = 0;
+		waitpid(pid, &st, 0);
+		ibv_destroy_qp(qp);
+		drain();
+		close(c2p[0]);
+		close(c2p[1]);
+		close(p2c[0]);
+		close(p2c[1]);
+	}
+
+	/* 11. honest refusals */
 	errno = 0;
 	t_ok(!ibv_reg_dmabuf_mr(A.pd, 0, 0, 0, -1, 0) && errno == EOPNOTSUPP,
 	     "softnic: ibv_reg_dmabuf_mr -> EOPNOTSUPP (no device memory)");

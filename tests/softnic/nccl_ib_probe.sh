@@ -1,0 +1,32 @@
+#!/bin/bash
+# softnic on a GPU host (manual; needs PyTorch with NCCL): build the software test NIC there and let
+# NCCL load it as its IB transport (NCCL_NET=IB: dlopen("libibverbs.so") + dlvsym@IBVERBS_1.1, device
+# and port queries, the dma-buf probe, its async-event thread), then run an AllReduce over WORLD ranks
+# (one GPU per rank; NCCL refuses two ranks on one GPU).  Usage: nccl_ib_probe.sh [WORLD]
+set -u
+WORLD=${1:-1}
+B=${BUILD:-build-gpu}
+make -s -j8 BUILD="$B" "$B/softnic/libibverbs.so.1" || exit 1
+export LD_LIBRARY_PATH=$PWD/$B/softnic${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export SOFTNIC_DIR=/tmp/softnic-nccl-$$
+export NCCL_NET=IB NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET NCCL_IB_DISABLE=0
+export NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1   # with >= 2 ranks, force traffic through the NIC
+export MASTER_ADDR=127.0.0.1 MASTER_PORT=$((29500 + RANDOM % 1000))
+python3 - "$WORLD" <<'PY'
+import os, sys, torch, torch.distributed as dist, torch.multiprocessing as mp
+def run(rank, world):
+    torch.cuda.set_device(rank)
+    dist.init_process_group("nccl", rank=rank, world_size=world)
+    t = torch.full((1 << 22,), float(rank + 1), device="cuda")
+    for _ in range(5):
+        dist.all_reduce(t)
+    torch.cuda.synchronize()
+    want = float(world * (world + 1) // 2) ** 5 if world > 1 else 1.0
+    print(f"rank {rank}: allreduce {'OK' if abs(t[0].item() - want) < 1e-3 * want else 'WRONG'} ({t[0].item()})", flush=True)
+    dist.destroy_process_group()
+world = int(sys.argv[1])
+if world == 1:
+    run(0, 1)
+else:
+    mp.spawn(run, args=(world,), nprocs=world)
+PY
