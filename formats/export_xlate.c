@@ -683,7 +683,11 @@ static void wr_emit(struct rs_exp *x, struct xqp *q, const struct xwr *w, uint64
     if (completed_by != UINT64_MAX) arg_u(&it, RS_XK_completed_by, RS_XA_HEX, completed_by);
     if (last) it.flow_step = w->flow;
     else it.flow_in = w->flow;
-    emit_slice(x, q->g, &it);
+    /* receives get their own track: pre-posted receive queues (hundreds deep) would crowd out the sends */
+    struct xgroup *g = w->opcode != 128 ? q->g
+                     : q->is_srq ? async_group(x, XG_QP, q->qp_num, 2, "SRQ %u recv", q->qp_num & ~XQP_SRQ)
+                                 : async_group(x, XG_QP, q->qp_num, 2, "QP %u recv", q->qp_num);
+    emit_slice(x, g, &it);
 }
 
 static void fifo_push(struct rs_exp *x, struct xqp *q, struct xfifo *f, const struct xwr *w)
@@ -1517,7 +1521,6 @@ int rs_exp_end_process(struct rs_exp *x)
         struct xqp *q = &p->qps[i];
         if (!q->used) continue;
         struct xqp *owner = q;
-        if (q->is_srq) owner = NULL;
         struct xfifo *fs[2] = {&q->sq, &q->rq};
         for (int k = 0; k < 2; k++) {
             for (uint32_t j = 0; j < fs[k]->n; j++) {
