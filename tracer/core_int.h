@@ -47,11 +47,11 @@ struct rs_ring {
     _Alignas(RS_CACHELINE) _Atomic uint64_t head;   /* bytes ever written */
     uint64_t cached_tail;
     _Atomic uint64_t drop_events, drop_bytes;        /* written by the producer only */
-    _Atomic uint64_t emitted;                        /* events accepted */
     /* consumer side */
     _Alignas(RS_CACHELINE) _Atomic uint64_t tail;    /* bytes ever consumed */
     uint64_t seen_drop_events, seen_drop_bytes;
     int started;                                     /* THREAD_START written */
+    uint64_t emitted;                                /* events drained from this ring */
     /* identity */
     _Alignas(RS_CACHELINE) struct rs_ring *next;     /* list link, set before publication, never changed */
     _Atomic int state;

@@ -268,42 +268,57 @@ static int frame_begin(struct rs_writer *w)
     return ret;
 }
 
-/* Copy validated events into the open chunk of `tid` (opening one if needed), delta-encoding hdr.ts. */
+/* Copy validated events into the open chunk of `tid` (opening one if needed), delta-encoding hdr.ts.
+ * Bulk: one copy per run of events that fits the frame, then one pass rewriting timestamps in place. */
 static int put_events(struct rs_writer *w, uint32_t tid, const unsigned char *ev, size_t bytes)
 {
     int ret;
     while (bytes) {
-        struct rs_ev_hdr h;
-        memcpy(&h, ev, sizeof h);
-        if (w->raw_len + h.size + sizeof(struct rs_chunk_hdr) > RS_WRITER_FRAME_RAW && w->raw_len) {
-            if ((ret = rs_writer_flush(w))) return ret;
-        }
         if (!w->raw_len && w->clock_fn && !w->in_anchor) {
             if ((ret = frame_begin(w))) return ret;
         }
-        if (w->chunk_off == SIZE_MAX || w->chunk_tid != tid) {
-            if ((ret = raw_reserve(w, sizeof(struct rs_chunk_hdr)))) return ret;
+        int new_chunk = w->chunk_off == SIZE_MAX || w->chunk_tid != tid;
+        size_t used = w->raw_len + (new_chunk ? sizeof(struct rs_chunk_hdr) : 0);
+        size_t room = used < RS_WRITER_FRAME_RAW ? RS_WRITER_FRAME_RAW - used : 0;
+        size_t n = 0;
+        while (n < bytes) {
+            uint16_t sz;
+            memcpy(&sz, ev + n + offsetof(struct rs_ev_hdr, size), 2);
+            if (n + sz > room && (n || w->raw_len)) break;   /* an oversized event gets a frame of its own */
+            n += sz;
+        }
+        if (!n) {
+            if ((ret = rs_writer_flush(w))) return ret;
+            continue;
+        }
+        if ((ret = raw_reserve(w, n + sizeof(struct rs_chunk_hdr)))) return ret;
+        if (new_chunk) {
             struct rs_chunk_hdr c = {RS_CHUNK_MAGIC, tid, 0, RS_CHUNK_TS_DELTA};
             memcpy(w->raw + w->raw_len, &c, sizeof c);
             w->chunk_off = w->raw_len;
             w->chunk_tid = tid;
             w->raw_len += sizeof c;
-            if ((ret = raw_reserve(w, h.size))) return ret;
-            memcpy(w->raw + w->raw_len, ev, h.size);          /* first event: absolute ts */
-        } else {
-            if ((ret = raw_reserve(w, h.size))) return ret;
-            memcpy(w->raw + w->raw_len, ev, h.size);
-            uint64_t d = h.ts - w->chunk_prev_ts;             /* wraps for out-of-order ts: fine */
-            memcpy(w->raw + w->raw_len, &d, 8);
         }
-        w->chunk_prev_ts = h.ts;
-        if (h.ts > w->last_ts && h.kind != RS_EV_STRING) w->last_ts = h.ts;
-        w->raw_len += h.size;
+        unsigned char *dst = w->raw + w->raw_len;
+        memcpy(dst, ev, n);
+        uint64_t prev = w->chunk_prev_ts, last = w->last_ts, cnt = 0;
+        for (size_t off = 0; off < n;) {
+            struct rs_ev_hdr *h = (struct rs_ev_hdr *)(dst + off);
+            uint64_t ts = h->ts;
+            if (!(new_chunk && off == 0)) h->ts = ts - prev;   /* wraps for out-of-order ts: fine */
+            prev = ts;
+            if (ts > last && h->kind != RS_EV_STRING) last = ts;
+            off += h->size;
+            cnt++;
+        }
+        w->chunk_prev_ts = prev;
+        w->last_ts = last;
+        w->raw_len += n;
         struct rs_chunk_hdr *c = (struct rs_chunk_hdr *)(w->raw + w->chunk_off);
-        c->bytes += h.size;
-        w->st.events++;
-        ev += h.size;
-        bytes -= h.size;
+        c->bytes += (uint32_t)n;
+        w->st.events += cnt;
+        ev += n;
+        bytes -= n;
     }
     return 0;
 }

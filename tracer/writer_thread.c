@@ -111,34 +111,39 @@ static void thread_name(uint32_t tid, char *buf, size_t cap)
     fclose(f);
 }
 
-/* Copy [from, to) of ring r into scratch and hand it to the writer, splitting at rs_emit_as markers. */
+/* Hand [from, to) of ring r to the writer, splitting at rs_emit_as markers. Copied to scratch only when
+ * the range wraps around the end of the ring. */
 static int ring_to_file(struct rs_ring *r, uint64_t from, uint64_t to)
 {
     size_t n = (size_t)(to - from), off = (size_t)from & (r->size - 1), first = r->size - off;
-    if (ensure_scratch(n)) return -ENOMEM;
+    const unsigned char *buf;
     if (n <= first) {
-        memcpy(scratch, r->data + off, n);
+        buf = r->data + off;
     } else {
+        if (ensure_scratch(n)) return -ENOMEM;
         memcpy(scratch, r->data + off, first);
         memcpy(scratch + first, r->data, n - first);
+        buf = scratch;
     }
     size_t run = 0, pos = 0;
     while (pos < n) {
         struct rs_ev_hdr h;
-        memcpy(&h, scratch + pos, sizeof h);
+        memcpy(&h, buf + pos, sizeof h);
         if (h.kind == 0xffff && h.size == sizeof h && pos + sizeof h < n) {
-            int e = run < pos ? rs_writer_append(W, r->tid, scratch + run, pos - run) : 0;
+            int e = run < pos ? rs_writer_append(W, r->tid, buf + run, pos - run) : 0;
             if (e) return e;
             struct rs_ev_hdr ev;
-            memcpy(&ev, scratch + pos + sizeof h, sizeof ev);
-            if ((e = rs_writer_append(W, h.aux, scratch + pos + sizeof h, ev.size))) return e;
+            memcpy(&ev, buf + pos + sizeof h, sizeof ev);
+            if ((e = rs_writer_append(W, h.aux, buf + pos + sizeof h, ev.size))) return e;
             pos += sizeof h + ev.size;
             run = pos;
+            r->emitted++;
             continue;
         }
         pos += h.size;
+        r->emitted++;
     }
-    return run < n ? rs_writer_append(W, r->tid, scratch + run, n - run) : 0;
+    return run < n ? rs_writer_append(W, r->tid, buf + run, n - run) : 0;
 }
 
 struct snap {
@@ -224,7 +229,7 @@ static double drain_all(void)
             if (W && !W_failed && r->started) {
                 struct rs_ev_THREAD_END t;
                 RS_EV_INIT(&t, THREAD_END, r->end_ts);
-                t.events = atomic_load_explicit(&r->emitted, memory_order_relaxed);
+                t.events = r->emitted;
                 if ((e = rs_writer_append(W, r->tid, &t, sizeof t))) write_error(e);
             }
             atomic_store_explicit(&r->state, RS_RING_FREE, memory_order_release);

@@ -1,0 +1,233 @@
+/* Recording-core benchmarks, measured against baselines in the same run (the machine is shared, so
+ * only ratios and medians mean anything). The core is linked in statically and started by its
+ * constructor; RAILSCOPE_OUT must point at a scratch directory.
+ *
+ *   bench_core hot                 ns per event on the hot path vs an empty loop; clock costs
+ *   bench_core sustained T N       T threads emit N 64-byte events each as fast as they can
+ *                                  (run with RAILSCOPE_POLICY=block: the rate the writer sustains
+ *                                  with zero drops)
+ *   bench_core paced T N RATE      same at RATE events/s per thread (drop policy): prints drops
+ *   bench_core bytes FILE N        offline writer: N verbs-like events (post_send + completion
+ *                                  pairs, realistic fields) into FILE; prints bytes/event
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#include "rs_tracer.h"
+#include "writer.h"
+
+static uint64_t now_ns(void) { return rs_now(); }
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Events per timed batch: 4096 x 64 B = 256 KiB, well inside the default 2 MiB ring, so no drops in a
+ * batch; the writer drains between batches. RS_BENCH_BATCH overrides. */
+static int BATCH = 4096;
+#define ROUNDS 101
+
+static volatile uint64_t sink;
+
+static double median_ns(uint64_t *v, int n, int per)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_u64);
+    return (double)v[n / 2] / per;
+}
+
+static void pause_for_writer(void)
+{
+    struct timespec ts = {0, 5 * 1000000};   /* let the writer drain between batches */
+    nanosleep(&ts, NULL);
+}
+
+static int bench_hot(void)
+{
+    uint64_t empty[ROUNDS], clk[ROUNDS], tsc[ROUNDS], emit[ROUNDS], full[ROUNDS];
+    struct rs_ev_IBV_POST_SEND ev;
+    memset(&ev, 0, sizeof ev);
+    RS_EV_INIT(&ev, IBV_POST_SEND, 1);
+    ev.bytes = 4096;
+    uint64_t drops = 0;
+    for (int r = 0; r < ROUNDS; r++) {
+        uint64_t t0 = now_ns();
+        for (int i = 0; i < BATCH; i++) {
+            sink = (uint64_t)i;    /* the loop a wrapper would be in anyway */
+        }
+        uint64_t t1 = now_ns();
+        for (int i = 0; i < BATCH; i++) sink = rs_now();
+        uint64_t t2 = now_ns();
+        for (int i = 0; i < BATCH; i++) sink = __rdtsc();
+        uint64_t t3 = now_ns();
+        for (int i = 0; i < BATCH; i++) {
+            ev.wr_id = (uint64_t)i;
+            sink = (uint64_t)i;
+            drops += !rs_emit(&ev.h);
+        }
+        uint64_t t4 = now_ns();
+        pause_for_writer();
+        uint64_t t5 = now_ns();
+        for (int i = 0; i < BATCH; i++) {
+            ev.h.ts = rs_now();
+            ev.wr_id = (uint64_t)i;
+            sink = (uint64_t)i;
+            drops += !rs_emit(&ev.h);
+        }
+        uint64_t t6 = now_ns();
+        pause_for_writer();
+        empty[r] = t1 - t0;
+        clk[r] = t2 - t1;
+        tsc[r] = t3 - t2;
+        emit[r] = t4 - t3;
+        full[r] = t6 - t5;
+    }
+    double e = median_ns(empty, ROUNDS, BATCH), c = median_ns(clk, ROUNDS, BATCH), t = median_ns(tsc, ROUNDS, BATCH);
+    double m = median_ns(emit, ROUNDS, BATCH), f = median_ns(full, ROUNDS, BATCH);
+    printf("hot.empty_loop_ns %.2f\n", e);
+    printf("hot.clock_gettime_ns %.2f\n", c);
+    printf("hot.rdtsc_ns %.2f\n", t);
+    printf("hot.emit_64B_ns %.2f  (rs_emit of a prebuilt event, loop included)\n", m);
+    printf("hot.now_plus_emit_ns %.2f  (timestamp + rs_emit: what a wrapper adds)\n", f);
+    printf("hot.cost_over_empty_ns %.2f\n", f - e);
+    printf("hot.ratio_vs_empty %.1f\n", e > 0 ? f / e : 0);
+    printf("hot.drops %llu\n", (unsigned long long)drops);
+    return 0;
+}
+
+struct targ {
+    long n, rate;
+    uint64_t dropped;
+};
+
+static void *emit_thread(void *p)
+{
+    struct targ *a = p;
+    struct rs_ev_IBV_POST_SEND ev;
+    memset(&ev, 0, sizeof ev);
+    RS_EV_INIT(&ev, IBV_POST_SEND, 0);
+    ev.bytes = 65536;
+    ev.qp_num = 77;
+    uint64_t t0 = rs_now();
+    for (long i = 0; i < a->n; i++) {
+        if (a->rate) {
+            uint64_t due = t0 + (uint64_t)((double)i * 1e9 / (double)a->rate);
+            uint64_t t;
+            while ((t = rs_now()) < due)
+                if (due - t > 300000) {
+                    struct timespec ts = {0, 200000};
+                    nanosleep(&ts, NULL);
+                }
+        }
+        ev.h.ts = rs_now();
+        ev.wr_id = (uint64_t)i;
+        ev.remote_addr = 0x7f0000000000ull + ((uint64_t)i & 255) * 65536;
+        a->dropped += !rs_emit(&ev.h);
+    }
+    return NULL;
+}
+
+static int bench_threads(int t, long n, long rate)
+{
+    pthread_t th[64];
+    struct targ a[64];
+    if (t < 1 || t > 64) return 2;
+    uint64_t t0 = now_ns();
+    for (int i = 0; i < t; i++) {
+        a[i] = (struct targ){n, rate, 0};
+        pthread_create(&th[i], NULL, emit_thread, &a[i]);
+    }
+    uint64_t drops = 0;
+    for (int i = 0; i < t; i++) {
+        pthread_join(th[i], NULL);
+        drops += a[i].dropped;
+    }
+    rs_core_flush();   /* count the time to get everything into the file */
+    uint64_t dt = now_ns() - t0;
+    double rate_total = (double)n * t / ((double)dt / 1e9);
+    printf("threads %d events %ld elapsed_s %.3f events_per_s %.0f drops %llu\n", t, n * t, (double)dt / 1e9,
+           rate_total, (unsigned long long)drops);
+    return 0;
+}
+
+/* A verbs-like stream: a few QPs, each posting RDMA writes of a handful of sizes from a ring of
+ * buffers, and the completions polled shortly after. */
+static int bench_bytes(const char *path, long n)
+{
+    struct rs_file_info fi = {.host = "bench", .pid = 1, .rank = 0, .local_rank = 0, .world_size = 8,
+                              .cmdline = "bench", .events = "all"};
+    int err;
+    unlink(path);
+    struct rs_writer *w = rs_writer_open(path, &fi, &err);
+    if (!w) {
+        fprintf(stderr, "bench: cannot create %s\n", path);
+        return 2;
+    }
+    uint64_t ts = 1000000000ull, seed = 42;
+    static unsigned char buf[64 * 1024];
+    size_t used = 0;
+    long events = 0;
+    for (long i = 0; events < n; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        uint32_t qp = 0x100 + (uint32_t)(i % 4);
+        uint64_t sizes[] = {65536, 524288, 4096, 131072};
+        uint64_t sz = sizes[(i / 64) % 4];
+        struct rs_ev_IBV_POST_SEND p;
+        memset(&p, 0, sizeof p);
+        ts += 800 + (seed >> 54);                         /* ~1 us apart, jittered */
+        RS_EV_INIT(&p, IBV_POST_SEND, ts);
+        p.wr_id = (uint64_t)i;
+        p.bytes = sz;
+        p.remote_addr = 0x7f3a00000000ull + (uint64_t)(i % 16) * sz;
+        p.local_addr = 0x7f5b00000000ull + (uint64_t)(i % 16) * sz;
+        p.qp_num = qp;
+        p.opcode = 0;   /* RDMA_WRITE */
+        p.send_flags = 2;
+        p.num_sge = 1;
+        p.rkey = 0x2a3b;
+        p.mem = 3;
+        struct rs_ev_IBV_WC c;
+        memset(&c, 0, sizeof c);
+        RS_EV_INIT(&c, IBV_WC, ts + 2000 + (seed >> 52));
+        c.wr_id = (uint64_t)i;
+        c.cq = 0x55d0c0de0000ull + (qp & 3) * 0x100;
+        c.qp_num = qp;
+        c.opcode = 1;
+        c.bytes = (uint32_t)sz;
+        memcpy(buf + used, &p, sizeof p);
+        used += sizeof p;
+        memcpy(buf + used, &c, sizeof c);
+        used += sizeof c;
+        events += 2;
+        if (used + 256 > sizeof buf) {
+            rs_writer_append(w, 4242, buf, used);
+            used = 0;
+        }
+    }
+    if (used) rs_writer_append(w, 4242, buf, used);
+    struct rs_writer_stats st;
+    rs_writer_flush(w);
+    rs_writer_stats(w, &st);
+    rs_writer_close(w);
+    printf("bytes.events %ld raw_bytes %llu file_bytes %llu bytes_per_event %.2f raw_per_event %.1f\n", events,
+           (unsigned long long)st.raw_bytes, (unsigned long long)st.file_bytes, (double)st.file_bytes / (double)events,
+           (double)st.raw_bytes / (double)events);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (getenv("RS_BENCH_BATCH")) BATCH = atoi(getenv("RS_BENCH_BATCH"));
+    if (argc >= 2 && !strcmp(argv[1], "hot")) return bench_hot();
+    if (argc >= 4 && !strcmp(argv[1], "sustained")) return bench_threads(atoi(argv[2]), atol(argv[3]), 0);
+    if (argc >= 5 && !strcmp(argv[1], "paced")) return bench_threads(atoi(argv[2]), atol(argv[3]), atol(argv[4]));
+    if (argc >= 4 && !strcmp(argv[1], "bytes")) return bench_bytes(argv[2], atol(argv[3]));
+    fprintf(stderr, "usage: bench_core hot | sustained T N | paced T N RATE | bytes FILE N\n");
+    return 2;
+}
