@@ -452,6 +452,13 @@ static void panel_qp(FILE *f, const struct rs_analysis *a)
     fputs("<section id=\"qp-bandwidth\"><h2>Per-QP bandwidth over time</h2>\n", f);
     struct bw_sink k = {0};
     collect_bw(a, &k);
+    size_t keep = 0;   /* QPs that never completed a send (receive-only) have nothing to draw */
+    for (size_t i = 0; i < k.n; i++) {
+        int any = 0;
+        for (size_t j = 0; j < k.s[i].n && !any; j++) any = k.s[i].v[j] > 0;
+        if (any) k.s[keep++] = k.s[i];
+    }
+    k.n = keep;
     static const char *const pal[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
                                       "#ff9da7", "#9c755f", "#bab0ac"};
     if (!k.n) {
