@@ -14,7 +14,7 @@ static const struct {
     {"info", cmd_info, "header, event counts, drops and time span: info PATH..."},
     {"report", cmd_report, "analyse a run: report [--json] [--html FILE] PATH..."},
     {"export", cmd_export, "convert for viewers: export --format perfetto|chrome|kineto -o OUT PATH..."},
-    {"doctor", cmd_doctor, "check this host for RDMA/GPUDirect problems: doctor [--json] [--sysfs-root DIR]"},
+    {"doctor", cmd_doctor, "check a host for RDMA/GPUDirect problems: doctor [--json] [--sysfs-root DIR] [--env FILE] [--facts FILE] [--trace RUN]"},
 };
 
 static void usage(FILE *f)

@@ -16,7 +16,7 @@
 #define RS_FIELDS_FORK(F) F(u64, child_pid)
 /* Process end as seen by the tracer: reason 0 exit, 1 signal, 2 exec, 3 _exit; status = code or signal. */
 #define RS_FIELDS_PROC_END(F) F(i32, status) F(u32, reason)
-/* A host fact snapshot (doctor's checks): key and value strings, e.g. "ib/mlx5_0/1/rate" = "400 Gb/sec". */
+/* A host fact snapshot (doctor's checks): key and value strings, e.g. "ib/mlx5_0/port/1/rate" = "400 Gb/sec" (docs/doctor.md). */
 #define RS_FIELDS_HOST_FACT(F) F(str, key) F(str, value)
 /* A user or tool marker (e.g. step boundary); value is free. */
 #define RS_FIELDS_MARK(F) F(u64, value) F(str, name) F(u32, pad)
