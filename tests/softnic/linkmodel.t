@@ -20,12 +20,24 @@ is "$(val data_ok "$out")" 1 "softnic: the 1 MiB writes landed"
 cap=$(SOFTNIC_RATE_GBPS=10000 run_timeout 30 "$L" stream 0.4 | awk '$1=="stream_gbps"{print $2}')
 target=$(awk -v c="${cap:-0}" 'BEGIN { if (c >= 20) print 10; else if (c >= 4) printf "%d\n", c / 2; else print 0 }')
 diag "host moves ${cap} Gb/s through the software NIC unthrottled; testing the model at ${target} Gb/s"
+stream_at() { SOFTNIC_RATE_GBPS=$1 run_timeout 30 "$L" stream "$2" | awk '$1=="stream_gbps"{print $2}'; }
 if [ "$target" -gt 0 ]; then
-    within() { awk -v g="${1:-0}" -v t="$target" 'BEGIN { exit !(g >= 0.9 * t && g <= 1.1 * t) }'; }
-    got=$(SOFTNIC_RATE_GBPS=$target run_timeout 30 "$L" stream 1.5 | awk '$1=="stream_gbps"{print $2}')
-    # a shared 2-core host stalls now and then: one re-measurement before judging
-    within "$got" || got=$(SOFTNIC_RATE_GBPS=$target run_timeout 30 "$L" stream 1.5 | awk '$1=="stream_gbps"{print $2}')
-    ok "softnic: stream throughput ${got} Gb/s within 10% of SOFTNIC_RATE_GBPS=$target" within "$got"
+    # Faster than the rate is always a failure of the model.  Slower is one only if the host could
+    # have moved more at that moment: a shared 2-core host stalls, so re-measure its capacity then.
+    verdict=host
+    for attempt in 1 2 3; do
+        got=$(stream_at "$target" 1.5)
+        if awk -v g="${got:-0}" -v t="$target" 'BEGIN { exit !(g > 1.1 * t) }'; then verdict=fast; break; fi
+        if awk -v g="${got:-0}" -v t="$target" 'BEGIN { exit !(g >= 0.9 * t) }'; then verdict=ok; break; fi
+        cap=$(stream_at 10000 0.4)
+        diag "attempt $attempt: ${got} Gb/s at SOFTNIC_RATE_GBPS=$target; host now moves ${cap} Gb/s unthrottled"
+        if awk -v c="${cap:-0}" -v t="$target" 'BEGIN { exit !(c >= 1.5 * t) }'; then verdict=slow; fi
+    done
+    case $verdict in
+    ok) ok "softnic: stream throughput ${got} Gb/s within 10% of SOFTNIC_RATE_GBPS=$target" true ;;
+    host) skip "host too busy to move ${target} Gb/s through sockets right now (got ${got} Gb/s)" ;;
+    *) ok "softnic: stream throughput ${got} Gb/s within 10% of SOFTNIC_RATE_GBPS=$target" false ;;
+    esac
 else
     skip "host cannot move even 4 Gb/s through the software NIC right now (${cap} Gb/s)"
 fi

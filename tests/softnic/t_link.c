@@ -3,7 +3,7 @@
  * .t file to judge; the model itself comes from SOFTNIC_* in the environment.
  *
  *   t_link lat1m              min/median post->completion of a 1 MiB RDMA WRITE (us)
- *   t_link stream SECONDS     throughput of back-to-back 256 KiB writes, 16 in flight (Gb/s)
+ *   t_link stream SECONDS     throughput of back-to-back 256 KiB writes, 48 in flight (Gb/s)
  *   t_link pings COUNT        COUNT 4 KiB writes, one per millisecond (open loop): latencies (us),
  *                             split by whether they were posted inside a SOFTNIC_PAUSE window */
 #include "t_util.h"
@@ -131,7 +131,7 @@ int main(int argc, char **argv)
 		uint64_t posted = 0, done = 0;
 		uint64_t t0 = mono_ns(), end = t0 + (uint64_t)(secs * 1e9), last = t0;
 		while (mono_ns() < end || done < posted) {
-			while (posted - done < 16 && mono_ns() < end) {
+			while (posted - done < 48 && mono_ns() < end) {
 				post_write(posted, (uint32_t)((posted % 64) * len), len);
 				posted++;
 			}
