@@ -6,7 +6,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/vlib.sh"
 need_build verbs/vt_basic verbs/nullprov/libibverbs.so.1
-plan 16
+plan 19
 
 N=7
 plain=$(on_null run_timeout 20 "$VT/vt_basic" -n $N -c 2 2>&1)
@@ -30,3 +30,17 @@ is "$(nkind "$d" ibv_post_send 'opcode=0 .*mem=2 ')" "$((2 * (N + 1)))" "posts f
 is "$(nkind "$d" ibv_post_send 'wr_id=0x1e61 .*mem=0 ')" 2 "an lkey no MR has is mem=unknown"
 is "$(field "$d" ibv_poll_empty count | awk '{s+=$1} END {print s+0}')" 200 "empty polls counted (100 per CQ), not one event each"
 like "$(nkind "$d" ibv_modify_qp 'state=3 .*timeout=14 retry_cnt=7 ')" '^2$' "modify_qp records state, timeout, retry count"
+
+# Busy-polling an empty CQ across several flush intervals: one IBV_POLL_EMPTY per CQ per interval, with
+# the count of empty polls and the time spent polling empty.
+out=$(export RAILSCOPE_FLUSH_MS=50; on_null traced "$T/spin" "$VT/vt_basic" -n 1 -e 400 2>&1)
+d=$(vdump "$T/spin")
+spins=$(printf '%s\n' "$out" | sed -nE 's/^spin: ([0-9]+) empty polls.*/\1/p')
+rcq=$(printf '%s\n' "$d" | grep '^ibv_create_cq ' | sed -n 2p | grep -oE ' cq=0x[0-9a-f]+' | cut -d= -f2)
+pe=$(printf '%s\n' "$d" | grep '^ibv_poll_empty ' | grep " cq=$rcq ")
+is "$(printf '%s\n' "$pe" | grep -oE ' count=[0-9]+' | cut -d= -f2 | awk '{s+=$1} END {print s+0}')" "$spins" \
+    "every empty poll of a 400 ms spin is counted"
+ok "the spin is spread over several interval events ($(printf '%s\n' "$pe" | grep -c .))" \
+    test "$(printf '%s\n' "$pe" | grep -c .)" -ge 3
+ms=$(printf '%s\n' "$pe" | grep -oE ' dur=[0-9]+' | cut -d= -f2 | awk '{s+=$1} END {printf "%d", s/1e6}')
+ok "time spent polling empty is about the 400 ms spun (got $ms ms)" test "$ms" -ge 300 -a "$ms" -le 600

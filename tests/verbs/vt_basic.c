@@ -3,10 +3,11 @@
  * bad_wr, completions — deterministically, so that runs with and without the tracer can be compared, and a
  * summary of what it did so the trace can be checked against it.
  *
- *   vt_basic [-n ITERS] [-c CONTEXTS]
+ *   vt_basic [-n ITERS] [-c CONTEXTS] [-e MS]
  * Per context: ITERS signaled SENDs (each consuming a posted receive), ITERS unsignaled RDMA WRITEs from
  * mlocked memory plus one signaled, one SEND that completes in error, a 3-WR list whose second WR is
- * refused (bad_wr), EMPTY=100 empty polls.
+ * refused (bad_wr), EMPTY=100 empty polls; with -e MS, then MS milliseconds of empty polls on the recv CQ
+ * of the first context (prints how many).
  */
 #include <errno.h>
 #include <infiniband/verbs.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #define BAD_LKEY 0xdeadu
@@ -44,9 +46,10 @@ static int drain(struct ibv_cq *cq, int want, int *errors, const char *what)
 
 int main(int argc, char **argv)
 {
-    int iters = 10, nctx = 1, opt;
-    while ((opt = getopt(argc, argv, "n:c:")) != -1) {
-        if (opt == 'n') iters = atoi(optarg);
+    int iters = 10, nctx = 1, spin_ms = 0, opt;
+    while ((opt = getopt(argc, argv, "n:c:e:")) != -1) {
+        if (opt == 'e') spin_ms = atoi(optarg);
+        else if (opt == 'n') iters = atoi(optarg);
         else if (opt == 'c') nctx = atoi(optarg);
         else return 2;
     }
@@ -148,6 +151,18 @@ int main(int argc, char **argv)
         int nonempty = 0;
         for (int i = 0; i < EMPTY; i++) nonempty += ibv_poll_cq(scq, 1, &wc) != 0;
         printf("empty polls: %d, non-empty %d\n", EMPTY, nonempty);
+        if (spin_ms && k == 0) {
+            struct timespec a0, a1;
+            long spins = 0;
+            clock_gettime(CLOCK_MONOTONIC, &a0);
+            for (;;) {
+                for (int i = 0; i < 1024; i++) nonempty += ibv_poll_cq(rcq, 1, &wc) != 0;
+                spins += 1024;
+                clock_gettime(CLOCK_MONOTONIC, &a1);
+                if ((a1.tv_sec - a0.tv_sec) * 1000 + (a1.tv_nsec - a0.tv_nsec) / 1000000 >= spin_ms) break;
+            }
+            printf("spin: %ld empty polls in %d ms, non-empty %d\n", spins, spin_ms, nonempty);
+        }
         errors += e;
         ibv_destroy_qp(qp);
         ibv_destroy_cq(scq);
