@@ -306,6 +306,13 @@ static void declare(struct rs_exp *x, struct rs_xtrack *t)
 
 static int64_t synth_jtid(struct rs_exp *x) { return x->p.next_jtid++; }
 
+/* Multiplicative hash of a group key (one lookup per event: keep it cheap). */
+static inline uint32_t ghash(uint32_t gk, uint64_t a, uint64_t b)
+{
+    uint64_t h = (a + gk) * 0x9e3779b97f4a7c15ull ^ (b + 1) * 0xc2b2ae3d27d4eb4full;
+    return (uint32_t)(h >> 32) ^ (uint32_t)h;
+}
+
 static struct xgroup *group_get(struct rs_exp *x, uint32_t gk, uint64_t a, uint64_t b)
 {
     struct xproc *p = &x->p;
@@ -316,7 +323,7 @@ static struct xgroup *group_get(struct rs_exp *x, uint32_t gk, uint64_t a, uint6
         for (uint32_t i = 0; i < p->gcap; i++) {
             struct xgroup *g = p->gtab[i];
             if (!g) continue;
-            uint32_t j = (uint32_t)mix64(g->gk * 0x9e3779b97f4a7c15ull ^ mix64(g->a) ^ g->b) & (nc - 1);
+            uint32_t j = ghash(g->gk, g->a, g->b) & (nc - 1);
             while (nt[j]) j = (j + 1) & (nc - 1);
             nt[j] = g;
         }
@@ -324,7 +331,7 @@ static struct xgroup *group_get(struct rs_exp *x, uint32_t gk, uint64_t a, uint6
         p->gtab = nt;
         p->gcap = nc;
     }
-    uint32_t j = (uint32_t)mix64(gk * 0x9e3779b97f4a7c15ull ^ mix64(a) ^ b) & (p->gcap - 1);
+    uint32_t j = ghash(gk, a, b) & (p->gcap - 1);
     while (p->gtab[j]) {
         struct xgroup *g = p->gtab[j];
         if (g->gk == gk && g->a == a && g->b == b) return g;
