@@ -26,6 +26,7 @@
 /* X(name, version, return type, parameters, argument names) */
 #define VB_ENTRIES(X)                                                                                          \
     X(ibv_open_device, "IBVERBS_1.1", struct vb_context *, (struct vb_device * dev), (dev))                    \
+    X(ibv_import_device, "IBVERBS_1.10", struct vb_context *, (int cmd_fd), (cmd_fd))                          \
     X(ibv_close_device, "IBVERBS_1.1", int, (struct vb_context * ctx), (ctx))                                  \
     X(ibv_alloc_pd, "IBVERBS_1.1", struct vb_pd *, (struct vb_context * ctx), (ctx))                            \
     X(ibv_reg_mr, "IBVERBS_1.1", struct vb_mr *, (struct vb_pd * pd, void *addr, size_t len, int access),      \
@@ -37,6 +38,9 @@
     X(ibv_reg_dmabuf_mr, "IBVERBS_1.12", struct vb_mr *,                                                       \
       (struct vb_pd * pd, uint64_t off, size_t len, uint64_t iova, int fd, int access),                        \
       (pd, off, len, iova, fd, access))                                                                        \
+    X(ibv_rereg_mr, "IBVERBS_1.1", int,                                                                        \
+      (struct vb_mr * mr, int flags, struct vb_pd *pd, void *addr, size_t len, int access),                    \
+      (mr, flags, pd, addr, len, access))                                                                      \
     X(ibv_dereg_mr, "IBVERBS_1.1", int, (struct vb_mr * mr), (mr))                                             \
     X(ibv_create_cq, "IBVERBS_1.1", struct vb_cq *,                                                            \
       (struct vb_context * ctx, int cqe, void *cq_ctx, void *channel, int vec), (ctx, cqe, cq_ctx, channel, vec)) \
@@ -83,6 +87,32 @@ static inline int rec_begin(void) { return rs_on(RS_FAM_verbs) && rs_guard_enter
 
 /* ---- device ---- */
 
+/* A context came into being (ibv_open_device, ibv_import_device): patch it and record it. */
+static void ctx_opened(int rec, struct vb_context *ctx, const char *devname, size_t devname_max, uint64_t t0,
+                       int err, uint32_t how)
+{
+    if (ctx) {
+        struct vb_ctx_rec *c = vb_ctx_add(ctx);
+        if (c) {
+            if (!c->dev_str && devname) c->dev_str = rs_intern_n(devname, strnlen(devname, devname_max));
+            vb_patch_ops(c);
+            vb_patch_vctx(c);
+        } else {
+            rs_warn_once("verbs: more than %d open contexts; further ones are not traced", VB_MAX_CTX);
+        }
+    }
+    if (!rec) return;
+    struct rs_ev_IBV_OPEN_DEVICE ev;
+    RS_EV_INIT(&ev, IBV_OPEN_DEVICE, t0);
+    ev.h.aux = ctx ? how : (uint32_t)err;
+    ev.ctx = (uint64_t)(uintptr_t)ctx;
+    struct vb_ctx_rec *c = ctx ? vb_ctx_find(ctx) : NULL;
+    ev.device = c ? c->dev_str : 0;
+    ev.pad = 0;
+    rs_emit(&ev.h);
+    rs_guard_exit();
+}
+
 static struct vb_context *vbw_ibv_open_device(struct vb_device *dev)
 {
     ibv_open_device_fn real = get_ibv_open_device();
@@ -91,26 +121,22 @@ static struct vb_context *vbw_ibv_open_device(struct vb_device *dev)
     uint64_t t0 = rs_now();
     struct vb_context *ctx = real(dev);
     int saved = errno;
-    if (ctx) {
-        struct vb_ctx_rec *c = vb_ctx_add(ctx);
-        if (c) {
-            if (!c->dev_str && dev) c->dev_str = rs_intern_n(dev->name, strnlen(dev->name, sizeof dev->name));
-            vb_patch_ops(c);
-            vb_patch_vctx(c);
-        } else {
-            rs_warn_once("verbs: more than %d open contexts; further ones are not traced", VB_MAX_CTX);
-        }
-    }
-    if (rec) {
-        struct rs_ev_IBV_OPEN_DEVICE ev;
-        RS_EV_INIT(&ev, IBV_OPEN_DEVICE, t0);
-        ev.h.aux = ctx ? 0 : (uint32_t)saved;
-        ev.ctx = (uint64_t)(uintptr_t)ctx;
-        ev.device = ctx && vb_ctx_find(ctx) ? vb_ctx_find(ctx)->dev_str : 0;
-        ev.pad = 0;
-        rs_emit(&ev.h);
-        rs_guard_exit();
-    }
+    ctx_opened(rec, ctx, dev ? dev->name : NULL, dev ? sizeof dev->name : 0, t0, saved, 0);
+    errno = saved;
+    return ctx;
+}
+
+/* A context shared from another process through its command fd (aux = 2 on success). */
+static struct vb_context *vbw_ibv_import_device(int cmd_fd)
+{
+    ibv_import_device_fn real = get_ibv_import_device();
+    if (!real) FAIL_NOSYS(NULL);
+    int rec = rec_begin();
+    uint64_t t0 = rs_now();
+    struct vb_context *ctx = real(cmd_fd);
+    int saved = errno;
+    struct vb_device *dev = ctx ? ctx->device : NULL;
+    ctx_opened(rec, ctx, dev ? dev->name : NULL, dev ? sizeof dev->name : 0, t0, saved, 2);
     errno = saved;
     return ctx;
 }
@@ -266,6 +292,49 @@ static struct vb_mr *vbw_ibv_reg_dmabuf_mr(struct vb_pd *pd, uint64_t off, size_
     if (rec) rs_guard_exit();
     errno = saved;
     return mr;
+}
+
+/* Re-registration may move the MR (new address, PD, keys): the old lkey leaves the table, the new one
+ * enters with a fresh classification; recorded as an IBV_REG_MR with hdr.aux = 1 (err = the return value). */
+static int vbw_ibv_rereg_mr(struct vb_mr *mr, int flags, struct vb_pd *pd, void *addr, size_t len, int access)
+{
+    ibv_rereg_mr_fn real = get_ibv_rereg_mr();
+    if (!real) FAIL_NOSYS(-1);
+    int rec = rec_begin();
+    uint64_t t0 = rs_now();
+    struct vb_ctx_rec *c = mr ? vb_ctx_find(mr->context) : NULL;
+    uint32_t old_lkey = mr ? mr->lkey : 0;
+    int ret = real(mr, flags, pd, addr, len, access);
+    int saved = errno;
+    if (!ret && mr) {
+        if (c) vb_mr_del(c, old_lkey);
+        mr_done(0, mr->pd, mr, (uintptr_t)mr->addr, mr->length, (uintptr_t)mr->addr, (unsigned)access, 0, -1, t0, 0);
+    }
+    if (rec) {
+        struct rs_ev_IBV_REG_MR ev;
+        memset(&ev, 0, sizeof ev);
+        RS_EV_INIT(&ev, IBV_REG_MR, t0);
+        ev.h.aux = 1;
+        ev.mr = (uint64_t)(uintptr_t)mr;
+        if (mr) {
+            ev.addr = ev.iova = (uintptr_t)mr->addr;
+            ev.length = mr->length;
+            ev.ctx = (uint64_t)(uintptr_t)mr->context;
+            ev.pd = (uint64_t)(uintptr_t)mr->pd;
+            ev.lkey = mr->lkey;
+            ev.rkey = mr->rkey;
+            ev.mem = c ? vb_mr_kind(c, mr->lkey) : RS_MEM_UNKNOWN;
+        }
+        ev.access = (uint32_t)access;
+        ev.dur = rs_now() - t0;
+        ev.dmabuf_fd = -1;
+        ev.cuda_device = -1;
+        ev.err = ret;
+        rs_emit(&ev.h);
+        rs_guard_exit();
+    }
+    errno = saved;
+    return ret;
 }
 
 static int vbw_ibv_dereg_mr(struct vb_mr *mr)

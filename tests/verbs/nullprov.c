@@ -399,6 +399,20 @@ EXPORT struct ibv_mr *ibv_reg_dmabuf_mr_impl(struct ibv_pd *pd, uint64_t off, si
 }
 V(ibv_reg_dmabuf_mr, "IBVERBS_1.12");
 
+EXPORT int ibv_rereg_mr_impl(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_t len, int access)
+{
+    (void)access;
+    if (flags & IBV_REREG_MR_CHANGE_PD) mr->pd = pd;
+    if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+        mr->addr = addr;
+        mr->length = len;
+        mr->lkey = next_key++; /* keys change, as with real providers */
+        mr->rkey = next_key++;
+    }
+    return 0;
+}
+V(ibv_rereg_mr, "IBVERBS_1.1");
+
 EXPORT int ibv_dereg_mr_impl(struct ibv_mr *mr)
 {
     free(mr);

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/vlib.sh"
 need_build verbs/vt_nccl verbs/vt_local verbs/vt_ex verbs/nullprov/libibverbs.so.1
-plan 14
+plan 16
 
 out=$(on_null traced "$T/nccl" "$VT/vt_nccl" -n 9 2>&1)
 d=$(vdump "$T/nccl")
@@ -30,3 +30,5 @@ is "$(nkind "$d" ibv_wc)" "$(summary "$out" wcs)" "cq_ex: one completion event p
 is "$(nkind "$d" ibv_create_qp 'ext=2$')$(nkind "$d" ibv_create_cq 'ext=1$')" "11" "create_qp_ex / create_cq_ex recorded as extended"
 is "$(field "$d" ibv_poll_empty count | awk '{s+=$1} END {print s+0}')" "$(summary "$out" empty_start_polls)" \
     "cq_ex: empty start_poll counted"
+is "$(nkind "$d" ibv_reg_mr 'aux=1 .*mem=2 ')" 1 "ibv_rereg_mr onto mlocked memory: recorded (aux=1), reclassified pinned"
+is "$(nkind "$d" ibv_post_send 'wr_id=0x7a69 .*mem=2 ')" 1 "posts through the new lkey carry the new memory kind"

@@ -1,11 +1,13 @@
 /* Verbs test program, extended API (null provider): ibv_create_cq_ex + ibv_create_qp_ex with send ops,
  * posts through the ibv_wr_* builders (one WR per wr_start..wr_complete, then a batch of 3, then an aborted
- * WR that must not appear), completions through ibv_start_poll/next_poll/end_poll.
+ * WR that must not appear), completions through ibv_start_poll/next_poll/end_poll; then the MR is
+ * re-registered (ibv_rereg_mr) over mlocked memory and one more WR (wr_id 31337) posted from it.
  *   vt_ex [-n ITERS]    prints "summary: sends=S recvs=R wcs=W" */
 #include <errno.h>
 #include <infiniband/verbs.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 int main(int argc, char **argv)
@@ -92,6 +94,16 @@ int main(int argc, char **argv)
         } while (ibv_next_poll(cq) == 0);
         ibv_end_poll(cq);
     }
+    char *locked = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (locked == MAP_FAILED || mlock(locked, 1 << 16)) printf("mlock failed\n");
+    int rr = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, locked, 1 << 16, IBV_ACCESS_LOCAL_WRITE);
+    printf("rereg -> %d\n", rr);
+    ibv_wr_start(qx);
+    qx->wr_id = 31337;
+    qx->wr_flags = 0;
+    ibv_wr_send(qx);
+    ibv_wr_set_sge(qx, mr->lkey, (uintptr_t)locked, 64);
+    if (!ibv_wr_complete(qx)) sends++;
     printf("summary: sends=%ld recvs=%ld wcs=%ld empty_start_polls=%d\n", sends, recvs, wcs, empties);
     ibv_destroy_qp(qp);
     ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
