@@ -11,13 +11,13 @@ $(NULLPROV_LIB): tests/verbs/nullprov.c tests/verbs/nullprov.map
 	ln -sf libibverbs.so.1 $(VT)/nullprov/libibverbs.so
 
 # programs linked against libibverbs
-VT_VERBS_BINS := $(VT)/vt_basic $(VT)/vt_ex $(VT)/vt_cuda
+VT_VERBS_BINS := $(VT)/vt_basic $(VT)/vt_ex $(VT)/vt_cuda $(VT)/vt_mt
 $(VT)/vt_dlsym: tests/verbs/vt_dlsym.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -ldl
 $(VT)/vt_%: tests/verbs/vt_%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -libverbs -ldl
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -libverbs -ldl -lpthread
 
 # loaders that reach libibverbs only at run time: NCCL-style dlopen+dlvsym, and an RTLD_LOCAL library
 $(VT)/vt_nccl: tests/verbs/vt_nccl.c
