@@ -71,6 +71,7 @@ struct pb {
     size_t name_done_cap;
     uint8_t cat_done[RS_XCAT_COUNT], key_done[RS_XK_COUNT];
     uint64_t ts;               /* of the packet being built */
+    uint8_t *d0, *tlen;        /* packet start and TrackEvent length byte in the output buffer */
 };
 
 static inline void pb_need(struct pbuf *b, size_t n)
@@ -195,32 +196,54 @@ static inline uint8_t *put_varint(uint8_t *d, uint64_t v)
     return d;
 }
 
-/* Write Trace.packet { timestamp, seq id, [interned_data], track_event = te, sequence_flags } straight into
- * the output buffer: lengths are known up front, so the only copy is the event body's. */
-static void pk_finish(struct pb *w)
+/* Packets are written straight into the output buffer (no copy of the event body):
+ *     d = pk_begin(w, ts, room);  ...TrackEvent fields at d...;  pk_end(w, d);
+ * Trace.packet { timestamp, trusted_packet_sequence_id, track_event, [interned_data], sequence_flags }:
+ * the packet's and the TrackEvent's lengths are written as one byte, optimistically (almost every packet is
+ * under 128 bytes), and the bytes after them moved in the rare case they are not. Field order inside a
+ * message is free in protobuf, so the interned data can follow the event that uses it. */
+static uint8_t *pk_begin(struct pb *w, uint64_t ts, size_t room)
 {
-    size_t body = 1 + vlen(w->ts) + 2 + 1 + vlen(w->te.n) + w->te.n + 2;
-    if (w->idata.n) body += 1 + vlen(w->idata.n) + w->idata.n;
-    uint8_t *d0 = (uint8_t *)rs_xout_reserve(&w->out, 1 + 10 + body), *d = d0;
-    *d++ = PB_TRACE_PACKET << 3 | WT_LEN;
-    d = put_varint(d, body);
+    size_t max = 2 + 11 + 2 + 2 + room + 10 + (w->idata.n ? 11 + w->idata.n : 0) + 2 + 10;
+    uint8_t *d0 = (uint8_t *)rs_xout_reserve(&w->out, max), *d = d0 + 2;
+    w->d0 = d0;
+    d0[0] = PB_TRACE_PACKET << 3 | WT_LEN;
     *d++ = PB_TP_TIMESTAMP << 3 | WT_VARINT;
-    d = put_varint(d, w->ts);
+    d = put_varint(d, ts);
     *d++ = PB_TP_SEQ_ID << 3 | WT_VARINT;
     *d++ = 1;
+    *d++ = PB_TP_TRACK_EVENT << 3 | WT_LEN;
+    w->tlen = d++;
+    return d;
+}
+
+/* Length byte at lp for the bytes [lp + 1, *end); returns the new end. */
+static inline uint8_t *patch_len(uint8_t *lp, uint8_t *end)
+{
+    size_t len = (size_t)(end - lp - 1);
+    if (len < 0x80) {
+        *lp = (uint8_t)len;
+        return end;
+    }
+    size_t extra = vlen(len) - 1;   /* room for it was reserved by pk_begin */
+    memmove(lp + 1 + extra, lp + 1, len);
+    put_varint(lp, len);
+    return end + extra;
+}
+
+static void pk_end(struct pb *w, uint8_t *d)
+{
+    d = patch_len(w->tlen, d);
     if (w->idata.n) {
         *d++ = PB_TP_INTERNED << 3 | WT_LEN;
         d = put_varint(d, w->idata.n);
         memcpy(d, w->idata.p, w->idata.n);
         d += w->idata.n;
     }
-    *d++ = PB_TP_TRACK_EVENT << 3 | WT_LEN;
-    d = put_varint(d, w->te.n);
-    memcpy(d, w->te.p, w->te.n);
-    d += w->te.n;
     *d++ = PB_TP_SEQ_FLAGS << 3 | WT_VARINT;
     *d++ = SEQ_NEEDS;
-    rs_xout_commit(&w->out, (size_t)(d - d0));
+    d = patch_len(w->d0 + 1, d);
+    rs_xout_commit(&w->out, (size_t)(d - w->d0));
 }
 
 static void *pb_open(struct rs_exp *x, const struct rs_exp_opts *o, char *err, size_t errlen)
@@ -274,7 +297,7 @@ static void pb_track(void *b, const struct rs_xtrack *t)
 
 /* The TrackEvent of a slice/instant, written with raw pointer stores after one capacity check: this is
  * the exporter's hot path. Interned entries for first uses go to w->idata on the way. */
-static void pb_head(struct pb *w, const struct rs_xitem *it, int type)
+static uint8_t *pb_head(struct pb *w, const struct rs_xitem *it, int type)
 {
     pk_event(w, it->ts);
     name_ref(w, it->name);
@@ -293,8 +316,7 @@ static void pb_head(struct pb *w, const struct rs_xitem *it, int type)
         }
         need += 32 + (a->type == RS_XA_STR ? rs_xname_get(w->x, a->v.nid)->len : 0);
     }
-    pb_need(&w->te, need);
-    uint8_t *d = w->te.p;
+    uint8_t *d = pk_begin(w, it->ts, need);
     *d++ = PB_TE_TYPE << 3 | WT_VARINT;
     *d++ = (uint8_t)type;
     *d++ = PB_TE_TRACK << 3 | WT_VARINT;
@@ -363,52 +385,54 @@ static void pb_head(struct pb *w, const struct rs_xitem *it, int type)
         memcpy(d + 2, &it->flow_in, 8);
         d += 10;
     }
-    w->te.n = (size_t)(d - w->te.p);
+    return d;
+}
+
+static inline uint8_t *te_type_track(uint8_t *d, int type, uint64_t uuid)
+{
+    *d++ = PB_TE_TYPE << 3 | WT_VARINT;
+    *d++ = (uint8_t)type;
+    *d++ = PB_TE_TRACK << 3 | WT_VARINT;
+    return put_varint(d, uuid);
 }
 
 static void pb_slice(void *b, const struct rs_xitem *it)
 {
     struct pb *w = b;
-    pb_head(w, it, it->dur ? TE_BEGIN : TE_INSTANT);
-    pk_finish(w);
+    pk_end(w, pb_head(w, it, it->dur ? TE_BEGIN : TE_INSTANT));
     if (!it->dur) return;
     pk_event(w, it->ts + it->dur);
-    pb_uint(&w->te, PB_TE_TYPE, TE_END);
-    pb_uint(&w->te, PB_TE_TRACK, it->t->uuid);
-    pk_finish(w);
+    pk_end(w, te_type_track(pk_begin(w, it->ts + it->dur, 16), TE_END, it->t->uuid));
 }
 
 static void pb_instant(void *b, const struct rs_xitem *it)
 {
     struct pb *w = b;
-    pb_head(w, it, TE_INSTANT);
-    pk_finish(w);
+    pk_end(w, pb_head(w, it, TE_INSTANT));
 }
 
 static void pb_begin(void *b, const struct rs_xitem *it)
 {
     struct pb *w = b;
-    pb_head(w, it, TE_BEGIN);
-    pk_finish(w);
+    pk_end(w, pb_head(w, it, TE_BEGIN));
 }
 
 static void pb_end(void *b, const struct rs_xtrack *t, uint64_t ts)
 {
     struct pb *w = b;
     pk_event(w, ts);
-    pb_uint(&w->te, PB_TE_TYPE, TE_END);
-    pb_uint(&w->te, PB_TE_TRACK, t->uuid);
-    pk_finish(w);
+    pk_end(w, te_type_track(pk_begin(w, ts, 16), TE_END, t->uuid));
 }
 
 static void pb_counter(void *b, const struct rs_xtrack *t, uint64_t ts, double v)
 {
     struct pb *w = b;
     pk_event(w, ts);
-    pb_uint(&w->te, PB_TE_TYPE, TE_COUNTER);
-    pb_uint(&w->te, PB_TE_TRACK, t->uuid);
-    pb_double(&w->te, PB_TE_DOUBLE_COUNTER, v);
-    pk_finish(w);
+    uint8_t *d = te_type_track(pk_begin(w, ts, 32), TE_COUNTER, t->uuid);
+    *d++ = (uint8_t)((PB_TE_DOUBLE_COUNTER << 3 | WT_I64) & 0x7f) | 0x80;   /* field 44: two-byte tag */
+    *d++ = (PB_TE_DOUBLE_COUNTER << 3 | WT_I64) >> 7;
+    memcpy(d, &v, 8);
+    pk_end(w, d + 8);
 }
 
 static void pb_end_process(void *b) { (void)b; }

@@ -132,6 +132,7 @@ struct rs_exp {
     uint32_t memcpy_nid[11][8][8], memset_nid[8];
     struct { int32_t v[3]; uint32_t nid; } dim_cache[256];
     uint32_t state_nid[32], sync_nid[5], copy_nid[2][6];
+    uint32_t api_link_cache[256];   /* nid << 1 | links-to-GPU-work */
 };
 
 void rs_xwarn(const struct rs_exp *x, const char *fmt, ...)
@@ -684,8 +685,7 @@ static void wr_emit(struct rs_exp *x, struct xqp *q, const struct xwr *w, uint64
     struct rs_xitem it;
     item_init(&it, w->ts, end > w->ts ? end - w->ts : 0, name, RS_XCAT_rdma);
     arg_u(&it, RS_XK_bytes, RS_XA_U64, w->bytes);
-    arg_u(&it, RS_XK_wr_id, RS_XA_HEX, w->wr_id);
-    arg_u(&it, RS_XK_qp, RS_XA_U64, q->qp_num & ~XQP_SRQ);
+    arg_u(&it, RS_XK_wr_id, RS_XA_HEX, w->wr_id);   /* (the QP is the track) */
     if (status) arg_u(&it, RS_XK_status, RS_XA_I64, (uint64_t)(int64_t)status);
     if (completed_by != UINT64_MAX) arg_u(&it, RS_XK_completed_by, RS_XA_HEX, completed_by);
     if (last) it.flow_step = w->flow;
@@ -1031,7 +1031,10 @@ static void on_api(struct rs_exp *x, uint32_t tid, const struct rs_ev_CUDA_API *
     arg_u(&it, RS_XK_correlation, RS_XA_U64, e->correlation);
     arg_u(&it, RS_XK_cbid, RS_XA_U64, e->cbid);
     if (e->ret) arg_u(&it, RS_XK_ret, RS_XA_I64, e->ret);
-    if (api_links(n) && (it.flow_out = corr_flow(x, e->correlation))) corr_started(x, e->correlation);
+    /* whether the call links to GPU work, cached per name (direct-mapped) */
+    uint32_t *lc = &x->api_link_cache[nid & 255];
+    if ((*lc >> 1) != nid) *lc = nid << 1 | (uint32_t)!!api_links(n);
+    if ((*lc & 1) && (it.flow_out = corr_flow(x, e->correlation))) corr_started(x, e->correlation);
     uint32_t t = e->tid ? e->tid : tid;
     emit_slice(x, thread_side_group(x, XG_CUDA, t, "cuda"), &it);
 }
