@@ -21,6 +21,29 @@
 #include "preload/dl.h"
 #include "tracer/rs_tracer.h"
 
+/* dlsym can be called before anything else in the process is initialised: AddressSanitizer's own start-up
+ * resolves its interceptors with dlsym(RTLD_NEXT, ...) before its shadow memory exists. Everything dlsym
+ * and dlvsym reach is therefore left uninstrumented (sanitizer builds only; no effect otherwise). */
+#define RS_DL_EARLY __attribute__((no_sanitize("address", "undefined", "thread")))
+
+/* ...and uses no libc string function, which a sanitizer may have intercepted but not yet resolved. */
+RS_DL_EARLY static int dl_streq(const char *a, const char *b)
+{
+    while (*a && *a == *b) a++, b++;
+    return *a == *b;
+}
+RS_DL_EARLY static uint32_t dl_hash(const char *s) /* FNV-1a */
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+RS_DL_EARLY static int dl_prefix(const char *s, const char *p)
+{
+    while (*p && *s == *p) s++, p++;
+    return !*p;
+}
+
 typedef void *(*dlsym_fn)(void *, const char *);
 typedef void *(*dlvsym_fn)(void *, const char *, const char *);
 
@@ -31,14 +54,14 @@ static dlvsym_fn real_dlvsym;
 
 static uintptr_t self_base;
 
-static uintptr_t object_base(const void *p)
+RS_DL_EARLY static uintptr_t object_base(const void *p)
 {
     Dl_info di;
     if (!p || !dladdr(p, &di)) return 0;
     return (uintptr_t)di.dli_fbase;
 }
 
-static int is_self(const void *p)
+RS_DL_EARLY static int is_self(const void *p)
 {
     if (!self_base) self_base = object_base((const void *)&object_base);
     return p && self_base && object_base(p) == self_base;
@@ -46,14 +69,14 @@ static int is_self(const void *p)
 
 /* ---- reading a loaded object's dynamic symbol table ---- */
 
-static uint32_t gnu_hash(const char *s)
+RS_DL_EARLY static uint32_t gnu_hash(const char *s)
 {
     uint32_t h = 5381;
     for (const unsigned char *c = (const unsigned char *)s; *c; c++) h = h * 33 + *c;
     return h;
 }
 
-static uint32_t sysv_hash(const char *s)
+RS_DL_EARLY static uint32_t sysv_hash(const char *s)
 {
     uint32_t h = 0, g;
     for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
@@ -67,15 +90,15 @@ static uint32_t sysv_hash(const char *s)
 
 /* glibc relocates most d_ptr entries of a writable .dynamic in place; some objects (vDSO, read-only
  * dynamic sections) keep them relative. Accept both. */
-static uintptr_t dyn_ptr(uintptr_t base, ElfW(Addr) v) { return v < base ? base + v : v; }
+RS_DL_EARLY static uintptr_t dyn_ptr(uintptr_t base, ElfW(Addr) v) { return v < base ? base + v : v; }
 
-static int defined_func(const ElfW(Sym) *s)
+RS_DL_EARLY static int defined_func(const ElfW(Sym) *s)
 {
     int t = ELF64_ST_TYPE(s->st_info);
     return s->st_shndx != SHN_UNDEF && s->st_value && (t == STT_FUNC || t == STT_GNU_IFUNC);
 }
 
-static void *elf_lookup(const struct dl_phdr_info *info, const char *name)
+RS_DL_EARLY static void *elf_lookup(const struct dl_phdr_info *info, const char *name)
 {
     const ElfW(Dyn) *dyn = NULL;
     for (int i = 0; i < info->dlpi_phnum; i++)
@@ -106,7 +129,7 @@ static void *elf_lookup(const struct dl_phdr_info *info, const char *name)
         if (!nbuckets) return NULL;
         for (uint32_t idx = buckets[h % nbuckets]; idx >= symoffset && idx; idx++) {
             uint32_t ch = chain[idx - symoffset];
-            if ((h | 1) == (ch | 1) && !strcmp(strtab + symtab[idx].st_name, name) && defined_func(&symtab[idx])) {
+            if ((h | 1) == (ch | 1) && dl_streq(strtab + symtab[idx].st_name, name) && defined_func(&symtab[idx])) {
                 s = &symtab[idx];
                 break;
             }
@@ -117,7 +140,7 @@ static void *elf_lookup(const struct dl_phdr_info *info, const char *name)
         const uint32_t *bucket = hash + 2, *chain = bucket + nbucket;
         if (!nbucket) return NULL;
         for (uint32_t idx = bucket[sysv_hash(name) % nbucket]; idx; idx = chain[idx])
-            if (!strcmp(strtab + symtab[idx].st_name, name) && defined_func(&symtab[idx])) {
+            if (dl_streq(strtab + symtab[idx].st_name, name) && defined_func(&symtab[idx])) {
                 s = &symtab[idx];
                 break;
             }
@@ -131,15 +154,15 @@ struct libc_find {
     void *dlsym_p, *dlvsym_p;
 };
 
-static int find_cb(struct dl_phdr_info *info, size_t size, void *arg)
+RS_DL_EARLY static int find_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
     struct libc_find *f = arg;
-    const char *n = info->dlpi_name ? info->dlpi_name : "";
-    const char *slash = strrchr(n, '/');
-    const char *b = slash ? slash + 1 : n;
+    const char *n = info->dlpi_name ? info->dlpi_name : "", *b = n;
+    for (const char *p = n; *p; p++)
+        if (*p == '/') b = p + 1;
     /* Only glibc's own objects: libc.so.6 (glibc >= 2.34) or libdl.so.2 (older). */
-    if (strncmp(b, "libc.so", 7) && strncmp(b, "libdl.so", 8)) return 0;
+    if (!dl_prefix(b, "libc.so") && !dl_prefix(b, "libdl.so")) return 0;
     void *s = elf_lookup(info, "dlsym"), *v = elf_lookup(info, "dlvsym");
     if (s && v && !is_self(s)) {
         f->dlsym_p = s;
@@ -149,7 +172,7 @@ static int find_cb(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
-static void resolve_real(void)
+RS_DL_EARLY static void resolve_real(void)
 {
     if (__atomic_load_n(&real_dlvsym, __ATOMIC_ACQUIRE)) return;
     struct libc_find f = { 0, 0 };
@@ -183,7 +206,7 @@ void rs_dl_register(const struct rs_dl_redirect *r, int n)
     for (int i = 0; i < n && k < RS_DL_MAX_REDIRECTS; i++) {
         if (!r[i].name || !r[i].wrapper || !r[i].real_slot) continue;
         redirects[k].r = r[i];
-        redirects[k].hash = rs_fnv1a(r[i].name, strlen(r[i].name));
+        redirects[k].hash = dl_hash(r[i].name);
         k++;
     }
     __atomic_store_n(&n_redirects, k, __ATOMIC_RELEASE);
@@ -192,21 +215,21 @@ void rs_dl_register(const struct rs_dl_redirect *r, int n)
 }
 
 /* `version` NULL = plain dlsym (the object's default version, which is what registrations name). */
-static const struct rs_dl_redirect *find_redirect(const char *name, const char *version)
+RS_DL_EARLY static const struct rs_dl_redirect *find_redirect(const char *name, const char *version)
 {
     int n = __atomic_load_n(&n_redirects, __ATOMIC_ACQUIRE);
     if (!n || !name) return NULL;
-    uint32_t h = rs_fnv1a(name, strlen(name));
+    uint32_t h = dl_hash(name);
     for (int i = 0; i < n; i++) {
-        if (redirects[i].hash != h || strcmp(redirects[i].r.name, name)) continue;
+        if (redirects[i].hash != h || !dl_streq(redirects[i].r.name, name)) continue;
         const char *want = redirects[i].r.version;
-        if (version && want && strcmp(version, want)) continue;
+        if (version && want && !dl_streq(version, want)) continue;
         return &redirects[i].r;
     }
     return NULL;
 }
 
-static void *apply(const struct rs_dl_redirect *r, void *found)
+RS_DL_EARLY static void *apply(const struct rs_dl_redirect *r, void *found)
 {
     if (!found || found == r->wrapper || is_self(found)) return found;
     __atomic_store_n(r->real_slot, found, __ATOMIC_RELEASE);
@@ -215,7 +238,7 @@ static void *apply(const struct rs_dl_redirect *r, void *found)
 
 /* Look-ups we do not redirect are tail calls (see the top of this file): keep these functions simple so
  * that the compiler keeps emitting `jmp` for them. */
-RS_EXPORT void *dlsym(void *handle, const char *name)
+RS_DL_EARLY RS_EXPORT void *dlsym(void *handle, const char *name)
 {
     dlsym_fn real = __atomic_load_n(&real_dlsym, __ATOMIC_ACQUIRE);
     if (RS_UNLIKELY(!real)) {
@@ -228,7 +251,7 @@ RS_EXPORT void *dlsym(void *handle, const char *name)
     return apply(r, real(handle, name));
 }
 
-RS_EXPORT void *dlvsym(void *handle, const char *name, const char *version)
+RS_DL_EARLY RS_EXPORT void *dlvsym(void *handle, const char *name, const char *version)
 {
     dlvsym_fn real = __atomic_load_n(&real_dlvsym, __ATOMIC_ACQUIRE);
     if (RS_UNLIKELY(!real)) {
