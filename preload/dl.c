@@ -8,7 +8,7 @@
  *
  * Caller identity: glibc's dlsym uses its return address to decide what RTLD_NEXT (and the local scope of
  * RTLD_DEFAULT) means. Every look-up that we do not redirect is therefore a tail call into the real
- * function (the compiler emits a jmp; checked in tests/verbs/dl_tailcall.t), so the application's own
+ * function (the compiler emits a jmp; tests/verbs/harmless.t checks RTLD_NEXT), so the application's own
  * caller is the one glibc sees. RTLD_NEXT look-ups are never redirected.
  */
 #include <dlfcn.h>
