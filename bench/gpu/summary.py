@@ -9,9 +9,10 @@ import statistics
 import sys
 from collections import defaultdict
 
-MODES = ["untraced", "default", "full", "torchprof"]
-NAMES = {"untraced": "untraced", "default": "railscope default (kernels sampled)",
-         "full": "railscope full (every kernel)", "torchprof": "torch.profiler (CPU+CUDA)"}
+MODES = ["untraced", "nocuda", "lean", "default", "full", "torchprof"]
+NAMES = {"untraced": "untraced", "nocuda": "railscope, CUDA capture off", "lean": "railscope lean (no API/sync rec.)",
+         "default": "railscope default (kernels sampled)", "full": "railscope full (every kernel)",
+         "torchprof": "torch.profiler (CPU+CUDA)"}
 
 
 def main():

@@ -46,10 +46,13 @@ static void record_copy(uint64_t t0, void *dst, const void *src, size_t bytes, e
     ev.stream = (uint64_t)(uintptr_t)stream;
     ev.copy_kind = (uint32_t)kind;
     ev.async = (uint32_t)async;
-    /* Pageable vs pinned is the point of these events; one attribute query per side, off the hot path of
-     * a normal (CUPTI-delivering) run. cudaPointerGetAttributes clears the sticky error it may set. */
-    ev.src_mem = mem_type(src);
-    ev.dst_mem = mem_type(dst);
+    /* Pageable vs pinned is the point of these events: one attribute query per host-side pointer (the copy
+     * kind says which side is the device; PyTorch issues hundreds of device-to-device copies a step, which
+     * need none). */
+    int src_dev = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
+    int dst_dev = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
+    ev.src_mem = src_dev ? (uint32_t)cudaMemoryTypeDevice : mem_type(src);
+    ev.dst_mem = dst_dev ? (uint32_t)cudaMemoryTypeDevice : mem_type(dst);
     ev.ret = ret;
     ev.pad = 0;
     rs_emit(&ev.h);

@@ -10,9 +10,12 @@
  *     copy, set or synchronise, and CONCURRENT_KERNEL (+ launch API records) per RAILSCOPE_CUDA_KERNELS;
  *   - flush complete buffers every tracer tick, force-flush at shutdown, report CUPTI's dropped count.
  * We do not subscribe to CUPTI callbacks: CUPTI allows one subscriber, and leaving it free lets
- * torch.profiler/Kineto or nsys start. When such a client registers its own activity buffers ours go silent;
- * the tick notices (cudaMemcpy calls keep coming through the cudart wrappers but no record has arrived for a
- * while), warns once, stops touching CUPTI, and the cudart wrappers start writing CUDA_COPY_CALL events.
+ * torch.profiler/Kineto or nsys start. When such a client registers its own activity buffers (we see the
+ * call: cuptiActivityRegisterCallbacks is interposed) our pending records are flushed to us, we warn once,
+ * stop touching CUPTI, and the cudart wrappers start writing CUDA_COPY_CALL events.
+ *
+ * RAILSCOPE_CUDA_API=off drops the runtime-API records (host thread of each copy/launch), and
+ * RAILSCOPE_CUDA_SYNC=off the synchronisation records, for the leanest capture.
  *
  * RAILSCOPE_CUDA_KERNELS: `sampled` (default) records kernels in windows — RAILSCOPE_CUDA_KERNEL_WINDOW
  * = "on_ms/period_ms", default 1000/20000: on for the first second of every 20 s — because tracing every
@@ -52,6 +55,7 @@ static int kmode = RS_KMODE_SAMPLED;
 static uint64_t win_on_ns = 1000ull * 1000000, win_period_ns = 20000ull * 1000000;
 static uint64_t t_init;
 static int kernels_on;
+static int want_api = 1, want_sync = 1;   /* RAILSCOPE_CUDA_API, RAILSCOPE_CUDA_SYNC */
 static char cupti_path[PATH_MAX + 64];
 
 /* Runtime API callback ids we record, by class; names interned at set-up. */
@@ -236,6 +240,8 @@ static void parse_modes(void)
         rs_warn("RAILSCOPE_CUDA_KERNELS='%s' unknown (sampled|all|off); using sampled", v);
         kmode = RS_KMODE_SAMPLED;
     }
+    if ((v = getenv("RAILSCOPE_CUDA_API")) && *v) want_api = strcmp(v, "off") && strcmp(v, "0");
+    if ((v = getenv("RAILSCOPE_CUDA_SYNC")) && *v) want_sync = strcmp(v, "off") && strcmp(v, "0");
     if ((v = getenv("RAILSCOPE_CUDA_KERNEL_WINDOW")) && *v) {
         unsigned long on = 0, period = 0;
         if (sscanf(v, "%lu/%lu", &on, &period) == 2 && on > 0 && period >= on) {
@@ -250,7 +256,7 @@ static void parse_modes(void)
 /* Runtime API records: copies, memsets and synchronisations always; launches only with kernels. */
 static void select_api(void)
 {
-    if (!p_cuptiActivityEnableRuntimeApi || !p_cuptiGetCallbackName) return;
+    if (!want_api || !p_cuptiActivityEnableRuntimeApi || !p_cuptiGetCallbackName) return;
     static const char *const always[] = {"cudaMemcpy", "cudaMemset", "cudaStreamSynchronize",
                                          "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaStreamWaitEvent",
                                          NULL};
@@ -267,9 +273,7 @@ static void select_api(void)
     }
 }
 
-/* ---- tick: windows, take-over check, periodic flush ---- */
-static uint64_t last_records, last_change_ts, calls_at_change;
-
+/* ---- tick: windows and periodic flush ---- */
 static uint64_t records_seen(void)
 {
     return __atomic_load_n(&rs_cupti_counts.memcpy, __ATOMIC_RELAXED) +
@@ -280,36 +284,49 @@ static uint64_t records_seen(void)
            __atomic_load_n(&rs_cupti_counts.untimed, __ATOMIC_RELAXED);
 }
 
+/* GPU-side records (copies, kernels) sit in CUPTI's device buffers until one fills or a forced flush, so
+ * they arrive in bursts (seconds apart) and in full at exit; the default flush here delivers what is
+ * complete. A gap in delivery therefore says nothing about another client: that is detected where it
+ * happens, in cuptiActivityRegisterCallbacks below. */
 static void cupti_tick(void)
 {
     if (__atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) != RS_CUPTI_DELIVERING) return;
-    uint64_t now = rs_now();
-    if (kmode == RS_KMODE_SAMPLED) set_kernels((now - t_init) % win_period_ns < win_on_ns);
-    p_cuptiActivityFlushAll(0);   /* complete buffers only: safe while the GPU works */
-    uint64_t recs = records_seen(), calls = __atomic_load_n(&rs_cuda_copy_calls, __ATOMIC_RELAXED);
-    if (recs != last_records || !last_change_ts) {
-        last_records = recs;
-        last_change_ts = now;
-        calls_at_change = calls;
-        return;
-    }
-    /* Copies keep being issued but no record has come back for 3 s, flushes included: our buffer
-     * callbacks are no longer CUPTI's (another client registered its own). */
-    if (calls - calls_at_change >= 16 && now - last_change_ts >= 3000000000ull) {
+    if (kmode == RS_KMODE_SAMPLED) set_kernels((rs_now() - t_init) % win_period_ns < win_on_ns);
+    p_cuptiActivityFlushAll(0);
+}
+
+/* Another CUPTI client (torch.profiler's Kineto links libcupti dynamically, so its call comes through the
+ * preloaded library first) registers its own activity buffers: CUPTI then hands every buffer, ours
+ * included, to it. Before letting it, force-flush so what CUPTI holds for us comes to us; then warn once,
+ * mark the trace, and let the cudart wrappers record copies from here on. The client's call is forwarded
+ * unchanged: torch.profiler works as without railscope. */
+RS_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
+                                                      CUpti_BuffersCallbackCompleteFunc done)
+{
+    __typeof__(cuptiActivityRegisterCallbacks) *real = p_cuptiActivityRegisterCallbacks;
+    if (!real) real = (__typeof__(cuptiActivityRegisterCallbacks) *)rs_dl_real("libcupti.so",
+                                                                                 "cuptiActivityRegisterCallbacks");
+    if (!real) return CUPTI_ERROR_NOT_INITIALIZED;
+    if (req != buf_request && __atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) == RS_CUPTI_DELIVERING) {
+        p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         __atomic_store_n(&rs_cupti_state, RS_CUPTI_TAKEN_OVER, __ATOMIC_RELAXED);
-        rs_warn("CUPTI activity records stopped arriving while the program kept copying (%llu cudaMemcpy calls "
-                "in %.1f s): another CUPTI client (torch.profiler/Kineto, Nsight) has taken over CUPTI's "
-                "activity buffers. railscope goes on recording API-level events (cudaMemcpy calls, NCCL, NVTX) "
-                "without GPU timings.",
-                (unsigned long long)(calls - calls_at_change), (double)(now - last_change_ts) / 1e9);
+        rs_warn("another CUPTI client (torch.profiler/Kineto, Nsight) registered its own activity buffers: GPU "
+                "activity records go to it from now on; railscope keeps recording API-level events (cudaMemcpy "
+                "calls, NCCL, NVTX) without GPU timings");
         emit_window();
     }
+    return real(req, done);
 }
 
 static void cupti_shutdown(void)
 {
     if (__atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) != RS_CUPTI_DELIVERING) return;
     p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    uint64_t calls = __atomic_load_n(&rs_cuda_copy_calls, __ATOMIC_RELAXED);
+    if (!records_seen() && calls)
+        rs_warn("CUPTI delivered no activity records although the program made %llu cudaMemcpy calls: another "
+                "CUPTI client may have taken CUPTI over without going through the preloaded library",
+                (unsigned long long)calls);
     uint64_t untimed = __atomic_load_n(&rs_cupti_counts.untimed, __ATOMIC_RELAXED);
     if (untimed) rs_warn("CUPTI: %llu activity records without timestamps were skipped", (unsigned long long)untimed);
     uint64_t d = __atomic_load_n(&dropped_total, __ATOMIC_RELAXED);
@@ -355,7 +372,7 @@ RS_EXPORT int InitializeInjection(void)
                                                CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION};
     int enabled = 0;
     CUptiResult err = CUPTI_SUCCESS;
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0] - !want_sync; i++) {
         CUptiResult e = p_cuptiActivityEnable(kinds[i]);
         if (e == CUPTI_SUCCESS) enabled++;
         else err = e, rs_debug("CUPTI: activity kind %d not enabled (error %d)", (int)kinds[i], (int)e);
@@ -365,7 +382,7 @@ RS_EXPORT int InitializeInjection(void)
         snprintf(why, sizeof why, "CUPTI (%s) enabled no activity kind (error %d)", cupti_path, (int)err);
         return unavailable(why);
     }
-    if (enabled < (int)(sizeof kinds / sizeof kinds[0])) rs_warn("CUPTI: some activity kinds not enabled (error %d)", (int)err);
+    if (enabled < (int)(sizeof kinds / sizeof kinds[0]) - !want_sync) rs_warn("CUPTI: some activity kinds not enabled (error %d)", (int)err);
     if (ts_refused) rs_warn("CUPTI refused our timestamp callback: GPU times are converted from CLOCK_REALTIME");
     select_api();
     __atomic_store_n(&rs_cupti_state, RS_CUPTI_DELIVERING, __ATOMIC_RELAXED);

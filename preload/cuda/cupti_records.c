@@ -19,7 +19,7 @@ int rs_cupti_convert(const CUpti_Activity *rec)
     switch (rec->kind) {
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
         const CUpti_ActivityMemcpy6 *r = (const void *)rec;
-        if (!r->start) break;
+        if (!r->start || r->end < r->start) break;
         struct rs_ev_CUDA_MEMCPY ev;
         RS_EV_INIT(&ev, CUDA_MEMCPY, ts_of(r->start));
         ev.end = ts_of(r->end);
@@ -38,7 +38,7 @@ int rs_cupti_convert(const CUpti_Activity *rec)
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY2: {
         const CUpti_ActivityMemcpyPtoP4 *r = (const void *)rec;
-        if (!r->start) break;
+        if (!r->start || r->end < r->start) break;
         struct rs_ev_CUDA_MEMCPY ev;
         RS_EV_INIT(&ev, CUDA_MEMCPY, ts_of(r->start));
         ev.end = ts_of(r->end);
@@ -58,7 +58,7 @@ int rs_cupti_convert(const CUpti_Activity *rec)
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
         const CUpti_ActivityMemset4 *r = (const void *)rec;
-        if (!r->start) break;
+        if (!r->start || r->end < r->start) break;
         struct rs_ev_CUDA_MEMSET ev;
         RS_EV_INIT(&ev, CUDA_MEMSET, ts_of(r->start));
         ev.end = ts_of(r->end);
@@ -75,7 +75,7 @@ int rs_cupti_convert(const CUpti_Activity *rec)
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
         const CUpti_ActivityKernel10 *r = (const void *)rec;
-        if (!r->start) break;
+        if (!r->start || r->end < r->start) break;
         struct rs_ev_CUDA_KERNEL ev;
         RS_EV_INIT(&ev, CUDA_KERNEL, ts_of(r->start));
         ev.end = ts_of(r->end);
@@ -95,7 +95,7 @@ int rs_cupti_convert(const CUpti_Activity *rec)
     case CUPTI_ACTIVITY_KIND_RUNTIME:
     case CUPTI_ACTIVITY_KIND_DRIVER: {
         const CUpti_ActivityAPI *r = (const void *)rec;
-        if (!r->start) break;
+        if (!r->start || r->end < r->start) break;
         struct rs_ev_CUDA_API ev;
         RS_EV_INIT(&ev, CUDA_API, ts_of(r->start));
         ev.end = ts_of(r->end);
@@ -110,7 +110,7 @@ int rs_cupti_convert(const CUpti_Activity *rec)
     }
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
         const CUpti_ActivitySynchronization2 *r = (const void *)rec;
-        if (!r->start) break;
+        if (!r->start || r->end < r->start) break;
         struct rs_ev_CUDA_SYNC ev;
         RS_EV_INIT(&ev, CUDA_SYNC, ts_of(r->start));
         ev.end = ts_of(r->end);
@@ -125,6 +125,6 @@ int rs_cupti_convert(const CUpti_Activity *rec)
         count(&rs_cupti_counts.other);
         return 0;
     }
-    count(&rs_cupti_counts.untimed);   /* start = 0: CUPTI could not time it (device buffer too small) */
+    count(&rs_cupti_counts.untimed);   /* start = 0 (device buffer too small) or no end yet (forced flush) */
     return 0;
 }

@@ -9,10 +9,11 @@
 #    ROUNDS rounds, steady state (WARMUP untimed steps, then STEPS timed) -> bench/gpu/summary.py;
 #    the first full-kernel trace is checked too (check.py kernels).
 # Stops starting new rounds once BUDGET_S seconds have passed, so the call ends inside its limit.
-set -u
+set -u -o pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/rs-gpu-out}
-NPROC=${NPROC:-1} ROUNDS=${ROUNDS:-3} STEPS=${STEPS:-200} WARMUP=${WARMUP:-30} BUDGET_S=${BUDGET_S:-500}
+NPROC=${NPROC:-1} ROUNDS=${ROUNDS:-2} STEPS=${STEPS:-150} WARMUP=${WARMUP:-25} BUDGET_S=${BUDGET_S:-430}
+MODES=${MODES:-untraced nocuda default lean full torchprof}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/run.log") 2>&1
 T0=$(date +%s)
@@ -33,6 +34,7 @@ if ! make -j16 BUILD=$B $B/librailscope.so $B/railscope >"$W/build.log" 2>&1; th
 fi
 grep -c RS_HAVE_CUDA=1 "$W/build.log" | sed 's/^/compiled with CUDA headers: /'
 RS=$PWD/$B/railscope
+export RS_CLI=$RS
 
 echo "== A: correctness, $NPROC rank(s) ($(el)s)"
 RAILSCOPE_CUDA_KERNEL_WINDOW=500/3000 timeout 240 "$RS" record -o "$W/A" -- \
@@ -48,22 +50,30 @@ timeout 240 "$RS" record -o "$W/C" -- python3 tests/gpu/train.py --phases bench:
 echo "exit status $?"; grep -i "railscope\|error" "$W/C.err" | head -5
 RS_STDERR="$W/C.err" python3 tests/gpu/check.py profiler "$W/C" "$W/C.json" | tee "$W/checkC.txt" || FAIL=1
 
-echo "== B: overhead, $ROUNDS rounds x (untraced, default, full, torch.profiler), $WARMUP+$STEPS steps ($(el)s)"
+echo "== B: overhead, $ROUNDS rounds x ($MODES), $WARMUP+$STEPS steps ($(el)s)"
+# nocuda: railscope without CUDA capture (NCCL, NVTX, core); lean: no runtime-API or sync records;
+# default: as shipped (kernels sampled); full: every kernel. Odd rounds run the modes in order, even
+# rounds reversed, so a drift over the call cancels in the paired ratios.
 P=$((WARMUP - 5))
 for r in $(seq 1 "$ROUNDS"); do
     if [ "$(el)" -gt "$BUDGET_S" ]; then echo "budget: stopping before round $r"; break; fi
-    for m in untraced default full torchprof; do
+    order=$MODES
+    [ $((r % 2)) -eq 0 ] && order=$(echo $MODES | tr ' ' '\n' | tac | tr '\n' ' ')
+    for m in $order; do
         J="$W/B-$m-$r.json"
         args=(tests/gpu/train.py --phases "bench:$STEPS" --warmup "$WARMUP" --out "$J")
+        rec=("$RS" record -q -o "$W/B-$m-$r" --)
         case $m in
         untraced) timeout 150 python3 "${args[@]}" ;;
-        default) timeout 150 "$RS" record -q -o "$W/B-$m-$r" -- python3 "${args[@]}" ;;
-        full) RAILSCOPE_CUDA_KERNELS=all timeout 150 "$RS" record -q -o "$W/B-$m-$r" -- python3 "${args[@]}" ;;
+        nocuda) RAILSCOPE_EVENTS=all,-cuda timeout 150 "${rec[@]}" python3 "${args[@]}" ;;
+        default) timeout 150 "${rec[@]}" python3 "${args[@]}" ;;
+        lean) RAILSCOPE_CUDA_API=off RAILSCOPE_CUDA_SYNC=off timeout 150 "${rec[@]}" python3 "${args[@]}" ;;
+        full) RAILSCOPE_CUDA_KERNELS=all timeout 150 "${rec[@]}" python3 "${args[@]}" ;;
         torchprof) timeout 150 python3 "${args[@]}" --profile "$P:999999" ;;
         esac
         [ -f "$J" ] || echo "round $r $m: no result"
     done
-    [ "$r" -gt 1 ] && rm -rf "$W/B-default-$r" "$W/B-full-$r"
+    [ "$r" -gt 1 ] && rm -rf "$W"/B-*-"$r"/
 done
 python3 bench/gpu/summary.py "$W"/B-*.json | tee "$W/bench.txt"
 du -sh "$W"/B-default-1 "$W"/B-full-1 2>/dev/null

@@ -15,7 +15,7 @@ FAKE = os.path.join(NCCL_BIN, "fakecupti")
 if not os.path.exists(DRIVER):
     skip_all("built without CUDA headers (no CUPTI record structs): cupti_driver not built")
 need(LIB, CLI, DRIVER, os.path.join(FAKE, "libcupti.so.13"))
-plan(20)
+plan(24)
 
 out = os.path.join(T, "basic")
 p = run([DRIVER, FAKE, "basic"], out)
@@ -65,14 +65,22 @@ w = kind(evs, "cuda_kernel_window")
 ok(w and w[0]["on"] == 0 and w[0]["mode"] == 0, "the kernel mode is in the trace", w)
 
 out = os.path.join(T, "takeover")
-p = run([DRIVER, FAKE, "takeover"], out, {"RAILSCOPE_FLUSH_MS": "100"})
+p = run([DRIVER, FAKE, "takeover"], out)
 evs = events(out)
-ok(p.returncode == 0 and "copies=45 bad=0" in p.stdout, "take-over: every cudaMemcpy reached the runtime and succeeded",
-   p.stdout + p.stderr)
+ok(p.returncode == 0 and "register=0 owner_other=1" in p.stdout,
+   "take-over: the other client's registration is forwarded to CUPTI", p.stdout + p.stderr)
+ok("copies=11 bad=0" in p.stdout, "take-over: every cudaMemcpy reached the runtime and succeeded", p.stdout)
 warn = [l for l in p.stderr.splitlines() if "another CUPTI client" in l]
 is_(len(warn), 1, "take-over: one warning")
+ok(any(m["bytes"] == 777 for m in kind(evs, "cuda_memcpy")), "take-over: CUPTI's pending records were flushed to us first",
+   [m["bytes"] for m in kind(evs, "cuda_memcpy")])
 cc = kind(evs, "cuda_copy_call")
-ok(len(cc) >= 8 and all(c["bytes"] == 4096 and c["copy_kind"] == 1 and c["dst_mem"] == 2 for c in cc),
+h2d = [c for c in cc if c["copy_kind"] == 1]
+ok(len(h2d) == 10 and all(c["bytes"] == 4096 and c["dst_mem"] == 2 for c in h2d),
    "take-over: copies recorded by the cudart wrappers", cc[:2])
-ok({c["src_mem"] for c in cc} == {0, 1}, "take-over: pageable and pinned sources told apart", cc[:4])
+is_(sorted({c["src_mem"] for c in h2d}), [0, 1], "take-over: pageable and pinned sources told apart")
+d2d = [c for c in cc if c["copy_kind"] == 3]
+ok(len(d2d) == 1 and d2d[0]["src_mem"] == 2 and d2d[0]["dst_mem"] == 2, "device-to-device copies need no pointer query", d2d)
+w = kind(evs, "cuda_kernel_window")
+ok(w and w[-1]["state"] == 2, "the take-over is marked in the trace", w)
 finish()

@@ -3,13 +3,14 @@
  * libtorch_cuda.so's dependencies are), calls InitializeInjection like the driver does at cuInit, then
  * has the fake CUPTI deliver a buffer of synthetic records. Modes:
  *   basic     deliver and exit (the forced flush at exit brings one more record)
- *   takeover  deliver, then another client takes CUPTI's buffers over while cudaMemcpy calls go on for
- *             ~4.5 s: railscope must notice, warn once, and record the copies through the cudart wrappers
+ *   takeover  deliver, then another client registers its own buffer callbacks through the global symbol (as
+ *             torch.profiler's Kineto does) and cudaMemcpy calls go on: railscope must notice, flush its
+ *             pending records first, warn once, forward the registration, and record the copies through the
+ *             cudart wrappers
  * usage: cupti_driver FAKEDIR MODE            prints what it saw on stdout */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 int main(int argc, char **argv)
 {
@@ -24,7 +25,12 @@ int main(int argc, char **argv)
     int (*deliver)(void) = (int (*)(void))dlsym(cu, "fake_cupti_deliver");
     int (*enabled)(int) = (int (*)(int))dlsym(cu, "fake_cupti_enabled");
     int (*rtapi)(int) = (int (*)(int))dlsym(cu, "fake_cupti_runtime_api");
-    void (*takeover)(void) = (void (*)(void))dlsym(cu, "fake_cupti_takeover");
+    typedef void (*req_fn)(unsigned char **, size_t *, size_t *);
+    typedef void (*comp_fn)(void *, unsigned, unsigned char *, size_t, size_t);
+    int (*reg)(req_fn, comp_fn) = (int (*)(req_fn, comp_fn))dlsym(RTLD_DEFAULT, "cuptiActivityRegisterCallbacks");
+    req_fn other_req = (req_fn)dlsym(cu, "fake_other_req");
+    comp_fn other_comp = (comp_fn)dlsym(cu, "fake_other_comp");
+    int (*owner_other)(void) = (int (*)(void))dlsym(cu, "fake_cupti_owner_is_other");
     if (!inject) return fprintf(stderr, "cupti_driver: InitializeInjection not found (not preloaded?)\n"), 1;
     int r = inject();
     printf("inject=%d\n", r);
@@ -33,15 +39,13 @@ int main(int argc, char **argv)
     printf("runtime_api memcpy=%d memcpyasync=%d getdevice=%d launch=%d\n", rtapi(31), rtapi(41), rtapi(3), rtapi(211));
     printf("deliver=%d\n", deliver());
     if (!strcmp(argv[2], "takeover")) {
-        takeover();
+        int rr = reg ? reg(other_req, other_comp) : -1;
+        printf("register=%d owner_other=%d\n", rr, owner_other());
         typedef int (*memcpy_fn)(void *, const void *, size_t, int);
         memcpy_fn mc = (memcpy_fn)dlsym(RTLD_DEFAULT, "cudaMemcpy");
         int bad = 0;
-        for (int i = 0; i < 45; i++) {
-            bad += mc((void *)0x2000, i & 1 ? (void *)0x1000 : (void *)0x5000, 4096, 1) != 0;
-            struct timespec ts = {0, 100 * 1000 * 1000};
-            nanosleep(&ts, NULL);
-        }
+        for (int i = 0; i < 10; i++) bad += mc((void *)0x2000, i & 1 ? (void *)0x1000 : (void *)0x5000, 4096, 1) != 0;
+        bad += mc((void *)0x5000, (void *)0x2000, 64, 3) != 0;   /* device-to-device */
         int *copies = (int *)dlsym(rt, "fake_cudart_copies");
         printf("copies=%d bad=%d\n", copies ? *copies : -1, bad);
     }

@@ -208,13 +208,13 @@ EXPORT int fake_cupti_deliver(void)
 EXPORT int fake_cupti_enabled(int kind) { return kind >= 0 && kind < 128 ? enabled[kind] : 0; }
 EXPORT int fake_cupti_runtime_api(int cbid) { return cbid >= 0 && cbid < 1024 ? runtime_api[cbid] : 0; }
 
-static void CUPTIAPI other_req(uint8_t **b, size_t *s, size_t *m) { *b = NULL, *s = 0, *m = 0; }
-static void CUPTIAPI other_comp(CUcontext c, uint32_t st, uint8_t *b, size_t s, size_t v) { (void)c, (void)st, (void)b, (void)s, (void)v; }
-EXPORT void fake_cupti_takeover(void)
+/* Another client's buffer callbacks (the test registers them through the global symbol, as Kineto does). */
+EXPORT void CUPTIAPI fake_other_req(uint8_t **b, size_t *s, size_t *m) { *b = NULL, *s = 0, *m = 0; }
+EXPORT void CUPTIAPI fake_other_comp(CUcontext c, uint32_t st, uint8_t *b, size_t s, size_t v)
 {
-    req = other_req;   /* like Kineto's cuptiActivityRegisterCallbacks: ours are no longer called */
-    comp = other_comp;
+    (void)c, (void)st, (void)b, (void)s, (void)v;
 }
+EXPORT int fake_cupti_owner_is_other(void) { return req == fake_other_req; }
 
 /* The forced flush at exit delivers one last HtoD copy of 777 bytes. */
 EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
