@@ -117,3 +117,31 @@ void sn_rate_to_ib(double gbps, uint8_t *speed, uint8_t *width)
 			}
 		}
 }
+
+/* SOFTNIC_DEBUG_SEGV=1: print a native backtrace on SIGSEGV/SIGBUS/SIGABRT (to tell a crash in the
+ * software NIC from one in the program using it), then die with the same signal. */
+#include <execinfo.h>
+#include <signal.h>
+
+static void sn_crash(int sig)
+{
+	void *pc[64];
+	int n = backtrace(pc, 64);
+	static const char msg[] = "softnic: fatal signal, backtrace:\n";
+	if (write(2, msg, sizeof msg - 1) < 0) {
+		/* nothing to do */
+	}
+	backtrace_symbols_fd(pc, n, 2);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+__attribute__((constructor)) static void sn_debug_init(void)
+{
+	const char *s = getenv("SOFTNIC_DEBUG_SEGV");
+	if (s && *s && *s != '0') {
+		signal(SIGSEGV, sn_crash);
+		signal(SIGBUS, sn_crash);
+		signal(SIGABRT, sn_crash);
+	}
+}

@@ -226,8 +226,10 @@ static int sn_query_port_full(struct ibv_context *ctx, uint8_t port, struct ibv_
 #undef ibv_query_port
 SN_EXPORT int ibv_query_port(struct ibv_context *ctx, uint8_t port, struct _compat_ibv_port_attr *a)
 {
-	/* the pre-1.1 layout ends before `flags`; copy no more than that */
-	return sn_query_port_full(ctx, port, (struct ibv_port_attr *)a, offsetof(struct ibv_port_attr, flags));
+	/* rdma-core 44's struct ends with port_cap_flags2; newer headers add fields this entry point never
+	 * wrote (callers of the inline ibv_query_port get the full struct through vctx->query_port) */
+	return sn_query_port_full(ctx, port, (struct ibv_port_attr *)a,
+				  offsetof(struct ibv_port_attr, port_cap_flags2) + sizeof(uint16_t));
 }
 
 /* GID 0: IB-style link-local fe80::<guid>; GID 1: RoCEv2-style ::ffff:127.0.0.1. Routing uses the
