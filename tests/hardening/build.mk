@@ -11,10 +11,13 @@ $(HARD_DIR)/sec_dlopen: tests/hardening/sec_dlopen.c
 $(HARD_DIR)/hv_storm: tests/hardening/hv_storm.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -libverbs -lpthread
+$(HARD_DIR)/hv_errno: tests/hardening/hv_errno.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -libverbs
 $(HARD_DIR)/killat: tests/hardening/killat.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL)
-TEST_BINS += $(HARD_DIR)/killat $(HARD_DIR)/sec_writer $(HARD_DIR)/sec_dlopen $(if $(wildcard tests/hardening/hv_storm.c),$(HARD_DIR)/hv_storm)
+TEST_BINS += $(HARD_DIR)/hv_errno $(HARD_DIR)/killat $(HARD_DIR)/sec_writer $(HARD_DIR)/sec_dlopen $(if $(wildcard tests/hardening/hv_storm.c),$(HARD_DIR)/hv_storm)
 
 # make soak: the long versions (fuzzing >= 10 M executions, 100-run kill campaign, full suite under
 # ASan/UBSan and TSan). SOAK_FUZZ_SECS per fuzz target, SOAK_JOBS workers each.
