@@ -102,6 +102,10 @@ static int kclass(struct pass *p, uint32_t id)
 {
     if (id < p->kcls_n && p->kcls[id])
         return p->kcls[id];
+    if (id >= (1u << 20)) { /* ids are dense from 1: a huge one is damage; classify without a cache */
+        const char *s = rs_reader_string(p->rd, id, NULL);
+        return is_nccl_kernel(s) ? 2 : 1;
+    }
     if (id >= p->kcls_n) {
         size_t nn = p->kcls_n ? p->kcls_n : 256;
         while (nn <= id)

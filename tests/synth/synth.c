@@ -41,6 +41,7 @@ struct cfg {
     int no_gpudirect;
     double skew_ms;
     int no_nvtx, no_verbs, no_proxy, no_hostfacts;
+    int garbage; /* random events of random kinds per rank (robustness of readers of the trace) */
     unsigned seed;
 };
 
@@ -580,6 +581,20 @@ static void write_rank(const struct model *m, int r)
                 die("flush failed");
         }
     }
+    /* Hostile but decodable input: fixed-size events of any kind with random fields and times. */
+    for (int i = 0; i < c->garbage; i++) {
+        uint64_t buf[64];
+        unsigned kind = 1 + (unsigned)(rnd() * (RS_EV_COUNT - 1));
+        if (kind >= RS_EV_COUNT || rs_kinds[kind].varlen || rs_kinds[kind].size > sizeof buf)
+            continue;
+        for (size_t k = 0; k < sizeof buf / 8; k++)
+            buf[k] = (uint64_t)(rnd() * 18446744073709551615.0) >> (unsigned)(rnd() * 60);
+        struct rs_ev_hdr *h = (struct rs_ev_hdr *)buf;
+        h->kind = (uint16_t)kind;
+        h->size = rs_kinds[kind].size;
+        h->ts = rnd() < 0.5 ? mono(e, rnd() * m->rs[(size_t)(c->steps - 1) * m->n + r].step_end) : buf[1];
+        put(e, rnd() < 0.5 ? tm : (uint32_t)(rnd() * 4), buf);
+    }
     {
         struct rs_ev_PROC_END pe;
         memset(&pe, 0, sizeof pe);
@@ -666,7 +681,8 @@ static void usage(FILE *f)
             "  --pageable RANK|all        H2D copies from pageable memory\n"
             "  --no-gpudirect             host bounce buffers for the network\n"
             "  --skew-ms MS               per-host REALTIME offsets up to +-MS\n"
-            "  --no-nvtx --no-verbs --no-proxy --no-hostfacts --seed N\n");
+            "  --no-nvtx --no-verbs --no-proxy --no-hostfacts --seed N\n"
+            "  --garbage N                N random events of random kinds per rank (robustness tests)\n");
 }
 
 int main(int argc, char **argv)
@@ -696,6 +712,7 @@ int main(int argc, char **argv)
         NUM("--chunk-mb", chunk_mb, atof) NUM("--net-gbps", net_gbps, atof) NUM("--nvlink-gbps", nvlink_gbps, atof)
         NUM("--pin-gbps", pin_gbps, atof) NUM("--pageable-gbps", pageable_gbps, atof)
         NUM("--pcie-gbps", pcie_gbps, atof) NUM("--skew-ms", skew_ms, atof) NUM("--seed", seed, (unsigned)atoi)
+        NUM("--garbage", garbage, atoi)
 #undef NUM
         if (!strcmp(a, "-o") && v) { c->out = v; i++; }
         else if (!strcmp(a, "--truth") && v) { c->truth = v; i++; }
