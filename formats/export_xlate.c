@@ -91,7 +91,7 @@ struct xcache {
 struct xproc {
     uint64_t index, pid;
     int64_t rank;
-    int64_t off;             /* aligned = ts + off */
+    uint64_t off;            /* aligned = ts + off (mod 2^64: anchors are hostile input, no signed overflow) */
     uint64_t last_ts;        /* aligned, max seen */
     uint64_t base_flow;
     uint64_t flow_seq;
@@ -361,7 +361,8 @@ static struct xlane *lane_new(struct rs_exp *x, struct xgroup *g)
     l->t.name = k == 0 ? g->name : name_f(x, "%s #%d", rs_xname_get(x, g->name)->s, k + 1);
     l->t.jpid = g->jpid;
     l->t.jtid = k == 0 ? g->jtid0 : synth_jtid(x);
-    l->t.sort = g->sort * 64 + k;
+    int64_t sort = (int64_t)g->sort * 64 + k;   /* ids from the trace are hostile input: clamp */
+    l->t.sort = sort > INT32_MAX ? INT32_MAX : sort < INT32_MIN ? INT32_MIN : (int32_t)sort;
     l->t.pid = x->p.pid;
     if (g->gk == XG_THREAD && k == 0) {
         l->t.kind = RS_XT_THREAD;
@@ -474,8 +475,8 @@ static struct xgroup *counter_group(struct rs_exp *x, uint32_t gk, uint64_t a, u
 
 static inline uint64_t al(struct rs_exp *x, uint64_t ts)
 {
-    int64_t v = (int64_t)ts + x->p.off;
-    uint64_t r = v < 0 ? 0 : (uint64_t)v;
+    uint64_t r = ts + x->p.off;
+    if (r >> 62) r = 0;   /* before the run's origin (wrapped below 0) or absurd: the origin */
     if (r > x->p.last_ts) x->p.last_ts = r;
     return r;
 }
@@ -904,7 +905,7 @@ static struct xgroup *stream_group(struct rs_exp *x, uint32_t dev, uint32_t stre
             g->jtid0 = stream;
         } else
             g->jtid0 = synth_jtid(x);
-        g->sort = 1000000 + (int32_t)(dev * 1000 + (stream % 1000));
+        g->sort = 1000000 + (int32_t)(dev % 1000) * 1000 + (int32_t)(stream % 1000);
         lane_new(x, g);
     }
     return g;
@@ -1365,7 +1366,7 @@ void rs_exp_event(struct rs_exp *x, uint32_t tid, const struct rs_ev_hdr *h)
     }
     case RS_EV_CLOCK: {
         const struct rs_ev_CLOCK *e = (const void *)h;
-        if (e->realtime_ns) x->p.off = (int64_t)(e->realtime_ns - x->o.base_realtime_ns) - (int64_t)e->mono_ns;
+        if (e->realtime_ns) x->p.off = e->realtime_ns - x->o.base_realtime_ns - e->mono_ns;
         break;
     }
     case RS_EV_THREAD_START: {
@@ -1490,7 +1491,7 @@ int rs_exp_begin_process(struct rs_exp *x, const struct rs_exp_proc *pi)
     p->index = x->nproc++;
     p->pid = pi->pid;
     p->rank = pi->rank;
-    p->off = (int64_t)(pi->start_realtime - x->o.base_realtime_ns) - (int64_t)pi->start_mono;
+    p->off = pi->start_realtime - x->o.base_realtime_ns - pi->start_mono;
     p->base_flow = (p->index + 1) << 40;
     p->next_jtid = 1000000000;  /* synthetic JSON tids stay clear of real ones */
     x->in_proc = 1;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks railscope exports against the rules viewers rely on; prints a short normalised summary.
 
-    check_trace.py perfetto FILE      protobuf wire decode (no protobuf package needed)
+    check_trace.py perfetto FILE...   protobuf wire decode (no protobuf package needed)
     check_trace.py chrome FILE...     Chrome trace-event JSON
     check_trace.py kineto DIR         Kineto-flavoured JSON, one file per rank (what HTA needs)
 
@@ -307,7 +307,8 @@ def main():
     mode = sys.argv[1]
     try:
         if mode == "perfetto":
-            perfetto(sys.argv[2])
+            for path in sys.argv[2:]:
+                perfetto(path)
         elif mode == "chrome":
             chrome(sys.argv[2:])
         elif mode == "kineto":

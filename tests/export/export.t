@@ -7,7 +7,7 @@ D=$RS_TOP/tests/export
 GEN=$RS_BUILD/tests/export/rs-export-gen
 need_build railscope tests/export/rs-export-gen
 need_cmd python3
-plan 31
+plan 33
 
 "$GEN" "$T/tr" --ranks 2 --steps 3 || bail "generator failed"
 ex() { run_timeout 60 "$RS_CLI" export "$@"; }
@@ -68,6 +68,24 @@ truncate -s $(( $(stat -c %s "$f") * 2 / 3 )) "$f"
 ex -q --format perfetto -o "$T/cut.pftrace" "$T/cut"; rc=$?
 is "$rc" "1" "truncated input: exit 1 (partial)"
 ok "the export of a truncated trace is still valid" python3 "$D/check_trace.py" perfetto "$T/cut.pftrace"
+
+# --- the hardening corpus (damaged/hostile files): exit 0, 1 or 2, never a crash; what is written is valid
+C=$RS_TOP/tests/corpus/files
+if ls "$C"/*.rtrace >/dev/null 2>&1; then
+    crashes="" outs=""
+    for f in "$C"/*.rtrace; do
+        o=$T/corpus-$(basename "$f" .rtrace).pftrace
+        run_timeout 20 "$RS_CLI" export -q --format perfetto -o "$o" "$f" >/dev/null 2>&1
+        rc=$?
+        [ $rc -le 2 ] || crashes="$crashes $(basename "$f"):$rc"
+        [ $rc -le 1 ] && outs="$outs $o"
+    done
+    is "$crashes" "" "corpus: every damaged file ends with exit 0/1/2 (no crash)"
+    ok "corpus: every export written from a damaged file passes the perfetto rules" \
+        sh -c "python3 '$D/check_trace.py' perfetto $outs >/dev/null"
+else
+    skip "tests/corpus/files not present" 2
+fi
 
 # --- a larger, realistic run: the analyzer's synthetic cluster (4 ranks, deep WR queues, NVTX steps)
 if [ -x "$RS_BUILD/tests/synth/rs-synth" ]; then
