@@ -376,14 +376,15 @@ static void detect_steps(struct pass *p, struct ivec *free_net, struct srange **
     }
     if (p->nmarks >= 2) {
         an_sort(p->marks, p->nmarks, sizeof *p->marks, cmp_range);
-        struct srange *s = calloc(p->nmarks - 1, sizeof *s);
-        for (size_t i = 0; i + 1 < p->nmarks; i++) {
+        /* a mark starts a step; the last one runs to the rank's last event */
+        struct srange *s = calloc(p->nmarks, sizeof *s);
+        for (size_t i = 0; i < p->nmarks; i++) {
             s[i].a = p->marks[i].a;
-            s[i].b = p->marks[i + 1].a;
+            s[i].b = i + 1 < p->nmarks ? p->marks[i + 1].a : p->last_ts;
             s[i].id = p->marks[i].id;
         }
         *steps = s;
-        *nsteps = p->nmarks - 1;
+        *nsteps = p->nmarks - (p->last_ts > p->marks[p->nmarks - 1].a ? 0 : 1);
         snprintf(r->step_source, sizeof r->step_source, "%s%.20s", mk ? "marker " : "marks", mk ? mk : "");
         return;
     }

@@ -7,7 +7,7 @@ need_cmd jq
 need_build railscope tests/synth/rs-synth
 SYNTH=$RS_BUILD/tests/synth/rs-synth
 HERE=$(dirname "$0")
-plan 51
+plan 57
 
 # run NAME SYNTH-ARGS...: generate, report, and check the attribution against the truth.
 run() {
@@ -105,6 +105,18 @@ is "$(q .nsteps)" 9 "nonvtx: 9 steps between 10 collectives"
 ok "nonvtx: mean step within 5 % of the truth" within "$(q .step_mean_s)" "$(jq .step_mean_s "$TR")" \
     "$(jq '.step_mean_s * 0.05' "$TR")"
 is "$(q '.stragglers[0].rank')" 1 "nonvtx: straggler rank 1"
+
+# 10b. steps from a user marker, and from MARK events
+run marker --step-name "train_iter %d" --straggler 2:3
+is "$(q .step_source)" "collective periodicity" "marker: 'train_iter N' ranges are not steps by themselves"
+"$RS_CLI" report --json --step-marker train_iter "$T/marker" >"$T/marker2.json"
+J=$T/marker2.json
+is "$(q .step_source),$(q .nsteps),$(q '.ranks[0].steps[4].id')" "marker train_iter,10,4" \
+    "marker: --step-marker train_iter gives the 10 ranges and their numbers"
+ok "marker: attribution within 5 % of step time" awk -v d="$(jq -r --slurpfile truth "$TR" -f "$HERE/truth.jq" "$J" | cut -d' ' -f1)" \
+    'BEGIN { exit !(d <= 0.05) }'
+run marks --mark-steps --pause 4:10
+is "$(q .step_source),$(q .nsteps)" "marks,10" "marks: MARK \"step\" events delimit 10 steps"
 
 # 11. a damaged rank file: results for the rest, flagged, exit 1
 rm -rf "$T/dmg" && "$SYNTH" -o "$T/dmg" --truth "$T/dmg.truth" --straggler 2:5 >/dev/null

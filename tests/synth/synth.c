@@ -41,6 +41,8 @@ struct cfg {
     int no_gpudirect;
     double skew_ms;
     int no_nvtx, no_verbs, no_proxy, no_hostfacts;
+    const char *step_name; /* printf format of the NVTX step range name */
+    int mark_steps;        /* core MARK events named "step" at each step start instead of NVTX */
     int garbage; /* random events of random kinds per rank (robustness of readers of the trace) */
     unsigned seed;
 };
@@ -415,9 +417,17 @@ static void write_rank(const struct model *m, int r)
     for (int s = 0; s < c->steps; s++) {
         const struct rank_step *x = &m->rs[(size_t)s * m->n + r];
         clock_anchor(e, x->start);
-        char sn[64];
-        snprintf(sn, sizeof sn, "ProfilerStep#%d", s);
+        char sn[96];
+        snprintf(sn, sizeof sn, c->step_name, s);
         uint32_t s_step = c->no_nvtx ? 0 : S(e, sn);
+        if (c->mark_steps) {
+            struct rs_ev_MARK mk;
+            memset(&mk, 0, sizeof mk);
+            RS_EV_INIT(&mk, MARK, mono(e, x->start));
+            mk.value = (uint64_t)s;
+            mk.name = S(e, "step");
+            put(e, tm, &mk);
+        }
         if (!c->no_nvtx) {
             struct rs_ev_NVTX_PUSH p;
             memset(&p, 0, sizeof p);
@@ -682,6 +692,8 @@ static void usage(FILE *f)
             "  --no-gpudirect             host bounce buffers for the network\n"
             "  --skew-ms MS               per-host REALTIME offsets up to +-MS\n"
             "  --no-nvtx --no-verbs --no-proxy --no-hostfacts --seed N\n"
+            "  --step-name FMT            NVTX step range name, one %%d (default ProfilerStep#%%d)\n"
+            "  --mark-steps               MARK events named \"step\" instead of NVTX ranges\n"
             "  --garbage N                N random events of random kinds per rank (robustness tests)\n");
 }
 
@@ -694,7 +706,7 @@ int main(int argc, char **argv)
                       .nvlink_gbps = 3600, .pin_gbps = 200, .pageable_gbps = 50, .pcie_gbps = 400, .grad_mb = 256,
                       .h2d_mb = 64, .compute_ms = 60, .idle_ms = 1, .opt_ms = 2, .chunk_mb = 1,
                       .straggler_rank = -1, .pause_rank = -1, .pause_every = 1, .slow_rank = -1, .slow_factor = 1,
-                      .pageable_rank = -1, .seed = 1};
+                      .pageable_rank = -1, .seed = 1, .step_name = "ProfilerStep#%d"};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -717,6 +729,11 @@ int main(int argc, char **argv)
         if (!strcmp(a, "-o") && v) { c->out = v; i++; }
         else if (!strcmp(a, "--truth") && v) { c->truth = v; i++; }
         else if (!strcmp(a, "--algo") && v) { c->algo = v; i++; }
+        else if (!strcmp(a, "--step-name") && v) {
+            if (strstr(v, "%") && !strstr(v, "%d")) die("--step-name takes one %%d");
+            c->step_name = v;
+            i++;
+        } else if (!strcmp(a, "--mark-steps")) { c->mark_steps = 1; c->no_nvtx = 1; }
         else if (!strcmp(a, "--straggler") && v) {
             if (sscanf(v, "%d:%lf", &c->straggler_rank, &c->straggler_ms) != 2) die("bad --straggler %s", v);
             i++;
