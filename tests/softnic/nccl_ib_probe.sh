@@ -12,6 +12,25 @@ export SOFTNIC_DIR=/tmp/softnic-nccl-$$
 export SOFTNIC_DEBUG_SEGV=1 PYTHONFAULTHANDLER=1
 export NCCL_NET=${NCCL_NET:-IB} NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=${NCCL_DEBUG_SUBSYS:-INIT,NET} NCCL_IB_DISABLE=0
 export NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1   # with >= 2 ranks, force traffic through the NIC
+# softnic0 has no /sys/class/infiniband entry, so NCCL cannot place it by PCI path; SN_TOPO=1 gives NCCL
+# a topology file that hangs the NIC off the CPU next to the GPUs (NCCL completes the rest itself)
+if [ "${SN_TOPO:-0}" = 1 ]; then
+    topo=/tmp/softnic-topo-$$.xml
+    {
+        echo '<system version="1">'
+        printf '  <cpu numaid="0" affinity="%x" arch="x86_64" vendor="GenuineIntel" familyid="6" modelid="143">\n' \
+            $(( (1 << $(nproc)) - 1 ))
+        nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader | head -n "$WORLD" | while read -r bus; do
+            bus=$(echo "${bus#0000}" | tr 'A-F' 'a-f')
+            echo "    <pci busid=\"$bus\" class=\"0x030200\" link_speed=\"32.0 GT/s PCIe\" link_width=\"16\"/>"
+        done
+        echo '    <nic><net name="softnic0" dev="0" speed="100000" port="1" latency="0" guid="0x736f66746e696301" maxconn="131072" gdr="0"/></nic>'
+        echo '  </cpu>'
+        echo '</system>'
+    } >"$topo"
+    export NCCL_TOPO_FILE=$topo
+    cat "$topo"
+fi
 export MASTER_ADDR=127.0.0.1 MASTER_PORT=$((29500 + RANDOM % 1000))
 python3 - "$WORLD" <<'PY'
 import os, sys, torch, torch.distributed as dist, torch.multiprocessing as mp

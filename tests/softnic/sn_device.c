@@ -242,7 +242,7 @@ static int sn_gid(int index, union ibv_gid *g, uint32_t *type)
 		g->raw[1] = 0x80;
 		uint64_t guid = htobe64(SN_GUID);
 		memcpy(&g->raw[8], &guid, 8);
-		*type = IBV_GID_TYPE_IB;
+		*type = sn_cfg()->link_eth ? IBV_GID_TYPE_ROCE_V1 : IBV_GID_TYPE_IB;
 		return 0;
 	}
 	if (index == 1) {
