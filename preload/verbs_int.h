@@ -39,6 +39,7 @@ struct vb_cq_rec {
     uint64_t empty;                    /* empty polls so far */
     uint64_t empty_ns;                 /* time in finished runs of empty polls */
     uint64_t run_start;                /* start of the current run of empty polls; 0 = none */
+    uint64_t run_first;                /* value of `empty` at the run's first poll */
     uint64_t last_ts;                  /* time of the last non-empty poll */
     uint64_t emitted_empty, emitted_ns, emitted_ts; /* what the last POLL_EMPTY covered (tick thread) */
     uint64_t wc_flags;                 /* cq_ex: which read_* are valid */
@@ -204,18 +205,26 @@ static inline uint8_t vb_mr_kind(const struct vb_ctx_rec *c, uint32_t lkey)
     return RS_MEM_UNKNOWN;
 }
 
-/* Empty-poll accounting: a plain counter bump; the first empty poll of a run stamps its start. */
+/* Empty-poll accounting: a plain counter bump; the first empty poll of a run stamps its start.
+ * Time spent polling empty = from a run's first empty poll to the poll that finds a completion (or to
+ * req_notify_cq, when the program stops polling to wait for an event). A run of a single empty poll counts
+ * no time: that is a program draining a CQ before it waits, not one spinning on it. */
 static inline void vb_count_empty(struct vb_cq_rec *q)
 {
-    __atomic_store_n(&q->empty, q->empty + 1, __ATOMIC_RELAXED);
-    if (RS_UNLIKELY(!q->run_start)) __atomic_store_n(&q->run_start, rs_now(), __ATOMIC_RELAXED);
+    uint64_t e = q->empty + 1;
+    __atomic_store_n(&q->empty, e, __ATOMIC_RELAXED);
+    if (RS_UNLIKELY(!q->run_start)) {
+        q->run_first = e;
+        __atomic_store_n(&q->run_start, rs_now(), __ATOMIC_RELAXED);
+    }
 }
 
 static inline void vb_end_empty_run(struct vb_cq_rec *q, uint64_t now)
 {
     uint64_t rs = q->run_start;
     if (rs) {
-        __atomic_store_n(&q->empty_ns, q->empty_ns + (now > rs ? now - rs : 0), __ATOMIC_RELAXED);
+        if (q->empty > q->run_first && now > rs)
+            __atomic_store_n(&q->empty_ns, q->empty_ns + (now - rs), __ATOMIC_RELAXED);
         __atomic_store_n(&q->run_start, 0, __ATOMIC_RELAXED);
     }
     q->last_ts = now;

@@ -187,6 +187,10 @@ static int w_req_notify_cq(struct vb_cq *cq, int solicited)
     if (RS_UNLIKELY(!c || !c->req_notify_cq)) return EINVAL;
     if (!rs_on(RS_FAM_verbs)) return c->req_notify_cq(cq, solicited);
     uint64_t t0 = rs_now();
+    /* Arming the CQ means the program stops busy-polling it (it will wait for the event): a run of empty
+     * polls ends here, so the wait is not counted as time spent polling empty. */
+    struct vb_cq_rec *q = vb_cq_find(cq);
+    if (q) vb_end_empty_run(q, t0);
     int ret = c->req_notify_cq(cq, solicited);
     int saved = errno;
     struct rs_ev_IBV_REQ_NOTIFY ev;

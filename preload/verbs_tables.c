@@ -162,7 +162,7 @@ void vb_flush_empty(struct vb_cq_rec *q, uint64_t now)
     if (e == q->emitted_empty) return;
     uint64_t ns = __atomic_load_n(&q->empty_ns, __ATOMIC_RELAXED);
     uint64_t rs = __atomic_load_n(&q->run_start, __ATOMIC_RELAXED);
-    if (rs && now > rs) ns += now - rs; /* the run still going on counts up to now */
+    if (rs && now > rs && e > q->run_first) ns += now - rs; /* a run still going on counts up to now */
     struct rs_ev_IBV_POLL_EMPTY ev;
     RS_EV_INIT(&ev, IBV_POLL_EMPTY, q->emitted_ts);
     ev.cq = (uint64_t)(uintptr_t)q->cq;

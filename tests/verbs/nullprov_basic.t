@@ -6,7 +6,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/vlib.sh"
 need_build verbs/vt_basic verbs/nullprov/libibverbs.so.1
-plan 19
+plan 21
 
 N=7
 plain=$(on_null run_timeout 20 "$VT/vt_basic" -n $N -c 2 2>&1)
@@ -44,3 +44,14 @@ ok "the spin is spread over several interval events ($(printf '%s\n' "$pe" | gre
     test "$(printf '%s\n' "$pe" | grep -c .)" -ge 3
 ms=$(printf '%s\n' "$pe" | grep -oE ' dur=[0-9]+' | cut -d= -f2 | awk '{s+=$1} END {printf "%d", s/1e6}')
 ok "time spent polling empty is about the 400 ms spun (got $ms ms)" test "$ms" -ge 300 -a "$ms" -le 600
+
+# Event-driven pattern: one empty poll drains the CQ, then the program waits (2 ms) and re-arms: the
+# empty polls are counted, but no busy-polling time is (that was waiting, not polling).
+out=$(export RAILSCOPE_FLUSH_MS=50; on_null traced "$T/wait" "$VT/vt_basic" -n 1 -w 50 2>&1)
+d=$(vdump "$T/wait")
+scq=$(printf '%s\n' "$d" | grep '^ibv_create_cq ' | sed -n 1p | grep -oE ' cq=0x[0-9a-f]+' | cut -d= -f2)
+pe=$(printf '%s\n' "$d" | grep '^ibv_poll_empty ' | grep " cq=$scq ")
+is "$(printf '%s\n' "$pe" | grep -oE ' count=[0-9]+' | cut -d= -f2 | awk '{s+=$1} END {print s+0}')" 150 \
+    "event-driven drains: every empty poll counted (100 + 50)"
+us=$(printf '%s\n' "$pe" | grep -oE ' dur=[0-9]+' | cut -d= -f2 | awk '{s+=$1} END {printf "%d", s/1e3}')
+ok "event-driven drains: the 50 x 2 ms waits are not busy-polling time (got $us us)" test "$us" -lt 20000

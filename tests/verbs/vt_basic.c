@@ -3,11 +3,13 @@
  * bad_wr, completions — deterministically, so that runs with and without the tracer can be compared, and a
  * summary of what it did so the trace can be checked against it.
  *
- *   vt_basic [-n ITERS] [-c CONTEXTS] [-e MS]
+ *   vt_basic [-n ITERS] [-c CONTEXTS] [-e MS] [-w ROUNDS]
  * Per context: ITERS signaled SENDs (each consuming a posted receive), ITERS unsignaled RDMA WRITEs from
  * mlocked memory plus one signaled, one SEND that completes in error, a 3-WR list whose second WR is
  * refused (bad_wr), EMPTY=100 empty polls; with -e MS, then MS milliseconds of empty polls on the recv CQ
- * of the first context (prints how many).
+ * of the first context (prints how many); with -w ROUNDS, ROUNDS times an event-driven pattern on the
+ * send CQ of the first context: post, poll until the completion, one more (empty) poll, sleep 2 ms
+ * (standing in for the wait for a completion event), re-arm with ibv_req_notify_cq.
  */
 #include <errno.h>
 #include <infiniband/verbs.h>
@@ -46,9 +48,10 @@ static int drain(struct ibv_cq *cq, int want, int *errors, const char *what)
 
 int main(int argc, char **argv)
 {
-    int iters = 10, nctx = 1, spin_ms = 0, opt;
-    while ((opt = getopt(argc, argv, "n:c:e:")) != -1) {
+    int iters = 10, nctx = 1, spin_ms = 0, waits = 0, opt;
+    while ((opt = getopt(argc, argv, "n:c:e:w:")) != -1) {
         if (opt == 'e') spin_ms = atoi(optarg);
+        else if (opt == 'w') waits = atoi(optarg);
         else if (opt == 'n') iters = atoi(optarg);
         else if (opt == 'c') nctx = atoi(optarg);
         else return 2;
@@ -163,6 +166,17 @@ int main(int argc, char **argv)
             }
             printf("spin: %ld empty polls in %d ms, non-empty %d\n", spins, spin_ms, nonempty);
         }
+        for (int r = 0; r < waits && k == 0; r++) {
+            struct ibv_sge sg = { (uintptr_t)hbuf, 8, hmr->lkey };
+            struct ibv_send_wr w = { .wr_id = 20000 + r, .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+                                     .send_flags = IBV_SEND_SIGNALED }, *bad;
+            ibv_post_send(qp, &w, &bad);
+            while (ibv_poll_cq(scq, 1, &wc) == 0) {}
+            ibv_poll_cq(scq, 1, &wc); /* drains: empty */
+            usleep(2000);
+            ibv_req_notify_cq(scq, 0);
+        }
+        if (waits && k == 0) printf("waits: %d\n", waits);
         errors += e;
         ibv_destroy_qp(qp);
         ibv_destroy_cq(scq);
