@@ -1,11 +1,21 @@
 /* `railscope export`: trace files -> Perfetto protobuf, Chrome JSON or Kineto JSON (formats/export.h).
  * Two passes over the inputs: headers first (the earliest start is the run's time origin, so every rank
  * is placed on one realtime axis), then each file streamed through the exporter. Memory stays bounded
- * by the exporter's per-track state whatever the trace length. */
+ * by the exporter's per-track state whatever the trace length.
+ *
+ * With several inputs and CPUs, files are exported in parallel (-j): one exporter per file writes a part
+ * (its own Perfetto packet sequence, disjoint ids), and the parts are concatenated in input order into
+ * OUT, so the result is the same as a serial export (byte for byte for JSON). Kineto writes one file per
+ * rank anyway. */
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "analysis.h"
 #include "cli.h"
@@ -36,6 +46,9 @@ static void usage(FILE *f)
             "  --bw-bin-us N       bin width of the bandwidth counters in microseconds (default 1000)\n"
             "  --no-flows          leave out flow arrows (CUDA call -> GPU work, post -> completion)\n"
             "  --findings          run the analyzer and add its findings as instants on a 'findings' track\n"
+            "                      (perfetto, chrome)\n"
+            "  -j, --jobs N        export N files at once, each into a part, parts joined in input order\n"
+            "                      (default 1; the same output; pays with many ranks on many cores)\n"
             "  -q, --quiet         no summary or warnings on stderr\n"
             "\n"
             "Exit status: 0 done, 1 done but some input was truncated or damaged, 2 usage or input error.\n");
@@ -81,6 +94,265 @@ static void add_findings(struct rs_exp *x, char **paths, int n, int quiet)
     if (rs_analysis_free) rs_analysis_free(a);
 }
 
+/* One input file through an exporter. Returns 0, 1 if the input was partial, -1 if the exporter refused it. */
+static int export_file(struct rs_exp *x, const char *path, int quiet)
+{
+    char err[256];
+    struct rs_reader *r = rs_reader_open(path, err, sizeof err);
+    if (!r) {
+        if (!quiet) fprintf(stderr, "railscope: warning: skipping %s: %s\n", path, err);
+        return 1;
+    }
+    const struct rs_header_info *h = rs_reader_header(r);
+    struct rs_exp_proc p = {h->host, h->pid, h->rank, h->world_size, h->start_realtime, h->start_mono, NULL};
+    if (rs_exp_begin_process(x, &p)) {
+        rs_reader_close(r);
+        return -1;
+    }
+    struct rs_event e;
+    while (rs_reader_next(r, &e) > 0)
+        if (e.known) rs_exp_event(x, e.tid, e.ev);
+    rs_exp_end_process(x);
+    const struct rs_read_stats *st = rs_reader_stats(r);
+    int partial = 0;
+    if (st->status != RS_READ_OK) {
+        if (st->status != RS_READ_PARTIAL) partial = 1;
+        if (!quiet) fprintf(stderr, "railscope: warning: %s: %s\n", path, st->reason);
+    }
+    rs_reader_close(r);
+    return partial;
+}
+
+static void stats_add(struct rs_exp_stats *a, const struct rs_exp_stats *b)
+{
+    a->events_in += b->events_in;
+    a->items_out += b->items_out;
+    a->bytes_out += b->bytes_out;
+    a->files_out += b->files_out;
+    a->wr_matched += b->wr_matched;
+    a->wr_unmatched_wc += b->wr_unmatched_wc;
+    a->wr_no_completion += b->wr_no_completion;
+    a->lane_overflow += b->lane_overflow;
+}
+
+static int export_serial(const struct rs_exp_opts *o, char **paths, int n, int findings, struct rs_exp_stats *st,
+                         int *partial, char *err, size_t errlen)
+{
+    struct rs_exp *x = rs_exp_open(o, err, errlen);
+    if (!x) return -1;
+    for (int i = 0; i < n; i++) {
+        int r = export_file(x, paths[i], o->quiet);
+        if (r) *partial = 1;
+        if (r < 0) break;
+    }
+    if (findings) add_findings(x, paths, n, o->quiet);
+    return rs_exp_close(x, st, err, errlen);
+}
+
+/* Kineto names its files by rank: parallel exporters must not pick the same name. */
+static int ranks_unique(char **paths, int n)
+{
+    int64_t *rk = calloc((size_t)n, sizeof *rk);
+    if (!rk) return 0;
+    int ok = 1;
+    for (int i = 0; i < n && ok; i++) {
+        char err[256];
+        struct rs_reader *r = rs_reader_open(paths[i], err, sizeof err);
+        rk[i] = r ? rs_reader_header(r)->rank : -1;
+        if (r) rs_reader_close(r);
+        if (rk[i] < 0) ok = 0;
+        for (int j = 0; j < i && ok; j++)
+            if (rk[j] == rk[i]) ok = 0;
+    }
+    free(rk);
+    return ok;
+}
+
+struct pjob {
+    const struct rs_exp_opts *o;
+    char **paths;
+    int n, findings;
+    int next;                    /* atomic: next file to take */
+    char **parts;                /* part file per input (+1 for findings), NULL for kineto */
+    struct rs_exp_stats *st;     /* per input */
+    int *result;                 /* per input: 0 ok, 1 partial, -1 failed */
+    char (*errs)[256];
+};
+
+static void *pworker(void *arg)
+{
+    struct pjob *J = arg;
+    for (;;) {
+        int i = __atomic_fetch_add(&J->next, 1, __ATOMIC_RELAXED);
+        if (i >= J->n) break;
+        struct rs_exp_opts o = *J->o;
+        o.index_base = (uint64_t)i;
+        o.index_stride = (uint64_t)J->n + (J->findings && J->o->format != RS_EXP_KINETO);
+        o.part = 1;
+        o.quiet = 1;   /* the size warning is the assembler's */
+        o.split_bytes = ~0ull;
+        if (J->parts) o.out = J->parts[i];
+        struct rs_exp *x = rs_exp_open(&o, J->errs[i], sizeof J->errs[i]);
+        if (!x) {
+            J->result[i] = -1;
+            continue;
+        }
+        int r = export_file(x, J->paths[i], J->o->quiet);
+        if (rs_exp_close(x, &J->st[i], J->errs[i], sizeof J->errs[i])) r = -1;
+        J->result[i] = r;
+    }
+    return NULL;
+}
+
+/* Append part file `path` to fd; returns bytes or -1. */
+static long long append_part(int fd, const char *path)
+{
+    int in = open(path, O_RDONLY | O_CLOEXEC);
+    if (in < 0) return -1;
+    long long total = 0;
+    for (;;) {   /* in the kernel where it can */
+        ssize_t k = copy_file_range(in, NULL, fd, NULL, 1 << 30, 0);
+        if (k > 0) {
+            total += k;
+            continue;
+        }
+        if (k == 0) {
+            close(in);
+            return total;
+        }
+        if (errno == EINTR) continue;
+        if (total || (errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)) {
+            close(in);
+            return -1;
+        }
+        break;   /* not supported here: read/write */
+    }
+    char buf[1 << 16];
+    for (;;) {
+        ssize_t k = read(in, buf, sizeof buf);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) {
+            close(in);
+            return k < 0 ? -1 : total;
+        }
+        for (ssize_t off = 0; off < k;) {
+            ssize_t w = write(fd, buf + off, (size_t)(k - off));
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0) {
+                close(in);
+                return -1;
+            }
+            off += w;
+        }
+        total += k;
+    }
+}
+
+static int export_parallel(const struct rs_exp_opts *o, char **paths, int n, int jobs, int findings,
+                           struct rs_exp_stats *st, int *partial, char *err, size_t errlen)
+{
+    int kineto = o->format == RS_EXP_KINETO;
+    int np = n + (findings && !kineto);
+    struct pjob J = {o, paths, n, findings, 0, NULL, calloc((size_t)np, sizeof *J.st),
+                     calloc((size_t)np, sizeof *J.result), calloc((size_t)np, sizeof *J.errs)};
+    int rc = -1;
+    if (!J.st || !J.result || !J.errs) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    if (!kineto) {
+        if (!(J.parts = calloc((size_t)np, sizeof *J.parts))) goto out;
+        for (int i = 0; i < np; i++)
+            if (asprintf(&J.parts[i], "%s.part%d.tmp", o->out, i) < 0) {
+                J.parts[i] = NULL;
+                snprintf(err, errlen, "out of memory");
+                goto out;
+            }
+    }
+    pthread_t th[256];
+    int started = 0;
+    for (; started < jobs; started++)
+        if (pthread_create(&th[started], NULL, pworker, &J)) break;
+    if (!started) pworker(&J);
+    for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
+    for (int i = 0; i < n; i++) {
+        if (J.result[i]) *partial = 1;
+        if (J.result[i] < 0 && J.errs[i][0]) fprintf(stderr, "railscope: warning: %s: %s\n", paths[i], J.errs[i]);
+    }
+    if (findings && !kineto) {   /* the findings track: one more part after the inputs */
+        struct rs_exp_opts fo = *o;
+        fo.index_base = (uint64_t)n;
+        fo.index_stride = (uint64_t)np;
+        fo.part = 1;
+        fo.out = J.parts[n];
+        struct rs_exp *x = rs_exp_open(&fo, J.errs[n], sizeof J.errs[n]);
+        if (x) {
+            add_findings(x, paths, n, o->quiet);
+            rs_exp_close(x, &J.st[n], J.errs[n], sizeof J.errs[n]);
+        }
+    }
+    memset(st, 0, sizeof *st);
+    for (int i = 0; i < np; i++) stats_add(st, &J.st[i]);
+    if (kineto) {
+        rc = 0;
+        goto out;
+    }
+    /* assemble: parts in input order */
+    st->bytes_out = 0;
+    st->files_out = 1;
+    int fd = open(o->out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot write %s: %s", o->out, strerror(errno));
+        goto out;
+    }
+    char b[1024];
+    int ok = 1, any = 0;
+    size_t k;
+    if (o->format == RS_EXP_CHROME) {
+        k = rs_exp_json_head(b, sizeof b, o->base_realtime_ns);
+        ok = write(fd, b, k) == (ssize_t)k;
+        st->bytes_out += k;
+    }
+    for (int i = 0; i < np && ok; i++) {
+        struct stat sb;
+        if (stat(J.parts[i], &sb) || !sb.st_size) continue;
+        if (o->format == RS_EXP_CHROME && any++) {
+            ok = write(fd, ",\n", 2) == 2;
+            st->bytes_out += 2;
+        }
+        long long w = append_part(fd, J.parts[i]);
+        if (w < 0) ok = 0;
+        else st->bytes_out += (uint64_t)w;
+    }
+    if (ok && o->format == RS_EXP_CHROME) {
+        k = rs_exp_json_tail(b, sizeof b);
+        ok = write(fd, b, k) == (ssize_t)k;
+        st->bytes_out += k;
+    }
+    if (close(fd) || !ok) {
+        snprintf(err, errlen, "write error on %s: %s", o->out, strerror(errno ? errno : EIO));
+        goto out;
+    }
+    if (o->format == RS_EXP_CHROME && st->bytes_out > (o->split_bytes ? o->split_bytes : 500ull << 20) && !o->quiet)
+        fprintf(stderr, "railscope: warning: %s passed %llu MB: chrome://tracing and the Perfetto UI may fail to "
+                        "load it (use --split, or --format perfetto)\n",
+                o->out, (unsigned long long)((o->split_bytes ? o->split_bytes : 500ull << 20) >> 20));
+    rc = 0;
+out:
+    if (J.parts) {
+        for (int i = 0; i < np; i++)
+            if (J.parts[i]) {
+                unlink(J.parts[i]);
+                free(J.parts[i]);
+            }
+        free(J.parts);
+    }
+    free(J.st);
+    free(J.result);
+    free(J.errs);
+    return rc;
+}
+
 int cmd_export(int argc, char **argv)
 {
     static const struct option lo[] = {
@@ -88,6 +360,7 @@ int cmd_export(int argc, char **argv)
         {"split", no_argument, 0, 's'},        {"split-mb", required_argument, 0, 'm'},
         {"bw-bin-us", required_argument, 0, 'b'}, {"no-flows", no_argument, 0, 'n'},
         {"findings", no_argument, 0, 'F'},     {"quiet", no_argument, 0, 'q'},
+        {"jobs", required_argument, 0, 'j'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
     };
     struct rs_exp_opts o = {0};
@@ -96,7 +369,8 @@ int cmd_export(int argc, char **argv)
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "+f:o:qh", lo, NULL)) != -1) {
+    long jobs = 0;
+    while ((c = getopt_long(argc, argv, "+f:o:qhj:", lo, NULL)) != -1) {
         switch (c) {
         case 'f':
             if (parse_format(optarg, &o.format)) {
@@ -122,6 +396,13 @@ int cmd_export(int argc, char **argv)
             o.bw_bin_ns = v * 1000;
             break;
         case 'n': o.no_flows = 1; break;
+        case 'j':
+            if (parse_u64(optarg, &v) || !v || v > 256) {
+                fprintf(stderr, "railscope: export: --jobs wants a number from 1 to 256, got '%s'\n", optarg);
+                return 2;
+            }
+            jobs = (long)v;
+            break;
         case 'F': findings = 1; break;
         case 'q': o.quiet = 1; break;
         case 'h': usage(stdout); return 0;
@@ -172,41 +453,20 @@ int cmd_export(int argc, char **argv)
     }
     o.base_realtime_ns = base == UINT64_MAX ? 0 : base;
 
-    struct rs_exp *x = rs_exp_open(&o, err, sizeof err);
-    if (!x) {
-        fprintf(stderr, "railscope: export: %s\n", err);
-        rs_paths_free(paths, n);
-        return 2;
-    }
-    int partial = 0;
-    for (int i = 0; i < n; i++) {
-        struct rs_reader *r = rs_reader_open(paths[i], err, sizeof err);
-        if (!r) {
-            if (!o.quiet) fprintf(stderr, "railscope: warning: skipping %s: %s\n", paths[i], err);
-            partial = 1;
-            continue;
-        }
-        const struct rs_header_info *h = rs_reader_header(r);
-        struct rs_exp_proc p = {h->host, h->pid, h->rank, h->world_size, h->start_realtime, h->start_mono, NULL};
-        if (rs_exp_begin_process(x, &p)) {
-            rs_reader_close(r);
-            partial = 1;
-            break;
-        }
-        struct rs_event e;
-        while (rs_reader_next(r, &e) > 0)
-            if (e.known) rs_exp_event(x, e.tid, e.ev);
-        rs_exp_end_process(x);
-        const struct rs_read_stats *st = rs_reader_stats(r);
-        if (st->status != RS_READ_OK) {
-            if (st->status != RS_READ_PARTIAL) partial = 1;
-            if (!o.quiet) fprintf(stderr, "railscope: warning: %s: %s\n", paths[i], st->reason);
-        }
-        rs_reader_close(r);
-    }
-    if (findings) add_findings(x, paths, n, o.quiet);
+    /* Serial by default: on the 2-CPU dev VM the parts' extra write+copy cost more than the second CPU
+     * gains (bench/export/RESULTS.md); -j pays with many ranks on many cores. */
+    if (!jobs) jobs = 1;
+    if (jobs > 0 && jobs > 64) jobs = 64;
+    if (jobs > n) jobs = n;
+    /* serial when parallelism cannot help or cannot be assembled: one file, stdout, --split, or Kineto
+     * inputs that share a rank (its file names are chosen per exporter) */
+    int serial = jobs <= 1 || !strcmp(o.out, "-") || o.split || (o.format == RS_EXP_KINETO && !ranks_unique(paths, n));
     struct rs_exp_stats st;
-    int rc = rs_exp_close(x, &st, err, sizeof err);
+    int partial = 0, rc;
+    if (serial)
+        rc = export_serial(&o, paths, n, findings, &st, &partial, err, sizeof err);
+    else
+        rc = export_parallel(&o, paths, n, (int)jobs, findings, &st, &partial, err, sizeof err);
     rs_paths_free(paths, n);
     if (rc) {
         fprintf(stderr, "railscope: export: %s\n", err);

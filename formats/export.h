@@ -34,7 +34,18 @@ struct rs_exp_opts {
     int no_flows;                 /* leave flow arrows out */
     int quiet;                    /* no warnings on stderr */
     void *sink;                   /* in-process backends (rs_exp_open_with): their state */
+    /* Parallel export (one exporter per input, outputs concatenated by the caller): the first input's
+     * index, so that process ids, track uuids, flow ids and the Perfetto packet sequence stay unique
+     * across parts; `part` = JSON without the file's opening and closing (rs_exp_json_head/tail). */
+    uint64_t index_base;
+    uint64_t index_stride;        /* parts: how many there are (track uuids interleave: k * stride + index) */
+    int part;
 };
+
+/* The opening and closing of a Chrome JSON file whose events come from `part` exporters; parts are
+ * joined with ",\n". Returns the bytes written into buf (at most n). */
+size_t rs_exp_json_head(char *buf, size_t n, uint64_t base_realtime_ns);
+size_t rs_exp_json_tail(char *buf, size_t n);
 
 /* One input process (one trace file). */
 struct rs_exp_proc {

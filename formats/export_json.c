@@ -85,30 +85,44 @@ static inline size_t cpy(char *d, const char *s, size_t n)
 }
 #define LIT(d, s) cpy((d), (s), sizeof(s) - 1)
 
+size_t rs_exp_json_head(char *buf, size_t n, uint64_t base_realtime_ns)
+{
+    int k = snprintf(buf, n, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"railscope\","
+                             "\"baseTimeNanoseconds\":%llu},\"traceEvents\":[\n",
+                     (unsigned long long)base_realtime_ns);
+    return k < 0 ? 0 : (size_t)k < n ? (size_t)k : n - 1;
+}
+size_t rs_exp_json_tail(char *buf, size_t n)
+{
+    int k = snprintf(buf, n, "\n]}\n");
+    return k < 0 ? 0 : (size_t)k < n ? (size_t)k : n - 1;
+}
+
 static void file_header(struct jw *w)
 {
     char b[1024];
-    int n;
-    if (w->kineto)
-        n = snprintf(b, sizeof b,
-                     "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [],\n"
-                     "  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %lld, \"world_size\": %lld},\n"
-                     "  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": %llu,\n"
-                     "  \"railscope\": {\"host\": \"%s\", \"pid\": %llu},\n  \"traceEvents\": [\n",
-                     (long long)(w->rank >= 0 ? w->rank : 0), (long long)(w->world > 0 ? w->world : 1),
-                     (unsigned long long)w->o->base_realtime_ns, w->host, (unsigned long long)w->pid);
-    else
-        n = snprintf(b, sizeof b, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"railscope\","
-                                  "\"baseTimeNanoseconds\":%llu},\"traceEvents\":[\n",
-                     (unsigned long long)w->o->base_realtime_ns);
-    rs_xout_write(&w->out, b, (size_t)n);
+    size_t n;
     w->first = 1;
+    if (w->o->part && !w->kineto) return;   /* the caller writes the head once around all parts */
+    if (w->kineto) {
+        int k = snprintf(b, sizeof b,
+                         "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [],\n"
+                         "  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %lld, \"world_size\": %lld},\n"
+                         "  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": %llu,\n"
+                         "  \"railscope\": {\"host\": \"%s\", \"pid\": %llu},\n  \"traceEvents\": [\n",
+                         (long long)(w->rank >= 0 ? w->rank : 0), (long long)(w->world > 0 ? w->world : 1),
+                         (unsigned long long)w->o->base_realtime_ns, w->host, (unsigned long long)w->pid);
+        n = k < 0 ? 0 : (size_t)k;
+    } else
+        n = rs_exp_json_head(b, sizeof b, w->o->base_realtime_ns);
+    rs_xout_write(&w->out, b, n);
 }
 
 static void file_footer(struct jw *w)
 {
-    static const char end[] = "\n]}\n";
-    rs_xout_write(&w->out, end, sizeof end - 1);
+    if (w->o->part && !w->kineto) return;
+    char b[16];
+    rs_xout_write(&w->out, b, rs_exp_json_tail(b, sizeof b));
 }
 
 static int file_open(struct jw *w, const char *path)

@@ -1,7 +1,8 @@
 /* Perfetto backend: hand-encoded protobuf (Trace { repeated TracePacket packet = 1 }). Field numbers are
  * those of Perfetto's trace protos (reference F3, and tests/export/perfetto_subset.proto which the tests
- * decode with protoc). One packet sequence (trusted_packet_sequence_id 1) carries everything; event names,
- * categories and argument names are interned on it (InternedData in the packet of first use).
+ * decode with protoc). One packet sequence (trusted_packet_sequence_id 1; 1 + index_base for the parts of a
+ * parallel export, which are simply concatenated) carries everything; event names, categories and argument
+ * names are interned on it (InternedData in the packet of first use).
  *
  * Encoding: a packet is built in a scratch buffer, the TrackEvent inside it in a second one, then both get
  * their exact varint length prefixes (no padding), so the file is as small as the data allows.
@@ -72,6 +73,7 @@ struct pb {
     uint8_t cat_done[RS_XCAT_COUNT], key_done[RS_XK_COUNT];
     uint64_t ts;               /* of the packet being built */
     uint8_t *d0, *tlen;        /* packet start and TrackEvent length byte in the output buffer */
+    uint64_t seq;              /* trusted_packet_sequence_id: 1, or 1 + index_base for parts */
 };
 
 static inline void pb_need(struct pbuf *b, size_t n)
@@ -211,7 +213,7 @@ static uint8_t *pk_begin(struct pb *w, uint64_t ts, size_t room)
     *d++ = PB_TP_TIMESTAMP << 3 | WT_VARINT;
     d = put_varint(d, ts);
     *d++ = PB_TP_SEQ_ID << 3 | WT_VARINT;
-    *d++ = 1;
+    d = put_varint(d, w->seq);
     *d++ = PB_TP_TRACK_EVENT << 3 | WT_LEN;
     w->tlen = d++;
     return d;
@@ -251,13 +253,14 @@ static void *pb_open(struct rs_exp *x, const struct rs_exp_opts *o, char *err, s
     struct pb *w = calloc(1, sizeof *w);
     if (!w) return NULL;
     w->x = x;
+    w->seq = 1 + o->index_base;   /* each part its own sequence: interning is per sequence */
     if (rs_xout_open(&w->out, o->out)) {
         snprintf(err, errlen, "cannot write %s: %s", o->out, strerror(w->out.err));
         free(w);
         return NULL;
     }
     /* first packet: clears incremental state on sequence 1 */
-    pb_uint(&w->pk, PB_TP_SEQ_ID, 1);
+    pb_uint(&w->pk, PB_TP_SEQ_ID, w->seq);
     pb_uint(&w->pk, PB_TP_SEQ_FLAGS, SEQ_CLEARED);
     pk_flush(w);
     return w;

@@ -307,6 +307,14 @@ static void declare(struct rs_exp *x, struct rs_xtrack *t)
 
 static int64_t synth_jtid(struct rs_exp *x) { return x->p.next_jtid++; }
 
+/* Track uuids: a counter; the parts of a parallel export interleave theirs (k * stride + index + 1) so
+ * they stay unique across parts and as small (short varints) as a serial export's. */
+static uint64_t new_uuid(struct rs_exp *x)
+{
+    uint64_t k = ++x->next_uuid;
+    return x->o.index_stride ? k * x->o.index_stride + x->o.index_base + 1 : k;
+}
+
 /* Multiplicative hash of a group key (one lookup per event: keep it cheap). */
 static inline uint32_t ghash(uint32_t gk, uint64_t a, uint64_t b)
 {
@@ -355,7 +363,7 @@ static struct xlane *lane_new(struct rs_exp *x, struct xgroup *g)
     struct xlane *l = calloc(1, sizeof *l);
     if (!l) return NULL;
     int k = g->nlanes;
-    l->t.uuid = ++x->next_uuid;
+    l->t.uuid = new_uuid(x);
     l->t.parent_uuid = x->p.ptrack.uuid;
     l->t.kind = g->counter ? RS_XT_COUNTER : RS_XT_CHILD;
     l->t.name = k == 0 ? g->name : name_f(x, "%s #%d", rs_xname_get(x, g->name)->s, k + 1);
@@ -1471,6 +1479,7 @@ struct rs_exp *rs_exp_open_with(const struct rs_exp_opts *o, const struct rs_xba
     if (!x->o.bw_bin_ns) x->o.bw_bin_ns = 1000000;
     if (!x->o.split_bytes) x->o.split_bytes = 500ull << 20;
     x->be = be;
+    x->nproc = o->index_base;
     for (int i = 0; i < XN_COUNT; i++) x->nid_cache[i] = name_s(x, xname_str[i]);
     x->b = x->be->open(x, &x->o, err, errlen);
     if (!x->b) {
@@ -1496,7 +1505,7 @@ int rs_exp_begin_process(struct rs_exp *x, const struct rs_exp_proc *pi)
     p->next_jtid = 1000000000;  /* synthetic JSON tids stay clear of real ones */
     x->in_proc = 1;
     struct rs_xtrack *t = &p->ptrack;
-    t->uuid = ++x->next_uuid;
+    t->uuid = new_uuid(x);
     t->kind = RS_XT_PROCESS;
     t->pid = pi->pid;
     t->jpid = x->o.format == RS_EXP_KINETO ? (int64_t)pi->pid : (int64_t)p->index + 1;
