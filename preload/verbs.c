@@ -449,6 +449,11 @@ void vb_qp_created(struct vb_context *ctx, struct vb_qp *qp, const struct vb_qp_
         struct vb_qp_rec *r = vb_qp_add(qp, c);
         if (r) vb_patch_qp_ex(r);
     }
+    if (qp)
+        for (int i = 0; i < 2; i++) {
+            struct vb_cq_rec *q = vb_cq_find(i ? qp->recv_cq : qp->send_cq);
+            if (q && q->qp_single != qp->qp_num) q->qp_single = q->qp_single ? UINT32_MAX : qp->qp_num;
+        }
     if (!rec_begin()) return;
     struct rs_ev_IBV_CREATE_QP ev;
     RS_EV_INIT(&ev, IBV_CREATE_QP, t0);

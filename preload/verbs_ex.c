@@ -292,7 +292,10 @@ static void emit_cq_ex(struct vb_cq_rec *q, struct vb_cq_ex *cq)
     ev.opcode = cq->read_opcode ? cq->read_opcode(cq) : 0;
     ev.vendor_err = cq->status && cq->read_vendor_err ? cq->read_vendor_err(cq) : 0;
     ev.bytes = (q->wc_flags & VB_WC_EX_WITH_BYTE_LEN) && cq->read_byte_len ? cq->read_byte_len(cq) : 0;
-    ev.qp_num = (q->wc_flags & VB_WC_EX_WITH_QP_NUM) && cq->read_qp_num ? cq->read_qp_num(cq) : 0;
+    /* without IBV_WC_EX_WITH_QP_NUM, a CQ serving a single QP still tells which QP completed */
+    ev.qp_num = (q->wc_flags & VB_WC_EX_WITH_QP_NUM) && cq->read_qp_num ? cq->read_qp_num(cq)
+                : q->qp_single != UINT32_MAX ? q->qp_single
+                                             : 0;
     ev.src_qp = (q->wc_flags & VB_WC_EX_WITH_SRC_QP) && cq->read_src_qp ? cq->read_src_qp(cq) : 0;
     ev.wc_flags = cq->read_wc_flags ? cq->read_wc_flags(cq) : 0;
     ev.imm = (q->wc_flags & VB_WC_EX_WITH_IMM) && (ev.wc_flags & VB_WC_WITH_IMM) && cq->read_imm_data

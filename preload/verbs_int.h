@@ -43,6 +43,8 @@ struct vb_cq_rec {
     uint64_t last_ts;                  /* time of the last non-empty poll */
     uint64_t emitted_empty, emitted_ns, emitted_ts; /* what the last POLL_EMPTY covered (tick thread) */
     uint64_t wc_flags;                 /* cq_ex: which read_* are valid */
+    uint32_t qp_single;                /* the one QP using this CQ (0 none yet, UINT32_MAX several): the
+                                        * qp_num of cq_ex completions created without IBV_WC_EX_WITH_QP_NUM */
     int ex;
     int (*start_poll)(struct vb_cq_ex *, void *);
     int (*next_poll)(struct vb_cq_ex *);

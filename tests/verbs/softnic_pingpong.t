@@ -7,7 +7,7 @@
 need_cmd ibv_rc_pingpong timeout
 . "$(dirname "$0")/../softnic/sn_env.sh"
 . "$(dirname "$0")/vlib.sh"
-plan 11
+plan 14
 
 N=200
 # pp TAG WRAP...: run server and client, each under WRAP (a command prefix, may be empty); outputs in
@@ -28,11 +28,11 @@ pp_once() {
     local tag=$1 port srv
     shift
     port=$(sn_port)
-    run_timeout 20 "$@" ibv_rc_pingpong -p "$port" -n $N >"$T/$tag.srv" 2>&1 &
+    run_timeout 20 "$@" ibv_rc_pingpong -p "$port" -n $N ${PP_ARGS:-} >"$T/$tag.srv" 2>&1 &
     srv=$!
     for _ in 1 2 3 4 5 6 7 8 9 10; do
         sleep 0.2
-        run_timeout 20 "$@" ibv_rc_pingpong -p "$port" -n $N localhost >"$T/$tag.cli" 2>&1 && break
+        run_timeout 20 "$@" ibv_rc_pingpong -p "$port" -n $N ${PP_ARGS:-} localhost >"$T/$tag.cli" 2>&1 && break
         grep -q "Couldn't connect" "$T/$tag.cli" || break
     done
     wait $srv
@@ -85,3 +85,18 @@ for f in $(ls "$T"/pause/*.rtrace); do l=$(maxlat "$f"); [ "$l" -gt "$lat_pause"
 diag "max send->completion latency: ${lat_plain} us without pauses, ${lat_pause} us with SOFTNIC_PAUSE=40:15"
 ok "softnic: SOFTNIC_PAUSE=40:15 shows as a send completion latency >= 5 ms (got ${lat_pause} us)" \
     test "$lat_pause" -ge 5000
+
+# -N -t: posts through ibv_wr_* and completions through ibv_cq_ex (created without IBV_WC_EX_WITH_QP_NUM:
+# the CQ serves one QP, whose number the completions then carry).
+PP_ARGS="-N -t" pp ext env LD_PRELOAD="$RS_LIB" RAILSCOPE_OUT="$T/ext"
+like "$(cat "$T/ext.cli")" 'iters in' "softnic -N -t: client ran under the tracer"
+n_ok=0 qp_ok=0
+for f in "$T"/ext/*.rtrace; do
+    d=$("$VT/vt_dump" verbs "$f")
+    [ "$(nkind "$d" ibv_open_device)" = 1 ] || continue
+    [ "$(nkind "$d" ibv_post_send 'aux=1 ')/$(nkind "$d" ibv_wc 'status=0 ')" = "$N/$((2 * N))" ] && n_ok=$((n_ok + 1))
+    qpn=$(field "$d" ibv_create_qp qp_num)
+    [ "$(field "$d" ibv_wc qp_num | sort -u)" = "$qpn" ] && qp_ok=$((qp_ok + 1))
+done
+is "$n_ok" 2 "softnic -N -t: each side has $N ibv_wr_* posts and $((2 * N)) cq_ex completions"
+is "$qp_ok" 2 "softnic -N -t: cq_ex completions carry their QP number"
