@@ -167,6 +167,18 @@ struct rs_analysis {
     uint64_t run_start_realtime_ns;/* realtime of run clock 0 */
     size_t nwarnings;
     char warnings[8][RS_AN_TEXT];
+    size_t nhostchecks;            /* doctor's WARN/FAIL verdicts on the recorded host facts, per host */
+    struct rs_an_hostcheck *hostchecks;
+};
+
+/* A WARN/FAIL verdict of doctor's checks (analyzer/doctor_checks.h) run on a host's HOST_FACT snapshot. */
+struct rs_an_hostcheck {
+    char host[64];
+    int fail;                /* 1 FAIL, 0 WARN */
+    char check[32];          /* "gdr.peermem", "rdma.port", ... (docs/doctor.md) */
+    char subject[64];
+    char msg[RS_AN_TEXT];
+    char fix[RS_AN_TEXT];
 };
 
 struct rs_report_opts {

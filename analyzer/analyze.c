@@ -151,6 +151,7 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
                 free(r->colls);
                 free(r->qps);
                 free(r->lsteps);
+                free(r->checks);
                 continue;
             }
             w.ranks[o++] = w.ranks[i];
@@ -194,6 +195,7 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
             free(w.ranks[i].colls);
             free(w.ranks[i].qps);
             free(w.ranks[i].lsteps);
+            free(w.ranks[i].checks);
         }
         free(w.ranks);
         free(a);
@@ -220,6 +222,23 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
                 an_warn(a, "no link rate recorded in the traces: assuming 100 Gb/s (use --link-gbps)");
         }
     }
+    /* Host checks: one set per host (the first rank of each host that has a snapshot). */
+    for (int i = 0; i < nf; i++) {
+        struct an_rank *r = &w.ranks[i];
+        if (!r->nchecks)
+            continue;
+        int seen = 0;
+        for (size_t k = 0; k < a->nhostchecks && !seen; k++)
+            seen = !strcmp(a->hostchecks[k].host, r->out.host);
+        if (seen)
+            continue;
+        struct rs_an_hostcheck *nh = realloc(a->hostchecks, (a->nhostchecks + r->nchecks) * sizeof *nh);
+        if (!nh)
+            break;
+        a->hostchecks = nh;
+        memcpy(a->hostchecks + a->nhostchecks, r->checks, r->nchecks * sizeof *nh);
+        a->nhostchecks += r->nchecks;
+    }
     an_join(a, w.ranks, (size_t)nf, opts);
     an_gpudirect(a, w.ranks, (size_t)nf);
     an_findings(a, w.ranks, (size_t)nf);
@@ -227,6 +246,7 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
         free(w.ranks[i].colls);
         free(w.ranks[i].qps);
         free(w.ranks[i].lsteps);
+        free(w.ranks[i].checks);
     }
     free(w.ranks);
     rs_paths_free(files, w.nfiles);
@@ -245,5 +265,6 @@ void rs_analysis_free(struct rs_analysis *a)
     free(a->ranks);
     free(a->colls);
     free(a->stragglers);
+    free(a->hostchecks);
     free(a);
 }

@@ -83,6 +83,8 @@ struct an_rank {
     uint64_t bounce_copy_ns;      /* time of device<->host copies adjacent to network WRs */
     uint64_t free_net_bytes;      /* send bytes outside collectives (verbs-only programs) */
     char err[RS_AN_TEXT];         /* unreadable: why */
+    size_t nchecks;               /* doctor's WARN/FAIL verdicts on this rank's host facts */
+    struct rs_an_hostcheck *checks;
 };
 
 /* Read one file and reduce it (analyze_load.c + analyze_local.c). Never fails: an unreadable file gives

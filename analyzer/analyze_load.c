@@ -209,6 +209,8 @@ static void on_fact(struct pass *p, const struct rs_ev_HOST_FACT *e)
     const char *k = rs_reader_string(p->rd, e->key, NULL), *v = rs_reader_string(p->rd, e->value, NULL);
     if (!k || !v)
         return;
+    if (p->facts.n < 4096) /* a snapshot is a few hundred facts; more is damage */
+        rs_facts_add(&p->facts, k, v);
     size_t kl = strlen(k);
     if (!strncmp(k, "ib/", 3) && kl > 5 && !strcmp(k + kl - 5, "/rate") && strstr(k, "/port/")) {
         double g = atof(v); /* "200 Gb/sec (4X HDR)" */
@@ -534,6 +536,7 @@ void an_load_rank(const char *path, const struct rs_report_opts *o, double link_
     p->r = r;
     p->o = o;
     p->first_ts = UINT64_MAX;
+    rs_facts_init(&p->facts);
     p->nranks = hi->world_size > 0 && hi->world_size < (1 << 30) ? (int32_t)hi->world_size : 0;
     struct rs_event ev;
     uint64_t n = 0;

@@ -8,6 +8,7 @@
 #include <math.h>
 
 #include "analyze_local.h"
+#include "analyzer/doctor_checks.h"
 
 /* qsort that first checks whether the input is already in order (the usual case: file order is mostly
  * time order), saving the sort's cost on the common path. */
@@ -512,6 +513,8 @@ static void attribute(struct pass *p, const struct srange *steps, size_t nsteps,
     iv_free(&tmp);
 }
 
+static void host_checks(struct pass *p);
+
 void an_local(struct pass *p, double link_gbps_hint)
 {
     struct an_rank *r = p->r;
@@ -543,6 +546,7 @@ void an_local(struct pass *p, double link_gbps_hint)
     r->nqps = p->nqps;
     for (size_t i = 0; i < p->nqps; i++)
         r->qps[i] = p->qps[i].acc;
+    host_checks(p);
     memcpy(r->out.gd.mr_bytes, p->mr_bytes, sizeof p->mr_bytes);
     memcpy(r->out.gd.posted_bytes, p->posted, sizeof p->posted);
     r->out.gd.dmabuf_mrs = p->dmabuf_mrs;
@@ -553,8 +557,31 @@ void an_local(struct pass *p, double link_gbps_hint)
     }
 }
 
+/* Doctor's checks on the rank's host-fact snapshot: keep the WARN/FAIL verdicts. */
+static void host_checks(struct pass *p)
+{
+    if (!p->facts.n)
+        return;
+    struct rs_verdicts v = {0};
+    rs_doctor_check(&p->facts, &v);
+    for (size_t i = 0; i < v.n; i++) {
+        if (v.v[i].level != RS_WARN && v.v[i].level != RS_FAIL)
+            continue;
+        struct rs_an_hostcheck *c = AN_PUSH(p->r->checks, p->r->nchecks, p->chkcap);
+        memset(c, 0, sizeof *c);
+        snprintf(c->host, sizeof c->host, "%s", p->r->out.host);
+        c->fail = v.v[i].level == RS_FAIL;
+        snprintf(c->check, sizeof c->check, "%s", v.v[i].check);
+        snprintf(c->subject, sizeof c->subject, "%s", v.v[i].subject);
+        snprintf(c->msg, sizeof c->msg, "%.319s", v.v[i].msg);
+        snprintf(c->fix, sizeof c->fix, "%.319s", v.v[i].fix);
+    }
+    rs_verdicts_free(&v);
+}
+
 void an_pass_free(struct pass *p)
 {
+    rs_facts_free(&p->facts);
     free(p->kcls);
     iv_free(&p->compute);
     iv_free(&p->nk);

@@ -4,6 +4,7 @@
 #define RAILSCOPE_ANALYZE_LOCAL_H
 
 #include "analyze_int.h"
+#include "analyzer/doctor_facts.h"
 #include "formats/reader.h"
 
 struct hmap { uint64_t *k, *v; uint8_t *used; size_t n, cap; };
@@ -48,6 +49,8 @@ struct pass {
     struct srange *marks; size_t nmarks, markcap;
     int64_t *anchors; size_t nanchors, anchorcap;
     uint64_t mr_bytes[RS_AN_MEMKINDS], posted[RS_AN_MEMKINDS], dmabuf_mrs, posts;
+    struct rs_facts facts;        /* HOST_FACT snapshot, for doctor's checks */
+    size_t chkcap;
 };
 
 struct qpst *qp_get(struct pass *p, uint32_t qp_num);

@@ -53,7 +53,7 @@ int cmd_report(int argc, char **argv)
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "+jhq", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "jhq", lo, NULL)) != -1) {
         char *end;
         switch (c) {
         case 'j': json = 1; break;

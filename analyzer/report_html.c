@@ -180,14 +180,18 @@ static void collect_bw(const struct rs_analysis *a, struct bw_sink *k)
             continue;
         }
         k->rank = rk->rank;
-        /* the analyzer's refined offset moves this rank onto the run clock; anchors alone are close */
-        struct rs_exp_proc p = {h->host, h->pid, h->rank, h->world_size, h->start_realtime, h->start_mono, NULL};
+        /* Put the rank on the analyzer's run clock (anchors + refinement: run = mono + clock_offset_ns)
+         * rather than on the anchors alone, so the chart lines up with the other panels; the CLOCK
+         * records that would re-anchor it are not passed on below. */
+        struct rs_exp_proc p = {h->host, h->pid, h->rank, h->world_size,
+                                a->run_start_realtime_ns + h->start_mono + (uint64_t)rk->clock_offset_ns, h->start_mono,
+                                NULL};
         if (!rs_exp_begin_process(x, &p)) {
             struct rs_event e;
             while (rs_reader_next(rd, &e) > 0) {
                 unsigned kd = e.ev->kind;
                 /* only what the bandwidth counters need */
-                if (kd == RS_EV_STRING || kd == RS_EV_CLOCK || kd == RS_EV_IBV_POST_SEND || kd == RS_EV_IBV_WC ||
+                if (kd == RS_EV_STRING || kd == RS_EV_IBV_POST_SEND || kd == RS_EV_IBV_WC ||
                     kd == RS_EV_IBV_CREATE_QP || kd == RS_EV_IBV_OPEN_DEVICE)
                     rs_exp_event(x, e.tid, e.ev);
             }

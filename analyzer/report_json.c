@@ -178,6 +178,21 @@ void rs_report_json(const struct rs_analysis *a, FILE *f)
         jnum(f, s->cost_per_step_s);
         fputc('}', f);
     }
+    fprintf(f, "\n],\n\"host_checks\": [");
+    for (size_t i = 0; i < a->nhostchecks; i++) {
+        const struct rs_an_hostcheck *c = &a->hostchecks[i];
+        fprintf(f, "%s\n  {\"host\": ", i ? "," : "");
+        jstr(f, c->host);
+        fprintf(f, ", \"level\": \"%s\", \"check\": ", c->fail ? "fail" : "warn");
+        jstr(f, c->check);
+        fprintf(f, ", \"subject\": ");
+        jstr(f, c->subject);
+        fprintf(f, ", \"msg\": ");
+        jstr(f, c->msg);
+        fprintf(f, ", \"fix\": ");
+        jstr(f, c->fix);
+        fputc('}', f);
+    }
     fprintf(f, "\n],\n\"warnings\": [");
     for (size_t i = 0; i < a->nwarnings; i++) {
         fprintf(f, "%s\n  ", i ? "," : "");

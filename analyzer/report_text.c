@@ -143,6 +143,15 @@ void rs_report_text(const struct rs_analysis *a, FILE *f)
                     wrank[k], worst[k]->qp_num, worst[k]->bytes_sent / 1e6, MS(worst[k]->busy_s), MS(worst[k]->stall_s),
                     worst[k]->achieved_gbps, a->link_gbps, rs_gd_name(worst[k]->gd.verdict));
     }
+    if (a->nhostchecks) {
+        fprintf(f, "\nHost checks on the recorded host facts (railscope doctor's checks):\n");
+        for (size_t i = 0; i < a->nhostchecks && i < 12; i++) {
+            const struct rs_an_hostcheck *c = &a->hostchecks[i];
+            fprintf(f, "  %s %s %s %s: %s\n", c->host, c->fail ? "FAIL" : "WARN", c->check, c->subject, c->msg);
+        }
+        if (a->nhostchecks > 12)
+            fprintf(f, "  ... %zu more (--json)\n", a->nhostchecks - 12);
+    }
     if (a->nwarnings) {
         fprintf(f, "\nWarnings:\n");
         for (size_t i = 0; i < a->nwarnings; i++)

@@ -342,6 +342,10 @@ static void write_rank(const struct model *m, int r)
         host_fact(e, key, val);
         snprintf(key, sizeof key, "ib/mlx5_%d/port/1/link_layer", e->g);
         host_fact(e, key, "Ethernet");
+        snprintf(key, sizeof key, "ib/mlx5_%d/port/1/state", e->g);
+        host_fact(e, key, "4: ACTIVE");
+        snprintf(key, sizeof key, "ib/mlx5_%d/port/1/phys_state", e->g);
+        host_fact(e, key, "5: LinkUp");
         host_fact(e, "gpudirect/nvidia_peermem", c->no_gpudirect ? "absent" : "loaded");
     }
     uint32_t tm = TID_MAIN(e), tp = TID_PROXY(e);
