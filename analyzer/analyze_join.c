@@ -207,8 +207,6 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
     if (nm)
         qsort(m, nm, sizeof *m, cmp_member);
     refine_clocks(a, m, nm, R, n, off);
-    for (size_t i = 0; i < n; i++)
-        R[i].out.clock_offset_ns = (int64_t)llround(off[i]);
 
     /* run clock zero: earliest aligned step start or collective */
     double t0 = INFINITY;
@@ -221,6 +219,9 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
     if (!isfinite(t0))
         t0 = 0;
     a->run_start_realtime_ns = (uint64_t)fmax(t0, 0);
+    /* documented in analysis.h: tracer clock + clock_offset_ns = run clock (ns since run_start_realtime_ns) */
+    for (size_t i = 0; i < n; i++)
+        R[i].out.clock_offset_ns = (int64_t)llround(off[i] - (double)a->run_start_realtime_ns);
 #define RUN(r, t) ((double)(t) + off[r] - t0) /* local ns -> run clock ns */
 
     /* per-step mean for thresholds */
