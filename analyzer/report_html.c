@@ -6,7 +6,7 @@
  *   3. per-QP bandwidth over time: the exporter's bandwidth counters (formats/export_int.h, run over each
  *      rank's trace file with a collecting backend) drawn as lines, with the link rate; then a QP table;
  *   4. GPUDirect: verdict and its evidence (MR and posted bytes by memory kind, bounce copies);
- *   5. findings, stragglers and the run's warnings.
+ *   5. findings, stragglers and the run's warnings; doctor's checks on the recorded host facts.
  * Everything is drawn from the analysis model; only panel 3 re-reads the traces (bounded memory: the
  * counters are binned to ~240 points per QP over the run).
  */
@@ -565,6 +565,31 @@ static void panel_gpudirect(FILE *f, const struct rs_analysis *a)
     fputs("</table></section>\n", f);
 }
 
+/* Host checks: doctor's verdicts on each host's recorded facts (the run's own snapshot). */
+static void panel_hostchecks(FILE *f, const struct rs_analysis *a)
+{
+    if (!a->nhostchecks || !a->hostchecks) return;
+    fputs("<section id=\"host-checks\"><h2>Host checks from the recorded facts</h2>\n<table><tr><th>host</th>"
+          "<th>verdict</th><th>check</th><th>subject</th><th>finding</th><th>fix</th></tr>\n",
+          f);
+    for (size_t i = 0; i < a->nhostchecks; i++) {
+        const struct rs_an_hostcheck *c = &a->hostchecks[i];
+        fputs("<tr><td>", f);
+        esc(f, c->host);
+        fprintf(f, "</td><td><span class=\"badge %s\">%s</span></td><td>", c->fail ? "NOT_USED" : "PARTIAL",
+                c->fail ? "FAIL" : "WARN");
+        esc(f, c->check);
+        fputs("</td><td>", f);
+        esc(f, c->subject);
+        fputs("</td><td style=\"text-align:left\">", f);
+        esc(f, c->msg);
+        fputs("</td><td style=\"text-align:left\">", f);
+        esc(f, c->fix);
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table></section>\n", f);
+}
+
 /* Panel 5 */
 static void panel_findings(FILE *f, const struct rs_analysis *a)
 {
@@ -610,6 +635,7 @@ int rs_report_html_write(const struct rs_analysis *a, FILE *f)
     panel_allreduce(f, a);
     panel_qp(f, a);
     panel_gpudirect(f, a);
+    panel_hostchecks(f, a);
     fputs("<footer class=\"muted\" style=\"padding:0 24px 20px\">railscope: this page is self-contained "
           "(no network). Open the Perfetto export for the event-level view.</footer>\n</main></body></html>\n",
           f);

@@ -25,7 +25,7 @@ static char *render(const struct rs_analysis *a, int *rc)
 
 int main(void)
 {
-    printf("1..8\n");
+    printf("1..9\n");
     struct rs_analysis empty;
     memset(&empty, 0, sizeof empty);
     int rc;
@@ -72,6 +72,13 @@ int main(void)
     a.nwarnings = 1;
     strcpy(a.warnings[0], "rank 1: truncated");
     a.gd_verdict = 42;
+    struct rs_an_hostcheck hc = {.fail = 1};
+    strcpy(hc.host, "node<1>");
+    strcpy(hc.check, "gdr.peermem");
+    strcpy(hc.msg, "nvidia_peermem not loaded & \"GPUDirect\" off");
+    strcpy(hc.fix, "modprobe nvidia_peermem");
+    a.hostchecks = &hc;
+    a.nhostchecks = 1;
     h = render(&a, &rc);
     check(rc == 0 && strstr(h, "</html>"), "an odd model renders a whole page");
     check(!strstr(h, "<script>alert"), "host names are escaped");
@@ -80,6 +87,8 @@ int main(void)
     check(strstr(h, "id=\"step-1\"") && strstr(h, "<option value=\"0\" selected>step 7 (slowest)"),
           "one chooser entry per step, the slowest selected");
     check(strstr(h, ">UNKNOWN<") != NULL, "an out-of-range verdict shows as UNKNOWN");
+    check(strstr(h, "id=\"host-checks\"") && strstr(h, "node&lt;1&gt;") && strstr(h, ">FAIL<"),
+          "host checks are listed, escaped, with their verdict");
     free(h);
     return 0;
 }
