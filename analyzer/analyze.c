@@ -239,6 +239,17 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
         memcpy(a->hostchecks + a->nhostchecks, r->checks, r->nchecks * sizeof *nh);
         a->nhostchecks += r->nchecks;
     }
+    int from_calls = 0, nohash = 0;
+    for (int i = 0; i < nf; i++) {
+        from_calls += w.ranks[i].coll_source[0] != 0;
+        for (size_t k = 0; k < w.ranks[i].ncolls; k++)
+            nohash += !w.ranks[i].colls[k].comm_hash;
+    }
+    if (from_calls)
+        an_warn(a, "%d rank%s without NCCL profiler records: collectives from the NCCL API calls", from_calls,
+                from_calls > 1 ? "s" : "");
+    if (nohash)
+        an_warn(a, "%d collective records without a communicator hash: joined by (function, sequence) only", nohash);
     an_join(a, w.ranks, (size_t)nf, opts);
     an_gpudirect(a, w.ranks, (size_t)nf);
     an_findings(a, w.ranks, (size_t)nf);

@@ -74,6 +74,7 @@ struct an_rank {
     int peermem;                  /* -1 unknown, 0 absent, 1 loaded */
     int has_gpu, has_verbs, has_nccl;
     char step_source[32];
+    char coll_source[32];         /* "" = NCCL profiler plugin records */
     size_t nlsteps;
     struct an_lstep *lsteps;
     size_t ncolls;

@@ -372,6 +372,33 @@ static void on_event(struct pass *p, const struct rs_event *ev)
         hm_put(&p->collmap, e->handle, p->ncolls - 1);
         break;
     }
+    case RS_EV_NCCL_CALL: {
+        /* API-level record: stands in for the plugin's NCCL_COLL when that is absent (analyze_local.c) */
+        const struct rs_ev_NCCL_CALL *e = (const void *)h;
+        static const char *const fn[] = {
+#define RS_FN(id, name) [id] = #name,
+            RS_NCCL_FUNCS(RS_FN)
+#undef RS_FN
+        };
+        /* ncclDataType_t: int8 uint8 int32 uint32 int64 uint64 f16 f32 f64 bf16 f8e4m3 f8e5m2 */
+        static const uint8_t dsz[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
+        p->r->has_nccl = 1;
+        if (e->func > 5 || e->ret != 0) /* collectives only (Send/Recv/Group are not joined) */
+            break;
+        struct an_lcoll *c = AN_PUSH(p->calls, p->ncalls, p->callcap);
+        memset(c, 0, sizeof *c);
+        c->comm_hash = e->comm_hash;
+        c->seq = e->seq;
+        c->handle = 0;
+        c->host_ts = h->ts;
+        c->kstart = h->ts;
+        c->kend = h->ts + e->dur;
+        c->step = -1;
+        snprintf(c->func, sizeof c->func, "%s", fn[e->func]);
+        c->bytes = e->count * (e->datatype < sizeof dsz ? dsz[e->datatype] : 4);
+        c->nranks = e->nranks > 0 ? e->nranks : p->nranks;
+        break;
+    }
     case RS_EV_NCCL_COMM_INIT: {
         const struct rs_ev_NCCL_COMM_INIT *e = (const void *)h;
         if (e->nranks > 0)

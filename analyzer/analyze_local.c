@@ -527,6 +527,15 @@ void an_local(struct pass *p, double link_gbps_hint)
     iv_normalize(&p->compute);
     iv_normalize(&p->h2d);
     iv_normalize(&p->other);
+    if (!p->ncolls && p->ncalls) { /* no profiler plugin: the API calls are the collectives */
+        free(p->colls);
+        p->colls = p->calls;
+        p->ncolls = p->ncalls;
+        p->collcap = p->callcap;
+        p->calls = NULL;
+        p->ncalls = 0;
+        snprintf(r->coll_source, sizeof r->coll_source, "NCCL API calls");
+    }
     attach_proxy(p);
     match_kernels(p);
     struct ivec free_net = {0};
@@ -589,6 +598,7 @@ void an_pass_free(struct pass *p)
     iv_free(&p->other);
     free(p->copies);
     free(p->colls);
+    free(p->calls);
     hm_free(&p->collmap);
     hm_free(&p->sendwait);
     hm_free(&p->qpmap);

@@ -37,6 +37,7 @@ struct pass {
     struct ivec compute, nk, h2d, other;
     struct copyrec *copies; size_t ncopies, copycap;
     struct an_lcoll *colls; size_t ncolls, collcap;
+    struct an_lcoll *calls; size_t ncalls, callcap; /* NCCL_CALL: collectives when the plugin is absent */
     struct hmap collmap, sendwait, qpmap, nvstart;
     struct pop *ops; size_t nops, opcap;
     struct pstep *steps; size_t nsteps, stepcap;

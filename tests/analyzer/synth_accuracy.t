@@ -7,7 +7,7 @@ need_cmd jq
 need_build railscope tests/synth/rs-synth
 SYNTH=$RS_BUILD/tests/synth/rs-synth
 HERE=$(dirname "$0")
-plan 57
+plan 61
 
 # run NAME SYNTH-ARGS...: generate, report, and check the attribution against the truth.
 run() {
@@ -105,6 +105,12 @@ is "$(q .nsteps)" 9 "nonvtx: 9 steps between 10 collectives"
 ok "nonvtx: mean step within 5 % of the truth" within "$(q .step_mean_s)" "$(jq .step_mean_s "$TR")" \
     "$(jq '.step_mean_s * 0.05' "$TR")"
 is "$(q '.stragglers[0].rank')" 1 "nonvtx: straggler rank 1"
+
+# 10a. no profiler plugin: the NCCL API calls are the collectives
+run noplugin --no-plugin --straggler 5:4 --pause 2:8:2 --skew-ms 3
+is "$(q '.stragglers[0].rank')" 5 "noplugin: straggler rank 5 from API-call collectives"
+is "$(q '[.findings[] | select(.category == "network_stall")][0] | "\(.rank),\(.qp)"')" "2,264" "noplugin: stall on rank 2 QP 0x108"
+like "$(q '.warnings[]')" 'collectives from the NCCL API calls' "noplugin: says where collectives came from"
 
 # 10b. steps from a user marker, and from MARK events
 run marker --step-name "train_iter %d" --straggler 2:3

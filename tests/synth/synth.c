@@ -40,7 +40,7 @@ struct cfg {
     int pageable_rank; /* -1 none, -2 all */
     int no_gpudirect;
     double skew_ms;
-    int no_nvtx, no_verbs, no_proxy, no_hostfacts;
+    int no_nvtx, no_verbs, no_proxy, no_hostfacts, no_plugin;
     const char *step_name; /* printf format of the NVTX step range name */
     int mark_steps;        /* core MARK events named "step" at each step start instead of NVTX */
     int garbage; /* random events of random kinds per rank (robustness of readers of the trace) */
@@ -465,6 +465,8 @@ static void write_rank(const struct model *m, int r)
             nc.nranks = m->n;
             nc.peer = -1;
             put(e, tm, &nc);
+            if (c->no_plugin)
+                goto no_coll;
             struct rs_ev_NCCL_COLL co;
             memset(&co, 0, sizeof co);
             RS_EV_INIT(&co, NCCL_COLL, mono(e, x->arrive - 28e3));
@@ -482,6 +484,7 @@ static void write_rank(const struct model *m, int r)
             co.rank = r;
             co.root = -1;
             put(e, tm, &co);
+        no_coll:;
         }
         kernel_ev(e, x->arrive, x->end, nccl_k, corr++);
         if (m->nwr) {
@@ -696,6 +699,7 @@ static void usage(FILE *f)
             "  --no-gpudirect             host bounce buffers for the network\n"
             "  --skew-ms MS               per-host REALTIME offsets up to +-MS\n"
             "  --no-nvtx --no-verbs --no-proxy --no-hostfacts --seed N\n"
+            "  --no-plugin                no NCCL profiler plugin records (API calls only, no proxy events)\n"
             "  --step-name FMT            NVTX step range name, one %%d (default ProfilerStep#%%d)\n"
             "  --mark-steps               MARK events named \"step\" instead of NVTX ranges\n"
             "  --garbage N                N random events of random kinds per rank (robustness tests)\n");
@@ -755,6 +759,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--no-nvtx")) c->no_nvtx = 1;
         else if (!strcmp(a, "--no-verbs")) c->no_verbs = 1;
         else if (!strcmp(a, "--no-proxy")) c->no_proxy = 1;
+        else if (!strcmp(a, "--no-plugin")) { c->no_plugin = 1; c->no_proxy = 1; }
         else if (!strcmp(a, "--no-hostfacts")) c->no_hostfacts = 1;
         else if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return 0; }
         else { usage(stderr); die("unknown option %s", a); }
