@@ -23,6 +23,8 @@ int main(int argc, char **argv)
     uint64_t marks = 0, gaps = 0, order = 0, tidmix = 0, drops = 0, thread_start = 0, thread_end = 0, proc_end = 0;
     uint64_t events = 0, frames = 0, clocks = 0, forks = 0, warnings = 0, partial = 0, strings_bad = 0;
     int32_t end_status = -1;
+    int64_t clock_off = 0;   /* realtime - tracer clock, from the latest CLOCK anchor */
+    uint64_t last_mark_rt = 0;
     uint32_t end_reason = 99;
     const char *status = "complete";
     char reason[300] = "";
@@ -50,7 +52,12 @@ int main(int argc, char **argv)
             case RS_EV_DROPS: drops += ((const struct rs_ev_DROPS *)e.ev)->events; continue;
             case RS_EV_THREAD_START: thread_start++; continue;
             case RS_EV_THREAD_END: thread_end++; continue;
-            case RS_EV_CLOCK: clocks++; continue;
+            case RS_EV_CLOCK: {
+                const struct rs_ev_CLOCK *c = (const void *)e.ev;
+                clock_off = (int64_t)(c->realtime_ns - c->mono_ns);
+                clocks++;
+                continue;
+            }
             case RS_EV_FORK: forks++; continue;
             case RS_EV_WARNING: warnings++; continue;
             case RS_EV_PARTIAL: partial++; continue;
@@ -64,6 +71,7 @@ int main(int argc, char **argv)
             uint64_t idx = v >> 32, seq = v & 0xffffffffu;
             if (idx >= MAXIDX) continue;
             marks++;
+            if (clock_off && e.ts + (uint64_t)clock_off > last_mark_rt) last_mark_rt = e.ts + (uint64_t)clock_off;
             if (!tid_of[idx]) tid_of[idx] = e.tid;
             else if (tid_of[idx] != e.tid) tidmix++;
             if ((int64_t)seq < next[idx]) order++;
@@ -82,12 +90,12 @@ int main(int argc, char **argv)
     (void)tail_missing;
     printf("status=%s marks=%llu gaps=%llu order_errors=%llu tid_mix=%llu drops=%llu thread_start=%llu "
            "thread_end=%llu proc_end=%llu end_status=%d end_reason=%u clocks=%llu frames=%llu forks=%llu "
-           "warnings=%llu partial=%llu strings_bad=%llu events=%llu reason=\"%s\"\n",
+           "warnings=%llu partial=%llu strings_bad=%llu events=%llu last_mark_rt=%llu reason=\"%s\"\n",
            status, (unsigned long long)marks, (unsigned long long)gaps, (unsigned long long)order,
            (unsigned long long)tidmix, (unsigned long long)drops, (unsigned long long)thread_start,
            (unsigned long long)thread_end, (unsigned long long)proc_end, end_status, end_reason,
            (unsigned long long)clocks, (unsigned long long)frames, (unsigned long long)forks,
            (unsigned long long)warnings, (unsigned long long)partial, (unsigned long long)strings_bad,
-           (unsigned long long)events, reason);
+           (unsigned long long)events, (unsigned long long)last_mark_rt, reason);
     return 0;
 }

@@ -1,0 +1,32 @@
+#!/bin/bash
+# fork(): 16 children each write their own file (some exec /bin/true after recording); the parent's file
+# records a FORK per child; threads that exit early are drained and their rings reused.
+. "$(dirname "$0")/../lib.sh"
+need_build tests/core/emitter tests/core/check
+E=$RS_BUILD/tests/core/emitter C=$RS_BUILD/tests/core/check
+plan 8
+
+out=$(RAILSCOPE_OUT=$T/f run_timeout 30 "$E" -F 16 -X 4 -t 1 -n 500)
+like "$out" "children_failed=0" "16 children ran (every 4th execs /bin/true)"
+n=$(ls "$T"/f/*.rtrace | wc -l)
+is "$n" 17 "17 trace files: the parent and one per child"
+parent=$(grep -l . "$T"/f/*.rtrace | while read -r f; do "$C" "$f" | grep -q "forks=16" && echo "$f"; done)
+isnt "$parent" "" "the parent's file has 16 FORK events"
+bad=0
+for f in "$T"/f/*.rtrace; do
+    [ "$f" = "$parent" ] && continue
+    "$C" "$f" | grep -q "status=complete marks=500 gaps=0 order_errors=0 tid_mix=0 drops=0" || bad=$((bad + 1))
+done
+is "$bad" 0 "each child's file holds exactly its own 500 events (nothing of the parent's)"
+ppid_ok=$("$RS_CLI" info "$T"/f/*.rtrace | grep -c "ppid $(basename "$parent" .rtrace | sed 's/.*-//')")
+is "$ppid_ok" 16 "children's headers name the parent as ppid"
+
+# Threads exiting early: each of 8 workers starts a short-lived thread (10 events) after its own.
+out=$(RAILSCOPE_OUT=$T/e run_timeout 30 "$E" -E -t 8 -n 1000)
+is "$out" "emitted=8080 dropped=0" "8 workers + 8 short-lived threads emitted"
+res=$("$C" "$T"/e/*.rtrace)
+like "$res" "marks=8080 gaps=0 order_errors=0 tid_mix=0 drops=0 thread_start=16 thread_end=16 " "short-lived threads: all events, THREAD_START/END for all 16"
+# Many threads over time, few alive at once: rings are reused (the file shows 200 thread lifetimes).
+out=$(RAILSCOPE_OUT=$T/m run_timeout 30 bash -c 'for i in 1 2 3 4 5; do :; done; exec "$0" -E -t 100 -n 10' "$E")
+res=$("$C" "$T"/m/*.rtrace)
+like "$res" "marks=2000 gaps=0 .*thread_start=200 thread_end=200 " "200 thread lifetimes recorded"
