@@ -14,8 +14,10 @@
  * call: cuptiActivityRegisterCallbacks is interposed) our pending records are flushed to us, we warn once,
  * stop touching CUPTI, and the cudart wrappers start writing CUDA_COPY_CALL events.
  *
- * RAILSCOPE_CUDA_API=off drops the runtime-API records (host thread of each copy/launch), and
- * RAILSCOPE_CUDA_SYNC=off the synchronisation records, for the leanest capture.
+ * RAILSCOPE_CUDA_API=on|off: runtime-API records (the host thread and time of each copy/launch call,
+ * joined to GPU records by correlation id); RAILSCOPE_CUDA_SYNC=on|off: synchronisation records. Both
+ * default to on in the full mode (`all`) and off otherwise: measured on the H200 they cost far more than
+ * the copy records (bench/gpu/RESULTS.md).
  *
  * RAILSCOPE_CUDA_KERNELS: `sampled` (default) records kernels in windows — RAILSCOPE_CUDA_KERNEL_WINDOW
  * = "on_ms/period_ms", default 1000/20000: on for the first second of every 20 s — because tracing every
@@ -55,7 +57,7 @@ static int kmode = RS_KMODE_SAMPLED;
 static uint64_t win_on_ns = 1000ull * 1000000, win_period_ns = 20000ull * 1000000;
 static uint64_t t_init;
 static int kernels_on;
-static int want_api = 1, want_sync = 1;   /* RAILSCOPE_CUDA_API, RAILSCOPE_CUDA_SYNC */
+static int want_api = -1, want_sync = -1;   /* RAILSCOPE_CUDA_API, RAILSCOPE_CUDA_SYNC; -1 = by mode */
 static char cupti_path[PATH_MAX + 64];
 
 /* Runtime API callback ids we record, by class; names interned at set-up. */
@@ -105,8 +107,14 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffe
     __atomic_fetch_add(&buf_completions, 1, __ATOMIC_RELAXED);
     if (!buffer) return;
     if (valid && rs_on(RS_FAM_cuda)) {
+        /* GPU records come in bursts (a device buffer at a time, everything at the forced flush): tens of
+         * thousands of events at once would overrun this thread's ring, so hand them to the file as we go. */
         CUpti_Activity *rec = NULL;
-        while (p_cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) rs_cupti_convert(rec);
+        unsigned n = 0;
+        while (p_cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
+            rs_cupti_convert(rec);
+            if (++n % 512 == 0) rs_core_flush();
+        }
     }
     size_t dropped = 0;
     if (p_cuptiActivityGetNumDroppedRecords &&
@@ -242,6 +250,10 @@ static void parse_modes(void)
     }
     if ((v = getenv("RAILSCOPE_CUDA_API")) && *v) want_api = strcmp(v, "off") && strcmp(v, "0");
     if ((v = getenv("RAILSCOPE_CUDA_SYNC")) && *v) want_sync = strcmp(v, "off") && strcmp(v, "0");
+    /* Runtime-API and synchronisation records cost tens of percent of a ResNet-50 step on the H200
+     * (bench/gpu/RESULTS.md): on by default only in the full mode. */
+    if (want_api < 0) want_api = kmode == RS_KMODE_ALL;
+    if (want_sync < 0) want_sync = kmode == RS_KMODE_ALL;
     if ((v = getenv("RAILSCOPE_CUDA_KERNEL_WINDOW")) && *v) {
         unsigned long on = 0, period = 0;
         if (sscanf(v, "%lu/%lu", &on, &period) == 2 && on > 0 && period >= on) {

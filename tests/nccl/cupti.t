@@ -15,15 +15,15 @@ FAKE = os.path.join(NCCL_BIN, "fakecupti")
 if not os.path.exists(DRIVER):
     skip_all("built without CUDA headers (no CUPTI record structs): cupti_driver not built")
 need(LIB, CLI, DRIVER, os.path.join(FAKE, "libcupti.so.13"))
-plan(24)
+plan(27)
 
 out = os.path.join(T, "basic")
-p = run([DRIVER, FAKE, "basic"], out)
+p = run([DRIVER, FAKE, "basic"], out, {"RAILSCOPE_CUDA_KERNELS": "all"})
 ok(p.returncode == 0 and "inject=1" in p.stdout, "InitializeInjection returns 1", p.stdout + p.stderr)
 ok("enabled memcpy=1 memcpy2=1 memset=1 sync=1 kernel=1" in p.stdout, "MEMCPY, MEMCPY2, MEMSET, SYNC, kernels enabled",
    p.stdout)
 ok("runtime_api memcpy=1 memcpyasync=1 getdevice=0 launch=1" in p.stdout,
-   "runtime API records: copies and (with kernels) launches, not the rest", p.stdout)
+   "full mode: runtime API records of copies and launches, not the rest", p.stdout)
 ok("deliver=0" in p.stdout, "timestamp callback registered before any kind was enabled", p.stdout)
 evs = events(out)
 mc = kind(evs, "cuda_memcpy")
@@ -56,6 +56,21 @@ ok(len(dr) == 1 and dr[0]["count"] == 5, "CUPTI's dropped count recorded", dr)
 ok("1 activity records without timestamps" in p.stderr and "dropped 5" in p.stderr,
    "untimed and dropped records reported once at exit", p.stderr)
 
+out = os.path.join(T, "default")
+p = run([DRIVER, FAKE, "basic"], out)
+ok("enabled memcpy=1 memcpy2=1 memset=1 sync=0 kernel=1" in p.stdout and "runtime_api memcpy=0 memcpyasync=0 getdevice=0 "
+   "launch=0" in p.stdout, "default mode: copies and sampled kernels, no API or sync records", p.stdout)
+w = kind(events(out), "cuda_kernel_window")
+ok(w and w[0]["on"] == 1 and w[0]["mode"] == 1, "default mode: the first kernel window opens at injection", w)
+
+out = os.path.join(T, "burst")
+p = run([DRIVER, FAKE, "burst"], out, {"RAILSCOPE_BUFFER_KB": "64"})
+evs = events(out)
+n = len([m for m in kind(evs, "cuda_memcpy") if m["bytes"] >= 1000])
+drops = sum(e["events"] for e in kind(evs, "drops"))
+ok("burst=4000" in p.stdout and n == 4000 and drops == 0,
+   "a burst of 4000 records through a 64 KiB ring: all written, none dropped", f"{p.stdout} written {n} dropped {drops}")
+
 out = os.path.join(T, "off")
 p = run([DRIVER, FAKE, "basic"], out, {"RAILSCOPE_CUDA_KERNELS": "off"})
 evs = events(out)
@@ -65,7 +80,7 @@ w = kind(evs, "cuda_kernel_window")
 ok(w and w[0]["on"] == 0 and w[0]["mode"] == 0, "the kernel mode is in the trace", w)
 
 out = os.path.join(T, "takeover")
-p = run([DRIVER, FAKE, "takeover"], out)
+p = run([DRIVER, FAKE, "takeover"], out, {"RAILSCOPE_CUDA_KERNELS": "all"})
 evs = events(out)
 ok(p.returncode == 0 and "register=0 owner_other=1" in p.stdout,
    "take-over: the other client's registration is forwarded to CUPTI", p.stdout + p.stderr)

@@ -3,6 +3,7 @@
  * libtorch_cuda.so's dependencies are), calls InitializeInjection like the driver does at cuInit, then
  * has the fake CUPTI deliver a buffer of synthetic records. Modes:
  *   basic     deliver and exit (the forced flush at exit brings one more record)
+ *   burst     one buffer of 4000 records at once (run with a small RAILSCOPE_BUFFER_KB: none may be lost)
  *   takeover  deliver, then another client registers its own buffer callbacks through the global symbol (as
  *             torch.profiler's Kineto does) and cudaMemcpy calls go on: railscope must notice, flush its
  *             pending records first, warn once, forward the registration, and record the copies through the
@@ -37,6 +38,11 @@ int main(int argc, char **argv)
     printf("enabled memcpy=%d memcpy2=%d memset=%d sync=%d kernel=%d\n", enabled(1), enabled(22), enabled(2),
            enabled(38), enabled(10));
     printf("runtime_api memcpy=%d memcpyasync=%d getdevice=%d launch=%d\n", rtapi(31), rtapi(41), rtapi(3), rtapi(211));
+    if (!strcmp(argv[2], "burst")) {
+        int (*many)(int) = (int (*)(int))dlsym(cu, "fake_cupti_deliver_many");
+        printf("burst=%d\n", many(4000));
+        return 0;
+    }
     printf("deliver=%d\n", deliver());
     if (!strcmp(argv[2], "takeover")) {
         int rr = reg ? reg(other_req, other_comp) : -1;

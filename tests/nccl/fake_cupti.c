@@ -205,6 +205,24 @@ EXPORT int fake_cupti_deliver(void)
     return (!tscb || ts_after_enable) ? 1 : 0;
 }
 
+/* One buffer holding n HtoD copy records (as many as fit): a burst like a device buffer or the forced
+ * flush at exit delivers. Returns how many were written. */
+EXPORT int fake_cupti_deliver_many(int n)
+{
+    if (!req || !comp) return -1;
+    uint8_t *b = NULL;
+    size_t size = 0, maxrec = 0;
+    req(&b, &size, &maxrec);
+    if (!b) return -1;
+    int i = 0;
+    uint64_t t = now();
+    for (; i < n && (size_t)(i + 1) * SLOT <= size; i++)
+        memcpy_rec(b + (size_t)i * SLOT, t + (uint64_t)i * 10, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD,
+                   CUPTI_ACTIVITY_MEMORY_KIND_PINNED, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 1000 + (uint64_t)i, 1000 + (uint32_t)i);
+    comp(NULL, 0, b, size, (size_t)i * SLOT);
+    return i;
+}
+
 EXPORT int fake_cupti_enabled(int kind) { return kind >= 0 && kind < 128 ? enabled[kind] : 0; }
 EXPORT int fake_cupti_runtime_api(int cbid) { return cbid >= 0 && cbid < 1024 ? runtime_api[cbid] : 0; }
 
