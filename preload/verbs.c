@@ -153,6 +153,7 @@ static int vbw_ibv_close_device(struct vb_context *ctx)
         vb_flush_empty_all();
         vb_unpatch_ops(c);
         vb_unpatch_vctx(c);
+        vb_mr_purge(c->id);
         vb_ctx_del(ctx);
     }
     int ret = real(ctx);

@@ -108,6 +108,7 @@ void vb_flush_empty(struct vb_cq_rec *q, uint64_t now);
 /* Memory (verbs_mr.c). */
 void vb_mr_add(const struct vb_ctx_rec *c, uint32_t lkey, uint8_t kind);
 void vb_mr_del(const struct vb_ctx_rec *c, uint32_t lkey);
+void vb_mr_purge(uint32_t ctx_id);
 static inline uint8_t vb_mr_kind(const struct vb_ctx_rec *c, uint32_t lkey); /* RS_MEM_UNKNOWN if absent */
 /* Classify [addr, addr+len) at registration time; *cuda_dev = device ordinal or -1. */
 uint8_t vb_classify(uint64_t addr, uint64_t len, int *cuda_dev);

@@ -68,6 +68,18 @@ void vb_mr_del(const struct vb_ctx_rec *c, uint32_t lkey)
     pthread_mutex_unlock(&mr_lock);
 }
 
+/* A closed context's MRs: its id may be reused by the next context opened. */
+void vb_mr_purge(uint32_t ctx_id)
+{
+    pthread_mutex_lock(&mr_lock);
+    for (unsigned i = 0; i < MR_SLOTS; i++) {
+        uint64_t e = mr_tab[i];
+        if (e && e != MR_TOMB && (uint32_t)(e >> VB_MR_CTX_SHIFT) == ctx_id)
+            __atomic_store_n(&mr_tab[i], MR_TOMB, __ATOMIC_RELAXED);
+    }
+    pthread_mutex_unlock(&mr_lock);
+}
+
 /* ---- classification ---- */
 
 /* CUDA driver ABI values (cuda.h): CUpointer_attribute and CUmemorytype. */
