@@ -3,6 +3,11 @@
 # NCCL load it as its IB transport (NCCL_NET=IB: dlopen("libibverbs.so") + dlvsym@IBVERBS_1.1, device
 # and port queries, the dma-buf probe, its async-event thread), then run an AllReduce over WORLD ranks
 # (one GPU per rank; NCCL refuses two ranks on one GPU).  Usage: nccl_ib_probe.sh [WORLD]
+# Status (H200 host, NCCL 2.28.9, 2026-11-29): NCCL loads softnic and logs "NET/IB : Using
+# [0]softnic0:1/IB", then segfaults inside libnccl right after "Initialized NET plugin IB" (not in
+# softnic: SOFTNIC_DEBUG_SEGV=1 shows the faulting PC in libnccl); its log says pciPath=(null), as
+# softnic0 has no /sys/class/infiniband/softnic0/device.  SN_TOPO=1 (a topology file naming the NIC)
+# does not avoid it.  NCCL_NET=Socket runs the same script fine.
 set -u
 WORLD=${1:-1}
 B=${BUILD:-build-gpu}
