@@ -26,6 +26,12 @@ void iv_add(struct ivec *s, uint64_t a, uint64_t b)
 {
     if (b <= a)
         return;
+    /* back-to-back work on one stream arrives in order: extend the last interval instead of growing */
+    if (s->n && a >= s->v[s->n - 1].a && a <= s->v[s->n - 1].b) {
+        if (b > s->v[s->n - 1].b)
+            s->v[s->n - 1].b = b;
+        return;
+    }
     struct iv *x = AN_PUSH(s->v, s->n, s->cap);
     x->a = a;
     x->b = b;
