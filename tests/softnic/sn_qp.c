@@ -388,7 +388,7 @@ int sn_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr
 			rc = EINVAL;
 			break;
 		}
-		if (wr->num_sge < 0 || wr->num_sge > SN_MAX_SGE || (uint32_t)wr->num_sge > qp->cap.max_send_sge + 15) {
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge) {
 			rc = EINVAL;
 			break;
 		}

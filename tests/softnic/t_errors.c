@@ -132,6 +132,20 @@ int main(void)
 	struct ibv_qp *qi = t_qp(&A, NULL, 4);
 	t_ok(t_post(qi, IBV_WR_SEND, 70, abuf, 8, amr->lkey, 0, 0, 0) == EINVAL,
 	     "softnic: ibv_post_send on an INIT QP returns EINVAL");
+	ibv_destroy_qp(qi);
+	qi = t_qp(&A, NULL, 4);
+	{
+		struct ibv_qp *qx, *qy;
+		t_pair(&A, &B, 4, 7, &qx, &qy);
+		struct ibv_sge sg[5];
+		for (int i = 0; i < 5; i++)
+			sg[i] = (struct ibv_sge){ (uintptr_t)abuf, 8, amr->lkey };
+		struct ibv_send_wr wr = { .wr_id = 72, .opcode = IBV_WR_SEND, .sg_list = sg, .num_sge = 5 }, *bad = NULL;
+		t_ok(ibv_post_send(qx, &wr, &bad) == EINVAL && bad == &wr,
+		     "softnic: more SGEs than max_send_sge -> EINVAL with bad_wr set");
+		ibv_destroy_qp(qx);
+		ibv_destroy_qp(qy);
+	}
 	/* moving to ERR flushes posted receives */
 	t_recv(qi, 71, abuf, 64, amr->lkey);
 	struct ibv_qp_attr ea = { .qp_state = IBV_QPS_ERR };
