@@ -16,8 +16,8 @@
  *
  * RAILSCOPE_CUDA_API=on|off: runtime-API records (the host thread and time of each copy/launch call,
  * joined to GPU records by correlation id); RAILSCOPE_CUDA_SYNC=on|off: synchronisation records. Both
- * default to on in the full mode (`all`) and off otherwise: measured on the H200 they cost far more than
- * the copy records (bench/gpu/RESULTS.md).
+ * default to off: measured on the H200 they cost far more than the copy and kernel records
+ * (bench/gpu/RESULTS.md).
  *
  * RAILSCOPE_CUDA_KERNELS: `sampled` (default) records kernels in windows — RAILSCOPE_CUDA_KERNEL_WINDOW
  * = "on_ms/period_ms", default 1000/20000: on for the first second of every 20 s — because tracing every
@@ -250,10 +250,10 @@ static void parse_modes(void)
     }
     if ((v = getenv("RAILSCOPE_CUDA_API")) && *v) want_api = strcmp(v, "off") && strcmp(v, "0");
     if ((v = getenv("RAILSCOPE_CUDA_SYNC")) && *v) want_sync = strcmp(v, "off") && strcmp(v, "0");
-    /* Runtime-API and synchronisation records cost tens of percent of a ResNet-50 step on the H200
-     * (bench/gpu/RESULTS.md): on by default only in the full mode. */
-    if (want_api < 0) want_api = kmode == RS_KMODE_ALL;
-    if (want_sync < 0) want_sync = kmode == RS_KMODE_ALL;
+    /* Runtime-API and synchronisation records cost about 30 % of a ResNet-50 DDP step on the H200 (CUPTI
+     * then intercepts every runtime call PyTorch makes; bench/gpu/RESULTS.md): off unless asked for. */
+    if (want_api < 0) want_api = 0;
+    if (want_sync < 0) want_sync = 0;
     if ((v = getenv("RAILSCOPE_CUDA_KERNEL_WINDOW")) && *v) {
         unsigned long on = 0, period = 0;
         if (sscanf(v, "%lu/%lu", &on, &period) == 2 && on > 0 && period >= on) {

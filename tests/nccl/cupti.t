@@ -18,12 +18,13 @@ need(LIB, CLI, DRIVER, os.path.join(FAKE, "libcupti.so.13"))
 plan(27)
 
 out = os.path.join(T, "basic")
-p = run([DRIVER, FAKE, "basic"], out, {"RAILSCOPE_CUDA_KERNELS": "all"})
+FULL_API = {"RAILSCOPE_CUDA_KERNELS": "all", "RAILSCOPE_CUDA_API": "on", "RAILSCOPE_CUDA_SYNC": "on"}
+p = run([DRIVER, FAKE, "basic"], out, FULL_API)
 ok(p.returncode == 0 and "inject=1" in p.stdout, "InitializeInjection returns 1", p.stdout + p.stderr)
 ok("enabled memcpy=1 memcpy2=1 memset=1 sync=1 kernel=1" in p.stdout, "MEMCPY, MEMCPY2, MEMSET, SYNC, kernels enabled",
    p.stdout)
 ok("runtime_api memcpy=1 memcpyasync=1 getdevice=0 launch=1" in p.stdout,
-   "full mode: runtime API records of copies and launches, not the rest", p.stdout)
+   "API records on: copies and (with kernels) launches, not the rest", p.stdout)
 ok("deliver=0" in p.stdout, "timestamp callback registered before any kind was enabled", p.stdout)
 evs = events(out)
 mc = kind(evs, "cuda_memcpy")
@@ -80,7 +81,7 @@ w = kind(evs, "cuda_kernel_window")
 ok(w and w[0]["on"] == 0 and w[0]["mode"] == 0, "the kernel mode is in the trace", w)
 
 out = os.path.join(T, "takeover")
-p = run([DRIVER, FAKE, "takeover"], out, {"RAILSCOPE_CUDA_KERNELS": "all"})
+p = run([DRIVER, FAKE, "takeover"], out, FULL_API)
 evs = events(out)
 ok(p.returncode == 0 and "register=0 owner_other=1" in p.stdout,
    "take-over: the other client's registration is forwarded to CUPTI", p.stdout + p.stderr)
