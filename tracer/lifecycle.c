@@ -72,9 +72,26 @@ RS_EXPORT void _Exit(int status)
     for (;;) syscall(SYS_exit_group, status);
 }
 
-/* ---- signals ---- */
+/* ---- signals ----
+ * We take SIGTERM/SIGINT/SIGHUP only while the application leaves them at SIG_DFL, and we keep that
+ * invisible: sigaction()/signal() queries answer what the application set (SIG_DFL), an application
+ * handler replaces ours in the kernel (so it runs natively, with its own flags and mask), and setting
+ * SIG_DFL again puts ours back. */
 
 static const int term_signals[] = {SIGTERM, SIGINT, SIGHUP};
+#define RS_NSIG 65
+static _Atomic int sig_ours[RS_NSIG];          /* our handler is what the kernel has */
+static struct sigaction sig_app[RS_NSIG];     /* what the application believes is installed */
+
+static int real_sigaction_call(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    static int (*real)(int, const struct sigaction *, struct sigaction *);
+    if (!real) real = (int (*)(int, const struct sigaction *, struct sigaction *))real_sym("sigaction");
+    if (!real) return (int)syscall(SYS_rt_sigaction, sig, act, old, 8);   /* not reached with glibc */
+    return real(sig, act, old);
+}
+
+static int is_term_signal(int sig) { return sig == SIGTERM || sig == SIGINT || sig == SIGHUP; }
 
 /* Installed only over SIG_DFL: flush (done by the writer thread; we only ask and wait), then let the
  * default action happen with the signal re-raised, so the exit status still says "killed by signal". */
@@ -88,24 +105,77 @@ static void on_term_signal(int sig, siginfo_t *si, void *uc)
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
     sigemptyset(&dfl.sa_mask);
-    sigaction(sig, &dfl, NULL);
+    atomic_store(&sig_ours[sig], 0);
+    real_sigaction_call(sig, &dfl, NULL);
     raise(sig);   /* blocked until we return, then the default action */
     errno = saved;
+}
+
+static int install_ours(int sig)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_term_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (real_sigaction_call(sig, &sa, NULL) != 0) return -1;
+    atomic_store(&sig_ours[sig], 1);
+    return 0;
 }
 
 static void install_signals(void)
 {
     for (size_t i = 0; i < sizeof term_signals / sizeof term_signals[0]; i++) {
+        int sig = term_signals[i];
         struct sigaction old;
-        if (sigaction(term_signals[i], NULL, &old) != 0) continue;
+        if (real_sigaction_call(sig, NULL, &old) != 0) continue;
         if (old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO)) continue;   /* app's own or SIG_IGN */
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_sigaction = on_term_signal;
-        sa.sa_flags = SA_SIGINFO | SA_RESTART;
-        sigemptyset(&sa.sa_mask);
-        sigaction(term_signals[i], &sa, NULL);
+        sig_app[sig] = old;
+        install_ours(sig);
     }
+}
+
+static int is_dfl(const struct sigaction *a) { return !(a->sa_flags & SA_SIGINFO) && a->sa_handler == SIG_DFL; }
+
+RS_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    if (sig <= 0 || sig >= RS_NSIG || !is_term_signal(sig) || atomic_load(&rs_state) != RS_ST_RUNNING)
+        return real_sigaction_call(sig, act, old);
+    if (atomic_load(&sig_ours[sig])) {
+        struct sigaction prev = sig_app[sig];
+        if (act) {
+            if (is_dfl(act)) {
+                sig_app[sig] = *act;   /* still default as far as anyone can tell: keep ours */
+            } else {
+                int r = real_sigaction_call(sig, act, NULL);
+                if (r != 0) return r;
+                atomic_store(&sig_ours[sig], 0);
+            }
+        }
+        if (old) *old = prev;
+        return 0;
+    }
+    int r = real_sigaction_call(sig, act, old);
+    if (r == 0 && act && is_dfl(act)) {
+        int saved = errno;
+        sig_app[sig] = *act;
+        install_ours(sig);
+        errno = saved;
+    }
+    return r;
+}
+
+/* glibc's signal() goes to sigaction internally, past our wrapper: same BSD semantics here. */
+RS_EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = handler;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sig > 0 && sig < RS_NSIG) sigaddset(&sa.sa_mask, sig);
+    if (sigaction(sig, &sa, &old) != 0) return SIG_ERR;
+    return (old.sa_flags & SA_SIGINFO) ? (sighandler_t)(void (*)(void))old.sa_sigaction : old.sa_handler;
 }
 
 /* ---- fork ---- */
