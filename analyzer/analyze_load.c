@@ -300,8 +300,8 @@ static void on_event(struct pass *p, const struct rs_event *ev)
         p->r->has_gpu = 1;
         if (e->end <= h->ts)
             break;
-        if (kclass(p, e->name) == 2)
-            iv_add(&p->nk, h->ts, e->end);
+        if (kclass(p, e->name) == 2) /* one entry per collective kernel: never merged */
+            *AN_PUSH(p->nk.v, p->nk.n, p->nk.cap) = (struct iv){h->ts, e->end};
         else
             iv_add(&p->compute, h->ts, e->end);
         break;
