@@ -5,7 +5,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/vlib.sh"
 need_build verbs/vt_nccl verbs/vt_local verbs/vt_ex verbs/nullprov/libibverbs.so.1
-plan 16
+plan 19
 
 out=$(on_null traced "$T/nccl" "$VT/vt_nccl" -n 9 2>&1)
 d=$(vdump "$T/nccl")
@@ -14,6 +14,9 @@ is "$(nkind "$d" ibv_open_device)" 1 "NCCL-style: ibv_open_device seen through d
 is "$(nkind "$d" ibv_post_send 'opcode=1 .*imm=0x1000 ')" 9 "NCCL-style: RDMA_WRITE_WITH_IMM posts through ctx->ops, imm in host order"
 is "$(nkind "$d" ibv_post_recv 'num_sge=0 ')" 9 "NCCL-style: SGE-less receives"
 is "$(nkind "$d" ibv_wc)" "$(summary "$out" wcs)" "NCCL-style: completions polled through ctx->ops"
+is "$(printf '%s\n' "$out" | grep '^dmabuf probe')" "dmabuf probe: NULL errno=9" "NCCL-style: dmabuf probe (fd -1) fails with the provider's errno"
+is "$(nkind "$d" ibv_reg_mr 'mr=0x0 .*dmabuf_fd=-1 .*err=9')" 1 "NCCL-style: failed dmabuf registration recorded with its errno"
+is "$(nkind "$d" ibv_reg_mr 'iova=0x7f0000001000 .*access=0x100001 ')" 1 "NCCL-style: ibv_reg_mr_iova2 through dlvsym IBVERBS_1.8, iova and access recorded"
 
 out=$(on_null traced "$T/local" "$VT/vt_local" "$VT/libvtlocal.so" -n 6 2>&1)
 d=$(vdump "$T/local")

@@ -4,6 +4,7 @@
  * (qp->context->ops.post_send, cq->context->ops.poll_cq), never through exported symbols.
  *   vt_nccl [-n ITERS]    prints "summary: sends=S recvs=R wcs=W" */
 #include <dlfcn.h>
+#include <errno.h>
 #include <infiniband/verbs.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,8 @@
 
 #define DECL(name, ret, args) static ret(*p_##name) args;
 SYMS(DECL)
+static struct ibv_mr *(*p_reg_mr_iova2)(struct ibv_pd *, void *, size_t, uint64_t, unsigned);
+static struct ibv_mr *(*p_reg_dmabuf_mr)(struct ibv_pd *, uint64_t, size_t, uint64_t, int, int);
 
 int main(int argc, char **argv)
 {
@@ -45,12 +48,28 @@ int main(int argc, char **argv)
         return 1;                                                  \
     }
     SYMS(LOAD)
+    /* optional ones, as NCCL loads them */
+    p_reg_mr_iova2 = (struct ibv_mr * (*)(struct ibv_pd *, void *, size_t, uint64_t, unsigned))
+        dlvsym(h, "ibv_reg_mr_iova2", "IBVERBS_1.8");
+    p_reg_dmabuf_mr = (struct ibv_mr * (*)(struct ibv_pd *, uint64_t, size_t, uint64_t, int, int))
+        dlvsym(h, "ibv_reg_dmabuf_mr", "IBVERBS_1.12");
     struct ibv_device **devs = p_ibv_get_device_list(NULL);
     struct ibv_context *ctx = devs && devs[0] ? p_ibv_open_device(devs[0]) : NULL;
     if (!ctx) return 1;
     struct ibv_pd *pd = p_ibv_alloc_pd(ctx);
     char *buf = malloc(1 << 16);
     struct ibv_mr *mr = p_ibv_reg_mr(pd, buf, 1 << 16, IBV_ACCESS_LOCAL_WRITE);
+    /* NCCL's DMA-BUF support probe: fd -1 must fail (EBADF here = "supported" to NCCL) */
+    if (p_reg_dmabuf_mr) {
+        errno = 0;
+        struct ibv_mr *d = p_reg_dmabuf_mr(pd, 0, 0, 0, -1, 0);
+        printf("dmabuf probe: %s errno=%d\n", d ? "mr" : "NULL", errno);
+    }
+    /* relaxed-ordering registration through ibv_reg_mr_iova2 with an iova of NCCL's choosing */
+    struct ibv_mr *mr2 = p_reg_mr_iova2 ? p_reg_mr_iova2(pd, buf + 4096, 4096, 0x7f0000001000ull,
+                                                         IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_RELAXED_ORDERING)
+                                        : NULL;
+    printf("iova2: %s\n", mr2 ? "ok" : "missing");
     struct ibv_cq *cq = p_ibv_create_cq(ctx, 4096, NULL, NULL, 0);
     struct ibv_qp_init_attr qa = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
                                    .cap = { .max_send_wr = 4096, .max_recv_wr = 4096, .max_send_sge = 1,
