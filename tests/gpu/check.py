@@ -9,6 +9,9 @@ usage: check.py MODE TRACE_DIR TRAIN_JSON [TRAIN_JSON...]
                  $RS_STDERR), the run finished, API-level events kept coming
   MODE kernels   a full-kernel (RAILSCOPE_CUDA_KERNELS=all) trace: kernels per step, stable, correlated with
                  their launch API records
+  MODE join      several ranks (world size >= 2): NCCL Coll events of every rank joined by (comm hash, func,
+                 seq), AllReduce API calls and Coll events agree, ProxyOp/ProxyStep events when NCCL went
+                 through the network transport (RS_EXPECT_PROXY=1)
 Prints one line per check (PASS/FAIL name: got ... expected ...), then a JSON summary line; exit 1 on FAIL.
 Written for any world size (one JSON per rank); run at world size 1 on one GPU so far."""
 import json
@@ -203,6 +206,38 @@ def kernels(evs, runs):
         check(f"{tag}: NCCL kernels (none at world size 1)", (len(nccl_k) == 0) == (r["world"] == 1), nccl_k[:3])
 
 
+def join(evs, runs):
+    world = runs[0]["world"]
+    procs = by_pid(evs)
+    check("world size >= 2", world >= 2, world, ">= 2")
+    keys = defaultdict(set)
+    for r in runs:
+        ev = procs.get(r["pid"], [])
+        tag = f"rank{r['rank']}"
+        colls = [e for e in ev if e["kind"] == "nccl_coll"]
+        ar = [e for e in ev if e["kind"] == "nccl_call" and e["func"] == 0]
+        arc = [e for e in colls if e["func"] == "AllReduce"]
+        check(f"{tag}: one AllReduce Coll per ncclAllReduce call", len(arc) == len(ar), len(arc), len(ar))
+        check(f"{tag}: Coll events carry algo/proto/nChannels", arc and all(e["algo"] and e["proto"] and e["nchannels"] > 0
+                                                                          for e in arc), Counter((e["algo"], e["proto"]) for e in arc).most_common(3))
+        for e in colls:
+            keys[(e["comm_hash"], e["func"], e["seq"])].add(r["rank"])
+        api_seq = sorted((e["comm_hash"], e["seq"]) for e in ar)
+        coll_seq = sorted((e["comm_hash"], e["seq"]) for e in arc)
+        check(f"{tag}: API (comm hash, seq) = Coll (comm hash, seq)", api_seq == coll_seq, len(set(api_seq) ^ set(coll_seq)), 0)
+        ks = [e for e in ev if e["kind"] == "cuda_kernel" and "ncclDevKernel" in (e["name"] or "")]
+        check(f"{tag}: NCCL kernels recorded (in kernel windows)", len(ks) > 0, len(ks), "> 0")
+        if os.environ.get("RS_EXPECT_PROXY") == "1":
+            ops = [e for e in ev if e["kind"] == "nccl_proxy_op"]
+            steps = [e for e in ev if e["kind"] == "nccl_proxy_step"]
+            states = Counter(e["state"] for e in ev if e["kind"] == "nccl_proxy_state")
+            check(f"{tag}: network path: ProxyOp and ProxyStep events", len(ops) > 0 and len(steps) > 0,
+                  f"{len(ops)} ops, {len(steps)} steps")
+            check(f"{tag}: network path: send and receive wait states", all(states[s] for s in (8, 9, 10, 12)), dict(states))
+    full = [k for k, v in keys.items() if len(v) == world]
+    check("every Coll joins across all ranks by (comm hash, func, seq)", len(full) == len(keys), f"{len(full)}/{len(keys)}")
+
+
 def main():
     if len(sys.argv) < 4:
         print(__doc__, file=sys.stderr)
@@ -210,7 +245,7 @@ def main():
     mode, trace = sys.argv[1], sys.argv[2]
     runs = [json.load(open(p)) for p in sys.argv[3:]]
     evs = tq.load(trace)
-    {"correct": correct, "profiler": profiler, "kernels": kernels}[mode](evs, runs)
+    {"correct": correct, "profiler": profiler, "kernels": kernels, "join": join}[mode](evs, runs)
     bad = [r for r in RESULTS if not r["ok"]]
     print("SUMMARY " + json.dumps(dict(mode=mode, checks=len(RESULTS), failed=[r["name"] for r in bad])), flush=True)
     return 1 if bad else 0
