@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,7 +96,106 @@ static void add_findings(struct rs_exp *x, char **paths, int n, int quiet)
 }
 
 /* One input file through an exporter. Returns 0, 1 if the input was partial, -1 if the exporter refused it. */
-static int export_file(struct rs_exp *x, const char *path, int quiet)
+/* Reading (zstd + decoding) overlaps encoding when a second CPU is there: a reader thread copies events
+ * into a small ring of blocks that the exporter drains. Memory: PIPE_N blocks, whatever the trace. */
+#define PIPE_BLK (1u << 20)
+#define PIPE_N 4
+struct pipe {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct rs_reader *r;
+    uint8_t *blk[PIPE_N];
+    size_t len[PIPE_N];
+    uint64_t produced, consumed;
+    int done;
+};
+
+static void *pipe_reader(void *arg)
+{
+    struct pipe *P = arg;
+    uint64_t n = 0;
+    size_t len = 0;
+    uint8_t *b = P->blk[0];
+    struct rs_event e;
+    for (;;) {
+        int more = rs_reader_next(P->r, &e) > 0;
+        size_t need = more && e.known ? 8 + (size_t)e.ev->size : 0;
+        if (!more || len + need > PIPE_BLK) {   /* publish the block; wait for a free one */
+            pthread_mutex_lock(&P->mu);
+            P->len[n % PIPE_N] = len;
+            P->produced = ++n;
+            if (!more) P->done = 1;
+            pthread_cond_broadcast(&P->cv);
+            while (more && P->produced - P->consumed >= PIPE_N) pthread_cond_wait(&P->cv, &P->mu);
+            pthread_mutex_unlock(&P->mu);
+            if (!more) return NULL;
+            b = P->blk[n % PIPE_N];
+            len = 0;
+        }
+        if (!need) continue;
+        uint32_t hdr[2] = {e.tid, 0};
+        memcpy(b + len, hdr, 8);
+        memcpy(b + len + 8, e.ev, e.ev->size);
+        len += need;
+    }
+}
+
+/* Drain the reader through the exporter: in a pipeline when possible, else directly. */
+static void stream_events(struct rs_exp *x, struct rs_reader *r, int pipelined)
+{
+    struct pipe P = {.r = r};
+    int ok = pipelined;
+    for (int i = 0; i < PIPE_N && ok; i++)
+        if (!(P.blk[i] = malloc(PIPE_BLK))) ok = 0;
+    pthread_t th;
+    if (ok) {
+        pthread_mutex_init(&P.mu, NULL);
+        pthread_cond_init(&P.cv, NULL);
+        if (pthread_create(&th, NULL, pipe_reader, &P)) ok = 0;
+    }
+    if (!ok) {
+        for (int i = 0; i < PIPE_N; i++) free(P.blk[i]);
+        struct rs_event e;
+        while (rs_reader_next(r, &e) > 0)
+            if (e.known) rs_exp_event(x, e.tid, e.ev);
+        return;
+    }
+    for (;;) {
+        pthread_mutex_lock(&P.mu);
+        while (P.consumed == P.produced && !P.done) pthread_cond_wait(&P.cv, &P.mu);
+        if (P.consumed == P.produced && P.done) {
+            pthread_mutex_unlock(&P.mu);
+            break;
+        }
+        uint8_t *b = P.blk[P.consumed % PIPE_N];
+        size_t len = P.len[P.consumed % PIPE_N];
+        pthread_mutex_unlock(&P.mu);
+        for (size_t off = 0; off < len;) {
+            uint32_t tid;
+            memcpy(&tid, b + off, 4);
+            const struct rs_ev_hdr *h = (const void *)(b + off + 8);
+            rs_exp_event(x, tid, h);
+            off += 8 + h->size;
+        }
+        pthread_mutex_lock(&P.mu);
+        P.consumed++;
+        pthread_cond_broadcast(&P.cv);
+        pthread_mutex_unlock(&P.mu);
+    }
+    pthread_join(th, NULL);
+    pthread_cond_destroy(&P.cv);
+    pthread_mutex_destroy(&P.mu);
+    for (int i = 0; i < PIPE_N; i++) free(P.blk[i]);
+}
+
+static int ncpus(void)
+{
+    cpu_set_t cs;
+    return sched_getaffinity(0, sizeof cs, &cs) ? 1 : CPU_COUNT(&cs);
+}
+
+/* One input file through an exporter. Returns 0, 1 if the input was partial, -1 if the exporter refused it. */
+static int export_file(struct rs_exp *x, const char *path, int quiet, int pipelined)
 {
     char err[256];
     struct rs_reader *r = rs_reader_open(path, err, sizeof err);
@@ -109,9 +209,7 @@ static int export_file(struct rs_exp *x, const char *path, int quiet)
         rs_reader_close(r);
         return -1;
     }
-    struct rs_event e;
-    while (rs_reader_next(r, &e) > 0)
-        if (e.known) rs_exp_event(x, e.tid, e.ev);
+    stream_events(x, r, pipelined);
     rs_exp_end_process(x);
     const struct rs_read_stats *st = rs_reader_stats(r);
     int partial = 0;
@@ -141,7 +239,7 @@ static int export_serial(const struct rs_exp_opts *o, char **paths, int n, int f
     struct rs_exp *x = rs_exp_open(o, err, errlen);
     if (!x) return -1;
     for (int i = 0; i < n; i++) {
-        int r = export_file(x, paths[i], o->quiet);
+        int r = export_file(x, paths[i], o->quiet, ncpus() > 1);
         if (r) *partial = 1;
         if (r < 0) break;
     }
@@ -197,7 +295,7 @@ static void *pworker(void *arg)
             J->result[i] = -1;
             continue;
         }
-        int r = export_file(x, J->paths[i], J->o->quiet);
+        int r = export_file(x, J->paths[i], J->o->quiet, 0);   /* the workers are the parallelism */
         if (rs_exp_close(x, &J->st[i], J->errs[i], sizeof J->errs[i])) r = -1;
         J->result[i] = r;
     }
