@@ -76,6 +76,7 @@ int rs_config_load(void)
     const char *v;
     memset(&rs_cfg, 0, sizeof rs_cfg);
     rs_cfg.log_level = RS_LOG_WARN;
+    rs_cfg.buffer_bytes = (size_t)RS_DEFAULT_BUFFER_KB * 1024;   /* warnings below already record events */
     if ((v = getenv("RAILSCOPE_LOG")) && *v) {
         if (!strcmp(v, "quiet")) rs_cfg.log_level = RS_LOG_QUIET;
         else if (!strcmp(v, "warn")) rs_cfg.log_level = RS_LOG_WARN;

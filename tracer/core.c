@@ -65,7 +65,7 @@ static void thread_gone(void *p)
 struct rs_ring *rs_ring_attach(void)
 {
     int st = atomic_load_explicit(&rs_state, memory_order_acquire);
-    if (rs_tls.no_ring || (st != RS_ST_RUNNING && st != RS_ST_STARTING)) return NULL;
+    if (rs_tls.no_ring || (st != RS_ST_RUNNING && st != RS_ST_STARTING) || rs_cfg.buffer_bytes < 65536) return NULL;
     int g = rs_tls.guard;
     rs_tls.guard = 1;
     struct rs_ring *r;

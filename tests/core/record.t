@@ -1,0 +1,46 @@
+#!/bin/bash
+# railscope record / dump / info as commands: help, usage errors, environment given to the child, exit
+# status passed through (codes and signals), default directory, nested record.
+. "$(dirname "$0")/../lib.sh"
+need_build railscope librailscope.so
+plan 20
+
+for c in record dump info; do
+    out=$("$RS_CLI" $c --help)
+    is "$?:$(echo "$out" | head -1 | cut -d' ' -f1-3)" "0:usage: railscope $c" "$c --help prints usage and exits 0"
+done
+err=$("$RS_CLI" record 2>&1); rc=$?
+is "$rc:$(echo "$err" | wc -l)" "2:1" "record without a command: exit 2, one line"
+like "$err" "^railscope: record: no command" "the line says what is wrong"
+err=$("$RS_CLI" dump --bogus x 2>&1); rc=$?
+is "$rc:$err" "2:railscope: dump: unknown option '--bogus' (try 'railscope dump --help')" "unknown option: exit 2, one line"
+err=$("$RS_CLI" info "$T/nope" 2>&1); rc=$?
+is "$rc:$err" "2:railscope: $T/nope: No such file or directory" "missing input: exit 2, one line"
+
+cd "$T" || bail "no tmp"
+out=$(LD_PRELOAD=/lib/x86_64-linux-gnu/libc.so.6 "$RS_CLI" record -q -o rec -- sh -c 'echo "$LD_PRELOAD|$RAILSCOPE_OUT|$CUDA_INJECTION64_PATH|$NCCL_PROFILER_PLUGIN|$NVTX_INJECTION64_PATH"')
+lib=$(readlink -f "$RS_LIB")
+is "$out" "$lib:/lib/x86_64-linux-gnu/libc.so.6|$T/rec|$lib|$lib|$lib" "child gets LD_PRELOAD prepended (old entries kept) and the injection variables"
+"$RS_CLI" record -q -o rec2 -- sh -c 'exit 42'
+is "$?" 42 "exit status passes through"
+"$RS_CLI" record -q -o rec3 -- sh -c 'kill -TERM $$'
+is "$?" 143 "death by signal passes through"
+"$RS_CLI" record -q -o rec4 -- /nonexistent/prog 2>"$T/err"
+is "$?" 127 "command not found: 127"
+like "$(cat "$T/err")" "cannot run '/nonexistent/prog'" "and says so"
+err=$("$RS_CLI" record -- true 2>&1)
+like "$err" "^railscope: trace in $T/railscope-[0-9]{8}-[0-9]{6}[^ ]* \(1 file\)" "default directory: new, timestamped, and printed"
+n=$(ls -d "$T"/railscope-* | wc -l)
+is "$n" 1 "exactly one default directory created"
+out=$("$RS_CLI" record -q -o ev --events verbs,-cuda -- sh -c 'echo $RAILSCOPE_EVENTS')
+is "$out" "verbs,-cuda" "--events reaches the child"
+like "$("$RS_CLI" info ev)" "events verbs,-cuda" "and the header records it"
+
+# Nested: the inner record's command writes into the inner directory only.
+"$RS_CLI" record -q -o outer -- "$RS_CLI" record -q -o inner -- sh -c 'echo hi >/dev/null; exit 5'
+is "$?" 5 "nested record: exit status through both"
+inner_cmds=$("$RS_CLI" info inner | grep '^command:' | sort | uniq -c | awk '{print $1, $3}')
+like "$inner_cmds" "1 sh" "nested record: the inner command's file is in the inner directory"
+outer_cmds=$("$RS_CLI" info outer | grep '^command:')
+unlike "$outer_cmds" "command: +sh " "nested record: not in the outer one"
+like "$outer_cmds" "railscope record" "the outer directory has the inner launcher's own file"
