@@ -239,6 +239,14 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
         memcpy(a->hostchecks + a->nhostchecks, r->checks, r->nchecks * sizeof *nh);
         a->nhostchecks += r->nchecks;
     }
+    uint64_t untraced = 0, stepns = 0;
+    for (int i = 0; i < nf; i++) {
+        untraced += w.ranks[i].untraced_ns;
+        stepns += w.ranks[i].steps_ns;
+    }
+    if (untraced)
+        an_warn(a, "kernels were recorded in sampling windows: %.0f %% of step time lies outside them and is "
+                   "counted as other, not idle", stepns ? 100.0 * (double)untraced / (double)stepns : 0);
     int from_calls = 0, nohash = 0;
     for (int i = 0; i < nf; i++) {
         from_calls += w.ranks[i].coll_source[0] != 0;

@@ -36,6 +36,7 @@ struct an_lcoll {
     uint64_t kstart, kend;       /* GPU interval (NCCL kernel, else proxy ops, else enqueue) */
     uint64_t rs_end;             /* end of the reduce-scatter half (ring, from send proxy steps), 0 unknown */
     int32_t nranks, step;        /* step index on this rank, -1 none */
+    int32_t timed;               /* 1 when the interval is GPU/proxy time, 0 = only the enqueue call */
     char func[24], algo[16];
     /* network in this collective: the busiest send QP */
     uint32_t qp;
@@ -83,6 +84,8 @@ struct an_rank {
     struct an_qpacc *qps;
     uint64_t bounce_copy_ns;      /* time of device<->host copies adjacent to network WRs */
     uint64_t free_net_bytes;      /* send bytes outside collectives (verbs-only programs) */
+    uint64_t untraced_ns;         /* step time outside kernel-tracing windows, counted as other */
+    uint64_t steps_ns;
     char err[RS_AN_TEXT];         /* unreadable: why */
     size_t nchecks;               /* doctor's WARN/FAIL verdicts on this rank's host facts */
     struct rs_an_hostcheck *checks;

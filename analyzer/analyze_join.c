@@ -298,7 +298,10 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
         gc->last_rank = last;
         gc->arrival_skew_s = (L - first) * 1e-9;
         gc->dur_s = fmax(end - L, 0) * 1e-9;
-        if (gc->dur_s > 0) {
+        int timed = 1;
+        for (size_t k = i; k < j; k++)
+            timed &= R[m[k].r].colls[m[k].c].timed;
+        if (gc->dur_s > 0 && timed && gc->nranks > 1) { /* enqueue-only intervals say nothing about bandwidth */
             gc->algbw_gbps = gc->bytes / gc->dur_s / 1e9;
             gc->busbw_gbps = gc->algbw_gbps * bus_factor(gc->func, gc->nranks);
         }

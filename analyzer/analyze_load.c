@@ -306,6 +306,18 @@ static void on_event(struct pass *p, const struct rs_event *ev)
             iv_add(&p->compute, h->ts, e->end);
         break;
     }
+    case RS_EV_CUDA_KERNEL_WINDOW: {
+        /* kernel records are sampled in windows: GPU idle is only known inside them */
+        const struct rs_ev_CUDA_KERNEL_WINDOW *e = (const void *)h;
+        p->kwin_seen = 1;
+        if (e->on && !p->kwin_open)
+            p->kwin_open = h->ts ? h->ts : 1;
+        else if (!e->on && p->kwin_open) {
+            iv_add(&p->kwin, p->kwin_open, h->ts);
+            p->kwin_open = 0;
+        }
+        break;
+    }
     case RS_EV_CUDA_MEMCPY: {
         const struct rs_ev_CUDA_MEMCPY *e = (const void *)h;
         p->r->has_gpu = 1;

@@ -101,6 +101,7 @@ static void attach_proxy(struct pass *p)
         struct an_lcoll *c = &p->colls[ci];
         if (p->ops[i].b > c->kend)
             c->kend = p->ops[i].b; /* enqueue end is not completion: the proxy op ends later */
+        c->timed = 1;
     }
     for (size_t i = 0; i < p->nsteps; i++) {
         const struct pstep *s = &p->steps[i];
@@ -151,6 +152,7 @@ static void match_kernels(struct pass *p)
         while (j < p->nk.n && p->nk.v[j].b < c->host_ts)
             j++;
         if (j < p->nk.n) {
+            c->timed = 1;
             c->kstart = p->nk.v[j].a;
             if (p->nk.v[j].b > c->kend || c->kend <= c->host_ts + 1000000)
                 c->kend = p->nk.v[j].b;
@@ -503,8 +505,20 @@ static void attribute(struct pass *p, const struct srange *steps, size_t nsteps,
         st->free_bytes = fbytes;
         st->t[RS_CAT_H2D] = h2d;
         st->t[RS_CAT_OTHER] = oth;
-        if (used < len)
-            st->t[r->has_gpu ? RS_CAT_IDLE : RS_CAT_OTHER] += len - used;
+        if (used < len) {
+            uint64_t rest = len - used, idle = rest;
+            if (p->kwin_seen) { /* sampled kernels: idle only where kernel tracing was on */
+                const struct ivec *m5[] = {&p->compute, &K, free_net, &p->h2d, &p->other};
+                iv_clip_minus(&p->kwin, s, e, m5, 5, &tmp);
+                idle = iv_total(&tmp);
+                if (idle > rest)
+                    idle = rest;
+                r->untraced_ns += rest - idle;
+            }
+            st->t[r->has_gpu ? RS_CAT_IDLE : RS_CAT_OTHER] += idle;
+            st->t[RS_CAT_OTHER] += rest - idle;
+        }
+        r->steps_ns += len;
     }
     free(fw);
     free(fb);
@@ -524,6 +538,11 @@ void an_local(struct pass *p, double link_gbps_hint)
         r->anchor_offset = p->anchors[p->nanchors / 2];
         r->have_anchor = 1;
     }
+    if (p->kwin_open) { /* a window still open at the end of the trace */
+        iv_add(&p->kwin, p->kwin_open, p->last_ts + 1);
+        p->kwin_open = 0;
+    }
+    iv_normalize(&p->kwin);
     iv_normalize(&p->compute);
     iv_normalize(&p->h2d);
     iv_normalize(&p->other);
@@ -596,6 +615,7 @@ void an_pass_free(struct pass *p)
     iv_free(&p->nk);
     iv_free(&p->h2d);
     iv_free(&p->other);
+    iv_free(&p->kwin);
     free(p->copies);
     free(p->colls);
     free(p->calls);

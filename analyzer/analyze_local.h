@@ -35,6 +35,9 @@ struct pass {
     uint8_t *kcls;
     size_t kcls_n;
     struct ivec compute, nk, h2d, other;
+    struct ivec kwin;             /* kernel-tracing windows (CUDA_KERNEL_WINDOW on..off) */
+    uint64_t kwin_open;           /* start of the open window, 0 none */
+    int kwin_seen;
     struct copyrec *copies; size_t ncopies, copycap;
     struct an_lcoll *colls; size_t ncolls, collcap;
     struct an_lcoll *calls; size_t ncalls, callcap; /* NCCL_CALL: collectives when the plugin is absent */
