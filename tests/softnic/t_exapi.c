@@ -200,6 +200,30 @@ int main(void)
 	struct got extra[2];
 	t_ok(poll_x(cqa, extra, 2, 0.2) == 0, "softnic: the aborted batch posted nothing");
 
+	/* a QP connected to itself: SEND to its own receive queue, WRITE and READ its own memory */
+	{
+		struct ibv_qp *qs = t_qp(&A, NULL, 8);
+		t_connect(qs, qs->qp_num, 7, 1);
+		uint8_t *dst = sa + 512 * 1024;
+		memset(dst, 0, 8192);
+		t_recv(qs, 900, dst, 4096, ma->lkey);
+		t_post(qs, IBV_WR_SEND, 901, sa, 3000, ma->lkey, 0, 0, 0);
+		t_post(qs, IBV_WR_RDMA_WRITE, 902, sa + 3000, 1000, ma->lkey, (uintptr_t)dst + 4096, ma->rkey, 0);
+		t_post(qs, IBV_WR_RDMA_READ, 903, dst + 6000, 1000, ma->lkey, (uintptr_t)dst + 4096, ma->rkey, 0);
+		struct ibv_wc wc[4];
+		int n = 0;
+		double end = t_now() + 5;
+		while (n < 4 && t_now() < end)
+			n += ibv_poll_cq(A.cq, 4 - n, wc + n);
+		int good = n == 4;
+		for (int i = 0; i < n; i++)
+			good &= wc[i].status == IBV_WC_SUCCESS;
+		t_ok(good && !memcmp(dst, sa, 3000) && !memcmp(dst + 4096, sa + 3000, 1000) &&
+			     !memcmp(dst + 6000, sa + 3000, 1000),
+		     "softnic: a QP connected to itself: SEND, WRITE and READ land (%d completions)", n);
+		ibv_destroy_qp(qs);
+	}
+
 	nccl_style_load();
 
 	ibv_destroy_qp(qa);
