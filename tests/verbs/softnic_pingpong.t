@@ -68,23 +68,25 @@ else
     skip "railscope CLI not built" 5
 fi
 
-# SOFTNIC_PAUSE=EVERY:FOR pauses the link FOR ms every EVERY ms: some sends must wait about FOR ms for
-# their completion. ibv_rc_pingpong has one send outstanding, so the i-th send pairs with the i-th send
-# completion (opcode 0).
+# SOFTNIC_PAUSE=EVERY:FOR pauses the link FOR ms every EVERY ms: the send in flight when a pause starts waits
+# about FOR ms for its completion. FOR is chosen well above scheduling noise on a loaded 2-core machine
+# (seen up to 20 ms without any pause). ibv_rc_pingpong has one send outstanding, so the i-th send pairs
+# with the i-th send completion (opcode 0). 400 iterations (>= 40 ms of link time) cannot all fit between
+# two pauses.
 maxlat() { # trace file -> max post_send -> completion latency in us
     "$VT/vt_dump" verbs "$1" | awk '
         /^ibv_post_send / { for (i = 2; i <= NF; i++) if ($i ~ /^ts=/) { p[np++] = substr($i, 4) } }
         /^ibv_wc / && / opcode=0 / { for (i = 2; i <= NF; i++) if ($i ~ /^ts=/) { c[nc++] = substr($i, 4) } }
         END { m = 0; for (i = 0; i < nc && i < np; i++) if (c[i] - p[i] > m) m = c[i] - p[i]; printf "%d\n", m / 1000 }'
 }
-SOFTNIC_PAUSE=40:15 pp pause env LD_PRELOAD="$RS_LIB" RAILSCOPE_OUT="$T/pause"
+PP_ARGS="-n 400" SOFTNIC_PAUSE=100:80 pp pause env LD_PRELOAD="$RS_LIB" RAILSCOPE_OUT="$T/pause"
 lat_plain=0
 for f in $(ls "$T"/pre/*.rtrace); do l=$(maxlat "$f"); [ "$l" -gt "$lat_plain" ] && lat_plain=$l; done
 lat_pause=0
 for f in $(ls "$T"/pause/*.rtrace); do l=$(maxlat "$f"); [ "$l" -gt "$lat_pause" ] && lat_pause=$l; done
-diag "max send->completion latency: ${lat_plain} us without pauses, ${lat_pause} us with SOFTNIC_PAUSE=40:15"
-ok "softnic: SOFTNIC_PAUSE=40:15 shows as a send completion latency >= 5 ms (got ${lat_pause} us)" \
-    test "$lat_pause" -ge 5000
+diag "max send->completion latency: ${lat_plain} us without pauses, ${lat_pause} us with SOFTNIC_PAUSE=100:80"
+ok "softnic: SOFTNIC_PAUSE=100:80 shows as a send completion latency >= 60 ms (got ${lat_pause} us)" \
+    test "$lat_pause" -ge 60000
 
 # -N -t: posts through ibv_wr_* and completions through ibv_cq_ex (created without IBV_WC_EX_WITH_QP_NUM:
 # the CQ serves one QP, whose number the completions then carry).
