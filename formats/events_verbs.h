@@ -7,7 +7,12 @@ enum rs_mem_kind { RS_MEM_UNKNOWN = 0, RS_MEM_HOST = 1, RS_MEM_PINNED = 2, RS_ME
                    RS_MEM_MANAGED = 4, RS_MEM_DMABUF = 5, RS_MEM_MIXED = 6 };
 #define RS_MEM_NAMES { "unknown", "host", "pinned", "device", "managed", "dmabuf", "mixed" }
 
-/* Calls with a duration keep `dur`; hdr.aux holds the call's return value or errno where noted. */
+/* Written by preload/verbs*.c (docs/verbs.md). Calls with a duration keep `dur`; for calls that create an
+ * object (open_device, alloc_pd, create_cq/qp) hdr.aux is errno when the call failed (object 0).
+ * OPEN_DEVICE: hdr.aux = 2 for ibv_import_device. REG_MR: hdr.aux = 1 for ibv_rereg_mr (err = its return);
+ * iova is the iova argument (dmabuf MRs: mr->addr holds the offset); mem is enum rs_mem_kind, decided at
+ * registration; cuda_device is the CUDA ordinal or -1. CREATE_CQ/CREATE_QP: ext 0 = ibv_create_cq/qp,
+ * 1 = through verbs_context create_cq_ex/create_qp_ex, 2 = QP with ibv_wr_* builders (patched). */
 #define RS_FIELDS_IBV_OPEN_DEVICE(F) F(x64, ctx) F(str, device) F(u32, pad)
 #define RS_FIELDS_IBV_CLOSE_DEVICE(F) F(x64, ctx) F(i32, ret) F(u32, pad)
 #define RS_FIELDS_IBV_ALLOC_PD(F) F(x64, pd) F(x64, ctx)
@@ -30,10 +35,13 @@ enum rs_mem_kind { RS_MEM_UNKNOWN = 0, RS_MEM_HOST = 1, RS_MEM_PINNED = 2, RS_ME
     F(i32, ret)
 #define RS_FIELDS_IBV_POST_RECV(F) F(x64, wr_id) F(u64, bytes) F(x64, local_addr) F(u32, qp_num) F(u32, srq) \
     F(u32, num_sge) F(u32, mem) F(i32, ret) F(u32, pad)
-/* One work completion, stamped with its poll time. */
+/* One work completion, stamped with its poll time (all completions of one poll share it). imm in host byte
+ * order. From an ibv_cq_ex without IBV_WC_EX_WITH_QP_NUM / BYTE_LEN, qp_num is the CQ's only QP (else 0)
+ * and bytes 0. */
 #define RS_FIELDS_IBV_WC(F) F(x64, wr_id) F(x64, cq) F(u32, qp_num) F(u32, status) F(u32, opcode) \
     F(u32, bytes) F(u32, vendor_err) F(x32, imm) F(x32, wc_flags) F(u32, src_qp)
-/* Empty polls on one CQ since the previous POLL_EMPTY of that CQ (hdr.ts = start of the interval). */
+/* Empty polls on one CQ since the previous POLL_EMPTY of that CQ (hdr.ts = start of the interval), and the
+ * time spent busy-polling it empty (runs of >= 2 empty polls, ended by a completion or req_notify_cq). */
 #define RS_FIELDS_IBV_POLL_EMPTY(F) F(x64, cq) F(u64, count) F(dur, dur)
 #define RS_FIELDS_IBV_REQ_NOTIFY(F) F(x64, cq) F(u32, solicited) F(i32, ret)
 
