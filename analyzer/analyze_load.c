@@ -537,10 +537,13 @@ static void on_event(struct pass *p, const struct rs_event *ev)
     default:
         break;
     }
-    if (h->ts > p->last_ts)
-        p->last_ts = h->ts;
-    if (h->ts < p->first_ts && h->kind != RS_EV_STRING)
-        p->first_ts = h->ts;
+    /* the trace's span, for the whole-trace step: activity only (setup records may carry odd stamps) */
+    if (rs_kinds[h->kind].family != RS_FAM_core && rs_kinds[h->kind].family != RS_FAM_host) {
+        if (h->ts > p->last_ts)
+            p->last_ts = h->ts;
+        if (h->ts < p->first_ts)
+            p->first_ts = h->ts;
+    }
 }
 
 void an_load_rank(const char *path, const struct rs_report_opts *o, double link_gbps_hint, struct an_rank *r,
