@@ -11,7 +11,7 @@ $(NULLPROV_LIB): tests/verbs/nullprov.c tests/verbs/nullprov.map
 	ln -sf libibverbs.so.1 $(VT)/nullprov/libibverbs.so
 
 # programs linked against libibverbs
-VT_VERBS_BINS := $(VT)/vt_basic $(VT)/vt_ex $(VT)/vt_cuda $(VT)/vt_mt
+VT_VERBS_BINS := $(VT)/vt_basic $(VT)/vt_ex $(VT)/vt_cuda $(VT)/vt_mt $(VT)/vt_min
 $(VT)/vt_dlsym: tests/verbs/vt_dlsym.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -ldl

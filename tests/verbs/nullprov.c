@@ -9,7 +9,10 @@
  *  - ibv_qp_ex builders (send, rdma_write, set_sge, ...) buffer WRs until wr_complete; like mlx5, the
  *    provider installs a different wr_complete when the QP reaches RTS;
  *  - ibv_cq_ex start/next/end_poll iterate the same completion ring;
- *  - nullprov_open_untraced() opens a context behind the tracer's back (the benchmark's baseline).
+ *  - nullprov_open_untraced() opens a context behind the tracer's back (the benchmark's baseline);
+ *  - NULLPROV_MINIMAL=1: contexts without post_srq_recv, req_notify_cq, create_cq_ex and create_qp_ex
+ *    (NULL entries, which a tracer must leave NULL);
+ *  - SRQs: receives posted to an SRQ are consumed by SENDs on any QP attached to it.
  */
 #include <errno.h>
 #include <infiniband/verbs.h>
@@ -30,6 +33,12 @@ struct np_cq {
     struct ibv_wc ring[RING];
     unsigned head, tail;
     struct ibv_wc *cur; /* cq_ex iterator */
+};
+
+struct np_srq {
+    struct ibv_srq srq;
+    uint64_t wr_id[RING];
+    unsigned head, tail;
 };
 
 struct np_qp {
@@ -82,8 +91,13 @@ static void np_exec(struct np_qp *q, uint64_t wr_id, unsigned flags, unsigned op
     enum ibv_wc_status st = lkey == NULLPROV_BAD_LKEY ? IBV_WC_LOC_PROT_ERR : IBV_WC_SUCCESS;
     if ((flags & IBV_SEND_SIGNALED) || q->sig_all || st != IBV_WC_SUCCESS)
         cq_push((struct np_cq *)q->qp.send_cq, wr_id, st, wc_op(op), len, q->qp.qp_num);
-    if (st == IBV_WC_SUCCESS && (op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM || op == IBV_WR_RDMA_WRITE_WITH_IMM) &&
-        q->rq_head != q->rq_tail) {
+    int consumes = st == IBV_WC_SUCCESS && (op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM ||
+                                            op == IBV_WR_RDMA_WRITE_WITH_IMM);
+    struct np_srq *srq = (struct np_srq *)q->qp.srq;
+    if (consumes && srq && srq->head != srq->tail) {
+        cq_push((struct np_cq *)q->qp.recv_cq, srq->wr_id[srq->head++ % RING], IBV_WC_SUCCESS, IBV_WC_RECV, len,
+                q->qp.qp_num);
+    } else if (consumes && !srq && q->rq_head != q->rq_tail) {
         unsigned i = q->rq_head++ % RING;
         cq_push((struct np_cq *)q->qp.recv_cq, q->rq[i].wr_id, IBV_WC_SUCCESS,
                 op == IBV_WR_RDMA_WRITE_WITH_IMM ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV, len, q->qp.qp_num);
@@ -126,7 +140,14 @@ static int np_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_re
 
 static int np_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
-    (void)srq, (void)wr, (void)bad;
+    struct np_srq *s = (struct np_srq *)srq;
+    for (; wr; wr = wr->next) {
+        if (s->tail - s->head >= RING) {
+            *bad = wr;
+            return ENOMEM;
+        }
+        s->wr_id[s->tail++ % RING] = wr->wr_id;
+    }
     return 0;
 }
 
@@ -302,13 +323,15 @@ EXPORT struct ibv_context *ibv_open_device_impl(struct ibv_device *dev)
     v->context.device = dev;
     v->context.cmd_fd = -1;
     v->context.async_fd = -1;
+    const char *m = getenv("NULLPROV_MINIMAL");
+    int minimal = m && *m == '1';
     v->context.ops.post_send = np_post_send;
     v->context.ops.post_recv = np_post_recv;
-    v->context.ops.post_srq_recv = np_post_srq_recv;
+    v->context.ops.post_srq_recv = minimal ? NULL : np_post_srq_recv;
     v->context.ops.poll_cq = np_poll_cq;
-    v->context.ops.req_notify_cq = np_req_notify;
-    v->create_cq_ex = np_create_cq_ex;
-    v->create_qp_ex = np_create_qp_ex;
+    v->context.ops.req_notify_cq = minimal ? NULL : np_req_notify;
+    v->create_cq_ex = minimal ? NULL : np_create_cq_ex;
+    v->create_qp_ex = minimal ? NULL : np_create_qp_ex;
     return &v->context;
 }
 V(ibv_open_device, "IBVERBS_1.1");
@@ -437,6 +460,24 @@ EXPORT int ibv_destroy_cq_impl(struct ibv_cq *cq)
     return 0;
 }
 V(ibv_destroy_cq, "IBVERBS_1.1");
+
+EXPORT struct ibv_srq *ibv_create_srq_impl(struct ibv_pd *pd, struct ibv_srq_init_attr *a)
+{
+    (void)a;
+    struct np_srq *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->srq.context = pd->context;
+    s->srq.pd = pd;
+    return &s->srq;
+}
+V(ibv_create_srq, "IBVERBS_1.1");
+
+EXPORT int ibv_destroy_srq_impl(struct ibv_srq *srq)
+{
+    free(srq);
+    return 0;
+}
+V(ibv_destroy_srq, "IBVERBS_1.1");
 
 EXPORT struct ibv_qp *ibv_create_qp_impl(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 {

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/vlib.sh"
 need_build verbs/vt_nccl verbs/vt_local verbs/vt_ex verbs/nullprov/libibverbs.so.1
-plan 19
+plan 23
 
 out=$(on_null traced "$T/nccl" "$VT/vt_nccl" -n 9 2>&1)
 d=$(vdump "$T/nccl")
@@ -35,3 +35,14 @@ is "$(field "$d" ibv_poll_empty count | awk '{s+=$1} END {print s+0}')" "$(summa
     "cq_ex: empty start_poll counted"
 is "$(nkind "$d" ibv_reg_mr 'aux=1 .*mem=2 ')" 1 "ibv_rereg_mr onto mlocked memory: recorded (aux=1), reclassified pinned"
 is "$(nkind "$d" ibv_post_send 'wr_id=0x7a69 .*mem=2 ')" 1 "posts through the new lkey carry the new memory kind"
+
+# Shared receive queues: receives posted through ops.post_srq_recv are recorded (srq=1) and consumed.
+out=$(on_null traced "$T/srq" "$VT/vt_min" -n 7 2>&1)
+d=$(vdump "$T/srq")
+is "$(nkind "$d" ibv_post_recv 'srq=1 ')" "$(summary "$out" srq_recvs)" "SRQ: one post event per receive posted to the SRQ"
+is "$(nkind "$d" ibv_wc 'opcode=128 ')" 7 "SRQ: their completions"
+# A provider without the optional entries: the tracer leaves NULL entries NULL (callers test them).
+plain=$(NULLPROV_MINIMAL=1 on_null run_timeout 20 "$VT/vt_min" 2>&1)
+out=$(NULLPROV_MINIMAL=1 on_null traced "$T/min" "$VT/vt_min" 2>&1)
+like "$plain" "post_srq_recv NULL, req_notify_cq NULL, create_cq_ex NULL, create_qp_ex NULL" "minimal provider has NULL entries"
+is "$out" "$plain" "minimal provider: NULL entries stay NULL under the tracer (ibv_create_cq_ex still EOPNOTSUPP)"
