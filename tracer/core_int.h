@@ -95,9 +95,10 @@ void rs_writer_child_reset(void);            /* atfork child: forget the parent'
 void rs_writer_fork_prepare(void);
 void rs_writer_fork_parent(void);
 /* Ask the writer for a flush and wait up to timeout_ms for it. final: also run shutdown hooks, write
- * PROC_END(status, reason) and close the file. Async-signal-safe (atomics and futex only). Returns 0 when
- * done in time. */
-int rs_core_request(int final, int32_t status, uint32_t reason, unsigned timeout_ms);
+ * PROC_END(status, reason) and close the file. With here=0 it is async-signal-safe (atomics and futex
+ * only); here=1 does the work in the calling thread (exit and exec paths, never signal handlers).
+ * Returns 0 when done in time. */
+int rs_core_request(int final, int32_t status, uint32_t reason, unsigned timeout_ms, int here);
 void rs_run_shutdown_hooks(void);
 
 /* Process facts for the header (procinfo.c) */

@@ -37,7 +37,7 @@ static void final_flush(int32_t status, uint32_t reason, unsigned timeout_ms)
     int g = rs_tls.guard;
     rs_tls.guard = 1;
     if (reason != RS_END_SIGNAL) rs_run_shutdown_hooks();   /* not from a signal handler: hooks may lock */
-    rs_core_request(1, status, reason, timeout_ms);
+    rs_core_request(1, status, reason, timeout_ms, reason != RS_END_SIGNAL);
     rs_tls.guard = g;
 }
 
@@ -228,7 +228,7 @@ static void before_exec(void)
     if (!ours() || rs_tls.guard) return;
     int saved = errno;
     rs_tls.guard = 1;
-    rs_core_request(0, 0, RS_END_EXEC, 3000);
+    rs_core_request(0, 0, RS_END_EXEC, 3000, 1);
     rs_tls.guard = 0;
     errno = saved;
 }

@@ -1,6 +1,7 @@
 /* The writer thread: drains every thread's ring into the file writer, writes a frame per flush interval,
  * records drops exactly, runs tick hooks, and serves flush requests from exit paths and signal handlers
- * (rs_core_request: atomics + futex, so a signal handler can ask and wait without doing the work).
+ * (rs_core_request: atomics + futex, so a signal handler can ask and wait without doing the work; plain
+ * exit paths do the work in their own thread, which is quicker than waking the writer).
  *
  * All writer state is protected by wlock, held by whoever drains (normally this thread). Lock order:
  * wlock, then the string table's lock. */
@@ -392,7 +393,7 @@ static uint64_t mono_ms(void)
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-int rs_core_request(int final, int32_t status, uint32_t reason, unsigned timeout_ms)
+int rs_core_request(int final, int32_t status, uint32_t reason, unsigned timeout_ms, int here)
 {
     int st = atomic_load(&rs_state);
     if (st != RS_ST_RUNNING) return st == RS_ST_STOPPED ? 0 : -1;
@@ -401,8 +402,9 @@ int rs_core_request(int final, int32_t status, uint32_t reason, unsigned timeout
         end_reason = reason;
         atomic_store(&final_req, 1);
     }
-    if (rs_tls.is_writer || !atomic_load(&thread_running)) {
-        /* No writer thread to ask (or we are it): do the work here, if the lock can be had in time. */
+    if (here || rs_tls.is_writer || !atomic_load(&thread_running)) {
+        /* Asked to (exit paths: no need to wait for the writer thread to be scheduled), or no writer
+         * thread to ask, or we are it: do the work here, if the lock can be had in time. */
         uint64_t deadline = mono_ms() + timeout_ms;
         while (pthread_mutex_trylock(&wlock) != 0) {
             if (mono_ms() >= deadline) return -1;
@@ -439,7 +441,7 @@ void rs_core_flush(void)
 {
     int g = rs_tls.guard;
     rs_tls.guard = 1;
-    rs_core_request(0, 0, 0, 5000);
+    rs_core_request(0, 0, 0, 5000, 0);
     rs_tls.guard = g;
 }
 
