@@ -13,3 +13,9 @@ $(B)/tests/core/check: tests/core/check.c $(CORE_READER_OBJS)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_READER_OBJS) $(LDFLAGS_ALL) -lzstd
 
 TEST_BINS += $(B)/tests/core/emitter $(B)/tests/core/check
+
+$(B)/tests/core/offline: tests/core/offline.c $(B)/lib/tracer/writer.o $(CORE_READER_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(B)/lib/tracer/writer.o $(CORE_READER_OBJS) $(LDFLAGS_ALL) -lzstd
+
+TEST_BINS += $(B)/tests/core/offline
