@@ -194,7 +194,8 @@ static int ncpus(void)
     return sched_getaffinity(0, sizeof cs, &cs) ? 1 : CPU_COUNT(&cs);
 }
 
-/* One input file through an exporter. Returns 0, 1 if the input was partial, -1 if the exporter refused it. */
+/* One input file through an exporter. Returns 0, 1 if the input was partial, -1 if the output could not be
+ * written (rs_exp_last_error says why). */
 static int export_file(struct rs_exp *x, const char *path, int quiet, int pipelined)
 {
     char err[256];
@@ -240,8 +241,13 @@ static int export_serial(const struct rs_exp_opts *o, char **paths, int n, int f
     if (!x) return -1;
     for (int i = 0; i < n; i++) {
         int r = export_file(x, paths[i], o->quiet, ncpus() > 1);
+        if (r < 0) {
+            snprintf(err, errlen, "%s", rs_exp_last_error(x));
+            char scratch[256];
+            rs_exp_close(x, NULL, scratch, sizeof scratch);
+            return -1;
+        }
         if (r) *partial = 1;
-        if (r < 0) break;
     }
     if (findings) add_findings(x, paths, n, o->quiet);
     return rs_exp_close(x, st, err, errlen);
@@ -296,6 +302,7 @@ static void *pworker(void *arg)
             continue;
         }
         int r = export_file(x, J->paths[i], J->o->quiet, 0);   /* the workers are the parallelism */
+        if (r < 0) snprintf(J->errs[i], sizeof J->errs[i], "%s", rs_exp_last_error(x));
         if (rs_exp_close(x, &J->st[i], J->errs[i], sizeof J->errs[i])) r = -1;
         J->result[i] = r;
     }
@@ -374,8 +381,13 @@ static int export_parallel(const struct rs_exp_opts *o, char **paths, int n, int
     if (!started) pworker(&J);
     for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
     for (int i = 0; i < n; i++) {
-        if (J.result[i]) *partial = 1;
-        if (J.result[i] < 0 && J.errs[i][0]) fprintf(stderr, "railscope: warning: %s: %s\n", paths[i], J.errs[i]);
+        if (J.result[i] >= 0) {
+            if (J.result[i]) *partial = 1;
+            continue;
+        }
+        /* -1: the exporter could not write (an unreadable input only makes the result partial) */
+        snprintf(err, errlen, "%s", J.errs[i][0] ? J.errs[i] : "cannot write the output");
+        goto out;
     }
     if (findings && !kineto) {   /* the findings track: one more part after the inputs */
         struct rs_exp_opts fo = *o;

@@ -69,7 +69,8 @@ struct rs_exp_stats {
 struct rs_exp;
 
 struct rs_exp *rs_exp_open(const struct rs_exp_opts *o, char *err, size_t errlen);
-int rs_exp_begin_process(struct rs_exp *x, const struct rs_exp_proc *p);
+int rs_exp_begin_process(struct rs_exp *x, const struct rs_exp_proc *p);   /* -1: see rs_exp_last_error */
+const char *rs_exp_last_error(const struct rs_exp *x);   /* why the last call failed ("" if none) */
 /* One event of the current process; ev->ts absolute tracer clock. tid = the chunk's thread. Unknown kinds
  * and events shorter than their kind's size are skipped. */
 void rs_exp_event(struct rs_exp *x, uint32_t tid, const struct rs_ev_hdr *ev);

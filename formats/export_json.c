@@ -234,8 +234,15 @@ static void *jw_open_common(struct rs_exp *x, const struct rs_exp_opts *o, int k
     w->kineto = kineto;
     snprintf(w->base, sizeof w->base, "%s", o->out);
     if (kineto) {
+        struct stat sb;
         if (mkdir(o->out, 0755) && errno != EEXIST) {
             snprintf(err, errlen, "cannot create directory %s: %s", o->out, strerror(errno));
+            free(w);
+            return NULL;
+        }
+        if (stat(o->out, &sb) || !S_ISDIR(sb.st_mode)) {
+            snprintf(err, errlen, "%s exists and is not a directory (kineto writes one file per rank into it)",
+                     o->out);
             free(w);
             return NULL;
         }

@@ -126,6 +126,7 @@ struct rs_exp {
     struct xproc p;
     struct rs_exp_stats st;
     int findings_proc;
+    char last_err[512];
     uint32_t nid_cache[64];   /* fixed names, see XN_* */
     /* per-event names built from numbers: cached so the hot path does not format or hash */
     uint32_t wr_nid[16];
@@ -1521,9 +1522,7 @@ int rs_exp_begin_process(struct rs_exp *x, const struct rs_exp_proc *pi)
         t->name = name_f(x, "%s pid %llu%s%s", host, (unsigned long long)pi->pid, pi->label ? " " : "",
                          pi->label ? pi->label : "");
     struct rs_xproc_out po = {p->index, pi->pid, pi->rank, pi->world_size, pi->host, t};
-    char err[256];
-    if (x->be->begin_process(x->b, &po, err, sizeof err)) {
-        rs_xwarn(x, "%s", err);
+    if (x->be->begin_process(x->b, &po, x->last_err, sizeof x->last_err)) {
         x->in_proc = 0;
         return -1;
     }
@@ -1579,6 +1578,8 @@ int rs_exp_end_process(struct rs_exp *x)
     x->in_proc = 0;
     return 0;
 }
+
+const char *rs_exp_last_error(const struct rs_exp *x) { return x->last_err; }
 
 void rs_exp_annotation(struct rs_exp *x, uint64_t ts_ns, const char *title, const char *text)
 {

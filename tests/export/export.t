@@ -7,7 +7,7 @@ D=$RS_TOP/tests/export
 GEN=$RS_BUILD/tests/export/rs-export-gen
 need_build railscope tests/export/rs-export-gen
 need_cmd python3
-plan 35
+plan 36
 
 "$GEN" "$T/tr" --ranks 2 --steps 3 || bail "generator failed"
 ex() { run_timeout 60 "$RS_CLI" export "$@"; }
@@ -66,6 +66,10 @@ out=$(ex --format perfetto -o "$T/x.pftrace" "$T/nonexistent" 2>&1); rc=$?
 is "$rc:$(printf '%s\n' "$out" | wc -l)" "2:1" "missing input: exit 2, one line"
 out=$(ex --format svg -o "$T/x" "$T/tr" 2>&1); rc=$?
 like "$rc $out" '^2 railscope: export: unknown format' "unknown format: exit 2 with a railscope: line"
+
+mkdir -p "$T/kd/rank0.pt.trace.json"   # a directory where a rank file should go
+out=$(ex --format kineto -o "$T/kd" "$T/tr" 2>&1); rc=$?
+is "$rc:$(printf '%s\n' "$out" | wc -l)" "2:1" "an output that cannot be written: exit 2, one line"
 
 # --- truncated input: whole frames kept, exit 1, output still valid
 cp -r "$T/big" "$T/cut"
