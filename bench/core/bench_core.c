@@ -44,7 +44,7 @@ static double median_ns(uint64_t *v, int n, int per)
 
 static void pause_for_writer(void)
 {
-    struct timespec ts = {0, 5 * 1000000};   /* let the writer drain between batches */
+    struct timespec ts = {0, 20 * 1000000};   /* let the writer drain between batches */
     nanosleep(&ts, NULL);
 }
 
@@ -173,7 +173,9 @@ static int bench_bytes(const char *path, long n)
         fprintf(stderr, "bench: cannot create %s\n", path);
         return 2;
     }
-    uint64_t ts = 1000000000ull, seed = 42;
+    int level = getenv("RAILSCOPE_ZSTD_LEVEL") ? atoi(getenv("RAILSCOPE_ZSTD_LEVEL")) : 1;
+    rs_writer_set_level(w, level);
+    uint64_t ts = 1000000000ull, seed = 42, busy = 0;
     static unsigned char buf[64 * 1024];
     size_t used = 0;
     long events = 0;
@@ -210,18 +212,23 @@ static int bench_bytes(const char *path, long n)
         used += sizeof c;
         events += 2;
         if (used + 256 > sizeof buf) {
+            uint64_t t0 = now_ns();
             rs_writer_append(w, 4242, buf, used);
+            busy += now_ns() - t0;
             used = 0;
         }
     }
+    uint64_t t0 = now_ns();
     if (used) rs_writer_append(w, 4242, buf, used);
     struct rs_writer_stats st;
     rs_writer_flush(w);
+    busy += now_ns() - t0;
     rs_writer_stats(w, &st);
     rs_writer_close(w);
-    printf("bytes.events %ld raw_bytes %llu file_bytes %llu bytes_per_event %.2f raw_per_event %.1f\n", events,
-           (unsigned long long)st.raw_bytes, (unsigned long long)st.file_bytes, (double)st.file_bytes / (double)events,
-           (double)st.raw_bytes / (double)events);
+    printf("bytes.level %d events %ld file_bytes %llu bytes_per_event %.2f raw_per_event %.1f "
+           "writer_events_per_s %.0f\n", level, events, (unsigned long long)st.file_bytes,
+           (double)st.file_bytes / (double)events, (double)st.raw_bytes / (double)events,
+           (double)events / ((double)busy / 1e9));
     return 0;
 }
 

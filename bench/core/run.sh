@@ -1,0 +1,42 @@
+#!/bin/bash
+# Recording-core benchmarks (see bench_core.c). Every number is measured in this run next to its
+# baseline; on a shared machine only medians and ratios mean anything. Prints "bench.core.<name> value".
+#   RS_BUILD: build directory (default build/); BENCH_N: events per thread for the sustained runs.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+B=${RS_BUILD:-$top/build}
+BIN=$B/bench/core/bench_core
+[ -x "$BIN" ] || { echo "bench/core: $BIN not built (make BUILD=$B)" >&2; exit 2; }
+N=${BENCH_N:-1000000}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/rs-bench.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+export RAILSCOPE_OUT=$tmp/traces
+
+echo "# hot path: ns per event, median of 101 batches of 4096, writer draining between batches"
+"$BIN" hot | sed 's/^/bench.core./'
+
+echo "# sustained: T threads as fast as they can with RAILSCOPE_POLICY=block (the writer's pace: no drops)"
+best=0
+for t in 1 2 4; do
+    line=$(RAILSCOPE_POLICY=block "$BIN" sustained "$t" "$N")
+    echo "bench.core.sustained.$line"
+    r=$(echo "$line" | sed -n 's/.*events_per_s \([0-9]*\).*/\1/p')
+    [ "${r:-0}" -gt "$best" ] && best=$r
+done
+echo "# zero-drop rate: paced runs (drop policy) from the best block-policy rate down by 0.75x until 0 drops"
+for t in 1 2 4; do
+    rate=$best
+    for _ in 1 2 3 4 5 6 7 8; do
+        per=$((rate / t))
+        line=$("$BIN" paced "$t" "$N" "$per")
+        d=$(echo "$line" | sed -n 's/.*drops \([0-9]*\).*/\1/p')
+        [ "${d:-1}" -eq 0 ] && break
+        rate=$((rate * 3 / 4))
+    done
+    echo "bench.core.zero_drop.threads $t paced_total_per_s $rate result: $line"
+done
+
+echo "# bytes per event after compression, verbs-like stream (post_send + completion pairs), per zstd level"
+for l in -1 1 2; do
+    RAILSCOPE_ZSTD_LEVEL=$l "$BIN" bytes "$tmp/bytes.rtrace" 2000000 | sed 's/^/bench.core./'
+done
