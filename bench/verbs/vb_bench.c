@@ -4,7 +4,10 @@
  *   post+completion: ibv_post_send of one signaled SEND (1 SGE, registered MR) + the ibv_poll_cq that
  *                    returns its completion;
  *   empty poll:      ibv_poll_cq on an empty CQ.
- * Prints the median over blocks of ns per iteration for each, the added ns and the ratio.
+ *   batched:         one ibv_post_send of a list of 16 signaled SENDs + ibv_poll_cq calls returning their 16
+ *                    completions (NCCL-style batching): the per-call costs (clock reads) are shared.
+ * Prints the median over blocks of ns per iteration (per WR for the batched case) for each, the added ns
+ * and the ratio.
  *   vb_bench [-i ITERS_PER_BLOCK] [-b BLOCKS] [-w]    (-w: wall-clock time instead of thread CPU time) */
 #include <dlfcn.h>
 #include <infiniband/verbs.h>
@@ -63,6 +66,34 @@ static double post_poll(struct side *s, int iters)
     return (now_ns() - t0) / iters;
 }
 
+#define BATCH 16
+static double post_poll_batch(struct side *s, int iters)
+{
+    struct ibv_sge sg = { (uintptr_t)s->buf, 64, s->mr->lkey };
+    struct ibv_send_wr w[BATCH], *bad;
+    memset(w, 0, sizeof w);
+    for (int k = 0; k < BATCH; k++) {
+        w[k].sg_list = &sg;
+        w[k].num_sge = 1;
+        w[k].opcode = IBV_WR_SEND;
+        w[k].send_flags = IBV_SEND_SIGNALED;
+        w[k].next = k + 1 < BATCH ? &w[k + 1] : NULL;
+    }
+    struct ibv_wc wc[BATCH];
+    int rounds = iters / BATCH;
+    double t0 = now_ns();
+    for (int i = 0; i < rounds; i++) {
+        for (int k = 0; k < BATCH; k++) w[k].wr_id = (uint64_t)i * BATCH + k;
+        if (ibv_post_send(s->qp, w, &bad)) exit(1);
+        for (int got = 0; got < BATCH;) {
+            int n = ibv_poll_cq(s->cq, BATCH - got, wc);
+            if (n < 0) exit(1);
+            got += n;
+        }
+    }
+    return (now_ns() - t0) / (rounds * BATCH);
+}
+
 static double empty_poll(struct side *s, int iters)
 {
     struct ibv_wc wc;
@@ -106,6 +137,7 @@ int main(int argc, char **argv)
     int traced = tr.ctx->ops.post_send != un.ctx->ops.post_send;
     double *pt = calloc(blocks, sizeof *pt), *pu = calloc(blocks, sizeof *pu);
     double *et = calloc(blocks, sizeof *et), *eu = calloc(blocks, sizeof *eu);
+    double *bt = calloc(blocks, sizeof *bt), *bu = calloc(blocks, sizeof *bu);
     /* Warm up: several laps through the tracer's ring, so that first-touch page faults of the ring
      * (a one-time cost per process) are not counted as per-call cost. */
     for (int w = 0; w < 40; w++) {
@@ -117,14 +149,19 @@ int main(int argc, char **argv)
         pt[b] = post_poll(&tr, iters);
         eu[b] = empty_poll(&un, iters * 5);
         et[b] = empty_poll(&tr, iters * 5);
+        bu[b] = post_poll_batch(&un, iters);
+        bt[b] = post_poll_batch(&tr, iters);
         usleep(20000); /* let the writer thread drain the buffers between blocks */
     }
     double mpu = median(pu, blocks), mpt = median(pt, blocks), meu = median(eu, blocks), met = median(et, blocks);
+    double mbu = median(bu, blocks), mbt = median(bt, blocks);
     printf("ops patched by the tracer: %s; time: %s, median of %d blocks of %d\n", traced ? "yes" : "NO (not traced)",
            bench_clock == CLOCK_MONOTONIC ? "wall clock" : "thread CPU", blocks, iters);
     printf("post_send+completion: untraced %.1f ns, traced %.1f ns, added %.1f ns, ratio %.2f\n", mpu, mpt,
            mpt - mpu, mpt / mpu);
     printf("empty poll_cq:        untraced %.1f ns, traced %.1f ns, added %.1f ns, ratio %.2f\n", meu, met,
            met - meu, met / meu);
+    printf("batched x%d, per WR:  untraced %.1f ns, traced %.1f ns, added %.1f ns, ratio %.2f\n", BATCH, mbu, mbt,
+           mbt - mbu, mbt / mbu);
     return 0;
 }
