@@ -247,6 +247,12 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
     if (untraced)
         an_warn(a, "kernels were recorded in sampling windows: %.0f %% of step time lies outside them and is "
                    "counted as other, not idle", stepns ? 100.0 * (double)untraced / (double)stepns : 0);
+    uint64_t lost = 0;
+    for (int i = 0; i < nf; i++)
+        lost += w.ranks[i].lost_wrs;
+    if (lost)
+        an_warn(a, "%llu send work requests were never completed (more than %d outstanding on a QP): left out",
+                (unsigned long long)lost, AN_PEND_MAX_PUBLIC);
     int from_calls = 0, nohash = 0;
     for (int i = 0; i < nf; i++) {
         from_calls += w.ranks[i].coll_source[0] != 0;

@@ -9,6 +9,8 @@
 
 #include "analysis.h"
 
+#define AN_PEND_MAX_PUBLIC 65536 /* = AN_PEND_MAX (analyze_local.h) */
+
 /* ---- growable arrays ---- */
 void *an_grow(void *p, size_t *cap, size_t need, size_t elem); /* aborts the process on OOM */
 #define AN_PUSH(arr, n, cap) \
@@ -86,6 +88,7 @@ struct an_rank {
     uint64_t free_net_bytes;      /* send bytes outside collectives (verbs-only programs) */
     uint64_t untraced_ns;         /* step time outside kernel-tracing windows, counted as other */
     uint64_t steps_ns;
+    uint64_t lost_wrs;            /* sends never completed beyond the per-QP outstanding limit */
     char err[RS_AN_TEXT];         /* unreadable: why */
     size_t nchecks;               /* doctor's WARN/FAIL verdicts on this rank's host facts */
     struct rs_an_hostcheck *checks;

@@ -141,6 +141,7 @@ struct qpst *qp_get(struct pass *p, uint32_t qp_num)
     memset(q, 0, sizeof *q);
     q->acc.qp_num = qp_num;
     q->acc.peer_rank = -1;
+    q->last_run = -1;
     hm_put(&p->qpmap, qp_num, p->nqps - 1);
     return q;
 }
@@ -154,15 +155,47 @@ static void on_post_send(struct pass *p, const struct rs_ev_IBV_POST_SEND *e)
     q->acc.posted[mem] += e->bytes;
     p->posted[mem] += e->bytes;
     p->posts++;
-    struct wrrec *w = AN_PUSH(p->wrs, p->nwrs, p->wrcap);
+    if (q->npend - q->head >= AN_PEND_MAX) { /* never completed: forget the oldest */
+        q->head++;
+        p->lost_wrs++;
+    }
+    if (q->head > 4096 && q->head * 2 > q->npend) {
+        memmove(q->pend, q->pend + q->head, (q->npend - q->head) * sizeof *q->pend);
+        q->npend -= q->head;
+        q->head = 0;
+    }
+    struct pendwr *w = AN_PUSH(q->pend, q->npend, q->pendcap);
     w->post = e->h.ts;
-    w->done = 0;
     w->bytes = e->bytes;
     w->wr_id = e->wr_id;
-    w->qp = e->qp_num;
-    w->mem = (uint8_t)mem;
-    uint32_t *slot = AN_PUSH(q->pend, q->npend, q->pendcap);
-    *slot = (uint32_t)(p->nwrs - 1);
+    w->mem = mem;
+}
+
+/* A send WR completed at `done`: extend the QP's current run or start a new one. */
+static void complete(struct pass *p, struct qpst *q, const struct pendwr *w, uint64_t done)
+{
+    if (done < w->post)
+        return;
+    if (done - w->post > q->acc.max_wait)
+        q->acc.max_wait = done - w->post;
+    if (q->last_run >= 0 && (size_t)q->last_run < p->nwrs) {
+        struct wrrec *r = &p->wrs[q->last_run];
+        if (w->post <= r->done && (w->bytes > 0) == (r->bytes > 0) && (uint8_t)w->mem == r->mem) {
+            if (done > r->done)
+                r->done = done;
+            r->bytes += w->bytes;
+            return;
+        }
+    }
+    struct wrrec *r = AN_PUSH(p->wrs, p->nwrs, p->wrcap);
+    r->post = w->post;
+    r->done = done;
+    r->bytes = w->bytes;
+    r->wr_id = w->wr_id;
+    r->qp = q->acc.qp_num;
+    r->mem = (uint8_t)w->mem;
+    r->bounce = 0;
+    q->last_run = (long)p->nwrs - 1;
 }
 
 static void on_post_recv(struct pass *p, const struct rs_ev_IBV_POST_RECV *e)
@@ -188,20 +221,15 @@ static void on_wc(struct pass *p, const struct rs_ev_IBV_WC *e)
     struct qpst *q = qp_get(p, e->qp_num);
     /* RC send queues complete in order: a completion also completes every earlier unsignaled WR. */
     size_t k = q->head;
-    while (k < q->npend && p->wrs[q->pend[k]].wr_id != e->wr_id)
+    while (k < q->npend && q->pend[k].wr_id != e->wr_id)
         k++;
     if (k == q->npend)
         return; /* a completion for a WR we did not see posted */
     for (size_t i = q->head; i <= k; i++)
-        p->wrs[q->pend[i]].done = e->h.ts;
+        complete(p, q, &q->pend[i], e->h.ts);
     q->head = k + 1;
     if (q->head == q->npend)
         q->head = q->npend = 0;
-    else if (q->head > 4096) {
-        memmove(q->pend, q->pend + q->head, (q->npend - q->head) * sizeof *q->pend);
-        q->npend -= q->head;
-        q->head = 0;
-    }
 }
 
 static void on_fact(struct pass *p, const struct rs_ev_HOST_FACT *e)

@@ -126,6 +126,8 @@ static void attach_proxy(struct pass *p)
             uint32_t pseudo = 0x80000000u | (o->channel & 0xff) << 16 | ((uint32_t)o->peer & 0xffff);
             struct qpst *q = qp_get(p, pseudo);
             q->acc.peer_rank = o->peer;
+            if (s->b - s->a > q->acc.max_wait)
+                q->acc.max_wait = s->b - s->a;
             struct wrrec *w = AN_PUSH(p->wrs, p->nwrs, p->wrcap);
             w->post = s->a;
             w->done = s->b;
@@ -206,8 +208,6 @@ static void account_wrs(struct pass *p, struct ivec *free_net)
             const struct wrrec *w = &p->wrs[idx[i]];
             q->acc.bytes_sent += w->bytes;
             q->acc.sends++;
-            if (w->done - w->post > q->acc.max_wait)
-                q->acc.max_wait = w->done - w->post;
             long c = coll_at(p->colls, p->ncolls, w->post);
             if (c != cc) {
                 if (cc >= 0 && cbusy > p->colls[cc].qp_busy) {
@@ -575,6 +575,7 @@ void an_local(struct pass *p, double link_gbps_hint)
     for (size_t i = 0; i < p->nqps; i++)
         r->qps[i] = p->qps[i].acc;
     host_checks(p);
+    r->lost_wrs = p->lost_wrs;
     memcpy(r->out.gd.mr_bytes, p->mr_bytes, sizeof p->mr_bytes);
     memcpy(r->out.gd.posted_bytes, p->posted, sizeof p->posted);
     r->out.gd.dmabuf_mrs = p->dmabuf_mrs;

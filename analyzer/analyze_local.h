@@ -12,6 +12,8 @@ void hm_put(struct hmap *m, uint64_t k, uint64_t v);
 int hm_get(const struct hmap *m, uint64_t k, uint64_t *v);
 void hm_free(struct hmap *m);
 
+/* Completed sends of one QP whose post->completion intervals overlap (a queue of WRs) are one record:
+ * memory follows bursts, not WRs. */
 struct wrrec { uint64_t post, done, bytes, wr_id; uint32_t qp; uint8_t mem, bounce, pad[2]; };
 struct tsb { uint64_t ts, bytes; uint32_t qp, used; };
 struct copyrec { uint64_t a, b, bytes; int d2h, used; };
@@ -20,10 +22,14 @@ struct pstep { uint64_t a, b, bytes, parent; uint32_t step, is_send; };
 struct srange { uint64_t a, b; int64_t id; };
 struct nvent { uint64_t ts; int64_t id; uint8_t is_step; };
 struct nvstack { uint32_t tid; struct nvent *v; size_t n, cap; };
+/* An outstanding send WR. */
+struct pendwr { uint64_t post, bytes, wr_id; uint32_t mem, pad; };
+#define AN_PEND_MAX AN_PEND_MAX_PUBLIC /* outstanding sends kept per QP; older ones never completed are dropped */
 struct qpst {
     struct an_qpacc acc;
-    uint32_t *pend; /* indices into wrs of outstanding sends, in post order */
+    struct pendwr *pend; /* outstanding sends in post order, from head */
     size_t head, npend, pendcap;
+    long last_run;       /* index in wrs of this QP's latest completed run, -1 none */
 };
 
 struct pass {
@@ -53,6 +59,7 @@ struct pass {
     struct srange *marks; size_t nmarks, markcap;
     int64_t *anchors; size_t nanchors, anchorcap;
     uint64_t mr_bytes[RS_AN_MEMKINDS], posted[RS_AN_MEMKINDS], dmabuf_mrs, posts;
+    uint64_t lost_wrs;            /* sends forgotten after AN_PEND_MAX outstanding on a QP */
     struct rs_facts facts;        /* HOST_FACT snapshot, for doctor's checks */
     size_t chkcap;
 };
