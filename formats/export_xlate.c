@@ -1333,6 +1333,27 @@ static void on_net_ib(struct rs_exp *x, const struct rs_ev_NCCL_NET_IB *e)
     emit_slice(x, async_group(x, XG_QP, e->qp_num, 1, "QP %u (NCCL net plugin)", e->qp_num), &it);
 }
 
+static void on_net_sock(struct rs_exp *x, const struct rs_ev_NCCL_NET_SOCK *e)
+{
+    struct rs_xitem it;
+    uint64_t ts = al(x, e->h.ts), end = al(x, e->end);
+    item_init(&it, ts, end > ts ? end - ts : 0, NID(x, NET_SOCK), RS_XCAT_nccl);
+    arg_u(&it, RS_XK_bytes, RS_XA_U64, e->length);
+    arg_u(&it, RS_XK_opcode, RS_XA_I64, (uint64_t)(int64_t)e->op);
+    emit_slice(x, async_group(x, XG_QP, 0, 3, "NCCL net socket"), &it);
+}
+
+/* v5 API-level plugin events (off by default: the API wrappers record the same calls). */
+static void on_prof_api(struct rs_exp *x, const struct rs_ev_NCCL_PROF_API *e)
+{
+    struct rs_xitem it;
+    uint64_t ts = al(x, e->h.ts), end = al(x, e->end);
+    item_init(&it, ts, end > ts ? end - ts : 0, e->func ? str_nid(x, e->func) : NID(x, PROF_API), RS_XCAT_nccl);
+    arg_u(&it, RS_XK_count, RS_XA_U64, e->count);
+    arg_u(&it, RS_XK_stream, RS_XA_HEX, e->stream);
+    emit_slice(x, async_group(x, XG_COMM, 0, 1, "NCCL API (profiler plugin)"), &it);
+}
+
 static void on_prof_init(struct rs_exp *x, const struct rs_ev_NCCL_PROF_INIT *e)
 {
     struct xgroup *g = comm_group(x, e->comm_hash);
@@ -1446,6 +1467,8 @@ void rs_exp_event(struct rs_exp *x, uint32_t tid, const struct rs_ev_hdr *h)
     case RS_EV_NCCL_KERNEL_CH: on_kernel_ch(x, (const void *)h); break;
     case RS_EV_NCCL_GROUP: on_group(x, (const void *)h); break;
     case RS_EV_NCCL_NET_IB: on_net_ib(x, (const void *)h); break;
+    case RS_EV_NCCL_NET_SOCK: on_net_sock(x, (const void *)h); break;
+    case RS_EV_NCCL_PROF_API: on_prof_api(x, (const void *)h); break;
     case RS_EV_NCCL_COMM_INIT: {
         const struct rs_ev_NCCL_COMM_INIT *e = (const void *)h;
         struct rs_xitem it;

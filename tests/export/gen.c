@@ -297,6 +297,18 @@ int main(int argc, char **argv)
             ps.opcode = 2;
             ps.send_flags = 2;
             put(tmain, &ps);
+            EV(NCCL_NET_SOCK, ns, e + 5);
+            ns.end = e + 8;
+            ns.length = 4096;
+            ns.fd = 7;
+            ns.op = 1;
+            put(0, &ns);
+            EV(NCCL_PROF_API, pa, e + 6);
+            pa.end = e + 9;
+            pa.count = 1024;
+            pa.func = n_ar;
+            pa.type = 0x200;
+            put(0, &pa);
             EV(WARNING, wn, e + 10);
             wn.message = S("softnic: link paused (injected)");
             put(0, &wn);
