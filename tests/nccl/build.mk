@@ -5,7 +5,7 @@ NCCL_T := $(B)/tests/nccl
 
 $(NCCL_T)/plugin_driver: tests/nccl/plugin_driver.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -ldl
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -ldl -lpthread
 
 $(NCCL_T)/nogpu: tests/nccl/nogpu.c
 	@mkdir -p $(dir $@)

@@ -10,7 +10,7 @@ from taplib import *  # noqa: F401,F403
 
 DRIVER = os.path.join(NCCL_BIN, "plugin_driver")
 need(LIB, CLI, DRIVER)
-plan(34)
+plan(35)
 NCOLL = 3
 
 
@@ -74,6 +74,17 @@ check_tree("v4", evs, False, True)
 
 p, evs = drive("static", "v5", {"NCCL_PROFILER_PLUGIN": "STATIC_PLUGIN"})
 is_(len(kind(evs, "nccl_coll")), 2 * NCOLL, "STATIC_PLUGIN: the preloaded table is found through dlopen(NULL)")
+out = os.path.join(T, "threads")
+p = run([DRIVER, "v5", "40", "8"], out, {"NCCL_PROFILER_PLUGIN": LIB}, timeout=60)
+evs = events(out)
+colls = kind(evs, "nccl_coll")
+ops = {o["handle"] for o in kind(evs, "nccl_proxy_op")}
+steps = kind(evs, "nccl_proxy_step")
+ok(p.returncode == 0 and len(colls) == 8 * 40 and len(steps) == 8 * 40 * 16 and all(s["parent"] in ops for s in steps)
+   and sorted({c["comm_hash"] for c in colls}) == [hex(0x1000 + i) for i in range(8)],
+   "8 communicators driven from 8 threads at once: every event, every parent link",
+   f"{p.stdout} colls {len(colls)} steps {len(steps)}")
+
 p, evs = drive("none", "v5", {"RAILSCOPE_NCCL_MASK": "none"})
 ok("mask=0x0" in p.stdout and not kind(evs, "nccl_coll"), "mask none: NCCL is asked for no events", p.stdout)
 finish()

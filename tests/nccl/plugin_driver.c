@@ -10,8 +10,12 @@
  * in reference/nccl.md). Descriptors are pre-filled with 0xA5 so that a plugin reading padding (v4's type
  * is one byte) or fields of the wrong version would see garbage.
  *
- * usage: plugin_driver v4|v5 NCOLL      prints "mask=0x.. events=N" per communicator on stdout */
+ * usage: plugin_driver v4|v5 NCOLL [NTHREADS]
+ *   prints "mask=0x.." per communicator and "events=N failures=N" on stdout. With NTHREADS, that many
+ *   threads each init their own communicator (hash 0x1000 + i) and run NCOLL collectives at once, as
+ *   several communicators' user and proxy threads do (for the race detector). */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -81,7 +85,7 @@ typedef struct {
 static int v4;
 static prof_v4 *p4;
 static prof_v5 *p5;
-static int events, failures;
+static int events, failures;   /* updated atomically: threads share them */
 
 static int (*start_fn)(void *, void **, void *);
 static int (*stop_fn)(void *);
@@ -91,7 +95,7 @@ static void check(int rc, const char *what)
 {
     if (rc != 0) {
         fprintf(stderr, "plugin_driver: %s returned %d\n", what, rc);
-        failures++;
+        __atomic_fetch_add(&failures, 1, __ATOMIC_RELAXED);
     }
 }
 
@@ -115,7 +119,7 @@ static void *start(void *ctx, int mask, uint64_t type, void *parent, int rank, v
     fill(&d, arg);
     void *h = (void *)1;
     check(start_fn(ctx, &h, &d), "startEvent");
-    events++;
+    __atomic_fetch_add(&events, 1, __ATOMIC_RELAXED);
     return h;
 }
 static void stop(void *h)
@@ -165,7 +169,6 @@ static void fill_step(union any_descr *d, void *arg)
     if (v4) d->d4.proxyStep.step = step;
     else d->d5.proxyStep.step = step;
 }
-static struct ib_descr_v1 ib;
 static void fill_net(union any_descr *d, void *arg)
 {
     struct netplugin n = {(int64_t)((1u << 16) | 1u), arg};
@@ -206,6 +209,8 @@ static void one_collective(void *ctx, int mask, int rank, uint64_t seq)
                     state(st, S_RECV_FLUSH_WAIT, bytes, 0);
                     state(st, S_RECV_GPU_WAIT, 0, 0);
                 }
+                struct ib_descr_v1 ib;
+                memset(&ib, 0, sizeof ib);
                 ib.type = 1;
                 ib.qp.device = 0;
                 ib.qp.wr_id = 0x100 + (uint64_t)s;
@@ -222,6 +227,20 @@ static void one_collective(void *ctx, int mask, int rank, uint64_t seq)
         state(k, S_KERNEL_CH_STOP, 0, 2000 + (uint64_t)ch);
         stop(k);
     }
+}
+
+struct thr { int i, ncoll; };
+static void *thread_main(void *arg)
+{
+    struct thr *t = arg;
+    void *ctx;
+    int mask = 0;
+    uint64_t hash = 0x1000 + (uint64_t)t->i;
+    check(v4 ? p4->init(&ctx, &mask, "thr", hash, 1, 8, t->i, NULL) : p5->init(&ctx, hash, &mask, "thr", 1, 8, t->i, NULL),
+          "init");
+    for (int n = 0; n < t->ncoll; n++) one_collective(ctx, mask, t->i, (uint64_t)n);
+    check(v4 ? p4->finalize(ctx) : p5->finalize(ctx), "finalize");
+    return NULL;
 }
 
 int main(int argc, char **argv)
@@ -248,6 +267,19 @@ int main(int argc, char **argv)
         p5 = dlsym(lib, "ncclProfiler_v5");
         if (!p5) return fprintf(stderr, "no ncclProfiler_v5\n"), 1;
         start_fn = p5->startEvent, stop_fn = p5->stopEvent, state_fn = p5->recordEventState;
+    }
+    if (argc > 3) {
+        int nt = atoi(argv[3]);
+        pthread_t th[64];
+        struct thr args[64];
+        if (nt < 1 || nt > 64) return 2;
+        for (int i = 0; i < nt; i++) {
+            args[i] = (struct thr){i, ncoll};
+            pthread_create(&th[i], NULL, thread_main, &args[i]);
+        }
+        for (int i = 0; i < nt; i++) pthread_join(th[i], NULL);
+        printf("events=%d failures=%d\n", events, failures);
+        return failures ? 1 : 0;
     }
     const struct { uint64_t hash; int rank, nranks; const char *name; } comms[2] = {
         {0x1111, 0, 2, "world"}, {0x2222, 1, 4, "split"}};

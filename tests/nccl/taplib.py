@@ -53,12 +53,31 @@ def is_(got, want, desc):
     return ok(got == want, desc, f"got:      {got!r}\nexpected: {want!r}")
 
 
+def _san_runtime():
+    """A sanitizer build's library (make SAN=asan|tsan) needs its runtime loaded first in unmodified programs."""
+    try:
+        out = subprocess.run(["ldd", LIB], capture_output=True, text=True).stdout
+    except OSError:
+        return None
+    for line in out.splitlines():
+        if "libasan.so" in line or "libtsan.so" in line:
+            parts = line.split()
+            return parts[2] if len(parts) > 2 else None
+    return None
+
+
+SAN = _san_runtime() if os.path.exists(LIB) else None
+
+
 def run(argv, out, env=None, preload=True, timeout=30):
     """Run argv with the tracer preloaded, trace into `out`; returns CompletedProcess."""
     e = dict(os.environ)
     e.pop("LD_PRELOAD", None)
+    if SAN:
+        e["LD_PRELOAD"] = SAN
+        e.setdefault("ASAN_OPTIONS", "detect_leaks=0:verify_asan_link_order=0")
     if preload:
-        e["LD_PRELOAD"] = LIB
+        e["LD_PRELOAD"] = (SAN + ":" if SAN else "") + LIB
     e["RAILSCOPE_OUT"] = out
     e.update(env or {})
     return subprocess.run(argv, env=e, capture_output=True, text=True, timeout=timeout)
