@@ -463,6 +463,25 @@ static void panel_qp(FILE *f, const struct rs_analysis *a)
         if (any) k.s[keep++] = k.s[i];
     }
     k.n = keep;
+    /* Many ranks: draw the QPs that moved the most bytes; the table below lists them all. */
+    size_t shown = k.n, limit = 16;
+    if (k.n > limit) {
+        for (size_t i = 0; i < limit; i++) {   /* partial selection sort by bytes (sum of the bins) */
+            size_t best = i;
+            double bv = -1;
+            for (size_t j = i; j < k.n; j++) {
+                double v = 0;
+                for (size_t t = 0; t < k.s[j].n; t++) v += k.s[j].v[t];
+                if (v > bv) bv = v, best = j;
+            }
+            if (best != i) {
+                struct bw_series tmp = k.s[i];
+                k.s[i] = k.s[best];
+                k.s[best] = tmp;
+            }
+        }
+        k.n = limit;
+    }
     static const char *const pal[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
                                       "#ff9da7", "#9c755f", "#bab0ac"};
     if (!k.n) {
@@ -506,6 +525,9 @@ static void panel_qp(FILE *f, const struct rs_analysis *a)
             fprintf(f, "<span><i class=\"sw\" style=\"background:%s\"></i>rank %d QP %u</span>", pal[i % 10],
                     k.s[i].rank, k.s[i].qp);
         fputs("<span><i class=\"sw\" style=\"background:#c62828\"></i>link rate</span></div>\n", f);
+        if (shown > k.n)
+            fprintf(f, "<p class=\"muted\">The %zu busiest of %zu sending QPs are drawn; all are in the table.</p>\n",
+                    k.n, shown);
     }
     free(k.s);
     fputs("<table><tr><th>rank</th><th>QP</th><th>peer</th><th>sent</th><th>WRs</th><th>busy</th>"
