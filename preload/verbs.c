@@ -21,7 +21,8 @@
 #include "preload/dl.h"
 #include "preload/verbs_int.h"
 
-#define VB_LIB "libibverbs.so"
+/* Where the real function lives when RTLD_NEXT cannot see it (RTLD_LOCAL loads): mlx5dv_* in libmlx5. */
+#define VB_LIB_OF(name) ((name)[0] == 'm' ? "libmlx5.so" : "libibverbs.so")
 
 /* X(name, version, return type, parameters, argument names) */
 #define VB_ENTRIES(X)                                                                                          \
@@ -49,7 +50,11 @@
       (pd, attr))                                                                                              \
     X(ibv_modify_qp, "IBVERBS_1.1", int, (struct vb_qp * qp, struct vb_qp_attr * attr, int mask),             \
       (qp, attr, mask))                                                                                        \
-    X(ibv_destroy_qp, "IBVERBS_1.1", int, (struct vb_qp * qp), (qp))
+    X(ibv_destroy_qp, "IBVERBS_1.1", int, (struct vb_qp * qp), (qp))                                           \
+    X(mlx5dv_open_device, "MLX5_1.7", struct vb_context *, (struct vb_device * dev, void *attr), (dev, attr))   \
+    X(mlx5dv_reg_dmabuf_mr, "MLX5_1.25", struct vb_mr *,                                                       \
+      (struct vb_pd * pd, uint64_t off, size_t len, uint64_t iova, int fd, int access, int mlx5_access),       \
+      (pd, off, len, iova, fd, access, mlx5_access))
 
 /* Real-function slots, typed, and their lazy resolution. */
 #define VB_DECL_REAL(name, ver, ret, params, args)                                     \
@@ -59,7 +64,7 @@
     {                                                                                  \
         void *p = __atomic_load_n(&real_##name, __ATOMIC_ACQUIRE);                     \
         if (RS_UNLIKELY(!p)) {                                                         \
-            p = rs_dl_real_v(VB_LIB, #name, ver);                                      \
+            p = rs_dl_real_v(VB_LIB_OF(#name), #name, ver);                            \
             if (p) __atomic_store_n(&real_##name, p, __ATOMIC_RELEASE);                \
         }                                                                              \
         return (name##_fn)p;                                                           \
@@ -137,6 +142,21 @@ static struct vb_context *vbw_ibv_import_device(int cmd_fd)
     int saved = errno;
     struct vb_device *dev = ctx ? ctx->device : NULL;
     ctx_opened(rec, ctx, dev ? dev->name : NULL, dev ? sizeof dev->name : 0, t0, saved, 2);
+    errno = saved;
+    return ctx;
+}
+
+/* mlx5's own open (DEVX, AES-XTS users; libmlx5 reaches the private verbs_open_device, not
+ * ibv_open_device): aux = 3. */
+static struct vb_context *vbw_mlx5dv_open_device(struct vb_device *dev, void *attr)
+{
+    mlx5dv_open_device_fn real = get_mlx5dv_open_device();
+    if (!real) FAIL_NOSYS(NULL);
+    int rec = rec_begin();
+    uint64_t t0 = rs_now();
+    struct vb_context *ctx = real(dev, attr);
+    int saved = errno;
+    ctx_opened(rec, ctx, dev ? dev->name : NULL, dev ? sizeof dev->name : 0, t0, saved, 3);
     errno = saved;
     return ctx;
 }
@@ -336,6 +356,23 @@ static int vbw_ibv_rereg_mr(struct vb_mr *mr, int flags, struct vb_pd *pd, void 
     }
     errno = saved;
     return ret;
+}
+
+/* NCCL's Data Direct registration (ConnectX-8): a dmabuf MR through libmlx5. Recorded as any dmabuf MR;
+ * the mlx5 access flags are not kept. */
+static struct vb_mr *vbw_mlx5dv_reg_dmabuf_mr(struct vb_pd *pd, uint64_t off, size_t len, uint64_t iova, int fd,
+                                              int access, int mlx5_access)
+{
+    mlx5dv_reg_dmabuf_mr_fn real = get_mlx5dv_reg_dmabuf_mr();
+    if (!real) FAIL_NOSYS(NULL);
+    int rec = rec_begin();
+    uint64_t t0 = rs_now();
+    struct vb_mr *mr = real(pd, off, len, iova, fd, access, mlx5_access);
+    int saved = errno;
+    mr_done(rec, pd, mr, off, len, iova, (unsigned)access, 1, fd, t0, saved);
+    if (rec) rs_guard_exit();
+    errno = saved;
+    return mr;
 }
 
 static int vbw_ibv_dereg_mr(struct vb_mr *mr)

@@ -10,8 +10,15 @@ $(NULLPROV_LIB): tests/verbs/nullprov.c tests/verbs/nullprov.map
 	    -Wl,--version-script=tests/verbs/nullprov.map $(LDFLAGS_ALL)
 	ln -sf libibverbs.so.1 $(VT)/nullprov/libibverbs.so
 
+# its stand-in libmlx5.so.1 (mlx5dv_open_device, mlx5dv_reg_dmabuf_mr)
+NULLMLX5_LIB := $(VT)/nullprov/libmlx5.so.1
+$(NULLMLX5_LIB): tests/verbs/nullmlx5.c tests/verbs/nullmlx5.map
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -fvisibility=hidden -shared -o $@ $< -Wl,-soname,libmlx5.so.1 \
+	    -Wl,--version-script=tests/verbs/nullmlx5.map $(LDFLAGS_ALL) -ldl
+
 # programs linked against libibverbs
-VT_VERBS_BINS := $(VT)/vt_basic $(VT)/vt_ex $(VT)/vt_cuda $(VT)/vt_mt $(VT)/vt_min
+VT_VERBS_BINS := $(VT)/vt_basic $(VT)/vt_ex $(VT)/vt_cuda $(VT)/vt_mt $(VT)/vt_min $(VT)/vt_mlx5
 $(VT)/vt_dlsym: tests/verbs/vt_dlsym.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -ldl
@@ -41,7 +48,7 @@ $(VT)/vt_dump: tests/verbs/vt_dump.c formats/reader.c formats/rtrace_tables.c fo
 	$(CC) $(CFLAGS_ALL) -o $@ tests/verbs/vt_dump.c formats/reader.c formats/rtrace_tables.c $(LDFLAGS_ALL) -lzstd
 
 VT_BINS := $(VT_VERBS_BINS) $(VT)/vt_dlsym $(VT)/vt_nccl $(VT)/vt_local $(VT)/abi_check $(VT)/vt_dump
-EXTRA_TARGETS += $(NULLPROV_LIB)
+EXTRA_TARGETS += $(NULLPROV_LIB) $(NULLMLX5_LIB)
 TEST_BINS += $(VT_BINS)
-verbs-tests: $(NULLPROV_LIB) $(VT_BINS)
+verbs-tests: $(NULLPROV_LIB) $(NULLMLX5_LIB) $(VT_BINS)
 .PHONY: verbs-tests

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/vlib.sh"
 need_build verbs/vt_nccl verbs/vt_local verbs/vt_ex verbs/nullprov/libibverbs.so.1
-plan 23
+plan 26
 
 out=$(on_null traced "$T/nccl" "$VT/vt_nccl" -n 9 2>&1)
 d=$(vdump "$T/nccl")
@@ -46,3 +46,12 @@ plain=$(NULLPROV_MINIMAL=1 on_null run_timeout 20 "$VT/vt_min" 2>&1)
 out=$(NULLPROV_MINIMAL=1 on_null traced "$T/min" "$VT/vt_min" 2>&1)
 like "$plain" "post_srq_recv NULL, req_notify_cq NULL, create_cq_ex NULL, create_qp_ex NULL" "minimal provider has NULL entries"
 is "$out" "$plain" "minimal provider: NULL entries stay NULL under the tracer (ibv_create_cq_ex still EOPNOTSUPP)"
+
+# libmlx5's own entry points, loaded NCCL's way (dlopen libmlx5.so.1 + dlvsym MLX5_*): a context opened
+# with mlx5dv_open_device is patched (aux=3), and a Data Direct dmabuf MR (mlx5dv_reg_dmabuf_mr) gives
+# its posts mem=dmabuf.
+out=$(on_null traced "$T/mlx5" "$VT/vt_mlx5" -n 6 2>&1)
+d=$(vdump "$T/mlx5")
+is "$(nkind "$d" ibv_open_device 'aux=3 ')" 1 "mlx5dv_open_device: context recorded (aux=3)"
+is "$(nkind "$d" ibv_reg_mr 'iova=0x7f1200000000 .*mem=5 ')" 1 "mlx5dv_reg_dmabuf_mr: recorded as a dmabuf MR with its iova"
+is "$(nkind "$d" ibv_post_send 'mem=5 ')/$(nkind "$d" ibv_wc)" "6/6" "mlx5dv context: posts (mem=dmabuf) and completions traced"
