@@ -6,7 +6,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/vlib.sh"
 need_build verbs/vt_basic verbs/nullprov/libibverbs.so.1
-plan 21
+plan 23
 
 N=7
 plain=$(on_null run_timeout 20 "$VT/vt_basic" -n $N -c 2 2>&1)
@@ -55,3 +55,9 @@ is "$(printf '%s\n' "$pe" | grep -oE ' count=[0-9]+' | cut -d= -f2 | awk '{s+=$1
     "event-driven drains: every empty poll counted (100 + 50)"
 us=$(printf '%s\n' "$pe" | grep -oE ' dur=[0-9]+' | cut -d= -f2 | awk '{s+=$1} END {printf "%d", s/1e3}')
 ok "event-driven drains: the 50 x 2 ms waits are not busy-polling time (got $us us)" test "$us" -lt 20000
+
+# The verbs family switched off (RAILSCOPE_EVENTS=all,-verbs): the program still behaves identically and
+# no verbs event is written.
+out=$(export RAILSCOPE_EVENTS=all,-verbs; on_null traced "$T/off" "$VT/vt_basic" -n $N -c 2 2>&1)
+is "$out" "$plain" "verbs family off: same output"
+is "$(ls "$T"/off/*.rtrace 2>/dev/null | wc -l)/$(vdump "$T/off" 2>/dev/null | grep -c .)" "1/0" "verbs family off: a trace, without verbs events"
