@@ -80,6 +80,8 @@ struct rs_xtrack {
     uint32_t tid;                /* real thread id (RS_XT_THREAD) */
     uint64_t pid;                /* real pid (process/thread descriptors) */
     int declared;
+    uint8_t jpt_len;             /* "pid":P,"tid":T for JSON, formatted once */
+    char jpt[47];
 };
 
 enum rs_xarg_type { RS_XA_U64, RS_XA_I64, RS_XA_HEX, RS_XA_DBL, RS_XA_STR };
@@ -144,17 +146,27 @@ extern const struct rs_xbackend rs_xbackend_perfetto, rs_xbackend_chrome, rs_xba
  * still decides JSON-style placement and is otherwise unused. */
 struct rs_exp *rs_exp_open_with(const struct rs_exp_opts *o, const struct rs_xbackend *be, char *err, size_t errlen);
 
-/* Small formatting helpers shared by the backends (no printf on the hot path). */
+/* Small formatting helpers shared by the backends (no printf on the hot path): two digits per step. */
+extern const char rs_xdigits2[200];
 static inline size_t rs_xfmt_u64(char *p, uint64_t v)
 {
     char t[20];
-    size_t n = 0;
-    do {
-        t[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    for (size_t i = 0; i < n; i++) p[i] = t[n - 1 - i];
-    return n;
+    size_t n = 20;
+    while (v >= 100) {
+        unsigned r = (unsigned)(v % 100);
+        v /= 100;
+        n -= 2;
+        t[n] = rs_xdigits2[2 * r];
+        t[n + 1] = rs_xdigits2[2 * r + 1];
+    }
+    if (v >= 10) {
+        n -= 2;
+        t[n] = rs_xdigits2[2 * v];
+        t[n + 1] = rs_xdigits2[2 * v + 1];
+    } else
+        t[--n] = (char)('0' + v);
+    memcpy(p, t + n, 20 - n);
+    return 20 - n;
 }
 static inline size_t rs_xfmt_i64(char *p, int64_t v)
 {

@@ -169,6 +169,7 @@ static inline char *ev_start(struct jw *w)
     return d;
 }
 
+static inline size_t pidtid_t(char *d, const struct rs_xtrack *t);
 static inline size_t pidtid(char *d, int64_t pid, int64_t tid)
 {
     size_t n = LIT(d, "\"pid\":");
@@ -176,6 +177,15 @@ static inline size_t pidtid(char *d, int64_t pid, int64_t tid)
     n += LIT(d + n, ",\"tid\":");
     n += rs_xfmt_i64(d + n, tid);
     return n;
+}
+
+static inline size_t pidtid_t(char *d, const struct rs_xtrack *t)
+{
+    if (t->jpt_len) {
+        memcpy(d, t->jpt, t->jpt_len);
+        return t->jpt_len;
+    }
+    return pidtid(d, t->jpid, t->jtid);
 }
 
 static void meta(struct jw *w, const char *what, int64_t pid, int64_t tid, uint32_t name, int32_t sort)
@@ -384,7 +394,7 @@ static size_t common(struct jw *w, char *d, char ph, const struct rs_xitem *it)
     const struct rs_xname *nm = rs_xname_get(w->x, it->name);
     n += cpy(d + n, nm->json, nm->json_len);
     d[n++] = ',';
-    n += pidtid(d + n, it->t->jpid, it->t->jtid);
+    n += pidtid_t(d + n, it->t);
     n += LIT(d + n, ",\"ts\":");
     n += rs_xfmt_us(d + n, it->ts);
     return n;
@@ -401,7 +411,7 @@ static void flow(struct jw *w, char ph, uint64_t id, const struct rs_xitem *it)
     /* Kineto files hold one rank: the bare correlation id, as Kineto writes it */
     n += rs_xfmt_u64(d + n, w->kineto && cuda ? (id & 0xffffffffu) : id);
     d[n++] = ',';
-    n += pidtid(d + n, it->t->jpid, it->t->jtid);
+    n += pidtid_t(d + n, it->t);
     n += LIT(d + n, ",\"ts\":");
     n += rs_xfmt_us(d + n, it->ts);
     if (ph != 's') n += LIT(d + n, ",\"bp\":\"e\"");
@@ -443,7 +453,7 @@ static void jw_end(void *b, const struct rs_xtrack *t, uint64_t ts)
     if (!w->file_open) return;
     char *d = ev_start(w);
     size_t n = LIT(d, "{\"ph\":\"E\",");
-    n += pidtid(d + n, t->jpid, t->jtid);
+    n += pidtid_t(d + n, t);
     n += LIT(d + n, ",\"ts\":");
     n += rs_xfmt_us(d + n, ts);
     d[n++] = '}';

@@ -298,10 +298,25 @@ static uint64_t mix64(uint64_t v)
     return v ^ (v >> 33);
 }
 
+const char rs_xdigits2[200] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                               "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                               "8081828384858687888990919293949596979899";
+
 static void declare(struct rs_exp *x, struct rs_xtrack *t)
 {
     if (!t->declared) {
         t->declared = 1;
+        char *d = t->jpt;   /* "pid":P,"tid":T: at most 6+20+7+20 = 53 > 47 only for absurd ids */
+        char tmp[64];
+        size_t n = 0;
+        memcpy(tmp, "\"pid\":", 6);
+        n = 6 + rs_xfmt_i64(tmp + 6, t->jpid);
+        memcpy(tmp + n, ",\"tid\":", 7);
+        n += 7;
+        n += rs_xfmt_i64(tmp + n, t->jtid);
+        if (n > sizeof t->jpt) n = 0;   /* the backend formats it each time then */
+        memcpy(d, tmp, n);
+        t->jpt_len = (uint8_t)n;
         x->be->track(x->b, t);
     }
 }
