@@ -98,4 +98,7 @@ struct rs_nccl_init_tls {
 };
 extern __thread struct rs_nccl_init_tls rs_nccl_init_tls;
 
+/* The optional NVML counter sampler (preload/nvml.c), started by the CUDA injection. */
+void rs_nvml_start(void);
+
 #endif

@@ -358,6 +358,7 @@ RS_EXPORT int InitializeInjection(void)
     rs_core_start();
     static int done;
     if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL)) return 1;
+    rs_nvml_start();   /* only with RAILSCOPE_NVML_MS */
     if (!rs_on(RS_FAM_cuda)) return 1;
     parse_modes();
     if (load_cupti() != 0) return unavailable("libcupti not found (looked in the process, beside libcudart, "

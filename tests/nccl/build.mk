@@ -35,6 +35,10 @@ $(NCCL_T)/fakecupti/libcudart.so.13: tests/nccl/fake_cudart.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -isystem $(CUDA_HOME)/include -shared -Wl,-soname,libcudart.so.13 -o $@ $< $(LDFLAGS_ALL)
 
+$(NCCL_T)/fakecupti/libnvidia-ml.so.1: tests/nccl/fake_nvml.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -shared -Wl,-soname,libnvidia-ml.so.1 -o $@ $< $(LDFLAGS_ALL)
+
 $(NCCL_T)/cupti_driver: tests/nccl/cupti_driver.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -ldl
@@ -44,5 +48,6 @@ $(NCCL_T)/nvtx_app: tests/nccl/nvtx_app.c
 	$(CC) $(CFLAGS_ALL) -isystem $(CUDA_HOME)/include -Wno-unused-function -o $@ $< $(LDFLAGS_ALL) -ldl
 
 TEST_BINS += $(NCCL_T)/fakecupti/libcupti.so.13 $(NCCL_T)/fakecupti/libcudart.so.13 $(NCCL_T)/cupti_driver \
+    $(NCCL_T)/fakecupti/libnvidia-ml.so.1 \
     $(NCCL_T)/nvtx_app
 endif

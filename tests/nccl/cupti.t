@@ -15,7 +15,7 @@ FAKE = os.path.join(NCCL_BIN, "fakecupti")
 if not os.path.exists(DRIVER):
     skip_all("built without CUDA headers (no CUPTI record structs): cupti_driver not built")
 need(LIB, CLI, DRIVER, os.path.join(FAKE, "libcupti.so.13"))
-plan(27)
+plan(28)
 
 out = os.path.join(T, "basic")
 FULL_API = {"RAILSCOPE_CUDA_KERNELS": "all", "RAILSCOPE_CUDA_API": "on", "RAILSCOPE_CUDA_SYNC": "on"}
@@ -71,6 +71,13 @@ n = len([m for m in kind(evs, "cuda_memcpy") if m["bytes"] >= 1000])
 drops = sum(e["events"] for e in kind(evs, "drops"))
 ok("burst=4000" in p.stdout and n == 4000 and drops == 0,
    "a burst of 4000 records through a 64 KiB ring: all written, none dropped", f"{p.stdout} written {n} dropped {drops}")
+
+out = os.path.join(T, "nvml")
+p = run([DRIVER, FAKE, "basic"], out, {"RAILSCOPE_NVML_MS": "10", "LD_LIBRARY_PATH": FAKE})
+ns = kind(events(out), "nvml_sample")
+ok(p.returncode == 0 and {n["field"] for n in ns} == {197, 198} and len(ns) >= 4
+   and all(n["device"] == 0 for n in ns), "NVML sampler: PCIe counters sampled, unsupported NVLink fields dropped",
+   [(n["field"], n["value"]) for n in ns][:6])
 
 out = os.path.join(T, "off")
 p = run([DRIVER, FAKE, "basic"], out, {"RAILSCOPE_CUDA_KERNELS": "off"})
