@@ -140,12 +140,15 @@ static inline uint64_t vb_hash_ptr(const void *p)
 }
 
 /* ---- hot-path lookups (storage in verbs_tables.c and verbs_mr.c) ---- */
-extern uintptr_t vb_ctx_keys[VB_MAX_CTX];
-extern struct vb_ctx_rec vb_ctx_recs[VB_MAX_CTX];
-extern uintptr_t vb_cq_keys[VB_MAX_CQ];
-extern struct vb_cq_rec vb_cq_recs[VB_MAX_CQ];
-extern uintptr_t vb_qp_keys[VB_MAX_QP];
-extern struct vb_qp_rec *vb_qp_recs[VB_MAX_QP];
+/* Hidden: addressed directly, not through the GOT. */
+#define VB_HIDDEN __attribute__((visibility("hidden")))
+extern VB_HIDDEN unsigned rs_enabled_mask; /* the core's (hidden in the library too): rs_on() without the GOT */
+extern VB_HIDDEN uintptr_t vb_ctx_keys[VB_MAX_CTX];
+extern VB_HIDDEN struct vb_ctx_rec vb_ctx_recs[VB_MAX_CTX];
+extern VB_HIDDEN uintptr_t vb_cq_keys[VB_MAX_CQ];
+extern VB_HIDDEN struct vb_cq_rec vb_cq_recs[VB_MAX_CQ];
+extern VB_HIDDEN uintptr_t vb_qp_keys[VB_MAX_QP];
+extern VB_HIDDEN struct vb_qp_rec *vb_qp_recs[VB_MAX_QP];
 
 static inline struct vb_ctx_rec *vb_ctx_find(const struct vb_context *ctx)
 {
@@ -188,7 +191,7 @@ static inline struct vb_qp_rec *vb_qp_find(const struct vb_qp *qp)
 #define VB_MR_PROBES 64
 #define VB_MR_KIND_SHIFT 32
 #define VB_MR_CTX_SHIFT 40
-extern uint64_t vb_mr_tab[VB_MR_SLOTS];
+extern VB_HIDDEN uint64_t vb_mr_tab[VB_MR_SLOTS];
 static inline uint32_t vb_mr_hash(uint32_t id, uint32_t lkey)
 {
     uint32_t x = lkey * 0x9e3779b1u ^ id * 0x85ebca6bu;

@@ -147,19 +147,10 @@ static int w_post_srq_recv(struct vb_srq *srq, struct vb_recv_wr *wr, struct vb_
     return ret;
 }
 
-static int w_poll_cq(struct vb_cq *cq, int n, struct vb_wc *wc)
+/* Completions found: stamp and record them (out of line, so that the empty-poll path stays small). */
+static __attribute__((noinline)) int poll_record(struct vb_cq *cq, struct vb_cq_rec *q, int ret,
+                                                 const struct vb_wc *wc)
 {
-    struct vb_cq_rec *q = vb_cq_find(cq);
-    const struct vb_ctx_rec *c = RS_LIKELY(q && q->c) ? q->c : vb_ctx_find(cq->context);
-    if (RS_UNLIKELY(!c || !c->poll_cq)) return -EINVAL;
-    int ret = c->poll_cq(cq, n, wc);
-    if (!rs_on(RS_FAM_verbs)) return ret;
-    if (RS_UNLIKELY(!q)) q = vb_cq_find_or_add(cq, (struct vb_ctx_rec *)c);
-    if (ret == 0) {
-        if (RS_LIKELY(q != NULL)) vb_count_empty(q);
-        return 0;
-    }
-    if (ret < 0) return ret;
     uint64_t now = rs_now();
     if (q) vb_end_empty_run(q, now);
     struct rs_ev_IBV_WC ev;
@@ -179,6 +170,35 @@ static int w_poll_cq(struct vb_cq *cq, int n, struct vb_wc *wc)
         rs_emit(&ev.h);
     }
     return ret;
+}
+
+/* A CQ we have no record of (created behind our back, e.g. mlx5dv_create_cq): poll through the context,
+ * add a record when the table lock is free. */
+static __attribute__((noinline)) int poll_unknown(struct vb_cq *cq, int n, struct vb_wc *wc)
+{
+    struct vb_ctx_rec *c = vb_ctx_find(cq->context);
+    if (!c || !c->poll_cq) return -EINVAL; /* not our context (cannot happen): never call NULL */
+    int ret = c->poll_cq(cq, n, wc);
+    if (!rs_on(RS_FAM_verbs)) return ret;
+    struct vb_cq_rec *q = vb_cq_find_or_add(cq, c);
+    if (ret == 0) {
+        if (q) vb_count_empty(q);
+        return 0;
+    }
+    return ret < 0 ? ret : poll_record(cq, q, ret, wc);
+}
+
+static int w_poll_cq(struct vb_cq *cq, int n, struct vb_wc *wc)
+{
+    struct vb_cq_rec *q = vb_cq_find(cq);
+    if (RS_UNLIKELY(!q || !q->c || !q->c->poll_cq)) return poll_unknown(cq, n, wc);
+    int ret = q->c->poll_cq(cq, n, wc);
+    if (ret == 0) {
+        if (rs_on(RS_FAM_verbs)) vb_count_empty(q);
+        return 0;
+    }
+    if (ret < 0 || !rs_on(RS_FAM_verbs)) return ret;
+    return poll_record(cq, q, ret, wc);
 }
 
 static int w_req_notify_cq(struct vb_cq *cq, int solicited)
