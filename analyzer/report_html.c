@@ -432,7 +432,10 @@ static void panel_allreduce(FILE *f, const struct rs_analysis *a)
             char bw[48] = "";
             if (co->busbw_gbps > 0) snprintf(bw, sizeof bw, " busbw %.1f GB/s", co->busbw_gbps);
             fmt_s(t, sizeof t, co->dur_s);
-            fprintf(f, "<text x=\"%.1f\" y=\"%d\">%s%s</text>\n", x + 4 < W - 140 ? x + 4 : W - 140, y + 14, t, bw);
+            /* after the bar when there is room, else over its end with a white halo to stay legible */
+            fprintf(f, "<text x=\"%.1f\" y=\"%d\" style=\"paint-order:stroke;stroke:#fff;stroke-width:3px\">%s%s"
+                       "</text>\n",
+                    x + 4 < W - 140 ? x + 4 : W - 140, y + 14, t, bw);
         }
         char t[32];
         fmt_s(t, sizeof t, span * 1e-9);
