@@ -172,15 +172,17 @@ static __attribute__((noinline)) int poll_record(struct vb_cq *cq, struct vb_cq_
     return ret;
 }
 
-/* A CQ we have no record of (created behind our back, e.g. mlx5dv_create_cq): poll through the context,
- * add a record when the table lock is free. */
+/* A CQ we have no (valid) record of — created behind our back, e.g. mlx5dv_create_cq: poll through the
+ * context, add a record when the table lock is free. */
 static __attribute__((noinline)) int poll_unknown(struct vb_cq *cq, int n, struct vb_wc *wc)
 {
     struct vb_ctx_rec *c = vb_ctx_find(cq->context);
     if (!c || !c->poll_cq) return -EINVAL; /* not our context (cannot happen): never call NULL */
     int ret = c->poll_cq(cq, n, wc);
     if (!rs_on(RS_FAM_verbs)) return ret;
-    struct vb_cq_rec *q = vb_cq_find_or_add(cq, c);
+    struct vb_cq_rec *q = vb_cq_find(cq);
+    if (q) q->c = c; /* a stale record (CQ freed behind our back, address reused): now this CQ's */
+    else q = vb_cq_find_or_add(cq, c);
     if (ret == 0) {
         if (q) vb_count_empty(q);
         return 0;
@@ -191,7 +193,7 @@ static __attribute__((noinline)) int poll_unknown(struct vb_cq *cq, int n, struc
 static int w_poll_cq(struct vb_cq *cq, int n, struct vb_wc *wc)
 {
     struct vb_cq_rec *q = vb_cq_find(cq);
-    if (RS_UNLIKELY(!q || !q->c || !q->c->poll_cq)) return poll_unknown(cq, n, wc);
+    if (RS_UNLIKELY(!q || !q->c || q->c->ctx != cq->context || !q->c->poll_cq)) return poll_unknown(cq, n, wc);
     int ret = q->c->poll_cq(cq, n, wc);
     if (ret == 0) {
         if (rs_on(RS_FAM_verbs)) vb_count_empty(q);
