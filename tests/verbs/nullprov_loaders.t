@@ -4,7 +4,7 @@
 # extended API (ibv_wr_* builders, ibv_cq_ex polling).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/vlib.sh"
-need_build verbs/vt_nccl verbs/vt_local verbs/vt_ex verbs/nullprov/libibverbs.so.1
+need_build verbs/vt_nccl verbs/vt_local verbs/vt_ex verbs/vt_min verbs/vt_mlx5 verbs/nullprov/libibverbs.so.1 verbs/nullprov/libmlx5.so.1
 plan 26
 
 out=$(on_null traced "$T/nccl" "$VT/vt_nccl" -n 9 2>&1)
