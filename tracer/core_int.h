@@ -33,6 +33,7 @@ struct rs_config {
     int policy_block;
     int log_level;
     int zstd_level;
+    int zstd_threads;
 };
 extern struct rs_config rs_cfg;
 /* Parse the environment into rs_cfg; returns 0, or -1 when tracing is off (RAILSCOPE_DISABLE). Unknown

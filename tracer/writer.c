@@ -32,6 +32,7 @@ struct rs_writer {
     uint64_t good_end;          /* file offset after the last whole frame */
     uint64_t seq;
     int level;
+    int threads;                /* zstd worker threads, 0 = compress in the caller */
     ZSTD_CCtx *cctx;
 
     unsigned char *raw;         /* current frame's payload */
@@ -227,6 +228,16 @@ struct rs_writer *rs_writer_open(const char *path, const struct rs_file_info *in
 }
 
 void rs_writer_set_level(struct rs_writer *w, int level) { w->level = level; }
+
+int rs_writer_set_threads(struct rs_writer *w, int n)
+{
+    /* zstd's own worker threads compress one frame in parallel jobs; the frame stays one zstd frame. */
+    if (n < 0) n = 0;
+    size_t r = ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_nbWorkers, n);
+    if (ZSTD_isError(r)) return -ENOTSUP;
+    w->threads = n;
+    return 0;
+}
 
 void rs_writer_set_clock(struct rs_writer *w, rs_writer_clock_fn fn, void *arg)
 {
@@ -436,7 +447,13 @@ int rs_writer_flush(struct rs_writer *w)
         w->cbuf = p;
         w->cbuf_cap = bound;
     }
-    size_t c = ZSTD_compressCCtx(w->cctx, w->cbuf, w->cbuf_cap, w->raw, w->raw_len, w->level);
+    size_t c;
+    if (w->threads) {
+        ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, w->level);
+        c = ZSTD_compress2(w->cctx, w->cbuf, w->cbuf_cap, w->raw, w->raw_len);
+    } else {
+        c = ZSTD_compressCCtx(w->cctx, w->cbuf, w->cbuf_cap, w->raw, w->raw_len, w->level);
+    }
     if (ZSTD_isError(c)) return fail(w, -EIO);
     struct rs_frame_hdr fh = {RS_FRAME_MAGIC, (uint32_t)c, (uint32_t)w->raw_len, rs_fnv1a(w->cbuf, c), w->seq};
     int ret = fd_is_ours(w);

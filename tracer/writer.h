@@ -49,6 +49,9 @@ struct rs_writer *rs_writer_fdopen(int fd, const struct rs_file_info *info, int 
 
 /* zstd level (default 1; negative = faster). Call before the first append. */
 void rs_writer_set_level(struct rs_writer *w, int level);
+/* Compress each frame with n zstd worker threads (0 = in the calling thread, the default). -ENOTSUP when
+ * libzstd was built without multithreading. */
+int rs_writer_set_threads(struct rs_writer *w, int n);
 
 /* Clock source for the CLOCK anchor written at the start of every frame: fn fills a REALTIME/tracer-clock
  * pair. The default samples clock_gettime(CLOCK_REALTIME/CLOCK_MONOTONIC). NULL = no automatic anchors

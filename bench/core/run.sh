@@ -40,3 +40,11 @@ echo "# bytes per event after compression, verbs-like stream (post_send + comple
 for l in -1 1 2; do
     RAILSCOPE_ZSTD_LEVEL=$l "$BIN" bytes "$tmp/bytes.rtrace" 2000000 | sed 's/^/bench.core./'
 done
+echo "# the same at level 1 with zstd worker threads (RAILSCOPE_ZSTD_THREADS), then the live path with them"
+for z in 2 4; do
+    RAILSCOPE_ZSTD_THREADS=$z "$BIN" bytes "$tmp/bytes.rtrace" 2000000 | sed "s/^/bench.core.zthreads$z./"
+done
+for t in 4 8; do
+    line=$(RAILSCOPE_ZSTD_THREADS=4 RAILSCOPE_POLICY=block "$BIN" sustained "$t" "$N")
+    echo "bench.core.sustained_zthreads4.$line"
+done
