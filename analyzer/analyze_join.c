@@ -315,7 +315,8 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
         gc->intra_s = fmax(gc->dur_s - gc->stall_s - gc->net_s, 0);
         gc->stall_rank = stall_rank;
         gc->stall_qp = stall_qp;
-        /* straggler accounting */
+        /* straggler accounting (its cost is the exposed waiting it causes: computed in the split below) */
+        long late_rank_idx = -1;
         if (j - i >= 2) {
             considered++;
             if (L - L2 > late_thr) {
@@ -325,10 +326,7 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
                         lr = m[k].r;
                 late_count[lr] += 1;
                 late_sum[lr] += L - L2;
-                double w = 0;
-                for (size_t k = i; k < j; k++)
-                    w += L - RUN(m[k].r, R[m[k].r].colls[m[k].c].kstart);
-                cost[lr] += w / (double)(j - i);
+                late_rank_idx = (long)lr;
                 int64_t st = c0->step;
                 if (st != last_late_step[lr]) {
                     late_steps[lr]++;
@@ -337,6 +335,7 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
             }
         }
         /* split each member's exposed time */
+        double pw_sum = 0;
         for (size_t k = i; k < j; k++) {
             struct an_rank *rr = &R[m[k].r];
             const struct an_lcoll *c = &rr->colls[m[k].c];
@@ -353,10 +352,13 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
             (void)arr;
             double s_ = fmin(stall, rest), t_ = fmin(transfer, rest - s_), in_ = rest - s_ - t_;
             st->t[RS_CAT_PEER_WAIT] += (uint64_t)llround(pw);
+            pw_sum += pw;
             st->t[RS_CAT_STALL] += (uint64_t)llround(s_);
             st->t[RS_CAT_NET] += (uint64_t)llround(t_);
             st->t[RS_CAT_INTRA] += (uint64_t)llround(in_);
         }
+        if (late_rank_idx >= 0)
+            cost[late_rank_idx] += pw_sum / (double)(j - i);
         i = j;
     }
     free(tmp);

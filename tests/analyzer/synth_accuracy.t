@@ -7,7 +7,7 @@ need_cmd jq
 need_build railscope tests/synth/rs-synth
 SYNTH=$RS_BUILD/tests/synth/rs-synth
 HERE=$(dirname "$0")
-plan 61
+plan 68
 
 # run NAME SYNTH-ARGS...: generate, report, and check the attribution against the truth.
 run() {
@@ -105,6 +105,16 @@ is "$(q .nsteps)" 9 "nonvtx: 9 steps between 10 collectives"
 ok "nonvtx: mean step within 5 % of the truth" within "$(q .step_mean_s)" "$(jq .step_mean_s "$TR")" \
     "$(jq '.step_mean_s * 0.05' "$TR")"
 is "$(q '.stragglers[0].rank')" 1 "nonvtx: straggler rank 1"
+
+# 9b. gradient buckets: 3 early AllReduces per step hidden under backward, then the last one exposed
+run buckets --buckets 4 --straggler 3:5 --pause 5:10:2 --skew-ms 3
+is "$(q '[.collectives[] | select(.nseen == 8)] | length')" 40 "buckets: 40 collectives joined across all 8 ranks"
+is "$(q '.stragglers[0].rank')" 3 "buckets: straggler rank 3"
+ok "buckets: straggler cost = exposed waiting only (~4.4 ms/step, hidden waits excluded)" \
+    within "$(q '.stragglers[0].cost_per_step_s')" "$(q .attribution_per_step.peer_wait)" 0.0002
+is "$(q '[.findings[] | select(.category == "network_stall")][0] | "\(.rank),\(.qp)"')" "5,276" "buckets: stall on rank 5 QP 0x114"
+run buckets_nonvtx --buckets 8 --no-nvtx --pause 3:5
+is "$(q .step_source),$(q .nsteps)" "collective periodicity,9" "buckets without NVTX: 8 collectives per step found as one period"
 
 # 10a. no profiler plugin: the NCCL API calls are the collectives
 run noplugin --no-plugin --straggler 5:4 --pause 2:8:2 --skew-ms 3

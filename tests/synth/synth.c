@@ -43,6 +43,7 @@ struct cfg {
     int no_nvtx, no_verbs, no_proxy, no_hostfacts, no_plugin;
     const char *step_name; /* printf format of the NVTX step range name */
     int mark_steps;        /* core MARK events named "step" at each step start instead of NVTX */
+    int buckets;           /* gradient buckets: buckets-1 early AllReduces hidden under backward */
     int garbage; /* random events of random kinds per rank (robustness of readers of the trace) */
     unsigned seed;
 };
@@ -100,6 +101,8 @@ struct model {
     double (*truth)[NCAT]; /* per rank, seconds over the run */
     double *host_offset;   /* realtime offset per node (ns) */
     double *mono_base;     /* per node */
+    double *bk_L, *bk_end; /* [step][bucket]: last arrival and end of the early (hidden) buckets */
+    int bk_nwr;            /* writes per early bucket */
 };
 
 static int paused(const struct model *m, int r, int s)
@@ -143,6 +146,9 @@ static void build_model(struct model *m)
     m->ideal_net = m->nwr * m->wr_bytes / (c->net_gbps / 8.0);
     m->t_copy = m->wr_bytes / (c->pcie_gbps / 8.0);
     m->rs = calloc((size_t)c->steps * m->n, sizeof *m->rs);
+    m->bk_L = calloc((size_t)c->steps * (c->buckets + 1), sizeof(double));
+    m->bk_end = calloc((size_t)c->steps * (c->buckets + 1), sizeof(double));
+    m->bk_nwr = m->nwr ? (m->nwr + c->buckets - 1) / c->buckets : 0;
     m->truth = calloc(m->n, sizeof *m->truth);
     m->host_offset = calloc(N, sizeof(double));
     m->mono_base = calloc(N, sizeof(double));
@@ -185,6 +191,29 @@ static void build_model(struct model *m)
         double net_stall = E - (L + m->t_intra_half) - m->ideal_net - (c->no_gpudirect ? m->nwr * m->t_copy : 0);
         if (net_stall < 0)
             net_stall = 0;
+        for (int j = 0; j + 1 < c->buckets; j++) {
+            /* early bucket j: ready during backward (the last 60 % of compute) at 40 % + 50 % * (j+1)/B of each
+             * rank's compute; runs when the last rank is ready */
+            double Lj = 0, endc = 1e300, wire = 0;
+            for (int r = 0; r < m->n; r++) {
+                const struct rank_step *x = &row[r];
+                double ready = x->arrive - x->compute + x->compute * (0.4 + 0.5 * (j + 1) / c->buckets);
+                if (ready > Lj)
+                    Lj = ready;
+                if (x->arrive < endc)
+                    endc = x->arrive;
+                double w = m->bk_nwr * m->wr_bytes / rate_of(m, r);
+                if (w > wire)
+                    wire = w;
+            }
+            double end = Lj + 2 * m->t_intra_half / c->buckets + wire + 4e3;
+            if (end >= endc)
+                die("--buckets %d: early bucket %d would end after compute (%.3f > %.3f ms into step %d); "
+                    "use fewer buckets or more --compute-ms", c->buckets, j, (end - row[0].start) * 1e-6,
+                    (endc - row[0].start) * 1e-6, s);
+            m->bk_L[(size_t)s * c->buckets + j] = Lj;
+            m->bk_end[(size_t)s * c->buckets + j] = end;
+        }
         for (int r = 0; r < m->n; r++) {
             struct rank_step *x = &row[r];
             x->jitter = floor(rnd() * 4e3);
@@ -448,6 +477,66 @@ static void write_rank(const struct model *m, int r)
         double kd = x->compute / c->kernels;
         for (int k = 0; k < c->kernels; k++, t += kd)
             kernel_ev(e, t, t + kd, kid[k % 5], corr++);
+        /* Early gradient buckets: AllReduces on the communication stream while backward still computes. */
+        for (int j = 0; j + 1 < c->buckets; j++) {
+            double ready = x->arrive - x->compute + x->compute * (0.4 + 0.5 * (j + 1) / c->buckets);
+            double Lj = m->bk_L[(size_t)s * c->buckets + j], endj = m->bk_end[(size_t)s * c->buckets + j];
+            uint64_t seq = (uint64_t)s * (uint64_t)c->buckets + (uint64_t)j, bh = handle++;
+            struct rs_ev_NCCL_CALL nc;
+            memset(&nc, 0, sizeof nc);
+            RS_EV_INIT(&nc, NCCL_CALL, mono(e, ready - 30e3));
+            nc.dur = 8000;
+            nc.comm = 0x5000;
+            nc.count = (uint64_t)(c->grad_mb * 1048576.0 / 4 / c->buckets);
+            nc.seq = seq;
+            nc.comm_hash = comm_hash;
+            nc.datatype = 7;
+            nc.rank = r;
+            nc.nranks = m->n;
+            nc.peer = -1;
+            put(e, tm, &nc);
+            if (!c->no_plugin) {
+                struct rs_ev_NCCL_COLL co;
+                memset(&co, 0, sizeof co);
+                RS_EV_INIT(&co, NCCL_COLL, mono(e, ready - 28e3));
+                co.end = mono(e, ready - 25e3);
+                co.handle = bh;
+                co.comm_hash = comm_hash;
+                co.seq = seq;
+                co.count = nc.count;
+                co.func = s_allreduce;
+                co.algo = s_algo;
+                co.proto = s_proto;
+                co.nchannels = (uint32_t)c->gpus;
+                co.datatype = s_f32;
+                co.rank = r;
+                co.root = -1;
+                put(e, tm, &co);
+            }
+            kernel_ev(e, ready, endj - floor(rnd() * 3e3), nccl_k, corr++);
+            double t0 = Lj + m->t_intra_half / c->buckets, wire = m->wr_bytes / rate_of(m, r);
+            for (int i = 0; i < m->bk_nwr && !c->no_verbs; i++) {
+                struct rs_ev_IBV_POST_SEND ps;
+                memset(&ps, 0, sizeof ps);
+                RS_EV_INIT(&ps, IBV_POST_SEND, mono(e, t0 + i * wire));
+                ps.wr_id = ((uint64_t)s << 20) | (1ull << 19) | ((uint64_t)j << 12) | (uint64_t)i;
+                ps.bytes = (uint64_t)m->wr_bytes;
+                ps.qp_num = qp_send(r);
+                ps.opcode = 1;
+                ps.send_flags = 2;
+                ps.num_sge = 1;
+                ps.mem = (uint32_t)mem;
+                put(e, tp, &ps);
+                struct rs_ev_IBV_WC wc;
+                memset(&wc, 0, sizeof wc);
+                RS_EV_INIT(&wc, IBV_WC, mono(e, t0 + (i + 1) * wire));
+                wc.wr_id = ps.wr_id;
+                wc.cq = 0xb000;
+                wc.qp_num = qp_send(r);
+                wc.opcode = 1;
+                put(e, tp, &wc);
+            }
+        }
         /* The AllReduce: API call on the host shortly before the GPU gets there. */
         uint64_t ch = handle++;
         {
@@ -457,7 +546,7 @@ static void write_rank(const struct model *m, int r)
             nc.dur = 8000;
             nc.comm = 0x5000;
             nc.count = (uint64_t)(c->grad_mb * 1048576.0 / 4);
-            nc.seq = (uint64_t)s;
+            nc.seq = (uint64_t)s * (uint64_t)c->buckets + (uint64_t)(c->buckets - 1);
             nc.comm_hash = comm_hash;
             nc.func = 0;
             nc.datatype = 7;
@@ -473,7 +562,7 @@ static void write_rank(const struct model *m, int r)
             co.end = mono(e, x->arrive - 25e3);
             co.handle = ch;
             co.comm_hash = comm_hash;
-            co.seq = (uint64_t)s;
+            co.seq = nc.seq;
             co.count = nc.count;
             co.func = s_allreduce;
             co.algo = s_algo;
@@ -702,6 +791,7 @@ static void usage(FILE *f)
             "  --no-plugin                no NCCL profiler plugin records (API calls only, no proxy events)\n"
             "  --step-name FMT            NVTX step range name, one %%d (default ProfilerStep#%%d)\n"
             "  --mark-steps               MARK events named \"step\" instead of NVTX ranges\n"
+            "  --buckets B                B gradient buckets: B-1 early AllReduces hidden under backward\n"
             "  --garbage N                N random events of random kinds per rank (robustness tests)\n");
 }
 
@@ -714,7 +804,7 @@ int main(int argc, char **argv)
                       .nvlink_gbps = 3600, .pin_gbps = 200, .pageable_gbps = 50, .pcie_gbps = 400, .grad_mb = 256,
                       .h2d_mb = 64, .compute_ms = 60, .idle_ms = 1, .opt_ms = 2, .chunk_mb = 1,
                       .straggler_rank = -1, .pause_rank = -1, .pause_every = 1, .slow_rank = -1, .slow_factor = 1,
-                      .pageable_rank = -1, .seed = 1, .step_name = "ProfilerStep#%d"};
+                      .pageable_rank = -1, .seed = 1, .step_name = "ProfilerStep#%d", .buckets = 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -732,7 +822,7 @@ int main(int argc, char **argv)
         NUM("--chunk-mb", chunk_mb, atof) NUM("--net-gbps", net_gbps, atof) NUM("--nvlink-gbps", nvlink_gbps, atof)
         NUM("--pin-gbps", pin_gbps, atof) NUM("--pageable-gbps", pageable_gbps, atof)
         NUM("--pcie-gbps", pcie_gbps, atof) NUM("--skew-ms", skew_ms, atof) NUM("--seed", seed, (unsigned)atoi)
-        NUM("--garbage", garbage, atoi)
+        NUM("--garbage", garbage, atoi) NUM("--buckets", buckets, atoi)
 #undef NUM
         if (!strcmp(a, "-o") && v) { c->out = v; i++; }
         else if (!strcmp(a, "--truth") && v) { c->truth = v; i++; }
@@ -768,6 +858,8 @@ int main(int argc, char **argv)
         die("-o DIR is required");
     if (c->nodes < 1 || c->gpus < 1 || c->steps < 1 || c->kernels < 1 || c->nodes * c->gpus > 65536)
         die("bad cluster shape");
+    if (c->buckets < 1 || c->buckets > 64)
+        die("--buckets is 1..64");
     if (strcmp(c->algo, "ring") && strcmp(c->algo, "tree"))
         die("--algo is ring or tree");
     rng_state = 0x9e3779b97f4a7c15ull ^ ((uint64_t)c->seed * 0x2545f4914f6cdd1dull);
@@ -782,5 +874,7 @@ int main(int argc, char **argv)
     free(m.truth);
     free(m.host_offset);
     free(m.mono_base);
+    free(m.bk_L);
+    free(m.bk_end);
     return 0;
 }
