@@ -9,8 +9,8 @@ import statistics
 import sys
 from collections import defaultdict
 
-MODES = ["untraced", "nocuda", "lean", "default", "full", "fullapi", "torchprof"]
-NAMES = {"untraced": "untraced", "nocuda": "railscope, CUDA capture off", "lean": "railscope lean (no API/sync rec.)",
+MODES = ["untraced", "nocuda", "copies", "lean", "default", "full", "fullapi", "torchprof"]
+NAMES = {"untraced": "untraced", "nocuda": "railscope, CUDA capture off", "copies": "railscope, copies only", "lean": "railscope lean (no API/sync rec.)",
          "default": "railscope default (kernels sampled)", "full": "railscope full (every kernel)",
          "fullapi": "railscope full + API/sync records",
          "torchprof": "torch.profiler (CPU+CUDA)"}

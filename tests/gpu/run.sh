@@ -13,7 +13,7 @@ set -u -o pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/rs-gpu-out}
 NPROC=${NPROC:-1} ROUNDS=${ROUNDS:-2} STEPS=${STEPS:-150} WARMUP=${WARMUP:-25} BUDGET_S=${BUDGET_S:-430}
-MODES=${MODES:-untraced nocuda default full fullapi torchprof}
+MODES=${MODES:-untraced nocuda copies default full fullapi torchprof}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/run.log") 2>&1
 T0=$(date +%s)
@@ -51,8 +51,8 @@ echo "exit status $?"; grep -i "railscope\|error" "$W/C.err" | head -5
 RS_STDERR="$W/C.err" python3 tests/gpu/check.py profiler "$W/C" "$W/C.json" | tee "$W/checkC.txt" || FAIL=1
 
 echo "== B: overhead, $ROUNDS rounds x ($MODES), $WARMUP+$STEPS steps ($(el)s)"
-# nocuda: railscope without CUDA capture (NCCL, NVTX, core); default: as shipped (copies, kernels
-# sampled); full: every kernel; fullapi: every kernel + runtime-API and sync records (the kernel check
+# nocuda: railscope without CUDA capture (NCCL, NVTX, core); copies: CUPTI copies only (kernels off);
+# default: as shipped (copies, kernels sampled); full: every kernel; fullapi: every kernel + runtime-API and sync records (the kernel check
 # below needs the API records to attribute kernels to steps). Odd rounds run the modes in order, even
 # rounds reversed, so a drift over the call cancels in the paired ratios.
 P=$((WARMUP - 5))
@@ -68,6 +68,7 @@ for r in $(seq 1 "$ROUNDS"); do
         untraced) timeout 150 python3 "${args[@]}" ;;
         nocuda) RAILSCOPE_EVENTS=all,-cuda timeout 150 "${rec[@]}" python3 "${args[@]}" ;;
         default) timeout 150 "${rec[@]}" python3 "${args[@]}" ;;
+        copies) RAILSCOPE_CUDA_KERNELS=off timeout 150 "${rec[@]}" python3 "${args[@]}" ;;
         lean) RAILSCOPE_CUDA_API=off RAILSCOPE_CUDA_SYNC=off timeout 150 "${rec[@]}" python3 "${args[@]}" ;;
         full) RAILSCOPE_CUDA_KERNELS=all timeout 150 "${rec[@]}" python3 "${args[@]}" ;;
         fullapi) RAILSCOPE_CUDA_KERNELS=all RAILSCOPE_CUDA_API=on RAILSCOPE_CUDA_SYNC=on \
@@ -77,7 +78,7 @@ for r in $(seq 1 "$ROUNDS"); do
         [ -f "$J" ] || echo "round $r $m: no result"
     done
     [ "$r" -gt 1 ] && rm -rf "$W"/B-*-"$r"/
-    rm -rf "$W"/B-untraced-1/ "$W"/B-nocuda-1/ "$W"/B-default-1/ "$W"/B-full-1/
+    rm -rf "$W"/B-untraced-1/ "$W"/B-nocuda-1/ "$W"/B-copies-1/ "$W"/B-default-1/ "$W"/B-full-1/
 done
 python3 bench/gpu/summary.py "$W"/B-*.json | tee "$W/bench.txt"
 python3 tests/gpu/check.py kernels "$W/B-fullapi-1" "$W/B-fullapi-1.json" | tee "$W/checkK.txt" || FAIL=1
