@@ -106,9 +106,27 @@ static int classify_cuda(uint64_t addr, uint8_t *kind, int *dev)
     return 1;
 }
 
+/* Any locked memory in the process at all? VmLck in /proc/self/status: a small file, read before the
+ * potentially large smaps (a big process has thousands of mappings). */
+static int any_locked(void)
+{
+    FILE *f = fopen("/proc/self/status", "re");
+    if (!f) return 1; /* cannot tell: look at smaps */
+    char line[128];
+    long kb = -1;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmLck:", 6)) {
+            kb = strtol(line + 6, NULL, 10);
+            break;
+        }
+    fclose(f);
+    return kb != 0;
+}
+
 /* Is the mapping holding addr locked (mlock/mlockall)? VmFlags "lo" in /proc/self/smaps. */
 static int is_mlocked(uint64_t addr)
 {
+    if (!any_locked()) return 0;
     FILE *f = fopen("/proc/self/smaps", "re");
     if (!f) return 0;
     char line[512];
