@@ -229,7 +229,9 @@ static struct rs_slot *claim(struct rs_ring *r)
         struct rs_slot *s = &base[n & r->mask];
         uint32_t expect = 0;
         if (__atomic_compare_exchange_n(&s->busy, &expect, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-            s->id = __atomic_add_fetch(&next_handle, 1, __ATOMIC_RELAXED);
+            /* Children on other threads read a parent's id while its slot may be recycled: atomic, so
+             * they see the old or the new id, never a torn one. */
+            __atomic_store_n(&s->id, __atomic_add_fetch(&next_handle, 1, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
             return s;
         }
     }
@@ -238,7 +240,10 @@ static struct rs_slot *claim(struct rs_ring *r)
 }
 
 /* Handle of a parent object NCCL hands back to us (one of our slots), 0 for none. */
-static inline uint64_t handle_of(const void *p) { return p ? ((const struct rs_slot *)p)->id : 0; }
+static inline uint64_t handle_of(const void *p)
+{
+    return p ? __atomic_load_n(&((const struct rs_slot *)p)->id, __ATOMIC_RELAXED) : 0;
+}
 
 static int version_of(void *ctx) { return ctx ? ((struct rs_nccl_ctx *)ctx)->version : 5; }
 
@@ -362,7 +367,7 @@ static rs_nccl_result start_event(void *context, void **eHandle, struct rs_nccl_
         e->parent = handle_of(d->parentObj);
         e->trans_size = 0;
         e->step = (uint32_t)d->proxyStep.step;
-        e->is_send = d->parentObj ? ((const struct rs_slot *)d->parentObj)->is_send : 0;
+        e->is_send = d->parentObj ? __atomic_load_n(&((const struct rs_slot *)d->parentObj)->is_send, __ATOMIC_RELAXED) : 0;
         s->is_send = (uint16_t)e->is_send;
         break;
     }
