@@ -196,7 +196,7 @@ static int ncpus(void)
 
 /* One input file through an exporter. Returns 0, 1 if the input was partial, -1 if the output could not be
  * written (rs_exp_last_error says why). */
-static int export_file(struct rs_exp *x, const char *path, int quiet, int pipelined)
+static int export_file(struct rs_exp *x, const char *path, int quiet, int pipelined, int64_t rank_if_none)
 {
     char err[256];
     struct rs_reader *r = rs_reader_open(path, err, sizeof err);
@@ -206,6 +206,7 @@ static int export_file(struct rs_exp *x, const char *path, int quiet, int pipeli
     }
     const struct rs_header_info *h = rs_reader_header(r);
     struct rs_exp_proc p = {h->host, h->pid, h->rank, h->world_size, h->start_realtime, h->start_mono, NULL};
+    if (p.rank < 0 && rank_if_none >= 0) p.rank = rank_if_none;
     if (rs_exp_begin_process(x, &p)) {
         rs_reader_close(r);
         return -1;
@@ -234,13 +235,15 @@ static void stats_add(struct rs_exp_stats *a, const struct rs_exp_stats *b)
     a->lane_overflow += b->lane_overflow;
 }
 
-static int export_serial(const struct rs_exp_opts *o, char **paths, int n, int findings, struct rs_exp_stats *st,
-                         int *partial, char *err, size_t errlen)
+/* unranked: no input says its rank (a single process, not launched as a job): Kineto numbers them by
+ * input order so that HTA still loads them. */
+static int export_serial(const struct rs_exp_opts *o, char **paths, int n, int findings, int unranked,
+                         struct rs_exp_stats *st, int *partial, char *err, size_t errlen)
 {
     struct rs_exp *x = rs_exp_open(o, err, errlen);
     if (!x) return -1;
     for (int i = 0; i < n; i++) {
-        int r = export_file(x, paths[i], o->quiet, ncpus() > 1);
+        int r = export_file(x, paths[i], o->quiet, ncpus() > 1, o->format == RS_EXP_KINETO && unranked ? i : -1);
         if (r < 0) {
             snprintf(err, errlen, "%s", rs_exp_last_error(x));
             char scratch[256];
@@ -301,7 +304,7 @@ static void *pworker(void *arg)
             J->result[i] = -1;
             continue;
         }
-        int r = export_file(x, J->paths[i], J->o->quiet, 0);   /* the workers are the parallelism */
+        int r = export_file(x, J->paths[i], J->o->quiet, 0, -1);   /* the workers are the parallelism */
         if (r < 0) snprintf(J->errs[i], sizeof J->errs[i], "%s", rs_exp_last_error(x));
         if (rs_exp_close(x, &J->st[i], J->errs[i], sizeof J->errs[i])) r = -1;
         J->result[i] = r;
@@ -547,12 +550,13 @@ int cmd_export(int argc, char **argv)
 
     /* pass 1: headers -> the run's time origin */
     uint64_t base = UINT64_MAX;
-    int readable = 0;
+    int readable = 0, ranked = 0;
     for (int i = 0; i < n; i++) {
         struct rs_reader *r = rs_reader_open(paths[i], err, sizeof err);
         if (!r) continue;
         const struct rs_header_info *h = rs_reader_header(r);
         if (h->start_realtime && h->start_realtime < base) base = h->start_realtime;
+        if (h->rank >= 0) ranked++;
         readable++;
         rs_reader_close(r);
     }
@@ -574,7 +578,7 @@ int cmd_export(int argc, char **argv)
     struct rs_exp_stats st;
     int partial = 0, rc;
     if (serial)
-        rc = export_serial(&o, paths, n, findings, &st, &partial, err, sizeof err);
+        rc = export_serial(&o, paths, n, findings, !ranked, &st, &partial, err, sizeof err);
     else
         rc = export_parallel(&o, paths, n, (int)jobs, findings, &st, &partial, err, sizeof err);
     rs_paths_free(paths, n);

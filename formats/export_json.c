@@ -299,12 +299,23 @@ static int jw_begin_process(void *b, const struct rs_xproc_out *p, char *err, si
         w->ranks_used = nr;
         nr[w->nranks_used++] = p->rank;
     }
+    /* HTA loads every file of the directory as one rank: a process without a rank (a launcher) or a second
+     * process of the same rank goes to OUT/other/ instead, where HTA does not look. */
     char path[4400];
     if (p->rank >= 0 && !dup) snprintf(path, sizeof path, "%s/rank%lld.pt.trace.json", w->base, (long long)p->rank);
-    else if (p->rank >= 0)
-        snprintf(path, sizeof path, "%s/rank%lld-pid%llu.pt.trace.json", w->base, (long long)p->rank,
-                 (unsigned long long)p->pid);
-    else snprintf(path, sizeof path, "%s/%s-pid%llu.pt.trace.json", w->base, w->host, (unsigned long long)p->pid);
+    else {
+        snprintf(path, sizeof path, "%s/other", w->base);
+        if (mkdir(path, 0755) && errno != EEXIST) {
+            snprintf(err, errlen, "cannot create directory %s: %s", path, strerror(errno));
+            return -1;
+        }
+        if (p->rank >= 0)
+            snprintf(path, sizeof path, "%s/other/rank%lld-pid%llu.pt.trace.json", w->base, (long long)p->rank,
+                     (unsigned long long)p->pid);
+        else
+            snprintf(path, sizeof path, "%s/other/%s-pid%llu.pt.trace.json", w->base, w->host,
+                     (unsigned long long)p->pid);
+    }
     if (file_open(w, path)) {
         snprintf(err, errlen, "%s", w->errmsg);
         return -1;

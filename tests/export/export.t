@@ -7,7 +7,7 @@ D=$RS_TOP/tests/export
 GEN=$RS_BUILD/tests/export/rs-export-gen
 need_build railscope tests/export/rs-export-gen
 need_cmd python3
-plan 36
+plan 38
 
 "$GEN" "$T/tr" --ranks 2 --steps 3 || bail "generator failed"
 ex() { run_timeout 60 "$RS_CLI" export "$@"; }
@@ -50,6 +50,17 @@ ok "kineto export" ex -q --format kineto -o "$T/k" "$T/tr"
 ok "kineto rules: rank for HTA, categories, GPU rows, Memcpy/nccl names, ac2g ids" \
     sh -c "python3 '$D/check_trace.py' kineto '$T/k' > '$T/k.sum'"
 ok "kineto summary matches the golden" diff -u "$D/golden/kineto.summary" "$T/k.sum"
+
+# Kineto and processes without a rank: alone they are numbered (HTA still loads them); next to ranked
+# ones (a launcher) they go to OUT/other/, where HTA does not look
+"$GEN" "$T/unr" --ranks 2 --unranked 1
+ex -q --format kineto -o "$T/ku" "$T/unr"
+is "$(cd "$T/ku" && ls)" "$(printf 'rank0.pt.trace.json\nrank1.pt.trace.json')" "kineto: unranked processes numbered by input order"
+mkdir -p "$T/mix" && cp "$T/tr"/*.rtrace "$T/mix/" && cp "$T/unr/proc0.rtrace" "$T/mix/"
+ex -q --format kineto -o "$T/km" "$T/mix"
+is "$(cd "$T/km" && find . -name '*.json' | sort | tr '\n' ' ')" \
+    "./other/node0-pid4000.pt.trace.json ./rank0.pt.trace.json ./rank1.pt.trace.json " \
+    "kineto: a rank-less process next to ranked ones goes to other/"
 
 # --- --split
 "$GEN" "$T/big" --ranks 2 --steps 120 >/dev/null

@@ -4,7 +4,7 @@
  * never completes), CUDA runtime calls with kernels and copies linked by correlation id, NVTX ranges,
  * NCCL calls/collectives/proxy ops/steps/states, NVML counters, step marks, a tracer warning.
  *
- *     rs-export-gen DIR [--ranks N] [--steps N] [--threads N]
+ *     rs-export-gen DIR [--ranks N] [--steps N] [--threads N] [--unranked 1]
  *
  * Rank r's monotonic clock starts at a different base than its neighbours' (as on separate hosts) and its
  * REALTIME anchor says how they line up: every rank's step k starts at the same real time, so an export
@@ -38,15 +38,16 @@ static uint32_t S(const char *s) { return rs_writer_intern(w, s); }
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: rs-export-gen DIR [--ranks N] [--steps N] [--threads N]\n");
+        fprintf(stderr, "usage: rs-export-gen DIR [--ranks N] [--steps N] [--threads N] [--unranked 1]\n");
         return 2;
     }
     const char *dir = argv[1];
-    int ranks = 2, steps = 3, threads = 1;
+    int ranks = 2, steps = 3, threads = 1, unranked = 0;
     for (int i = 2; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--ranks")) ranks = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--steps")) steps = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--threads")) threads = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--unranked")) unranked = atoi(argv[i + 1]); /* no RANK (plain processes) */
         else {
             fprintf(stderr, "rs-export-gen: unknown option %s\n", argv[i]);
             return 2;
@@ -57,12 +58,12 @@ int main(int argc, char **argv)
     const uint64_t rt0 = 1767225600000000000ull; /* 2026-01-01T00:00:00Z */
     for (int r = 0; r < ranks; r++) {
         char path[4096], host[32];
-        snprintf(path, sizeof path, "%s/rank%d.rtrace", dir, r);
+        snprintf(path, sizeof path, unranked ? "%s/proc%d.rtrace" : "%s/rank%d.rtrace", dir, r);
         snprintf(host, sizeof host, "node%d", r / 2);
         unlink(path);
         uint64_t mono0 = 5000000000ull + (uint64_t)r * 777000000ull; /* per-host monotonic base */
-        struct rs_file_info fi = {.host = host, .pid = 4000u + (uint64_t)r, .ppid = 1, .rank = r, .local_rank = r % 2,
-                                  .world_size = ranks, .cmdline = "train.py", .start_realtime = rt0,
+        struct rs_file_info fi = {.host = host, .pid = 4000u + (uint64_t)r, .ppid = 1, .rank = unranked ? -1 : r,
+                                  .local_rank = unranked ? -1 : r % 2, .world_size = unranked ? -1 : ranks, .cmdline = "train.py", .start_realtime = rt0,
                                   .start_mono = mono0, .clock = "monotonic", .events = "all", .exe = "/usr/bin/python3"};
         int err = 0;
         w = rs_writer_open(path, &fi, &err);
