@@ -21,6 +21,7 @@ int main(int argc, char **argv)
     static int64_t next[MAXIDX];
     static uint32_t tid_of[MAXIDX];
     uint64_t marks = 0, gaps = 0, order = 0, tidmix = 0, drops = 0, thread_start = 0, thread_end = 0, proc_end = 0;
+    uint64_t as_tid = 0, hook_ticks = 0, hook_end = 0;
     uint64_t events = 0, frames = 0, clocks = 0, forks = 0, warnings = 0, partial = 0, strings_bad = 0;
     int32_t end_status = -1;
     int64_t clock_off = 0;   /* realtime - tracer clock, from the latest CLOCK anchor */
@@ -69,6 +70,18 @@ int main(int argc, char **argv)
             default: continue;
             }
             uint64_t idx = v >> 32, seq = v & 0xffffffffu;
+            if (e.tid == 4242) {   /* written through rs_emit_as: checked separately */
+                as_tid++;
+                continue;
+            }
+            if (idx == 3000) {
+                hook_ticks++;
+                continue;
+            }
+            if (idx == 3001) {
+                hook_end++;
+                continue;
+            }
             if (idx >= MAXIDX) continue;
             marks++;
             if (clock_off && e.ts + (uint64_t)clock_off > last_mark_rt) last_mark_rt = e.ts + (uint64_t)clock_off;
@@ -90,12 +103,14 @@ int main(int argc, char **argv)
     (void)tail_missing;
     printf("status=%s marks=%llu gaps=%llu order_errors=%llu tid_mix=%llu drops=%llu thread_start=%llu "
            "thread_end=%llu proc_end=%llu end_status=%d end_reason=%u clocks=%llu frames=%llu forks=%llu "
-           "warnings=%llu partial=%llu strings_bad=%llu events=%llu last_mark_rt=%llu reason=\"%s\"\n",
+           "warnings=%llu partial=%llu strings_bad=%llu events=%llu last_mark_rt=%llu as_tid=%llu hook_ticks=%llu "
+           "hook_end=%llu reason=\"%s\"\n",
            status, (unsigned long long)marks, (unsigned long long)gaps, (unsigned long long)order,
            (unsigned long long)tidmix, (unsigned long long)drops, (unsigned long long)thread_start,
            (unsigned long long)thread_end, (unsigned long long)proc_end, end_status, end_reason,
            (unsigned long long)clocks, (unsigned long long)frames, (unsigned long long)forks,
            (unsigned long long)warnings, (unsigned long long)partial, (unsigned long long)strings_bad,
-           (unsigned long long)events, (unsigned long long)last_mark_rt, reason);
+           (unsigned long long)events, (unsigned long long)last_mark_rt, (unsigned long long)as_tid,
+           (unsigned long long)hook_ticks, (unsigned long long)hook_end, reason);
     return 0;
 }

@@ -8,6 +8,8 @@
  *     -X K     every K-th child execs /bin/true instead (after emitting)
  *     -E       threads exit early: each thread runs a short-lived helper thread that emits 10 events
  *     -V       emit 64-byte IBV_POST_SEND-like events instead of MARKs (value in wr_id)
+ *     -A       every 10th event of each thread goes through rs_emit_as(4242, ...) (chunk tid 4242)
+ *     -H       register a tick hook and a shutdown hook that each emit MARKs with index 3000/3001
  * Prints "emitted=N dropped=M" (totals of rs_emit's answers in this process) on stdout at the end. */
 #include <pthread.h>
 #include <signal.h>
@@ -22,7 +24,7 @@
 #include "rs_tracer.h"
 
 static long nthreads = 1, nevents = 1000, rate, forks, exec_every;
-static int do_pause, do_exit_, early, verbs;
+static int do_pause, do_exit_, early, verbs, as_other, hooks;
 static _Atomic unsigned long emitted, dropped;
 static uint32_t name_id;
 
@@ -43,11 +45,15 @@ static void emit_one(uint64_t value)
         m.value = value;
         m.name = name_id;
         m.pad = 0;
-        okk = rs_emit(&m.h);
+        okk = as_other && (value & 0xffffffffu) % 10 == 9 ? rs_emit_as(4242, &m.h) : rs_emit(&m.h);
     }
     if (okk) emitted++;
     else dropped++;
 }
+
+static _Atomic uint64_t ticks;
+static void tick_hook(void) { emit_one((uint64_t)3000 << 32 | ticks++); }
+static void shutdown_hook(void) { emit_one((uint64_t)3001 << 32); }
 
 static void *short_lived(void *arg)
 {
@@ -85,7 +91,7 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
     int c;
-    while ((c = getopt(argc, argv, "t:n:r:pxF:X:EV")) != -1) {
+    while ((c = getopt(argc, argv, "t:n:r:pxF:X:EVAH")) != -1) {
         switch (c) {
         case 't': nthreads = atol(optarg); break;
         case 'n': nevents = atol(optarg); break;
@@ -96,10 +102,16 @@ int main(int argc, char **argv)
         case 'X': exec_every = atol(optarg); break;
         case 'E': early = 1; break;
         case 'V': verbs = 1; break;
+        case 'A': as_other = 1; break;
+        case 'H': hooks = 1; break;
         default: fprintf(stderr, "usage: see the comment at the top of emitter.c\n"); return 2;
         }
     }
     name_id = rs_intern("emitter");
+    if (hooks) {
+        rs_at_tick(tick_hook);
+        rs_at_shutdown(shutdown_hook);
+    }
     if (forks) {
         for (long i = 0; i < forks; i++) {
             pid_t p = fork();

@@ -4,7 +4,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_build tests/core/emitter tests/core/check
 E=$RS_BUILD/tests/core/emitter C=$RS_BUILD/tests/core/check
-plan 12
+plan 15
 
 # Paced well under the sustained rate: nothing may be dropped.
 out=$(RAILSCOPE_OUT=$T/a run_timeout 30 "$E" -t 8 -n 20000 -r 200000)
@@ -31,3 +31,11 @@ is "$txt" 6 "text dump prints every event"
 ok "info exits 0 on a complete file" "$RS_CLI" info "$f"
 info=$("$RS_CLI" info "$f")
 like "$info" "mark +160000" "info counts events per kind"
+
+# rs_emit_as: events recorded on behalf of another thread id land in chunks of that tid; hooks run.
+RAILSCOPE_FLUSH_MS=50 RAILSCOPE_OUT=$T/as run_timeout 30 "$E" -A -H -t 2 -n 10000 -r 20000 >/dev/null
+res=$("$C" "$T"/as/*.rtrace)
+like "$res" "marks=18000 .*order_errors=0 tid_mix=0 drops=0 .*as_tid=2000 " "rs_emit_as: 2000 events under tid 4242, the rest in order under their own"
+like "$res" "hook_ticks=[1-9][0-9]* hook_end=1 " "rs_at_tick hooks run every flush interval, rs_at_shutdown once"
+names=$("$RS_CLI" dump --json "$T"/as/*.rtrace | grep '"kind":"thread_start"' | grep -c '"name":"railscope-wr"')
+is "$names" 1 "THREAD_START carries the thread's name"
