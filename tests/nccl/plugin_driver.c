@@ -23,6 +23,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/types.h>
+#include <time.h>
 
 enum {
     T_GROUP = 1 << 0, T_COLL = 1 << 1, T_P2P = 1 << 2, T_PROXYOP = 1 << 3, T_PROXYSTEP = 1 << 4,
@@ -291,8 +292,15 @@ int main(int argc, char **argv)
                     : p5->init(&ctx[i], comms[i].hash, &mask[i], comms[i].name, 1, comms[i].nranks, comms[i].rank, NULL);
         check(rc, "init");
     }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int n = 0; n < ncoll; n++)
         for (int i = 0; i < 2; i++) one_collective(ctx[i], mask[i], comms[i].rank, (uint64_t)n);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ns = (double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec);
+    int calls = events * 2 + events;   /* start + stop per event, and about one state update per event */
+    if (getenv("PLUGIN_BENCH")) fprintf(stderr, "plugin_driver: %d events in %.3f ms: %.0f ns per event (~%.0f ns per callback)\n",
+                                        events, ns / 1e6, ns / events, ns / calls);
     for (int i = 0; i < 2; i++) {
         check(v4 ? p4->finalize(ctx[i]) : p5->finalize(ctx[i]), "finalize");
         printf("comm %d mask=0x%x\n", i, mask[i]);
