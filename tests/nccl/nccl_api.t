@@ -12,7 +12,7 @@ from taplib import *  # noqa: F401,F403
 PROG = os.path.join(NCCL_BIN, "nccl_local")
 FAKE = os.path.join(NCCL_BIN, "fakenccl")
 need(LIB, CLI, PROG, os.path.join(FAKE, "libfakeuser.so"))
-plan(9)
+plan(10)
 ITERS = 5
 
 base = run([PROG, FAKE, str(ITERS)], os.path.join(T, "none"), preload=False)
@@ -38,4 +38,19 @@ ok(len(ini) == 1 and ini[0]["comm_hash"] == "0xabcdef12345" and ini[0]["rank"] =
    and ini[0]["ret"] == 0 and ini[0]["cuda_device"] == 0, "CommInitRank: rank, nranks, device and the hash learned "
    "from the plugin's init", ini)
 is_(len(kind(evs, "nccl_comm_end")), 1, "CommDestroy recorded")
+
+# The same through `railscope record`, which sets LD_PRELOAD and NCCL_PROFILER_PLUGIN itself.
+import subprocess  # noqa: E402
+out = os.path.join(T, "record")
+e = dict(os.environ)
+e.pop("LD_PRELOAD", None)
+if SAN:
+    e["LD_PRELOAD"] = SAN
+    e.setdefault("ASAN_OPTIONS", "detect_leaks=0:verify_asan_link_order=0")
+p = subprocess.run([CLI, "record", "-q", "-o", out, "--", PROG, FAKE, str(ITERS)], env=e, capture_output=True,
+                   text=True, timeout=30)
+evs = events(out)
+ok(p.returncode == 0 and "bad=0" in p.stdout and len([c for c in kind(evs, "nccl_call") if c["func"] == 0]) == ITERS
+   and kind(evs, "nccl_comm_init")[0]["comm_hash"] == "0xabcdef12345",
+   "under railscope record: calls, plugin init and comm hash recorded", p.stdout + p.stderr)
 finish()
