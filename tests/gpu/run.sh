@@ -5,9 +5,9 @@
 # 2. A: ResNet-50 DDP (NCCL) training, pinned then pageable DataLoader batches, under `railscope record`
 #    through torchrun (NPROC ranks, default 1), checked against the script's counts (check.py correct);
 # 3. C: the same with torch.profiler running inside: railscope must warn, not fail (check.py profiler);
-# 4. B: overhead: untraced / railscope default / railscope full kernels / torch.profiler, alternating,
-#    ROUNDS rounds, steady state (WARMUP untimed steps, then STEPS timed) -> bench/gpu/summary.py;
-#    the first full-kernel trace is checked too (check.py kernels).
+# 4. B: overhead of each capture mode (MODES, below) and of torch.profiler against untraced runs,
+#    alternating, ROUNDS rounds, steady state (WARMUP untimed steps, then STEPS timed) ->
+#    bench/gpu/summary.py; the first full + API-records trace is checked too (check.py kernels).
 # Stops starting new rounds once BUDGET_S seconds have passed, so the call ends inside its limit.
 set -u -o pipefail
 cd "$(dirname "$0")/../.."
@@ -52,8 +52,8 @@ RS_STDERR="$W/C.err" python3 tests/gpu/check.py profiler "$W/C" "$W/C.json" | te
 
 echo "== B: overhead, $ROUNDS rounds x ($MODES), $WARMUP+$STEPS steps ($(el)s)"
 # nocuda: railscope without CUDA capture (NCCL, NVTX, core); copies: CUPTI copies only (kernels off);
-# default: as shipped (copies, kernels sampled); full: every kernel; fullapi: every kernel + runtime-API and sync records (the kernel check
-# below needs the API records to attribute kernels to steps). Odd rounds run the modes in order, even
+# default: as shipped (copies, kernels sampled); full: every kernel; fullapi: every kernel + runtime-API
+# and sync records (the kernel check below needs the API records to attribute kernels to steps). Odd rounds run the modes in order, even
 # rounds reversed, so a drift over the call cancels in the paired ratios.
 P=$((WARMUP - 5))
 for r in $(seq 1 "$ROUNDS"); do
@@ -87,7 +87,7 @@ echo "== files ($(el)s)"
 "$RS" info "$W/A" 2>&1 | head -30 > "$W/infoA.txt"
 tar czf "$OUT/traceA.tgz" -C "$W" A A.json 2>/dev/null
 cat "$W"/checkA.txt "$W"/checkC.txt "$W"/checkK.txt "$W"/bench.txt > "$OUT/summary.txt"
-cp "$W"/B-*.json "$W"/A*.json "$W"/C.json "$W"/C.err "$W"/A.err /dev/null "$OUT/" 2>/dev/null
+cp "$W"/B-*.json "$W"/A*.json "$W"/C.json "$W"/C.err "$W"/A.err "$OUT/" 2>/dev/null
 ( cd "$OUT" && tar czf results.tgz --remove-files ./*.json ./*.err 2>/dev/null )
 echo "== done in $(el)s, failures: $FAIL"
 exit $FAIL
