@@ -285,6 +285,9 @@ static void select_api(void)
     }
 }
 
+/* Set when another client registered CUPTI buffer callbacks (seen by the interposer below). */
+static int foreign_client;
+
 /* ---- tick: windows and periodic flush ---- */
 static uint64_t records_seen(void)
 {
@@ -319,6 +322,7 @@ RS_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackReques
     if (!real) real = (__typeof__(cuptiActivityRegisterCallbacks) *)rs_dl_real("libcupti.so",
                                                                                  "cuptiActivityRegisterCallbacks");
     if (!real) return CUPTI_ERROR_NOT_INITIALIZED;
+    if (req != buf_request) __atomic_store_n(&foreign_client, 1, __ATOMIC_RELAXED);
     if (req != buf_request && __atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) == RS_CUPTI_DELIVERING) {
         p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         __atomic_store_n(&rs_cupti_state, RS_CUPTI_TAKEN_OVER, __ATOMIC_RELAXED);
@@ -361,6 +365,15 @@ RS_EXPORT int InitializeInjection(void)
     rs_nvml_start();   /* only with RAILSCOPE_NVML_MS */
     if (!rs_on(RS_FAM_cuda)) return 1;
     parse_modes();
+    if (__atomic_load_n(&foreign_client, __ATOMIC_RELAXED)) {
+        /* A client registered before the driver called us: taking CUPTI's buffers from it would silently
+         * empty its profile. Leave CUPTI to it; the API-level wrappers record copies. */
+        __atomic_store_n(&rs_cupti_state, RS_CUPTI_TAKEN_OVER, __ATOMIC_RELAXED);
+        rs_warn("another CUPTI client registered activity buffers before CUDA initialised: railscope leaves CUPTI "
+                "to it and records copies through the cudart wrappers");
+        emit_window();
+        return 1;
+    }
     if (load_cupti() != 0) return unavailable("libcupti not found (looked in the process, beside libcudart, "
                                               "in CUDA_HOME and on the library path)");
     if (p_cuptiSetThreadIdType) p_cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);

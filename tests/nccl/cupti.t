@@ -15,7 +15,7 @@ FAKE = os.path.join(NCCL_BIN, "fakecupti")
 if not os.path.exists(DRIVER):
     skip_all("built without CUDA headers (no CUPTI record structs): cupti_driver not built")
 need(LIB, CLI, DRIVER, os.path.join(FAKE, "libcupti.so.13"))
-plan(28)
+plan(29)
 
 out = os.path.join(T, "basic")
 FULL_API = {"RAILSCOPE_CUDA_KERNELS": "all", "RAILSCOPE_CUDA_API": "on", "RAILSCOPE_CUDA_SYNC": "on"}
@@ -78,6 +78,13 @@ ns = kind(events(out), "nvml_sample")
 ok(p.returncode == 0 and {n["field"] for n in ns} == {197, 198} and len(ns) >= 4
    and all(n["device"] == 0 for n in ns), "NVML sampler: PCIe counters sampled, unsupported NVLink fields dropped",
    [(n["field"], n["value"]) for n in ns][:6])
+
+out = os.path.join(T, "early")
+p = run([DRIVER, FAKE, "early"], out)
+evs = events(out)
+ok("early register=0 inject=1 owner_other=1 bad=0" in p.stdout and len(kind(evs, "cuda_copy_call")) == 1
+   and "before CUDA initialised" in p.stderr, "a client registered before CUDA init keeps CUPTI; copies via the wrappers",
+   p.stdout + p.stderr)
 
 out = os.path.join(T, "off")
 p = run([DRIVER, FAKE, "basic"], out, {"RAILSCOPE_CUDA_KERNELS": "off"})

@@ -4,6 +4,7 @@
  * has the fake CUPTI deliver a buffer of synthetic records. Modes:
  *   basic     deliver and exit (the forced flush at exit brings one more record)
  *   burst     one buffer of 4000 records at once (run with a small RAILSCOPE_BUFFER_KB: none may be lost)
+ *   early     the other client registers before CUDA initialises: railscope must leave CUPTI to it
  *   takeover  deliver, then another client registers its own buffer callbacks through the global symbol (as
  *             torch.profiler's Kineto does) and cudaMemcpy calls go on: railscope must notice, flush its
  *             pending records first, warn once, forward the registration, and record the copies through the
@@ -33,6 +34,15 @@ int main(int argc, char **argv)
     comp_fn other_comp = (comp_fn)dlsym(cu, "fake_other_comp");
     int (*owner_other)(void) = (int (*)(void))dlsym(cu, "fake_cupti_owner_is_other");
     if (!inject) return fprintf(stderr, "cupti_driver: InitializeInjection not found (not preloaded?)\n"), 1;
+    if (!strcmp(argv[2], "early")) {
+        int rr = reg ? reg(other_req, other_comp) : -1;
+        int r0 = inject();
+        typedef int (*memcpy_fn)(void *, const void *, size_t, int);
+        memcpy_fn mc = (memcpy_fn)dlsym(RTLD_DEFAULT, "cudaMemcpy");
+        int bad = mc((void *)0x2000, (void *)0x1000, 4096, 1) != 0;
+        printf("early register=%d inject=%d owner_other=%d bad=%d\n", rr, r0, owner_other(), bad);
+        return 0;
+    }
     int r = inject();
     printf("inject=%d\n", r);
     printf("enabled memcpy=%d memcpy2=%d memset=%d sync=%d kernel=%d\n", enabled(1), enabled(22), enabled(2),
