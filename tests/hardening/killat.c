@@ -35,6 +35,10 @@ int main(int argc, char **argv)
     if (pipe(pfd)) return 2;
     pid_t pid = fork();
     if (pid == 0) {
+        /* A shell's background job inherits SIGINT/SIGQUIT ignored: give the command the dispositions a
+         * foreground command would have, or a SIGINT test would test nothing (or hang). */
+        signal(SIGINT, SIG_DFL);
+        signal(SIGQUIT, SIG_DFL);
         if (wait_ready) dup2(pfd[1], 1);
         close(pfd[0]);
         close(pfd[1]);

@@ -1,0 +1,92 @@
+#!/bin/bash
+# The suite's programs under sanitizers. Builds this tree twice more (into <build>-asan with
+# ASan+UBSan, and <build>-tsan with TSan; only the targets used here), then:
+#   ASan+UBSan: the recording core's tests (tests/core/*.t: round trip, stress, fork, signals), the corpus
+#     through the reader, the fuzz invariants and the CLI (tests/corpus/corpus.t), the analyzer and the
+#     exporters on a synthetic cluster with garbage events (rs-synth --garbage), and a traced verbs storm
+#     on the software test NIC (softnic) with the ASan library preloaded;
+#   TSan: the recording core's tests and the traced verbs storm on the software test NIC (softnic).
+# A sanitizer report anywhere fails the test (halt_on_error). RS_SAN_SKIP=1 skips it (e.g. a quick
+# local run); under `make soak` (RS_SOAK=1) the whole suite runs under each build instead (soak.sh).
+. "$(dirname "$0")/../lib.sh"
+[ -n "${RS_SAN_SKIP:-}" ] && skip_all "RS_SAN_SKIP set"
+need_cmd make gcc
+for s in asan tsan; do
+    echo 'int main(void){return 0;}' | gcc -x c -fsanitize=$([ $s = asan ] && echo address || echo thread) \
+        -o "$T/probe" - 2>/dev/null || skip_all "gcc cannot link -fsanitize for $s (libasan/libtsan missing)"
+done
+plan 9
+JOBS=${RS_SAN_JOBS:-2}
+A=${RS_BUILD}-asan
+TS=${RS_BUILD}-tsan
+common=(railscope librailscope.so tests/core/emitter tests/core/check tests/corpus/rs-readcheck
+    tests/hardening/hv_storm softnic/libibverbs.so.1)
+asan_targets=("${common[@]}" tests/synth/rs-synth)
+for t in "$RS_TOP"/tests/fuzz/fuzz_*.c; do asan_targets+=("fuzz/$(basename "$t" .c)-replay"); done
+tsan_targets=(librailscope.so tests/core/emitter tests/core/check tests/corpus/rs-readcheck tests/hardening/hv_storm
+    softnic/libibverbs.so.1)
+build() { # SAN DIR TARGETS...
+    local san=$1 dir=$2
+    shift 2
+    local paths=()
+    for t in "$@"; do paths+=("$dir/$t"); done
+    make -C "$RS_TOP" -j"$JOBS" SAN="$san" BUILD="$dir" "${paths[@]}" >"$T/build-$san.log" 2>&1
+}
+san_clean() { ! grep -qE 'ERROR: AddressSanitizer|runtime error:|WARNING: ThreadSanitizer|ERROR: LeakSanitizer' "$@"; }
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+export ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0:halt_on_error=1
+export TSAN_OPTIONS=halt_on_error=1:exitcode=66
+
+t0=$SECONDS
+if build asan "$A" "${asan_targets[@]}"; then
+    _tap_result 0 "ASan+UBSan build of the tested programs ($((SECONDS - t0)) s)"
+    ok "ASan+UBSan: recording core tests (tests/core)" env RS_BUILD="$A" prove "$RS_TOP"/tests/core/
+    ok "ASan+UBSan: corpus through reader, fuzz invariants and CLI (tests/corpus/corpus.t)" \
+        env RS_BUILD="$A" "$RS_TOP/tests/corpus/corpus.t"
+    run_timeout 120 "$A/tests/synth/rs-synth" -o "$T/syn" --nodes 2 --gpus 2 --steps 4 --kernels 4 --garbage 300 \
+        --straggler 1:5 >"$T/syn.log" 2>&1
+    bad=""
+    for cmd in "report" "report --json" "report --html $T/r.html" "export --format perfetto -o $T/o.pf" \
+        "export --format chrome -o $T/o.json" "export --format kineto -o $T/o.kj" "dump" "info"; do
+        # shellcheck disable=SC2086
+        run_timeout 120 "$A/railscope" $cmd "$T/syn" >/dev/null 2>"$T/cli.err"
+        rc=$?
+        { [ $rc -le 1 ] && san_clean "$T/cli.err"; } || bad+="$cmd (exit $rc: $(grep -m1 -E 'Sanitizer|runtime error|railscope:' "$T/cli.err")); "
+    done
+    [ -z "$bad" ]
+    _tap_result $? "ASan+UBSan: report, export, dump, info on a synthetic cluster with garbage events"
+    [ -n "$bad" ] && diag "$bad"
+    asan_rt=$(ldd "$A/librailscope.so" | awk '/libasan\.so/ {print $3; exit}')
+    out=$(cd "$T" && LD_LIBRARY_PATH="$A/softnic" SOFTNIC_DIR="$T/fab-a" run_timeout 120 env \
+        LD_PRELOAD="$asan_rt:$A/librailscope.so" RAILSCOPE_OUT="$T/ta" RAILSCOPE_FLUSH_MS=50 \
+        "$A/tests/hardening/hv_storm" -t 16 -n 40 -e -F 6 -X 3 2>&1)
+    rc=$?
+    [ $rc -eq 0 ] && san_clean <(echo "$out") && "$A/tests/corpus/rs-readcheck" -k x "$T"/ta/*.rtrace >/dev/null
+    _tap_result $? "ASan+UBSan: traced 16-thread verbs storm with forks on the software test NIC (softnic) (exit $rc)"
+    [ $rc -ne 0 ] && diag "$(echo "$out" | grep -m3 -E 'ERROR|runtime error|SUMMARY|hv_storm')"
+else
+    _tap_result 1 "ASan+UBSan build of the tested programs"
+    tail -5 "$T/build-asan.log" | sed 's/^/#   /' >&2
+    skip "ASan build failed" 4
+fi
+
+t0=$SECONDS
+if build tsan "$TS" "${tsan_targets[@]}"; then
+    _tap_result 0 "TSan build of the recording core, library and storm ($((SECONDS - t0)) s)"
+    ok "TSan: recording core tests (tests/core)" env RS_BUILD="$TS" prove "$RS_TOP"/tests/core/
+    tsan_rt=$(ldd "$TS/librailscope.so" | awk '/libtsan\.so/ {print $3; exit}')
+    out=$(cd "$T" && LD_LIBRARY_PATH="$TS/softnic" SOFTNIC_DIR="$T/fab-t" run_timeout 180 env \
+        LD_PRELOAD="$tsan_rt:$TS/librailscope.so" RAILSCOPE_OUT="$T/tt" RAILSCOPE_FLUSH_MS=50 \
+        "$TS/tests/hardening/hv_storm" -t 16 -n 40 -e -F 4 2>&1)
+    rc=$?
+    [ $rc -eq 0 ] && san_clean <(echo "$out")
+    _tap_result $? "TSan: traced 16-thread verbs storm with forks on the software test NIC (softnic) (exit $rc)"
+    [ $rc -ne 0 ] && diag "$(echo "$out" | grep -m6 -E 'WARNING|SUMMARY|#[0-3] |hv_storm')"
+    n=$(ls "$T"/tt/*.rtrace 2>/dev/null | wc -l)
+    [ "$n" -ge 5 ] && ! "$TS/tests/corpus/rs-readcheck" -k ibv_post_send "$T"/tt/*.rtrace | grep -qv ' complete '
+    _tap_result $? "TSan: the storm's $n files are complete"
+else
+    _tap_result 1 "TSan build"
+    tail -5 "$T/build-tsan.log" | sed 's/^/#   /' >&2
+    skip "TSan build failed" 3
+fi
