@@ -5,29 +5,9 @@
 . "$(dirname "$0")/../lib.sh"
 need_cmd jq
 need_build railscope tests/synth/rs-synth
-SYNTH=$RS_BUILD/tests/synth/rs-synth
-HERE=$(dirname "$0")
-plan 68
+plan 41
 
-# run NAME SYNTH-ARGS...: generate, report, and check the attribution against the truth.
-run() {
-    local name=$1
-    shift
-    rm -rf "$T/$name"
-    "$SYNTH" -o "$T/$name" --truth "$T/$name.truth" "$@" || bail "rs-synth $* failed"
-    run_timeout 60 "$RS_CLI" report --json "$T/$name" >"$T/$name.json" 2>"$T/$name.err"
-    RC=$?
-    J=$T/$name.json
-    TR=$T/$name.truth
-    local dev
-    dev=$(jq -r --slurpfile truth "$TR" -f "$HERE/truth.jq" "$J")
-    ok "$name: every rank's categories within 5 % of step time of the truth (worst: $dev)" \
-        awk -v d="${dev%% *}" 'BEGIN { exit !(d <= 0.05) }'
-}
-q() { jq -r "$@" "$J"; }
-within() { # GOT WANT TOL
-    awk -v g="$1" -v w="$2" -v t="$3" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= t) }'
-}
+. "$(dirname "$0")/synth_lib.sh"
 
 # 1. healthy run, clocks 5 ms apart
 run baseline --skew-ms 5
@@ -116,44 +96,3 @@ is "$(q '[.findings[] | select(.category == "network_stall")][0] | "\(.rank),\(.
 run buckets_nonvtx --buckets 8 --no-nvtx --pause 3:5
 is "$(q .step_source),$(q .nsteps)" "collective periodicity,9" "buckets without NVTX: 8 collectives per step found as one period"
 
-# 10a. no profiler plugin: the NCCL API calls are the collectives
-run noplugin --no-plugin --straggler 5:4 --pause 2:8:2 --skew-ms 3
-is "$(q '.stragglers[0].rank')" 5 "noplugin: straggler rank 5 from API-call collectives"
-is "$(q '[.findings[] | select(.category == "network_stall")][0] | "\(.rank),\(.qp)"')" "2,264" "noplugin: stall on rank 2 QP 0x108"
-like "$(q '.warnings[]')" 'collectives from the NCCL API calls' "noplugin: says where collectives came from"
-
-# 10b. steps from a user marker, and from MARK events
-run marker --step-name "train_iter %d" --straggler 2:3
-is "$(q .step_source)" "collective periodicity" "marker: 'train_iter N' ranges are not steps by themselves"
-"$RS_CLI" report --json --step-marker train_iter "$T/marker" >"$T/marker2.json"
-J=$T/marker2.json
-is "$(q .step_source),$(q .nsteps),$(q '.ranks[0].steps[4].id')" "marker train_iter,10,4" \
-    "marker: --step-marker train_iter gives the 10 ranges and their numbers"
-ok "marker: attribution within 5 % of step time" awk -v d="$(jq -r --slurpfile truth "$TR" -f "$HERE/truth.jq" "$J" | cut -d' ' -f1)" \
-    'BEGIN { exit !(d <= 0.05) }'
-run marks --mark-steps --pause 4:10
-is "$(q .step_source),$(q .nsteps)" "marks,10" "marks: MARK \"step\" events delimit 10 steps"
-
-# 11. a damaged rank file: results for the rest, flagged, exit 1
-rm -rf "$T/dmg" && "$SYNTH" -o "$T/dmg" --truth "$T/dmg.truth" --straggler 2:5 >/dev/null
-f=$(ls "$T"/dmg/*.rtrace | sed -n 5p)
-head -c $(( $(stat -c %s "$f") * 2 / 3 )) "$f" >"$f.cut" && mv "$f.cut" "$f"
-printf 'not a trace' >"$T/dmg/zz-junk.rtrace"
-"$RS_CLI" report --json "$T/dmg" >"$T/dmg.json" 2>/dev/null
-is "$?" 1 "damaged: exit status 1"
-J=$T/dmg.json
-is "$(q .partial)" true "damaged: partial flagged"
-is "$(q '[.ranks[] | select(.input != "complete")] | length')" 2 "damaged: two inputs flagged"
-is "$(q '.stragglers[0].rank')" 2 "damaged: straggler still found from the readable part"
-"$RS_CLI" report "$T/dmg" >"$T/dmg.txt" 2>&1
-like "$(cat "$T/dmg.txt")" 'PARTIAL INPUT' "damaged: text report says so"
-
-# 12. the text report, and CLI errors
-"$RS_CLI" report "$T/straggler" >"$T/txt" 2>&1
-like "$(cat "$T/txt")" '^  1\. Straggler: rank 3' "text: findings first, in plain words"
-out=$("$RS_CLI" report 2>&1); rc=$?
-is "$rc,$(printf '%s\n' "$out" | wc -l)" "2,1" "no path: one-line error, exit 2"
-out=$("$RS_CLI" report "$T/nonexistent" 2>&1); rc=$?
-like "$rc $out" '^2 railscope: ' "missing path: railscope: error, exit 2"
-out=$("$RS_CLI" report --link-gbps abc "$T/baseline" 2>&1); rc=$?
-like "$rc $out" '^2 railscope: .*link-gbps' "bad --link-gbps: exit 2"
