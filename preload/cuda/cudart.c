@@ -23,13 +23,25 @@
 typedef cudaError_t (*ptr_attr_fn)(struct cudaPointerAttributes *, const void *);
 static ptr_attr_fn real_ptr_attr;
 
-/* cudaMemoryType of a pointer: 0 unregistered host (pageable), 1 host (pinned), 2 device, 3 managed. */
+typedef cudaError_t (*err_fn)(void);
+static err_fn real_peek, real_get_error;
+
+/* cudaMemoryType of a pointer: 0 unregistered host (pageable), 1 host (pinned), 2 device, 3 managed.
+ * A failed query would leave its error as the runtime's "last error", which the application reads after
+ * its own calls (PyTorch checks it after every launch): we query only when no error is pending, and clear
+ * the one our query caused. */
 static uint32_t mem_type(const void *p)
 {
     if (!real_ptr_attr) real_ptr_attr = (ptr_attr_fn)rs_dl_real("libcudart.so", "cudaPointerGetAttributes");
+    if (!real_peek) real_peek = (err_fn)rs_dl_real("libcudart.so", "cudaPeekAtLastError");
+    if (!real_get_error) real_get_error = (err_fn)rs_dl_real("libcudart.so", "cudaGetLastError");
+    if (!real_ptr_attr || !real_peek || !real_get_error || real_peek() != cudaSuccess) return 0xffffffffu;
     struct cudaPointerAttributes a;
     memset(&a, 0, sizeof a);
-    if (!real_ptr_attr || real_ptr_attr(&a, p) != cudaSuccess) return 0xffffffffu;
+    if (real_ptr_attr(&a, p) != cudaSuccess) {
+        real_get_error();
+        return 0xffffffffu;
+    }
     return (uint32_t)a.type;
 }
 
