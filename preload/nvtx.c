@@ -256,7 +256,8 @@ static void fill(rs_nvtx_get_export_table get, int module, const struct rs_nvtx_
 RS_EXPORT int InitializeInjectionNvtx2(rs_nvtx_get_export_table get)
 {
     rs_core_start();   /* NVTX may be first: its module can make the first call before our constructor */
-    if (!get) return 0;
+    /* Not recording NVTX (family off, tracing disabled): decline, and NVTX stays a no-op for this module. */
+    if (!get || !rs_on(RS_FAM_nvtx)) return 0;
     static const struct rs_nvtx_slot core[] = {
         {RS_CORE_MarkEx, RS_FP(h_MarkEx)},
         {RS_CORE_MarkA, RS_FP(h_MarkA)},

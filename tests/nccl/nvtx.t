@@ -12,7 +12,7 @@ APP = os.path.join(NCCL_BIN, "nvtx_app")
 if not os.path.exists(APP):
     skip_all("built without CUDA headers (no nvtx3): nvtx_app not built")
 need(LIB, CLI, APP)
-plan(9)
+plan(10)
 
 base = run([APP], os.path.join(T, "none"), preload=False)
 out = os.path.join(T, "pre")
@@ -41,4 +41,7 @@ p = run([APP], out, {"NVTX_INJECTION64_PATH": LIB}, preload=False)
 ok(p.returncode == 0 and "levels=6" in p.stdout, "works when NVTX's loader dlopens the library itself",
    p.stdout + p.stderr)
 is_(len(kind(events(out), "nvtx_push")), 7, "dlopen'ed: ranges recorded")
+p = run([APP], os.path.join(T, "off"), {"NVTX_INJECTION64_PATH": LIB, "RAILSCOPE_EVENTS": "all,-nvtx"})
+ok(p.returncode == 0 and "levels=-24" in p.stdout, "nvtx family off: the injection declines, NVTX stays a no-op",
+   p.stdout + p.stderr)
 finish()
