@@ -5,7 +5,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_cmd jq
 need_build railscope tests/synth/rs-synth
-plan 41
+plan 49
 
 . "$(dirname "$0")/synth_lib.sh"
 

@@ -4,7 +4,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_cmd jq
 need_build railscope tests/synth/rs-synth
-plan 27
+plan 19
 
 . "$(dirname "$0")/synth_lib.sh"
 
