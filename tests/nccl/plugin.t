@@ -10,7 +10,7 @@ from taplib import *  # noqa: F401,F403
 
 DRIVER = os.path.join(NCCL_BIN, "plugin_driver")
 need(LIB, CLI, DRIVER)
-plan(35)
+plan(37)
 NCOLL = 3
 
 
@@ -84,6 +84,15 @@ ok(p.returncode == 0 and len(colls) == 8 * 40 and len(steps) == 8 * 40 * 16 and 
    and sorted({c["comm_hash"] for c in colls}) == [hex(0x1000 + i) for i in range(8)],
    "8 communicators driven from 8 threads at once: every event, every parent link",
    f"{p.stdout} colls {len(colls)} steps {len(steps)}")
+
+p, evs = drive("api", "v5", {"RAILSCOPE_NCCL_MASK": "default,api"})
+api = kind(evs, "nccl_prof_api")
+byh = {a["handle"]: a for a in api}
+colls = kind(evs, "nccl_coll")
+ok(sorted(a["type"] for a in api) == sorted([0x100, 0x200, 0x800] * 2 * NCOLL)
+   and all(byh[c["parent"]]["type"] == 0x200 and byh[c["parent"]]["func"] == "AllReduce" for c in colls)
+   and all(a["parent"] in byh for a in api if a["type"] != 0x100),
+   "v5 API events: GroupApi -> CollApi -> Coll, KernelLaunch, with counts and streams", api[:3])
 
 p, evs = drive("none", "v5", {"RAILSCOPE_NCCL_MASK": "none"})
 ok("mask=0x0" in p.stdout and not kind(evs, "nccl_coll"), "mask none: NCCL is asked for no events", p.stdout)

@@ -26,6 +26,7 @@
 #include <time.h>
 
 enum {
+    T_GROUPAPI = 1 << 8, T_COLLAPI = 1 << 9, T_KERNELLAUNCH = 1 << 11,
     T_GROUP = 1 << 0, T_COLL = 1 << 1, T_P2P = 1 << 2, T_PROXYOP = 1 << 3, T_PROXYSTEP = 1 << 4,
     T_KERNELCH = 1 << 6, T_NET = 1 << 7,
 };
@@ -43,6 +44,8 @@ struct coll_v5 {
     const char *datatype; uint8_t nChannels; uint8_t nWarps; const char *algo; const char *proto; void *parentGroup;
 };
 struct p2p_v5 { const char *func; void *buff; const char *datatype; size_t count; int peer; uint8_t nChannels; void *parentGroup; };
+struct groupapi_v5 { bool graphCaptured; int groupDepth; };
+struct collapi_v5 { const char *func; size_t count; const char *datatype; int root; void *stream; bool graphCaptured; };
 struct proxyop { pid_t pid; uint8_t channelId; int peer; int nSteps; int chunkSize; int isSend; };
 struct kernelch { uint8_t channelId; uint64_t pTimer; };
 struct netplugin { int64_t id; void *data; };
@@ -58,7 +61,8 @@ typedef struct {
     uint64_t type;
     void *parentObj;
     int rank;
-    union { struct coll_v5 coll; struct p2p_v5 p2p; struct proxyop proxyOp; struct { int step; } proxyStep;
+    union { struct groupapi_v5 groupApi; struct collapi_v5 collApi; struct { void *stream; } kernelLaunch;
+            struct coll_v5 coll; struct p2p_v5 p2p; struct proxyop proxyOp; struct { int step; } proxyStep;
             struct kernelch kernelCh; struct netplugin netPlugin; };
 } descr_v5;
 typedef union { struct { size_t transSize; } proxyStep; struct { uint64_t pTimer; } kernelCh; } state_args;
@@ -137,7 +141,14 @@ static void state(void *h, int s, size_t trans, uint64_t timer)
     check(state_fn(h, s, &a), "recordEventState");
 }
 
-struct coll_arg { uint64_t seq; void *group; };
+struct coll_arg { uint64_t seq; void *group; void *collapi; };
+static void fill_groupapi(union any_descr *d, void *arg) { (void)arg; d->d5.groupApi = (struct groupapi_v5){false, 1}; }
+static void fill_collapi(union any_descr *d, void *arg)
+{
+    (void)arg;
+    d->d5.collApi = (struct collapi_v5){"AllReduce", 1048576, "ncclFloat32", -1, (void *)0x99, false};
+}
+static void fill_launch(union any_descr *d, void *arg) { (void)arg; d->d5.kernelLaunch.stream = (void *)0x99; }
 static void fill_group(union any_descr *d, void *arg) { (void)d; (void)arg; }
 static void fill_coll(union any_descr *d, void *arg)
 {
@@ -146,7 +157,7 @@ static void fill_coll(union any_descr *d, void *arg)
         d->d4.coll = (struct coll_v4){c->seq, "AllReduce", (void *)0x1000, (void *)0x2000, 1048576, 0, "ncclFloat32",
                                       2, 16, "RING", "SIMPLE"};
     } else {
-        d->d5.parentObj = NULL;   /* CollApi not enabled: the v4-compatible parent is parentGroup */
+        d->d5.parentObj = c->collapi;   /* the CollApi event when enabled, else NULL (then parentGroup) */
         d->d5.coll = (struct coll_v5){c->seq, "AllReduce", (void *)0x1000, (void *)0x2000, 1048576, 0, "ncclFloat32",
                                       2, 16, "RING", "SIMPLE", c->group};
     }
@@ -185,8 +196,15 @@ static void fill_kch(union any_descr *d, void *arg)
 
 static void one_collective(void *ctx, int mask, int rank, uint64_t seq)
 {
+    /* v5 API events (user thread, at call time): GroupApi -> CollApi, then KernelLaunch at group end. */
+    void *ga = v4 ? NULL : start(ctx, mask, T_GROUPAPI, NULL, rank, fill_groupapi, NULL);
+    void *capi = v4 ? NULL : start(ctx, mask, T_COLLAPI, ga, rank, fill_collapi, NULL);
+    stop(capi);
+    void *kl = v4 ? NULL : start(ctx, mask, T_KERNELLAUNCH, ga, rank, fill_launch, NULL);
+    stop(kl);
+    stop(ga);
     void *g = start(ctx, mask, T_GROUP, NULL, rank, fill_group, NULL);
-    struct coll_arg ca = {seq, g};
+    struct coll_arg ca = {seq, g, capi};
     void *c = start(ctx, mask, T_COLL, v4 ? g : NULL, rank, fill_coll, &ca);
     stop(c);   /* enqueued */
     void *p = v4 ? NULL : start(ctx, mask, T_P2P, NULL, rank, fill_p2p, g);
