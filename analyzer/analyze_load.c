@@ -55,6 +55,32 @@ int hm_get(const struct hmap *m, uint64_t k, uint64_t *v)
     return 0;
 }
 
+/* Remove k (backward-shift deletion keeps probe chains intact without tombstones). */
+void hm_del(struct hmap *m, uint64_t k)
+{
+    if (!m->cap)
+        return;
+    size_t mask = m->cap - 1, i = (size_t)(k * 0x9e3779b97f4a7c15ull >> 20) & mask;
+    while (m->used[i] && m->k[i] != k)
+        i = (i + 1) & mask;
+    if (!m->used[i])
+        return;
+    m->used[i] = 0;
+    m->n--;
+    for (size_t j = (i + 1) & mask; m->used[j]; j = (j + 1) & mask) {
+        size_t home = (size_t)(m->k[j] * 0x9e3779b97f4a7c15ull >> 20) & mask;
+        /* move j back into the hole i if its home is not in (i, j] cyclically */
+        int between = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+        if (!between) {
+            m->k[i] = m->k[j];
+            m->v[i] = m->v[j];
+            m->used[i] = 1;
+            m->used[j] = 0;
+            i = j;
+        }
+    }
+}
+
 void hm_free(struct hmap *m)
 {
     free(m->k);
@@ -468,7 +494,11 @@ static void on_event(struct pass *p, const struct rs_event *ev)
         const struct rs_ev_NCCL_PROXY_STEP *e = (const void *)h;
         struct pstep *s = AN_PUSH(p->steps, p->nsteps, p->stepcap);
         uint64_t sw;
-        s->a = hm_get(&p->sendwait, e->handle, &sw) ? sw : h->ts;
+        if (hm_get(&p->sendwait, e->handle, &sw)) {
+            s->a = sw;
+            hm_del(&p->sendwait, e->handle); /* the map holds steps in flight only */
+        } else
+            s->a = h->ts;
         s->b = e->end;
         s->bytes = e->trans_size;
         s->parent = e->parent;

@@ -10,6 +10,7 @@
 struct hmap { uint64_t *k, *v; uint8_t *used; size_t n, cap; };
 void hm_put(struct hmap *m, uint64_t k, uint64_t v);
 int hm_get(const struct hmap *m, uint64_t k, uint64_t *v);
+void hm_del(struct hmap *m, uint64_t k);
 void hm_free(struct hmap *m);
 
 /* Completed sends of one QP whose post->completion intervals overlap (a queue of WRs) are one record:
