@@ -454,9 +454,11 @@ static struct xgroup *thread_side_group(struct rs_exp *x, uint32_t gk, uint32_t 
         g->jtid0 = gk == XG_NVTX && x->o.format != RS_EXP_KINETO ? synth_jtid(x) : tid;
         g->name = name_f(x, "thread %u %s", tid, what);
         struct xlane *l = lane_new(x, g);
-        if (l && tg && tg->nlanes && gk == XG_CUDA) {
+        /* Same track as the thread: API calls nest under the thread's other slices; in Kineto output the
+         * NVTX ranges too (HTA reads ProfilerStep#N on the thread's row, and a row has one name). */
+        if (l && tg && tg->nlanes && (gk == XG_CUDA || x->o.format == RS_EXP_KINETO)) {
             declare(x, &tg->lane[0]->t);
-            l->t = tg->lane[0]->t;  /* same track: API calls nest under the thread's other slices */
+            l->t = tg->lane[0]->t;
         }
     }
     return g;
