@@ -600,7 +600,7 @@ static uint32_t str_nid(struct rs_exp *x, uint32_t id)
 
 void rs_exp_string(struct rs_exp *x, uint32_t id, const char *s, size_t len)
 {
-    if (!x->in_proc || !id || id > (1u << 24)) return;
+    if (!x->in_proc || !id || id > (1u << 22)) return;   /* 4 M strings: far beyond real traces, bounded for hostile ones */
     if (id >= x->p.nstr) {
         uint32_t nc = x->p.nstr ? x->p.nstr : 256;
         while (nc <= id) nc *= 2;
