@@ -90,7 +90,8 @@ static void refine_clocks(struct rs_analysis *a, struct member *m, size_t nm, st
             gname[ng++] = key;
         grp[i] = (int)g;
     }
-    double *tmp = malloc((n + 1) * sizeof *tmp);
+    /* a group can exceed n (several communicators without a hash): size by members */
+    double *tmp = malloc((nm + 1) * sizeof *tmp);
     a->anchor_skew_s = end_spread(m, nm, R, off, tmp);
     if (ng >= 2) {
         size_t *cnt = calloc(ng, sizeof *cnt), *pos = calloc(ng + 1, sizeof *pos);
@@ -246,7 +247,7 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
     for (size_t i = 0; i < n; i++)
         last_late_step[i] = -1;
     uint64_t considered = 0;
-    double *tmp = malloc((n + 1) * sizeof *tmp);
+    double *tmp = malloc((nm + 1) * sizeof *tmp);
     double late_thr = fmax(20e3, 0.01 * step_mean_ns);
 
     for (size_t i = 0; i < nm;) {
