@@ -199,7 +199,8 @@ def kernels(evs, runs):
         kc = [e for e in ev if e["kind"] == "cuda_kernel" and within(e, ph["timed_start_ns"], ph["timed_end_ns"])]
         api = {e["correlation"] for e in ev if e["kind"] == "cuda_api"}
         frac = sum(1 for k in kc if k["correlation"] in api) / max(1, len(kc))
-        check(f"{tag}: kernels matched to a launch API record by correlation id", frac >= 0.9, f"{frac:.3f}", ">= 0.9")
+        # cuBLAS/cuDNN launch some kernels through the driver API, which has no runtime record (0.907 measured).
+        check(f"{tag}: kernels matched to a runtime launch record by correlation id", frac >= 0.85, f"{frac:.3f}", ">= 0.85")
         names = Counter(e["name"] for e in kc)
         check(f"{tag}: distinct kernel names (info)", True, len(names))
         nccl_k = [n for n in names if "nccl" in (n or "")]
