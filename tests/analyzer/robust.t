@@ -6,7 +6,7 @@
 need_cmd jq
 need_build railscope tests/synth/rs-synth
 SYNTH=$RS_BUILD/tests/synth/rs-synth
-plan 13
+plan 15
 for seed in 1 2 3 4 5 6 7 8 9 10; do
     rm -rf "$T/g"
     "$SYNTH" -o "$T/g" --nodes 2 --gpus 2 --steps 4 --kernels 5 --pause 1:3 --garbage $((seed * 60)) --seed $seed
@@ -14,6 +14,12 @@ for seed in 1 2 3 4 5 6 7 8 9 10; do
     rc=$?
     ok "garbage seed $seed: exit $rc (0/1), valid JSON" test $rc -le 1 -a -s "$T/g.json" -a "$(jq -e 'has("ranks")' "$T/g.json")" = true
 done
+# the same rank files twice (a copied directory): duplicate ranks and repeated collective keys
+rm -rf "$T/dup" && "$SYNTH" -o "$T/dup" --nodes 1 --gpus 3 --steps 3 --no-plugin --straggler 1:2 >/dev/null
+for f in "$T"/dup/*.rtrace; do cp "$f" "${f%.rtrace}-copy.rtrace"; done
+run_timeout 30 "$RS_CLI" report --json "$T/dup" >"$T/dup.json" 2>/dev/null
+is "$?" 0 "duplicated rank files: report completes"
+like "$(jq -r '.warnings[]' "$T/dup.json")" 'appears in more than one file' "duplicated rank files: said so"
 mkdir -p "$T/empty"
 out=$("$RS_CLI" report "$T/empty" 2>&1); rc=$?
 like "$rc $out" '^2 railscope: ' "empty directory: one-line error, exit 2"
