@@ -1,6 +1,6 @@
 #!/bin/bash
-# Fuzz campaign: runs every libFuzzer target (built by `make fuzz`) for SECONDS each, in JOBS parallel
-# workers per target, starting from the checked-in corpus and seeds, with ASan+UBSan halting on error.
+# Fuzz campaign: runs every libFuzzer target (built by `make fuzz`) for SECONDS, JOBS workers per target,
+# all at once, starting from the checked-in corpus and seeds, with ASan+UBSan halting on error.
 # Prints one line per target (executions, crashes) and a total; exit 1 if anything crashed.
 # Crash reproducers land in OUT/artifacts/; copy one into tests/corpus/regress/<target>/ to keep it.
 #     tests/fuzz/campaign.sh BUILD_DIR SECONDS [JOBS] [OUT]
@@ -21,10 +21,13 @@ case $RS_FUZZ_KNOWN in *ubsan*) UB=$UB:suppressions=$TOP/tests/fuzz/known.supp ;
 export UBSAN_OPTIONS=$UB
 total_exec=0
 total_crash=0
+# Every target's workers start at once (the run takes SECONDS of wall time whatever the number of targets).
+targets=()
 for bin in "$B"/fuzz/fuzz_*; do
     case $bin in *-replay) continue ;; esac
     [ -x "$bin" ] || continue
     t=$(basename "$bin")
+    targets+=("$t")
     work="$OUT/corpus/$t"
     mkdir -p "$work"
     seeds=("$TOP/tests/corpus/files")
@@ -33,17 +36,18 @@ for bin in "$B"/fuzz/fuzz_*; do
     [ "$t" = fuzz_file ] || seeds=("${seeds[@]:1}")   # whole-file seeds only suit the whole-file target
     extra=()
     [ "$t" = fuzz_cli ] && extra=(-detect_leaks=0 -close_fd_mask=2 -max_len=512)
-    logs=()
     for ((j = 0; j < JOBS; j++)); do
         timeout -k 10 $((SECS + 60)) "$bin" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2560 -max_len=65536 \
             -artifact_prefix="$OUT/artifacts/$t-" -print_final_stats=1 "${extra[@]}" "$work" "${seeds[@]}" \
             >"$OUT/$t.$j.log" 2>&1 &
-        logs+=("$OUT/$t.$j.log")
     done
-    wait
+done
+wait
+for t in "${targets[@]}"; do
     execs=0
     crashes=0
-    for l in "${logs[@]}"; do
+    for ((j = 0; j < JOBS; j++)); do
+        l="$OUT/$t.$j.log"
         e=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$l" | grep -o '[0-9]*$' | tail -1)
         execs=$((execs + ${e:-0}))
         if grep -qE '^==[0-9]+==ERROR|^SUMMARY:|fuzz invariant failed|deadly signal|Test unit written' "$l"; then
