@@ -1,0 +1,332 @@
+/* The exporter's verbs translation: work requests from post to completion on per-QP tracks (send and
+ * receive queues apart), matched by (qp_num, wr_id) -- a send queue retires in order, so a signaled
+ * completion also retires the unsignaled sends before it; receives are found anywhere in their queue
+ * (SRQs included) -- and the achieved-bandwidth counters per QP and per link. State per QP: a ring of
+ * outstanding WRs (grown to the queue depth, capped) and one counter bin. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export_xlate.h"
+
+/* ---------------- bandwidth counters ---------------- */
+
+static void bw_flush(struct rs_exp *x, struct xbw *bw)
+{
+    uint64_t w = x->o.bw_bin_ns;
+    xl_emit_counter(x, bw->g, bw->bin * w, (double)bw->bytes / (double)w);  /* bytes/ns = GB/s */
+}
+static void bw_add(struct rs_exp *x, struct xbw *bw, uint64_t ts, uint64_t bytes)
+{
+    if (!bw->g) return;
+    uint64_t bin = ts / x->o.bw_bin_ns;
+    if (!bw->started) {
+        bw->started = 1;
+        bw->bin = bin;
+        bw->bytes = 0;
+    } else if (bin > bw->bin) {
+        bw_flush(x, bw);
+        if (bin > bw->bin + 1) xl_emit_counter(x, bw->g, (bw->bin + 1) * x->o.bw_bin_ns, 0);
+        bw->bin = bin;
+        bw->bytes = 0;
+    }
+    bw->bytes += bytes;
+}
+static void bw_end(struct rs_exp *x, struct xbw *bw)
+{
+    if (!bw->started) return;
+    bw_flush(x, bw);
+    xl_emit_counter(x, bw->g, (bw->bin + 1) * x->o.bw_bin_ns, 0);
+    bw->started = 0;
+}
+
+/* ---------------- verbs ---------------- */
+
+static const char *const wr_op_names[] = {"RDMA_WRITE", "RDMA_WRITE_WITH_IMM", "SEND", "SEND_WITH_IMM",
+                                          "RDMA_READ", "ATOMIC_CMP_AND_SWP", "ATOMIC_FETCH_AND_ADD",
+                                          "LOCAL_INV", "BIND_MW", "SEND_WITH_INV", "TSO"};
+#define IBV_SEND_SIGNALED_BIT 2u
+#define XQP_SRQ 0x80000000u
+
+static struct xctx *ctx_get(struct rs_exp *x, uint64_t ctx)
+{
+    for (uint32_t i = 0; i < x->p.nctx; i++)
+        if (x->p.ctxs[i].ctx == ctx) return &x->p.ctxs[i];
+    if (x->p.nctx >= 16) return NULL;
+    struct xctx *c = &x->p.ctxs[x->p.nctx++];
+    memset(c, 0, sizeof *c);
+    c->ctx = ctx;
+    c->dev_nid = xl_name_f(x, "ctx %#llx", (unsigned long long)ctx);
+    return c;
+}
+
+static struct xqp *qp_get(struct rs_exp *x, uint32_t key)
+{
+    struct xproc *p = &x->p;
+    if (p->qn * 2 + 2 >= p->qcap) {
+        uint32_t nc = p->qcap ? p->qcap * 2 : 64;
+        struct xqp *nt = calloc(nc, sizeof *nt);
+        if (!nt) return NULL;
+        for (uint32_t i = 0; i < p->qcap; i++) {
+            if (!p->qps[i].used) continue;
+            uint32_t j = (uint32_t)mix64(p->qps[i].qp_num) & (nc - 1);
+            while (nt[j].used) j = (j + 1) & (nc - 1);
+            nt[j] = p->qps[i];
+        }
+        free(p->qps);
+        p->qps = nt;
+        p->qcap = nc;
+    }
+    if (p->last_qp < p->qcap && p->qps[p->last_qp].used && p->qps[p->last_qp].qp_num == key) return &p->qps[p->last_qp];
+    uint32_t j = (uint32_t)mix64(key) & (p->qcap - 1);
+    while (p->qps[j].used) {
+        if (p->qps[j].qp_num == key) {
+            p->last_qp = j;
+            return &p->qps[j];
+        }
+        j = (j + 1) & (p->qcap - 1);
+    }
+    struct xqp *q = &p->qps[j];
+    memset(q, 0, sizeof *q);
+    q->used = 1;
+    q->qp_num = key;
+    q->is_srq = !!(key & XQP_SRQ);
+    p->qn++;
+    if (!q->is_srq) {
+        /* group pointers stay valid across qps[] rehash: groups live in gtab */
+        q->g = xl_async_group(x, XG_QP, key, 0, "QP %u", key);
+        q->tx.g = xl_counter_group(x, XG_CTR_QP, key, 0, xl_name_f(x, "QP %u tx GB/s", key));
+    }
+    return q;
+}
+
+static struct xwr *fifo_at(struct xfifo *f, uint32_t i) { return &f->v[(f->head + i) & (f->cap - 1)]; }
+
+static void wr_emit(struct rs_exp *x, struct xqp *q, const struct xwr *w, uint64_t end, uint32_t name, int status,
+                    uint64_t completed_by, int last)
+{
+    struct rs_xitem it;
+    item_init(&it, w->ts, end > w->ts ? end - w->ts : 0, name, RS_XCAT_rdma);
+    arg_u(&it, RS_XK_bytes, RS_XA_U64, w->bytes);
+    arg_u(&it, RS_XK_wr_id, RS_XA_HEX, w->wr_id);   /* (the QP is the track) */
+    if (status) arg_u(&it, RS_XK_status, RS_XA_I64, (uint64_t)(int64_t)status);
+    if (completed_by != UINT64_MAX) arg_u(&it, RS_XK_completed_by, RS_XA_HEX, completed_by);
+    if (last) it.flow_step = w->flow;
+    else it.flow_in = w->flow;
+    /* receives get their own track: pre-posted receive queues (hundreds deep) would crowd out the sends */
+    struct xgroup *g = w->opcode != 128 ? q->g
+                     : q->is_srq ? xl_async_group(x, XG_QP, q->qp_num, 2, "SRQ %u recv", q->qp_num & ~XQP_SRQ)
+                                 : xl_async_group(x, XG_QP, q->qp_num, 2, "QP %u recv", q->qp_num);
+    xl_emit_slice(x, g, &it);
+}
+
+static void fifo_push(struct rs_exp *x, struct xqp *q, struct xfifo *f, const struct xwr *w)
+{
+    if (f->n == f->cap) {
+        if (f->cap >= XFIFO_MAX) {   /* never completed as far as we can tell: show it, forget it */
+            struct xwr *old = fifo_at(f, 0);
+            wr_emit(x, q, old, old->ts, NID(x, NOCOMP), 0, UINT64_MAX, 0);
+            x->st.wr_no_completion++;
+            f->head = (f->head + 1) & (f->cap - 1);
+            f->n--;
+        } else {
+            uint32_t nc = f->cap ? f->cap * 2 : 64;
+            struct xwr *nv = malloc(nc * sizeof *nv);
+            if (!nv) return;
+            for (uint32_t i = 0; i < f->n; i++) nv[i] = *fifo_at(f, i);
+            free(f->v);
+            f->v = nv;
+            f->cap = nc;
+            f->head = 0;
+        }
+    }
+    *fifo_at(f, f->n++) = *w;
+}
+
+static void post_instant(struct rs_exp *x, uint32_t tid, uint64_t ts, uint32_t name, uint32_t qp, uint64_t wr_id,
+                         uint64_t bytes, int ret, uint64_t flow)
+{
+    struct rs_xitem it;
+    item_init(&it, ts, 0, name, RS_XCAT_verbs);
+    arg_u(&it, RS_XK_qp, RS_XA_U64, qp);
+    arg_u(&it, RS_XK_wr_id, RS_XA_HEX, wr_id);
+    arg_u(&it, RS_XK_bytes, RS_XA_U64, bytes);
+    if (ret) arg_u(&it, RS_XK_ret, RS_XA_I64, (uint64_t)(int64_t)ret);
+    it.flow_out = flow;
+    xl_emit_instant(x, xl_thread_group(x, tid), &it);
+}
+
+void xl_on_post_send(struct rs_exp *x, uint32_t tid, const struct rs_ev_IBV_POST_SEND *e)
+{
+    uint64_t ts = al(x, e->h.ts);
+    int ok = e->ret == 0;
+    uint64_t flow = ok ? xl_new_flow(x) : 0;
+    post_instant(x, tid, ts, NID(x, POST_SEND), e->qp_num, e->wr_id, e->bytes, e->ret, flow);
+    if (!ok) return;
+    struct xqp *q = qp_get(x, e->qp_num);
+    if (!q) return;
+    struct xwr w = {ts, e->wr_id, e->bytes, flow, e->opcode, e->send_flags, tid, 0};
+    fifo_push(x, q, &q->sq, &w);
+}
+
+void xl_on_post_recv(struct rs_exp *x, uint32_t tid, const struct rs_ev_IBV_POST_RECV *e)
+{
+    uint64_t ts = al(x, e->h.ts);
+    int ok = e->ret == 0;
+    uint64_t flow = ok ? xl_new_flow(x) : 0;
+    post_instant(x, tid, ts, NID(x, POST_RECV), e->qp_num, e->wr_id, e->bytes, e->ret, flow);
+    if (!ok) return;
+    struct xqp *q = qp_get(x, e->srq ? (e->qp_num | XQP_SRQ) : e->qp_num);
+    if (!q) return;
+    struct xwr w = {ts, e->wr_id, e->bytes, flow, 128, IBV_SEND_SIGNALED_BIT, tid, 0};
+    fifo_push(x, q, &q->rq, &w);
+}
+
+static uint32_t wr_name(struct rs_exp *x, uint32_t opcode)
+{
+    if (opcode == 128) return NID(x, RECV);
+    if (opcode < sizeof wr_op_names / sizeof wr_op_names[0]) {
+        if (!x->wr_nid[opcode]) x->wr_nid[opcode] = xl_name_s(x, wr_op_names[opcode]);
+        return x->wr_nid[opcode];
+    }
+    return xl_name_f(x, "WR opcode %u", opcode);
+}
+
+/* Find wr_id in f; -1 if absent. Receive queues may complete out of order (SRQ), so search; send queues
+ * complete in order, so the match is normally at the head. */
+static int64_t fifo_find(struct xfifo *f, uint64_t wr_id)
+{
+    for (uint32_t i = 0; i < f->n; i++)
+        if (fifo_at(f, i)->wr_id == wr_id) return i;
+    return -1;
+}
+
+void xl_on_wc(struct rs_exp *x, uint32_t tid, const struct rs_ev_IBV_WC *e)
+{
+    uint64_t ts = al(x, e->h.ts);
+    struct xqp *q = qp_get(x, e->qp_num);
+    int recv = (e->opcode & 128) != 0;
+    struct xfifo *f = NULL;
+    int64_t k = -1;
+    struct xqp *owner = q;
+    if (q) {
+        f = recv ? &q->rq : &q->sq;
+        k = fifo_find(f, e->wr_id);
+        if (k < 0 && recv) {   /* posted to a shared receive queue */
+            for (uint32_t i = 0; i < x->p.qcap && k < 0; i++) {
+                struct xqp *s = &x->p.qps[i];
+                if (!s->used || !s->is_srq) continue;
+                int64_t kk = fifo_find(&s->rq, e->wr_id);
+                if (kk >= 0) {
+                    f = &s->rq;
+                    k = kk;
+                }
+            }
+            q = qp_get(x, e->qp_num);   /* the table may have moved */
+            owner = q;
+        }
+    }
+    struct rs_xitem it;
+    uint64_t flow = 0;
+    if (k < 0) {
+        x->st.wr_unmatched_wc++;
+        item_init(&it, ts, 0, NID(x, WC_UNMATCHED), RS_XCAT_verbs);
+    } else {
+        x->st.wr_matched++;
+        if (!recv) {
+            /* Unsignaled sends before this one completed with it. */
+            for (int64_t i = 0; i < k; i++)
+                wr_emit(x, owner, fifo_at(f, (uint32_t)i), ts, wr_name(x, fifo_at(f, (uint32_t)i)->opcode),
+                        (int)e->status, e->wr_id, 0);
+        }
+        struct xwr w = *fifo_at(f, (uint32_t)k);
+        wr_emit(x, owner, &w, ts, wr_name(x, recv ? 128 : w.opcode), (int)e->status, UINT64_MAX, 1);
+        flow = w.flow;
+        if (recv) {   /* remove entry k, keep order */
+            for (int64_t i = k; i > 0; i--) *fifo_at(f, (uint32_t)i) = *fifo_at(f, (uint32_t)i - 1);
+            f->head = (f->head + 1) & (f->cap - 1);
+            f->n--;
+        } else {
+            f->head = (f->head + (uint32_t)k + 1) & (f->cap - 1);
+            f->n -= (uint32_t)k + 1;
+        }
+        if (!recv && !e->status && owner) {
+            bw_add(x, &owner->tx, ts, w.bytes);
+            struct xctx *c = owner->ctx ? ctx_get(x, owner->ctx) : NULL;
+            if (c) bw_add(x, &c->tx, ts, w.bytes);
+        }
+        item_init(&it, ts, 0, NID(x, WC), RS_XCAT_verbs);
+    }
+    arg_u(&it, RS_XK_qp, RS_XA_U64, e->qp_num);
+    arg_u(&it, RS_XK_wr_id, RS_XA_HEX, e->wr_id);
+    arg_u(&it, RS_XK_bytes, RS_XA_U64, e->bytes);
+    if (e->status) arg_u(&it, RS_XK_status, RS_XA_I64, e->status);
+    it.flow_in = flow;
+    xl_emit_instant(x, xl_thread_group(x, tid), &it);
+}
+
+void xl_on_create_qp(struct rs_exp *x, uint32_t tid, const struct rs_ev_IBV_CREATE_QP *e)
+{
+    struct xqp *q = qp_get(x, e->qp_num);
+    struct xctx *c = ctx_get(x, e->ctx);
+    if (q) {
+        q->ctx = e->ctx;
+        if (c && q->g) {
+            /* name the QP with its device, unless its track is already out */
+            if (!q->g->lane[0]->t.declared) {
+                q->g->name = q->g->lane[0]->t.name =
+                    xl_name_f(x, "QP %u (%s)", e->qp_num, rs_xname_get(x, c->dev_nid)->s);
+            }
+        }
+    }
+    struct rs_xitem it;
+    item_init(&it, al(x, e->h.ts), 0, NID(x, CREATE_QP), RS_XCAT_verbs);
+    arg_u(&it, RS_XK_qp, RS_XA_U64, e->qp_num);
+    xl_emit_instant(x, xl_thread_group(x, tid), &it);
+}
+
+void xl_on_open_device(struct rs_exp *x, uint32_t tid, const struct rs_ev_IBV_OPEN_DEVICE *e)
+{
+    struct xctx *c = ctx_get(x, e->ctx);
+    if (c) {
+        c->dev_nid = xl_str_nid(x, e->device);
+        c->tx.g = xl_counter_group(x, XG_CTR_LINK, e->ctx, 0,
+                                xl_name_f(x, "link %s tx GB/s", rs_xname_get(x, c->dev_nid)->s));
+    }
+    struct rs_xitem it;
+    item_init(&it, al(x, e->h.ts), 0, NID(x, OPEN_DEVICE), RS_XCAT_verbs);
+    xl_emit_instant(x, xl_thread_group(x, tid), &it);
+}
+
+void xl_on_reg_mr(struct rs_exp *x, uint32_t tid, const struct rs_ev_IBV_REG_MR *e)
+{
+    static const char *const mem[] = RS_MEM_NAMES;
+    struct rs_xitem it;
+    item_init(&it, al(x, e->h.ts), e->dur, NID(x, REG_MR), RS_XCAT_verbs);
+    arg_u(&it, RS_XK_length, RS_XA_U64, e->length);
+    arg_s(&it, RS_XK_mem, xl_name_s(x, e->mem < 7 ? mem[e->mem] : "?"));
+    if (e->err) arg_u(&it, RS_XK_ret, RS_XA_I64, (uint64_t)(int64_t)e->err);
+    xl_emit_slice(x, xl_thread_group(x, tid), &it);
+}
+
+void xl_verbs_end(struct rs_exp *x)
+{
+    struct xproc *p = &x->p;
+    uint64_t end = p->last_ts;
+    /* Work requests still outstanding: shown up to the end of the trace. */
+    for (uint32_t i = 0; i < p->qcap; i++) {
+        struct xqp *q = &p->qps[i];
+        if (!q->used) continue;
+        struct xfifo *fs[2] = {&q->sq, &q->rq};
+        for (int k = 0; k < 2; k++) {
+            for (uint32_t j = 0; j < fs[k]->n; j++) {
+                struct xwr *w = fifo_at(fs[k], j);
+                x->st.wr_no_completion++;
+                wr_emit(x, q, w, end, NID(x, NOCOMP), 0, UINT64_MAX, 0);
+            }
+            free(fs[k]->v);
+        }
+        bw_end(x, &q->tx);
+    }
+    for (uint32_t i = 0; i < p->nctx; i++) bw_end(x, &p->ctxs[i].tx);
+}
