@@ -60,11 +60,42 @@ void rs_report_text(const struct rs_analysis *a, FILE *f)
     for (int c = 0; c < RS_CAT_COUNT; c++)
         fprintf(f, " %7s", short_cat[c]);
     fprintf(f, "  GPUDirect\n");
-    for (size_t i = 0; i < a->nranks; i++) {
-        if (i == MAX_ROWS && a->nranks > MAX_ROWS + 1) {
-            fprintf(f, "  ... %zu more ranks (--json has all)\n", a->nranks - MAX_ROWS);
-            break;
+    /* Many ranks: show the MAX_ROWS with the most time outside compute (where the problems are). */
+    size_t nshow = a->nranks > MAX_ROWS + 1 ? MAX_ROWS : a->nranks;
+    char *show = calloc(a->nranks ? a->nranks : 1, 1);
+    size_t shown = 0;
+    /* first the ranks the findings and stragglers name: they are the causes, not the ones waiting */
+    for (size_t i = 0; i < a->nranks && show && nshow < a->nranks; i++) {
+        int named = 0;
+        for (size_t k = 0; k < a->nfindings; k++)
+            named |= a->findings[k].rank == a->ranks[i].rank;
+        for (size_t k = 0; k < a->nstragglers && k < 4; k++)
+            named |= a->stragglers[k].rank == a->ranks[i].rank;
+        if (named && shown < nshow) {
+            show[i] = 1;
+            shown++;
         }
+    }
+    for (size_t k = shown; k < nshow && show; k++) {
+        size_t best = (size_t)-1;
+        double bv = -1;
+        for (size_t i = 0; i < a->nranks; i++) {
+            const struct rs_an_rank *r = &a->ranks[i];
+            double v = r->nsteps ? (r->step_mean_s * r->nsteps - r->attr[RS_CAT_COMPUTE]) / r->nsteps : 0;
+            if (!show[i] && v > bv) {
+                bv = v;
+                best = i;
+            }
+        }
+        if (best != (size_t)-1)
+            show[best] = 1;
+    }
+    if (nshow < a->nranks)
+        fprintf(f, "  (%zu of %zu ranks: those the findings name, then the most time outside compute; --json has all)\n",
+                nshow, a->nranks);
+    for (size_t i = 0; i < a->nranks; i++) {
+        if (show && !show[i])
+            continue;
         const struct rs_an_rank *r = &a->ranks[i];
         double d = r->nsteps ? (double)r->nsteps : 1;
         fprintf(f, "  %5d %-16.16s %8.2f", r->rank, r->host, MS(r->step_mean_s));
@@ -73,6 +104,7 @@ void rs_report_text(const struct rs_analysis *a, FILE *f)
         fprintf(f, "  %s%s%s\n", rs_gd_name(r->gd.verdict), r->input ? "  input " : "",
                 r->input ? rs_an_input_name(r->input) : "");
     }
+    free(show);
 
     if (a->ncolls) {
         size_t n = a->ncolls;
