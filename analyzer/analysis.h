@@ -194,6 +194,17 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
                char *err, size_t errlen);
 void rs_analysis_free(struct rs_analysis *a);
 
+/* One step across ranks (by position in each rank's step list): for "per step" views. */
+struct rs_an_runstep {
+    int64_t id;              /* the first rank's step id */
+    size_t nranks;           /* ranks that have this step */
+    double mean_s, max_s;    /* step time over ranks */
+    int32_t slowest_rank;
+    double attr[RS_CAT_COUNT]; /* mean over ranks, seconds */
+};
+/* Fills a malloc'ed array (free() it); returns its length. */
+size_t rs_an_run_steps(const struct rs_analysis *a, struct rs_an_runstep **out);
+
 /* Renderers (analyzer/report_text.c, report_json.c; report_html.c belongs to the exports area). */
 #include <stdio.h>
 void rs_report_text(const struct rs_analysis *a, FILE *f);

@@ -293,3 +293,41 @@ void rs_analysis_free(struct rs_analysis *a)
     free(a->hostchecks);
     free(a);
 }
+
+size_t rs_an_run_steps(const struct rs_analysis *a, struct rs_an_runstep **out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < a->nranks; i++)
+        if (a->ranks[i].nsteps > n)
+            n = a->ranks[i].nsteps;
+    *out = calloc(n ? n : 1, sizeof **out);
+    if (!*out)
+        return 0;
+    for (size_t k = 0; k < n; k++) {
+        struct rs_an_runstep *x = &(*out)[k];
+        x->slowest_rank = -1;
+        for (size_t i = 0; i < a->nranks; i++) {
+            const struct rs_an_rank *r = &a->ranks[i];
+            if (k >= r->nsteps)
+                continue;
+            const struct rs_an_step *s = &r->steps[k];
+            double d = (double)(s->end_ns - s->start_ns) * 1e-9;
+            if (!x->nranks)
+                x->id = s->id;
+            x->nranks++;
+            x->mean_s += d;
+            if (d > x->max_s) {
+                x->max_s = d;
+                x->slowest_rank = r->rank;
+            }
+            for (int c = 0; c < RS_CAT_COUNT; c++)
+                x->attr[c] += s->attr[c];
+        }
+        if (x->nranks) {
+            x->mean_s /= (double)x->nranks;
+            for (int c = 0; c < RS_CAT_COUNT; c++)
+                x->attr[c] /= (double)x->nranks;
+        }
+    }
+    return n;
+}

@@ -2,6 +2,7 @@
  * bytes as integers, categories keyed by rs_cat_key(). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "analysis.h"
 #include "formats/rtrace.h"
@@ -145,6 +146,20 @@ void rs_report_json(const struct rs_analysis *a, FILE *f)
         }
         fprintf(f, "]}");
     }
+    fprintf(f, "\n],\n\"steps\": [");
+    struct rs_an_runstep *rsx = NULL;
+    size_t nrs = rs_an_run_steps(a, &rsx);
+    for (size_t k = 0; k < nrs; k++) {
+        fprintf(f, "%s\n  {\"index\": %zu, \"id\": %lld, \"ranks\": %zu, \"mean_s\": ", k ? "," : "", k,
+                (long long)rsx[k].id, rsx[k].nranks);
+        jnum(f, rsx[k].mean_s);
+        fprintf(f, ", \"max_s\": ");
+        jnum(f, rsx[k].max_s);
+        fprintf(f, ", \"slowest_rank\": %d, \"attribution\": ", rsx[k].slowest_rank);
+        attr(f, rsx[k].attr, 1);
+        fputc('}', f);
+    }
+    free(rsx);
     fprintf(f, "\n],\n\"collectives\": [");
     for (size_t i = 0; i < a->ncolls; i++) {
         const struct rs_an_coll *c = &a->colls[i];

@@ -106,6 +106,38 @@ void rs_report_text(const struct rs_analysis *a, FILE *f)
     }
     free(show);
 
+    struct rs_an_runstep *rsx = NULL;
+    size_t nrs = rs_an_run_steps(a, &rsx);
+    if (nrs > 1) {
+        size_t w[3] = {0, 0, 0};
+        int nw = 0;
+        for (int k = 0; k < 3 && k < (int)nrs; k++) {
+            size_t best = 0;
+            double bv = -1;
+            for (size_t i = 0; i < nrs; i++) {
+                int taken = 0;
+                for (int q = 0; q < k; q++)
+                    taken |= w[q] == i;
+                if (!taken && rsx[i].max_s > bv) {
+                    bv = rsx[i].max_s;
+                    best = i;
+                }
+            }
+            w[nw++] = best;
+        }
+        fprintf(f, "\nSlowest steps (max over ranks):\n");
+        for (int k = 0; k < nw; k++) {
+            const struct rs_an_runstep *x = &rsx[w[k]];
+            int big = 0;
+            for (int c = 1; c < RS_CAT_COUNT; c++)
+                if (x->attr[c] > x->attr[big] || big == RS_CAT_COMPUTE)
+                    big = c;
+            fprintf(f, "  step %lld: %.2f ms on rank %d (mean %.2f ms); largest non-compute part: %s %.2f ms\n",
+                    (long long)x->id, MS(x->max_s), x->slowest_rank, MS(x->mean_s), rs_cat_key(big), MS(x->attr[big]));
+        }
+    }
+    free(rsx);
+
     if (a->ncolls) {
         size_t n = a->ncolls;
         const struct rs_an_coll **v = malloc(n * sizeof *v);
