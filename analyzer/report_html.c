@@ -17,6 +17,9 @@
 #include <string.h>
 
 #include "report_html.h"
+
+/* In the analyzer; weak so that the renderer also links without it (tests/html/html_edge.c). */
+extern size_t rs_an_run_steps(const struct rs_analysis *a, struct rs_an_runstep **out) __attribute__((weak));
 #include "../formats/export_int.h"
 #include "../formats/reader.h"
 
@@ -352,14 +355,25 @@ static void panel_allreduce(FILE *f, const struct rs_analysis *a)
             slow = s;
         }
     }
+    /* the analyzer's per-step view across ranks, when linked in: step times in the chooser */
+    struct rs_an_runstep *rsv = NULL;
+    size_t nrs = rs_an_run_steps ? rs_an_run_steps(a, &rsv) : 0;
     fputs("<p class=\"muted\">Per collective: arrival skew (ranks waiting for the last one), then its own time "
           "split into phases. Step: <select id=\"step-select\" onchange=\"showStep(this.value)\">",
           f);
     for (int64_t s = 0; s < nsteps; s++) {
         int64_t id = a->nranks && (size_t)s < a->ranks[0].nsteps ? a->ranks[0].steps[s].id : s;
-        fprintf(f, "<option value=\"%lld\"%s>step %lld%s</option>", (long long)s, s == slow ? " selected" : "",
-                (long long)id, s == slow ? " (slowest)" : "");
+        char info[96] = "";
+        if ((size_t)s < nrs) {
+            char m1[32], m2[32];
+            fmt_s(m1, sizeof m1, rsv[s].mean_s);
+            fmt_s(m2, sizeof m2, rsv[s].max_s);
+            snprintf(info, sizeof info, ": %s mean, %s on rank %d", m1, m2, rsv[s].slowest_rank);
+        }
+        fprintf(f, "<option value=\"%lld\"%s>step %lld%s%s</option>", (long long)s, s == slow ? " selected" : "",
+                (long long)id, s == slow ? " (slowest)" : "", info);
     }
+    free(rsv);
     fputs("</select></p>\n", f);
     static const char *const ph_color[] = {"#d9d9d9", "#4e79a7", "#59a14f", "#76b7b2", "#59a14f", "#e15759",
                                            "#bab0ac"};
