@@ -29,6 +29,15 @@
 /* A loaded object (for offline symbolisation of STACK): base address and path. */
 #define RS_FIELDS_MODULE(F) F(x64, base) F(x64, end) F(str, path) F(u32, pad)
 
+/* Chunk encoding flag, next to RS_CHUNK_TS_DELTA (rtrace.h): the fields of an event (the words after its
+ * 16-byte header) are stored as differences (mod 2^64, per 8-byte word) from the fields of the previous
+ * event of the same kind and size in the same chunk, tracked in RS_FD_SLOTS slots (slot = kind %
+ * RS_FD_SLOTS, the newer event replaces the older) for events of at most RS_FD_MAX bytes. Counters and
+ * repeated handles become zeros and constants, which zstd compresses better and faster. */
+#define RS_CHUNK_FIELD_DELTA 2u
+#define RS_FD_SLOTS 64
+#define RS_FD_MAX 128
+
 #define RS_EVENTS_CORE(X)            \
     X(STRING, core, RS_VARLEN)       \
     X(CLOCK, core, RS_FIXED)         \

@@ -39,10 +39,19 @@ struct rs_reader {
     uint64_t frame_idx;
     ZSTD_DCtx *dctx;
 
+    uint32_t chunk_gen;         /* RS_CHUNK_FIELD_DELTA: previous fields per slot, valid for one chunk */
+    struct {
+        uint32_t gen;
+        uint16_t kind, size;
+        uint64_t w[(RS_FD_MAX - sizeof(struct rs_ev_hdr)) / 8];
+    } fdelta[RS_FD_SLOTS];
+
     char **strs;                /* by id */
     uint32_t *str_len;
     uint32_t strs_cap;
     int saw_partial;
+    char *partial_str;          /* STRING with the writer's reserved PARTIAL id */
+    uint32_t partial_len;
     char partial_why[200];
 };
 
@@ -123,7 +132,7 @@ static int parse_header(struct rs_reader *r, const unsigned char *p, size_t n, c
         const char **sp = NULL;
         switch (tag) {
         case RS_HDR_HOST: sp = &h->host; break;
-        case RS_HDR_CMDLINE: sp = &h->cmdline; h->cmdline_len = len; break;
+        case RS_HDR_CMDLINE: sp = &h->cmdline; break;
         case RS_HDR_CLOCK: sp = &h->clock; break;
         case RS_HDR_EVENTS: sp = &h->events; break;
         case RS_HDR_TRACER_VERSION: sp = &h->tracer_version; break;
@@ -146,6 +155,7 @@ static int parse_header(struct rs_reader *r, const unsigned char *p, size_t n, c
             }
             r->hdr_strs[nstr++] = s;
             *sp = s;
+            if (sp == &h->cmdline) h->cmdline_len = len;   /* a repeated tag keeps the first, length too */
         }
     }
     return 0;
@@ -239,8 +249,14 @@ const struct rs_header_info *rs_reader_header(const struct rs_reader *r) { retur
 const char *rs_reader_path(const struct rs_reader *r) { return r->path; }
 const struct rs_read_stats *rs_reader_stats(const struct rs_reader *r) { return &r->st; }
 
+#define RS_PARTIAL_STRING_ID 0x7fffffffu   /* the writer's id for the PARTIAL reason (writer.c) */
+
 const char *rs_reader_string(const struct rs_reader *r, uint32_t id, size_t *len)
 {
+    if (id == RS_PARTIAL_STRING_ID) {
+        if (len) *len = r->partial_len;
+        return r->partial_str;
+    }
     if (id == 0 || id >= r->strs_cap || !r->strs[id]) return NULL;
     if (len) *len = r->str_len[id];
     return r->strs[id];
@@ -249,12 +265,20 @@ const char *rs_reader_string(const struct rs_reader *r, uint32_t id, size_t *len
 static int store_string(struct rs_reader *r, uint32_t id, const char *s, uint32_t n)
 {
     if (id == 0) return -1;
-    /* The writer's PARTIAL reason uses a fixed high id; keep it in a small side slot. */
-    uint32_t slot = id == 0x7fffffffu ? 1u << 22 : id;
-    if (slot > RS_MAX_STRING_ID) return -1;
+    char *c;
+    if (id == RS_PARTIAL_STRING_ID) {   /* kept aside: the table stays sized by the dense ids */
+        if (!(c = dup_n(s, n))) return -1;
+        free(r->partial_str);
+        r->partial_str = c;
+        r->partial_len = n;
+        return 0;
+    }
+    if (id > RS_MAX_STRING_ID) return -1;
+    uint32_t slot = id;
     if (slot >= r->strs_cap) {
         uint32_t cap = r->strs_cap ? r->strs_cap : 256;
         while (cap <= slot) cap *= 2;
+        if (cap > RS_MAX_STRING_ID + 1) cap = RS_MAX_STRING_ID + 1;   /* bounded memory (~50 MB worst case) */
         char **ns = realloc(r->strs, cap * sizeof *ns);
         if (!ns) return -1;
         r->strs = ns;
@@ -265,8 +289,7 @@ static int store_string(struct rs_reader *r, uint32_t id, const char *s, uint32_
         memset(nl + r->strs_cap, 0, (cap - r->strs_cap) * sizeof *nl);
         r->strs_cap = cap;
     }
-    char *c = dup_n(s, n);
-    if (!c) return -1;
+    if (!(c = dup_n(s, n))) return -1;
     free(r->strs[slot]);
     r->strs[slot] = c;
     r->str_len[slot] = n;
@@ -385,7 +408,7 @@ int rs_reader_next(struct rs_reader *r, struct rs_event *out)
                         (unsigned long long)r->frame_idx - 1);
                 return 0;
             }
-            if (c.flags & ~RS_CHUNK_TS_DELTA) {
+            if (c.flags & ~(RS_CHUNK_TS_DELTA | RS_CHUNK_FIELD_DELTA)) {
                 set_end(r, RS_READ_CORRUPT, "corrupt: unknown chunk encoding flags 0x%x (written by a newer railscope?)",
                         c.flags);
                 return 0;
@@ -395,6 +418,7 @@ int rs_reader_next(struct rs_reader *r, struct rs_event *out)
             r->chunk_tid = c.tid;
             r->chunk_flags = c.flags;
             r->chunk_first = 1;
+            r->chunk_gen++;
             continue;
         }
         struct rs_ev_hdr *h = (struct rs_ev_hdr *)(raw + r->pos);
@@ -407,6 +431,19 @@ int rs_reader_next(struct rs_reader *r, struct rs_event *out)
         if ((r->chunk_flags & RS_CHUNK_TS_DELTA) && !r->chunk_first) h->ts += r->chunk_prev_ts;
         r->chunk_first = 0;
         r->chunk_prev_ts = h->ts;
+        if ((r->chunk_flags & RS_CHUNK_FIELD_DELTA) && h->size <= RS_FD_MAX) {
+            __typeof__(&r->fdelta[0]) sl = &r->fdelta[h->kind % RS_FD_SLOTS];
+            uint64_t *f = (uint64_t *)(h + 1);
+            size_t nw = (h->size - sizeof *h) / 8;
+            if (sl->gen == r->chunk_gen && sl->kind == h->kind && sl->size == h->size) {
+                for (size_t i = 0; i < nw; i++) sl->w[i] = f[i] += sl->w[i];
+            } else {
+                sl->gen = r->chunk_gen;
+                sl->kind = h->kind;
+                sl->size = h->size;
+                memcpy(sl->w, f, nw * 8);
+            }
+        }
         r->pos += h->size;
         const struct rs_kind_desc *d = rs_kind_get(h->kind);
         if (d && h->size < d->size) {
@@ -451,6 +488,7 @@ void rs_reader_close(struct rs_reader *r)
     for (uint32_t i = 0; i < r->strs_cap; i++) free(r->strs[i]);
     free(r->strs);
     free(r->str_len);
+    free(r->partial_str);
     free(r->cbuf);
     free(r->raw);
     ZSTD_freeDCtx(r->dctx);

@@ -52,7 +52,18 @@ struct rs_writer {
     uint32_t strs_cap, strs_n, next_id;
 
     struct rs_writer_stats st;
+
+    /* RS_CHUNK_FIELD_DELTA state: the previous event's original fields per slot, valid for one chunk. */
+    int field_delta;
+    uint32_t chunk_gen;
+    struct {
+        uint32_t gen;
+        uint16_t kind, size;
+        uint64_t w[(RS_FD_MAX - sizeof(struct rs_ev_hdr)) / 8];
+    } fdelta[RS_FD_SLOTS];
 };
+
+static void chunk_close(struct rs_writer *w) { w->chunk_off = SIZE_MAX; }
 
 static void default_clock(void *arg, uint64_t *real, uint64_t *mono)
 {
@@ -193,6 +204,7 @@ struct rs_writer *rs_writer_fdopen(int fd, const struct rs_file_info *info, int 
     w->chunk_off = SIZE_MAX;
     w->clock_fn = default_clock;
     w->next_id = 1;
+    w->field_delta = 1;
     struct stat sb;
     if (fstat(fd, &sb) == 0) {
         w->dev = sb.st_dev;
@@ -229,6 +241,12 @@ struct rs_writer *rs_writer_open(const char *path, const struct rs_file_info *in
 
 void rs_writer_set_level(struct rs_writer *w, int level) { w->level = level; }
 
+void rs_writer_set_field_delta(struct rs_writer *w, int on)
+{
+    w->field_delta = on;
+    chunk_close(w);   /* the flag is per chunk */
+}
+
 int rs_writer_set_threads(struct rs_writer *w, int n)
 {
     /* zstd's own worker threads compress one frame in parallel jobs; the frame stays one zstd frame. */
@@ -259,7 +277,6 @@ static int raw_reserve(struct rs_writer *w, size_t n)
     return 0;
 }
 
-static void chunk_close(struct rs_writer *w) { w->chunk_off = SIZE_MAX; }
 
 static int put_events(struct rs_writer *w, uint32_t tid, const unsigned char *ev, size_t bytes);
 
@@ -304,8 +321,10 @@ static int put_events(struct rs_writer *w, uint32_t tid, const unsigned char *ev
         }
         if ((ret = raw_reserve(w, n + sizeof(struct rs_chunk_hdr)))) return ret;
         if (new_chunk) {
-            struct rs_chunk_hdr c = {RS_CHUNK_MAGIC, tid, 0, RS_CHUNK_TS_DELTA};
+            struct rs_chunk_hdr c = {RS_CHUNK_MAGIC, tid, 0,
+                                     RS_CHUNK_TS_DELTA | (w->field_delta ? RS_CHUNK_FIELD_DELTA : 0)};
             memcpy(w->raw + w->raw_len, &c, sizeof c);
+            w->chunk_gen++;
             w->chunk_off = w->raw_len;
             w->chunk_tid = tid;
             w->raw_len += sizeof c;
@@ -319,6 +338,23 @@ static int put_events(struct rs_writer *w, uint32_t tid, const unsigned char *ev
             if (!(new_chunk && off == 0)) h->ts = ts - prev;   /* wraps for out-of-order ts: fine */
             prev = ts;
             if (ts > last && h->kind != RS_EV_STRING) last = ts;
+            if (w->field_delta && h->size <= RS_FD_MAX) {
+                __typeof__(&w->fdelta[0]) sl = &w->fdelta[h->kind % RS_FD_SLOTS];
+                uint64_t *f = (uint64_t *)(h + 1);
+                size_t nw = (h->size - sizeof *h) / 8;
+                if (sl->gen == w->chunk_gen && sl->kind == h->kind && sl->size == h->size) {
+                    for (size_t i = 0; i < nw; i++) {
+                        uint64_t o = f[i];
+                        f[i] = o - sl->w[i];
+                        sl->w[i] = o;
+                    }
+                } else {
+                    sl->gen = w->chunk_gen;
+                    sl->kind = h->kind;
+                    sl->size = h->size;
+                    memcpy(sl->w, f, nw * 8);
+                }
+            }
             off += h->size;
             cnt++;
         }

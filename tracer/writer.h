@@ -49,6 +49,8 @@ struct rs_writer *rs_writer_fdopen(int fd, const struct rs_file_info *info, int 
 
 /* zstd level (default 1; negative = faster). Call before the first append. */
 void rs_writer_set_level(struct rs_writer *w, int level);
+/* RS_CHUNK_FIELD_DELTA encoding of the chunks written from now on (default on; SPEC.md). */
+void rs_writer_set_field_delta(struct rs_writer *w, int on);
 /* Compress each frame with n zstd worker threads (0 = in the calling thread, the default). -ENOTSUP when
  * libzstd was built without multithreading. */
 int rs_writer_set_threads(struct rs_writer *w, int n);

@@ -188,6 +188,7 @@ static int bench_bytes(const char *path, long n)
     }
     int level = getenv("RAILSCOPE_ZSTD_LEVEL") ? atoi(getenv("RAILSCOPE_ZSTD_LEVEL")) : 1;
     rs_writer_set_level(w, level);
+    if (getenv("RAILSCOPE_FIELD_DELTA")) rs_writer_set_field_delta(w, atoi(getenv("RAILSCOPE_FIELD_DELTA")));
     if (getenv("RAILSCOPE_ZSTD_THREADS")) rs_writer_set_threads(w, atoi(getenv("RAILSCOPE_ZSTD_THREADS")));
     uint64_t ts = 1000000000ull, seed = 42, busy = 0;
     static unsigned char buf[64 * 1024];
