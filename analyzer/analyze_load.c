@@ -258,6 +258,106 @@ static void on_wc(struct pass *p, const struct rs_ev_IBV_WC *e)
         q->head = q->npend = 0;
 }
 
+/* ---- NCCL proxy ops and steps ---- */
+static struct opacc *acc_get(struct pass *p, uint64_t op)
+{
+    uint64_t i;
+    if (hm_get(&p->accmap, op, &i))
+        return &p->accs[i];
+    if (p->nfreeacc)
+        i = p->freeacc[--p->nfreeacc];
+    else {
+        struct opacc *x = AN_PUSH(p->accs, p->naccs, p->acccap);
+        memset(x, 0, sizeof *x);
+        i = p->naccs - 1;
+    }
+    struct opacc *x = &p->accs[i];
+    x->parent = op;
+    x->used = 1;
+    x->nruns = x->nends = 0;
+    x->max_wait = 0;
+    hm_put(&p->accmap, op, i);
+    return x;
+}
+
+static void acc_release(struct pass *p, struct opacc *x)
+{
+    hm_del(&p->accmap, x->parent);
+    x->used = 0;
+    *AN_PUSH(p->freeacc, p->nfreeacc, p->freecap) = (size_t)(x - p->accs);
+}
+
+/* The op's bursts become stand-in work requests of a pseudo QP (channel, peer); used when the trace has
+ * no verbs capture. wr_id carries the longest single step (for max_wait). */
+static void acc_to_runs(struct pass *p, const struct opacc *x, uint32_t pseudo)
+{
+    for (size_t k = 0; k < x->nruns; k++) {
+        struct wrrec *w = AN_PUSH(p->pruns, p->npruns, p->pruncap);
+        *w = x->runs[k];
+        w->qp = pseudo;
+        w->wr_id = x->max_wait;
+    }
+}
+
+static void on_proxy_step(struct pass *p, const struct rs_ev_NCCL_PROXY_STEP *e)
+{
+    uint64_t a = e->h.ts, sw;
+    if (hm_get(&p->sendwait, e->handle, &sw)) { /* SendWait: the isend was posted */
+        a = sw;
+        hm_del(&p->sendwait, e->handle);
+    }
+    if (!e->is_send || e->end < a)
+        return; /* receive steps: the sender's side measures the network */
+    struct opacc *x = acc_get(p, e->parent);
+    if (e->end - a > x->max_wait)
+        x->max_wait = e->end - a;
+    struct wrrec *r = x->nruns ? &x->runs[x->nruns - 1] : NULL;
+    if (r && a <= r->done) {
+        if (e->end > r->done)
+            r->done = e->end;
+        r->bytes += e->trans_size;
+    } else {
+        r = AN_PUSH(x->runs, x->nruns, x->runcap);
+        memset(r, 0, sizeof *r);
+        r->post = a;
+        r->done = e->end;
+        r->bytes = e->trans_size;
+    }
+    *AN_PUSH(x->ends, x->nends, x->endcap) = e->end;
+    size_t ns = x->nends - 1;
+    *AN_PUSH(x->sidx, ns, x->sidxcap) = e->step;
+}
+
+static void on_proxy_op(struct pass *p, const struct rs_ev_NCCL_PROXY_OP *e)
+{
+    uint64_t ci, ai;
+    struct an_lcoll *c = NULL;
+    if (hm_get(&p->collmap, e->parent, &ci) && ci < p->ncolls) {
+        c = &p->colls[ci];
+        if (e->end > c->kend)
+            c->kend = e->end; /* the enqueue end is not completion: the proxy op ends later */
+        c->timed = 1;
+    }
+    if (!hm_get(&p->accmap, e->handle, &ai))
+        return;
+    struct opacc *x = &p->accs[ai];
+    if (c && e->is_send && e->nsteps >= 2 && strcasestr(c->algo, "ring")) /* ring: end of reduce-scatter */
+        for (size_t k = 0; k < x->nends; k++)
+            if (x->sidx[k] == e->nsteps / 2 - 1 && x->ends[k] > c->rs_end)
+                c->rs_end = x->ends[k];
+    acc_to_runs(p, x, 0x80000000u | (e->channel & 0xff) << 16 | ((uint32_t)e->peer & 0xffff));
+    acc_release(p, x);
+}
+
+void an_proxy_flush(struct pass *p)
+{
+    for (size_t i = 0; i < p->naccs; i++)
+        if (p->accs[i].used) {
+            acc_to_runs(p, &p->accs[i], 0x80ff0000u | (uint32_t)(p->accs[i].parent & 0xffff));
+            acc_release(p, &p->accs[i]);
+        }
+}
+
 static void on_fact(struct pass *p, const struct rs_ev_HOST_FACT *e)
 {
     const char *k = rs_reader_string(p->rd, e->key, NULL), *v = rs_reader_string(p->rd, e->value, NULL);
@@ -477,35 +577,12 @@ static void on_event(struct pass *p, const struct rs_event *ev)
             p->nranks = e->nranks;
         break;
     }
-    case RS_EV_NCCL_PROXY_OP: {
-        const struct rs_ev_NCCL_PROXY_OP *e = (const void *)h;
-        struct pop *o = AN_PUSH(p->ops, p->nops, p->opcap);
-        o->handle = e->handle;
-        o->parent = e->parent;
-        o->a = h->ts;
-        o->b = e->end;
-        o->peer = e->peer;
-        o->channel = e->channel;
-        o->is_send = e->is_send;
-        o->nsteps = e->nsteps;
+    case RS_EV_NCCL_PROXY_OP:
+        on_proxy_op(p, (const void *)h);
         break;
-    }
-    case RS_EV_NCCL_PROXY_STEP: {
-        const struct rs_ev_NCCL_PROXY_STEP *e = (const void *)h;
-        struct pstep *s = AN_PUSH(p->steps, p->nsteps, p->stepcap);
-        uint64_t sw;
-        if (hm_get(&p->sendwait, e->handle, &sw)) {
-            s->a = sw;
-            hm_del(&p->sendwait, e->handle); /* the map holds steps in flight only */
-        } else
-            s->a = h->ts;
-        s->b = e->end;
-        s->bytes = e->trans_size;
-        s->parent = e->parent;
-        s->step = e->step;
-        s->is_send = e->is_send;
+    case RS_EV_NCCL_PROXY_STEP:
+        on_proxy_step(p, (const void *)h);
         break;
-    }
     case RS_EV_NCCL_PROXY_STATE: {
         const struct rs_ev_NCCL_PROXY_STATE *e = (const void *)h;
         if (e->state == 9) /* SendWait: the isend is posted: network time starts */

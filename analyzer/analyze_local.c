@@ -88,57 +88,26 @@ static long coll_at(const struct an_lcoll *c, size_t n, uint64_t t)
     return -1;
 }
 
-/* Proxy ops/steps -> collectives: the network window of collectives without a kernel record, ring halves. */
+/* No verbs capture (NCCL's own verbs calls not seen): proxy send-step bursts stand in for work requests. */
 static void attach_proxy(struct pass *p)
 {
-    struct hmap opmap = {0};
-    for (size_t i = 0; i < p->nops; i++)
-        hm_put(&opmap, p->ops[i].handle, i);
-    for (size_t i = 0; i < p->nops; i++) {
-        uint64_t ci;
-        if (!hm_get(&p->collmap, p->ops[i].parent, &ci) || ci >= p->ncolls)
-            continue;
-        struct an_lcoll *c = &p->colls[ci];
-        if (p->ops[i].b > c->kend)
-            c->kend = p->ops[i].b; /* enqueue end is not completion: the proxy op ends later */
-        c->timed = 1;
+    an_proxy_flush(p);
+    if (p->nwrs || !p->npruns)
+        return;
+    for (size_t i = 0; i < p->npruns; i++) {
+        struct wrrec *w = &p->pruns[i];
+        struct qpst *q = qp_get(p, w->qp);
+        uint32_t peer = w->qp & 0xffff;
+        q->acc.peer_rank = (w->qp & 0x00ff0000u) == 0x00ff0000u || peer == 0xffff ? -1 : (int32_t)peer;
+        if (w->wr_id > q->acc.max_wait)
+            q->acc.max_wait = w->wr_id;
     }
-    for (size_t i = 0; i < p->nsteps; i++) {
-        const struct pstep *s = &p->steps[i];
-        uint64_t oi, ci;
-        if (!s->is_send || !hm_get(&opmap, s->parent, &oi) || oi >= p->nops)
-            continue;
-        const struct pop *o = &p->ops[oi];
-        if (!hm_get(&p->collmap, o->parent, &ci) || ci >= p->ncolls)
-            continue;
-        struct an_lcoll *c = &p->colls[ci];
-        if (o->nsteps >= 2 && s->step == o->nsteps / 2 - 1 && s->b > c->rs_end && strcasestr(c->algo, "ring"))
-            c->rs_end = s->b;
-    }
-    /* No verbs capture (NCCL's own verbs calls not seen): proxy send steps stand in for work requests. */
-    if (!p->nwrs) {
-        for (size_t i = 0; i < p->nsteps; i++) {
-            const struct pstep *s = &p->steps[i];
-            uint64_t oi;
-            if (!s->is_send || !hm_get(&opmap, s->parent, &oi) || oi >= p->nops || s->b <= s->a)
-                continue;
-            const struct pop *o = &p->ops[oi];
-            uint32_t pseudo = 0x80000000u | (o->channel & 0xff) << 16 | ((uint32_t)o->peer & 0xffff);
-            struct qpst *q = qp_get(p, pseudo);
-            q->acc.peer_rank = o->peer;
-            if (s->b - s->a > q->acc.max_wait)
-                q->acc.max_wait = s->b - s->a;
-            struct wrrec *w = AN_PUSH(p->wrs, p->nwrs, p->wrcap);
-            w->post = s->a;
-            w->done = s->b;
-            w->bytes = s->bytes;
-            w->wr_id = i;
-            w->qp = pseudo;
-            w->mem = 0;
-            w->bounce = 0;
-        }
-    }
-    hm_free(&opmap);
+    free(p->wrs);
+    p->wrs = p->pruns;
+    p->nwrs = p->npruns;
+    p->wrcap = p->pruncap;
+    p->pruns = NULL;
+    p->npruns = p->pruncap = 0;
 }
 
 /* Pair collectives with NCCL kernels (GPU time) in order: a kernel belongs to the first collective
@@ -624,8 +593,15 @@ void an_pass_free(struct pass *p)
     hm_free(&p->sendwait);
     hm_free(&p->qpmap);
     hm_free(&p->nvstart);
-    free(p->ops);
-    free(p->steps);
+    for (size_t i = 0; i < p->naccs; i++) {
+        free(p->accs[i].runs);
+        free(p->accs[i].ends);
+        free(p->accs[i].sidx);
+    }
+    free(p->accs);
+    hm_free(&p->accmap);
+    free(p->freeacc);
+    free(p->pruns);
     free(p->wrs);
     free(p->rwc);
     for (size_t i = 0; i < p->nqps; i++)

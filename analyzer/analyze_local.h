@@ -18,8 +18,15 @@ void hm_free(struct hmap *m);
 struct wrrec { uint64_t post, done, bytes, wr_id; uint32_t qp; uint8_t mem, bounce, pad[2]; };
 struct tsb { uint64_t ts, bytes; uint32_t qp, used; };
 struct copyrec { uint64_t a, b, bytes; int d2h, used; };
-struct pop { uint64_t handle, parent, a, b; int32_t peer; uint32_t channel, is_send, nsteps; };
-struct pstep { uint64_t a, b, bytes, parent; uint32_t step, is_send; };
+/* Send proxy steps of one ProxyOp still in flight (the op is written when it stops, after its steps):
+ * merged into bursts, plus each step's end by index for the ring halves. Released when the op arrives,
+ * so memory follows ops in flight, not steps. */
+struct opacc {
+    uint64_t parent, max_wait;
+    struct wrrec *runs; size_t nruns, runcap;
+    uint64_t *ends; uint32_t *sidx; size_t nends, endcap, sidxcap;
+    int used;
+};
 struct srange { uint64_t a, b; int64_t id; };
 struct nvent { uint64_t ts; int64_t id; uint8_t is_step; };
 struct nvstack { uint32_t tid; struct nvent *v; size_t n, cap; };
@@ -49,8 +56,10 @@ struct pass {
     struct an_lcoll *colls; size_t ncolls, collcap;
     struct an_lcoll *calls; size_t ncalls, callcap; /* NCCL_CALL: collectives when the plugin is absent */
     struct hmap collmap, sendwait, qpmap, nvstart;
-    struct pop *ops; size_t nops, opcap;
-    struct pstep *steps; size_t nsteps, stepcap;
+    struct opacc *accs; size_t naccs, acccap;
+    struct hmap accmap;           /* ProxyOp handle -> accs index */
+    size_t *freeacc; size_t nfreeacc, freecap;
+    struct wrrec *pruns; size_t npruns, pruncap; /* send-step bursts per proxy channel (stand-in QPs) */
     struct wrrec *wrs; size_t nwrs, wrcap;
     struct tsb *rwc; size_t nrwc, rwccap;
     struct qpst *qps; size_t nqps, qpcap;
@@ -66,6 +75,7 @@ struct pass {
 };
 
 struct qpst *qp_get(struct pass *p, uint32_t qp_num);
+void an_proxy_flush(struct pass *p); /* steps whose op never arrived (truncated trace) */
 void an_local(struct pass *p, double link_gbps_hint);
 void an_pass_free(struct pass *p);
 
