@@ -17,6 +17,9 @@ need_build tests/corpus/rs-readcheck railscope
 mapfile -t names < <(grep -v '^#' "$C/EXPECT" | awk '{print $1}')
 cli_cmds=(dump "dump --json" info report "report --json" "report --html OUT.html" "export --format perfetto -o OUT.pf"
     "export --format chrome -o OUT.json" "export --format kineto -o OUT.kj")
+# RS_CORPUS_QUICK=1 (sanitizers.t, where every command costs a sanitized process start): one command per
+# code path family.
+[ -n "${RS_CORPUS_QUICK:-}" ] && cli_cmds=("dump --json" info "report --html OUT.html" "export --format perfetto -o OUT.pf")
 nfuzz=$(ls "$RS_BUILD"/fuzz/*-replay 2>/dev/null | wc -l)
 plan $((${#names[@]} * 2 + nfuzz + 2))
 

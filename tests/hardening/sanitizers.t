@@ -5,7 +5,10 @@
 #     through the reader, the fuzz invariants and the CLI (tests/corpus/corpus.t), the analyzer and the
 #     exporters on a synthetic cluster with garbage events (rs-synth --garbage), and a traced verbs storm
 #     on the software test NIC (softnic) with the ASan library preloaded;
-#   TSan: the recording core's tests and the traced verbs storm on the software test NIC (softnic).
+#   TSan: the recording core under threads, early thread exits and forks (tests/core/emitter, core linked
+#     statically), and the traced verbs storm on the software test NIC (softnic) with the TSan library
+#     preloaded (the whole tests/core suite is not run under TSan here: its shell tests preload the
+#     library into uninstrumented programs; `make soak` runs it).
 # A sanitizer report anywhere fails the test (halt_on_error). RS_SAN_SKIP=1 skips it (e.g. a quick
 # local run); under `make soak` (RS_SOAK=1) the whole suite runs under each build instead (soak.sh).
 . "$(dirname "$0")/../lib.sh"
@@ -23,7 +26,7 @@ common=(railscope librailscope.so tests/core/emitter tests/core/check tests/corp
     tests/hardening/hv_storm softnic/libibverbs.so.1)
 asan_targets=("${common[@]}" tests/synth/rs-synth)
 for t in "$RS_TOP"/tests/fuzz/fuzz_*.c; do asan_targets+=("fuzz/$(basename "$t" .c)-replay"); done
-tsan_targets=(librailscope.so tests/core/emitter tests/core/check tests/corpus/rs-readcheck tests/hardening/hv_storm
+tsan_targets=(railscope librailscope.so tests/core/emitter tests/core/check tests/corpus/rs-readcheck tests/hardening/hv_storm
     softnic/libibverbs.so.1)
 build() { # SAN DIR TARGETS...
     local san=$1 dir=$2
@@ -42,7 +45,7 @@ if build asan "$A" "${asan_targets[@]}"; then
     _tap_result 0 "ASan+UBSan build of the tested programs ($((SECONDS - t0)) s)"
     ok "ASan+UBSan: recording core tests (tests/core)" env RS_BUILD="$A" prove "$RS_TOP"/tests/core/
     ok "ASan+UBSan: corpus through reader, fuzz invariants and CLI (tests/corpus/corpus.t)" \
-        env RS_BUILD="$A" "$RS_TOP/tests/corpus/corpus.t"
+        env RS_BUILD="$A" RS_CORPUS_QUICK=1 "$RS_TOP/tests/corpus/corpus.t"
     run_timeout 120 "$A/tests/synth/rs-synth" -o "$T/syn" --nodes 2 --gpus 2 --steps 4 --kernels 4 --garbage 300 \
         --straggler 1:5 >"$T/syn.log" 2>&1
     bad=""
@@ -73,7 +76,24 @@ fi
 t0=$SECONDS
 if build tsan "$TS" "${tsan_targets[@]}"; then
     _tap_result 0 "TSan build of the recording core, library and storm ($((SECONDS - t0)) s)"
-    ok "TSan: recording core tests (tests/core)" env RS_BUILD="$TS" prove "$RS_TOP"/tests/core/
+    # The recording core linked statically into tests/core/emitter (no preload): threads racing the
+    # writer, threads exiting while it drains, forks (TSan: die_after_fork=0, the child starts a writer).
+    bad=""
+    for args in "-t 8 -n 20000" "-t 16 -n 2000 -E" "-t 4 -n 2000 -F 4 -X 2"; do
+        rm -rf "$T/tc"
+        # shellcheck disable=SC2086
+        (cd "$T" && TSAN_OPTIONS=halt_on_error=1:exitcode=66:die_after_fork=0 RAILSCOPE_OUT="$T/tc" \
+            run_timeout 180 "$TS/tests/core/emitter" $args >"$T/em.out" 2>&1)
+        rc=$?
+        [ $rc -ne 0 ] || ! san_clean "$T/em.out" && bad+="emitter $args: exit $rc $(grep -m1 -E 'WARNING|SUMMARY' "$T/em.out"); "
+        for f in "$T"/tc/*.rtrace; do   # one file per process: check each on its own
+            res=$("$TS/tests/core/check" "$f" 2>&1)
+            [[ $res == *status=complete*gaps=0\ order_errors=0* ]] || bad+="emitter $args: $f: $res; "
+        done
+    done
+    [ -z "$bad" ]
+    _tap_result $? "TSan: recording core (emitter: 8 threads x 20000, 16 early-exiting threads, 4 forks): no race, files intact"
+    [ -n "$bad" ] && diag "$bad"
     tsan_rt=$(ldd "$TS/librailscope.so" | awk '/libtsan\.so/ {print $3; exit}')
     out=$(cd "$T" && LD_LIBRARY_PATH="$TS/softnic" SOFTNIC_DIR="$T/fab-t" run_timeout 180 env \
         LD_PRELOAD="$tsan_rt:$TS/librailscope.so" RAILSCOPE_OUT="$T/tt" RAILSCOPE_FLUSH_MS=50 \
