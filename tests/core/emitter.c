@@ -9,6 +9,7 @@
  *     -E       threads exit early: each thread runs a short-lived helper thread that emits 10 events
  *     -V       emit 64-byte IBV_POST_SEND-like events instead of MARKs (value in wr_id)
  *     -A       every 10th event of each thread goes through rs_emit_as(4242, ...) (chunk tid 4242)
+ *     -W       with -F: fork the children while the worker threads are emitting
  *     -H       register a tick hook and a shutdown hook that each emit MARKs with index 3000/3001
  * Prints "emitted=N dropped=M" (totals of rs_emit's answers in this process) on stdout at the end. */
 #include <pthread.h>
@@ -24,7 +25,7 @@
 #include "rs_tracer.h"
 
 static long nthreads = 1, nevents = 1000, rate, forks, exec_every;
-static int do_pause, do_exit_, early, verbs, as_other, hooks;
+static int do_pause, do_exit_, early, verbs, as_other, hooks, fork_during;
 static _Atomic unsigned long emitted, dropped;
 static uint32_t name_id;
 
@@ -91,7 +92,7 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
     int c;
-    while ((c = getopt(argc, argv, "t:n:r:pxF:X:EVAH")) != -1) {
+    while ((c = getopt(argc, argv, "t:n:r:pxF:X:EVAHW")) != -1) {
         switch (c) {
         case 't': nthreads = atol(optarg); break;
         case 'n': nevents = atol(optarg); break;
@@ -104,6 +105,7 @@ int main(int argc, char **argv)
         case 'V': verbs = 1; break;
         case 'A': as_other = 1; break;
         case 'H': hooks = 1; break;
+        case 'W': fork_during = 1; break;
         default: fprintf(stderr, "usage: see the comment at the top of emitter.c\n"); return 2;
         }
     }
@@ -112,14 +114,22 @@ int main(int argc, char **argv)
         rs_at_tick(tick_hook);
         rs_at_shutdown(shutdown_hook);
     }
+    pthread_t *t = calloc((size_t)nthreads, sizeof *t);
+    if (fork_during)
+        for (long i = 0; i < nthreads; i++) pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)i);
     if (forks) {
         for (long i = 0; i < forks; i++) {
             pid_t p = fork();
             if (p < 0) return 3;
             if (p == 0) {
+                emitted = dropped = 0;
                 for (long k = 0; k < nevents; k++) emit_one((uint64_t)(i + 1) << 32 | (uint64_t)k);
                 if (exec_every && i % exec_every == 0) execl("/bin/true", "true", (char *)NULL);
-                exit(0);
+                exit(dropped ? 1 : 0);
+            }
+            if (fork_during) {
+                struct timespec ts = {0, 2000000};
+                nanosleep(&ts, NULL);
             }
         }
         int bad = 0, st;
@@ -127,8 +137,8 @@ int main(int argc, char **argv)
             if (!WIFEXITED(st) || WEXITSTATUS(st)) bad++;
         printf("children_failed=%d\n", bad);
     }
-    pthread_t *t = calloc((size_t)nthreads, sizeof *t);
-    for (long i = 0; i < nthreads; i++) pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)i);
+    if (!fork_during)
+        for (long i = 0; i < nthreads; i++) pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)i);
     for (long i = 0; i < nthreads; i++) pthread_join(t[i], NULL);
     printf("emitted=%lu dropped=%lu\n", (unsigned long)emitted, (unsigned long)dropped);
     fflush(stdout);

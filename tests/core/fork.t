@@ -4,7 +4,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_build tests/core/emitter tests/core/check
 E=$RS_BUILD/tests/core/emitter C=$RS_BUILD/tests/core/check
-plan 8
+plan 11
 
 out=$(RAILSCOPE_OUT=$T/f run_timeout 30 "$E" -F 16 -X 4 -t 1 -n 500)
 like "$out" "children_failed=0" "16 children ran (every 4th execs /bin/true)"
@@ -30,3 +30,19 @@ like "$res" "marks=8080 gaps=0 order_errors=0 tid_mix=0 drops=0 thread_start=16 
 out=$(RAILSCOPE_OUT=$T/m run_timeout 30 bash -c 'for i in 1 2 3 4 5; do :; done; exec "$0" -E -t 100 -n 10' "$E")
 res=$("$C" "$T"/m/*.rtrace)
 like "$res" "marks=2000 gaps=0 .*thread_start=200 thread_end=200 " "200 thread lifetimes recorded"
+
+# fork() while 4 threads are emitting (DataLoader workers forked from a busy trainer): the parent's file
+# keeps all its events; each child has exactly its own.
+out=$(RAILSCOPE_OUT=$T/w run_timeout 60 "$E" -W -F 16 -X 5 -t 4 -n 20000 -r 100000)
+like "$out" "children_failed=0" "forking under load: children ran, none dropped"
+bad=0 parent_ok=0
+for f in "$T"/w/*.rtrace; do
+    r=$("$C" "$f")
+    case $r in
+    *"marks=80000 gaps=0 order_errors=0 tid_mix=0 drops=0 "*"forks=16 "*) parent_ok=1 ;;
+    *"status=complete marks=20000 gaps=0 order_errors=0 tid_mix=0 drops=0 "*) ;;
+    *) bad=$((bad + 1)); diag "$r" ;;
+    esac
+done
+is "$parent_ok" 1 "forking under load: the parent's 80000 events and 16 FORKs are all there"
+is "$bad" 0 "forking under load: every child's file holds exactly its 20000 events"
