@@ -9,86 +9,6 @@
 
 #include "analyze_local.h"
 
-/* ---- small hash: u64 key -> u64 value (open addressing, power-of-two capacity, no deletion) ---- */
-void hm_put(struct hmap *m, uint64_t k, uint64_t v)
-{
-    if ((m->n + 1) * 2 > m->cap) {
-        struct hmap o = *m;
-        m->cap = o.cap ? o.cap * 2 : 64;
-        m->k = calloc(m->cap, sizeof *m->k);
-        m->v = calloc(m->cap, sizeof *m->v);
-        m->used = calloc(m->cap, 1);
-        if (!m->k || !m->v || !m->used) {
-            fprintf(stderr, "railscope: out of memory\n");
-            exit(2);
-        }
-        m->n = 0;
-        for (size_t i = 0; i < o.cap; i++)
-            if (o.used[i])
-                hm_put(m, o.k[i], o.v[i]);
-        free(o.k);
-        free(o.v);
-        free(o.used);
-    }
-    size_t i = (size_t)(k * 0x9e3779b97f4a7c15ull >> 20) & (m->cap - 1);
-    while (m->used[i] && m->k[i] != k)
-        i = (i + 1) & (m->cap - 1);
-    if (!m->used[i])
-        m->n++;
-    m->used[i] = 1;
-    m->k[i] = k;
-    m->v[i] = v;
-}
-
-int hm_get(const struct hmap *m, uint64_t k, uint64_t *v)
-{
-    if (!m->cap)
-        return 0;
-    size_t i = (size_t)(k * 0x9e3779b97f4a7c15ull >> 20) & (m->cap - 1);
-    while (m->used[i]) {
-        if (m->k[i] == k) {
-            *v = m->v[i];
-            return 1;
-        }
-        i = (i + 1) & (m->cap - 1);
-    }
-    return 0;
-}
-
-/* Remove k (backward-shift deletion keeps probe chains intact without tombstones). */
-void hm_del(struct hmap *m, uint64_t k)
-{
-    if (!m->cap)
-        return;
-    size_t mask = m->cap - 1, i = (size_t)(k * 0x9e3779b97f4a7c15ull >> 20) & mask;
-    while (m->used[i] && m->k[i] != k)
-        i = (i + 1) & mask;
-    if (!m->used[i])
-        return;
-    m->used[i] = 0;
-    m->n--;
-    for (size_t j = (i + 1) & mask; m->used[j]; j = (j + 1) & mask) {
-        size_t home = (size_t)(m->k[j] * 0x9e3779b97f4a7c15ull >> 20) & mask;
-        /* move j back into the hole i if its home is not in (i, j] cyclically */
-        int between = i <= j ? (home > i && home <= j) : (home > i || home <= j);
-        if (!between) {
-            m->k[i] = m->k[j];
-            m->v[i] = m->v[j];
-            m->used[i] = 1;
-            m->used[j] = 0;
-            i = j;
-        }
-    }
-}
-
-void hm_free(struct hmap *m)
-{
-    free(m->k);
-    free(m->v);
-    free(m->used);
-    memset(m, 0, sizeof *m);
-}
-
 /* ---- names ---- */
 /* "ProfilerStep#12", "step 3", "train_step_7", "Step#4": a step range; *id = its number or -1. */
 int an_is_step_name(const char *s, int64_t *id)
@@ -155,207 +75,6 @@ static void cpystr(struct pass *p, char *dst, size_t n, uint32_t id)
 {
     const char *s = rs_reader_string(p->rd, id, NULL);
     snprintf(dst, n, "%s", s ? s : "");
-}
-
-/* ---- queue pairs ---- */
-struct qpst *qp_get(struct pass *p, uint32_t qp_num)
-{
-    uint64_t v;
-    if (hm_get(&p->qpmap, qp_num, &v))
-        return &p->qps[v];
-    struct qpst *q = AN_PUSH(p->qps, p->nqps, p->qpcap);
-    memset(q, 0, sizeof *q);
-    q->acc.qp_num = qp_num;
-    q->acc.peer_rank = -1;
-    q->last_run = -1;
-    hm_put(&p->qpmap, qp_num, p->nqps - 1);
-    return q;
-}
-
-static void on_post_send(struct pass *p, const struct rs_ev_IBV_POST_SEND *e)
-{
-    if (e->ret != 0)
-        return; /* not posted */
-    struct qpst *q = qp_get(p, e->qp_num);
-    unsigned mem = e->mem < RS_AN_MEMKINDS ? e->mem : 0;
-    q->acc.posted[mem] += e->bytes;
-    p->posted[mem] += e->bytes;
-    p->posts++;
-    if (q->npend - q->head >= AN_PEND_MAX) { /* never completed: forget the oldest */
-        q->head++;
-        p->lost_wrs++;
-    }
-    if (q->head > 4096 && q->head * 2 > q->npend) {
-        memmove(q->pend, q->pend + q->head, (q->npend - q->head) * sizeof *q->pend);
-        q->npend -= q->head;
-        q->head = 0;
-    }
-    struct pendwr *w = AN_PUSH(q->pend, q->npend, q->pendcap);
-    w->post = e->h.ts;
-    w->bytes = e->bytes;
-    w->wr_id = e->wr_id;
-    w->mem = mem;
-}
-
-/* A send WR completed at `done`: extend the QP's current run or start a new one. */
-static void complete(struct pass *p, struct qpst *q, const struct pendwr *w, uint64_t done)
-{
-    if (done < w->post)
-        return;
-    if (done - w->post > q->acc.max_wait)
-        q->acc.max_wait = done - w->post;
-    if (q->last_run >= 0 && (size_t)q->last_run < p->nwrs) {
-        struct wrrec *r = &p->wrs[q->last_run];
-        if (w->post <= r->done && (w->bytes > 0) == (r->bytes > 0) && (uint8_t)w->mem == r->mem) {
-            if (done > r->done)
-                r->done = done;
-            r->bytes += w->bytes;
-            return;
-        }
-    }
-    struct wrrec *r = AN_PUSH(p->wrs, p->nwrs, p->wrcap);
-    r->post = w->post;
-    r->done = done;
-    r->bytes = w->bytes;
-    r->wr_id = w->wr_id;
-    r->qp = q->acc.qp_num;
-    r->mem = (uint8_t)w->mem;
-    r->bounce = 0;
-    q->last_run = (long)p->nwrs - 1;
-}
-
-static void on_post_recv(struct pass *p, const struct rs_ev_IBV_POST_RECV *e)
-{
-    if (e->ret != 0)
-        return;
-    unsigned mem = e->mem < RS_AN_MEMKINDS ? e->mem : 0;
-    struct qpst *q = qp_get(p, e->qp_num);
-    q->acc.posted[mem] += e->bytes;
-    p->posted[mem] += e->bytes;
-    p->posts++;
-}
-
-static void on_wc(struct pass *p, const struct rs_ev_IBV_WC *e)
-{
-    if (e->opcode & 128) { /* receive side */
-        struct tsb *t = AN_PUSH(p->rwc, p->nrwc, p->rwccap);
-        t->ts = e->h.ts;
-        t->bytes = e->bytes;
-        t->qp = e->qp_num;
-        return;
-    }
-    struct qpst *q = qp_get(p, e->qp_num);
-    /* RC send queues complete in order: a completion also completes every earlier unsignaled WR. */
-    size_t k = q->head;
-    while (k < q->npend && q->pend[k].wr_id != e->wr_id)
-        k++;
-    if (k == q->npend)
-        return; /* a completion for a WR we did not see posted */
-    for (size_t i = q->head; i <= k; i++)
-        complete(p, q, &q->pend[i], e->h.ts);
-    q->head = k + 1;
-    if (q->head == q->npend)
-        q->head = q->npend = 0;
-}
-
-/* ---- NCCL proxy ops and steps ---- */
-static struct opacc *acc_get(struct pass *p, uint64_t op)
-{
-    uint64_t i;
-    if (hm_get(&p->accmap, op, &i))
-        return &p->accs[i];
-    if (p->nfreeacc)
-        i = p->freeacc[--p->nfreeacc];
-    else {
-        struct opacc *x = AN_PUSH(p->accs, p->naccs, p->acccap);
-        memset(x, 0, sizeof *x);
-        i = p->naccs - 1;
-    }
-    struct opacc *x = &p->accs[i];
-    x->parent = op;
-    x->used = 1;
-    x->nruns = x->nends = 0;
-    x->max_wait = 0;
-    hm_put(&p->accmap, op, i);
-    return x;
-}
-
-static void acc_release(struct pass *p, struct opacc *x)
-{
-    hm_del(&p->accmap, x->parent);
-    x->used = 0;
-    *AN_PUSH(p->freeacc, p->nfreeacc, p->freecap) = (size_t)(x - p->accs);
-}
-
-/* The op's bursts become stand-in work requests of a pseudo QP (channel, peer); used when the trace has
- * no verbs capture. wr_id carries the longest single step (for max_wait). */
-static void acc_to_runs(struct pass *p, const struct opacc *x, uint32_t pseudo)
-{
-    for (size_t k = 0; k < x->nruns; k++) {
-        struct wrrec *w = AN_PUSH(p->pruns, p->npruns, p->pruncap);
-        *w = x->runs[k];
-        w->qp = pseudo;
-        w->wr_id = x->max_wait;
-    }
-}
-
-static void on_proxy_step(struct pass *p, const struct rs_ev_NCCL_PROXY_STEP *e)
-{
-    uint64_t a = e->h.ts, sw;
-    if (hm_get(&p->sendwait, e->handle, &sw)) { /* SendWait: the isend was posted */
-        a = sw;
-        hm_del(&p->sendwait, e->handle);
-    }
-    if (!e->is_send || e->end < a)
-        return; /* receive steps: the sender's side measures the network */
-    struct opacc *x = acc_get(p, e->parent);
-    if (e->end - a > x->max_wait)
-        x->max_wait = e->end - a;
-    struct wrrec *r = x->nruns ? &x->runs[x->nruns - 1] : NULL;
-    if (r && a <= r->done) {
-        if (e->end > r->done)
-            r->done = e->end;
-        r->bytes += e->trans_size;
-    } else {
-        r = AN_PUSH(x->runs, x->nruns, x->runcap);
-        memset(r, 0, sizeof *r);
-        r->post = a;
-        r->done = e->end;
-        r->bytes = e->trans_size;
-    }
-    *AN_PUSH(x->ends, x->nends, x->endcap) = e->end;
-    size_t ns = x->nends - 1;
-    *AN_PUSH(x->sidx, ns, x->sidxcap) = e->step;
-}
-
-static void on_proxy_op(struct pass *p, const struct rs_ev_NCCL_PROXY_OP *e)
-{
-    uint64_t ci, ai;
-    struct an_lcoll *c = NULL;
-    if (hm_get(&p->collmap, e->parent, &ci) && ci < p->ncolls) {
-        c = &p->colls[ci];
-        if (e->end > c->kend)
-            c->kend = e->end; /* the enqueue end is not completion: the proxy op ends later */
-        c->timed = 1;
-    }
-    if (!hm_get(&p->accmap, e->handle, &ai))
-        return;
-    struct opacc *x = &p->accs[ai];
-    if (c && e->is_send && e->nsteps >= 2 && strcasestr(c->algo, "ring")) /* ring: end of reduce-scatter */
-        for (size_t k = 0; k < x->nends; k++)
-            if (x->sidx[k] == e->nsteps / 2 - 1 && x->ends[k] > c->rs_end)
-                c->rs_end = x->ends[k];
-    acc_to_runs(p, x, 0x80000000u | (e->channel & 0xff) << 16 | ((uint32_t)e->peer & 0xffff));
-    acc_release(p, x);
-}
-
-void an_proxy_flush(struct pass *p)
-{
-    for (size_t i = 0; i < p->naccs; i++)
-        if (p->accs[i].used) {
-            acc_to_runs(p, &p->accs[i], 0x80ff0000u | (uint32_t)(p->accs[i].parent & 0xffff));
-            acc_release(p, &p->accs[i]);
-        }
 }
 
 static void on_fact(struct pass *p, const struct rs_ev_HOST_FACT *e)
@@ -578,10 +297,10 @@ static void on_event(struct pass *p, const struct rs_event *ev)
         break;
     }
     case RS_EV_NCCL_PROXY_OP:
-        on_proxy_op(p, (const void *)h);
+        an_on_proxy_op(p, (const void *)h);
         break;
     case RS_EV_NCCL_PROXY_STEP:
-        on_proxy_step(p, (const void *)h);
+        an_on_proxy_step(p, (const void *)h);
         break;
     case RS_EV_NCCL_PROXY_STATE: {
         const struct rs_ev_NCCL_PROXY_STATE *e = (const void *)h;
@@ -591,14 +310,14 @@ static void on_event(struct pass *p, const struct rs_event *ev)
     }
     case RS_EV_IBV_POST_SEND:
         p->r->has_verbs = 1;
-        on_post_send(p, (const void *)h);
+        an_on_post_send(p, (const void *)h);
         break;
     case RS_EV_IBV_POST_RECV:
         p->r->has_verbs = 1;
-        on_post_recv(p, (const void *)h);
+        an_on_post_recv(p, (const void *)h);
         break;
     case RS_EV_IBV_WC:
-        on_wc(p, (const void *)h);
+        an_on_wc(p, (const void *)h);
         break;
     case RS_EV_IBV_REG_MR: {
         const struct rs_ev_IBV_REG_MR *e = (const void *)h;

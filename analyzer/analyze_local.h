@@ -76,6 +76,12 @@ struct pass {
 
 struct qpst *qp_get(struct pass *p, uint32_t qp_num);
 void an_proxy_flush(struct pass *p); /* steps whose op never arrived (truncated trace) */
+/* analyze_net.c: event handlers for the network side of the pass */
+void an_on_post_send(struct pass *p, const struct rs_ev_IBV_POST_SEND *e);
+void an_on_post_recv(struct pass *p, const struct rs_ev_IBV_POST_RECV *e);
+void an_on_wc(struct pass *p, const struct rs_ev_IBV_WC *e);
+void an_on_proxy_step(struct pass *p, const struct rs_ev_NCCL_PROXY_STEP *e);
+void an_on_proxy_op(struct pass *p, const struct rs_ev_NCCL_PROXY_OP *e);
 void an_local(struct pass *p, double link_gbps_hint);
 void an_pass_free(struct pass *p);
 

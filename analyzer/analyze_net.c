@@ -1,0 +1,210 @@
+/* The network side of the per-rank pass: verbs send queues (in-order completion, unsignaled WRs, bursts)
+ * and NCCL proxy ops/steps (reduced per ProxyOp as they arrive). Called from analyze_load.c's event loop. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "analyze_local.h"
+
+/* ---- queue pairs ---- */
+struct qpst *qp_get(struct pass *p, uint32_t qp_num)
+{
+    uint64_t v;
+    if (hm_get(&p->qpmap, qp_num, &v))
+        return &p->qps[v];
+    struct qpst *q = AN_PUSH(p->qps, p->nqps, p->qpcap);
+    memset(q, 0, sizeof *q);
+    q->acc.qp_num = qp_num;
+    q->acc.peer_rank = -1;
+    q->last_run = -1;
+    hm_put(&p->qpmap, qp_num, p->nqps - 1);
+    return q;
+}
+
+void an_on_post_send(struct pass *p, const struct rs_ev_IBV_POST_SEND *e)
+{
+    if (e->ret != 0)
+        return; /* not posted */
+    struct qpst *q = qp_get(p, e->qp_num);
+    unsigned mem = e->mem < RS_AN_MEMKINDS ? e->mem : 0;
+    q->acc.posted[mem] += e->bytes;
+    p->posted[mem] += e->bytes;
+    p->posts++;
+    if (q->npend - q->head >= AN_PEND_MAX) { /* never completed: forget the oldest */
+        q->head++;
+        p->lost_wrs++;
+    }
+    if (q->head > 4096 && q->head * 2 > q->npend) {
+        memmove(q->pend, q->pend + q->head, (q->npend - q->head) * sizeof *q->pend);
+        q->npend -= q->head;
+        q->head = 0;
+    }
+    struct pendwr *w = AN_PUSH(q->pend, q->npend, q->pendcap);
+    w->post = e->h.ts;
+    w->bytes = e->bytes;
+    w->wr_id = e->wr_id;
+    w->mem = mem;
+}
+
+/* A send WR completed at `done`: extend the QP's current run or start a new one. */
+static void complete(struct pass *p, struct qpst *q, const struct pendwr *w, uint64_t done)
+{
+    if (done < w->post)
+        return;
+    if (done - w->post > q->acc.max_wait)
+        q->acc.max_wait = done - w->post;
+    if (q->last_run >= 0 && (size_t)q->last_run < p->nwrs) {
+        struct wrrec *r = &p->wrs[q->last_run];
+        if (w->post <= r->done && (w->bytes > 0) == (r->bytes > 0) && (uint8_t)w->mem == r->mem) {
+            if (done > r->done)
+                r->done = done;
+            r->bytes += w->bytes;
+            return;
+        }
+    }
+    struct wrrec *r = AN_PUSH(p->wrs, p->nwrs, p->wrcap);
+    r->post = w->post;
+    r->done = done;
+    r->bytes = w->bytes;
+    r->wr_id = w->wr_id;
+    r->qp = q->acc.qp_num;
+    r->mem = (uint8_t)w->mem;
+    r->bounce = 0;
+    q->last_run = (long)p->nwrs - 1;
+}
+
+void an_on_post_recv(struct pass *p, const struct rs_ev_IBV_POST_RECV *e)
+{
+    if (e->ret != 0)
+        return;
+    unsigned mem = e->mem < RS_AN_MEMKINDS ? e->mem : 0;
+    struct qpst *q = qp_get(p, e->qp_num);
+    q->acc.posted[mem] += e->bytes;
+    p->posted[mem] += e->bytes;
+    p->posts++;
+}
+
+void an_on_wc(struct pass *p, const struct rs_ev_IBV_WC *e)
+{
+    if (e->opcode & 128) { /* receive side */
+        struct tsb *t = AN_PUSH(p->rwc, p->nrwc, p->rwccap);
+        t->ts = e->h.ts;
+        t->bytes = e->bytes;
+        t->qp = e->qp_num;
+        return;
+    }
+    struct qpst *q = qp_get(p, e->qp_num);
+    /* RC send queues complete in order: a completion also completes every earlier unsignaled WR. */
+    size_t k = q->head;
+    while (k < q->npend && q->pend[k].wr_id != e->wr_id)
+        k++;
+    if (k == q->npend)
+        return; /* a completion for a WR we did not see posted */
+    for (size_t i = q->head; i <= k; i++)
+        complete(p, q, &q->pend[i], e->h.ts);
+    q->head = k + 1;
+    if (q->head == q->npend)
+        q->head = q->npend = 0;
+}
+
+/* ---- NCCL proxy ops and steps ---- */
+static struct opacc *acc_get(struct pass *p, uint64_t op)
+{
+    uint64_t i;
+    if (hm_get(&p->accmap, op, &i))
+        return &p->accs[i];
+    if (p->nfreeacc)
+        i = p->freeacc[--p->nfreeacc];
+    else {
+        struct opacc *x = AN_PUSH(p->accs, p->naccs, p->acccap);
+        memset(x, 0, sizeof *x);
+        i = p->naccs - 1;
+    }
+    struct opacc *x = &p->accs[i];
+    x->parent = op;
+    x->used = 1;
+    x->nruns = x->nends = 0;
+    x->max_wait = 0;
+    hm_put(&p->accmap, op, i);
+    return x;
+}
+
+static void acc_release(struct pass *p, struct opacc *x)
+{
+    hm_del(&p->accmap, x->parent);
+    x->used = 0;
+    *AN_PUSH(p->freeacc, p->nfreeacc, p->freecap) = (size_t)(x - p->accs);
+}
+
+/* The op's bursts become stand-in work requests of a pseudo QP (channel, peer); used when the trace has
+ * no verbs capture. wr_id carries the longest single step (for max_wait). */
+static void acc_to_runs(struct pass *p, const struct opacc *x, uint32_t pseudo)
+{
+    for (size_t k = 0; k < x->nruns; k++) {
+        struct wrrec *w = AN_PUSH(p->pruns, p->npruns, p->pruncap);
+        *w = x->runs[k];
+        w->qp = pseudo;
+        w->wr_id = x->max_wait;
+    }
+}
+
+void an_on_proxy_step(struct pass *p, const struct rs_ev_NCCL_PROXY_STEP *e)
+{
+    uint64_t a = e->h.ts, sw;
+    if (hm_get(&p->sendwait, e->handle, &sw)) { /* SendWait: the isend was posted */
+        a = sw;
+        hm_del(&p->sendwait, e->handle);
+    }
+    if (!e->is_send || e->end < a)
+        return; /* receive steps: the sender's side measures the network */
+    struct opacc *x = acc_get(p, e->parent);
+    if (e->end - a > x->max_wait)
+        x->max_wait = e->end - a;
+    struct wrrec *r = x->nruns ? &x->runs[x->nruns - 1] : NULL;
+    if (r && a <= r->done) {
+        if (e->end > r->done)
+            r->done = e->end;
+        r->bytes += e->trans_size;
+    } else {
+        r = AN_PUSH(x->runs, x->nruns, x->runcap);
+        memset(r, 0, sizeof *r);
+        r->post = a;
+        r->done = e->end;
+        r->bytes = e->trans_size;
+    }
+    *AN_PUSH(x->ends, x->nends, x->endcap) = e->end;
+    size_t ns = x->nends - 1;
+    *AN_PUSH(x->sidx, ns, x->sidxcap) = e->step;
+}
+
+void an_on_proxy_op(struct pass *p, const struct rs_ev_NCCL_PROXY_OP *e)
+{
+    uint64_t ci, ai;
+    struct an_lcoll *c = NULL;
+    if (hm_get(&p->collmap, e->parent, &ci) && ci < p->ncolls) {
+        c = &p->colls[ci];
+        if (e->end > c->kend)
+            c->kend = e->end; /* the enqueue end is not completion: the proxy op ends later */
+        c->timed = 1;
+    }
+    if (!hm_get(&p->accmap, e->handle, &ai))
+        return;
+    struct opacc *x = &p->accs[ai];
+    if (c && e->is_send && e->nsteps >= 2 && strcasestr(c->algo, "ring")) /* ring: end of reduce-scatter */
+        for (size_t k = 0; k < x->nends; k++)
+            if (x->sidx[k] == e->nsteps / 2 - 1 && x->ends[k] > c->rs_end)
+                c->rs_end = x->ends[k];
+    acc_to_runs(p, x, 0x80000000u | (e->channel & 0xff) << 16 | ((uint32_t)e->peer & 0xffff));
+    acc_release(p, x);
+}
+
+void an_proxy_flush(struct pass *p)
+{
+    for (size_t i = 0; i < p->naccs; i++)
+        if (p->accs[i].used) {
+            acc_to_runs(p, &p->accs[i], 0x80ff0000u | (uint32_t)(p->accs[i].parent & 0xffff));
+            acc_release(p, &p->accs[i]);
+        }
+}
+
