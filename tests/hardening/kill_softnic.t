@@ -57,3 +57,4 @@ done
 diag "loss window per run (ms): ${losses[*]}; worst $worst"
 [ ${#losses[@]} -gt 0 ]
 _tap_result $? "kill campaign: $RUNS runs, worst loss window ${worst} ms"
+exit 0

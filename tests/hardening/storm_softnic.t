@@ -33,3 +33,4 @@ maxk=$(sed -n 's/.* kind=\([0-9]*\) .*/\1/p' "$T/rc.out" | sort -n | tail -1)
 is "$maxk" "$posts" "storm: the parent's file records all $posts posts"
 drops=$(sed -n 's/.* drops=\([0-9]*\) .*/\1/p' "$T/rc.out" | awk '{s+=$1} END {print s+0}')
 is "$drops" 0 "storm: nothing dropped"
+exit 0
