@@ -22,12 +22,12 @@ plan 9
 JOBS=${RS_SAN_JOBS:-2}
 A=${RS_BUILD}-asan
 TS=${RS_BUILD}-tsan
-common=(railscope librailscope.so tests/core/emitter tests/core/check tests/corpus/rs-readcheck
-    tests/hardening/hv_storm softnic/libibverbs.so.1)
+common=(railscope librailscope.so tests/corpus/rs-readcheck tests/hardening/hv_storm softnic/libibverbs.so.1)
+# every test program of the recording core (tests/core/<name>.c -> <build>/tests/core/<name>)
+for c in "$RS_TOP"/tests/core/*.c; do common+=("tests/core/$(basename "$c" .c)"); done
 asan_targets=("${common[@]}" tests/synth/rs-synth)
 for t in "$RS_TOP"/tests/fuzz/fuzz_*.c; do asan_targets+=("fuzz/$(basename "$t" .c)-replay"); done
-tsan_targets=(railscope librailscope.so tests/core/emitter tests/core/check tests/corpus/rs-readcheck tests/hardening/hv_storm
-    softnic/libibverbs.so.1)
+tsan_targets=("${common[@]}")
 build() { # SAN DIR TARGETS...
     local san=$1 dir=$2
     shift 2
