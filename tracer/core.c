@@ -17,6 +17,7 @@ unsigned rs_enabled_mask;
 _Atomic int rs_state;
 pid_t rs_pid;
 _Atomic uint64_t rs_orphan_drops;
+_Atomic int rs_dying;
 _Atomic(struct rs_ring *) rs_rings;
 __thread struct rs_tls rs_tls __attribute__((tls_model("initial-exec")));
 
@@ -151,8 +152,23 @@ static inline void ring_copy(struct rs_ring *r, uint64_t pos, const void *src, s
     }
 }
 
+/* The process is being killed by a signal at its default disposition and the writer is writing the last
+ * frame: a thread that records now parks here (bounded) instead of returning to the application, so
+ * every call the application saw complete is in the file. The process dies within milliseconds. */
+static __attribute__((noinline)) void park_dying(void)
+{
+    for (int i = 0; i < 500; i++) {
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 static inline bool emit2(const struct rs_ev_hdr *pre, const struct rs_ev_hdr *h)
 {
+    if (RS_UNLIKELY(atomic_load_explicit(&rs_dying, memory_order_relaxed)) && !rs_tls.is_writer) {
+        park_dying();
+        return false;
+    }
     struct rs_ring *r = rs_tls.ring;
     if (RS_UNLIKELY(!r)) {
         r = rs_ring_attach();

@@ -78,6 +78,7 @@ enum { RS_ST_OFF = 0, RS_ST_STARTING, RS_ST_RUNNING, RS_ST_STOPPED, RS_ST_DISABL
 extern _Atomic int rs_state;
 extern pid_t rs_pid;                 /* process the state belongs to (fork/vfork children differ) */
 extern _Atomic uint64_t rs_orphan_drops;  /* events dropped with no ring to count them in */
+extern _Atomic int rs_dying;              /* a fatal signal is being handled: recording threads park */
 
 struct rs_ring *rs_ring_attach(void);
 void rs_rings_after_fork_child(void);

@@ -1,4 +1,4 @@
-/* Process lifecycle: exit (on_exit), _exit/_Exit, SIGTERM/SIGINT/SIGHUP, fork, exec. Every path asks the
+/* Process lifecycle: exit (on_exit), _exit/_Exit, SIGTERM/SIGINT/SIGHUP/SIGQUIT/SIGABRT, fork, exec. Every path asks the
  * writer thread to flush (rs_core_request) and waits a bounded time; none writes from a signal handler.
  * A vfork child shares our memory but is not our process: getpid() != rs_pid, and we stay out of it. */
 #include <dlfcn.h>
@@ -73,12 +73,12 @@ RS_EXPORT void _Exit(int status)
 }
 
 /* ---- signals ----
- * We take SIGTERM/SIGINT/SIGHUP only while the application leaves them at SIG_DFL, and we keep that
+ * We take SIGTERM/SIGINT/SIGHUP/SIGQUIT/SIGABRT only while the application leaves them at SIG_DFL, and we keep that
  * invisible: sigaction()/signal() queries answer what the application set (SIG_DFL), an application
  * handler replaces ours in the kernel (so it runs natively, with its own flags and mask), and setting
  * SIG_DFL again puts ours back. */
 
-static const int term_signals[] = {SIGTERM, SIGINT, SIGHUP};
+static const int term_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGABRT};
 #define RS_NSIG 65
 static _Atomic int sig_ours[RS_NSIG];          /* our handler is what the kernel has */
 static struct sigaction sig_app[RS_NSIG];     /* what the application believes is installed */
@@ -91,7 +91,10 @@ static int real_sigaction_call(int sig, const struct sigaction *act, struct siga
     return real(sig, act, old);
 }
 
-static int is_term_signal(int sig) { return sig == SIGTERM || sig == SIGINT || sig == SIGHUP; }
+static int is_term_signal(int sig)
+{
+    return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT || sig == SIGABRT;
+}
 
 /* Installed only over SIG_DFL: flush (done by the writer thread; we only ask and wait), then let the
  * default action happen with the signal re-raised, so the exit status still says "killed by signal". */
@@ -100,7 +103,10 @@ static void on_term_signal(int sig, siginfo_t *si, void *uc)
     (void)si;
     (void)uc;
     int saved = errno;
-    if (ours()) final_flush(128 + sig, RS_END_SIGNAL, 3000);
+    if (ours()) {
+        atomic_store(&rs_dying, 1);   /* other recording threads park: nothing they return from is lost */
+        final_flush(128 + sig, RS_END_SIGNAL, 3000);
+    }
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
