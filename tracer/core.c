@@ -165,14 +165,11 @@ static __attribute__((noinline)) void park_dying(void)
 
 static inline bool emit2(const struct rs_ev_hdr *pre, const struct rs_ev_hdr *h)
 {
-    if (RS_UNLIKELY(atomic_load_explicit(&rs_dying, memory_order_relaxed)) && !rs_tls.is_writer) {
-        park_dying();
-        return false;
-    }
     struct rs_ring *r = rs_tls.ring;
     if (RS_UNLIKELY(!r)) {
         r = rs_ring_attach();
         if (!r) {
+            if (RS_UNLIKELY(atomic_load_explicit(&rs_dying, memory_order_relaxed)) && !rs_tls.is_writer) park_dying();
             if (atomic_load_explicit(&rs_state, memory_order_relaxed) == RS_ST_RUNNING)
                 atomic_fetch_add_explicit(&rs_orphan_drops, 1, memory_order_relaxed);
             return false;
@@ -191,6 +188,9 @@ static inline bool emit2(const struct rs_ev_hdr *pre, const struct rs_ev_hdr *h)
     }
     ring_copy(r, head, h, n);
     atomic_store_explicit(&r->head, head + n, memory_order_release);
+    /* Checked after publishing: a thread that returns to the application did so before the last drain
+     * was asked for (the writer wakes milliseconds after rs_dying is set). */
+    if (RS_UNLIKELY(atomic_load_explicit(&rs_dying, memory_order_relaxed)) && !rs_tls.is_writer) park_dying();
     return true;
 }
 

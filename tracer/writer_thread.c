@@ -282,7 +282,8 @@ static void final_locked(void)
         W = NULL;
     }
     W_closed = 1;
-    rs_enabled_mask = 0;
+    /* Dying of a signal: keep wrappers calling rs_emit, where they park until the process is gone. */
+    if (!atomic_load(&rs_dying)) rs_enabled_mask = 0;
     atomic_store(&rs_state, RS_ST_STOPPED);
 }
 
