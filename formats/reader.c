@@ -310,7 +310,8 @@ static int load_frame(struct rs_reader *r)
         if (r->saw_partial)
             set_end(r, RS_READ_PARTIAL, "partial: the recorder marked this trace incomplete (%s)", r->partial_why);
         else
-            set_end(r, RS_READ_OK, "%llu frames, ends at a frame boundary", (unsigned long long)r->st.frames);
+            set_end(r, RS_READ_OK, "%llu frames, ends at a frame boundary%s", (unsigned long long)r->st.frames,
+                    r->st.proc_end ? "" : "; no PROC_END: the process was killed or is still running");
         return 0;
     }
     if ((size_t)k < sizeof fh) {
@@ -461,6 +462,8 @@ int rs_reader_next(struct rs_reader *r, struct rs_event *out)
             const struct rs_ev_DROPS *dr = (const void *)h;
             r->st.drop_events += dr->events;
             r->st.drop_bytes += dr->bytes;
+        } else if (h->kind == RS_EV_PROC_END) {
+            r->st.proc_end++;
         } else if (h->kind == RS_EV_PARTIAL) {
             const struct rs_ev_PARTIAL *p = (const void *)h;
             const char *why = rs_reader_string(r, p->why, NULL);

@@ -63,6 +63,8 @@ struct rs_read_stats {
     uint64_t drop_events, drop_bytes;  /* sums of DROPS events seen */
     uint64_t bytes_read;          /* file offset reached (end of the last whole frame) */
     uint64_t frame_gaps;          /* frames whose seq did not follow the previous one */
+    uint64_t proc_end;            /* PROC_END events seen: 0 at the end of a "complete" file means the
+                                   * process was killed (SIGKILL, crash) or is still running */
 };
 
 struct rs_reader;
