@@ -2,7 +2,9 @@
  * short sizes, unknown kinds, DROPS/PARTIAL bookkeeping). The input is a decompressed frame payload; the
  * target compresses it into a valid frame so every input reaches the event parser.
  * First byte: bit 0 = wrap the rest in one chunk header (tid 7, delta flag from bit 1) so the fuzzer can
- * work on events alone; bit 2 = repeat the payload as a second frame (state carried across frames). */
+ * work on events alone; bit 2 = repeat the payload as a second frame (state carried across frames);
+ * bit 3 = RS_CHUNK_FIELD_DELTA on the wrapping chunk (fields delta-coded against the previous event of the
+ * same kind and size). */
 #include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -19,7 +21,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     unsigned char *raw = calloc(1, total);
     FZ_CHECK(raw != NULL);
     if (hdr) {
-        struct rs_chunk_hdr c = {RS_CHUNK_MAGIC, 7, (uint32_t)body, (mode & 2) ? RS_CHUNK_TS_DELTA : 0};
+        uint32_t flags = (mode & 2) ? RS_CHUNK_TS_DELTA : 0;
+#ifdef RS_CHUNK_FIELD_DELTA
+        if (mode & 8) flags |= RS_CHUNK_FIELD_DELTA;
+#endif
+        struct rs_chunk_hdr c = {RS_CHUNK_MAGIC, 7, (uint32_t)body, flags};
         memcpy(raw, &c, sizeof c);
     }
     if (size) memcpy(raw + hdr, data, size);
