@@ -351,6 +351,14 @@ static void events_cases(void)
     ev_raw(&z, 100, RS_EV_PARTIAL, sizeof pa, &pa.err, 8);
     emit_reason = "disk-full";
     one_chunk_file("partial-marked", &z, 0, RS_CHUNK_MAGIC, -1, "partial", 2);
+    /* a PARTIAL whose err is INT32_MIN (negating it overflows an int) */
+    z.n = 0;
+    pa.err = INT32_MIN;
+    pa.why = 0;
+    ev_raw(&z, 100, RS_EV_PARTIAL, sizeof pa, &pa.err, 8);
+    one_chunk_file("partial-err-int-min", &z, 0, RS_CHUNK_MAGIC, -1, "partial", 1);
+    pa.err = -ENOSPC;
+    pa.why = 0x7fffffffu;
     /* ... and a real string at the id the reader uses as that side slot must not be confused with it */
     z.n = 0;
     ev_str(&z, 0x7fffffffu, "disk-full", 9, 9);
