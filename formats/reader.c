@@ -468,8 +468,10 @@ int rs_reader_next(struct rs_reader *r, struct rs_event *out)
             const struct rs_ev_PARTIAL *p = (const void *)h;
             const char *why = rs_reader_string(r, p->why, NULL);
             r->saw_partial = 1;
-            snprintf(r->partial_why, sizeof r->partial_why, "%s%s%s", why ? why : "write error",
-                     p->err ? ": " : "", p->err ? strerror(-p->err > 0 ? -p->err : p->err) : "");
+            long long e = p->err;   /* -errno from the writer; any value from a hostile file */
+            if (e < 0) e = -e;
+            snprintf(r->partial_why, sizeof r->partial_why, "%s%s%s", why ? why : "write error", e ? ": " : "",
+                     !e ? "" : e < 4096 ? strerror((int)e) : "unknown error");
         }
         if (!d) r->st.unknown_events++;
         r->st.events++;
