@@ -35,11 +35,13 @@ fi
 echo
 echo "-- 3. the report --"
 "$RS" report --html "$OUT/ring-report.html" "$OUT/ring" || true
-"$RS" export --format perfetto -o "$OUT/ring.pftrace" "$OUT/ring"
-"$RS" export --format chrome -o "$OUT/ring.json" "$OUT/ring"
+"$RS" export -q --findings --format perfetto -o "$OUT/ring.pftrace" "$OUT/ring"
+"$RS" export -q --format chrome -o "$OUT/ring.json" "$OUT/ring"
+"$RS" export -q --format kineto -o "$OUT/ring-kineto" "$OUT/ring"
 echo
 echo "Files:"
 echo "  traces          $OUT/ring/ and $OUT/pingpong/   (railscope dump / info)"
 echo "  Perfetto trace  $OUT/ring.pftrace   -> open https://ui.perfetto.dev and drag the file in"
 echo "  Chrome JSON     $OUT/ring.json      -> chrome://tracing or ui.perfetto.dev"
+echo "  Kineto JSON     $OUT/ring-kineto/   -> one file per rank, loadable by Holistic Trace Analysis"
 echo "  HTML report     $OUT/ring-report.html  -> open in any browser (self-contained, works offline)"
