@@ -129,7 +129,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t i = 0; i < size - 1 && argc < 17;) {
         char *w = buf + i;
         size_t n = strlen(w);
-        if (strchr(w, '/')) w = (char *)keep[n % 3];   /* no path leaves the sandbox */
+        /* no path leaves the sandbox: nothing with a '/', and no "." / ".." (the sandbox's parent is /tmp) */
+        if (strchr(w, '/') || !strcmp(w, ".") || !strcmp(w, "..")) w = (char *)keep[n % 3];
         argv[argc++] = w;
         i += n + 1;
     }

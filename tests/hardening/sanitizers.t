@@ -5,7 +5,8 @@
 #     through the reader, the fuzz invariants and the CLI (tests/corpus/corpus.t), the analyzer and the
 #     exporters on a synthetic cluster with garbage events (rs-synth --garbage), and a traced verbs storm
 #     on the software test NIC (softnic) with the ASan library preloaded;
-#   TSan: the recording core under threads, early thread exits and forks (tests/core/emitter, core linked
+#   TSan: the analyzer's per-rank worker threads (report on an 8-rank synthetic cluster), the recording
+#     core under threads, early thread exits and forks (tests/core/emitter, core linked
 #     statically), and the traced verbs storm on the software test NIC (softnic) with the TSan library
 #     preloaded (the whole tests/core suite is not run under TSan here: its shell tests preload the
 #     library into uninstrumented programs; `make soak` runs it).
@@ -18,7 +19,7 @@ for s in asan tsan; do
     echo 'int main(void){return 0;}' | gcc -x c -fsanitize=$([ $s = asan ] && echo address || echo thread) \
         -o "$T/probe" - 2>/dev/null || skip_all "gcc cannot link -fsanitize for $s (libasan/libtsan missing)"
 done
-plan 9
+plan 10
 JOBS=${RS_SAN_JOBS:-2}
 A=${RS_BUILD}-asan
 TS=${RS_BUILD}-tsan
@@ -94,6 +95,13 @@ if build tsan "$TS" "${tsan_targets[@]}"; then
     [ -z "$bad" ]
     _tap_result $? "TSan: recording core (emitter: 8 threads x 20000, 16 early-exiting threads, 4 forks): no race, files intact"
     [ -n "$bad" ] && diag "$bad"
+    # The analyzer runs one worker thread per rank: report on an 8-rank synthetic cluster.
+    run_timeout 120 "$RS_BUILD/tests/synth/rs-synth" -o "$T/syn8" --nodes 2 --gpus 4 --steps 4 --kernels 4 >/dev/null 2>&1
+    (cd "$T" && run_timeout 300 "$TS/railscope" report "$T/syn8" >/dev/null 2>"$T/tr.err")
+    rc=$?
+    [ $rc -eq 0 ] && san_clean "$T/tr.err"
+    _tap_result $? "TSan: report on an 8-rank synthetic cluster (parallel per-rank workers): no race (exit $rc)"
+    [ $rc -ne 0 ] && diag "$(grep -m4 -E 'WARNING|SUMMARY|#0 ' "$T/tr.err")"
     tsan_rt=$(ldd "$TS/librailscope.so" | awk '/libtsan\.so/ {print $3; exit}')
     out=$(cd "$T" && LD_LIBRARY_PATH="$TS/softnic" SOFTNIC_DIR="$T/fab-t" run_timeout 180 env \
         LD_PRELOAD="$tsan_rt:$TS/librailscope.so" RAILSCOPE_OUT="$T/tt" RAILSCOPE_FLUSH_MS=50 \
@@ -108,6 +116,6 @@ if build tsan "$TS" "${tsan_targets[@]}"; then
 else
     _tap_result 1 "TSan build"
     tail -5 "$T/build-tsan.log" | sed 's/^/#   /' >&2
-    skip "TSan build failed" 3
+    skip "TSan build failed" 4
 fi
 exit 0
