@@ -329,33 +329,41 @@ static int put_events(struct rs_writer *w, uint32_t tid, const unsigned char *ev
             w->chunk_tid = tid;
             w->raw_len += sizeof c;
         }
+        /* One pass: copy each event while delta-encoding its ts and (field delta) its fields. */
         unsigned char *dst = w->raw + w->raw_len;
-        memcpy(dst, ev, n);
         uint64_t prev = w->chunk_prev_ts, last = w->last_ts, cnt = 0;
         for (size_t off = 0; off < n;) {
+            struct rs_ev_hdr hs;
+            memcpy(&hs, ev + off, sizeof hs);
+            uint64_t ts = hs.ts;
             struct rs_ev_hdr *h = (struct rs_ev_hdr *)(dst + off);
-            uint64_t ts = h->ts;
+            *h = hs;
             if (!(new_chunk && off == 0)) h->ts = ts - prev;   /* wraps for out-of-order ts: fine */
             prev = ts;
-            if (ts > last && h->kind != RS_EV_STRING) last = ts;
-            if (w->field_delta && h->size <= RS_FD_MAX) {
-                __typeof__(&w->fdelta[0]) sl = &w->fdelta[h->kind % RS_FD_SLOTS];
-                uint64_t *f = (uint64_t *)(h + 1);
-                size_t nw = (h->size - sizeof *h) / 8;
-                if (sl->gen == w->chunk_gen && sl->kind == h->kind && sl->size == h->size) {
+            if (ts > last && hs.kind != RS_EV_STRING) last = ts;
+            const unsigned char *src = ev + off + sizeof hs;
+            uint64_t *f = (uint64_t *)(h + 1);
+            size_t nw = (hs.size - sizeof hs) / 8;
+            if (w->field_delta && hs.size <= RS_FD_MAX) {
+                __typeof__(&w->fdelta[0]) sl = &w->fdelta[hs.kind % RS_FD_SLOTS];
+                if (sl->gen == w->chunk_gen && sl->kind == hs.kind && sl->size == hs.size) {
                     for (size_t i = 0; i < nw; i++) {
-                        uint64_t o = f[i];
+                        uint64_t o;
+                        memcpy(&o, src + 8 * i, 8);
                         f[i] = o - sl->w[i];
                         sl->w[i] = o;
                     }
                 } else {
                     sl->gen = w->chunk_gen;
-                    sl->kind = h->kind;
-                    sl->size = h->size;
-                    memcpy(sl->w, f, nw * 8);
+                    sl->kind = hs.kind;
+                    sl->size = hs.size;
+                    memcpy(sl->w, src, nw * 8);
+                    memcpy(f, src, nw * 8);
                 }
+            } else {
+                memcpy(f, src, nw * 8);
             }
-            off += h->size;
+            off += hs.size;
             cnt++;
         }
         w->chunk_prev_ts = prev;
