@@ -17,9 +17,9 @@ rm -rf "$OUT"
 mkdir -p "$OUT"
 echo "== railscope demo (software NIC 'softnic0': a test device, not hardware) =="
 echo
-echo "-- 1. ring AllReduce, 4 ranks, 25 Gb/s link, a 2 ms pause every 20 ms --"
-SOFTNIC_RATE_GBPS=25 SOFTNIC_PAUSE=20:2 \
-    "$RS" record -o "$OUT/ring" -- "$B/examples/ring_allreduce" -n 4 -s 4194304 -i 20
+echo "-- 1. ring AllReduce, 4 ranks, 2 Gb/s link, a 5 ms pause every 50 ms --"
+SOFTNIC_RATE_GBPS=2 SOFTNIC_PAUSE=50:5 \
+    "$RS" record -o "$OUT/ring" -- "$B/examples/ring_allreduce" -n 4 -s 1048576 -i 30
 echo
 echo "-- 2. ibv_rc_pingpong (rdma-core's own example, unmodified) --"
 if command -v ibv_rc_pingpong >/dev/null 2>&1; then
