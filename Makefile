@@ -87,9 +87,10 @@ deps:
 	./scripts/install-deps.sh
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/railscope
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/railscope $(DESTDIR)$(PREFIX)/include
 	install -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/bin/railscope
 	install -m 0755 $(LIB) $(DESTDIR)$(PREFIX)/lib/railscope/librailscope.so
+	install -m 0644 include/railscope.h $(DESTDIR)$(PREFIX)/include/railscope.h
 
 clean:
 	rm -rf build build-*
