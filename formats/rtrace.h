@@ -84,6 +84,8 @@ struct rs_chunk_hdr {
     uint32_t flags;        /* RS_CHUNK_TS_DELTA: hdr.ts of each event after the first is a delta */
 };
 #define RS_CHUNK_TS_DELTA 1u
+/* RS_CHUNK_FIELD_DELTA (2): fields stored as differences from the previous event of the same kind; defined
+ * with its parameters in events_core.h and described in SPEC.md. */
 
 struct rs_ev_hdr {
     uint64_t ts;           /* ns, tracer clock; event start for events with a duration */
@@ -124,13 +126,30 @@ enum rs_family {
 /* The master list: X(KIND, family, varlen). Each KIND has RS_FIELDS_KIND(F) with F(type, name). */
 #define RS_EVENTS(X) RS_EVENTS_CORE(X) RS_EVENTS_VERBS(X) RS_EVENTS_CUDA(X) RS_EVENTS_NCCL(X)
 
+/* Kind numbers are fixed per family range, so adding a kind to one list never renumbers another family's
+ * kinds (files stay readable across versions): core 1-63, verbs 64-127, cuda/nvtx/nvml 128-191,
+ * nccl 192-255. Numbers in the gaps are unknown kinds: readers skip them by size. Within a list, append
+ * new kinds at the end. */
 enum rs_kind {
     RS_EV_NONE = 0,
 #define RS_KIND_ENUM(k, fam, var) RS_EV_##k,
-    RS_EVENTS(RS_KIND_ENUM)
+    RS_EVENTS_CORE(RS_KIND_ENUM)
+    RS_EV_CORE_END_,
+    RS_EV_VERBS_BASE_ = 63,
+    RS_EVENTS_VERBS(RS_KIND_ENUM)
+    RS_EV_VERBS_END_,
+    RS_EV_CUDA_BASE_ = 127,
+    RS_EVENTS_CUDA(RS_KIND_ENUM)
+    RS_EV_CUDA_END_,
+    RS_EV_NCCL_BASE_ = 191,
+    RS_EVENTS_NCCL(RS_KIND_ENUM)
 #undef RS_KIND_ENUM
     RS_EV_COUNT
 };
+_Static_assert(RS_EV_CORE_END_ <= 64, "core kinds overflow their range 1-63");
+_Static_assert(RS_EV_VERBS_END_ <= 128, "verbs kinds overflow their range 64-127");
+_Static_assert(RS_EV_CUDA_END_ <= 192, "cuda kinds overflow their range 128-191");
+_Static_assert(RS_EV_COUNT <= 256, "nccl kinds overflow their range 192-255");
 
 /* One struct per kind: struct rs_ev_<KIND> { struct rs_ev_hdr h; fields... }.
  * Field lists are ordered so that no padding appears (checked below); put 8-byte fields first. */

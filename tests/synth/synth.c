@@ -691,7 +691,7 @@ static void write_rank(const struct model *m, int r)
     for (int i = 0; i < c->garbage; i++) {
         uint64_t buf[64];
         unsigned kind = 1 + (unsigned)(rnd() * (RS_EV_COUNT - 1));
-        if (kind >= RS_EV_COUNT || rs_kinds[kind].varlen || rs_kinds[kind].size > sizeof buf)
+        if (kind >= RS_EV_COUNT || !rs_kinds[kind].name || rs_kinds[kind].varlen || rs_kinds[kind].size > sizeof buf)
             continue;
         for (size_t k = 0; k < sizeof buf / 8; k++)
             buf[k] = (uint64_t)(rnd() * 18446744073709551615.0) >> (unsigned)(rnd() * 60);
