@@ -63,8 +63,10 @@ struct rs_an_qp {
     uint32_t qp_num;
     int32_t peer_rank;       /* -1 unknown */
     uint64_t bytes_sent;     /* send-side WR bytes */
-    uint64_t sends;
-    double busy_s;           /* time with send WRs outstanding (union of post->completion) */
+    uint64_t sends;          /* data-carrying sends (bursts of WRs > 64 B) */
+    uint64_t ctrl_sends;     /* control WRs (<= 64 B: credits, acks): in no busy/stall time */
+    double ctrl_busy_s;      /* time with a control WR outstanding (synchronisation with the peer) */
+    double busy_s;           /* time with data send WRs outstanding (union of post->completion) */
     double ideal_s;          /* bytes_sent / link rate */
     double stall_s;          /* busy - ideal, >= 0 */
     double achieved_gbps;    /* bytes_sent*8 / busy */

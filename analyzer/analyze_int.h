@@ -10,6 +10,10 @@
 #include "analysis.h"
 
 #define AN_PEND_MAX_PUBLIC 65536 /* = AN_PEND_MAX (analyze_local.h) */
+/* A send WR of at most this many bytes is control (zero-byte credit SENDs, WRITE_WITH_IMM notifications,
+ * NCCL's FIFO/CTS entries): its wire time is nanoseconds at any link rate, so its outstanding time is
+ * waiting for the peer, never a network stall (docs/report.md, "Control work requests"). */
+#define AN_CTRL_BYTES 64
 
 /* ---- growable arrays ---- */
 void *an_grow(void *p, size_t *cap, size_t need, size_t elem); /* aborts the process on OOM */
@@ -52,7 +56,8 @@ struct an_qpacc {
     uint32_t qp_num;
     int32_t peer_rank;
     uint32_t dest_qpn;
-    uint64_t bytes_sent, sends, busy, max_wait;
+    uint64_t bytes_sent, sends, busy, max_wait; /* data WRs only */
+    uint64_t ctrl_sends, ctrl_busy;             /* control WRs (<= AN_CTRL_BYTES): count, outstanding union */
     uint64_t posted[RS_AN_MEMKINDS];
     uint64_t bounce_d2h, bounce_h2d;
 };

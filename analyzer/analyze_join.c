@@ -421,6 +421,8 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
             y->peer_rank = x->peer_rank;
             y->bytes_sent = x->bytes_sent;
             y->sends = x->sends;
+            y->ctrl_sends = x->ctrl_sends;
+            y->ctrl_busy_s = x->ctrl_busy * 1e-9;
             y->busy_s = x->busy * 1e-9;
             y->ideal_s = x->bytes_sent / rate_bpns * 1e-9;
             y->stall_s = fmax(y->busy_s - y->ideal_s, 0);

@@ -99,7 +99,7 @@ static void attach_proxy(struct pass *p)
         struct qpst *q = qp_get(p, w->qp);
         uint32_t peer = w->qp & 0xffff;
         q->acc.peer_rank = (w->qp & 0x00ff0000u) == 0x00ff0000u || peer == 0xffff ? -1 : (int32_t)peer;
-        if (w->wr_id > q->acc.max_wait)
+        if (!w->ctrl && w->wr_id > q->acc.max_wait)
             q->acc.max_wait = w->wr_id;
     }
     free(p->wrs);
@@ -170,11 +170,19 @@ static void account_wrs(struct pass *p, struct ivec *free_net)
     while (i < n) {
         uint32_t qp = p->wrs[idx[i]].qp;
         struct qpst *q = qp_get(p, qp);
-        uint64_t cur_b = 0, busy = 0;
+        uint64_t cur_b = 0, busy = 0, ccur_b = 0, cbusy_ctrl = 0;
         long cc = -2;
         uint64_t cbusy = 0, cbytes = 0;
         for (; i < n && p->wrs[idx[i]].qp == qp; i++) {
             const struct wrrec *w = &p->wrs[idx[i]];
+            if (w->ctrl) { /* synchronisation, not transfer: its own union, nothing else */
+                uint64_t from = w->post > ccur_b ? w->post : ccur_b;
+                if (w->done > from) {
+                    cbusy_ctrl += w->done - from;
+                    ccur_b = w->done;
+                }
+                continue;
+            }
             q->acc.bytes_sent += w->bytes;
             q->acc.sends++;
             long c = coll_at(p->colls, p->ncolls, w->post);
@@ -208,6 +216,7 @@ static void account_wrs(struct pass *p, struct ivec *free_net)
             p->colls[cc].qp = qp;
         }
         q->acc.busy = busy;
+        q->acc.ctrl_busy = cbusy_ctrl;
     }
     free(idx);
     iv_normalize(free_net);
@@ -378,7 +387,7 @@ static void detect_steps(struct pass *p, struct ivec *free_net, struct srange **
         uint32_t *idx = malloc(p->nwrs * sizeof *idx);
         size_t ni = 0;
         for (size_t i = 0; i < p->nwrs; i++)
-            if (p->wrs[i].bytes && p->wrs[i].done)
+            if (!p->wrs[i].ctrl && p->wrs[i].done)
                 idx[ni++] = (uint32_t)i;
         g_wrs = p->wrs;
         an_sort(idx, ni, sizeof *idx, cmp_wr_post);
@@ -414,7 +423,7 @@ static void attribute(struct pass *p, const struct srange *steps, size_t nsteps,
     size_t nfw = 0, fwcap = 0, fbcap = 0, nfb = 0;
     for (size_t i = 0; i < p->nwrs; i++) {
         const struct wrrec *w = &p->wrs[i];
-        if (!w->done || coll_at(p->colls, p->ncolls, w->post) >= 0)
+        if (!w->done || w->ctrl || coll_at(p->colls, p->ncolls, w->post) >= 0)
             continue;
         *AN_PUSH(fw, nfw, fwcap) = (struct iv){w->post, w->done};
         *AN_PUSH(fb, nfb, fbcap) = w->bytes;

@@ -15,7 +15,10 @@ void hm_free(struct hmap *m);
 
 /* Completed sends of one QP whose post->completion intervals overlap (a queue of WRs) are one record:
  * memory follows bursts, not WRs. */
-struct wrrec { uint64_t post, done, bytes, wr_id; uint32_t qp; uint8_t mem, bounce, pad[2]; };
+/* ctrl: a burst of control WRs (at most AN_CTRL_BYTES each: credits, acks, doorbells). Their outstanding
+ * time is synchronisation with the peer (a SEND waits for the peer's receive), not bytes on the wire: they
+ * count in no network busy/stall time, only in the QP's control counters. */
+struct wrrec { uint64_t post, done, bytes, wr_id; uint32_t qp; uint8_t mem, bounce, ctrl, pad; };
 struct tsb { uint64_t ts, bytes; uint32_t qp, used; };
 struct copyrec { uint64_t a, b, bytes; int d2h, used; };
 /* Send proxy steps of one ProxyOp still in flight (the op is written when it stops, after its steps):

@@ -52,11 +52,14 @@ static void complete(struct pass *p, struct qpst *q, const struct pendwr *w, uin
 {
     if (done < w->post)
         return;
-    if (done - w->post > q->acc.max_wait)
+    uint8_t ctrl = w->bytes <= AN_CTRL_BYTES;
+    if (ctrl)
+        q->acc.ctrl_sends++;
+    else if (done - w->post > q->acc.max_wait)
         q->acc.max_wait = done - w->post;
     if (q->last_run >= 0 && (size_t)q->last_run < p->nwrs) {
         struct wrrec *r = &p->wrs[q->last_run];
-        if (w->post <= r->done && (w->bytes > 0) == (r->bytes > 0) && (uint8_t)w->mem == r->mem) {
+        if (w->post <= r->done && ctrl == r->ctrl && (uint8_t)w->mem == r->mem) {
             if (done > r->done)
                 r->done = done;
             r->bytes += w->bytes;
@@ -71,6 +74,7 @@ static void complete(struct pass *p, struct qpst *q, const struct pendwr *w, uin
     r->qp = q->acc.qp_num;
     r->mem = (uint8_t)w->mem;
     r->bounce = 0;
+    r->ctrl = ctrl;
     q->last_run = (long)p->nwrs - 1;
 }
 
@@ -146,6 +150,7 @@ static void acc_to_runs(struct pass *p, const struct opacc *x, uint32_t pseudo)
         *w = x->runs[k];
         w->qp = pseudo;
         w->wr_id = x->max_wait;
+        w->ctrl = w->bytes <= AN_CTRL_BYTES;
     }
 }
 

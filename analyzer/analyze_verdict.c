@@ -123,7 +123,7 @@ void an_findings(struct rs_analysis *a, struct an_rank *R, size_t n)
         int32_t wr = -1;
         for (size_t i = 0; i < a->nranks; i++)
             for (size_t q = 0; q < a->ranks[i].nqps; q++)
-                if (!w || a->ranks[i].qps[q].stall_s > w->stall_s) {
+                if (a->ranks[i].qps[q].bytes_sent && (!w || a->ranks[i].qps[q].stall_s > w->stall_s)) {
                     w = &a->ranks[i].qps[q];
                     wr = a->ranks[i].rank;
                 }

@@ -129,6 +129,8 @@ void rs_report_json(const struct rs_analysis *a, FILE *f)
             jnum(f, x->achieved_gbps);
             fprintf(f, ", \"max_wait_s\": ");
             jnum(f, x->max_wait_s);
+            fprintf(f, ", \"control_sends\": %llu, \"control_busy_s\": ", (unsigned long long)x->ctrl_sends);
+            jnum(f, x->ctrl_busy_s);
             fprintf(f, ", \"gpudirect\": ");
             gd(f, &x->gd, 0);
             fputc('}', f);

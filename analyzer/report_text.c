@@ -186,9 +186,15 @@ void rs_report_text(const struct rs_analysis *a, FILE *f)
     /* worst QPs by stall */
     const struct rs_an_qp *worst[5] = {0};
     int32_t wrank[5];
+    size_t nctrl = 0; /* QPs that carried only control WRs (credits, acks): no data, no stall */
+    double ctrl_busy = 0;
     for (size_t i = 0; i < a->nranks; i++)
         for (size_t q = 0; q < a->ranks[i].nqps; q++) {
             const struct rs_an_qp *x = &a->ranks[i].qps[q];
+            if (!x->sends && x->ctrl_sends) {
+                nctrl++;
+                ctrl_busy = fmax(ctrl_busy, x->ctrl_busy_s);
+            }
             if (!x->sends)
                 continue;
             for (int k = 0; k < 5; k++)
@@ -207,6 +213,9 @@ void rs_report_text(const struct rs_analysis *a, FILE *f)
                     wrank[k], worst[k]->qp_num, worst[k]->bytes_sent / 1e6, MS(worst[k]->busy_s), MS(worst[k]->stall_s),
                     worst[k]->achieved_gbps, a->link_gbps, rs_gd_name(worst[k]->gd.verdict));
     }
+    if (nctrl)
+        fprintf(f, "  (%zu QP%s carried only control WRs of <= 64 B, e.g. credits: up to %.2f ms outstanding, waiting "
+                   "for the peer; not network time)\n", nctrl, nctrl == 1 ? "" : "s", MS(ctrl_busy));
     if (a->nhostchecks) {
         fprintf(f, "\nHost checks on the recorded host facts (railscope doctor's checks):\n");
         for (size_t i = 0; i < a->nhostchecks && i < 12; i++) {
