@@ -166,6 +166,9 @@ struct rs_analysis {
     uint64_t drops;
     int partial;                   /* some input truncated/corrupt/unreadable */
     int gd_verdict;                /* run-level */
+    size_t gpu_ranks;              /* ranks with GPU activity traced (kernels, copies); 0: a host-only program
+                                    * (e.g. verbs from host memory): "other" is host work and waits, and
+                                    * GPUDirect NOT USED is no finding */
     uint64_t run_start_realtime_ns;/* realtime of run clock 0 */
     size_t nwarnings;
     char warnings[8][RS_AN_TEXT];

@@ -374,6 +374,8 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
         struct an_rank *rr = &R[r];
         struct rs_an_rank *out = &a->ranks[r];
         *out = rr->out;
+        if (rr->has_gpu)
+            a->gpu_ranks++;
         if (!src && rr->step_source[0])
             src = rr->step_source;
         out->nsteps = rr->nlsteps;

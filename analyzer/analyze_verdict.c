@@ -181,8 +181,14 @@ void an_findings(struct rs_analysis *a, struct an_rank *R, size_t n)
             snprintf(f->text + k, sizeof f->text - k, "%d): pin the host buffers (e.g. pin_memory=True)", wr);
         }
     }
-    /* GPUDirect */
-    if (a->gd_verdict == RS_GD_NOT_USED || a->gd_verdict == RS_GD_PARTIAL) {
+    /* GPUDirect: only a fault when there is GPU memory to send from (GPU activity traced, or device memory
+     * registered or posted); a host-only verbs program has nothing for GPUDirect to do */
+    int gpu_mem = a->gpu_ranks > 0;
+    for (size_t i = 0; i < a->nranks && !gpu_mem; i++)
+        for (int k = RS_MEM_DEVICE; k <= RS_MEM_DMABUF; k++)
+            if (a->ranks[i].gd.mr_bytes[k] || a->ranks[i].gd.posted_bytes[k])
+                gpu_mem = 1;
+    if (gpu_mem && (a->gd_verdict == RS_GD_NOT_USED || a->gd_verdict == RS_GD_PARTIAL)) {
         int bad = 0;
         int32_t ex = -1;
         double bounce = 0;

@@ -70,7 +70,7 @@ void rs_report_json(const struct rs_analysis *a, FILE *f)
     jstr(f, a->link_source);
     fprintf(f, ",\n\"step_source\": ");
     jstr(f, a->step_source);
-    fprintf(f, ", \"nsteps\": %llu, \"step_mean_s\": ", (unsigned long long)a->nsteps);
+    fprintf(f, ", \"nsteps\": %llu, \"gpu_ranks\": %zu, \"step_mean_s\": ", (unsigned long long)a->nsteps, a->gpu_ranks);
     jnum(f, a->step_mean_s);
     fprintf(f, ",\n\"clock\": {\"anchor_skew_s\": ");
     jnum(f, a->anchor_skew_s);

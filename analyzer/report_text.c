@@ -37,8 +37,11 @@ void rs_report_text(const struct rs_analysis *a, FILE *f)
     fprintf(f, "railscope report: %zu rank%s on %zu host%s, %llu step%s (%s), mean step %.2f ms, %llu events\n",
             a->nranks, a->nranks == 1 ? "" : "s", nhosts(a), nhosts(a) == 1 ? "" : "s", (unsigned long long)a->nsteps,
             a->nsteps == 1 ? "" : "s", a->step_source, MS(a->step_mean_s), (unsigned long long)a->events);
-    fprintf(f, "clock: REALTIME anchors leave collective ends %.1f us apart; after refinement %.1f us (residual skew)\n",
-            a->anchor_skew_s * 1e6, a->residual_skew_s * 1e6);
+    if (a->ncolls)
+        fprintf(f, "clock: REALTIME anchors leave collective ends %.1f us apart; after refinement %.1f us (residual skew)\n",
+                a->anchor_skew_s * 1e6, a->residual_skew_s * 1e6);
+    else /* nothing to measure the skew on: say so rather than print a reassuring 0.0 */
+        fprintf(f, "clock: REALTIME anchors only (no collectives to refine the alignment with)\n");
     fprintf(f, "link rate: %g Gb/s (%s)\n", a->link_gbps, a->link_source);
     if (a->partial)
         fprintf(f, "PARTIAL INPUT: results cover what could be read (see warnings)\n");
@@ -52,7 +55,12 @@ void rs_report_text(const struct rs_analysis *a, FILE *f)
     fprintf(f, "\nWhere each step's time goes (mean over ranks):\n");
     for (int c = 0; c < RS_CAT_COUNT; c++) {
         double v = a->attr[c] / ns;
-        fprintf(f, "  %-62s %9.2f ms %5.1f %%\n", rs_cat_words(c), MS(v),
+        /* host-only programs (no GPU traced): the rest is the CPU's own work (reductions, copies) and its
+         * waits for peers (polling for a receive, barriers), which the trace cannot tell apart */
+        const char *w = c == RS_CAT_OTHER && !a->gpu_ranks && a->nranks
+                            ? "other: host work and waits for peers (no GPU traced)"
+                            : rs_cat_words(c);
+        fprintf(f, "  %-62s %9.2f ms %5.1f %%\n", w, MS(v),
                 a->step_mean_s > 0 ? 100 * v / a->step_mean_s : 0);
     }
 
@@ -177,7 +185,8 @@ void rs_report_text(const struct rs_analysis *a, FILE *f)
                 (unsigned long long)s->of, MS(s->mean_late_s), MS(s->cost_per_step_s));
     }
 
-    fprintf(f, "\nGPUDirect RDMA: %s\n", rs_gd_name(a->gd_verdict));
+    fprintf(f, "\nGPUDirect RDMA: %s%s\n", rs_gd_name(a->gd_verdict),
+            a->gpu_ranks || !a->nranks ? "" : " (no GPU activity traced: a host-memory program, not a fault)");
     for (size_t i = 0; i < a->nranks && i < 8; i++)
         fprintf(f, "  rank %d: %s: %s\n", a->ranks[i].rank, rs_gd_name(a->ranks[i].gd.verdict), a->ranks[i].gd.evidence);
     if (a->nranks > 8)

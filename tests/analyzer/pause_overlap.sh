@@ -1,15 +1,16 @@
 #!/bin/bash
-# pause_overlap.sh EVERY_MS FOR_MS TRACE: the time (s) during which this rank had send work requests
+# pause_overlap.sh EVERY_MS FOR_MS TRACE: the time (s) during which this rank had data-carrying send work
+# requests (> 64 bytes: control WRs such as zero-byte credits are no network time, docs/report.md)
 # outstanding (union over its QPs of post -> completion, completions in order per QP) while the software
 # NIC was paused. The NIC pauses in windows [k*EVERY, k*EVERY+FOR) of CLOCK_MONOTONIC, the tracer clock,
 # so this is computed from the raw events, independently of the analyzer.
 every=$1 for=$2 trace=$3
 "$RS_CLI" dump --json "$trace" |
-    jq -r '(select(.kind == "ibv_post_send" and .ret == 0) | "P \(.ts_ns) \(.qp_num)"),
+    jq -r '(select(.kind == "ibv_post_send" and .ret == 0) | "P \(.ts_ns) \(.qp_num) \(.bytes)"),
            (select(.kind == "ibv_wc" and .opcode < 128) | "C \(.ts_ns) \(.qp_num)")' |
     awk -v E="$every" -v F="$for" '
-    $1 == "P" { q = $3; t[q, n[q]++] = $2; next }
-    $1 == "C" { q = $3; if (h[q] < n[q]) { iv[++m] = t[q, h[q]] " " $2; h[q]++ } }
+    $1 == "P" { q = $3; by[q, n[q]] = $4; t[q, n[q]++] = $2; next }
+    $1 == "C" { q = $3; if (h[q] < n[q]) { if (by[q, h[q]] > 64) iv[++m] = t[q, h[q]] " " $2; h[q]++ } }
     END {
         E *= 1e6; F *= 1e6
         # sort intervals by start (insertion sort is fine for a few thousand)

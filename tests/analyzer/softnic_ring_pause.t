@@ -1,10 +1,10 @@
 #!/bin/bash
 # Software NIC (tests/softnic): a real 2-process ring AllReduce over verbs (examples/ring_allreduce) under
 # `railscope record`, once at SOFTNIC_RATE_GBPS=1 and once with SOFTNIC_PAUSE=200:80 added. The pause time
-# the ranks' transfers sat through is computed from the raw events and the NIC's pause windows
-# (pause_overlap.sh). The report must put it into network stall: the paused run's stall is at least the
-# pause time, and its extra stall over the unpaused run's (the NIC's own overhead) at most the wall time the
-# pause added, both within 5 % of the step time; and GPUDirect NOT USED (host buffers).
+# the ranks' data transfers sat through is computed from the raw events and the NIC's pause windows
+# (pause_overlap.sh; data WRs only: zero-byte credits are control, no network time). The report must put
+# it into network stall: the paused run's stall is at least the pause time, and its extra stall over the
+# unpaused run's (the NIC's own overhead) at most the wall time the pause added, both within 5 % of the step time; and GPUDirect NOT USED (host buffers).
 # The NIC's overhead is CPU scheduling, which varies on a loaded machine (a process that slept through a
 # pause wakes late): the pair of runs is tried up to three times; every attempt is printed.
 . "$(dirname "$0")/../lib.sh"
@@ -57,5 +57,9 @@ is "$(jq -r .gpudirect.verdict "$T/pause.json")" "NOT USED" "softnic: GPUDirect 
 is "$(jq -r '[.ranks[].gpudirect.verdict] | unique | join(",")' "$T/pause.json")" "NOT USED" "softnic: every rank NOT USED"
 like "$(jq -r '.findings[].text' "$T/pause.json")" '^Network stall: .* worst is rank' \
     "softnic: a top finding is the network stall, with its QP"
-ok "softnic: pause time did not land in other categories (other + idle < 30 % of step time)" \
-    awk -v o="$(mean "$T/pause.json" '.attribution.other + .attribution.host_idle')" -v t="$STEPS" 'BEGIN { exit !(o < 0.3 * t) }'
+# other + idle also hold host work and waits on credits (control WRs are no network time), present with or
+# without a pause: what the pause must not do is grow them (10 % of the run's time as slack for scheduling)
+ok "softnic: pause time did not land in other categories (other + idle grew < 10 % of run time)" \
+    awk -v o="$(mean "$T/pause.json" '.attribution.other + .attribution.host_idle')" \
+        -v b="$(mean "$T/base.json" '.attribution.other + .attribution.host_idle')" -v t="$STEPS" \
+        'BEGIN { exit !(o - b < 0.1 * t) }'
