@@ -5,12 +5,13 @@
 # the network failing to move bytes. The report must give credit-only QPs no busy/stall time, never name
 # one as the worst QP, keep each rank's network time (transfer + stall) within the time its data WRs were
 # outstanding, and take the steps from the example's railscope_mark("step N") calls: one per iteration.
+# A host-memory program with no GPU gets no "GPUDirect not used" finding (nothing for GPUDirect to do).
 # (Before the control-WR rule, credit QPs showed "0.0 MB sent, busy 150 ms, stall 150 ms" and could be the
 # top finding's "worst" QP.)
 . "$(dirname "$0")/../lib.sh"
 need_cmd jq
 need_build railscope librailscope.so softnic/libibverbs.so.1 examples/ring_allreduce
-plan 8
+plan 10
 
 ITERS=8
 rm -rf "$T/ring"
@@ -38,3 +39,7 @@ ok "softnic: a network-stall finding names a data-carrying QP" \
 bad=$(jq -r '[.ranks[] | select((.attribution.network_transfer + .attribution.network_stall)
               > 1.01 * ([.qps[] | select(.bytes_sent > 0) | .busy_s] | add) + 1e-6) | .rank] | map(tostring) | join(" ")' "$J")
 is "$bad" "" "softnic: each rank's network transfer + stall is within its data WRs' outstanding time"
+is "$(jq -r '"\(.gpu_ranks),\(.gpudirect.verdict),\([.findings[] | select(.text | test("GPUDirect"))] | length)"' "$J")" \
+    "0,NOT USED,0" "softnic: host-only program: verdict NOT USED but no GPUDirect finding"
+is "$(run_timeout 30 "$RS_CLI" report "$T/ring" 2>&1 | grep -c -e 'other: host work and waits for peers' -e 'carried only control WRs')" 2 \
+    "softnic: text report names 'other' as host work and waits, and lists credit-only QPs apart"

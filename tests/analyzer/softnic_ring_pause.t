@@ -4,7 +4,8 @@
 # the ranks' data transfers sat through is computed from the raw events and the NIC's pause windows
 # (pause_overlap.sh; data WRs only: zero-byte credits are control, no network time). The report must put
 # it into network stall: the paused run's stall is at least the pause time, and its extra stall over the
-# unpaused run's (the NIC's own overhead) at most the wall time the pause added, both within 5 % of the step time; and GPUDirect NOT USED (host buffers).
+# unpaused run's (the NIC's own overhead) at most the wall time the pause added, both within 5 % of the
+# step time; and GPUDirect NOT USED (host buffers).
 # The NIC's overhead is CPU scheduling, which varies on a loaded machine (a process that slept through a
 # pause wakes late): the pair of runs is tried up to three times; every attempt is printed.
 . "$(dirname "$0")/../lib.sh"
