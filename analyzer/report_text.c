@@ -223,8 +223,8 @@ void rs_report_text(const struct rs_analysis *a, FILE *f)
                     worst[k]->achieved_gbps, a->link_gbps, rs_gd_name(worst[k]->gd.verdict));
     }
     if (nctrl)
-        fprintf(f, "  (%zu QP%s carried only control WRs of <= 64 B, e.g. credits: up to %.2f ms outstanding, waiting "
-                   "for the peer; not network time)\n", nctrl, nctrl == 1 ? "" : "s", MS(ctrl_busy));
+        fprintf(f, "  (%zu QP%s carried only control WRs of <= 64 B, e.g. credits: up to %.2f ms outstanding, which is "
+                   "peer synchronisation and latency, not bytes on the wire: no network time)\n", nctrl, nctrl == 1 ? "" : "s", MS(ctrl_busy));
     if (a->nhostchecks) {
         fprintf(f, "\nHost checks on the recorded host facts (railscope doctor's checks):\n");
         for (size_t i = 0; i < a->nhostchecks && i < 12; i++) {
