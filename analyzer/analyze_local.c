@@ -54,7 +54,8 @@ static int cmp_coll_k(const void *x, const void *y)
     const struct an_lcoll *a = x, *b = y;
     return a->kstart < b->kstart ? -1 : a->kstart > b->kstart;
 }
-static const struct wrrec *g_wrs;
+/* The sort comparators read it: one per worker thread (ranks are analysed in parallel). */
+static __thread const struct wrrec *g_wrs;
 static int cmp_wr_post(const void *x, const void *y)
 {
     const struct wrrec *a = &g_wrs[*(const uint32_t *)x], *b = &g_wrs[*(const uint32_t *)y];

@@ -3,8 +3,10 @@
  *
  * The real dlsym/dlvsym: this library exports `dlsym` and `dlvsym`, so any call to them from inside it —
  * including dlsym(RTLD_NEXT, "dlsym") — lands in our own wrapper. We therefore find glibc's definitions by
- * reading the dynamic symbol table of the loaded libc (or libdl before glibc 2.34) directly, through
- * dl_iterate_phdr and the ELF hash tables: no symbol look-up, so no recursion, whatever the load order.
+ * reading the dynamic symbol table of the loaded libc (or libdl before glibc 2.34) directly, walking the
+ * dynamic linker's list of loaded objects (_r_debug.r_map) and the ELF hash tables: no symbol look-up and
+ * no libc call, so no recursion whatever the load order, and nothing a sanitizer intercepts (TSan and ASan
+ * call dlsym before their own interceptors, dl_iterate_phdr and dladdr included, are ready).
  *
  * Caller identity: glibc's dlsym uses its return address to decide what RTLD_NEXT (and the local scope of
  * RTLD_DEFAULT) means. Every look-up that we do not redirect is therefore a tail call into the real
@@ -52,19 +54,13 @@ static dlvsym_fn real_dlvsym;
 
 /* ---- our own object, to never hand out pointers into it ---- */
 
-static uintptr_t self_base;
-
-RS_DL_EARLY static uintptr_t object_base(const void *p)
-{
-    Dl_info di;
-    if (!p || !dladdr(p, &di)) return 0;
-    return (uintptr_t)di.dli_fbase;
-}
+/* The static linker defines these for each object: our ELF header and the end of our image. */
+extern const char __ehdr_start[] __attribute__((visibility("hidden")));
+extern const char _end[] __attribute__((visibility("hidden")));
 
 RS_DL_EARLY static int is_self(const void *p)
 {
-    if (!self_base) self_base = object_base((const void *)&object_base);
-    return p && self_base && object_base(p) == self_base;
+    return p && (const char *)p >= __ehdr_start && (const char *)p < _end;
 }
 
 /* ---- reading a loaded object's dynamic symbol table ---- */
@@ -98,14 +94,9 @@ RS_DL_EARLY static int defined_func(const ElfW(Sym) *s)
     return s->st_shndx != SHN_UNDEF && s->st_value && (t == STT_FUNC || t == STT_GNU_IFUNC);
 }
 
-RS_DL_EARLY static void *elf_lookup(const struct dl_phdr_info *info, const char *name)
+RS_DL_EARLY static void *elf_lookup(uintptr_t base, const ElfW(Dyn) *dyn, const char *name)
 {
-    const ElfW(Dyn) *dyn = NULL;
-    for (int i = 0; i < info->dlpi_phnum; i++)
-        if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
-            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
     if (!dyn) return NULL;
-    uintptr_t base = info->dlpi_addr;
     const ElfW(Sym) *symtab = NULL;
     const char *strtab = NULL;
     const uint32_t *gnuhash = NULL, *hash = NULL;
@@ -150,44 +141,26 @@ RS_DL_EARLY static void *elf_lookup(const struct dl_phdr_info *info, const char 
     return (void *)(base + s->st_value);
 }
 
-struct libc_find {
-    void *dlsym_p, *dlvsym_p;
-};
-
-RS_DL_EARLY static int find_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    (void)size;
-    struct libc_find *f = arg;
-    const char *n = info->dlpi_name ? info->dlpi_name : "", *b = n;
-    for (const char *p = n; *p; p++)
-        if (*p == '/') b = p + 1;
-    /* Only glibc's own objects: libc.so.6 (glibc >= 2.34) or libdl.so.2 (older). */
-    if (!dl_prefix(b, "libc.so") && !dl_prefix(b, "libdl.so")) return 0;
-    void *s = elf_lookup(info, "dlsym"), *v = elf_lookup(info, "dlvsym");
-    if (s && v && !is_self(s)) {
-        f->dlsym_p = s;
-        f->dlvsym_p = v;
-        return 1;
-    }
-    return 0;
-}
-
+/* The dynamic linker's list of loaded objects, set up before any constructor or preloaded code runs. */
 RS_DL_EARLY static void resolve_real(void)
 {
     if (__atomic_load_n(&real_dlvsym, __ATOMIC_ACQUIRE)) return;
-    struct libc_find f = { 0, 0 };
-    dl_iterate_phdr(find_cb, &f);
-    if (!f.dlsym_p) return;
-    __atomic_store_n(&real_dlsym, (dlsym_fn)f.dlsym_p, __ATOMIC_RELEASE);
-    __atomic_store_n(&real_dlvsym, (dlvsym_fn)f.dlvsym_p, __ATOMIC_RELEASE);
+    for (const struct link_map *m = _r_debug.r_map; m; m = m->l_next) {
+        const char *n = m->l_name ? m->l_name : "", *b = n;
+        for (const char *p = n; *p; p++)
+            if (*p == '/') b = p + 1;
+        /* Only glibc's own objects: libc.so.6 (glibc >= 2.34) or libdl.so.2 (older). */
+        if (!dl_prefix(b, "libc.so") && !dl_prefix(b, "libdl.so")) continue;
+        void *s = elf_lookup(m->l_addr, m->l_ld, "dlsym"), *v = elf_lookup(m->l_addr, m->l_ld, "dlvsym");
+        if (s && v && !is_self(s)) {
+            __atomic_store_n(&real_dlsym, (dlsym_fn)s, __ATOMIC_RELEASE);
+            __atomic_store_n(&real_dlvsym, (dlvsym_fn)v, __ATOMIC_RELEASE);
+            return;
+        }
+    }
 }
 
-__attribute__((constructor(101))) static void dl_init(void)
-{
-    resolve_real();
-    is_self(NULL);
-    if (!self_base) self_base = object_base((const void *)&object_base);
-}
+__attribute__((constructor(101))) static void dl_init(void) { resolve_real(); }
 
 /* ---- redirect table: fixed size, append-only, readers lock-free ---- */
 
