@@ -239,7 +239,7 @@ RS_DL_EARLY RS_EXPORT void *dlvsym(void *handle, const char *name, const char *v
 
 /* ---- the resolution API ---- */
 
-void *rs_dl_next(const char *name)
+RS_DL_EARLY void *rs_dl_next(const char *name)
 {
     resolve_real();
     if (!real_dlsym) return NULL;
@@ -247,7 +247,7 @@ void *rs_dl_next(const char *name)
     return is_self(p) ? NULL : p;
 }
 
-void *rs_dl_next_v(const char *name, const char *version)
+RS_DL_EARLY void *rs_dl_next_v(const char *name, const char *version)
 {
     resolve_real();
     if (!real_dlvsym) return NULL;

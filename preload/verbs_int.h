@@ -41,7 +41,8 @@ struct vb_cq_rec {
     uint64_t run_start;                /* start of the current run of empty polls; 0 = none */
     uint64_t run_first;                /* value of `empty` at the run's first poll */
     uint64_t last_ts;                  /* time of the last non-empty poll */
-    uint64_t emitted_empty, emitted_ns, emitted_ts; /* what the last POLL_EMPTY covered (tick thread) */
+    uint64_t emitted_empty, emitted_ns, emitted_ts; /* what the last POLL_EMPTY covered */
+    int flushing;                      /* the tick thread and destroy_cq both flush: one at a time */
     uint64_t wc_flags;                 /* cq_ex: which read_* are valid */
     uint32_t qp_single;                /* the one QP using this CQ (0 none yet, UINT32_MAX several): the
                                         * qp_num of cq_ex completions created without IBV_WC_EX_WITH_QP_NUM */
@@ -215,25 +216,30 @@ static inline uint8_t vb_mr_kind(const struct vb_ctx_rec *c, uint32_t lkey)
  * Time spent polling empty = from a run's first empty poll to the poll that finds a completion (or to
  * req_notify_cq, when the program stops polling to wait for an event). A run of a single empty poll counts
  * no time: that is a program draining a CQ before it waits, not one spinning on it. */
+/* Fields are read and written with relaxed atomics: several threads may poll one CQ, and a lost increment
+ * between them is acceptable (counts are statistics) where a lock or an RMW on every empty poll is not.
+ * On x86 these are plain loads and stores. */
+#define VB_LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define VB_ST(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 static inline void vb_count_empty(struct vb_cq_rec *q)
 {
-    uint64_t e = q->empty + 1;
-    __atomic_store_n(&q->empty, e, __ATOMIC_RELAXED);
-    if (RS_UNLIKELY(!q->run_start)) {
-        q->run_first = e;
-        __atomic_store_n(&q->run_start, rs_now(), __ATOMIC_RELAXED);
+    uint64_t e = VB_LD(q->empty) + 1;
+    VB_ST(q->empty, e);
+    if (RS_UNLIKELY(!VB_LD(q->run_start))) {
+        VB_ST(q->run_first, e);
+        VB_ST(q->run_start, rs_now());
     }
 }
 
 static inline void vb_end_empty_run(struct vb_cq_rec *q, uint64_t now)
 {
-    uint64_t rs = q->run_start;
+    uint64_t rs = VB_LD(q->run_start);
     if (rs) {
-        if (q->empty > q->run_first && now > rs)
-            __atomic_store_n(&q->empty_ns, q->empty_ns + (now - rs), __ATOMIC_RELAXED);
-        __atomic_store_n(&q->run_start, 0, __ATOMIC_RELAXED);
+        if (VB_LD(q->empty) > VB_LD(q->run_first) && now > rs)
+            VB_ST(q->empty_ns, VB_LD(q->empty_ns) + (now - rs));
+        VB_ST(q->run_start, 0);
     }
-    q->last_ts = now;
+    VB_ST(q->last_ts, now);
 }
 
 #endif

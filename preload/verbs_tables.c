@@ -158,11 +158,16 @@ void vb_qp_del(struct vb_qp *qp)
 
 void vb_flush_empty(struct vb_cq_rec *q, uint64_t now)
 {
+    /* Whoever holds the flag emits; the other caller's interval is covered by that emission. */
+    if (__atomic_exchange_n(&q->flushing, 1, __ATOMIC_ACQUIRE)) return;
     uint64_t e = __atomic_load_n(&q->empty, __ATOMIC_RELAXED);
-    if (e == q->emitted_empty) return;
+    if (e == q->emitted_empty) {
+        __atomic_store_n(&q->flushing, 0, __ATOMIC_RELEASE);
+        return;
+    }
     uint64_t ns = __atomic_load_n(&q->empty_ns, __ATOMIC_RELAXED);
     uint64_t rs = __atomic_load_n(&q->run_start, __ATOMIC_RELAXED);
-    if (rs && now > rs && e > q->run_first) ns += now - rs; /* a run still going on counts up to now */
+    if (rs && now > rs && e > VB_LD(q->run_first)) ns += now - rs; /* a run still going on counts up to now */
     struct rs_ev_IBV_POLL_EMPTY ev;
     RS_EV_INIT(&ev, IBV_POLL_EMPTY, q->emitted_ts);
     ev.cq = (uint64_t)(uintptr_t)q->cq;
@@ -172,6 +177,7 @@ void vb_flush_empty(struct vb_cq_rec *q, uint64_t now)
     q->emitted_empty = e;
     if (ns > q->emitted_ns) q->emitted_ns = ns;
     q->emitted_ts = now;
+    __atomic_store_n(&q->flushing, 0, __ATOMIC_RELEASE);
 }
 
 void vb_flush_empty_all(void)

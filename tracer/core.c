@@ -265,7 +265,7 @@ void rs_core_start(void)
         return;
     }
     rs_lifecycle_init();
-    rs_enabled_mask = rs_cfg.mask;
+    __atomic_store_n(&rs_enabled_mask, rs_cfg.mask, __ATOMIC_RELAXED);
     atomic_store(&rs_state, RS_ST_RUNNING);
     rs_tls.guard = g;
 }

@@ -15,7 +15,7 @@
 /* preload/dl.c's lookup that bypasses its own dlsym interposition; weak so the core links without it. */
 extern void *rs_dl_next(const char *name) __attribute__((weak));
 
-static void *real_sym(const char *name)
+RS_NO_SANITIZE static void *real_sym(const char *name)
 {
     void *p = rs_dl_next ? rs_dl_next(name) : NULL;
     return p ? p : dlsym(RTLD_NEXT, name);
@@ -83,7 +83,7 @@ static const int term_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGABRT};
 static _Atomic int sig_ours[RS_NSIG];          /* our handler is what the kernel has */
 static struct sigaction sig_app[RS_NSIG];     /* what the application believes is installed */
 
-static int real_sigaction_call(int sig, const struct sigaction *act, struct sigaction *old)
+RS_NO_SANITIZE static int real_sigaction_call(int sig, const struct sigaction *act, struct sigaction *old)
 {
     static int (*real)(int, const struct sigaction *, struct sigaction *);
     if (!real) real = (int (*)(int, const struct sigaction *, struct sigaction *))real_sym("sigaction");
@@ -91,7 +91,7 @@ static int real_sigaction_call(int sig, const struct sigaction *act, struct siga
     return real(sig, act, old);
 }
 
-static int is_term_signal(int sig)
+RS_NO_SANITIZE static int is_term_signal(int sig)
 {
     return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT || sig == SIGABRT;
 }
@@ -143,7 +143,8 @@ static void install_signals(void)
 
 static int is_dfl(const struct sigaction *a) { return !(a->sa_flags & SA_SIGINFO) && a->sa_handler == SIG_DFL; }
 
-RS_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+/* TSan and ASan install their own handlers through here during their start-up. */
+RS_NO_SANITIZE RS_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
     if (sig <= 0 || sig >= RS_NSIG || !is_term_signal(sig) || atomic_load(&rs_state) != RS_ST_RUNNING)
         return real_sigaction_call(sig, act, old);
@@ -172,7 +173,7 @@ RS_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 }
 
 /* glibc's signal() goes to sigaction internally, past our wrapper: same BSD semantics here. */
-RS_EXPORT sighandler_t signal(int sig, sighandler_t handler)
+RS_NO_SANITIZE RS_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 {
     struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);

@@ -21,13 +21,17 @@
 #include "../formats/rtrace.h"
 
 #define RS_EXPORT __attribute__((visibility("default")))
+/* For code a sanitizer runtime can reach before it is initialised (its start-up calls sigaction and dlsym,
+ * which this library interposes): no instrumentation, so no call into the not-yet-ready runtime. */
+#define RS_NO_SANITIZE __attribute__((no_sanitize("address", "undefined", "thread")))
 #define RS_LIKELY(x) __builtin_expect(!!(x), 1)
 #define RS_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* Bit mask of enabled families (1u << RS_FAM_x); 0 until the core has started, 0 again after shutdown
  * and in processes left untraced (setuid, RAILSCOPE_DISABLE). */
 extern unsigned rs_enabled_mask;
-static inline bool rs_on(enum rs_family fam) { return RS_LIKELY(rs_enabled_mask & (1u << fam)); }
+/* Relaxed atomic: written once at start and at shutdown while any thread may be reading it (a plain load on x86). */
+static inline bool rs_on(enum rs_family fam) { return RS_LIKELY(__atomic_load_n(&rs_enabled_mask, __ATOMIC_RELAXED) & (1u << fam)); }
 
 /* The tracer clock: CLOCK_MONOTONIC in ns (the format's timestamps). */
 static inline uint64_t rs_now(void)

@@ -283,7 +283,7 @@ static void final_locked(void)
     }
     W_closed = 1;
     /* Dying of a signal: keep wrappers calling rs_emit, where they park until the process is gone. */
-    if (!atomic_load(&rs_dying)) rs_enabled_mask = 0;
+    if (!atomic_load(&rs_dying)) __atomic_store_n(&rs_enabled_mask, 0u, __ATOMIC_RELAXED);
     atomic_store(&rs_state, RS_ST_STOPPED);
 }
 
