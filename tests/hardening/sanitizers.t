@@ -103,7 +103,10 @@ if build tsan "$TS" "${tsan_targets[@]}"; then
     _tap_result $? "TSan: report on an 8-rank synthetic cluster (parallel per-rank workers): no race (exit $rc)"
     [ $rc -ne 0 ] && diag "$(grep -m4 -E 'WARNING|SUMMARY|#0 ' "$T/tr.err")"
     tsan_rt=$(ldd "$TS/librailscope.so" | awk '/libtsan\.so/ {print $3; exit}')
-    out=$(cd "$T" && LD_LIBRARY_PATH="$TS/softnic" SOFTNIC_DIR="$T/fab-t" run_timeout 180 env \
+    # die_after_fork=0: a forked child of a threaded process starts its own writer thread, which TSan
+    # refuses by default.
+    out=$(cd "$T" && LD_LIBRARY_PATH="$TS/softnic" SOFTNIC_DIR="$T/fab-t" \
+        TSAN_OPTIONS=halt_on_error=1:exitcode=66:die_after_fork=0 run_timeout 180 env \
         LD_PRELOAD="$tsan_rt:$TS/librailscope.so" RAILSCOPE_OUT="$T/tt" RAILSCOPE_FLUSH_MS=50 \
         "$TS/tests/hardening/hv_storm" -t 16 -n 40 -e -F 4 2>&1)
     rc=$?
