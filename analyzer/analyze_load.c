@@ -447,7 +447,9 @@ void an_load_rank(const char *path, const struct rs_report_opts *o, double link_
     r->out.events = n;
     r->out.drops = st->drop_events;
     switch (st->status) {
-    case RS_READ_OK: r->out.input = RS_AN_COMPLETE; break;
+    /* A file that ends on a frame boundary but has no PROC_END: the process was killed (SIGKILL, OOM) or
+     * is still running, so what came after its last flush is missing. */
+    case RS_READ_OK: r->out.input = st->proc_end ? RS_AN_COMPLETE : RS_AN_TRUNCATED; break;
     case RS_READ_PARTIAL:
     case RS_READ_TRUNCATED: r->out.input = RS_AN_TRUNCATED; break;
     default: r->out.input = RS_AN_CORRUPT; break;
