@@ -2,27 +2,32 @@
 # Installs the Debian/Ubuntu packages railscope needs to build, test and run its demo.
 # Usage: scripts/install-deps.sh        (as root, or with sudo available)
 set -eu
+# Needed to build and run the test suite.
 PKGS="build-essential pkg-config libzstd-dev zstd libibverbs-dev ibverbs-utils libunwind-dev
-      protobuf-compiler python3 perl clang chromium"
+      protobuf-compiler python3 perl clang time util-linux"
+# Used by some tests, which skip with the reason when a package is missing: chromium (the HTML report in a
+# browser), strace (the no-sockets check), libclang-rt-14-dev (libFuzzer's runtime, `make fuzz`).
+OPTIONAL="chromium strace libclang-rt-14-dev"
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
     command -v sudo >/dev/null 2>&1 || { echo "railscope: need root or sudo to install: $PKGS" >&2; exit 2; }
     SUDO=sudo
 fi
-missing=""
-for p in $PKGS; do
-    dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
-done
-if [ -z "$missing" ]; then
-    echo "railscope: all build dependencies present"
+missing() {
+    for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || printf ' %s' "$p"; done
+}
+need=$(missing $PKGS)
+want=$(missing $OPTIONAL)
+if [ -z "$need$want" ]; then
+    echo "railscope: all dependencies present"
     exit 0
 fi
-echo "railscope: installing:$missing"
+echo "railscope: installing:$need$want"
 $SUDO apt-get update -qq
-# chromium is only for the HTML report test; carry on without it where the distribution lacks it.
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $(echo "$missing" | sed 's/ chromium//') >/dev/null
-case "$missing" in *chromium*)
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null 2>&1 ||
-        echo "railscope: chromium not installable here; the HTML browser test will be skipped" >&2 ;;
-esac
+export DEBIAN_FRONTEND=noninteractive
+[ -z "$need" ] || $SUDO apt-get install -y -qq --no-install-recommends $need >/dev/null
+for p in $want; do
+    $SUDO apt-get install -y -qq --no-install-recommends "$p" >/dev/null 2>&1 ||
+        echo "railscope: optional package $p not installable here; the tests that use it will skip" >&2
+done
 echo "railscope: dependencies installed"
