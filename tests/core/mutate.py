@@ -36,9 +36,15 @@ for name, off, val in [('frame-huge-compressed', 4, 0xfffffff0), ('frame-huge-ra
     b = bytearray(data)
     struct.pack_into('<I', b, first_frame + off, val)
     put(name, bytes(b))
-# truncations at spread-out points
+# truncations at spread-out points, never exactly at a frame boundary (that is a whole, shorter file)
+boundaries, off = {first_frame}, first_frame
+while off + 24 <= len(data):
+    off += 24 + struct.unpack_from('<I', data, off + 4)[0]
+    boundaries.add(off)
 for i in range(24):
     cut = 1 + (len(data) - 2) * i // 23
+    if cut in boundaries:
+        cut -= 1
     put('trunc-%d' % cut, data[:cut])
 # single bit flips
 # (the header has no checksum: a flip there may be harmless, so those are named hflip-)
