@@ -13,4 +13,16 @@ int cmd_report(int argc, char **argv);  /* analyzer/ */
 int cmd_export(int argc, char **argv);  /* formats/ exporters */
 int cmd_doctor(int argc, char **argv);  /* analyzer/doctor*.c */
 
+#include <stdio.h>
+
+/* cli_args.c: boolean flags of a paths-only command, NULL-terminated. */
+struct cli_flag {
+    const char *name; /* "--json" */
+    int *set;         /* set to 1 when given */
+};
+/* Parses flags then expands the trace operands into *paths (free with rs_paths_free). Returns the number
+ * of paths (> 0); 0 after printing --help to stdout (exit 0); -1 after a one-line error (exit 2). */
+int cli_trace_args(const char *cmd, int argc, char **argv, const struct cli_flag *flags, void (*usage)(FILE *),
+                   char ***paths);
+
 #endif

@@ -1,5 +1,6 @@
 /* railscope dump [--json] [--abs] PATH...: every event of trace files, decoded generically from the
  * field descriptors generated in formats/rtrace_tables.c (so a new event kind needs no code here). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,36 +161,16 @@ static void dump_event(FILE *o, int json, int abs, struct rs_reader *r, const st
 
 int cmd_dump(int argc, char **argv)
 {
-    int json = 0, abs = 0, i = 1;
-    for (; i < argc; i++) {
-        if (!strcmp(argv[i], "--json")) json = 1;
-        else if (!strcmp(argv[i], "--abs")) abs = 1;
-        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(argv[i], "--")) {
-            i++;
-            break;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "railscope: dump: unknown option '%s' (try 'railscope dump --help')\n", argv[i]);
-            return 2;
-        } else break;
-    }
-    if (i >= argc) {
-        fprintf(stderr, "railscope: dump: no trace given (try 'railscope dump --help')\n");
-        return 2;
-    }
+    int json = 0, abs = 0;
+    const struct cli_flag flags[] = {{"--json", &json}, {"--abs", &abs}, {NULL, NULL}};
     char err[512], **paths;
-    int n = rs_expand_paths(argc - i, argv + i, &paths, err, sizeof err);
-    if (n < 0) {
-        fprintf(stderr, "railscope: %s\n", err);
-        return 2;
-    }
+    int n = cli_trace_args("dump", argc, argv, flags, usage, &paths);
+    if (n <= 0) return n < 0 ? 2 : 0;
     int rc = 0;
     for (int k = 0; k < n; k++) {
         struct rs_reader *r = rs_reader_open(paths[k], err, sizeof err);
         if (!r) {
-            fprintf(stderr, "railscope: %s\n", err);
+            fprintf(stderr, "railscope: dump: %s\n", err);
             rc = 2;
             continue;
         }
@@ -201,12 +182,15 @@ int cmd_dump(int argc, char **argv)
         while (rs_reader_next(r, &e) > 0) dump_event(stdout, json, abs, r, &e);
         const struct rs_read_stats *st = rs_reader_stats(r);
         if (st->status != RS_READ_OK) {
-            fprintf(stderr, "railscope: %s: %s\n", paths[k], st->reason);
+            fprintf(stderr, "railscope: dump: %s: %s\n", paths[k], st->reason);
             if (rc == 0) rc = 1;
         }
         rs_reader_close(r);
     }
     rs_paths_free(paths, n);
-    if (fflush(stdout) != 0) return 2;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "railscope: dump: cannot write the output: %s\n", strerror(errno));
+        return 2;
+    }
     return rc;
 }

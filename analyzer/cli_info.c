@@ -34,7 +34,7 @@ static int info_one(const char *path)
     char err[512];
     struct rs_reader *r = rs_reader_open(path, err, sizeof err);
     if (!r) {
-        fprintf(stderr, "railscope: %s\n", err);
+        fprintf(stderr, "railscope: info: %s\n", err);
         return 2;
     }
     const struct rs_header_info *h = rs_reader_header(r);
@@ -112,29 +112,9 @@ static int info_one(const char *path)
 
 int cmd_info(int argc, char **argv)
 {
-    int i = 1;
-    for (; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(argv[i], "--")) {
-            i++;
-            break;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "railscope: info: unknown option '%s' (try 'railscope info --help')\n", argv[i]);
-            return 2;
-        } else break;
-    }
-    if (i >= argc) {
-        fprintf(stderr, "railscope: info: no trace given (try 'railscope info --help')\n");
-        return 2;
-    }
-    char err[512], **paths;
-    int n = rs_expand_paths(argc - i, argv + i, &paths, err, sizeof err);
-    if (n < 0) {
-        fprintf(stderr, "railscope: %s\n", err);
-        return 2;
-    }
+    char **paths;
+    int n = cli_trace_args("info", argc, argv, NULL, usage, &paths);
+    if (n <= 0) return n < 0 ? 2 : 0;
     int rc = 0;
     for (int k = 0; k < n; k++) {
         if (k) putchar('\n');

@@ -15,7 +15,7 @@ like "$err" "^railscope: record: no command" "the line says what is wrong"
 err=$("$RS_CLI" dump --bogus x 2>&1); rc=$?
 is "$rc:$err" "2:railscope: dump: unknown option '--bogus' (try 'railscope dump --help')" "unknown option: exit 2, one line"
 err=$("$RS_CLI" info "$T/nope" 2>&1); rc=$?
-is "$rc:$err" "2:railscope: $T/nope: No such file or directory" "missing input: exit 2, one line"
+is "$rc:$err" "2:railscope: info: $T/nope: No such file or directory" "missing input: exit 2, one line (names the command, like report and export)"
 
 cd "$T" || bail "no tmp"
 out=$(LD_PRELOAD=/lib/x86_64-linux-gnu/libc.so.6 "$RS_CLI" record -q -o rec -- sh -c 'echo "$LD_PRELOAD|$RAILSCOPE_OUT|$CUDA_INJECTION64_PATH|$NCCL_PROFILER_PLUGIN|$NVTX_INJECTION64_PATH"')
