@@ -105,12 +105,12 @@ int cmd_doctor(int argc, char **argv)
         case 'V': verbs = 0; break;
         case 'h': fputs(usage, stdout); return 0;
         default:
-            fprintf(stderr, "railscope: doctor: unknown or incomplete option '%s' (see railscope doctor --help)\n", argv[optind - 1]);
+            fprintf(stderr, "railscope: doctor: unknown or incomplete option '%s' (try 'railscope doctor --help')\n", argv[optind - 1]);
             return 2;
         }
     }
     if (optind < argc) {
-        fprintf(stderr, "railscope: doctor: unexpected argument '%s' (see railscope doctor --help)\n", argv[optind]);
+        fprintf(stderr, "railscope: doctor: unexpected argument '%s' (try 'railscope doctor --help')\n", argv[optind]);
         return 2;
     }
     if (!!factsfile + !!root + !!tracepath > 1) {

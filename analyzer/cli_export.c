@@ -520,16 +520,16 @@ int cmd_export(int argc, char **argv)
         case 'q': o.quiet = 1; break;
         case 'h': usage(stdout); return 0;
         default:
-            fprintf(stderr, "railscope: export: bad option '%s' (see 'railscope export --help')\n", argv[optind - 1]);
+            fprintf(stderr, "railscope: export: unknown or incomplete option '%s' (try 'railscope export --help')\n", argv[optind - 1]);
             return 2;
         }
     }
     if (!have_format || !o.out) {
-        fprintf(stderr, "railscope: export: --format and -o are required (see 'railscope export --help')\n");
+        fprintf(stderr, "railscope: export: --format and -o are required (try 'railscope export --help')\n");
         return 2;
     }
     if (optind >= argc) {
-        fprintf(stderr, "railscope: export: no trace files given (see 'railscope export --help')\n");
+        fprintf(stderr, "railscope: export: no trace files given (try 'railscope export --help')\n");
         return 2;
     }
     if (o.split && o.format != RS_EXP_CHROME) {
@@ -561,7 +561,7 @@ int cmd_export(int argc, char **argv)
         rs_reader_close(r);
     }
     if (!readable) {
-        fprintf(stderr, "railscope: export: none of the %d input file(s) is a readable trace\n", n);
+        fprintf(stderr, "railscope: export: none of the %d input file(s) is a readable trace (%s)\n", n, err);
         rs_paths_free(paths, n);
         return 2;
     }
