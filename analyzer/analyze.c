@@ -54,6 +54,23 @@ struct work {
     uint64_t events;
 };
 
+/* A file's loading state: what the report needs has been copied into the analysis by the time it goes. */
+static void rank_free(struct an_rank *r)
+{
+    free(r->colls);
+    free(r->qps);
+    free(r->lsteps);
+    free(r->checks);
+}
+
+/* nranks, not w->nfiles: launcher processes are compacted out of w->ranks (and freed) before the end. */
+static void work_free(struct work *w, int nranks)
+{
+    for (int i = 0; i < nranks; i++) rank_free(&w->ranks[i]);
+    free(w->ranks);
+    rs_paths_free(w->files, w->nfiles);
+}
+
 static void *worker(void *arg)
 {
     struct work *w = arg;
@@ -148,10 +165,7 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
             struct an_rank *r = &w.ranks[i];
             if (r->out.rank < 0 && r->out.input != RS_AN_UNREADABLE && !r->has_gpu && !r->has_verbs &&
                 !r->has_nccl && !r->ncolls) {
-                free(r->colls);
-                free(r->qps);
-                free(r->lsteps);
-                free(r->checks);
+                rank_free(r);
                 continue;
             }
             w.ranks[o++] = w.ranks[i];
@@ -191,15 +205,8 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
     if (!readable) {
         snprintf(err, errlen, "no readable trace among %d file%s (%s: %s)", nf, nf > 1 ? "s" : "", w.ranks[0].out.path,
                  w.ranks[0].err);
-        for (int i = 0; i < nf; i++) {
-            free(w.ranks[i].colls);
-            free(w.ranks[i].qps);
-            free(w.ranks[i].lsteps);
-            free(w.ranks[i].checks);
-        }
-        free(w.ranks);
-        free(a);
-        rs_paths_free(files, w.nfiles);
+        work_free(&w, nf);
+        rs_analysis_free(a);
         return -1;
     }
     /* Link rate: the option, else the recorded port rate, else a default (said so). */
@@ -267,14 +274,7 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
     an_join(a, w.ranks, (size_t)nf, opts);
     an_gpudirect(a, w.ranks, (size_t)nf);
     an_findings(a, w.ranks, (size_t)nf);
-    for (int i = 0; i < nf; i++) {
-        free(w.ranks[i].colls);
-        free(w.ranks[i].qps);
-        free(w.ranks[i].lsteps);
-        free(w.ranks[i].checks);
-    }
-    free(w.ranks);
-    rs_paths_free(files, w.nfiles);
+    work_free(&w, nf);
     *out = a;
     return 0;
 }

@@ -411,7 +411,11 @@ void an_load_rank(const char *path, const struct rs_report_opts *o, double link_
     struct rs_reader *rd = rs_reader_open(path, err, sizeof err);
     if (!rd) {
         r->out.input = RS_AN_UNREADABLE;
-        snprintf(r->err, sizeof r->err, "%s", err);
+        /* The reader's open errors start with the path; r->err is only the reason, like the read-status
+         * reasons below, because every message that shows it already names r->out.path. */
+        size_t pl = strlen(path);
+        const char *why = !strncmp(err, path, pl) && !strncmp(err + pl, ": ", 2) ? err + pl + 2 : err;
+        snprintf(r->err, sizeof r->err, "%s", why);
         return;
     }
     const struct rs_header_info *hi = rs_reader_header(rd);
