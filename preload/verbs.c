@@ -90,16 +90,28 @@ VB_ENTRIES(VB_ALIAS)
 /* Record when the family is on and this thread is not already inside a wrapper. */
 static inline int rec_begin(void) { return rs_on(RS_FAM_verbs) && rs_guard_enter(); }
 
+/* Teardown calls record {handle, ret}: close_device, dereg_mr and destroy_cq share that layout. */
+#define EMIT_RELEASE(KIND, FIELD, obj, t0, ret)              \
+    do {                                                     \
+        struct rs_ev_##KIND ev_;                             \
+        RS_EV_INIT(&ev_, KIND, t0);                          \
+        ev_.FIELD = (uint64_t)(uintptr_t)(obj);              \
+        ev_.ret = (ret);                                     \
+        ev_.pad = 0;                                         \
+        rs_emit(&ev_.h);                                     \
+        rs_guard_exit();                                     \
+    } while (0)
+
 /* ---- device ---- */
 
 /* A context came into being (ibv_open_device, ibv_import_device): patch it and record it. */
-static void ctx_opened(int rec, struct vb_context *ctx, const char *devname, size_t devname_max, uint64_t t0,
-                       int err, uint32_t how)
+static void ctx_opened(int rec, struct vb_context *ctx, const struct vb_device *dev, uint64_t t0, int err,
+                       uint32_t how)
 {
     if (ctx) {
         struct vb_ctx_rec *c = vb_ctx_add(ctx);
         if (c) {
-            if (!c->dev_str && devname) c->dev_str = rs_intern_n(devname, strnlen(devname, devname_max));
+            if (!c->dev_str && dev) c->dev_str = rs_intern_n(dev->name, strnlen(dev->name, sizeof dev->name));
             vb_patch_ops(c);
             vb_patch_vctx(c);
         } else {
@@ -126,7 +138,7 @@ static struct vb_context *vbw_ibv_open_device(struct vb_device *dev)
     uint64_t t0 = rs_now();
     struct vb_context *ctx = real(dev);
     int saved = errno;
-    ctx_opened(rec, ctx, dev ? dev->name : NULL, dev ? sizeof dev->name : 0, t0, saved, 0);
+    ctx_opened(rec, ctx, dev, t0, saved, 0);
     errno = saved;
     return ctx;
 }
@@ -140,8 +152,7 @@ static struct vb_context *vbw_ibv_import_device(int cmd_fd)
     uint64_t t0 = rs_now();
     struct vb_context *ctx = real(cmd_fd);
     int saved = errno;
-    struct vb_device *dev = ctx ? ctx->device : NULL;
-    ctx_opened(rec, ctx, dev ? dev->name : NULL, dev ? sizeof dev->name : 0, t0, saved, 2);
+    ctx_opened(rec, ctx, ctx ? ctx->device : NULL, t0, saved, 2);
     errno = saved;
     return ctx;
 }
@@ -156,7 +167,7 @@ static struct vb_context *vbw_mlx5dv_open_device(struct vb_device *dev, void *at
     uint64_t t0 = rs_now();
     struct vb_context *ctx = real(dev, attr);
     int saved = errno;
-    ctx_opened(rec, ctx, dev ? dev->name : NULL, dev ? sizeof dev->name : 0, t0, saved, 3);
+    ctx_opened(rec, ctx, dev, t0, saved, 3);
     errno = saved;
     return ctx;
 }
@@ -182,15 +193,7 @@ static int vbw_ibv_close_device(struct vb_context *ctx)
         vb_patch_ops(c);
         vb_patch_vctx(c);
     }
-    if (rec) {
-        struct rs_ev_IBV_CLOSE_DEVICE ev;
-        RS_EV_INIT(&ev, IBV_CLOSE_DEVICE, t0);
-        ev.ctx = (uint64_t)(uintptr_t)ctx;
-        ev.ret = ret;
-        ev.pad = 0;
-        rs_emit(&ev.h);
-        rs_guard_exit();
-    }
+    if (rec) EMIT_RELEASE(IBV_CLOSE_DEVICE, ctx, ctx, t0, ret);
     errno = saved;
     return ret;
 }
@@ -218,7 +221,8 @@ static struct vb_pd *vbw_ibv_alloc_pd(struct vb_context *ctx)
 
 /* ---- memory registration ---- */
 
-/* Table and event for any registration; dmabuf MRs are of kind dmabuf, their CUDA device found from iova. */
+/* Table and event for any registration; dmabuf MRs are of kind dmabuf, their CUDA device found from iova.
+ * Like ctx_opened, ends the wrapper's guard when it records. */
 static void mr_done(int rec, struct vb_pd *pd, struct vb_mr *mr, uint64_t addr, uint64_t len, uint64_t iova,
                     unsigned access, int is_dmabuf, int dmabuf_fd, uint64_t t0, int err)
 {
@@ -254,6 +258,7 @@ static void mr_done(int rec, struct vb_pd *pd, struct vb_mr *mr, uint64_t addr, 
     ev.err = mr ? 0 : err;
     ev.pad = 0;
     rs_emit(&ev.h);
+    rs_guard_exit();
 }
 
 static struct vb_mr *vbw_ibv_reg_mr(struct vb_pd *pd, void *addr, size_t len, int access)
@@ -265,7 +270,6 @@ static struct vb_mr *vbw_ibv_reg_mr(struct vb_pd *pd, void *addr, size_t len, in
     struct vb_mr *mr = real(pd, addr, len, access);
     int saved = errno;
     mr_done(rec, pd, mr, (uintptr_t)addr, len, (uintptr_t)addr, (unsigned)access, 0, -1, t0, saved);
-    if (rec) rs_guard_exit();
     errno = saved;
     return mr;
 }
@@ -279,7 +283,6 @@ static struct vb_mr *vbw_ibv_reg_mr_iova(struct vb_pd *pd, void *addr, size_t le
     struct vb_mr *mr = real(pd, addr, len, iova, access);
     int saved = errno;
     mr_done(rec, pd, mr, (uintptr_t)addr, len, iova, (unsigned)access, 0, -1, t0, saved);
-    if (rec) rs_guard_exit();
     errno = saved;
     return mr;
 }
@@ -294,7 +297,6 @@ static struct vb_mr *vbw_ibv_reg_mr_iova2(struct vb_pd *pd, void *addr, size_t l
     struct vb_mr *mr = real(pd, addr, len, iova, access);
     int saved = errno;
     mr_done(rec, pd, mr, (uintptr_t)addr, len, iova, access, 0, -1, t0, saved);
-    if (rec) rs_guard_exit();
     errno = saved;
     return mr;
 }
@@ -310,7 +312,6 @@ static struct vb_mr *vbw_ibv_reg_dmabuf_mr(struct vb_pd *pd, uint64_t off, size_
     int saved = errno;
     /* mr->addr holds the offset for dmabuf MRs: the iova argument is the address the WRs use */
     mr_done(rec, pd, mr, off, len, iova, (unsigned)access, 1, fd, t0, saved);
-    if (rec) rs_guard_exit();
     errno = saved;
     return mr;
 }
@@ -370,7 +371,6 @@ static struct vb_mr *vbw_mlx5dv_reg_dmabuf_mr(struct vb_pd *pd, uint64_t off, si
     struct vb_mr *mr = real(pd, off, len, iova, fd, access, mlx5_access);
     int saved = errno;
     mr_done(rec, pd, mr, off, len, iova, (unsigned)access, 1, fd, t0, saved);
-    if (rec) rs_guard_exit();
     errno = saved;
     return mr;
 }
@@ -386,15 +386,7 @@ static int vbw_ibv_dereg_mr(struct vb_mr *mr)
     int ret = real(mr);
     int saved = errno;
     if (!ret && c) vb_mr_del(c, lkey);
-    if (rec) {
-        struct rs_ev_IBV_DEREG_MR ev;
-        RS_EV_INIT(&ev, IBV_DEREG_MR, t0);
-        ev.mr = (uint64_t)(uintptr_t)mr;
-        ev.ret = ret;
-        ev.pad = 0;
-        rs_emit(&ev.h);
-        rs_guard_exit();
-    }
+    if (rec) EMIT_RELEASE(IBV_DEREG_MR, mr, mr, t0, ret);
     errno = saved;
     return ret;
 }
@@ -464,15 +456,7 @@ static int vbw_ibv_destroy_cq(struct vb_cq *cq)
             n->ex = 1;
         }
     }
-    if (rec) {
-        struct rs_ev_IBV_DESTROY_CQ ev;
-        RS_EV_INIT(&ev, IBV_DESTROY_CQ, t0);
-        ev.cq = (uint64_t)(uintptr_t)cq;
-        ev.ret = ret;
-        ev.pad = 0;
-        rs_emit(&ev.h);
-        rs_guard_exit();
-    }
+    if (rec) EMIT_RELEASE(IBV_DESTROY_CQ, cq, cq, t0, ret);
     errno = saved;
     return ret;
 }
