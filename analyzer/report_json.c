@@ -26,6 +26,17 @@ static void jnum(FILE *f, double v)
         v = 0;
     fprintf(f, "%.9g", v);
 }
+/* ", "key": value" members: most of the report is a run of these after an object's first member. */
+static void kn(FILE *f, const char *key, double v)
+{
+    fprintf(f, ", \"%s\": ", key);
+    jnum(f, v);
+}
+static void ks(FILE *f, const char *key, const char *v)
+{
+    fprintf(f, ", \"%s\": ", key);
+    jstr(f, v);
+}
 static void attr(FILE *f, const double *t, double div)
 {
     fputc('{', f);
@@ -47,8 +58,7 @@ static void gd(FILE *f, const struct rs_an_gd *g, int full)
 {
     fprintf(f, "{\"verdict\": ");
     jstr(f, rs_gd_name(g->verdict));
-    fprintf(f, ", \"evidence\": ");
-    jstr(f, g->evidence);
+    ks(f, "evidence", g->evidence);
     fprintf(f, ", \"posted_bytes\": ");
     kinds(f, g->posted_bytes);
     if (full) {
@@ -66,16 +76,14 @@ void rs_report_json(const struct rs_analysis *a, FILE *f)
             a->partial ? "true" : "false", (unsigned long long)a->events, (unsigned long long)a->drops);
     fprintf(f, "\"link_gbps\": ");
     jnum(f, a->link_gbps);
-    fprintf(f, ", \"link_source\": ");
-    jstr(f, a->link_source);
+    ks(f, "link_source", a->link_source);
     fprintf(f, ",\n\"step_source\": ");
     jstr(f, a->step_source);
     fprintf(f, ", \"nsteps\": %llu, \"gpu_ranks\": %zu, \"step_mean_s\": ", (unsigned long long)a->nsteps, a->gpu_ranks);
     jnum(f, a->step_mean_s);
     fprintf(f, ",\n\"clock\": {\"anchor_skew_s\": ");
     jnum(f, a->anchor_skew_s);
-    fprintf(f, ", \"residual_skew_s\": ");
-    jnum(f, a->residual_skew_s);
+    kn(f, "residual_skew_s", a->residual_skew_s);
     fprintf(f, ", \"run_start_realtime_ns\": %llu},\n\"attribution\": ", (unsigned long long)a->run_start_realtime_ns);
     attr(f, a->attr, 1);
     fprintf(f, ",\n\"attribution_per_step\": ");
@@ -88,10 +96,8 @@ void rs_report_json(const struct rs_analysis *a, FILE *f)
         fprintf(f, "%s\n  {\"category\": \"%s\", \"rank\": %d, \"qp\": %u, \"cost_s\": ", i ? "," : "",
                 rs_cat_key(x->cat), x->rank, x->qp);
         jnum(f, x->cost_s);
-        fprintf(f, ", \"step_fraction\": ");
-        jnum(f, x->step_frac);
-        fprintf(f, ", \"text\": ");
-        jstr(f, x->text);
+        kn(f, "step_fraction", x->step_frac);
+        ks(f, "text", x->text);
         fputc('}', f);
     }
     fprintf(f, "\n],\n\"ranks\": [");
@@ -106,8 +112,7 @@ void rs_report_json(const struct rs_analysis *a, FILE *f)
                 rs_an_input_name(r->input), (unsigned long long)r->events, (unsigned long long)r->drops,
                 (long long)r->clock_offset_ns, (long long)r->refine_ns, r->nsteps);
         jnum(f, r->step_mean_s);
-        fprintf(f, ", \"late_cost_s\": ");
-        jnum(f, r->late_s);
+        kn(f, "late_cost_s", r->late_s);
         fprintf(f, ", \"h2d_pageable_bytes\": %llu, \"h2d_pinned_bytes\": %llu,\n   \"attribution\": ",
                 (unsigned long long)r->h2d_pageable_bytes, (unsigned long long)r->h2d_pinned_bytes);
         attr(f, r->attr, 1);
@@ -121,14 +126,10 @@ void rs_report_json(const struct rs_analysis *a, FILE *f)
                     q ? "," : "", x->qp_num, x->qp_num, x->peer_rank, (unsigned long long)x->bytes_sent,
                     (unsigned long long)x->sends);
             jnum(f, x->busy_s);
-            fprintf(f, ", \"ideal_s\": ");
-            jnum(f, x->ideal_s);
-            fprintf(f, ", \"stall_s\": ");
-            jnum(f, x->stall_s);
-            fprintf(f, ", \"achieved_gbps\": ");
-            jnum(f, x->achieved_gbps);
-            fprintf(f, ", \"max_wait_s\": ");
-            jnum(f, x->max_wait_s);
+            kn(f, "ideal_s", x->ideal_s);
+            kn(f, "stall_s", x->stall_s);
+            kn(f, "achieved_gbps", x->achieved_gbps);
+            kn(f, "max_wait_s", x->max_wait_s);
             fprintf(f, ", \"control_sends\": %llu, \"control_busy_s\": ", (unsigned long long)x->ctrl_sends);
             jnum(f, x->ctrl_busy_s);
             fprintf(f, ", \"gpudirect\": ");
@@ -140,8 +141,7 @@ void rs_report_json(const struct rs_analysis *a, FILE *f)
             const struct rs_an_step *s = &r->steps[k];
             fprintf(f, "%s\n    {\"id\": %lld, \"start_s\": ", k ? "," : "", (long long)s->id);
             jnum(f, s->start_ns * 1e-9);
-            fprintf(f, ", \"dur_s\": ");
-            jnum(f, (s->end_ns - s->start_ns) * 1e-9);
+            kn(f, "dur_s", (s->end_ns - s->start_ns) * 1e-9);
             fprintf(f, ", \"attribution\": ");
             attr(f, s->attr, 1);
             fputc('}', f);
@@ -155,8 +155,7 @@ void rs_report_json(const struct rs_analysis *a, FILE *f)
         fprintf(f, "%s\n  {\"index\": %zu, \"id\": %lld, \"ranks\": %zu, \"mean_s\": ", k ? "," : "", k,
                 (long long)rsx[k].id, rsx[k].nranks);
         jnum(f, rsx[k].mean_s);
-        fprintf(f, ", \"max_s\": ");
-        jnum(f, rsx[k].max_s);
+        kn(f, "max_s", rsx[k].max_s);
         fprintf(f, ", \"slowest_rank\": %d, \"attribution\": ", rsx[k].slowest_rank);
         attr(f, rsx[k].attr, 1);
         fputc('}', f);
@@ -167,8 +166,7 @@ void rs_report_json(const struct rs_analysis *a, FILE *f)
         const struct rs_an_coll *c = &a->colls[i];
         fprintf(f, "%s\n  {\"comm_hash\": \"0x%llx\", \"func\": ", i ? "," : "", (unsigned long long)c->comm_hash);
         jstr(f, c->func);
-        fprintf(f, ", \"algo\": ");
-        jstr(f, c->algo);
+        ks(f, "algo", c->algo);
         fprintf(f, ", \"seq\": %llu, \"bytes\": %llu, \"nranks\": %d, \"nseen\": %d, \"step\": %lld, \"last_rank\": %d",
                 (unsigned long long)c->seq, (unsigned long long)c->bytes, c->nranks, c->nseen, (long long)c->step,
                 c->last_rank);
@@ -176,10 +174,7 @@ void rs_report_json(const struct rs_analysis *a, FILE *f)
                                "busbw_gbps", "reduce_scatter_s", "all_gather_s", "intra_s", "net_s", "stall_s"};
         double vals[] = {c->first_arrival_ns * 1e-9, c->last_arrival_ns * 1e-9, c->end_ns * 1e-9, c->arrival_skew_s,
                          c->dur_s, c->algbw_gbps, c->busbw_gbps, c->rs_s, c->ag_s, c->intra_s, c->net_s, c->stall_s};
-        for (size_t k = 0; k < sizeof vals / sizeof vals[0]; k++) {
-            fprintf(f, ", \"%s\": ", names[k]);
-            jnum(f, vals[k]);
-        }
+        for (size_t k = 0; k < sizeof vals / sizeof vals[0]; k++) kn(f, names[k], vals[k]);
         fprintf(f, ", \"stall_rank\": %d, \"stall_qp\": %u}", c->stall_rank, c->stall_qp);
     }
     fprintf(f, "\n],\n\"stragglers\": [");
@@ -189,10 +184,8 @@ void rs_report_json(const struct rs_analysis *a, FILE *f)
                 i ? "," : "", s->rank, s->persistent ? "true" : "false", (unsigned long long)s->late_count,
                 (unsigned long long)s->of);
         jnum(f, s->mean_late_s);
-        fprintf(f, ", \"cost_s\": ");
-        jnum(f, s->cost_s);
-        fprintf(f, ", \"cost_per_step_s\": ");
-        jnum(f, s->cost_per_step_s);
+        kn(f, "cost_s", s->cost_s);
+        kn(f, "cost_per_step_s", s->cost_per_step_s);
         fputc('}', f);
     }
     fprintf(f, "\n],\n\"host_checks\": [");
@@ -202,12 +195,9 @@ void rs_report_json(const struct rs_analysis *a, FILE *f)
         jstr(f, c->host);
         fprintf(f, ", \"level\": \"%s\", \"check\": ", c->fail ? "fail" : "warn");
         jstr(f, c->check);
-        fprintf(f, ", \"subject\": ");
-        jstr(f, c->subject);
-        fprintf(f, ", \"msg\": ");
-        jstr(f, c->msg);
-        fprintf(f, ", \"fix\": ");
-        jstr(f, c->fix);
+        ks(f, "subject", c->subject);
+        ks(f, "msg", c->msg);
+        ks(f, "fix", c->fix);
         fputc('}', f);
     }
     fprintf(f, "\n],\n\"warnings\": [");
