@@ -24,7 +24,6 @@ __thread struct rs_tls rs_tls __attribute__((tls_model("initial-exec")));
 static pthread_key_t ring_key;
 static int ring_key_ok;
 
-#define RS_EV_AS_MARKER 0xffffu   /* internal, never written: "next event belongs to tid aux" */
 
 uint32_t rs_gettid(void) { return (uint32_t)syscall(SYS_gettid); }
 
@@ -35,7 +34,12 @@ void rs_futex_wake(_Atomic uint32_t *addr)
 
 int rs_futex_wait(_Atomic uint32_t *addr, uint32_t val, unsigned timeout_ms)
 {
-    struct timespec ts = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L};
+    return rs_futex_wait_us(addr, val, (uint64_t)timeout_ms * 1000);
+}
+
+int rs_futex_wait_us(_Atomic uint32_t *addr, uint32_t val, uint64_t timeout_us)
+{
+    struct timespec ts = {(time_t)(timeout_us / 1000000), (long)(timeout_us % 1000000) * 1000L};
     return (int)syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
 }
 

@@ -91,6 +91,13 @@ void rs_strings_lock(void);
 void rs_strings_unlock(void);
 void rs_strings_child_reset(void);
 
+/* Live writer's append (writer.c): events straight from a ring (already checked by rs_emit), one pass,
+ * no validation. Stops early, without error, before an event of kind stop_kind (-1: none) or one that
+ * is not whole within bytes; *done = bytes consumed, *nevents = events appended. */
+int rs_writer_append_run(struct rs_writer *w, uint32_t tid, const void *events, size_t bytes, int stop_kind,
+                         size_t *done, uint64_t *nevents);
+#define RS_EV_AS_MARKER 0xffffu   /* in rings only, never written: "the next event belongs to tid aux" */
+
 /* Writer thread (writer_thread.c) */
 int rs_writer_thread_start(int open_now);    /* open_now=0: open the file when the first event shows */
 void rs_writer_child_reset(void);            /* atfork child: forget the parent's file and thread */
@@ -121,5 +128,6 @@ void rs_lifecycle_init(void);
 /* Futex helpers */
 void rs_futex_wake(_Atomic uint32_t *addr);
 int rs_futex_wait(_Atomic uint32_t *addr, uint32_t val, unsigned timeout_ms);
+int rs_futex_wait_us(_Atomic uint32_t *addr, uint32_t val, uint64_t timeout_us);
 
 #endif

@@ -14,6 +14,11 @@
 #include <pthread.h>
 #include <zstd.h>
 
+#ifndef RS_LIKELY
+#define RS_LIKELY(x) __builtin_expect(!!(x), 1)
+#define RS_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#endif
+
 #ifndef RS_TRACER_VERSION
 #define RS_TRACER_VERSION "0.1.0"
 #endif
@@ -296,57 +301,65 @@ static int frame_begin(struct rs_writer *w)
     return ret;
 }
 
-/* Copy validated events into the open chunk of `tid` (opening one if needed), delta-encoding hdr.ts.
- * Bulk: one copy per run of events that fits the frame, then one pass rewriting timestamps in place. */
-static int put_events(struct rs_writer *w, uint32_t tid, const unsigned char *ev, size_t bytes)
+/* Copy events into the open chunk of `tid` (opening one if needed), delta-encoding hdr.ts and (field
+ * delta) the fields, in one pass: each event's header is read once, and the same loop finds where the
+ * frame is full. Stops early, without error, before an event of kind `stop_kind` (-1: none) and before
+ * an event that is not whole within `bytes` (the live writer hands over runs of its rings that may end
+ * in the middle of an event at the ring's end); *done = bytes consumed, *events = events appended.
+ * The events must be sane (size >= 16, multiple of 8): rs_writer_append checks; rs_emit guarantees. */
+static int put_run(struct rs_writer *w, uint32_t tid, const unsigned char *ev, size_t bytes, int stop_kind,
+                   size_t *done, uint64_t *events)
 {
     int ret;
-    while (bytes) {
+    size_t consumed = 0;
+    uint64_t total = 0;
+    *done = 0;
+    *events = 0;
+    while (consumed < bytes) {
         if (!w->raw_len && w->clock_fn && !w->in_anchor) {
             if ((ret = frame_begin(w))) return ret;
         }
         int new_chunk = w->chunk_off == SIZE_MAX || w->chunk_tid != tid;
-        size_t used = w->raw_len + (new_chunk ? sizeof(struct rs_chunk_hdr) : 0);
+        size_t hdr = new_chunk ? sizeof(struct rs_chunk_hdr) : 0;
+        size_t used = w->raw_len + hdr;
         size_t room = used < RS_WRITER_FRAME_RAW ? RS_WRITER_FRAME_RAW - used : 0;
-        size_t n = 0;
-        while (n < bytes) {
-            uint16_t sz;
-            memcpy(&sz, ev + n + offsetof(struct rs_ev_hdr, size), 2);
-            if (n + sz > room && (n || w->raw_len)) break;   /* an oversized event gets a frame of its own */
-            n += sz;
-        }
-        if (!n) {
-            if ((ret = rs_writer_flush(w))) return ret;
-            continue;
-        }
-        if ((ret = raw_reserve(w, n + sizeof(struct rs_chunk_hdr)))) return ret;
-        if (new_chunk) {
-            struct rs_chunk_hdr c = {RS_CHUNK_MAGIC, tid, 0,
-                                     RS_CHUNK_TS_DELTA | (w->field_delta ? RS_CHUNK_FIELD_DELTA : 0)};
-            memcpy(w->raw + w->raw_len, &c, sizeof c);
-            w->chunk_gen++;
-            w->chunk_off = w->raw_len;
-            w->chunk_tid = tid;
-            w->raw_len += sizeof c;
-        }
-        /* One pass: copy each event while delta-encoding its ts and (field delta) its fields. */
-        unsigned char *dst = w->raw + w->raw_len;
+        size_t left = bytes - consumed;
+        /* an oversized event (only when the frame is empty) gets a frame of its own: events are < 64 KiB */
+        size_t want = left < room ? left : room;
+        if (want < 65536 && !w->raw_len) want = left < 65536 ? left : 65536;
+        if ((ret = raw_reserve(w, want + hdr))) return ret;
+        if (new_chunk) w->chunk_gen++;   /* every field-delta slot is empty at the start of a chunk */
+        const unsigned char *src0 = ev + consumed;
+        unsigned char *dst = w->raw + used;
         uint64_t prev = w->chunk_prev_ts, last = w->last_ts, cnt = 0;
-        for (size_t off = 0; off < n;) {
+        const uint32_t gen = w->chunk_gen;
+        const int fd = w->field_delta;
+        size_t off = 0;
+        int stop = 0;
+        while (off < left) {
             struct rs_ev_hdr hs;
-            memcpy(&hs, ev + off, sizeof hs);
+            if (left - off < sizeof hs) {
+                stop = 1;
+                break;
+            }
+            memcpy(&hs, src0 + off, sizeof hs);
+            if (RS_UNLIKELY((int)hs.kind == stop_kind || hs.size > left - off)) {
+                stop = 1;
+                break;
+            }
+            if (RS_UNLIKELY(off + hs.size > room) && (off || w->raw_len)) break;   /* frame full */
             uint64_t ts = hs.ts;
             struct rs_ev_hdr *h = (struct rs_ev_hdr *)(dst + off);
             *h = hs;
-            if (!(new_chunk && off == 0)) h->ts = ts - prev;   /* wraps for out-of-order ts: fine */
+            if (!(new_chunk && cnt == 0)) h->ts = ts - prev;   /* wraps for out-of-order ts: fine */
             prev = ts;
             if (ts > last && hs.kind != RS_EV_STRING) last = ts;
-            const unsigned char *src = ev + off + sizeof hs;
+            const unsigned char *src = src0 + off + sizeof hs;
             uint64_t *f = (uint64_t *)(h + 1);
             size_t nw = (hs.size - sizeof hs) / 8;
-            if (w->field_delta && hs.size <= RS_FD_MAX) {
+            if (fd && hs.size <= RS_FD_MAX) {
                 __typeof__(&w->fdelta[0]) sl = &w->fdelta[hs.kind % RS_FD_SLOTS];
-                if (sl->gen == w->chunk_gen && sl->kind == hs.kind && sl->size == hs.size) {
+                if (RS_LIKELY(sl->gen == gen && sl->kind == hs.kind && sl->size == hs.size)) {
                     for (size_t i = 0; i < nw; i++) {
                         uint64_t o;
                         memcpy(&o, src + 8 * i, 8);
@@ -354,11 +367,15 @@ static int put_events(struct rs_writer *w, uint32_t tid, const unsigned char *ev
                         sl->w[i] = o;
                     }
                 } else {
-                    sl->gen = w->chunk_gen;
+                    sl->gen = gen;
                     sl->kind = hs.kind;
                     sl->size = hs.size;
-                    memcpy(sl->w, src, nw * 8);
-                    memcpy(f, src, nw * 8);
+                    for (size_t i = 0; i < nw; i++) {
+                        uint64_t o;
+                        memcpy(&o, src + 8 * i, 8);
+                        f[i] = o;
+                        sl->w[i] = o;
+                    }
                 }
             } else {
                 memcpy(f, src, nw * 8);
@@ -366,16 +383,59 @@ static int put_events(struct rs_writer *w, uint32_t tid, const unsigned char *ev
             off += hs.size;
             cnt++;
         }
-        w->chunk_prev_ts = prev;
-        w->last_ts = last;
-        w->raw_len += n;
-        struct rs_chunk_hdr *c = (struct rs_chunk_hdr *)(w->raw + w->chunk_off);
-        c->bytes += (uint32_t)n;
-        w->st.events += cnt;
-        ev += n;
-        bytes -= n;
+        if (off) {
+            if (new_chunk) {
+                struct rs_chunk_hdr c = {RS_CHUNK_MAGIC, tid, 0,
+                                         RS_CHUNK_TS_DELTA | (w->field_delta ? RS_CHUNK_FIELD_DELTA : 0)};
+                memcpy(w->raw + w->raw_len, &c, sizeof c);
+                w->chunk_off = w->raw_len;
+                w->chunk_tid = tid;
+                w->raw_len += sizeof c;
+            }
+            w->chunk_prev_ts = prev;
+            w->last_ts = last;
+            w->raw_len += off;
+            struct rs_chunk_hdr *c = (struct rs_chunk_hdr *)(w->raw + w->chunk_off);
+            c->bytes += (uint32_t)off;
+            w->st.events += cnt;
+            consumed += off;
+            total += cnt;
+        }
+        if (stop) break;
+        if (!off || consumed < bytes) {
+            /* the frame is full: write it and go on in a new one */
+            if ((ret = rs_writer_flush(w))) {
+                *done = consumed;
+                *events = total;
+                return ret;
+            }
+        }
     }
+    *done = consumed;
+    *events = total;
     return 0;
+}
+
+static int put_events(struct rs_writer *w, uint32_t tid, const unsigned char *ev, size_t bytes)
+{
+    size_t done;
+    uint64_t n;
+    int ret = put_run(w, tid, ev, bytes, -1, &done, &n);
+    return ret ? ret : done == bytes ? 0 : -EINVAL;
+}
+
+/* For the live writer thread (declared in core_int.h): events straight from a ring, already checked by
+ * rs_emit, so no validation pass; see put_run for where it stops. */
+int rs_writer_append_run(struct rs_writer *w, uint32_t tid, const void *events, size_t bytes, int stop_kind,
+                         size_t *done, uint64_t *nevents);
+int rs_writer_append_run(struct rs_writer *w, uint32_t tid, const void *events, size_t bytes, int stop_kind,
+                         size_t *done, uint64_t *nevents)
+{
+    *done = 0;
+    *nevents = 0;
+    if (w->error) return w->error;
+    int ret = put_run(w, tid, events, bytes, stop_kind, done, nevents);
+    return ret ? fail(w, ret) : 0;
 }
 
 int rs_writer_append(struct rs_writer *w, uint32_t tid, const void *events, size_t bytes)
