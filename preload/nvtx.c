@@ -94,9 +94,11 @@ struct rs_nvtx_fields {
     uint32_t message, category, payload_type;
 };
 
-static void decode(const struct rs_nvtx_attr *a, struct rs_nvtx_fields *f)
+/* ascii: the message of the *A entry points, which take a plain string instead of an attribute. */
+static void decode(const struct rs_nvtx_attr *a, const char *ascii, struct rs_nvtx_fields *f)
 {
     memset(f, 0, sizeof *f);
+    if (ascii) f->message = msg_id(ascii);
     if (!a) return;
     /* Only fields inside the size the caller declares are read (older attribute versions are shorter). */
     size_t sz = a->size ? a->size : sizeof *a;
@@ -123,24 +125,29 @@ static void decode(const struct rs_nvtx_attr *a, struct rs_nvtx_fields *f)
     }
 }
 
+/* NVTX_PUSH, NVTX_START and NVTX_MARK carry the decoded attribute under the same field names. */
+#define SET_ATTR_FIELDS(ev, f, dom)       \
+    do {                                  \
+        (ev).payload = (f).pl[0];         \
+        (ev).payload2 = (f).pl[1];        \
+        (ev).payload3 = (f).pl[2];        \
+        (ev).schema = (f).schema;         \
+        (ev).domain = (dom);              \
+        (ev).message = (f).message;       \
+        (ev).category = (f).category;     \
+        (ev).payload_type = (f).payload_type; \
+    } while (0)
+
 /* ---- handlers ---- */
 static int push(uint32_t domain, const struct rs_nvtx_attr *a, const char *ascii)
 {
     int level = nvtx_depth++;
     if (!rs_on(RS_FAM_nvtx)) return level;
     struct rs_nvtx_fields f;
-    decode(a, &f);
-    if (ascii) f.message = msg_id(ascii);
+    decode(a, ascii, &f);
     struct rs_ev_NVTX_PUSH ev;
     RS_EV_INIT(&ev, NVTX_PUSH, rs_now());
-    ev.payload = f.pl[0];
-    ev.payload2 = f.pl[1];
-    ev.payload3 = f.pl[2];
-    ev.schema = f.schema;
-    ev.domain = domain;
-    ev.message = f.message;
-    ev.category = f.category;
-    ev.payload_type = f.payload_type;
+    SET_ATTR_FIELDS(ev, f, domain);
     ev.depth = level + 1;
     ev.pad = 0;
     rs_emit(&ev.h);
@@ -166,19 +173,11 @@ static uint64_t start(uint32_t domain, const struct rs_nvtx_attr *a, const char 
     uint64_t id = __atomic_add_fetch(&next_range_id, 1, __ATOMIC_RELAXED);
     if (!rs_on(RS_FAM_nvtx)) return id;
     struct rs_nvtx_fields f;
-    decode(a, &f);
-    if (ascii) f.message = msg_id(ascii);
+    decode(a, ascii, &f);
     struct rs_ev_NVTX_START ev;
     RS_EV_INIT(&ev, NVTX_START, rs_now());
     ev.id = id;
-    ev.payload = f.pl[0];
-    ev.payload2 = f.pl[1];
-    ev.payload3 = f.pl[2];
-    ev.schema = f.schema;
-    ev.domain = domain;
-    ev.message = f.message;
-    ev.category = f.category;
-    ev.payload_type = f.payload_type;
+    SET_ATTR_FIELDS(ev, f, domain);
     rs_emit(&ev.h);
     return id;
 }
@@ -196,18 +195,10 @@ static void mark(uint32_t domain, const struct rs_nvtx_attr *a, const char *asci
 {
     if (!rs_on(RS_FAM_nvtx)) return;
     struct rs_nvtx_fields f;
-    decode(a, &f);
-    if (ascii) f.message = msg_id(ascii);
+    decode(a, ascii, &f);
     struct rs_ev_NVTX_MARK ev;
     RS_EV_INIT(&ev, NVTX_MARK, rs_now());
-    ev.payload = f.pl[0];
-    ev.payload2 = f.pl[1];
-    ev.payload3 = f.pl[2];
-    ev.schema = f.schema;
-    ev.domain = domain;
-    ev.message = f.message;
-    ev.category = f.category;
-    ev.payload_type = f.payload_type;
+    SET_ATTR_FIELDS(ev, f, domain);
     rs_emit(&ev.h);
 }
 
