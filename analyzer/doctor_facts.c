@@ -76,28 +76,6 @@ int rs_facts_load(struct rs_facts *f, FILE *in, int *badline)
     return n;
 }
 
-int rs_natcmp(const char *x, const char *y)
-{
-    while (*x && *y) {
-        if (*x >= '0' && *x <= '9' && *y >= '0' && *y <= '9') {
-            char *ex, *ey;
-            unsigned long long vx = strtoull(x, &ex, 10), vy = strtoull(y, &ey, 10);
-            if (vx != vy)
-                return vx < vy ? -1 : 1;
-            if ((ex - x) != (ey - y)) /* "01" vs "1": keep a total order */
-                return (ex - x) < (ey - y) ? -1 : 1;
-            x = ex;
-            y = ey;
-            continue;
-        }
-        if (*x != *y)
-            return (unsigned char)*x - (unsigned char)*y;
-        x++;
-        y++;
-    }
-    return (unsigned char)*x - (unsigned char)*y;
-}
-
 /* Stable order for equal keys: the later addition must win, so sort by (key, insertion index). */
 struct idx_fact {
     struct rs_fact f;

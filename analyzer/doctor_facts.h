@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "common/hostfacts.h" /* rs_natcmp */
+
 struct rs_fact {
     char *key, *value;
 };
@@ -35,7 +37,5 @@ const char *rs_facts_get(struct rs_facts *f, const char *fmt, ...) __attribute__
  * and "count"), in natural order; returns how many were stored (at most max). */
 int rs_facts_children(struct rs_facts *f, char (*out)[RS_FACT_NAME], int max, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-/* Natural-order comparison (digit runs compared by value). */
-int rs_natcmp(const char *a, const char *b);
 
 #endif

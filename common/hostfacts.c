@@ -100,16 +100,18 @@ int hf_copy(const struct hf_ctx *c, const char *key, const char *relfmt, ...)
     return 1;
 }
 
-static int cmp_name(const void *a, const void *b)
+/* Natural order so mlx5_2 < mlx5_10 and gid 2 < 10: digit runs compare by value ("01" before "1", so the
+ * order stays total). Shared with doctor's fact table, which must list devices the same way. */
+int rs_natcmp(const char *x, const char *y)
 {
-    /* Natural order so mlx5_2 < mlx5_10 and gid 2 < 10: compare digit runs by value. */
-    const char *x = a, *y = b;
     while (*x && *y) {
         if (*x >= '0' && *x <= '9' && *y >= '0' && *y <= '9') {
             char *ex, *ey;
-            unsigned long vx = strtoul(x, &ex, 10), vy = strtoul(y, &ey, 10);
+            unsigned long long vx = strtoull(x, &ex, 10), vy = strtoull(y, &ey, 10);
             if (vx != vy)
                 return vx < vy ? -1 : 1;
+            if ((ex - x) != (ey - y)) /* "01" vs "1": keep a total order */
+                return (ex - x) < (ey - y) ? -1 : 1;
             x = ex;
             y = ey;
             continue;
@@ -121,6 +123,8 @@ static int cmp_name(const void *a, const void *b)
     }
     return (unsigned char)*x - (unsigned char)*y;
 }
+
+static int cmp_name(const void *a, const void *b) { return rs_natcmp(a, b); }
 
 int hf_list(const struct hf_ctx *c, char (*names)[HF_NAME], int max, const char *fmt, ...)
 {

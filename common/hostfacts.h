@@ -26,4 +26,7 @@ void rs_hostfacts_collect_sys(const char *sysfs_root, rs_hostfacts_cb cb, void *
  * from a single-threaded caller such as the CLI). */
 void rs_hostfacts_collect_env(char *const *envp, rs_hostfacts_cb cb, void *arg);
 
+/* Natural-order string comparison (digit runs compared by value), the order facts are listed in. */
+int rs_natcmp(const char *a, const char *b);
+
 #endif
