@@ -328,11 +328,13 @@ static int put_run(struct rs_writer *w, uint32_t tid, const unsigned char *ev, s
         size_t want = left < room ? left : room;
         if (want < 65536 && !w->raw_len) want = left < 65536 ? left : 65536;
         if ((ret = raw_reserve(w, want + hdr))) return ret;
-        if (new_chunk) w->chunk_gen++;   /* every field-delta slot is empty at the start of a chunk */
         const unsigned char *src0 = ev + consumed;
         unsigned char *dst = w->raw + used;
         uint64_t prev = w->chunk_prev_ts, last = w->last_ts, cnt = 0;
-        const uint32_t gen = w->chunk_gen;
+        /* Every field-delta slot is empty at the start of a chunk. The new generation is committed only
+         * if the chunk is really opened: a run that stops at once (an rs_emit_as marker first) must not
+         * invalidate the slots of the chunk still open, whose next events the reader decodes with them. */
+        const uint32_t gen = w->chunk_gen + (new_chunk ? 1 : 0);
         const int fd = w->field_delta;
         size_t off = 0;
         int stop = 0;
@@ -390,6 +392,7 @@ static int put_run(struct rs_writer *w, uint32_t tid, const unsigned char *ev, s
                 memcpy(w->raw + w->raw_len, &c, sizeof c);
                 w->chunk_off = w->raw_len;
                 w->chunk_tid = tid;
+                w->chunk_gen = gen;
                 w->raw_len += sizeof c;
             }
             w->chunk_prev_ts = prev;
