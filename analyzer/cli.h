@@ -7,10 +7,10 @@
 #define RS_VERSION_STRING "0.1.0"
 
 int cmd_record(int argc, char **argv);  /* tracer/cli_record.c */
-int cmd_dump(int argc, char **argv);    /* formats/cli_dump.c? see analyzer/cli_dump.c */
-int cmd_info(int argc, char **argv);
-int cmd_report(int argc, char **argv);  /* analyzer/ */
-int cmd_export(int argc, char **argv);  /* formats/ exporters */
+int cmd_dump(int argc, char **argv);    /* analyzer/cli_dump.c */
+int cmd_info(int argc, char **argv);    /* analyzer/cli_info.c */
+int cmd_report(int argc, char **argv);  /* analyzer/cli_report.c */
+int cmd_export(int argc, char **argv);  /* analyzer/cli_export.c, formats/export_*.c */
 int cmd_doctor(int argc, char **argv);  /* analyzer/doctor*.c */
 
 #include <stdio.h>

@@ -11,10 +11,6 @@
 #include "cli.h"
 #include "report_html.h"
 
-/* The HTML renderer lives in the exports area; link without it while it is being written. */
-extern int rs_report_html(const struct rs_analysis *a, const char *path, char *err, size_t errlen)
-    __attribute__((weak));
-
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -108,14 +104,9 @@ int cmd_report(int argc, char **argv)
         fprintf(stderr, "railscope: report: cannot write the report: %s\n", strerror(errno));
         rc = 2;
     }
-    if (html) {
-        if (!rs_report_html) {
-            fprintf(stderr, "railscope: report: --html is not available in this build\n");
-            rc = 2;
-        } else if (rs_report_html(a, html, err, sizeof err) < 0) {
-            fprintf(stderr, "railscope: report: %s\n", err);
-            rc = 2;
-        }
+    if (html && rs_report_html(a, html, err, sizeof err) < 0) {
+        fprintf(stderr, "railscope: report: %s\n", err);
+        rc = 2;
     }
     rs_analysis_free(a);
     return rc;
