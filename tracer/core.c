@@ -121,6 +121,15 @@ void rs_rings_after_fork_child(void)
     }
 }
 
+/* Only the owning thread writes its ring's counters (the writer reads them): a load and a store, no RMW. */
+static inline void ring_drop(struct rs_ring *r, uint32_t n)
+{
+    atomic_store_explicit(&r->drop_events, atomic_load_explicit(&r->drop_events, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    atomic_store_explicit(&r->drop_bytes, atomic_load_explicit(&r->drop_bytes, memory_order_relaxed) + n,
+                          memory_order_relaxed);
+}
+
 static bool ring_full(struct rs_ring *r, uint64_t head, uint32_t n)
 {
     if (rs_cfg.policy_block && !rs_tls.is_writer) {
@@ -135,10 +144,7 @@ static bool ring_full(struct rs_ring *r, uint64_t head, uint32_t n)
             if (head + n - r->cached_tail <= r->size) return true;
         }
     }
-    atomic_store_explicit(&r->drop_events, atomic_load_explicit(&r->drop_events, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
-    atomic_store_explicit(&r->drop_bytes, atomic_load_explicit(&r->drop_bytes, memory_order_relaxed) + n,
-                          memory_order_relaxed);
+    ring_drop(r, n);
     return false;
 }
 
@@ -180,7 +186,10 @@ static inline bool emit2(const struct rs_ev_hdr *pre, const struct rs_ev_hdr *h)
         }
     }
     uint32_t n = h->size, pn = pre ? (uint32_t)sizeof *pre : 0;
-    if (RS_UNLIKELY((n & 7) | (n < sizeof *h) | (n > r->size / 4))) return false;
+    if (RS_UNLIKELY((n & 7) | (n < sizeof *h) | (n > r->size / 4))) {   /* malformed or oversized: counted */
+        ring_drop(r, n);
+        return false;
+    }
     uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
     if (RS_UNLIKELY(head + n + pn - r->cached_tail > r->size)) {
         r->cached_tail = atomic_load_explicit(&r->tail, memory_order_acquire);
