@@ -3,6 +3,7 @@
  * its exit status through, and say where the trace went. The launcher itself is not traced: only the
  * child's environment is changed. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -226,6 +227,10 @@ int cmd_record(int argc, char **argv)
     signal(SIGQUIT, SIG_IGN);
 
     fflush(NULL);
+    /* Close-on-exec pipe: the child writes to it only when exec fails, so the parent can tell "could
+     * not run the command" (its one error line is all the user sees) from a command that exits 127. */
+    int xp[2] = {-1, -1};
+    if (pipe2(xp, O_CLOEXEC) < 0) xp[0] = xp[1] = -1;
     pid_t p = fork();
     if (p < 0) {
         fprintf(stderr, "railscope: record: fork: %s\n", strerror(errno));
@@ -239,9 +244,19 @@ int cmd_record(int argc, char **argv)
         execvp(argv[i], argv + i);
         int e = errno;
         fprintf(stderr, "railscope: record: cannot run '%s': %s\n", argv[i], strerror(e));
+        if (xp[1] >= 0 && write(xp[1], &e, sizeof e) < 0) e = errno;
         _exit(e == ENOENT ? 127 : 126);
     }
     child_pid = p;
+    int exec_failed = 0;
+    if (xp[1] >= 0) {
+        close(xp[1]);
+        int e;
+        ssize_t k;
+        while ((k = read(xp[0], &e, sizeof e)) < 0 && errno == EINTR) {}
+        exec_failed = k == (ssize_t)sizeof e;
+        close(xp[0]);
+    }
     int st;
     while (waitpid(p, &st, 0) < 0) {
         if (errno != EINTR) {
@@ -249,7 +264,7 @@ int cmd_record(int argc, char **argv)
             return 2;
         }
     }
-    if (!quiet) {
+    if (!quiet && !exec_failed) {
         int n = count_traces(absdir);
         fprintf(stderr, "railscope: trace in %s (%d file%s); see 'railscope info %s'\n", absdir, n, n == 1 ? "" : "s",
                 absdir);
