@@ -3,7 +3,7 @@
 # status passed through (codes and signals), default directory, nested record.
 . "$(dirname "$0")/../lib.sh"
 need_build railscope librailscope.so
-plan 20
+plan 21
 
 for c in record dump info; do
     out=$("$RS_CLI" $c --help)
@@ -28,6 +28,8 @@ is "$?" 143 "death by signal passes through"
 "$RS_CLI" record -q -o rec4 -- /nonexistent/prog 2>"$T/err"
 is "$?" 127 "command not found: 127"
 like "$(cat "$T/err")" "cannot run '/nonexistent/prog'" "and says so"
+"$RS_CLI" record -o rec5 -- /nonexistent/prog 2>"$T/err5"
+is "$(wc -l <"$T/err5")" 1 "command not found, not quiet: the error is the only line (no 'trace in' summary)"
 err=$("$RS_CLI" record -- true 2>&1)
 like "$err" "^railscope: trace in $T/railscope-[0-9]{8}-[0-9]{6}[^ ]* \(1 file\)" "default directory: new, timestamped, and printed"
 n=$(ls -d "$T"/railscope-* | wc -l)
