@@ -173,7 +173,10 @@ static __attribute__((noinline)) void park_dying(void)
     }
 }
 
-static inline bool emit2(const struct rs_ev_hdr *pre, const struct rs_ev_hdr *h)
+/* Everything rs_emit does, including the rare cases (a thread's first event, a malformed event, a full
+ * ring). emit2 below handles the common case inline and calls this for the rest; kept out of line so
+ * that the fast path needs no saved registers or stack frame. */
+static __attribute__((noinline, cold)) bool emit_slow(const struct rs_ev_hdr *pre, const struct rs_ev_hdr *h)
 {
     struct rs_ring *r = rs_tls.ring;
     if (RS_UNLIKELY(!r)) {
@@ -195,6 +198,26 @@ static inline bool emit2(const struct rs_ev_hdr *pre, const struct rs_ev_hdr *h)
         r->cached_tail = atomic_load_explicit(&r->tail, memory_order_acquire);
         if (head + n + pn - r->cached_tail > r->size && !ring_full(r, head, n + pn)) return false;
     }
+    if (pre) {
+        ring_copy(r, head, pre, pn);
+        head += pn;
+    }
+    ring_copy(r, head, h, n);
+    atomic_store_explicit(&r->head, head + n, memory_order_release);
+    /* Checked after publishing: a thread that returns to the application did so before the last drain
+     * was asked for (the writer wakes milliseconds after rs_dying is set). */
+    if (RS_UNLIKELY(atomic_load_explicit(&rs_dying, memory_order_relaxed)) && !rs_tls.is_writer) park_dying();
+    return true;
+}
+
+static inline bool emit2(const struct rs_ev_hdr *pre, const struct rs_ev_hdr *h)
+{
+    struct rs_ring *r = rs_tls.ring;
+    uint32_t n = h->size, pn = pre ? (uint32_t)sizeof *pre : 0;
+    if (RS_UNLIKELY(!r)) return emit_slow(pre, h);
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    if (RS_UNLIKELY((n & 7) | (n < sizeof *h) | (n > r->size / 4) | (head + n + pn - r->cached_tail > r->size)))
+        return emit_slow(pre, h);
     if (pre) {
         ring_copy(r, head, pre, pn);
         head += pn;
