@@ -13,12 +13,19 @@ plan 5
 # Lines are sorted: the examples' ranks are processes that print in any order.
 norm() { sed -E 's/[0-9]+\.[0-9]+/F/g; s/0x[0-9a-fA-F]+/H/g; s/\b(QPN|PSN|LID) [^,]*/\1 X/g; s/[0-9]+ writes done/N writes done/' | sort; }
 # same NAME CMD...: run untraced then traced; compare exit status + normalised stdout + stderr
+# A pair that differs is run once more before failing: the software NIC's timing-dependent error paths
+# (RNR, a killed peer) can come out differently on a loaded 2-core host in either run. A difference the
+# tracer causes shows up in both pairs.
 same() {
-    local name=$1 a b ra rb
+    local name=$1 a b try
     shift
-    a=$(run_timeout 60 "$@" 2>&1 | norm; echo "exit=${PIPESTATUS[0]}")
-    b=$(run_timeout 60 env LD_PRELOAD="$PRELOAD" RAILSCOPE_OUT="$T/tr" RAILSCOPE_FLUSH_MS=100 "$@" 2>&1 | norm
-        echo "exit=${PIPESTATUS[0]}")
+    for try in 1 2; do
+        a=$(run_timeout 60 "$@" 2>&1 | norm; echo "exit=${PIPESTATUS[0]}")
+        b=$(run_timeout 60 env LD_PRELOAD="$PRELOAD" RAILSCOPE_OUT="$T/tr" RAILSCOPE_FLUSH_MS=100 "$@" 2>&1 | norm
+            echo "exit=${PIPESTATUS[0]}")
+        { [ "$a" = "$b" ] && [[ $a == *exit=0 ]]; } && break
+        [ $try = 1 ] && diag "$name: first pair differed, running it again: $(diff <(echo "$a") <(echo "$b") | head -4 | tr '\n' ' ')"
+    done
     if [ "$a" = "$b" ] && [[ $a == *exit=0 ]]; then
         _tap_result 0 "$name: identical with and without the tracer"
     else

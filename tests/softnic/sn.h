@@ -72,7 +72,12 @@ struct sn_mr {
 
 struct sn_pd {
 	struct ibv_pd pd;
+	int users; /* MRs, QPs and SRQs on it: dealloc is refused (EBUSY) while any is alive, as rdma-core does */
 };
+static inline void sn_pd_use(struct ibv_pd *pd, int d)
+{
+	__atomic_add_fetch(&((struct sn_pd *)pd)->users, d, __ATOMIC_RELAXED);
+}
 
 struct sn_cqe {
 	struct ibv_wc wc;

@@ -180,6 +180,7 @@ static struct ibv_qp *qp_create(struct ibv_context *ctx, struct ibv_pd *pd, stru
 		errno = EAGAIN;
 		return NULL;
 	}
+	sn_pd_use(pd, 1);
 	b->handle = b->qp_num;
 	pthread_mutex_lock(&c->lock);
 	qp->next = c->qps;
@@ -251,6 +252,7 @@ SN_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	((struct sn_cq *)ibqp->recv_cq)->nqp--;
 	sn_qp_detach(qp, 1); /* waits until neither thread touches the QP's sockets or memory */
 	pthread_mutex_unlock(&c->lock);
+	sn_pd_use(ibqp->pd, -1);
 	return 0; /* memory is kept until close_device: late frames find a dead QP, not freed memory */
 }
 

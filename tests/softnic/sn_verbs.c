@@ -23,6 +23,8 @@ SN_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *ctx)
 
 SN_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 {
+	if (__atomic_load_n(&((struct sn_pd *)pd)->users, __ATOMIC_RELAXED) > 0)
+		return EBUSY;
 	free(pd);
 	return 0;
 }
@@ -77,6 +79,7 @@ static struct ibv_mr *mr_reg(struct ibv_pd *pd, void *addr, size_t len, uint64_t
 	m->iova = iova;
 	m->access = access;
 	m->live = 1;
+	sn_pd_use(pd, 1);
 	pthread_mutex_unlock(&c->lock);
 	return &m->mr;
 }
@@ -114,8 +117,11 @@ SN_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void
 	struct sn_ctx *c = sn_ctx_of(mr->context);
 	struct sn_mr *m = (struct sn_mr *)mr;
 	pthread_mutex_lock(&c->lock);
-	if (flags & IBV_REREG_MR_CHANGE_PD)
+	if (flags & IBV_REREG_MR_CHANGE_PD) {
+		sn_pd_use(pd, 1);
+		sn_pd_use(m->mr.pd, -1);
 		m->mr.pd = pd;
+	}
 	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
 		m->mr.addr = addr;
 		m->mr.length = len;
@@ -137,6 +143,7 @@ SN_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 	if (slot < c->nmr && c->mrs[slot] == (struct sn_mr *)mr)
 		c->mrs[slot] = NULL;
 	pthread_mutex_unlock(&c->lock);
+	sn_pd_use(mr->pd, -1);
 	free(mr);
 	return 0;
 }
@@ -501,6 +508,7 @@ SN_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_
 	s->srq.context = pd->context;
 	s->srq.srq_context = a->srq_context;
 	s->srq.pd = pd;
+	sn_pd_use(pd, 1);
 	s->limit = a->attr.srq_limit;
 	pthread_mutex_init(&s->srq.mutex, NULL);
 	pthread_cond_init(&s->srq.cond, NULL);
@@ -556,6 +564,7 @@ SN_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
 			return EBUSY;
 		}
 	pthread_mutex_unlock(&c->lock);
+	sn_pd_use(srq->pd, -1);
 	free(s->rq.ring);
 	free(s);
 	return 0;

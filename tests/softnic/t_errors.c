@@ -237,15 +237,14 @@ int main(void)
 	errno = 0;
 	t_ok(!ibv_create_qp(A.pd, &ud) && errno == EOPNOTSUPP, "softnic: UD QP -> EOPNOTSUPP");
 	t_ok(ibv_destroy_cq(A.cq) == 0 && ibv_destroy_cq(B.cq) == 0, "softnic: CQs destroyed once their QPs are gone");
-	ibv_dealloc_pd(A.pd);
-	ibv_dealloc_pd(B.pd);
-	free(abuf);
-	free(bbuf);
-
+	t_ok(ibv_dealloc_pd(A.pd) == EBUSY, "softnic: dealloc_pd with a live MR -> EBUSY (as rdma-core)");
 	ibv_dereg_mr(amr);
 	ibv_dereg_mr(bmr);
 	ibv_dereg_mr(b_ro);
 	ibv_dereg_mr(b_wo);
+	t_ok(ibv_dealloc_pd(A.pd) == 0 && ibv_dealloc_pd(B.pd) == 0, "softnic: PDs deallocated once their MRs are gone");
+	free(abuf);
+	free(bbuf);
 	t_ok(ibv_close_device(A.ctx) == 0 && ibv_close_device(B.ctx) == 0, "softnic: close both devices");
 	return t_done();
 }
