@@ -41,10 +41,17 @@ attempt() { # sets OKRUN, REP_B, REP_P, NPAUSED, PAUSE, STEPS; returns 0 when wi
     NPAUSED=$n
     PAUSE=$(awk -v s="$sum" -v n="$n" 'BEGIN { print n ? s / n : 0 }')
     diag "stall unpaused $stall_b s, paused $stall_p s, pause time in transfers $PAUSE s, run time $steps_b -> $STEPS s"
+    # other + idle also hold host work and waits on credits (control WRs are no network time), present with
+    # or without a pause: what the pause must not do is grow them (10 % of the run's time as slack)
+    awk -v o="$(mean "$T/pause.json" '.attribution.other + .attribution.host_idle')" \
+        -v b="$(mean "$T/base.json" '.attribution.other + .attribution.host_idle')" -v t="$STEPS" \
+        'BEGIN { exit !(o - b < 0.1 * t) }'
+    OTHER_OK=$?
     awk -v s="$stall_p" -v p="$PAUSE" -v b="$stall_b" -v t="$STEPS" -v tb="$steps_b" \
-        'BEGIN { exit !(s >= p - 0.05 * t && s - b <= (t - tb) + 0.05 * t) }'
+        'BEGIN { exit !(s >= p - 0.05 * t && s - b <= (t - tb) + 0.05 * t) }' || return 1
+    return $OTHER_OK
 }
-OKRUN=0 WITHIN=1
+OKRUN=0 WITHIN=1 OTHER_OK=1
 for try in 1 2 3; do
     attempt && { WITHIN=0; break; }
 done
@@ -58,9 +65,4 @@ is "$(jq -r .gpudirect.verdict "$T/pause.json")" "NOT USED" "softnic: GPUDirect 
 is "$(jq -r '[.ranks[].gpudirect.verdict] | unique | join(",")' "$T/pause.json")" "NOT USED" "softnic: every rank NOT USED"
 like "$(jq -r '.findings[].text' "$T/pause.json")" '^Network stall: .* worst is rank' \
     "softnic: a top finding is the network stall, with its QP"
-# other + idle also hold host work and waits on credits (control WRs are no network time), present with or
-# without a pause: what the pause must not do is grow them (10 % of the run's time as slack for scheduling)
-ok "softnic: pause time did not land in other categories (other + idle grew < 10 % of run time)" \
-    awk -v o="$(mean "$T/pause.json" '.attribution.other + .attribution.host_idle')" \
-        -v b="$(mean "$T/base.json" '.attribution.other + .attribution.host_idle')" -v t="$STEPS" \
-        'BEGIN { exit !(o - b < 0.1 * t) }'
+is "$OTHER_OK" 0 "softnic: pause time did not land in other categories (other + idle grew < 10 % of run time)"
