@@ -9,8 +9,8 @@
 #
 # Environment: RS_TOP (repo root) and RS_BUILD (build dir, absolute) are set by `make test`; when a .t
 # is run by hand they default to the repo containing this file and $RS_TOP/build.
-# Provided: RS_CLI, RS_LIB, T (a fresh temporary directory removed at exit), plan, ok, nok, is, isnt,
-# like, unlike, skip, skip_all, diag, bail, done_testing, need_cmd, run_timeout.
+# Provided: RS_CLI, RS_LIB, RS_PRELOAD, RS_SAN, T (a fresh temporary directory removed at exit), plan, ok, nok, is, isnt,
+# like, unlike, skip, skip_all, diag, bail, done_testing, need_cmd, run_timeout, timing_ok.
 
 set -u
 RS_TOP=${RS_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
@@ -18,6 +18,26 @@ RS_BUILD=${RS_BUILD:-$RS_TOP/build}
 RS_CLI=$RS_BUILD/railscope
 RS_LIB=$RS_BUILD/librailscope.so
 export RS_TOP RS_BUILD
+
+# Sanitizer builds (make SAN=asan|ubsan|tsan, run by tests/hardening/sanitizers.t and `make soak`): RS_SAN
+# names the runtime the library links, and RS_PRELOAD is what to put in LD_PRELOAD to trace a program:
+# the sanitizer runtime first (it must come before any instrumented object; uninstrumented programs do
+# not load it themselves), then the library. In a normal build RS_PRELOAD is just RS_LIB.
+RS_SAN= RS_SAN_RT=
+if [ -e "$RS_LIB" ]; then
+    RS_SAN_RT=$(ldd "$RS_LIB" 2>/dev/null | awk '/lib(asan|tsan|ubsan)\.so/ { print $3; exit }')
+    case $RS_SAN_RT in
+    *libasan*) RS_SAN=asan ;; *libtsan*) RS_SAN=tsan ;; *libubsan*) RS_SAN=ubsan ;;
+    esac
+fi
+RS_PRELOAD=${RS_SAN_RT:+$RS_SAN_RT:}$RS_LIB
+if [ -n "$RS_SAN" ]; then
+    # sanitizer reports fail the test; the runtime comes by LD_PRELOAD, not first in the link order
+    export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:verify_asan_link_order=0:halt_on_error=1}
+    export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+    export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:exitcode=66:die_after_fork=0}
+fi
+export RS_SAN RS_PRELOAD
 
 _tap_n=0
 _tap_fail=0
@@ -116,6 +136,11 @@ bail() {
     echo "Bail out! $*"
     exit 255
 }
+# timing_ok: true unless this is a sanitizer build. Checks of how long things take (ratios of stall to
+# pause time, scheduling-dependent bounds) mean nothing under a sanitizer's 2-10x slowdown on a loaded
+# machine; the normal build's run of the same file checks them, the sanitizer run checks memory safety.
+timing_ok() { [ -z "$RS_SAN" ]; }
+timing_skip_reason="timing check: runs in the normal build, not under $RS_SAN (sanitizer slowdown)"
 # need_cmd CMD...: skip_all unless every command exists.
 need_cmd() {
     local c
