@@ -145,7 +145,7 @@ int main(int argc, char **argv)
     if (do_pause) {
         printf("ready\n");
         fflush(stdout);
-        alarm(60);   /* a test that never sends its signal must not leave us behind */
+        alarm(120);  /* a test that never sends its signal must not leave us behind */
         for (;;) pause();
     }
     if (do_exit_) _exit(0);

@@ -8,8 +8,9 @@ need_build tests/core/emitter tests/core/check
 E=$RS_BUILD/tests/core/emitter C=$RS_BUILD/tests/core/check
 plan 12
 
-wait_ready() { # file
-    for _ in $(seq 200); do grep -q ready "$1" 2>/dev/null && return 0; sleep 0.05; done
+wait_ready() { # file (up to 90 s: a sanitizer build on a loaded 2-core box can take long to emit its
+    # events, and a signal sent before the emitter has exec'd is lost in the forking shell)
+    for _ in $(seq 1800); do grep -q ready "$1" 2>/dev/null && return 0; sleep 0.05; done
     return 1
 }
 
