@@ -1,4 +1,4 @@
-/* NCCL API wrappers: which collective/p2p call, on which communicator, how many elements, which stream,
+/* NCCL API wrappers (ncclGather/ncclScatter exist from NCCL 2.28): which collective/p2p call, on which communicator, how many elements, which stream,
  * the per-(communicator, function) sequence number, and the time spent in the call (enqueue, not GPU).
  *
  * Getting in: libtorch_cuda.so calls ncclAllReduce through its PLT, so a definition in the preloaded
@@ -178,6 +178,14 @@ RS_NCCL_COLL_WRAPPER(ncclAlltoAll, RS_NF_AlltoAll, count, dt, -1, -1, comm, stre
                      (const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t dt, ncclComm_t comm,
                       cudaStream_t stream),
                      (sendbuff, recvbuff, count, dt, comm, stream))
+RS_NCCL_COLL_WRAPPER(ncclGather, RS_NF_Gather, count, dt, -1, root, comm, stream,
+                     (const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t dt, int root,
+                      ncclComm_t comm, cudaStream_t stream),
+                     (sendbuff, recvbuff, count, dt, root, comm, stream))
+RS_NCCL_COLL_WRAPPER(ncclScatter, RS_NF_Scatter, count, dt, -1, root, comm, stream,
+                     (const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t dt, int root,
+                      ncclComm_t comm, cudaStream_t stream),
+                     (sendbuff, recvbuff, count, dt, root, comm, stream))
 RS_NCCL_COLL_WRAPPER(ncclSend, RS_NF_Send, count, dt, -1, peer, comm, stream,
                      (const void *sendbuff, size_t count, ncclDataType_t dt, int peer, ncclComm_t comm,
                       cudaStream_t stream),
@@ -358,7 +366,7 @@ RS_NCCL_END_WRAPPER(ncclCommFinalize, 2)
 #define RS_NCCL_REDIRECT(fn) {#fn, NULL, (void *)fn, (void **)&real_##fn##_slot},
 #define RS_NCCL_WRAPPED(X)                                                                          \
     X(ncclAllReduce) X(ncclReduceScatter) X(ncclAllGather) X(ncclBroadcast) X(ncclBcast) X(ncclReduce) \
-    X(ncclAlltoAll) X(ncclSend) X(ncclRecv) X(ncclGroupStart) X(ncclGroupEnd) X(ncclCommInitRank)     \
+    X(ncclAlltoAll) X(ncclGather) X(ncclScatter) X(ncclSend) X(ncclRecv) X(ncclGroupStart) X(ncclGroupEnd) X(ncclCommInitRank)     \
     X(ncclCommInitRankConfig) X(ncclCommInitAll) X(ncclCommSplit) X(ncclCommInitRankScalable)         \
     X(ncclCommDestroy) X(ncclCommAbort) X(ncclCommFinalize)
 

@@ -47,6 +47,8 @@ EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *, int, ncclUniqueId, int) ALIAS
     EXPORT ncclResult_t name params ALIAS(name);
 COLL(ncclAllReduce, (const void *s, void *r, size_t n, int dt, int op, ncclComm_t c, void *st))
 COLL(ncclAllGather, (const void *s, void *r, size_t n, int dt, ncclComm_t c, void *st))
+COLL(ncclGather, (const void *s, void *r, size_t n, int dt, int root, ncclComm_t c, void *st))
+COLL(ncclScatter, (const void *s, void *r, size_t n, int dt, int root, ncclComm_t c, void *st))
 COLL(ncclSend, (const void *s, size_t n, int dt, int peer, ncclComm_t c, void *st))
 COLL(ncclRecv, (void *r, size_t n, int dt, int peer, ncclComm_t c, void *st))
 COLL(ncclGroupStart, (void))

@@ -9,6 +9,8 @@ typedef struct fake_comm *ncclComm_t;
 typedef struct { char internal[128]; } ncclUniqueId;
 ncclResult_t ncclCommInitRank(ncclComm_t *, int, ncclUniqueId, int);
 ncclResult_t ncclAllReduce(const void *, void *, size_t, int, int, ncclComm_t, void *);
+ncclResult_t ncclGather(const void *, void *, size_t, int, int, ncclComm_t, void *);
+ncclResult_t ncclScatter(const void *, void *, size_t, int, int, ncclComm_t, void *);
 ncclResult_t ncclSend(const void *, size_t, int, int, ncclComm_t, void *);
 ncclResult_t ncclRecv(void *, size_t, int, int, ncclComm_t, void *);
 ncclResult_t ncclGroupStart(void);
@@ -29,6 +31,8 @@ __attribute__((visibility("default"))) int run_user(int iters, uint64_t hash)
         bad += ncclSend((void *)0x10, 64, 0, 1, comm, (void *)0x99) != 0;
         bad += ncclRecv((void *)0x20, 64, 0, 2, comm, (void *)0x99) != 0;
         bad += ncclGroupEnd() != 0;
+        bad += ncclGather((void *)0x10, (void *)0x20, 300 + (size_t)i, 4, 2, comm, (void *)0x98) != 0;
+        bad += ncclScatter((void *)0x10, (void *)0x20, 400 + (size_t)i, 5, 1, comm, (void *)0x98) != 0;
     }
     bad += ncclCommDestroy(comm) != 0;
     return bad;

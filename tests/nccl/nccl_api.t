@@ -12,7 +12,7 @@ from taplib import *  # noqa: F401,F403
 PROG = os.path.join(NCCL_BIN, "nccl_local")
 FAKE = os.path.join(NCCL_BIN, "fakenccl")
 need(LIB, CLI, PROG, os.path.join(FAKE, "libfakeuser.so"))
-plan(10)
+plan(11)
 ITERS = 5
 
 base = run([PROG, FAKE, str(ITERS)], os.path.join(T, "none"), preload=False)
@@ -33,6 +33,13 @@ recvs = [c for c in calls if c["func"] == 7]
 ok(len(sends) == ITERS and len(recvs) == ITERS and all(c["peer"] == 1 for c in sends)
    and all(c["peer"] == 2 for c in recvs), "Send/Recv with peers", sends[:1] + recvs[:1])
 is_(sorted(c["func"] for c in calls if c["func"] in (8, 9)), [8] * ITERS + [9] * ITERS, "GroupStart/GroupEnd")
+ga = [c for c in calls if c["func"] == 10]
+sc = [c for c in calls if c["func"] == 11]
+ok([c["seq"] for c in ga] == list(range(ITERS)) and [c["seq"] for c in sc] == list(range(ITERS))
+   and all(c["count"] == 300 + i and c["datatype"] == 4 and c["peer"] == 2 and c["stream"] == "0x98"
+           for i, c in enumerate(ga))
+   and all(c["count"] == 400 + i and c["datatype"] == 5 and c["peer"] == 1 for i, c in enumerate(sc)),
+   "ncclGather/ncclScatter (2.28) recorded with root, count, datatype, stream, own sequence", ga[:1] + sc[:1])
 ini = kind(evs, "nccl_comm_init")
 ok(len(ini) == 1 and ini[0]["comm_hash"] == "0xabcdef12345" and ini[0]["rank"] == 3 and ini[0]["nranks"] == 4
    and ini[0]["ret"] == 0 and ini[0]["cuda_device"] == 0, "CommInitRank: rank, nranks, device and the hash learned "
