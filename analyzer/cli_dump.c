@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "reader.h"
+#include "symbolize.h"
 
 static void usage(FILE *f)
 {
@@ -14,7 +15,9 @@ static void usage(FILE *f)
             "usage: railscope dump [--json] [--abs] PATH...\n"
             "\n"
             "Print every event of the given trace files (a directory means its *.rtrace files and those of\n"
-            "its subdirectories), in file order, with interned strings resolved.\n"
+            "its subdirectories), in file order, with interned strings resolved. Call stacks (call_stack)\n"
+            "are symbolised from the .symtab/.dynsym of the module files named in the trace, read on this\n"
+            "host (function+offset; module+offset where a file is missing, different or stripped).\n"
             "\n"
             "  --json   JSON Lines: one object per event with \"kind\" (lower case), \"ts_ns\", \"pid\",\n"
             "           \"tid\", \"aux\" and every field of the kind by name; strings as JSON strings,\n"
@@ -70,6 +73,16 @@ static void text_str(FILE *o, const char *s, size_t n)
     fputc('"', o);
 }
 
+/* text_str without the quotes, for symbol names and paths in stack frames. */
+static void text_raw(FILE *o, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c <= 0x20 || c == 0x7f || c == '\\' || c == '"') fprintf(o, "\\x%02x", c);
+        else fputc(c, o);
+    }
+}
+
 static uint64_t rd(const unsigned char *p, unsigned size)
 {
     uint64_t v = 0;
@@ -103,7 +116,62 @@ static void print_field(FILE *o, int json, struct rs_reader *r, const struct rs_
     }
 }
 
-static void dump_event(FILE *o, int json, int abs, struct rs_reader *r, const struct rs_event *e)
+/* CALL_STACK frames (formats/events_cuda.h), symbolised from the module files on this host: text prints
+ * one indented line per frame, JSON a "frames" array. A frame whose module is unknown, unreadable or has
+ * no symbol there keeps module+offset (or just the address). */
+static void dump_call_stack(FILE *o, int json, struct rs_reader *r, struct rs_symbolizer *sym,
+                            const struct rs_ev_CALL_STACK *s)
+{
+    size_t max = (s->h.size - sizeof *s) / sizeof(struct rs_stack_frame), n = s->depth < max ? s->depth : max;
+    const unsigned char *tail = (const unsigned char *)(s + 1);
+    if (json) fputs(",\"frames\":[", o);
+    for (size_t i = 0; i < n; i++) {
+        struct rs_stack_frame f;
+        memcpy(&f, tail + i * sizeof f, sizeof f);
+        size_t plen = 0;
+        const char *path = f.module ? rs_reader_string(r, f.module, &plen) : NULL;
+        int have_off = f.offset != RS_STACK_OFFSET_UNKNOWN;
+        uint64_t soff = 0;
+        /* A return address: the call is the instruction before it. */
+        const char *fn = path && have_off && f.offset ? rs_sym_lookup(sym, path, plen, (uint64_t)f.offset - 1, &soff)
+                                                       : NULL;
+        if (fn) soff++;
+        if (json) {
+            fprintf(o, "%s{\"pc\":\"0x%llx\",\"module\":", i ? "," : "", (unsigned long long)f.pc);
+            if (path) json_str(o, path, plen);
+            else fputs("null", o);
+            if (have_off) fprintf(o, ",\"offset\":\"0x%x\"", f.offset);
+            else fputs(",\"offset\":null", o);
+            fputs(",\"function\":", o);
+            if (fn) {
+                json_str(o, fn, strlen(fn));
+                fprintf(o, ",\"function_offset\":%llu}", (unsigned long long)soff);
+            } else {
+                fputs("null}", o);
+            }
+        } else {
+            fprintf(o, "\n    #%zu 0x%llx", i, (unsigned long long)f.pc);
+            if (fn) {
+                fputc(' ', o);
+                text_raw(o, fn, strlen(fn));
+                fprintf(o, "+0x%llx", (unsigned long long)soff);
+            }
+            if (path) {
+                fputs(" in ", o);
+                text_raw(o, path, plen);
+                if (have_off) fprintf(o, "+0x%x", f.offset);
+            } else {
+                fputs(" in ?", o);
+            }
+        }
+    }
+    if (json) fputc(']', o);
+    if (s->depth > max) fprintf(o, json ? ",\"frames_missing\":%llu" : "\n    (%llu frames missing)",
+                                (unsigned long long)(s->depth - max));
+}
+
+static void dump_event(FILE *o, int json, int abs, struct rs_reader *r, struct rs_symbolizer *sym,
+                       const struct rs_event *e)
 {
     const struct rs_header_info *h = rs_reader_header(r);
     const struct rs_ev_hdr *ev = e->ev;
@@ -153,6 +221,8 @@ static void dump_event(FILE *o, int json, int abs, struct rs_reader *r, const st
             fprintf(o, json ? "%s\"0x%llx\"" : "%s0x%llx", i ? "," : "",
                     (unsigned long long)rd(b + sizeof *s + 8 * i, 8));
         if (json) fputc(']', o);
+    } else if (ev->kind == RS_EV_CALL_STACK) {
+        dump_call_stack(o, json, r, sym, (const void *)ev);
     } else if (d->varlen && ev->size > d->size) {
         fprintf(o, json ? ",\"tail_bytes\":%u" : " tail_bytes=%u", ev->size - d->size);
     }
@@ -167,6 +237,7 @@ int cmd_dump(int argc, char **argv)
     int n = cli_trace_args("dump", argc, argv, flags, usage, &paths);
     if (n <= 0) return n < 0 ? 2 : 0;
     int rc = 0;
+    struct rs_symbolizer *sym = rs_sym_new();
     for (int k = 0; k < n; k++) {
         struct rs_reader *r = rs_reader_open(paths[k], err, sizeof err);
         if (!r) {
@@ -179,7 +250,7 @@ int cmd_dump(int argc, char **argv)
             printf("# %s: host %s pid %llu\n", paths[k], h->host ? h->host : "?", (unsigned long long)h->pid);
         }
         struct rs_event e;
-        while (rs_reader_next(r, &e) > 0) dump_event(stdout, json, abs, r, &e);
+        while (rs_reader_next(r, &e) > 0) dump_event(stdout, json, abs, r, sym, &e);
         const struct rs_read_stats *st = rs_reader_stats(r);
         if (st->status != RS_READ_OK) {
             fprintf(stderr, "railscope: dump: %s: %s\n", paths[k], st->reason);
@@ -188,6 +259,7 @@ int cmd_dump(int argc, char **argv)
         rs_reader_close(r);
     }
     rs_paths_free(paths, n);
+    rs_sym_free(sym);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "railscope: dump: cannot write the output: %s\n", strerror(errno));
         return 2;

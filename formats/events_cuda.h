@@ -31,8 +31,10 @@
  * or taken over by another CUPTI client), so copies stay visible. copy_kind = cudaMemcpyKind as passed
  * (0 H2H, 1 H2D, 2 D2H, 3 D2D, 4 default); src_mem/dst_mem = cudaMemoryType of the pointers when known
  * (0 unregistered host = pageable, 1 host pinned, 2 device, 3 managed), 0xffffffff = not looked up. */
+/* stack = the CALL_STACK site id of the call when it is a copy from/to pageable host memory and stacks are
+ * on (RAILSCOPE_STACKS), 0 = none (this word was padding, always 0, before). */
 #define RS_FIELDS_CUDA_COPY_CALL(F) F(dur, dur) F(u64, bytes) F(x64, dst) F(x64, src) F(x64, stream) \
-    F(u32, copy_kind) F(u32, async) F(u32, src_mem) F(u32, dst_mem) F(i32, ret) F(u32, pad)
+    F(u32, copy_kind) F(u32, async) F(u32, src_mem) F(u32, dst_mem) F(i32, ret) F(u32, stack)
 /* CUPTI's own count of records it could not deliver (cumulative as CUPTI reports it). */
 #define RS_FIELDS_CUPTI_DROPPED(F) F(u64, count) F(u32, device) F(u32, pad)
 /* Kernel-tracing state changes, so readers know where kernel records are complete: on = 1 from hdr.ts
@@ -59,6 +61,26 @@
  * value cumulative as NVML reports it, scope = link id or 0xffffffff for the sum over links. */
 #define RS_FIELDS_NVML_SAMPLE(F) F(u64, value) F(u32, device) F(u32, field) F(u32, scope) F(u32, pad)
 
+/* The host call stack of a chosen event (today: cudaMemcpy, cudaMemcpyAsync, cudaMemcpy2D[Async] to or from pageable host memory),
+ * written once per call site (site = 1, 2, ... per process; later calls from the site name it, e.g.
+ * CUDA_COPY_CALL.stack) on the calling thread, hdr.ts = the call's entry. for_kind = the kind of the event it
+ * explains (CUDA_COPY_CALL when one follows with stack = site, CUDA_MEMCPY when CUPTI delivers the copy
+ * later). flags: bit 0 unwound by libunwind (else glibc backtrace), bit 1 truncated at the depth limit.
+ * After the fixed part, `depth` frames of 16 bytes, innermost first, the tracer's own frames removed:
+ *     u64 pc       return address in the caller (absolute, this process)
+ *     u32 module   string id of the path of the object holding pc (0 unknown)
+ *     u32 offset   pc - the object's load bias = its ELF virtual address (0xffffffff unknown)
+ * Offline symbolisers look up offset - 1 (the call instruction) in the module file's .symtab/.dynsym. */
+#define RS_FIELDS_CALL_STACK(F) F(u32, depth) F(u32, for_kind) F(u32, site) F(x32, flags)
+struct rs_stack_frame {
+    uint64_t pc;
+    uint32_t module;
+    uint32_t offset;
+};
+#define RS_STACK_LIBUNWIND 1u
+#define RS_STACK_TRUNCATED 2u
+#define RS_STACK_OFFSET_UNKNOWN 0xffffffffu
+
 #define RS_EVENTS_CUDA(X)                   \
     X(CUDA_MEMCPY, cuda, RS_FIXED)          \
     X(CUDA_MEMSET, cuda, RS_FIXED)          \
@@ -73,6 +95,7 @@
     X(NVTX_START, nvtx, RS_FIXED)           \
     X(NVTX_END, nvtx, RS_FIXED)             \
     X(NVTX_MARK, nvtx, RS_FIXED)            \
-    X(NVML_SAMPLE, nvml, RS_FIXED)
+    X(NVML_SAMPLE, nvml, RS_FIXED)          \
+    X(CALL_STACK, cuda, RS_VARLEN)
 
 #endif

@@ -7,7 +7,15 @@
  * copies); static-cudart libraries (NCCL, cuBLAS) and kernel-based copies are CUPTI's job.
  *
  * Real symbols: RTLD_NEXT (libcudart is in the global scope under PyTorch, measured), then the
- * already-loaded libcudart (local scopes), and dlsym/dlvsym look-ups are redirected here too. A wrapper
+ * already-loaded libcudart (local scopes), and dlsym/dlvsym look-ups are redirected here too.
+ *
+ * Call stacks (preload/stack.h, RAILSCOPE_STACKS): a copy to or from pageable host memory stalls the host
+ * thread, and where it comes from is what the user needs to pin. Its call site's stack is recorded once
+ * (CALL_STACK), whoever records the copy itself: here (CUDA_COPY_CALL.stack names the site) or CUPTI
+ * (which delivers the copy later, on its own thread: we record the site from here, at the call, since we
+ * do not subscribe to CUPTI's runtime-API callbacks). That costs one pointer query per host-side copy
+ * argument while CUPTI delivers, and one unwind per pageable copy — a copy that stages through a bounce
+ * buffer and takes tens of microseconds or more. A wrapper
  * whose real function cannot be found returns cudaErrorUnknown (999); nothing ever calls NULL. */
 #include <stddef.h>
 #include <stdint.h>
@@ -15,6 +23,7 @@
 
 #include "preload/cuda/cuda_int.h"
 #include "preload/dl.h"
+#include "preload/stack.h"
 #include "tracer/rs_tracer.h"
 
 /* Types and prototypes come from cuda_runtime_api.h (pulled in by cupti.h). */
@@ -45,8 +54,35 @@ static uint32_t mem_type(const void *p)
     return (uint32_t)a.type;
 }
 
+/* A copy that stalls the host on pageable memory: the host side (both sides for cudaMemcpyDefault) is
+ * unregistered host memory. Synchronous copies, and async ones (the runtime stages pageable memory
+ * synchronously), are stack candidates; host-to-host and device-to-device copies are not. */
+static int pageable_copy(enum cudaMemcpyKind kind, uint32_t src_mem, uint32_t dst_mem)
+{
+    const uint32_t unreg = (uint32_t)cudaMemoryTypeUnregistered;
+    if (kind == cudaMemcpyHostToDevice) return src_mem == unreg;
+    if (kind == cudaMemcpyDeviceToHost) return dst_mem == unreg;
+    if (kind == cudaMemcpyDefault) return src_mem == unreg || dst_mem == unreg;
+    return 0;
+}
+
+/* CUPTI is delivering the copies: only the call site of a pageable copy is recorded here (its CUDA_MEMCPY
+ * record arrives later from CUPTI, on another thread, where the caller's stack is long gone). */
+static void stack_only(uint64_t t0, void *dst, const void *src, enum cudaMemcpyKind kind)
+{
+    uint32_t sm = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDefault ? mem_type(src) : 0xffffffffu;
+    uint32_t dm = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDefault ? mem_type(dst) : 0xffffffffu;
+    if (pageable_copy(kind, sm, dm)) rs_stack_site(RS_EV_CUDA_MEMCPY, t0);
+}
+
+static inline int stack_candidate(int stackable, enum cudaMemcpyKind kind)
+{
+    return stackable && rs_stacks_on() && rs_on(RS_FAM_cuda) &&
+           (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDefault);
+}
+
 static void record_copy(uint64_t t0, void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind, int async,
-                        cudaStream_t stream, cudaError_t ret)
+                        int stackable, cudaStream_t stream, cudaError_t ret)
 {
     uint64_t t1 = rs_now();
     struct rs_ev_CUDA_COPY_CALL ev;
@@ -66,7 +102,9 @@ static void record_copy(uint64_t t0, void *dst, const void *src, size_t bytes, e
     ev.src_mem = src_dev ? (uint32_t)cudaMemoryTypeDevice : mem_type(src);
     ev.dst_mem = dst_dev ? (uint32_t)cudaMemoryTypeDevice : mem_type(dst);
     ev.ret = ret;
-    ev.pad = 0;
+    ev.stack = 0;
+    if (stack_candidate(stackable, kind) && pageable_copy(kind, ev.src_mem, ev.dst_mem))
+        ev.stack = rs_stack_site(RS_EV_CUDA_COPY_CALL, t0);
     rs_emit(&ev.h);
 }
 
@@ -75,7 +113,7 @@ static inline int fallback_on(void)
     return rs_on(RS_FAM_cuda) && __atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) != RS_CUPTI_DELIVERING;
 }
 
-#define RS_CUDART_WRAPPER(fn, async, dst_, src_, bytes_, kind_, stream_, params, args)            \
+#define RS_CUDART_WRAPPER(fn, async, stackable, dst_, src_, bytes_, kind_, stream_, params, args) \
     typedef cudaError_t (*fn##_fn) params;                                                    \
     static fn##_fn real_##fn##_slot;                                                             \
     RS_EXPORT cudaError_t fn params                                                           \
@@ -88,31 +126,39 @@ static inline int fallback_on(void)
             return RS_CUDA_ERROR_UNKNOWN;                                                        \
         }                                                                                        \
         __atomic_fetch_add(&rs_cuda_copy_calls, 1, __ATOMIC_RELAXED);                            \
-        if (RS_LIKELY(!fallback_on()) || !rs_guard_enter()) return real_ args;                   \
+        if (RS_LIKELY(!fallback_on())) {                                                         \
+            if (RS_LIKELY(!stack_candidate(stackable, kind_)) || !rs_guard_enter()) return real_ args; \
+            uint64_t t0 = rs_now();                                                              \
+            cudaError_t ret = real_ args;                                                     \
+            stack_only(t0, (void *)(dst_), (const void *)(src_), kind_);                         \
+            rs_guard_exit();                                                                     \
+            return ret;                                                                          \
+        }                                                                                        \
+        if (!rs_guard_enter()) return real_ args;                                                \
         uint64_t t0 = rs_now();                                                                  \
         cudaError_t ret = real_ args;                                                         \
-        record_copy(t0, (void *)(dst_), (const void *)(src_), bytes_, kind_, async, stream_, ret); \
+        record_copy(t0, (void *)(dst_), (const void *)(src_), bytes_, kind_, async, stackable, stream_, ret); \
         rs_guard_exit();                                                                         \
         return ret;                                                                              \
     }
 
-RS_CUDART_WRAPPER(cudaMemcpy, 0, dst, src, count, kind, (cudaStream_t)0,
+RS_CUDART_WRAPPER(cudaMemcpy, 0, 1, dst, src, count, kind, (cudaStream_t)0,
                   (void *dst, const void *src, size_t count, enum cudaMemcpyKind kind), (dst, src, count, kind))
-RS_CUDART_WRAPPER(cudaMemcpyAsync, 1, dst, src, count, kind, stream,
+RS_CUDART_WRAPPER(cudaMemcpyAsync, 1, 1, dst, src, count, kind, stream,
                   (void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream),
                   (dst, src, count, kind, stream))
-RS_CUDART_WRAPPER(cudaMemcpy2D, 0, dst, src, width * height, kind, (cudaStream_t)0,
+RS_CUDART_WRAPPER(cudaMemcpy2D, 0, 1, dst, src, width * height, kind, (cudaStream_t)0,
                   (void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
                    enum cudaMemcpyKind kind),
                   (dst, dpitch, src, spitch, width, height, kind))
-RS_CUDART_WRAPPER(cudaMemcpy2DAsync, 1, dst, src, width * height, kind, stream,
+RS_CUDART_WRAPPER(cudaMemcpy2DAsync, 1, 1, dst, src, width * height, kind, stream,
                   (void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
                    enum cudaMemcpyKind kind, cudaStream_t stream),
                   (dst, dpitch, src, spitch, width, height, kind, stream))
-RS_CUDART_WRAPPER(cudaMemcpyPeer, 0, dst, src, count, cudaMemcpyDeviceToDevice, (cudaStream_t)0,
+RS_CUDART_WRAPPER(cudaMemcpyPeer, 0, 0, dst, src, count, cudaMemcpyDeviceToDevice, (cudaStream_t)0,
                   (void *dst, int dstDevice, const void *src, int srcDevice, size_t count),
                   (dst, dstDevice, src, srcDevice, count))
-RS_CUDART_WRAPPER(cudaMemcpyPeerAsync, 1, dst, src, count, cudaMemcpyDeviceToDevice, stream,
+RS_CUDART_WRAPPER(cudaMemcpyPeerAsync, 1, 0, dst, src, count, cudaMemcpyDeviceToDevice, stream,
                   (void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream),
                   (dst, dstDevice, src, srcDevice, count, stream))
 
