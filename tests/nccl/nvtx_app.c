@@ -31,7 +31,10 @@ int main(void)
 
     nvtxDomainHandle_t d = nvtxDomainCreateA("NCCL");
     nvtxStringHandle_t s = nvtxDomainRegisterStringA(d, "ncclAllReduce");
-    struct nccl_allreduce_payload pl = {0xabcdef12345ull, 1048576 * 4, 0};
+    struct nccl_allreduce_payload pl;
+    memset(&pl, 0, sizeof pl); /* the tracer keeps all 24 bytes: the padding after op must be defined */
+    pl.comm = 0xabcdef12345ull;
+    pl.bytes = 1048576 * 4;
     nvtxPayloadData_t pd = {NVTX_PAYLOAD_SCHEMA_ID_STATIC_START + 5, sizeof pl, &pl};
     nvtxEventAttributes_t a;
     memset(&a, 0, sizeof a);
