@@ -185,6 +185,7 @@ static int vbw_ibv_close_device(struct vb_context *ctx)
         vb_unpatch_ops(c);
         vb_unpatch_vctx(c);
         vb_mr_purge(c->id);
+        vb_cq_unbind_ctx(c);
         vb_ctx_del(ctx);
     }
     int ret = real(ctx);

@@ -29,29 +29,33 @@ struct vb_ctx_rec {
     vb_req_notify_fn req_notify_cq;
     void *create_cq_ex;                /* NULL when absent or not patched */
     void *create_qp_ex;
-};
+} __attribute__((aligned(64)));   /* the data path's fields (ctx, id, the five entries) share one line */
 
 /* One CQ: empty-poll accounting (written by the polling thread, read by the tick) and, for a cq_ex, the
- * provider's poll entries. Several threads polling one CQ may lose counts (no atomic RMW on the hot path). */
+ * provider's poll entries. Several threads polling one CQ may lose counts (no atomic RMW on the hot path).
+ * The first line holds everything an empty poll touches: the context and the provider's poll_cq are copies
+ * of c->ctx and c->poll_cq (vb_cq_bind), so that the check and the call need no load through c. */
 struct vb_cq_rec {
-    struct vb_cq *cq;
-    struct vb_ctx_rec *c;
+    struct vb_context *ctx;            /* c->ctx while bound; NULL = stale (its context was closed) */
+    vb_poll_cq_fn poll_cq;             /* c->poll_cq */
     uint64_t empty;                    /* empty polls so far */
-    uint64_t empty_ns;                 /* time in finished runs of empty polls */
     uint64_t run_start;                /* start of the current run of empty polls; 0 = none */
     uint64_t run_first;                /* value of `empty` at the run's first poll */
-    uint64_t last_ts;                  /* time of the last non-empty poll */
+    uint64_t empty_ns;                 /* time in finished runs of empty polls */
+    struct vb_cq *cq;
+    struct vb_ctx_rec *c;
+    /* cold: the tick's and the control path's */
     uint64_t emitted_empty, emitted_ns, emitted_ts; /* what the last POLL_EMPTY covered */
     int flushing;                      /* the tick thread and destroy_cq both flush: one at a time */
+    int ex;
     uint64_t wc_flags;                 /* cq_ex: which read_* are valid */
     uint32_t qp_single;                /* the one QP using this CQ (0 none yet, UINT32_MAX several): the
                                         * qp_num of cq_ex completions created without IBV_WC_EX_WITH_QP_NUM */
-    int ex;
     int (*start_poll)(struct vb_cq_ex *, void *);
     int (*next_poll)(struct vb_cq_ex *);
     void (*end_poll)(struct vb_cq_ex *);
     uint64_t batch_ts;                 /* cq_ex: poll time of the current start_poll batch */
-};
+} __attribute__((aligned(64)));
 
 /* One post being built with the ibv_wr_* API, emitted at wr_complete. */
 #define VB_WR_PENDING 32
@@ -99,6 +103,9 @@ struct vb_cq_rec *vb_cq_add(struct vb_cq *cq, struct vb_ctx_rec *c);
 /* Hot path, first sight of a CQ created behind our back: never blocks (trylock), may return NULL. */
 struct vb_cq_rec *vb_cq_find_or_add(struct vb_cq *cq, struct vb_ctx_rec *c);
 void vb_cq_del(struct vb_cq *cq);
+/* Point a CQ record at its context (copies the hot fields); forget a closing context in every CQ record. */
+void vb_cq_bind(struct vb_cq_rec *q, struct vb_ctx_rec *c);
+void vb_cq_unbind_ctx(const struct vb_ctx_rec *c);
 static inline struct vb_qp_rec *vb_qp_find(const struct vb_qp *qp);
 struct vb_qp_rec *vb_qp_add(struct vb_qp *qp, struct vb_ctx_rec *c);
 void vb_qp_del(struct vb_qp *qp);
@@ -117,7 +124,7 @@ uint8_t vb_classify(uint64_t addr, uint64_t len, int *cuda_dev);
 /* Data path (verbs_ops.c). */
 void vb_patch_ops(struct vb_ctx_rec *c);      /* saves originals into c, installs wrappers */
 void vb_unpatch_ops(struct vb_ctx_rec *c);    /* restores them (close_device) */
-uint8_t vb_sge_kind(const struct vb_ctx_rec *c, const struct vb_sge *sg, int n, uint64_t *bytes);
+static inline uint8_t vb_sge_kind(const struct vb_ctx_rec *c, const struct vb_sge *sg, int n, uint64_t *bytes);
 static inline void vb_count_empty(struct vb_cq_rec *q);
 static inline void vb_end_empty_run(struct vb_cq_rec *q, uint64_t now);
 
@@ -212,6 +219,19 @@ static inline uint8_t vb_mr_kind(const struct vb_ctx_rec *c, uint32_t lkey)
     return RS_MEM_UNKNOWN;
 }
 
+/* Memory kind and total length of an SGE list (n >= 1): MIXED when the SGEs' kinds differ. */
+static inline uint8_t vb_sge_kind(const struct vb_ctx_rec *c, const struct vb_sge *sg, int n, uint64_t *bytes)
+{
+    uint64_t b = sg[0].length;
+    uint8_t kind = vb_mr_kind(c, sg[0].lkey);
+    for (int i = 1; i < n; i++) {
+        b += sg[i].length;
+        if (vb_mr_kind(c, sg[i].lkey) != kind) kind = RS_MEM_MIXED;
+    }
+    *bytes = b;
+    return kind;
+}
+
 /* Empty-poll accounting: a plain counter bump; the first empty poll of a run stamps its start.
  * Time spent polling empty = from a run's first empty poll to the poll that finds a completion (or to
  * req_notify_cq, when the program stops polling to wait for an event). A run of a single empty poll counts
@@ -221,14 +241,13 @@ static inline uint8_t vb_mr_kind(const struct vb_ctx_rec *c, uint32_t lkey)
  * On x86 these are plain loads and stores. */
 #define VB_LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define VB_ST(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+/* The first empty poll of a run: out of line, so that the clock read's frame is not the empty path's. */
+__attribute__((noinline, cold)) void vb_run_begin(struct vb_cq_rec *q, uint64_t e);
 static inline void vb_count_empty(struct vb_cq_rec *q)
 {
     uint64_t e = VB_LD(q->empty) + 1;
     VB_ST(q->empty, e);
-    if (RS_UNLIKELY(!VB_LD(q->run_start))) {
-        VB_ST(q->run_first, e);
-        VB_ST(q->run_start, rs_now());
-    }
+    if (RS_UNLIKELY(!VB_LD(q->run_start))) vb_run_begin(q, e);
 }
 
 static inline void vb_end_empty_run(struct vb_cq_rec *q, uint64_t now)
@@ -239,7 +258,6 @@ static inline void vb_end_empty_run(struct vb_cq_rec *q, uint64_t now)
             VB_ST(q->empty_ns, VB_LD(q->empty_ns) + (now - rs));
         VB_ST(q->run_start, 0);
     }
-    VB_ST(q->last_ts, now);
 }
 
 #endif

@@ -12,74 +12,76 @@
  * which writes errno on success, so errno is not saved and restored here (two libc calls per wrapper).
  */
 #include <errno.h>
+#include <stddef.h>
 
 #include "preload/verbs_int.h"
 
 static inline uint32_t be32(uint32_t x) { return __builtin_bswap32(x); }
 
-uint8_t vb_sge_kind(const struct vb_ctx_rec *c, const struct vb_sge *sg, int n, uint64_t *bytes)
-{
-    uint64_t b = 0;
-    uint8_t kind = RS_MEM_UNKNOWN;
-    for (int i = 0; i < n; i++) {
-        b += sg[i].length;
-        uint8_t k = vb_mr_kind(c, sg[i].lkey);
-        kind = i == 0 ? k : (k == kind ? kind : RS_MEM_MIXED);
-    }
-    *bytes = b;
-    return kind;
-}
+/* Opcode classes as bit masks (a switch compiles to an indirect jump on the hot path). */
+#define OPB(op) (1u << (op))
+#define OPS_RDMA (OPB(VB_WR_RDMA_WRITE) | OPB(VB_WR_RDMA_WRITE_WITH_IMM) | OPB(VB_WR_RDMA_READ))
+#define OPS_ATOMIC (OPB(VB_WR_ATOMIC_CMP_AND_SWP) | OPB(VB_WR_ATOMIC_FETCH_AND_ADD))
+#define OPS_IMM (OPB(VB_WR_RDMA_WRITE_WITH_IMM) | OPB(VB_WR_SEND_WITH_IMM))   /* big-endian immediate */
+#define OPS_INV (OPB(VB_WR_SEND_WITH_INV) | OPB(VB_WR_LOCAL_INV))             /* invalidate_rkey, host order */
+_Static_assert(offsetof(struct vb_send_wr, wr.rdma.remote_addr) == offsetof(struct vb_send_wr, wr.atomic.remote_addr),
+               "rdma and atomic remote_addr share their offset");
 
 /* Fill a post event from an ibv_send_wr. */
-static inline void fill_send(struct rs_ev_IBV_POST_SEND *ev, const struct vb_ctx_rec *c, uint32_t qpn,
+static inline __attribute__((always_inline)) void fill_send(struct rs_ev_IBV_POST_SEND *ev, const struct vb_ctx_rec *c, uint32_t qpn,
                              const struct vb_send_wr *wr)
 {
-    uint32_t op = wr->opcode;
-    int n = wr->num_sge > 0 ? wr->num_sge : 0;
+    uint32_t op = wr->opcode, flags = wr->send_flags;
+    int n = wr->num_sge;
+    const struct vb_sge *sg = wr->sg_list;
     ev->wr_id = wr->wr_id;
     ev->qp_num = qpn;
     ev->opcode = op;
-    ev->send_flags = wr->send_flags;
-    ev->num_sge = (uint32_t)n;
-    ev->local_addr = n && wr->sg_list ? wr->sg_list[0].addr : 0;
-    if (!n || !wr->sg_list) {
+    ev->send_flags = flags;
+    if (RS_LIKELY(n > 0 && sg)) {
+        ev->num_sge = (uint32_t)n;
+        ev->local_addr = sg[0].addr;
+        if (RS_LIKELY(!(flags & VB_SEND_INLINE))) {
+            ev->mem = vb_sge_kind(c, sg, n, &ev->bytes);
+        } else {
+            /* inline data is copied by the CPU at post time; the lkey is not used */
+            uint64_t b = 0;
+            for (int i = 0; i < n; i++) b += sg[i].length;
+            ev->bytes = b;
+            ev->mem = RS_MEM_HOST;
+        }
+    } else {
+        ev->num_sge = n > 0 ? (uint32_t)n : 0;
+        ev->local_addr = 0;
         ev->bytes = 0;
         ev->mem = RS_MEM_UNKNOWN;
-    } else if (wr->send_flags & VB_SEND_INLINE) {
-        /* inline data is copied by the CPU at post time; the lkey is not used */
-        uint64_t b = 0;
-        for (int i = 0; i < n; i++) b += wr->sg_list[i].length;
-        ev->bytes = b;
-        ev->mem = RS_MEM_HOST;
-    } else {
-        ev->mem = vb_sge_kind(c, wr->sg_list, n, &ev->bytes);
     }
-    ev->remote_addr = 0;
-    ev->rkey = 0;
-    ev->imm = 0;
-    switch (op) {
-    case VB_WR_RDMA_WRITE_WITH_IMM:
-        ev->imm = be32(wr->imm_data);
-        /* fall through */
-    case VB_WR_RDMA_WRITE:
-    case VB_WR_RDMA_READ:
-        ev->remote_addr = wr->wr.rdma.remote_addr;
-        ev->rkey = wr->wr.rdma.rkey;
-        break;
-    case VB_WR_ATOMIC_CMP_AND_SWP:
-    case VB_WR_ATOMIC_FETCH_AND_ADD:
-        ev->remote_addr = wr->wr.atomic.remote_addr;
-        ev->rkey = wr->wr.atomic.rkey;
-        break;
-    case VB_WR_SEND_WITH_IMM:
-        ev->imm = be32(wr->imm_data);
-        break;
-    case VB_WR_SEND_WITH_INV:
-    case VB_WR_LOCAL_INV:
-        ev->imm = wr->imm_data; /* invalidate_rkey, host order */
-        break;
-    default:
-        break;
+    uint32_t bit = op < 32 ? OPB(op) : 0;
+    uint64_t raddr = 0;
+    uint32_t rkey = 0;
+    if (bit & (OPS_RDMA | OPS_ATOMIC)) {
+        raddr = wr->wr.rdma.remote_addr;
+        rkey = (bit & OPS_ATOMIC) ? wr->wr.atomic.rkey : wr->wr.rdma.rkey;
+    }
+    ev->remote_addr = raddr;
+    ev->rkey = rkey;
+    ev->imm = (bit & OPS_IMM) ? be32(wr->imm_data) : (bit & OPS_INV) ? wr->imm_data : 0;
+}
+
+/* WRs of a call the provider refused at least partly: 0 before *bad_wr, its return value from there on
+ * (no bad_wr at all: none counted as posted). */
+static __attribute__((noinline)) void emit_sends_failed(const struct vb_ctx_rec *c, uint32_t qpn, uint64_t t0,
+                                                        int ret, const struct vb_send_wr *wr,
+                                                        const struct vb_send_wr *badw)
+{
+    int verdict = badw ? 0 : ret;
+    struct rs_ev_IBV_POST_SEND ev;
+    RS_EV_INIT(&ev, IBV_POST_SEND, t0);
+    for (const struct vb_send_wr *w = wr; w; w = w->next) {
+        if (w == badw) verdict = ret;
+        fill_send(&ev, c, qpn, w);
+        ev.ret = verdict;
+        rs_emit(&ev.h);
     }
 }
 
@@ -87,20 +89,21 @@ static int w_post_send(struct vb_qp *qp, struct vb_send_wr *wr, struct vb_send_w
 {
     const struct vb_ctx_rec *c = vb_ctx_find(qp->context);
     if (RS_UNLIKELY(!c || !c->post_send)) return EINVAL; /* not our context (cannot happen): never call NULL */
-    if (!rs_on(RS_FAM_verbs)) return c->post_send(qp, wr, bad);
+    if (RS_UNLIKELY(!rs_on(RS_FAM_verbs))) return c->post_send(qp, wr, bad);
     uint64_t t0 = rs_now();
     int ret = c->post_send(qp, wr, bad);
-    const struct vb_send_wr *badw = ret && bad ? *bad : NULL;
-    int verdict = 0;
+    if (RS_UNLIKELY(ret)) {
+        emit_sends_failed(c, qp->qp_num, t0, ret, wr, bad ? *bad : NULL);
+        return ret;
+    }
     struct rs_ev_IBV_POST_SEND ev;
     RS_EV_INIT(&ev, IBV_POST_SEND, t0);
+    ev.ret = 0;
     for (const struct vb_send_wr *w = wr; w; w = w->next) {
-        if (w == badw || (ret && !badw)) verdict = ret; /* no bad_wr on failure: count none as posted */
         fill_send(&ev, c, qp->qp_num, w);
-        ev.ret = verdict;
         rs_emit(&ev.h);
     }
-    return ret;
+    return 0;
 }
 
 static inline void emit_recvs(const struct vb_ctx_rec *c, uint32_t qpn, uint32_t srq, uint64_t t0, int ret,
@@ -147,33 +150,36 @@ static int w_post_srq_recv(struct vb_srq *srq, struct vb_recv_wr *wr, struct vb_
     return ret;
 }
 
-/* Completions found: stamp and record them (out of line, so that the empty-poll path stays small). */
+/* Completions found: stamp them all with one clock read and record them (out of line, so that the
+ * empty-poll path needs no stack frame for the event). */
 static __attribute__((noinline)) int poll_record(struct vb_cq *cq, struct vb_cq_rec *q, int ret,
                                                  const struct vb_wc *wc)
 {
+    /* (cq is q->cq for a bound record; poll_unknown may pass a record still being bound, or none) */
     uint64_t now = rs_now();
     if (q) vb_end_empty_run(q, now);
     struct rs_ev_IBV_WC ev;
     RS_EV_INIT(&ev, IBV_WC, now);
     ev.cq = (uint64_t)(uintptr_t)cq;
-    for (int i = 0; i < ret; i++) {
-        const struct vb_wc *w = &wc[i];
+    const struct vb_wc *end = wc + ret;
+    for (const struct vb_wc *w = wc; w < end; w++) {
+        uint32_t f = w->wc_flags;
         ev.wr_id = w->wr_id;
         ev.qp_num = w->qp_num;
         ev.status = w->status;
         ev.opcode = w->opcode;
         ev.bytes = w->byte_len;
         ev.vendor_err = w->vendor_err;
-        ev.imm = (w->wc_flags & VB_WC_WITH_IMM) ? be32(w->imm_data) : 0;
-        ev.wc_flags = w->wc_flags;
+        ev.imm = (f & VB_WC_WITH_IMM) ? be32(w->imm_data) : 0;
+        ev.wc_flags = f;
         ev.src_qp = w->src_qp;
         rs_emit(&ev.h);
     }
     return ret;
 }
 
-/* A CQ we have no (valid) record of — created behind our back, e.g. mlx5dv_create_cq: poll through the
- * context, add a record when the table lock is free. */
+/* A CQ we have no (valid) record of — created behind our back, e.g. mlx5dv_create_cq, or one whose context
+ * was closed and reopened: poll through the context, (re)bind or add a record when the table lock is free. */
 static __attribute__((noinline)) int poll_unknown(struct vb_cq *cq, int n, struct vb_wc *wc)
 {
     struct vb_ctx_rec *c = vb_ctx_find(cq->context);
@@ -181,7 +187,7 @@ static __attribute__((noinline)) int poll_unknown(struct vb_cq *cq, int n, struc
     int ret = c->poll_cq(cq, n, wc);
     if (!rs_on(RS_FAM_verbs)) return ret;
     struct vb_cq_rec *q = vb_cq_find(cq);
-    if (q) q->c = c; /* a stale record (CQ freed behind our back, address reused): now this CQ's */
+    if (q) vb_cq_bind(q, c); /* a stale record (CQ freed behind our back, address reused): now this CQ's */
     else q = vb_cq_find_or_add(cq, c);
     if (ret == 0) {
         if (q) vb_count_empty(q);
@@ -190,17 +196,23 @@ static __attribute__((noinline)) int poll_unknown(struct vb_cq *cq, int n, struc
     return ret < 0 ? ret : poll_record(cq, q, ret, wc);
 }
 
+/* The empty poll is the path to keep short: one probe, one check of the record's first line, the call, a
+ * counter bump. */
 static int w_poll_cq(struct vb_cq *cq, int n, struct vb_wc *wc)
 {
     struct vb_cq_rec *q = vb_cq_find(cq);
-    if (RS_UNLIKELY(!q || !q->c || q->c->ctx != cq->context || !q->c->poll_cq)) return poll_unknown(cq, n, wc);
-    int ret = q->c->poll_cq(cq, n, wc);
-    if (ret == 0) {
+    if (RS_UNLIKELY(!q || __atomic_load_n(&q->ctx, __ATOMIC_ACQUIRE) != cq->context || !q->poll_cq))
+        return poll_unknown(cq, n, wc);
+    int ret = q->poll_cq(cq, n, wc);
+    /* Keep only q and wc live across the call (the compiler would otherwise keep the table base, the slot
+     * and cq in saved registers to rebuild q): fewer registers to save and restore on every poll. */
+    __asm__("" : "+r"(q));
+    if (RS_LIKELY(ret == 0)) {
         if (rs_on(RS_FAM_verbs)) vb_count_empty(q);
         return 0;
     }
     if (ret < 0 || !rs_on(RS_FAM_verbs)) return ret;
-    return poll_record(cq, q, ret, wc);
+    return poll_record(q->cq, q, ret, wc);
 }
 
 static int w_req_notify_cq(struct vb_cq *cq, int solicited)

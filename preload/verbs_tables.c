@@ -54,7 +54,7 @@ static struct vb_cq_rec *cq_insert_locked(struct vb_cq *cq, struct vb_ctx_rec *c
 {
     struct vb_cq_rec *r = vb_cq_find(cq);
     if (r) {
-        r->c = c;
+        vb_cq_bind(r, c);
         return r;
     }
     uint64_t h = vb_hash_ptr(cq);
@@ -65,7 +65,7 @@ static struct vb_cq_rec *cq_insert_locked(struct vb_cq *cq, struct vb_ctx_rec *c
         r = &vb_cq_recs[s];
         memset(r, 0, sizeof *r);
         r->cq = cq;
-        r->c = c;
+        vb_cq_bind(r, c);
         r->emitted_ts = rs_now();
         __atomic_store_n(&vb_cq_keys[s], (uintptr_t)cq, __ATOMIC_RELEASE);
         return r;
@@ -92,6 +92,24 @@ struct vb_cq_rec *vb_cq_find_or_add(struct vb_cq *cq, struct vb_ctx_rec *c)
     pthread_mutex_unlock(&tab_lock);
     errno = e;
     return r;
+}
+
+void vb_cq_bind(struct vb_cq_rec *q, struct vb_ctx_rec *c)
+{
+    /* poll_cq before ctx (release): a lock-free poller that sees the context sees its entry */
+    __atomic_store_n(&q->poll_cq, c ? c->poll_cq : NULL, __ATOMIC_RELAXED);
+    q->c = c;
+    __atomic_store_n(&q->ctx, c ? c->ctx : NULL, __ATOMIC_RELEASE);
+}
+
+void vb_cq_unbind_ctx(const struct vb_ctx_rec *c)
+{
+    pthread_mutex_lock(&tab_lock);
+    for (unsigned s = 0; s < VB_MAX_CQ; s++) {
+        uintptr_t k = vb_cq_keys[s];
+        if (k && k != TOMB && vb_cq_recs[s].c == c) __atomic_store_n(&vb_cq_recs[s].ctx, NULL, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&tab_lock);
 }
 
 void vb_cq_del(struct vb_cq *cq)
@@ -155,6 +173,12 @@ void vb_qp_del(struct vb_qp *qp)
 }
 
 /* ---- empty-poll counters ---- */
+
+void vb_run_begin(struct vb_cq_rec *q, uint64_t e)
+{
+    VB_ST(q->run_first, e);
+    VB_ST(q->run_start, rs_now());
+}
 
 void vb_flush_empty(struct vb_cq_rec *q, uint64_t now)
 {
