@@ -123,6 +123,11 @@ int rs_config_load(void)
     rs_cfg.zstd_level = RS_DEFAULT_ZSTD_LEVEL;
     if ((v = getenv("RAILSCOPE_ZSTD_LEVEL")) && *v)
         rs_cfg.zstd_level = (int)parse_long("RAILSCOPE_ZSTD_LEVEL", v, -50, 19, RS_DEFAULT_ZSTD_LEVEL);
+    if ((v = getenv("RAILSCOPE_CLOCK")) && *v) {
+        if (!strcmp(v, "tsc")) rs_cfg.clock = RS_CLOCK_TSC;
+        else if (!strcmp(v, "monotonic")) rs_cfg.clock = RS_CLOCK_MONOTONIC;
+        else if (strcmp(v, "auto")) rs_warn("RAILSCOPE_CLOCK='%s' unknown (auto|tsc|monotonic); using auto", v);
+    }
     if ((v = getenv("RAILSCOPE_ZSTD_THREADS")) && *v)
         rs_cfg.zstd_threads = (int)parse_long("RAILSCOPE_ZSTD_THREADS", v, 0, 16, 0);
     return 0;

@@ -34,7 +34,9 @@ struct rs_config {
     int log_level;
     int zstd_level;
     int zstd_threads;
+    int clock;                  /* RS_CLOCK_* */
 };
+enum { RS_CLOCK_AUTO = 0, RS_CLOCK_TSC, RS_CLOCK_MONOTONIC };
 extern struct rs_config rs_cfg;
 /* Parse the environment into rs_cfg; returns 0, or -1 when tracing is off (RAILSCOPE_DISABLE). Unknown
  * values warn once each and fall back to the default. */
@@ -116,6 +118,20 @@ void rs_procinfo_fill(struct rs_file_info *fi, char *host, size_t hostlen, char 
 /* File name for this process: "<dir>/<host>-<pid>.rtrace", or with ".<n>" before .rtrace when taken
  * (an exec'd image has the same pid as its predecessor). Returns an open fd or -errno. */
 int rs_open_trace_file(char *path, size_t pathlen);
+
+/* Clock (clock.c): which source rs_now() reads. rs_clock_init after rs_config_load (decides, no thread);
+ * rs_clock_tick from the writer thread under its lock (calibrates, publishes records). */
+void rs_clock_init(void);
+void rs_clock_tick(void);
+const char *rs_clock_name(void);          /* header CLOCK tag: "monotonic" or "monotonic/tsc" */
+struct rs_clock_stats {
+    int tsc;                              /* the TSC is the source (or will be, once calibrated) */
+    uint64_t records;                     /* calibration records published */
+    uint64_t max_err_ns;                  /* largest |rs_now - clock_gettime| seen at a calibration */
+    int64_t last_err_ns;
+    double tsc_read_ns, vdso_read_ns;     /* measured at start (auto only) */
+};
+void rs_clock_get_stats(struct rs_clock_stats *st);
 
 /* Log */
 void rs_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -74,7 +74,7 @@ void rs_procinfo_fill(struct rs_file_info *fi, char *host, size_t hostlen, char 
     uint64_t mb = (uint64_t)b.tv_sec * 1000000000ull + (uint64_t)b.tv_nsec;
     fi->start_mono = ma + (mb - ma) / 2;
     fi->start_realtime = (uint64_t)r.tv_sec * 1000000000ull + (uint64_t)r.tv_nsec;
-    fi->clock = "monotonic";
+    fi->clock = rs_clock_name();
     fi->events = rs_cfg.events;
 }
 

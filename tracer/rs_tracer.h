@@ -33,9 +33,40 @@ extern unsigned rs_enabled_mask;
 /* Relaxed atomic: written once at start and at shutdown while any thread may be reading it (a plain load on x86). */
 static inline bool rs_on(enum rs_family fam) { return RS_LIKELY(__atomic_load_n(&rs_enabled_mask, __ATOMIC_RELAXED) & (1u << fam)); }
 
-/* The tracer clock: CLOCK_MONOTONIC in ns (the format's timestamps). */
+/* The calibrated TSC behind rs_now() (tracer/clock.c). The writer thread publishes a conversion
+ * ns = base_ns + (tsc - base_tsc) * mult / 2^32 into the slot that readers do not use, then bumps seq;
+ * readers take slot[seq & 1] and retry if seq moved meanwhile (never spin on a writer that was
+ * preempted). mult == 0: not calibrated (yet), or RAILSCOPE_CLOCK=monotonic: read the vDSO. */
+struct rs_clock_slot {
+    uint64_t base_tsc, base_ns, mult;
+};
+struct rs_clock {
+    _Alignas(64) uint32_t seq;
+    struct rs_clock_slot slot[2];
+};
+extern struct rs_clock rs_clk __attribute__((visibility("hidden")));
+
+/* The tracer clock: CLOCK_MONOTONIC in ns (the format's timestamps), whatever the source. With the TSC:
+ * rdtsc and a multiply (~2.5x cheaper than clock_gettime here), within a few hundred ns of
+ * clock_gettime(CLOCK_MONOTONIC) and never going backwards within a thread (bench/core/RESULTS.md). */
 static inline uint64_t rs_now(void)
 {
+#if defined(__x86_64__)
+    for (;;) {
+        uint32_t s = __atomic_load_n(&rs_clk.seq, __ATOMIC_ACQUIRE);
+        const struct rs_clock_slot *c = &rs_clk.slot[s & 1];
+        uint64_t mult = __atomic_load_n(&c->mult, __ATOMIC_ACQUIRE);
+        if (!mult) break;
+        uint64_t bt = __atomic_load_n(&c->base_tsc, __ATOMIC_ACQUIRE);
+        uint64_t bn = __atomic_load_n(&c->base_ns, __ATOMIC_ACQUIRE);
+        uint32_t lo, hi;
+        __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi)::"memory");   /* "memory": stays between the loads */
+        if (RS_LIKELY(__atomic_load_n(&rs_clk.seq, __ATOMIC_ACQUIRE) == s)) {
+            int64_t d = (int64_t)((((uint64_t)hi << 32) | lo) - bt);   /* < 0 before a base set ahead */
+            return bn + (uint64_t)(int64_t)(((__int128)d * (__int128)mult) >> 32);
+        }
+    }
+#endif
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;

@@ -361,6 +361,7 @@ static void *writer_main(void *arg)
             break;
         }
         pthread_mutex_lock(&wlock);
+        rs_clock_tick();
         double fill = drain_all();
         if (req != handled || now - last_frame >= period) {
             flush_frame();

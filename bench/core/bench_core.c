@@ -9,6 +9,8 @@
  *   bench_core paced T N RATE      same at RATE events/s per thread (drop policy): prints drops
  *   bench_core bytes FILE N        offline writer: N verbs-like events (post_send + completion
  *                                  pairs, realistic fields) into FILE; prints bytes/event
+ *   bench_core clock S T           T threads compare rs_now() with clock_gettime(CLOCK_MONOTONIC) for
+ *                                  S seconds: deviation (max, p99, median), backward steps per thread
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -18,10 +20,18 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
+#include "core_int.h"
 #include "rs_tracer.h"
 #include "writer.h"
 
 static uint64_t now_ns(void) { return rs_now(); }
+
+static uint64_t vdso_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -50,7 +60,7 @@ static void pause_for_writer(void)
 
 static int bench_hot(void)
 {
-    uint64_t empty[ROUNDS], clk[ROUNDS], tsc[ROUNDS], emit[ROUNDS], full[ROUNDS], small[ROUNDS];
+    uint64_t empty[ROUNDS], clk[ROUNDS], now[ROUNDS], tsc[ROUNDS], emit[ROUNDS], full[ROUNDS], small[ROUNDS];
     struct rs_ev_MARK mk;
     RS_EV_INIT(&mk, MARK, 1);
     mk.name = 0;
@@ -66,6 +76,8 @@ static int bench_hot(void)
             sink = (uint64_t)i;    /* the loop a wrapper would be in anyway */
         }
         uint64_t t1 = now_ns();
+        for (int i = 0; i < BATCH; i++) sink = vdso_ns();
+        uint64_t t1b = now_ns();
         for (int i = 0; i < BATCH; i++) sink = rs_now();
         uint64_t t2 = now_ns();
         for (int i = 0; i < BATCH; i++) sink = __rdtsc();
@@ -95,7 +107,8 @@ static int bench_hot(void)
         small[r] = now_ns() - t7;
         pause_for_writer();
         empty[r] = t1 - t0;
-        clk[r] = t2 - t1;
+        clk[r] = t1b - t1;
+        now[r] = t2 - t1b;
         tsc[r] = t3 - t2;
         emit[r] = t4 - t3;
         full[r] = t6 - t5;
@@ -103,7 +116,11 @@ static int bench_hot(void)
     double e = median_ns(empty, ROUNDS, BATCH), c = median_ns(clk, ROUNDS, BATCH), t = median_ns(tsc, ROUNDS, BATCH);
     double m = median_ns(emit, ROUNDS, BATCH), f = median_ns(full, ROUNDS, BATCH);
     printf("hot.empty_loop_ns %.2f\n", e);
+    struct rs_clock_stats cs;
+    rs_clock_get_stats(&cs);
     printf("hot.clock_gettime_ns %.2f\n", c);
+    printf("hot.rs_now_ns %.2f  (source: %s, %llu calibration records so far)\n", median_ns(now, ROUNDS, BATCH),
+           rs_clock_name(), (unsigned long long)cs.records);
     printf("hot.rdtsc_ns %.2f\n", t);
     printf("hot.emit_64B_ns %.2f  (rs_emit of a prebuilt event, loop included)\n", m);
     printf("hot.emit_32B_ns %.2f  (a 32-byte event: two per cache line)\n", median_ns(small, ROUNDS, BATCH));
@@ -256,6 +273,72 @@ static int bench_bytes(const char *path, long n)
     return 0;
 }
 
+/* rs_now() against clock_gettime: each sample brackets rs_now() between two clock_gettime calls and
+ * counts how far outside the bracket it fell (0 inside); brackets wider than 2 us (preempted) are skipped.
+ * Each thread also checks its own rs_now() never decreases. */
+struct clk_arg {
+    double secs;
+    uint64_t n, skipped, backward, *dev;
+    size_t cap;
+};
+
+static void *clock_thread(void *p)
+{
+    struct clk_arg *a = p;
+    uint64_t end = vdso_ns() + (uint64_t)(a->secs * 1e9), last = 0;
+    while (a->n < a->cap) {
+        uint64_t c1 = vdso_ns(), r = rs_now(), c2 = vdso_ns();
+        if (r < last) a->backward++;
+        last = r;
+        if (c2 > end) break;
+        if (c2 - c1 > 2000) {
+            a->skipped++;
+            continue;
+        }
+        a->dev[a->n++] = r < c1 ? c1 - r : r > c2 ? r - c2 : 0;
+        for (volatile int i = 0; i < 200; i++) {}   /* ~10 M samples/s would only measure the bracket */
+    }
+    return NULL;
+}
+
+static int bench_clock(double secs, int t)
+{
+    pthread_t th[64];
+    struct clk_arg a[64];
+    if (t < 1 || t > 64) return 2;
+    size_t cap = (size_t)(secs * 4e6) + 1000;
+    for (int i = 0; i < t; i++) {
+        a[i] = (struct clk_arg){secs, 0, 0, 0, malloc(cap * sizeof(uint64_t)), cap};
+        if (!a[i].dev) return 2;
+        pthread_create(&th[i], NULL, clock_thread, &a[i]);
+    }
+    uint64_t n = 0, skipped = 0, backward = 0;
+    for (int i = 0; i < t; i++) {
+        pthread_join(th[i], NULL);
+        n += a[i].n;
+        skipped += a[i].skipped;
+        backward += a[i].backward;
+    }
+    uint64_t *all = malloc((n + 1) * sizeof *all);
+    size_t k = 0;
+    for (int i = 0; i < t; i++) {
+        memcpy(all + k, a[i].dev, a[i].n * sizeof *all);
+        k += a[i].n;
+        free(a[i].dev);
+    }
+    qsort(all, k, sizeof *all, cmp_u64);
+    struct rs_clock_stats cs;
+    rs_clock_get_stats(&cs);
+    printf("clock.source %s threads %d seconds %.1f samples %llu skipped %llu records %llu "
+           "dev_median_ns %llu dev_p99_ns %llu dev_max_ns %llu backward %llu calib_max_err_ns %llu\n",
+           rs_clock_name(), t, secs, (unsigned long long)k, (unsigned long long)skipped,
+           (unsigned long long)cs.records, (unsigned long long)(k ? all[k / 2] : 0),
+           (unsigned long long)(k ? all[k * 99 / 100] : 0), (unsigned long long)(k ? all[k - 1] : 0),
+           (unsigned long long)backward, (unsigned long long)cs.max_err_ns);
+    free(all);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (getenv("RS_BENCH_BATCH")) BATCH = atoi(getenv("RS_BENCH_BATCH"));
@@ -263,6 +346,7 @@ int main(int argc, char **argv)
     if (argc >= 4 && !strcmp(argv[1], "sustained")) return bench_threads(atoi(argv[2]), atol(argv[3]), 0);
     if (argc >= 5 && !strcmp(argv[1], "paced")) return bench_threads(atoi(argv[2]), atol(argv[3]), atol(argv[4]));
     if (argc >= 4 && !strcmp(argv[1], "bytes")) return bench_bytes(argv[2], atol(argv[3]));
-    fprintf(stderr, "usage: bench_core hot | sustained T N | paced T N RATE | bytes FILE N\n");
+    if (argc >= 4 && !strcmp(argv[1], "clock")) return bench_clock(atof(argv[2]), atoi(argv[3]));
+    fprintf(stderr, "usage: bench_core hot | sustained T N | paced T N RATE | bytes FILE N | clock S T\n");
     return 2;
 }

@@ -12,7 +12,11 @@ $(B)/tests/core/check: tests/core/check.c $(CORE_READER_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_READER_OBJS) $(LDFLAGS_ALL) -lzstd
 
-TEST_BINS += $(B)/tests/core/emitter $(B)/tests/core/check
+$(B)/tests/core/clockcheck: tests/core/clockcheck.c $(CORE_LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_LIB_OBJS) $(LDFLAGS_ALL) -lzstd -ldl -lpthread
+
+TEST_BINS += $(B)/tests/core/emitter $(B)/tests/core/check $(B)/tests/core/clockcheck
 
 $(B)/tests/core/offline: tests/core/offline.c $(B)/lib/tracer/writer.o $(CORE_READER_OBJS)
 	@mkdir -p $(dir $@)
