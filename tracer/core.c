@@ -1,6 +1,7 @@
 /* The hot path and the core's start: per-thread rings, rs_emit, the reentrancy guard, rs_core_start.
- * rs_emit is the one function every traced call goes through: no lock, no allocation, no system call,
- * only a bounds check and a copy into this thread's ring (see core_int.h for the data path). */
+ * rs_emit is the one function every traced call goes through: no lock, no allocation, only a bounds
+ * check and a copy into this thread's ring (see core_int.h for the data path); no system call either,
+ * except a futex wake of the writer when the ring is more than half full (ring_limit). */
 #include <errno.h>
 #include <linux/futex.h>
 #include <stdlib.h>
@@ -49,7 +50,8 @@ static void ring_reset(struct rs_ring *r)
 {
     atomic_store_explicit(&r->head, 0, memory_order_relaxed);
     atomic_store_explicit(&r->tail, 0, memory_order_relaxed);
-    r->cached_tail = 0;
+    r->limit = r->size / 2;
+    r->next_wake = 0;
     atomic_store_explicit(&r->drop_events, 0, memory_order_relaxed);
     atomic_store_explicit(&r->drop_bytes, 0, memory_order_relaxed);
     r->emitted = 0;
@@ -130,22 +132,49 @@ static inline void ring_drop(struct rs_ring *r, uint32_t n)
                           memory_order_relaxed);
 }
 
-static bool ring_full(struct rs_ring *r, uint64_t head, uint32_t n)
+extern _Atomic uint32_t rs_writer_wake;
+
+static void wake_writer(void)
+{
+    atomic_fetch_add(&rs_writer_wake, 1);
+    rs_futex_wake(&rs_writer_wake);
+}
+
+/* No room for n more bytes: drop and count (false), or (block policy) wait for the writer until *tail
+ * leaves room (true). */
+static bool ring_full(struct rs_ring *r, uint64_t head, uint32_t n, uint64_t *tail)
 {
     if (rs_cfg.policy_block && !rs_tls.is_writer) {
         /* Block policy: wait for the writer (bounded, so a dead writer cannot hang the application). */
         for (int i = 0; i < 100000 && atomic_load(&rs_state) == RS_ST_RUNNING; i++) {
-            extern _Atomic uint32_t rs_writer_wake;
-            atomic_fetch_add(&rs_writer_wake, 1);
-            rs_futex_wake(&rs_writer_wake);
+            wake_writer();
             struct timespec ts = {0, 20000};
             nanosleep(&ts, NULL);
-            r->cached_tail = atomic_load_explicit(&r->tail, memory_order_acquire);
-            if (head + n - r->cached_tail <= r->size) return true;
+            *tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+            if (head + n - *tail <= r->size) return true;
         }
     }
     ring_drop(r, n);
     return false;
+}
+
+/* The fast path only compares head with r->limit. Up to half full the limit is tail + half the ring;
+ * beyond, the writer is behind the schedule it chose for its sleep (it was descheduled, or the rate
+ * jumped since it measured it): wake it, at most once per eighth of the ring, so a burst meets an
+ * awake writer rather than a full ring. The futex wake is the only system call rs_emit makes, and only
+ * on a ring more than half full. */
+static void ring_limit(struct rs_ring *r, uint64_t end, uint64_t tail)
+{
+    uint64_t half = tail + r->size / 2, hard = tail + r->size;
+    if (end <= half) {
+        r->limit = half;
+        return;
+    }
+    if (end >= r->next_wake && !rs_tls.is_writer) {
+        r->next_wake = end + r->size / 8;
+        wake_writer();
+    }
+    r->limit = end + r->size / 8 < hard ? end + r->size / 8 : hard;
 }
 
 /* Events are multiples of 8 bytes and the ring is a power of two >= 64 KiB, so an event never straddles
@@ -193,10 +222,11 @@ static __attribute__((noinline, cold)) bool emit_slow(const struct rs_ev_hdr *pr
         ring_drop(r, n);
         return false;
     }
-    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
-    if (RS_UNLIKELY(head + n + pn - r->cached_tail > r->size)) {
-        r->cached_tail = atomic_load_explicit(&r->tail, memory_order_acquire);
-        if (head + n + pn - r->cached_tail > r->size && !ring_full(r, head, n + pn)) return false;
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed), end = head + n + pn;
+    if (RS_UNLIKELY(end > r->limit)) {
+        uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+        if (end - tail > r->size && !ring_full(r, head, n + pn, &tail)) return false;
+        ring_limit(r, end, tail);
     }
     if (pre) {
         ring_copy(r, head, pre, pn);
@@ -231,7 +261,7 @@ static inline bool emit2(const struct rs_ev_hdr *pre, const struct rs_ev_hdr *h)
     uint32_t n = h->size, pn = pre ? (uint32_t)sizeof *pre : 0;
     if (RS_UNLIKELY(!r)) return emit_slow(pre, h);
     uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
-    if (RS_UNLIKELY((n & 7) | (n < sizeof *h) | (n > r->size / 4) | (head + n + pn - r->cached_tail > r->size)))
+    if (RS_UNLIKELY((n & 7) | (n < sizeof *h) | (n > r->size / 4) | (head + n + pn > r->limit)))
         return emit_slow(pre, h);
     prefetch_w(r->data + ((head + RS_PREFETCH_AHEAD) & (r->size - 1)));
     if (pre) {

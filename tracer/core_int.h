@@ -48,7 +48,8 @@ enum { RS_RING_FREE = 0, RS_RING_CLAIMED = 1, RS_RING_ALIVE = 2, RS_RING_EXITED 
 struct rs_ring {
     /* producer side */
     _Alignas(RS_CACHELINE) _Atomic uint64_t head;   /* bytes ever written */
-    uint64_t cached_tail;
+    uint64_t limit;                                  /* head may reach this without reading tail (<= tail + size) */
+    uint64_t next_wake;                              /* past half full: wake the writer again from here */
     _Atomic uint64_t drop_events, drop_bytes;        /* written by the producer only */
     /* consumer side */
     _Alignas(RS_CACHELINE) _Atomic uint64_t tail;    /* bytes ever consumed */

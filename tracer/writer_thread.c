@@ -338,8 +338,8 @@ static void *writer_main(void *arg)
     uint64_t period = (uint64_t)rs_cfg.flush_ms * 1000000ull;
     uint64_t last_frame = rs_now(), last_tick = last_frame;
     uint32_t handled = atomic_load(&done_seq);   /* requests made before this thread ran are served too */
-    /* Producers never wake the writer (no syscall on the hot path), so the writer's sleep decides the
-     * zero-drop rate: a ring must not fill between two drains. The sleep follows the fastest ring's
+    /* Producers wake the writer only when a ring is past half full (core.c ring_limit), so the writer's
+     * sleep mostly decides the zero-drop rate: a ring must not fill between two drains. The sleep follows the fastest ring's
      * measured fill rate so that it would be at most ~1/8 full at the next drain (margin for scheduling delays on a loaded machine), and grows (doubling,
      * up to 20 ms) only while the rings stay nearly empty. A fixed 20 ms ceiling alone capped the
      * zero-drop rate at ring/20 ms (1.6 M 64-byte events/s per thread with 2 MiB rings). */

@@ -278,7 +278,7 @@ static int bench_bytes(const char *path, long n)
  * Each thread also checks its own rs_now() never decreases. */
 struct clk_arg {
     double secs;
-    uint64_t n, skipped, backward, *dev;
+    uint64_t n, skipped, backward, ahead, *dev;
     size_t cap;
 };
 
@@ -296,6 +296,7 @@ static void *clock_thread(void *p)
             continue;
         }
         a->dev[a->n++] = r < c1 ? c1 - r : r > c2 ? r - c2 : 0;
+        a->ahead += r > c2;
         for (volatile int i = 0; i < 200; i++) {}   /* ~10 M samples/s would only measure the bracket */
     }
     return NULL;
@@ -308,13 +309,14 @@ static int bench_clock(double secs, int t)
     if (t < 1 || t > 64) return 2;
     size_t cap = (size_t)(secs * 4e6) + 1000;
     for (int i = 0; i < t; i++) {
-        a[i] = (struct clk_arg){secs, 0, 0, 0, malloc(cap * sizeof(uint64_t)), cap};
+        a[i] = (struct clk_arg){secs, 0, 0, 0, 0, malloc(cap * sizeof(uint64_t)), cap};
         if (!a[i].dev) return 2;
         pthread_create(&th[i], NULL, clock_thread, &a[i]);
     }
-    uint64_t n = 0, skipped = 0, backward = 0;
+    uint64_t n = 0, skipped = 0, backward = 0, ahead = 0;
     for (int i = 0; i < t; i++) {
         pthread_join(th[i], NULL);
+        ahead += a[i].ahead;
         n += a[i].n;
         skipped += a[i].skipped;
         backward += a[i].backward;
@@ -330,11 +332,11 @@ static int bench_clock(double secs, int t)
     struct rs_clock_stats cs;
     rs_clock_get_stats(&cs);
     printf("clock.source %s threads %d seconds %.1f samples %llu skipped %llu records %llu "
-           "dev_median_ns %llu dev_p99_ns %llu dev_max_ns %llu backward %llu calib_max_err_ns %llu\n",
+           "dev_median_ns %llu dev_p99_ns %llu dev_max_ns %llu ahead %.0f%% backward %llu calib_max_err_ns %llu\n",
            rs_clock_name(), t, secs, (unsigned long long)k, (unsigned long long)skipped,
            (unsigned long long)cs.records, (unsigned long long)(k ? all[k / 2] : 0),
            (unsigned long long)(k ? all[k * 99 / 100] : 0), (unsigned long long)(k ? all[k - 1] : 0),
-           (unsigned long long)backward, (unsigned long long)cs.max_err_ns);
+           k ? 100.0 * (double)ahead / (double)k : 0.0, (unsigned long long)backward, (unsigned long long)cs.max_err_ns);
     free(all);
     return 0;
 }
