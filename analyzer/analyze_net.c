@@ -11,14 +11,19 @@
 struct qpst *qp_get(struct pass *p, uint32_t qp_num)
 {
     uint64_t v;
-    if (hm_get(&p->qpmap, qp_num, &v))
+    if (p->last_qpi < p->nqps && p->qps[p->last_qpi].acc.qp_num == qp_num)
+        return &p->qps[p->last_qpi];
+    if (hm_get(&p->qpmap, qp_num, &v)) {
+        p->last_qpi = v;
         return &p->qps[v];
+    }
     struct qpst *q = AN_PUSH(p->qps, p->nqps, p->qpcap);
     memset(q, 0, sizeof *q);
     q->acc.qp_num = qp_num;
     q->acc.peer_rank = -1;
     q->last_run = -1;
     hm_put(&p->qpmap, qp_num, p->nqps - 1);
+    p->last_qpi = p->nqps - 1;
     return q;
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "analysis.h"
+#include "analyze_int.h"
 #include "formats/rtrace.h"
 
 static void jstr(FILE *f, const char *s)
@@ -24,7 +25,8 @@ static void jnum(FILE *f, double v)
 {
     if (!isfinite(v))
         v = 0;
-    fprintf(f, "%.9g", v);
+    char b[RS_FMT_G9_MAX];
+    fwrite(b, 1, (size_t)rs_fmt_g9(b, v), f);
 }
 /* ", "key": value" members: most of the report is a run of these after an object's first member. */
 static void kn(FILE *f, const char *key, double v)

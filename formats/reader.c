@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,11 +41,15 @@ struct rs_reader {
     ZSTD_DCtx *dctx;
 
     uint32_t chunk_gen;         /* RS_CHUNK_FIELD_DELTA: previous fields per slot, valid for one chunk */
-    struct {
-        uint32_t gen;
-        uint16_t kind, size;
+    struct rs_fd_slot {
+        uint64_t key;           /* chunk_gen << 32 | size << 16 | kind; a stale generation is an empty slot */
         uint64_t w[(RS_FD_MAX - sizeof(struct rs_ev_hdr)) / 8];
     } fdelta[RS_FD_SLOTS];
+    size_t dec_first, dec_end;  /* decoded events of the current chunk not handed out yet (offsets in raw) */
+    size_t dec_n;
+    uint64_t dec_frame;
+    uint32_t dec_tid;
+    int stop;                   /* a bad event ended the chunk: end of data once the prefix is handed out */
 
     char **strs;                /* by id */
     uint32_t *str_len;
@@ -161,6 +166,25 @@ static int parse_header(struct rs_reader *r, const unsigned char *p, size_t n, c
     return 0;
 }
 
+/* Per kind, what the decode loop checks: the fixed size (known kinds), KI_UNKNOWN (kinds this reader does
+ * not know: counted, skipped by size) and KI_SPECIAL (the core records the reader itself acts on). One
+ * table load and one rarely taken branch per event instead of descriptor lookups. */
+#define KI_SIZE 0xffffu
+#define KI_UNKNOWN (1u << 16)
+#define KI_SPECIAL (1u << 17)
+static uint32_t kinfo[RS_EV_COUNT];
+static pthread_once_t kinfo_once = PTHREAD_ONCE_INIT;
+static void kinfo_init(void)
+{
+    for (unsigned k = 0; k < RS_EV_COUNT; k++) {
+        if (!rs_kind_known(k))
+            kinfo[k] = KI_UNKNOWN;
+        else
+            kinfo[k] = rs_kinds[k].size;
+        if (k == RS_EV_STRING || k == RS_EV_DROPS || k == RS_EV_PROC_END || k == RS_EV_PARTIAL) kinfo[k] |= KI_SPECIAL;
+    }
+}
+
 struct rs_reader *rs_reader_open(const char *path, char *err, size_t errlen)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -180,6 +204,7 @@ struct rs_reader *rs_reader_open(const char *path, char *err, size_t errlen)
         close(fd);
         return NULL;
     }
+    pthread_once(&kinfo_once, kinfo_init);
     r->fd = fd;
     r->path = strdup(path);
     struct rs_file_preamble pre;
@@ -380,108 +405,209 @@ static int load_frame(struct rs_reader *r)
     return 1;
 }
 
+/* Open the next chunk (loading frames as needed). 1 = a chunk is open at r->pos, 0 = end (status set). */
+static int open_chunk(struct rs_reader *r)
+{
+    for (;;) {
+        if (!r->raw || r->pos >= r->raw_len) {
+            if (r->raw_len) {
+                /* the frame just finished decoded cleanly */
+                r->st.frames++;
+                r->st.bytes_read = r->off;
+                r->raw_len = 0;
+            }
+            if (!load_frame(r)) return 0;
+        }
+        const unsigned char *raw = (const unsigned char *)r->raw;
+        struct rs_chunk_hdr c;
+        if (r->raw_len - r->pos < sizeof c) {
+            set_end(r, RS_READ_CORRUPT, "corrupt: frame %llu ends inside a chunk header",
+                    (unsigned long long)r->frame_idx - 1);
+            return 0;
+        }
+        memcpy(&c, raw + r->pos, sizeof c);
+        if (c.magic != RS_CHUNK_MAGIC || c.bytes % 8 || c.bytes > r->raw_len - r->pos - sizeof c) {
+            set_end(r, RS_READ_CORRUPT, "corrupt: bad chunk at byte %zu of frame %llu", r->pos,
+                    (unsigned long long)r->frame_idx - 1);
+            return 0;
+        }
+        if (c.flags & ~(RS_CHUNK_TS_DELTA | RS_CHUNK_FIELD_DELTA)) {
+            set_end(r, RS_READ_CORRUPT, "corrupt: unknown chunk encoding flags 0x%x (written by a newer railscope?)",
+                    c.flags);
+            return 0;
+        }
+        r->pos += sizeof c;
+        r->chunk_end = r->pos + c.bytes;
+        r->chunk_tid = c.tid;
+        r->chunk_flags = c.flags;
+        r->chunk_first = 1;
+        r->chunk_gen++;
+        if (c.bytes) return 1;
+        r->chunk_end = 0;   /* an empty chunk: nothing to hand out */
+    }
+}
+
+/* The reader's own bookkeeping for the few core kinds it acts on. 0 = fine, -1 = corrupt (status set). */
+static int special_event(struct rs_reader *r, struct rs_ev_hdr *h)
+{
+    if (h->kind == RS_EV_STRING) {
+        const struct rs_ev_STRING *s = (const void *)h;
+        if (s->len > h->size - sizeof *s || s->len > RS_MAX_STRING || store_string(r, s->id, (const char *)(s + 1), s->len)) {
+            set_end(r, RS_READ_CORRUPT, "corrupt: bad string record (id %u, %u bytes)", s->id, s->len);
+            return -1;
+        }
+    } else if (h->kind == RS_EV_DROPS) {
+        const struct rs_ev_DROPS *dr = (const void *)h;
+        r->st.drop_events += dr->events;
+        r->st.drop_bytes += dr->bytes;
+    } else if (h->kind == RS_EV_PROC_END) {
+        r->st.proc_end++;
+    } else if (h->kind == RS_EV_PARTIAL) {
+        const struct rs_ev_PARTIAL *p = (const void *)h;
+        const char *why = rs_reader_string(r, p->why, NULL);
+        r->saw_partial = 1;
+        long long e = p->err;   /* -errno from the writer; any value from a hostile file */
+        if (e < 0) e = -e;
+        snprintf(r->partial_why, sizeof r->partial_why, "%s%s%s", why ? why : "write error", e ? ": " : "",
+                 !e ? "" : e < 4096 ? strerror((int)e) : "unknown error");
+    }
+    return 0;
+}
+
+/* dst[i] = src[i] += dst[i] for n words, two at a time (SSE2 paddq on any x86-64; plain adds elsewhere). */
+typedef uint64_t rs_u64x2 __attribute__((vector_size(16)));
+static inline void undo_field_delta(uint64_t *restrict f, uint64_t *restrict w, size_t n)
+{
+    size_t i = 0;
+    for (; i + 2 <= n; i += 2) {
+        rs_u64x2 a, b;
+        memcpy(&a, f + i, 16);
+        memcpy(&b, w + i, 16);
+        a += b;
+        memcpy(f + i, &a, 16);
+        memcpy(w + i, &a, 16);
+    }
+    if (i < n) w[i] = f[i] += w[i];
+}
+
+#define RS_DECODE_BATCH 16384
+
+/* Decode the next events of the open chunk in place, from r->pos on, RS_DECODE_BATCH bytes or to the
+ * chunk's end: sizes checked, timestamp and field deltas undone, strings stored, drops counted. One tight
+ * loop per batch, so the per-event work is only what the encoding needs. Sets r->dec_first/r->dec_end/r->dec_n to the decoded (valid) prefix; on a bad
+ * event the prefix before it is kept and the status is set (end of data once the prefix is handed out). */
+static void decode_chunk(struct rs_reader *r)
+{
+    unsigned char *raw = (unsigned char *)r->raw;
+    size_t pos = r->pos, end = r->chunk_end, n = 0;
+    /* a batch of at most ~16 KB: the caller then reads events the decoder just touched, still in L1 */
+    const size_t lim = end - pos > RS_DECODE_BATCH ? pos + RS_DECODE_BATCH : end;
+    const int fd = (r->chunk_flags & RS_CHUNK_FIELD_DELTA) != 0;
+    const uint64_t tsmask = (r->chunk_flags & RS_CHUNK_TS_DELTA) ? ~0ull : 0;
+    uint64_t prev = r->chunk_first ? 0 : r->chunk_prev_ts, unknown = 0;   /* the first ts is absolute */
+    const uint64_t gen = (uint64_t)r->chunk_gen << 32;
+    r->dec_first = pos;
+    while (pos < lim) {
+        struct rs_ev_hdr *h = (struct rs_ev_hdr *)(raw + pos);
+        size_t left = end - pos;
+        if (__builtin_expect(left < sizeof *h || ((h->size - sizeof *h) > (left - sizeof *h)) | (h->size & 7), 0)) {
+            set_end(r, RS_READ_CORRUPT, "corrupt: bad event size %u at byte %zu of frame %llu",
+                    left < sizeof *h ? 0u : h->size, pos, (unsigned long long)r->frame_idx - 1);
+            r->stop = 1;
+            break;
+        }
+        const unsigned kind = h->kind, size = h->size;
+        const uint32_t ki = kind < RS_EV_COUNT ? kinfo[kind] : KI_UNKNOWN;
+        /* A STRING starts a batch of its own: every event is handed out with the string table exactly as
+         * the events before it left it (a redefined id changes only for the events after the record). */
+        if (__builtin_expect((ki & KI_SPECIAL) && kind == RS_EV_STRING && n, 0))
+            break;
+        h->ts += prev & tsmask;
+        prev = h->ts;
+        if (fd && size <= RS_FD_MAX) {
+            struct rs_fd_slot *sl = &r->fdelta[kind % RS_FD_SLOTS];
+            const size_t nw = (size - sizeof *h) / 8;
+            const uint64_t key = gen | (uint64_t)size << 16 | kind;
+            if (sl->key == key) {
+                undo_field_delta((uint64_t *)(h + 1), sl->w, nw);
+            } else {
+                sl->key = key;
+                memcpy(sl->w, h + 1, nw * 8);
+            }
+        }
+        if (__builtin_expect((ki & (KI_UNKNOWN | KI_SPECIAL)) || size < (ki & KI_SIZE), 0)) {
+            if (ki & KI_UNKNOWN) {
+                unknown++;
+            } else if (size < (ki & KI_SIZE)) {
+                set_end(r, RS_READ_CORRUPT, "corrupt: %s event of %u bytes, needs %u (frame %llu)", rs_kinds[kind].name,
+                        size, rs_kinds[kind].size, (unsigned long long)r->frame_idx - 1);
+                r->stop = 1;
+                break;
+            } else if (special_event(r, h)) {
+                r->stop = 1;
+                break;
+            }
+        }
+        pos += size;
+        n++;
+    }
+    r->chunk_first = 0;
+    r->chunk_prev_ts = prev;
+    r->st.unknown_events += unknown;
+    r->dec_end = pos;
+    r->dec_n = n;
+    r->dec_frame = r->frame_idx - 1;
+    r->dec_tid = r->chunk_tid;
+    if (r->stop || pos >= end) {
+        r->pos = end;
+        r->chunk_end = 0;
+    } else {
+        r->pos = pos;   /* the chunk goes on in the next batch */
+    }
+}
+
+/* Make sure decoded events are waiting. 1 = yes, 0 = end of data. */
+static int fill(struct rs_reader *r)
+{
+    while (r->dec_first >= r->dec_end) {
+        if (r->done || r->stop) {
+            r->done = 1;
+            return 0;
+        }
+        if (!r->chunk_end && !open_chunk(r)) return 0;
+        decode_chunk(r);
+    }
+    return 1;
+}
+
+int rs_reader_next_chunk(struct rs_reader *r, struct rs_chunk *out)
+{
+    if (!r || !fill(r)) return 0;
+    unsigned char *raw = (unsigned char *)r->raw;
+    out->ev = (const struct rs_ev_hdr *)(raw + r->dec_first);
+    out->end = raw + r->dec_end;
+    out->n = r->dec_n;
+    out->tid = r->dec_tid;
+    out->frame = r->dec_frame;
+    r->st.events += r->dec_n;
+    r->dec_first = r->dec_end;
+    r->dec_n = 0;
+    return 1;
+}
+
 int rs_reader_next(struct rs_reader *r, struct rs_event *out)
 {
-    if (!r || r->done) return 0;
-    unsigned char *raw = (unsigned char *)r->raw;
-    for (;;) {
-        if (r->chunk_end && r->pos >= r->chunk_end) r->chunk_end = 0;
-        if (!r->chunk_end) {
-            if (!r->raw || r->pos >= r->raw_len) {
-                if (r->raw_len) {
-                    /* the frame just finished decoded cleanly */
-                    r->st.frames++;
-                    r->st.bytes_read = r->off;
-                    r->raw_len = 0;
-                }
-                if (!load_frame(r)) return 0;
-                raw = (unsigned char *)r->raw;
-            }
-            struct rs_chunk_hdr c;
-            if (r->raw_len - r->pos < sizeof c) {
-                set_end(r, RS_READ_CORRUPT, "corrupt: frame %llu ends inside a chunk header",
-                        (unsigned long long)r->frame_idx - 1);
-                return 0;
-            }
-            memcpy(&c, raw + r->pos, sizeof c);
-            if (c.magic != RS_CHUNK_MAGIC || c.bytes % 8 || c.bytes > r->raw_len - r->pos - sizeof c) {
-                set_end(r, RS_READ_CORRUPT, "corrupt: bad chunk at byte %zu of frame %llu", r->pos,
-                        (unsigned long long)r->frame_idx - 1);
-                return 0;
-            }
-            if (c.flags & ~(RS_CHUNK_TS_DELTA | RS_CHUNK_FIELD_DELTA)) {
-                set_end(r, RS_READ_CORRUPT, "corrupt: unknown chunk encoding flags 0x%x (written by a newer railscope?)",
-                        c.flags);
-                return 0;
-            }
-            r->pos += sizeof c;
-            r->chunk_end = r->pos + c.bytes;
-            r->chunk_tid = c.tid;
-            r->chunk_flags = c.flags;
-            r->chunk_first = 1;
-            r->chunk_gen++;
-            continue;
-        }
-        struct rs_ev_hdr *h = (struct rs_ev_hdr *)(raw + r->pos);
-        size_t left = r->chunk_end - r->pos;
-        if (left < sizeof *h || h->size < sizeof *h || h->size % 8 || h->size > left) {
-            set_end(r, RS_READ_CORRUPT, "corrupt: bad event size %u at byte %zu of frame %llu",
-                    left < sizeof *h ? 0u : h->size, r->pos, (unsigned long long)r->frame_idx - 1);
-            return 0;
-        }
-        if ((r->chunk_flags & RS_CHUNK_TS_DELTA) && !r->chunk_first) h->ts += r->chunk_prev_ts;
-        r->chunk_first = 0;
-        r->chunk_prev_ts = h->ts;
-        if ((r->chunk_flags & RS_CHUNK_FIELD_DELTA) && h->size <= RS_FD_MAX) {
-            __typeof__(&r->fdelta[0]) sl = &r->fdelta[h->kind % RS_FD_SLOTS];
-            uint64_t *f = (uint64_t *)(h + 1);
-            size_t nw = (h->size - sizeof *h) / 8;
-            if (sl->gen == r->chunk_gen && sl->kind == h->kind && sl->size == h->size) {
-                for (size_t i = 0; i < nw; i++) sl->w[i] = f[i] += sl->w[i];
-            } else {
-                sl->gen = r->chunk_gen;
-                sl->kind = h->kind;
-                sl->size = h->size;
-                memcpy(sl->w, f, nw * 8);
-            }
-        }
-        r->pos += h->size;
-        const struct rs_kind_desc *d = rs_kind_get(h->kind);
-        if (d && h->size < d->size) {
-            set_end(r, RS_READ_CORRUPT, "corrupt: %s event of %u bytes, needs %u (frame %llu)", d->name, h->size,
-                    d->size, (unsigned long long)r->frame_idx - 1);
-            return 0;
-        }
-        if (h->kind == RS_EV_STRING) {
-            const struct rs_ev_STRING *s = (const void *)h;
-            if (s->len > h->size - sizeof *s || s->len > RS_MAX_STRING || store_string(r, s->id, (const char *)(s + 1), s->len)) {
-                set_end(r, RS_READ_CORRUPT, "corrupt: bad string record (id %u, %u bytes)", s->id, s->len);
-                return 0;
-            }
-        } else if (h->kind == RS_EV_DROPS) {
-            const struct rs_ev_DROPS *dr = (const void *)h;
-            r->st.drop_events += dr->events;
-            r->st.drop_bytes += dr->bytes;
-        } else if (h->kind == RS_EV_PROC_END) {
-            r->st.proc_end++;
-        } else if (h->kind == RS_EV_PARTIAL) {
-            const struct rs_ev_PARTIAL *p = (const void *)h;
-            const char *why = rs_reader_string(r, p->why, NULL);
-            r->saw_partial = 1;
-            long long e = p->err;   /* -errno from the writer; any value from a hostile file */
-            if (e < 0) e = -e;
-            snprintf(r->partial_why, sizeof r->partial_why, "%s%s%s", why ? why : "write error", e ? ": " : "",
-                     !e ? "" : e < 4096 ? strerror((int)e) : "unknown error");
-        }
-        if (!d) r->st.unknown_events++;
-        r->st.events++;
-        out->ts = h->ts;
-        out->tid = r->chunk_tid;
-        out->known = d != NULL;
-        out->ev = h;
-        out->frame = r->frame_idx - 1;
-        return 1;
-    }
+    if (!r || !fill(r)) return 0;
+    struct rs_ev_hdr *h = (struct rs_ev_hdr *)((unsigned char *)r->raw + r->dec_first);
+    r->dec_first += h->size;
+    r->dec_n--;
+    r->st.events++;
+    out->ts = h->ts;
+    out->tid = r->dec_tid;
+    out->known = rs_kind_known(h->kind);
+    out->ev = h;
+    out->frame = r->dec_frame;
+    return 1;
 }
 
 void rs_reader_close(struct rs_reader *r)

@@ -78,6 +78,35 @@ const char *rs_reader_path(const struct rs_reader *r);
 /* Next event in file order: 1 = *out filled, 0 = end of data (see stats for how it ended), never < 0. */
 int rs_reader_next(struct rs_reader *r, struct rs_event *out);
 
+/* Batch form: the next run of events of the current chunk (one thread's events in a frame; a long chunk
+ * comes in runs of ~16 KB, so the caller reads what the decoder just touched), decoded in place in one
+ * pass: 1 = *out filled (at least one event), 0 = end of data, as for rs_reader_next (the two can be
+ * mixed). Events are contiguous, every size already checked (>= 16, a multiple of 8, within the chunk, >=
+ * the fixed size of a known kind), ts absolute, field deltas undone; STRINGs in the chunk are stored before
+ * the run is returned. Valid until the next rs_reader_next/next_chunk/close. No per-event call or copy:
+ *
+ *     struct rs_chunk c;
+ *     while (rs_reader_next_chunk(r, &c) > 0)
+ *         for (const struct rs_ev_hdr *h = c.ev; h != c.end; h = rs_ev_next(h))
+ *             if (rs_kind_known(h->kind)) ... h->kind, h->ts, c.tid ...
+ */
+struct rs_chunk {
+    const struct rs_ev_hdr *ev;   /* first event */
+    const void *end;              /* one past the last event */
+    size_t n;                     /* events in [ev, end) */
+    uint32_t tid;
+    uint64_t frame;
+};
+int rs_reader_next_chunk(struct rs_reader *r, struct rs_chunk *out);
+
+static inline const struct rs_ev_hdr *rs_ev_next(const struct rs_ev_hdr *h)
+{
+    return (const struct rs_ev_hdr *)((const char *)h + h->size);
+}
+
+/* A kind this reader knows (its struct and rs_kinds[kind] describe it); inline for per-event loops. */
+static inline int rs_kind_known(unsigned kind) { return kind < RS_EV_COUNT && rs_kinds[kind].name; }
+
 /* Interned string by id (NUL-terminated copy; *len = its length if len != NULL); NULL if the id has not
  * been seen (yet). Strings are defined before use, so lookups during iteration work. */
 const char *rs_reader_string(const struct rs_reader *r, uint32_t id, size_t *len);
