@@ -12,7 +12,8 @@ enum rs_mem_kind { RS_MEM_UNKNOWN = 0, RS_MEM_HOST = 1, RS_MEM_PINNED = 2, RS_ME
  * OPEN_DEVICE: hdr.aux = 2 for ibv_import_device. REG_MR: hdr.aux = 1 for ibv_rereg_mr (err = its return);
  * iova is the iova argument (dmabuf MRs: mr->addr holds the offset); mem is enum rs_mem_kind, decided at
  * registration; cuda_device is the CUDA ordinal or -1. CREATE_CQ/CREATE_QP: ext 0 = ibv_create_cq/qp,
- * 1 = through verbs_context create_cq_ex/create_qp_ex, 2 = QP with ibv_wr_* builders (patched). */
+ * 1 = through verbs_context create_cq_ex/create_qp_ex or mlx5dv_create_cq/qp, 2 = QP with ibv_wr_* builders
+ * (patched). */
 #define RS_FIELDS_IBV_OPEN_DEVICE(F) F(x64, ctx) F(str, device) F(u32, pad)
 #define RS_FIELDS_IBV_CLOSE_DEVICE(F) F(x64, ctx) F(i32, ret) F(u32, pad)
 #define RS_FIELDS_IBV_ALLOC_PD(F) F(x64, pd) F(x64, ctx)
@@ -44,6 +45,17 @@ enum rs_mem_kind { RS_MEM_UNKNOWN = 0, RS_MEM_HOST = 1, RS_MEM_PINNED = 2, RS_ME
  * time spent busy-polling it empty (runs of >= 2 empty polls, ended by a completion or req_notify_cq). */
 #define RS_FIELDS_IBV_POLL_EMPTY(F) F(x64, cq) F(u64, count) F(dur, dur)
 #define RS_FIELDS_IBV_REQ_NOTIFY(F) F(x64, cq) F(u32, solicited) F(i32, ret)
+/* Shared receive queues (ibv_create_srq, verbs_context create_srq_ex: ext 0 / 1) and receive work queues
+ * (verbs_context create_wq, i.e. ibv_create_wq). id is the number IBV_POST_RECV.srq carries for this SRQ's
+ * posts: from 2 up, never reused in a process (srq 1: an SRQ created behind the tracer's back). Posts to a
+ * WQ (ibv_post_wq_recv) are IBV_POST_RECV with hdr.aux = 2 and qp_num = the WQ's wq_num. Creation events
+ * carry errno in hdr.aux on failure (object 0). */
+#define RS_FIELDS_IBV_CREATE_SRQ(F) F(x64, srq) F(x64, ctx) F(x64, pd) F(u32, id) F(u32, max_wr) F(u32, ext) \
+    F(u32, pad)
+#define RS_FIELDS_IBV_DESTROY_SRQ(F) F(x64, srq) F(u32, id) F(i32, ret)
+#define RS_FIELDS_IBV_CREATE_WQ(F) F(x64, wq) F(x64, ctx) F(x64, pd) F(x64, cq) F(u32, wq_num) F(u32, wq_type) \
+    F(u32, max_wr) F(u32, pad)
+#define RS_FIELDS_IBV_DESTROY_WQ(F) F(x64, wq) F(u32, wq_num) F(i32, ret)
 
 #define RS_EVENTS_VERBS(X)              \
     X(IBV_OPEN_DEVICE, verbs, RS_FIXED) \
@@ -60,6 +72,10 @@ enum rs_mem_kind { RS_MEM_UNKNOWN = 0, RS_MEM_HOST = 1, RS_MEM_PINNED = 2, RS_ME
     X(IBV_POST_RECV, verbs, RS_FIXED)   \
     X(IBV_WC, verbs, RS_FIXED)          \
     X(IBV_POLL_EMPTY, verbs, RS_FIXED)  \
-    X(IBV_REQ_NOTIFY, verbs, RS_FIXED)
+    X(IBV_REQ_NOTIFY, verbs, RS_FIXED)  \
+    X(IBV_CREATE_SRQ, verbs, RS_FIXED)  \
+    X(IBV_DESTROY_SRQ, verbs, RS_FIXED) \
+    X(IBV_CREATE_WQ, verbs, RS_FIXED)   \
+    X(IBV_DESTROY_WQ, verbs, RS_FIXED)
 
 #endif

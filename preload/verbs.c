@@ -51,6 +51,13 @@
     X(ibv_modify_qp, "IBVERBS_1.1", int, (struct vb_qp * qp, struct vb_qp_attr * attr, int mask),             \
       (qp, attr, mask))                                                                                        \
     X(ibv_destroy_qp, "IBVERBS_1.1", int, (struct vb_qp * qp), (qp))                                           \
+    X(ibv_create_srq, "IBVERBS_1.1", struct vb_srq *, (struct vb_pd * pd, struct vb_srq_init_attr * attr),    \
+      (pd, attr))                                                                                              \
+    X(ibv_destroy_srq, "IBVERBS_1.1", int, (struct vb_srq * srq), (srq))                                       \
+    X(mlx5dv_create_qp, "MLX5_1.3", struct vb_qp *,                                                            \
+      (struct vb_context * ctx, struct vb_qp_init_attr_ex * attr, void *mlx5_attr), (ctx, attr, mlx5_attr))    \
+    X(mlx5dv_create_cq, "MLX5_1.1", struct vb_cq_ex *,                                                         \
+      (struct vb_context * ctx, struct vb_cq_init_attr_ex * attr, void *mlx5_attr), (ctx, attr, mlx5_attr))    \
     X(mlx5dv_open_device, "MLX5_1.7", struct vb_context *, (struct vb_device * dev, void *attr), (dev, attr))   \
     X(mlx5dv_reg_dmabuf_mr, "MLX5_1.25", struct vb_mr *,                                                       \
       (struct vb_pd * pd, uint64_t off, size_t len, uint64_t iova, int fd, int access, int mlx5_access),       \
@@ -565,6 +572,80 @@ static int vbw_ibv_destroy_qp(struct vb_qp *qp)
     }
     errno = saved;
     return ret;
+}
+
+/* ---- SRQs ---- */
+
+static struct vb_srq *vbw_ibv_create_srq(struct vb_pd *pd, struct vb_srq_init_attr *attr)
+{
+    ibv_create_srq_fn real = get_ibv_create_srq();
+    if (!real) FAIL_NOSYS(NULL);
+    int g = rs_guard_enter(); /* a provider going through create_srq_ex records once */
+    uint64_t t0 = rs_now();
+    struct vb_srq *srq = real(pd, attr);
+    int saved = errno;
+    if (g) rs_guard_exit();
+    vb_srq_created(pd ? pd->context : NULL, pd, srq, attr ? attr->max_wr : 0, 0, t0, saved);
+    errno = saved;
+    return srq;
+}
+
+static int vbw_ibv_destroy_srq(struct vb_srq *srq)
+{
+    ibv_destroy_srq_fn real = get_ibv_destroy_srq();
+    if (!real) FAIL_NOSYS(EINVAL);
+    int rec = rec_begin();
+    uint64_t t0 = rs_now();
+    /* forgotten before the call (the address may be reused as soon as it is freed), back if it stays */
+    uint32_t id = srq ? vb_srq_del(srq) : 0;
+    int ret = real(srq);
+    int saved = errno;
+    if (ret && srq && id != VB_SRQ_UNKNOWN) vb_srq_add(srq, id);
+    if (rec) {
+        struct rs_ev_IBV_DESTROY_SRQ ev;
+        RS_EV_INIT(&ev, IBV_DESTROY_SRQ, t0);
+        ev.srq = (uint64_t)(uintptr_t)srq;
+        ev.id = id;
+        ev.ret = ret;
+        rs_emit(&ev.h);
+        rs_guard_exit();
+    }
+    errno = saved;
+    return ret;
+}
+
+/* ---- mlx5 direct verbs creating QPs and CQs without the verbs_context entries ---- */
+
+/* Recorded and patched like create_qp_ex / create_cq_ex (ext 1, or 2 with ibv_wr_* builders). */
+static struct vb_qp *vbw_mlx5dv_create_qp(struct vb_context *ctx, struct vb_qp_init_attr_ex *attr, void *mlx5_attr)
+{
+    mlx5dv_create_qp_fn real = get_mlx5dv_create_qp();
+    if (!real) FAIL_NOSYS(NULL);
+    int g = rs_guard_enter();
+    uint64_t t0 = rs_now();
+    struct vb_qp *qp = real(ctx, attr, mlx5_attr);
+    int saved = errno;
+    if (g) rs_guard_exit();
+    int ex = qp && attr && (attr->comp_mask & VB_QP_INIT_ATTR_SEND_OPS_FLAGS) && attr->send_ops_flags;
+    vb_qp_created(ctx, qp, (const struct vb_qp_init_attr *)attr, ex ? 2 : 1, t0, qp ? 0 : saved);
+    errno = saved;
+    return qp;
+}
+
+static struct vb_cq_ex *vbw_mlx5dv_create_cq(struct vb_context *ctx, struct vb_cq_init_attr_ex *attr,
+                                             void *mlx5_attr)
+{
+    mlx5dv_create_cq_fn real = get_mlx5dv_create_cq();
+    if (!real) FAIL_NOSYS(NULL);
+    int g = rs_guard_enter();
+    uint64_t t0 = rs_now();
+    struct vb_cq_ex *cq = real(ctx, attr, mlx5_attr);
+    int saved = errno;
+    if (g) rs_guard_exit();
+    vb_cq_created(ctx, cq ? &cq->cq_base : NULL, attr ? (int)attr->cqe : 0, 1, attr ? attr->wc_flags : 0, t0,
+                  cq ? 0 : saved);
+    errno = saved;
+    return cq;
 }
 
 /* ---- registration ---- */

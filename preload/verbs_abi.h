@@ -60,6 +60,9 @@ struct vb_context {
 #define VB_VCTX_SZ_OFF 312       /* size_t sz */
 #define VB_VCTX_CREATE_CQ_EX 200 /* struct ibv_cq_ex *(*)(struct ibv_context *, struct ibv_cq_init_attr_ex *) */
 #define VB_VCTX_CREATE_QP_EX 264 /* struct ibv_qp *(*)(struct ibv_context *, struct ibv_qp_init_attr_ex *) */
+#define VB_VCTX_DESTROY_WQ 168   /* int (*)(struct ibv_wq *) */
+#define VB_VCTX_CREATE_WQ 184    /* struct ibv_wq *(*)(struct ibv_context *, struct ibv_wq_init_attr *) */
+#define VB_VCTX_CREATE_SRQ_EX 280 /* struct ibv_srq *(*)(struct ibv_context *, struct ibv_srq_init_attr_ex *) */
 
 struct vb_pd {
     struct vb_context *context;
@@ -75,7 +78,45 @@ struct vb_cq {
 };
 
 struct vb_srq {
-    struct vb_context *context;
+    struct vb_context *context;        /* 0 */
+    void *srq_context;
+    struct vb_pd *pd;                  /* 16 */
+    uint32_t handle;
+};
+
+struct vb_srq_init_attr {
+    void *srq_context;
+    uint32_t max_wr, max_sge, srq_limit; /* 8: struct ibv_srq_attr */
+};
+/* struct ibv_srq_init_attr_ex begins like ibv_srq_init_attr. */
+struct vb_srq_init_attr_ex {
+    void *srq_context;
+    uint32_t max_wr, max_sge, srq_limit;
+    uint32_t comp_mask;                /* 20 */
+    uint32_t srq_type;                 /* 24 */
+    struct vb_pd *pd;                  /* 32, valid with IBV_SRQ_INIT_ATTR_PD */
+};
+#define VB_SRQ_INIT_ATTR_PD (1u << 1)
+
+/* struct ibv_wq: a receive work queue; ibv_post_wq_recv calls its own post_recv member. */
+struct vb_wq;
+struct vb_recv_wr;
+typedef int (*vb_wq_post_recv_fn)(struct vb_wq *, struct vb_recv_wr *, struct vb_recv_wr **);
+struct vb_wq {
+    struct vb_context *context;        /* 0 */
+    void *wq_context;
+    struct vb_pd *pd;                  /* 16 */
+    struct vb_cq *cq;                  /* 24 */
+    uint32_t wq_num, handle;           /* 32, 36 */
+    uint32_t state, wq_type;           /* 40, 44 */
+    vb_wq_post_recv_fn post_recv;      /* 48 */
+};
+struct vb_wq_init_attr {
+    void *wq_context;
+    uint32_t wq_type, max_wr, max_sge; /* 8, 12, 16 */
+    struct vb_pd *pd;                  /* 24 */
+    struct vb_cq *cq;                  /* 32 */
+    uint32_t comp_mask, create_flags;
 };
 
 struct vb_qp {
@@ -293,5 +334,8 @@ _Static_assert(offsetof(struct vb_qp_ex, wr_abort) == 336, "wr_abort");
 _Static_assert(offsetof(struct vb_cq_ex, read_wc_flags) == 216, "read_wc_flags");
 _Static_assert(offsetof(struct vb_qp_attr, timeout) == 130, "qp_attr.timeout");
 _Static_assert(offsetof(struct vb_qp_init_attr_ex, send_ops_flags) == 128, "send_ops_flags");
+_Static_assert(offsetof(struct vb_wq, post_recv) == 48, "wq.post_recv");
+_Static_assert(offsetof(struct vb_wq_init_attr, cq) == 32, "wq_init_attr.cq");
+_Static_assert(offsetof(struct vb_srq_init_attr_ex, pd) == 32, "srq_init_attr_ex.pd");
 
 #endif

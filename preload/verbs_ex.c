@@ -25,6 +25,9 @@ static void **vctx_slot(struct vb_context *ctx, unsigned off)
     return (void **)((char *)ctx - (VB_VCTX_CTX_OFF - off));
 }
 
+/* Record when the family is on and this thread is not already inside a wrapper. */
+static inline int rec_begin_ex(void) { return rs_on(RS_FAM_verbs) && rs_guard_enter(); }
+
 typedef struct vb_cq_ex *(*create_cq_ex_fn)(struct vb_context *, struct vb_cq_init_attr_ex *);
 typedef struct vb_qp *(*create_qp_ex_fn)(struct vb_context *, struct vb_qp_init_attr_ex *);
 
@@ -64,26 +67,139 @@ static struct vb_qp *w_create_qp_ex(struct vb_context *ctx, struct vb_qp_init_at
     return qp;
 }
 
+/* ---- SRQs and WQs ---- */
+
+typedef struct vb_srq *(*create_srq_ex_fn)(struct vb_context *, struct vb_srq_init_attr_ex *);
+typedef struct vb_wq *(*create_wq_fn)(struct vb_context *, struct vb_wq_init_attr *);
+typedef int (*destroy_wq_fn)(struct vb_wq *);
+
+void vb_srq_created(struct vb_context *ctx, struct vb_pd *pd, struct vb_srq *srq, uint32_t max_wr, int ext,
+                    uint64_t t0, int err)
+{
+    uint32_t id = srq ? vb_srq_add(srq, 0) : 0;
+    if (!rec_begin_ex()) return;
+    struct rs_ev_IBV_CREATE_SRQ ev;
+    RS_EV_INIT(&ev, IBV_CREATE_SRQ, t0);
+    ev.h.aux = srq ? 0 : (uint32_t)err;
+    ev.srq = (uint64_t)(uintptr_t)srq;
+    ev.ctx = (uint64_t)(uintptr_t)(srq ? srq->context : ctx);
+    ev.pd = (uint64_t)(uintptr_t)(srq ? srq->pd : pd);
+    ev.id = id;
+    ev.max_wr = max_wr;
+    ev.ext = (uint32_t)ext;
+    ev.pad = 0;
+    rs_emit(&ev.h);
+    rs_guard_exit();
+}
+
+static struct vb_srq *w_create_srq_ex(struct vb_context *ctx, struct vb_srq_init_attr_ex *attr)
+{
+    struct vb_ctx_rec *c = vb_ctx_find(ctx);
+    if (!c || !c->create_srq_ex) {
+        errno = EOPNOTSUPP;
+        return NULL;
+    }
+    int g = rs_guard_enter(); /* a provider going through ibv_create_srq records once */
+    uint64_t t0 = rs_now();
+    struct vb_srq *srq = ((create_srq_ex_fn)c->create_srq_ex)(ctx, attr);
+    int saved = errno;
+    if (g) rs_guard_exit();
+    vb_srq_created(ctx, attr && (attr->comp_mask & VB_SRQ_INIT_ATTR_PD) ? attr->pd : NULL, srq,
+                   attr ? attr->max_wr : 0, 1, t0, saved);
+    errno = saved;
+    return srq;
+}
+
+static struct vb_wq *w_create_wq(struct vb_context *ctx, struct vb_wq_init_attr *attr)
+{
+    struct vb_ctx_rec *c = vb_ctx_find(ctx);
+    if (!c || !c->create_wq) {
+        errno = EOPNOTSUPP;
+        return NULL;
+    }
+    int rec = rec_begin_ex();
+    uint64_t t0 = rs_now();
+    struct vb_wq *wq = ((create_wq_fn)c->create_wq)(ctx, attr);
+    int saved = errno;
+    if (wq && wq->post_recv && wq->post_recv != vb_w_wq_post_recv && vb_wq_add(wq, c, wq->post_recv))
+        __atomic_store_n(&wq->post_recv, vb_w_wq_post_recv, __ATOMIC_RELEASE);
+    if (rec) {
+        struct rs_ev_IBV_CREATE_WQ ev;
+        RS_EV_INIT(&ev, IBV_CREATE_WQ, t0);
+        ev.h.aux = wq ? 0 : (uint32_t)saved;
+        ev.wq = (uint64_t)(uintptr_t)wq;
+        ev.ctx = (uint64_t)(uintptr_t)ctx;
+        ev.pd = (uint64_t)(uintptr_t)(wq ? wq->pd : attr ? attr->pd : NULL);
+        ev.cq = (uint64_t)(uintptr_t)(wq ? wq->cq : attr ? attr->cq : NULL);
+        ev.wq_num = wq ? wq->wq_num : 0;
+        ev.wq_type = wq ? wq->wq_type : attr ? attr->wq_type : 0;
+        ev.max_wr = attr ? attr->max_wr : 0;
+        ev.pad = 0;
+        rs_emit(&ev.h);
+        rs_guard_exit();
+    }
+    errno = saved;
+    return wq;
+}
+
+static int w_destroy_wq(struct vb_wq *wq)
+{
+    struct vb_ctx_rec *c = wq ? vb_ctx_find(wq->context) : NULL;
+    if (!c || !c->destroy_wq) return EOPNOTSUPP;
+    int rec = rec_begin_ex();
+    uint64_t t0 = rs_now();
+    uint32_t wqn = wq->wq_num;
+    /* The WQ's memory goes with the call: forget it first, give it back its own post_recv if it stays. */
+    struct vb_wq_rec *r = vb_wq_find(wq);
+    vb_wq_post_recv_fn orig = r ? r->post_recv : NULL;
+    if (r) vb_wq_del(wq);
+    int ret = ((destroy_wq_fn)c->destroy_wq)(wq);
+    int saved = errno;
+    if (ret && orig && !vb_wq_add(wq, c, orig)) wq->post_recv = orig;
+    if (rec) {
+        struct rs_ev_IBV_DESTROY_WQ ev;
+        RS_EV_INIT(&ev, IBV_DESTROY_WQ, t0);
+        ev.wq = (uint64_t)(uintptr_t)wq;
+        ev.wq_num = wqn;
+        ev.ret = ret;
+        rs_emit(&ev.h);
+        rs_guard_exit();
+    }
+    errno = saved;
+    return ret;
+}
+
+/* vctx entries wrapped: offset, where the original is kept, the wrapper */
+#define VB_VCTX_ENTRIES(X)                                  \
+    X(VB_VCTX_CREATE_CQ_EX, create_cq_ex, w_create_cq_ex)   \
+    X(VB_VCTX_CREATE_QP_EX, create_qp_ex, w_create_qp_ex)   \
+    X(VB_VCTX_CREATE_SRQ_EX, create_srq_ex, w_create_srq_ex) \
+    X(VB_VCTX_CREATE_WQ, create_wq, w_create_wq)            \
+    X(VB_VCTX_DESTROY_WQ, destroy_wq, w_destroy_wq)
+
 void vb_patch_vctx(struct vb_ctx_rec *c)
 {
-    void **s = vctx_slot(c->ctx, VB_VCTX_CREATE_CQ_EX);
-    if (s && *s && *s != (void *)w_create_cq_ex) {
-        c->create_cq_ex = *s;
-        *s = (void *)w_create_cq_ex;
+#define VPATCH(off, f, w)                              \
+    {                                                  \
+        void **s = vctx_slot(c->ctx, off);             \
+        if (s && *s && *s != (void *)w) {              \
+            c->f = *s;                                 \
+            *s = (void *)w;                            \
+        }                                              \
     }
-    s = vctx_slot(c->ctx, VB_VCTX_CREATE_QP_EX);
-    if (s && *s && *s != (void *)w_create_qp_ex) {
-        c->create_qp_ex = *s;
-        *s = (void *)w_create_qp_ex;
-    }
+    VB_VCTX_ENTRIES(VPATCH)
+#undef VPATCH
 }
 
 void vb_unpatch_vctx(struct vb_ctx_rec *c)
 {
-    void **s = vctx_slot(c->ctx, VB_VCTX_CREATE_CQ_EX);
-    if (s && *s == (void *)w_create_cq_ex && c->create_cq_ex) *s = c->create_cq_ex;
-    s = vctx_slot(c->ctx, VB_VCTX_CREATE_QP_EX);
-    if (s && *s == (void *)w_create_qp_ex && c->create_qp_ex) *s = c->create_qp_ex;
+#define VUNPATCH(off, f, w)                                    \
+    {                                                          \
+        void **s = vctx_slot(c->ctx, off);                     \
+        if (s && *s == (void *)w && c->f) *s = c->f;           \
+    }
+    VB_VCTX_ENTRIES(VUNPATCH)
+#undef VUNPATCH
 }
 
 /* ---- ibv_qp_ex builders ---- */

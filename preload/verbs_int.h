@@ -29,6 +29,7 @@ struct vb_ctx_rec {
     vb_req_notify_fn req_notify_cq;
     void *create_cq_ex;                /* NULL when absent or not patched */
     void *create_qp_ex;
+    void *create_srq_ex, *create_wq, *destroy_wq;
 } __attribute__((aligned(64)));   /* the data path's fields (ctx, id, the five entries) share one line */
 
 /* One CQ: empty-poll accounting (written by the polling thread, read by the tick) and, for a cq_ex, the
@@ -109,6 +110,22 @@ void vb_cq_unbind_ctx(const struct vb_ctx_rec *c);
 static inline struct vb_qp_rec *vb_qp_find(const struct vb_qp *qp);
 struct vb_qp_rec *vb_qp_add(struct vb_qp *qp, struct vb_ctx_rec *c);
 void vb_qp_del(struct vb_qp *qp);
+/* SRQs: pointer -> id (what IBV_POST_RECV.srq carries); WQs: pointer -> the provider's post_recv. */
+#define VB_MAX_SRQ 1024
+#define VB_MAX_WQ 1024
+#define VB_SRQ_UNKNOWN 1u                /* an SRQ not seen created; ids of tracked ones start at 2 */
+struct vb_wq_rec {
+    struct vb_wq *wq;
+    struct vb_ctx_rec *c;
+    vb_wq_post_recv_fn post_recv;
+};
+/* id 0: assign the next id. Returns the id, 0 when the table is full. */
+uint32_t vb_srq_add(struct vb_srq *srq, uint32_t id);
+uint32_t vb_srq_del(struct vb_srq *srq); /* its id; VB_SRQ_UNKNOWN if it had none */
+static inline uint32_t vb_srq_id(const struct vb_srq *srq);
+struct vb_wq_rec *vb_wq_add(struct vb_wq *wq, struct vb_ctx_rec *c, vb_wq_post_recv_fn orig); /* NULL: full */
+void vb_wq_del(struct vb_wq *wq);
+static inline struct vb_wq_rec *vb_wq_find(const struct vb_wq *wq);
 /* Emit POLL_EMPTY for counters that moved (all CQs, or one before its destruction). */
 void vb_flush_empty_all(void);
 void vb_flush_empty(struct vb_cq_rec *q, uint64_t now);
@@ -124,6 +141,7 @@ uint8_t vb_classify(uint64_t addr, uint64_t len, int *cuda_dev);
 /* Data path (verbs_ops.c). */
 void vb_patch_ops(struct vb_ctx_rec *c);      /* saves originals into c, installs wrappers */
 void vb_unpatch_ops(struct vb_ctx_rec *c);    /* restores them (close_device) */
+int vb_w_wq_post_recv(struct vb_wq *wq, struct vb_recv_wr *wr, struct vb_recv_wr **bad); /* a WQ's post_recv */
 static inline uint8_t vb_sge_kind(const struct vb_ctx_rec *c, const struct vb_sge *sg, int n, uint64_t *bytes);
 static inline void vb_count_empty(struct vb_cq_rec *q);
 static inline void vb_end_empty_run(struct vb_cq_rec *q, uint64_t now);
@@ -136,6 +154,8 @@ void vb_patch_cq_ex(struct vb_cq_rec *q);
 /* Bookkeeping shared by ibv_create_qp and create_qp_ex / ibv_create_cq and create_cq_ex. */
 void vb_qp_created(struct vb_context *ctx, struct vb_qp *qp, const struct vb_qp_init_attr *a, int ex,
                    uint64_t t0, int err);
+void vb_srq_created(struct vb_context *ctx, struct vb_pd *pd, struct vb_srq *srq, uint32_t max_wr, int ext,
+                    uint64_t t0, int err);
 void vb_cq_created(struct vb_context *ctx, struct vb_cq *cq, int cqe, int ex, uint64_t wc_flags, uint64_t t0,
                    int err);
 
@@ -189,6 +209,35 @@ static inline struct vb_qp_rec *vb_qp_find(const struct vb_qp *qp)
         unsigned s = (unsigned)(h + i) & (VB_MAX_QP - 1);
         uintptr_t k = __atomic_load_n(&vb_qp_keys[s], __ATOMIC_ACQUIRE);
         if (RS_LIKELY(k == (uintptr_t)qp)) return vb_qp_recs[s];
+        if (!k) return NULL;
+    }
+    return NULL;
+}
+
+extern VB_HIDDEN uintptr_t vb_srq_keys[VB_MAX_SRQ];
+extern VB_HIDDEN uint32_t vb_srq_ids[VB_MAX_SRQ];
+extern VB_HIDDEN uintptr_t vb_wq_keys[VB_MAX_WQ];
+extern VB_HIDDEN struct vb_wq_rec vb_wq_recs[VB_MAX_WQ];
+
+static inline uint32_t vb_srq_id(const struct vb_srq *srq)
+{
+    uint64_t h = vb_hash_ptr(srq);
+    for (unsigned i = 0; i < VB_MAX_SRQ; i++) {
+        unsigned s = (unsigned)(h + i) & (VB_MAX_SRQ - 1);
+        uintptr_t k = __atomic_load_n(&vb_srq_keys[s], __ATOMIC_ACQUIRE);
+        if (RS_LIKELY(k == (uintptr_t)srq)) return vb_srq_ids[s];
+        if (!k) break;
+    }
+    return VB_SRQ_UNKNOWN;
+}
+
+static inline struct vb_wq_rec *vb_wq_find(const struct vb_wq *wq)
+{
+    uint64_t h = vb_hash_ptr(wq);
+    for (unsigned i = 0; i < VB_MAX_WQ; i++) {
+        unsigned s = (unsigned)(h + i) & (VB_MAX_WQ - 1);
+        uintptr_t k = __atomic_load_n(&vb_wq_keys[s], __ATOMIC_ACQUIRE);
+        if (RS_LIKELY(k == (uintptr_t)wq)) return &vb_wq_recs[s];
         if (!k) return NULL;
     }
     return NULL;

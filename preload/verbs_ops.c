@@ -106,12 +106,13 @@ static int w_post_send(struct vb_qp *qp, struct vb_send_wr *wr, struct vb_send_w
     return 0;
 }
 
-static inline void emit_recvs(const struct vb_ctx_rec *c, uint32_t qpn, uint32_t srq, uint64_t t0, int ret,
-                              const struct vb_recv_wr *wr, const struct vb_recv_wr *badw)
+static inline void emit_recvs(const struct vb_ctx_rec *c, uint32_t qpn, uint32_t srq, uint32_t aux, uint64_t t0,
+                              int ret, const struct vb_recv_wr *wr, const struct vb_recv_wr *badw)
 {
     int verdict = 0;
     struct rs_ev_IBV_POST_RECV ev;
     RS_EV_INIT(&ev, IBV_POST_RECV, t0);
+    ev.h.aux = aux;
     ev.qp_num = qpn;
     ev.srq = srq;
     ev.pad = 0;
@@ -135,7 +136,7 @@ static int w_post_recv(struct vb_qp *qp, struct vb_recv_wr *wr, struct vb_recv_w
     if (!rs_on(RS_FAM_verbs)) return c->post_recv(qp, wr, bad);
     uint64_t t0 = rs_now();
     int ret = c->post_recv(qp, wr, bad);
-    emit_recvs(c, qp->qp_num, 0, t0, ret, wr, ret && bad ? *bad : NULL);
+    emit_recvs(c, qp->qp_num, 0, 0, t0, ret, wr, ret && bad ? *bad : NULL);
     return ret;
 }
 
@@ -146,7 +147,20 @@ static int w_post_srq_recv(struct vb_srq *srq, struct vb_recv_wr *wr, struct vb_
     if (!rs_on(RS_FAM_verbs)) return c->post_srq_recv(srq, wr, bad);
     uint64_t t0 = rs_now();
     int ret = c->post_srq_recv(srq, wr, bad);
-    emit_recvs(c, 0, 1, t0, ret, wr, ret && bad ? *bad : NULL);
+    emit_recvs(c, 0, vb_srq_id(srq), 0, t0, ret, wr, ret && bad ? *bad : NULL);
+    return ret;
+}
+
+/* ibv_post_wq_recv calls the WQ's own post_recv: patched per WQ at creation (verbs_ex.c). */
+int vb_w_wq_post_recv(struct vb_wq *wq, struct vb_recv_wr *wr, struct vb_recv_wr **bad)
+{
+    const struct vb_wq_rec *r = vb_wq_find(wq);
+    vb_wq_post_recv_fn real = r ? __atomic_load_n(&r->post_recv, __ATOMIC_RELAXED) : NULL;
+    if (RS_UNLIKELY(!real)) return EINVAL; /* a WQ we never patched (cannot happen): never call NULL */
+    if (!rs_on(RS_FAM_verbs)) return real(wq, wr, bad);
+    uint64_t t0 = rs_now();
+    int ret = real(wq, wr, bad);
+    emit_recvs(r->c, wq->wq_num, 0, 2, t0, ret, wr, ret && bad ? *bad : NULL);
     return ret;
 }
 

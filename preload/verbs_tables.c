@@ -172,6 +172,90 @@ void vb_qp_del(struct vb_qp *qp)
     free(dead);
 }
 
+/* ---- SRQs (id for IBV_POST_RECV.srq) and WQs (the provider's post_recv) ---- */
+uintptr_t vb_srq_keys[VB_MAX_SRQ];
+uint32_t vb_srq_ids[VB_MAX_SRQ];
+static uint32_t srq_next_id = VB_SRQ_UNKNOWN + 1;
+
+uint32_t vb_srq_add(struct vb_srq *srq, uint32_t id)
+{
+    uint32_t got = 0;
+    pthread_mutex_lock(&tab_lock);
+    uint64_t h = vb_hash_ptr(srq);
+    for (unsigned i = 0; i < VB_MAX_SRQ; i++) {
+        unsigned s = (unsigned)(h + i) & (VB_MAX_SRQ - 1);
+        uintptr_t k = vb_srq_keys[s];
+        if (k == (uintptr_t)srq) { /* created again behind a missed destroy: a new SRQ, a new id */
+            got = vb_srq_ids[s] = id ? id : srq_next_id++;
+            break;
+        }
+        if (k && k != TOMB) continue;
+        got = vb_srq_ids[s] = id ? id : srq_next_id++;
+        __atomic_store_n(&vb_srq_keys[s], (uintptr_t)srq, __ATOMIC_RELEASE);
+        break;
+    }
+    pthread_mutex_unlock(&tab_lock);
+    if (!got) rs_warn_once("verbs: more than %d live SRQs; posts to further SRQs show srq 1", VB_MAX_SRQ);
+    return got;
+}
+
+uint32_t vb_srq_del(struct vb_srq *srq)
+{
+    uint32_t id = VB_SRQ_UNKNOWN;
+    pthread_mutex_lock(&tab_lock);
+    uint64_t h = vb_hash_ptr(srq);
+    for (unsigned i = 0; i < VB_MAX_SRQ; i++) {
+        unsigned s = (unsigned)(h + i) & (VB_MAX_SRQ - 1);
+        uintptr_t k = vb_srq_keys[s];
+        if (!k) break;
+        if (k != (uintptr_t)srq) continue;
+        id = vb_srq_ids[s];
+        __atomic_store_n(&vb_srq_keys[s], TOMB, __ATOMIC_RELEASE);
+        break;
+    }
+    pthread_mutex_unlock(&tab_lock);
+    return id;
+}
+
+uintptr_t vb_wq_keys[VB_MAX_WQ];
+struct vb_wq_rec vb_wq_recs[VB_MAX_WQ];
+
+struct vb_wq_rec *vb_wq_add(struct vb_wq *wq, struct vb_ctx_rec *c, vb_wq_post_recv_fn orig)
+{
+    struct vb_wq_rec *r = NULL;
+    pthread_mutex_lock(&tab_lock);
+    uint64_t h = vb_hash_ptr(wq);
+    for (unsigned i = 0; i < VB_MAX_WQ; i++) {
+        unsigned s = (unsigned)(h + i) & (VB_MAX_WQ - 1);
+        uintptr_t k = vb_wq_keys[s];
+        if (k != (uintptr_t)wq && k && k != TOMB) continue;
+        r = &vb_wq_recs[s];
+        r->wq = wq;
+        r->c = c;
+        __atomic_store_n(&r->post_recv, orig, __ATOMIC_RELAXED);
+        __atomic_store_n(&vb_wq_keys[s], (uintptr_t)wq, __ATOMIC_RELEASE);
+        break;
+    }
+    pthread_mutex_unlock(&tab_lock);
+    if (!r) rs_warn_once("verbs: more than %d live WQs; posts to further WQs are not traced", VB_MAX_WQ);
+    return r;
+}
+
+void vb_wq_del(struct vb_wq *wq)
+{
+    pthread_mutex_lock(&tab_lock);
+    uint64_t h = vb_hash_ptr(wq);
+    for (unsigned i = 0; i < VB_MAX_WQ; i++) {
+        unsigned s = (unsigned)(h + i) & (VB_MAX_WQ - 1);
+        uintptr_t k = vb_wq_keys[s];
+        if (!k) break;
+        if (k != (uintptr_t)wq) continue;
+        __atomic_store_n(&vb_wq_keys[s], TOMB, __ATOMIC_RELEASE);
+        break;
+    }
+    pthread_mutex_unlock(&tab_lock);
+}
+
 /* ---- empty-poll counters ---- */
 
 void vb_run_begin(struct vb_cq_rec *q, uint64_t e)

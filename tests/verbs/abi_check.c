@@ -18,7 +18,6 @@ static void check(const char *what, size_t ours, size_t theirs)
 
 int main(void)
 {
-    printf("1..57\n");
     OFF(vb_context_ops, poll_cq, ibv_context_ops, poll_cq);
     OFF(vb_context_ops, req_notify_cq, ibv_context_ops, req_notify_cq);
     OFF(vb_context_ops, post_srq_recv, ibv_context_ops, post_srq_recv);
@@ -42,6 +41,26 @@ int main(void)
     SZ(vb_cq, ibv_cq);
     OFF(vb_cq, cqe, ibv_cq, cqe);
     OFF(vb_srq, context, ibv_srq, context);
+    OFF(vb_srq, pd, ibv_srq, pd);
+    OFF(vb_srq, handle, ibv_srq, handle);
+    OFF(vb_srq_init_attr, max_wr, ibv_srq_init_attr, attr.max_wr);
+    OFF(vb_srq_init_attr_ex, max_wr, ibv_srq_init_attr_ex, attr.max_wr);
+    OFF(vb_srq_init_attr_ex, comp_mask, ibv_srq_init_attr_ex, comp_mask);
+    OFF(vb_srq_init_attr_ex, srq_type, ibv_srq_init_attr_ex, srq_type);
+    OFF(vb_srq_init_attr_ex, pd, ibv_srq_init_attr_ex, pd);
+    check("IBV_SRQ_INIT_ATTR_PD", VB_SRQ_INIT_ATTR_PD, IBV_SRQ_INIT_ATTR_PD);
+    OFF(vb_wq, pd, ibv_wq, pd);
+    OFF(vb_wq, cq, ibv_wq, cq);
+    OFF(vb_wq, wq_num, ibv_wq, wq_num);
+    OFF(vb_wq, wq_type, ibv_wq, wq_type);
+    OFF(vb_wq, post_recv, ibv_wq, post_recv);
+    OFF(vb_wq_init_attr, wq_type, ibv_wq_init_attr, wq_type);
+    OFF(vb_wq_init_attr, max_wr, ibv_wq_init_attr, max_wr);
+    OFF(vb_wq_init_attr, pd, ibv_wq_init_attr, pd);
+    OFF(vb_wq_init_attr, cq, ibv_wq_init_attr, cq);
+    check("verbs_context.destroy_wq", VB_VCTX_DESTROY_WQ, offsetof(struct verbs_context, destroy_wq));
+    check("verbs_context.create_wq", VB_VCTX_CREATE_WQ, offsetof(struct verbs_context, create_wq));
+    check("verbs_context.create_srq_ex", VB_VCTX_CREATE_SRQ_EX, offsetof(struct verbs_context, create_srq_ex));
     OFF(vb_pd, context, ibv_pd, context);
     SZ(vb_sge, ibv_sge);
     OFF(vb_send_wr, opcode, ibv_send_wr, opcode);
@@ -76,5 +95,6 @@ int main(void)
     OFF(vb_cq_ex, wr_id, ibv_cq_ex, wr_id);
     OFF(vb_cq_ex, start_poll, ibv_cq_ex, start_poll);
     OFF(vb_cq_ex, read_wc_flags, ibv_cq_ex, read_wc_flags);
+    printf("1..%d\n", n); /* plan at the end: the count cannot go stale */
     return bad != 0;
 }

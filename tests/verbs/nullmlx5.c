@@ -1,6 +1,8 @@
 /* A stand-in libmlx5.so.1 for the null provider (tests only): mlx5dv_open_device opens a null context the
- * way libmlx5 does, without going through ibv_open_device, and mlx5dv_reg_dmabuf_mr registers an MR
- * without the exported libibverbs functions. Symbol versions as rdma-core's (MLX5_1.7, MLX5_1.25). */
+ * way libmlx5 does, without going through ibv_open_device, mlx5dv_reg_dmabuf_mr registers an MR without
+ * the exported libibverbs functions, and mlx5dv_create_qp / mlx5dv_create_cq create extended QPs and CQs
+ * without the verbs_context entries (the mlx5-specific attributes are ignored). Symbol versions as
+ * rdma-core's (MLX5_1.1, 1.3, 1.7, 1.25). */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stddef.h>
@@ -37,3 +39,27 @@ EXPORT void *mlx5dv_reg_dmabuf_mr_impl(struct ibv_pd *pd, uint64_t offset, size_
     return mr_new(pd, (void *)(uintptr_t)offset, len);
 }
 V(mlx5dv_reg_dmabuf_mr, "MLX5_1.25");
+
+EXPORT void *mlx5dv_create_qp_impl(void *ctx, void *attr, void *mlx5_attr)
+{
+    (void)mlx5_attr;
+    void *(*create)(void *, void *) = (void *(*)(void *, void *))dlsym(RTLD_DEFAULT, "nullprov_create_qp_ex_raw");
+    if (!create) {
+        errno = EOPNOTSUPP;
+        return NULL;
+    }
+    return create(ctx, attr);
+}
+V(mlx5dv_create_qp, "MLX5_1.3");
+
+EXPORT void *mlx5dv_create_cq_impl(void *ctx, void *attr, void *mlx5_attr)
+{
+    (void)mlx5_attr;
+    void *(*create)(void *, void *) = (void *(*)(void *, void *))dlsym(RTLD_DEFAULT, "nullprov_create_cq_ex_raw");
+    if (!create) {
+        errno = EOPNOTSUPP;
+        return NULL;
+    }
+    return create(ctx, attr);
+}
+V(mlx5dv_create_cq, "MLX5_1.1");

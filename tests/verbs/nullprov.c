@@ -12,7 +12,12 @@
  *  - nullprov_open_untraced() opens a context behind the tracer's back (the benchmark's baseline);
  *  - NULLPROV_MINIMAL=1: contexts without post_srq_recv, req_notify_cq, create_cq_ex and create_qp_ex
  *    (NULL entries, which a tracer must leave NULL);
- *  - SRQs: receives posted to an SRQ are consumed by SENDs on any QP attached to it.
+ *  - SRQs: receives posted to an SRQ are consumed by SENDs on any QP attached to it; ibv_create_srq and
+ *    the verbs_context create_srq_ex (ibv_create_srq_ex with a non-basic mask) both create them;
+ *  - WQs (verbs_context create_wq / destroy_wq): ibv_post_wq_recv queues receives (nothing consumes them);
+ *    a WR with more than one SGE fails the post with EINVAL and *bad_wr = that WR;
+ *  - nullprov_create_qp_ex_raw / nullprov_create_cq_ex_raw: the QP/CQ creation behind the verbs_context
+ *    entries, for the stand-in libmlx5's mlx5dv_create_qp / mlx5dv_create_cq.
  */
 #include <errno.h>
 #include <infiniband/verbs.h>
@@ -37,6 +42,12 @@ struct np_cq {
 
 struct np_srq {
     struct ibv_srq srq;
+    uint64_t wr_id[RING];
+    unsigned head, tail;
+};
+
+struct np_wq {
+    struct ibv_wq wq;
     uint64_t wr_id[RING];
     unsigned head, tail;
 };
@@ -290,6 +301,62 @@ static struct ibv_qp *np_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_ini
     return np_qp_new(pd, &b, ex);
 }
 
+/* ---- SRQs and WQs ---- */
+static struct ibv_srq *np_srq_new(struct ibv_context *ctx, struct ibv_pd *pd)
+{
+    struct np_srq *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->srq.context = ctx;
+    s->srq.pd = pd;
+    return &s->srq;
+}
+
+static struct ibv_srq *np_create_srq_ex(struct ibv_context *ctx, struct ibv_srq_init_attr_ex *a)
+{
+    if (!(a->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !a->pd || a->pd->context != ctx) {
+        errno = EINVAL;
+        return NULL;
+    }
+    return np_srq_new(ctx, a->pd);
+}
+
+static int np_wq_post_recv(struct ibv_wq *wq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+    struct np_wq *w = (struct np_wq *)wq;
+    for (; wr; wr = wr->next) {
+        if (wr->num_sge > 1 || w->tail - w->head >= RING) {
+            *bad = wr;
+            return wr->num_sge > 1 ? EINVAL : ENOMEM;
+        }
+        w->wr_id[w->tail++ % RING] = wr->wr_id;
+    }
+    return 0;
+}
+
+static struct ibv_wq *np_create_wq(struct ibv_context *ctx, struct ibv_wq_init_attr *a)
+{
+    if (!a->pd || !a->cq || a->pd->context != ctx) {
+        errno = EINVAL;
+        return NULL;
+    }
+    struct np_wq *w = calloc(1, sizeof *w);
+    if (!w) return NULL;
+    w->wq.context = ctx;
+    w->wq.pd = a->pd;
+    w->wq.cq = a->cq;
+    w->wq.wq_num = next_qpn++;
+    w->wq.wq_type = a->wq_type;
+    w->wq.state = IBV_WQS_RESET;
+    w->wq.post_recv = np_wq_post_recv;
+    return &w->wq;
+}
+
+static int np_destroy_wq(struct ibv_wq *wq)
+{
+    free(wq);
+    return 0;
+}
+
 /* ---- exported API ---- */
 #define V(name, ver) __asm__(".symver " #name "_impl, " #name "@@" ver)
 
@@ -332,12 +399,25 @@ EXPORT struct ibv_context *ibv_open_device_impl(struct ibv_device *dev)
     v->context.ops.req_notify_cq = minimal ? NULL : np_req_notify;
     v->create_cq_ex = minimal ? NULL : np_create_cq_ex;
     v->create_qp_ex = minimal ? NULL : np_create_qp_ex;
+    v->create_srq_ex = minimal ? NULL : np_create_srq_ex;
+    v->create_wq = minimal ? NULL : np_create_wq;
+    v->destroy_wq = minimal ? NULL : np_destroy_wq;
     return &v->context;
 }
 V(ibv_open_device, "IBVERBS_1.1");
 
 /* The benchmark's baseline: a context the tracer never sees (not reached through ibv_open_device). */
 EXPORT struct ibv_context *nullprov_open_untraced(struct ibv_device *dev) { return ibv_open_device_impl(dev); }
+
+/* What mlx5dv_create_qp / mlx5dv_create_cq do: create without the verbs_context entries. */
+EXPORT struct ibv_qp *nullprov_create_qp_ex_raw(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a)
+{
+    return np_create_qp_ex(ctx, a);
+}
+EXPORT struct ibv_cq_ex *nullprov_create_cq_ex_raw(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *a)
+{
+    return np_create_cq_ex(ctx, a);
+}
 
 EXPORT int ibv_close_device_impl(struct ibv_context *ctx)
 {
@@ -467,11 +547,7 @@ V(ibv_destroy_cq, "IBVERBS_1.1");
 EXPORT struct ibv_srq *ibv_create_srq_impl(struct ibv_pd *pd, struct ibv_srq_init_attr *a)
 {
     (void)a;
-    struct np_srq *s = calloc(1, sizeof *s);
-    if (!s) return NULL;
-    s->srq.context = pd->context;
-    s->srq.pd = pd;
-    return &s->srq;
+    return np_srq_new(pd->context, pd);
 }
 V(ibv_create_srq, "IBVERBS_1.1");
 

@@ -36,10 +36,11 @@ is "$(field "$d" ibv_poll_empty count | awk '{s+=$1} END {print s+0}')" "$(summa
 is "$(nkind "$d" ibv_reg_mr 'aux=1 .*mem=2 ')" 1 "ibv_rereg_mr onto mlocked memory: recorded (aux=1), reclassified pinned"
 is "$(nkind "$d" ibv_post_send 'wr_id=0x7a69 .*mem=2 ')" 1 "posts through the new lkey carry the new memory kind"
 
-# Shared receive queues: receives posted through ops.post_srq_recv are recorded (srq=1) and consumed.
+# Shared receive queues: receives posted through ops.post_srq_recv are recorded with the SRQ's id and consumed.
 out=$(on_null traced "$T/srq" "$VT/vt_min" -n 7 2>&1)
 d=$(vdump "$T/srq")
-is "$(nkind "$d" ibv_post_recv 'srq=1 ')" "$(summary "$out" srq_recvs)" "SRQ: one post event per receive posted to the SRQ"
+sid=$(field "$d" ibv_create_srq id)
+is "$(nkind "$d" ibv_post_recv "srq=${sid:-none} ")" "$(summary "$out" srq_recvs)" "SRQ: one post event per receive posted to the SRQ, with its id"
 is "$(nkind "$d" ibv_wc 'opcode=128 ')" 7 "SRQ: their completions"
 # A provider without the optional entries: the tracer leaves NULL entries NULL (callers test them).
 plain=$(NULLPROV_MINIMAL=1 on_null run_timeout 20 "$VT/vt_min" 2>&1)
