@@ -118,6 +118,8 @@ struct rs_an_coll {
     double dur_s;            /* last arrival -> last end: the collective's own time */
     double algbw_gbps, busbw_gbps; /* nccl-tests formulas over dur_s; GB/s = 1e9 bytes/s */
     double rs_s, ag_s;       /* ring: reduce-scatter and all-gather halves (0 when unknown) */
+    double reduce_s, bcast_s; /* tree: reduce (up) phase from the last arrival to the end of the last
+                               * rank's reduce, and the broadcast (down) after it (0 when unknown) */
     double intra_s, net_s, stall_s; /* split of dur_s */
     int32_t stall_rank;      /* rank owning the worst-stalled QP, -1 none */
     uint32_t stall_qp;

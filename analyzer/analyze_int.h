@@ -41,6 +41,7 @@ struct an_lcoll {
     uint64_t host_ts;            /* NCCL_COLL (enqueue) time */
     uint64_t kstart, kend;       /* GPU interval (NCCL kernel, else proxy ops, else enqueue) */
     uint64_t rs_end;             /* end of the reduce-scatter half (ring, from send proxy steps), 0 unknown */
+    uint64_t up_end;             /* tree: end of this rank's reduce (up) phase, from proxy ops, 0 unknown */
     int32_t nranks, step;        /* step index on this rank, -1 none */
     int32_t timed;               /* 1 when the interval is GPU/proxy time, 0 = only the enqueue call */
     char func[24], algo[16];

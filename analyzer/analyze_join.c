@@ -270,6 +270,7 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
         int32_t stall_rank = -1;
         uint32_t stall_qp = 0;
         size_t nrs = 0;
+        double up = -INFINITY;
         for (size_t k = i; k < j; k++) {
             const struct an_lcoll *c = &R[m[k].r].colls[m[k].c];
             double arr = RUN(m[k].r, c->kstart), e = RUN(m[k].r, c->kend);
@@ -292,6 +293,8 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
             }
             if (c->rs_end)
                 tmp[nrs++] = RUN(m[k].r, c->rs_end);
+            if (c->up_end) /* the reduce is over when the last rank (the root) has its children's sums */
+                up = fmax(up, RUN(m[k].r, c->up_end));
         }
         gc->first_arrival_ns = (uint64_t)fmax(first, 0);
         gc->last_arrival_ns = (uint64_t)fmax(L, 0);
@@ -305,6 +308,10 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
         if (gc->dur_s > 0 && timed && gc->nranks > 1) { /* enqueue-only intervals say nothing about bandwidth */
             gc->algbw_gbps = gc->bytes / gc->dur_s / 1e9;
             gc->busbw_gbps = gc->algbw_gbps * bus_factor(gc->func, gc->nranks);
+        }
+        if (up > -INFINITY) {
+            gc->reduce_s = fmax(up - L, 0) * 1e-9;
+            gc->bcast_s = fmax(end - fmax(up, L), 0) * 1e-9;
         }
         if (nrs) {
             double rs = median(tmp, nrs);

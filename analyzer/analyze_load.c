@@ -475,6 +475,7 @@ void an_load_rank(const char *path, const struct rs_report_opts *o, double link_
     }
     if (r->out.input != RS_AN_COMPLETE)
         snprintf(r->err, sizeof r->err, "%s", st->reason);
+    an_tree_phases(p);
     an_local(p, link_gbps_hint);
     rs_reader_close(rd);
     an_pass_free(p);

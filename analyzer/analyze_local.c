@@ -589,6 +589,7 @@ static void host_checks(struct pass *p)
 
 void an_pass_free(struct pass *p)
 {
+    free(p->treeops);
     rs_facts_free(&p->facts);
     free(p->kcls);
     iv_free(&p->compute);

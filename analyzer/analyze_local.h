@@ -66,6 +66,7 @@ struct pass {
     struct hmap accmap;           /* ProxyOp handle -> accs index */
     size_t *freeacc; size_t nfreeacc, freecap;
     struct wrrec *pruns; size_t npruns, pruncap; /* send-step bursts per proxy channel (stand-in QPs) */
+    struct treeop *treeops; size_t ntreeops, treeopcap; /* tree AllReduce proxy ops, for the phases */
     struct wrrec *wrs; size_t nwrs, wrcap;
     struct tsb *rwc; size_t nrwc, rwccap;
     struct qpst *qps; size_t nqps, qpcap;
@@ -80,6 +81,16 @@ struct pass {
     struct rs_facts facts;        /* HOST_FACT snapshot, for doctor's checks */
     size_t chkcap;
 };
+
+/* One proxy op of a tree AllReduce: which collective, with whom, which way, when it ended. */
+struct treeop {
+    size_t ci;
+    uint32_t channel;
+    int32_t peer;
+    uint32_t is_send;
+    uint64_t end;
+};
+void an_tree_phases(struct pass *p);
 
 struct qpst *qp_get(struct pass *p, uint32_t qp_num);
 void an_proxy_flush(struct pass *p); /* steps whose op never arrived (truncated trace) */

@@ -198,6 +198,14 @@ void an_on_proxy_op(struct pass *p, const struct rs_ev_NCCL_PROXY_OP *e)
             c->kend = e->end; /* the enqueue end is not completion: the proxy op ends later */
         c->timed = 1;
     }
+    if (c && !strcasecmp(c->algo, "tree")) {
+        struct treeop *t = AN_PUSH(p->treeops, p->ntreeops, p->treeopcap);
+        t->ci = ci;
+        t->channel = e->channel;
+        t->peer = e->peer;
+        t->is_send = e->is_send != 0;
+        t->end = e->end;
+    }
     if (!hm_get(&p->accmap, e->handle, &ai))
         return;
     struct opacc *x = &p->accs[ai];
@@ -218,3 +226,40 @@ void an_proxy_flush(struct pass *p)
         }
 }
 
+
+/* ---- tree AllReduce: reduce (up) and broadcast (down) phases ----
+ * NCCL's tree AllReduce (runTreeUpDown) posts, per channel, a send to the parent and a receive from each
+ * child for the reduce, and a receive from the parent and a send to each child for the broadcast; the
+ * trace does not say which peer is the parent. The data does: with the parent, what we send (our partial
+ * sums, up) ends before what we receive (the result, down); with a child, what we receive (its partial
+ * sums) ends before what we send (the result). So per (channel, peer) with both directions, the earlier
+ * end belongs to the reduce, and the rank's reduce phase ends with the latest of those. Keyed by channel
+ * too: the second tree of NCCL's double binary tree may reverse a pair's roles. */
+static int cmp_treeop(const void *a, const void *b)
+{
+    const struct treeop *x = a, *y = b;
+    if (x->ci != y->ci)
+        return x->ci < y->ci ? -1 : 1;
+    if (x->channel != y->channel)
+        return x->channel < y->channel ? -1 : 1;
+    return x->peer < y->peer ? -1 : x->peer > y->peer;
+}
+
+void an_tree_phases(struct pass *p)
+{
+    if (!p->ntreeops)
+        return;
+    qsort(p->treeops, p->ntreeops, sizeof *p->treeops, cmp_treeop);
+    for (size_t i = 0, j; i < p->ntreeops; i = j) {
+        uint64_t send = 0, recv = 0;
+        for (j = i; j < p->ntreeops && !cmp_treeop(&p->treeops[i], &p->treeops[j]); j++) {
+            uint64_t *x = p->treeops[j].is_send ? &send : &recv;
+            if (p->treeops[j].end > *x)
+                *x = p->treeops[j].end;
+        }
+        struct an_lcoll *c = p->treeops[i].ci < p->ncolls ? &p->colls[p->treeops[i].ci] : NULL;
+        uint64_t up = send < recv ? send : recv;
+        if (c && send && recv && up > c->up_end)
+            c->up_end = up;
+    }
+}

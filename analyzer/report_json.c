@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <strings.h>
 
 #include "analysis.h"
 #include "analyze_int.h"
@@ -177,6 +178,10 @@ void rs_report_json(const struct rs_analysis *a, FILE *f)
         double vals[] = {c->first_arrival_ns * 1e-9, c->last_arrival_ns * 1e-9, c->end_ns * 1e-9, c->arrival_skew_s,
                          c->dur_s, c->algbw_gbps, c->busbw_gbps, c->rs_s, c->ag_s, c->intra_s, c->net_s, c->stall_s};
         for (size_t k = 0; k < sizeof vals / sizeof vals[0]; k++) kn(f, names[k], vals[k]);
+        if (!strcasecmp(c->algo, "tree")) { /* the tree's phases (0 when its proxy ops were not traced) */
+            kn(f, "reduce_s", c->reduce_s);
+            kn(f, "broadcast_s", c->bcast_s);
+        }
         fprintf(f, ", \"stall_rank\": %d, \"stall_qp\": %u}", c->stall_rank, c->stall_qp);
     }
     fprintf(f, "\n],\n\"stragglers\": [");

@@ -149,19 +149,28 @@ void rs_report_text(const struct rs_analysis *a, FILE *f)
     if (a->ncolls) {
         size_t n = a->ncolls;
         const struct rs_an_coll **v = malloc(n * sizeof *v);
-        double skew = 0, bus = 0, rs = 0, ag = 0;
+        double skew = 0, bus = 0, rs = 0, ag = 0, red = 0, bc = 0;
+        size_t ntree = 0;
         for (size_t i = 0; i < n; i++) {
             v[i] = &a->colls[i];
             skew += a->colls[i].arrival_skew_s;
             bus += a->colls[i].busbw_gbps;
             rs += a->colls[i].rs_s;
             ag += a->colls[i].ag_s;
+            if (a->colls[i].reduce_s > 0 || a->colls[i].bcast_s > 0) {
+                red += a->colls[i].reduce_s;
+                bc += a->colls[i].bcast_s;
+                ntree++;
+            }
         }
         fprintf(f, "\nCollectives: %zu joined across ranks; mean arrival skew %.2f ms, mean bus bandwidth %.1f GB/s "
                    "(link %g Gb/s = %.1f GB/s)\n",
                 n, MS(skew / n), bus / n, a->link_gbps, a->link_gbps / 8);
         if (rs > 0)
             fprintf(f, "  ring halves: reduce-scatter %.2f ms, all-gather %.2f ms on average\n", MS(rs / n), MS(ag / n));
+        if (ntree)
+            fprintf(f, "  tree phases (%zu collectives): reduce (up) %.2f ms, broadcast (down) %.2f ms on average\n", ntree,
+                    MS(red / ntree), MS(bc / ntree));
         qsort(v, n, sizeof *v, cmp_dur);
         fprintf(f, "  slowest: %-14s %6s %5s %9s %9s %5s %8s %8s %8s %8s\n", "func", "seq", "ranks", "skew ms", "dur ms",
                 "last", "busbw", "intra", "net", "stall");

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_cmd jq
 need_build railscope tests/synth/rs-synth
-plan 49
+plan 53
 
 . "$(dirname "$0")/synth_lib.sh"
 
@@ -72,6 +72,19 @@ like "$(q '.findings[].text')" 'GPUDirect RDMA NOT USED' "nogdr: a finding says 
 run tree --algo tree --nodes 4 --gpus 2 --skew-ms 4 --straggler 7:3 --pause 1:10:3
 is "$(q '.stragglers[0].rank')" 7 "tree: straggler rank 7"
 is "$(q '.ranks[].qps[] | select(.stall_s > 0.01) | .qp' | sort -u | tr '\n' ,)" "260," "tree: only rank 1's QP 0x104 stalls"
+# tree phases: reduce (up) and broadcast (down) of each step's AllReduce against the truth; the pause
+# (steps 0, 3, 6, 9) hits the first broadcast WR, so a swapped parent/child or a phase boundary taken from
+# the wrong ops moves ~10 ms between the two
+dev=$(jq -r --slurpfile t "$TR" '[.collectives | sort_by(.seq) | to_entries[] | .key as $i | .value as $c
+    | $t[0].collectives[$i] | (($c.reduce_s - .reduce_s) | fabs), (($c.broadcast_s - .broadcast_s) | fabs)]
+    | max / $t[0].step_mean_s' "$J")
+ok "tree: every step's reduce and broadcast phases within 5 % of step time of the truth (worst: $dev)" \
+    awk -v d="$dev" 'BEGIN { exit !(d <= 0.05) }'
+ok "tree: the paused steps' extra time is in the broadcast phase" \
+    test "$(q '[.collectives | sort_by(.seq)[] | .broadcast_s] | .[0] - .[1] > 0.008 and .[3] - .[4] > 0.008')" = true
+like "$("$RS_CLI" report "$T/tree" 2>/dev/null)" 'tree phases \(10 collectives\): reduce \(up\) [0-9.]+ ms, broadcast' \
+    "tree: text report gives the phases"
+is "$(jq '[.collectives[] | has("reduce_s")] | any' "$T/baseline.json")" false "ring: no tree phases in its collectives"
 
 # 9. no verbs capture: NCCL proxy steps stand in for work requests
 run proxy --no-verbs --pause 5:20:2

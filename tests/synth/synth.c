@@ -578,6 +578,10 @@ static void write_rank(const struct model *m, int r)
         kernel_ev(e, x->arrive, x->end, nccl_k, corr++);
         if (m->nwr) {
             uint64_t sop = handle++, rop = handle++;
+            /* tree: the first half of the WRs is the reduce (up, to the parent = prev), the rest the
+             * broadcast (down, to the child = next); each half has its own send and receive proxy op */
+            int tree = !strcmp(c->algo, "tree") && m->nwr >= 2, half = m->nwr / 2;
+            uint64_t sop_dn = tree ? handle++ : sop, rop_up = tree ? handle++ : rop;
             double rfirst = 1e300, rlast = 0;
             for (int i = 0; i < m->nwr; i++) {
                 double p, d, pp, pd;
@@ -638,8 +642,8 @@ static void write_rank(const struct model *m, int r)
                     RS_EV_INIT(&st, NCCL_PROXY_STEP, mono(e, p - 2e3));
                     st.end = mono(e, d);
                     st.handle = handle++;
-                    st.parent = sop;
-                    st.step = (uint32_t)i;
+                    st.parent = tree && i >= half ? sop_dn : sop;
+                    st.step = (uint32_t)(tree && i >= half ? i - half : i);
                     st.trans_size = (uint64_t)m->wr_bytes;
                     st.is_send = 1;
                     put(e, tp, &st);
@@ -664,12 +668,36 @@ static void write_rank(const struct model *m, int r)
                 op.peer = next;
                 op.nsteps = (uint32_t)m->nwr;
                 op.is_send = 1;
+                if (tree) { /* up: send to the parent, steps 0..half-1 */
+                    double p, d;
+                    wr_times(m, s, r, half - 1, &p, &d);
+                    op.end = mono(e, d);
+                    op.peer = prev;
+                    op.nsteps = (uint32_t)half;
+                    put(e, tp, &op);
+                    RS_EV_INIT(&op, NCCL_PROXY_OP, mono(e, x->net_start - 2e3));
+                    op.end = mono(e, x->net_end); /* down: the rest, to the child */
+                    op.handle = sop_dn;
+                    op.peer = next;
+                    op.nsteps = (uint32_t)(m->nwr - half);
+                }
                 put(e, tp, &op);
                 RS_EV_INIT(&op, NCCL_PROXY_OP, mono(e, x->net_start - 2e3));
                 op.end = mono(e, rlast + 2e3);
                 op.handle = rop;
                 op.peer = prev;
                 op.is_send = 0;
+                if (tree) { /* up: the child's partial sums; down (rop, above): the parent's result */
+                    double p, d;
+                    op.nsteps = (uint32_t)(m->nwr - half);
+                    put(e, tp, &op);
+                    wr_times(m, s, next, half - 1, &p, &d);
+                    RS_EV_INIT(&op, NCCL_PROXY_OP, mono(e, x->net_start - 2e3));
+                    op.end = mono(e, d + 2e3);
+                    op.handle = rop_up;
+                    op.peer = next;
+                    op.nsteps = (uint32_t)half;
+                }
                 put(e, tp, &op);
             }
         }
@@ -759,6 +787,26 @@ static void write_truth(const struct model *m)
         fprintf(f, "%s\n    {\"kind\": \"no_gpudirect\", \"category\": \"intra_node_exposed\", \"rank\": -1, "
                    "\"cost_per_step_s\": %.9f}",
                 np++ ? "," : "", m->nwr * m->t_copy * 1e-9);
+    fprintf(f, "\n  ],\n  \"collectives\": [");
+    /* the main AllReduce of every step; tree: its reduce phase runs from the last arrival to the last
+     * receive of a reduce half (the root has its children's sums), the broadcast from there to the end */
+    for (int s = 0; s < c->steps; s++) {
+        double L = 0, up = 0, E = 0;
+        for (int r = 0; r < m->n; r++) {
+            const struct rank_step *x = &m->rs[(size_t)s * m->n + r];
+            L = fmax(L, x->arrive);
+            E = fmax(E, x->end);
+            if (m->nwr >= 2) {
+                double p, d;
+                wr_times(m, s, r, m->nwr / 2 - 1, &p, &d);
+                up = fmax(up, d + 2e3);
+            }
+        }
+        fprintf(f, "%s\n    {\"step\": %d", s ? "," : "", s);
+        if (!strcmp(c->algo, "tree") && m->nwr >= 2)
+            fprintf(f, ", \"reduce_s\": %.9f, \"broadcast_s\": %.9f", (up - L) * 1e-9, (E - up) * 1e-9);
+        fprintf(f, "}");
+    }
     fprintf(f, "\n  ],\n  \"clock_offsets_ms\": [");
     for (int h = 0; h < c->nodes; h++)
         fprintf(f, "%s%.6f", h ? ", " : "", m->host_offset[h] * 1e-6);
