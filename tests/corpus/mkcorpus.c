@@ -294,6 +294,30 @@ static void events_cases(void)
     sk.for_kind = RS_EV_CLOCK;
     ev_raw(&z, 100, RS_EV_STACK, sizeof sk + 8, &sk.depth, 8);
     one_chunk_file("stack-depth-lies", &z, 0, RS_CHUNK_MAGIC, -1, "complete", 1);
+    /* CALL_STACK (events_cuda.h) whose depth lies, with frames naming module paths that are no ELF file (a
+     * device, a directory, a missing file), an undefined string id and unknown offsets: `dump` reads the
+     * module files to symbolise, and must print module+offset (or '?') and go on. */
+    z.n = 0;
+    ev_str(&z, 1, "/dev/zero", 9, 9);
+    ev_str(&z, 2, "/", 1, 1);
+    ev_str(&z, 3, "/nonexistent/libx.so", 20, 20);
+    {
+        struct {
+            uint32_t depth, for_kind, site, flags;
+            struct rs_stack_frame f[5];
+        } cs;
+        memset(&cs, 0, sizeof cs);
+        cs.depth = 0xffffffffu;
+        cs.for_kind = 0xffffu;
+        cs.site = 1;
+        cs.flags = 0xffffffffu;
+        cs.f[0] = (struct rs_stack_frame){0x1234, 1, 0x10};
+        cs.f[1] = (struct rs_stack_frame){0x5678, 2, RS_STACK_OFFSET_UNKNOWN};
+        cs.f[2] = (struct rs_stack_frame){0x9abc, 3, 0};
+        cs.f[3] = (struct rs_stack_frame){0xdef0, 0x7fffffu, 0x20};
+        ev_raw(&z, 100, RS_EV_CALL_STACK, (uint16_t)(sizeof(struct rs_ev_hdr) + sizeof cs), &cs, sizeof cs);
+    }
+    one_chunk_file("call-stack-lies", &z, 0, RS_CHUNK_MAGIC, -1, "complete", 4);
 
     /* string table */
     z.n = 0;
