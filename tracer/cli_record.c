@@ -122,20 +122,38 @@ static void forward(int sig)
     if (child_pid > 0) kill(child_pid, sig);
 }
 
-/* LD_PRELOAD = lib, then whatever was there (without a second copy of lib). */
+/* A sanitizer runtime (libasan/libtsan) has to come before every instrumented object in LD_PRELOAD. */
+static int is_san_runtime(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    return !strncmp(b, "libasan.so", 10) || !strncmp(b, "libtsan.so", 10);
+}
+
+/* LD_PRELOAD = lib, then whatever was there (without a second copy of lib); a sanitizer runtime that was
+ * there stays in front of lib (a sanitizer build's lib needs it, and the runtime refuses to come later). */
 static int set_preload(const char *lib)
 {
     const char *old = getenv("LD_PRELOAD");
     size_t n = strlen(lib) + (old ? strlen(old) : 0) + 2;
     char *v = malloc(n);
     if (!v) return -1;
-    snprintf(v, n, "%s", lib);
-    if (old && *old) {
+    v[0] = 0;
+    for (int pass = 0; pass < 3; pass++) {
+        if (pass == 1) {
+            if (*v) strcat(v, ":");
+            strcat(v, lib);
+            continue;
+        }
+        if (!old || !*old) continue;
         char *copy = strdup(old), *save = NULL;
-        if (!copy) return -1;
+        if (!copy) {
+            free(v);
+            return -1;
+        }
         for (char *tok = strtok_r(copy, ": ", &save); tok; tok = strtok_r(NULL, ": ", &save)) {
-            if (!strcmp(tok, lib)) continue;
-            strcat(v, ":");
+            if (!strcmp(tok, lib) || is_san_runtime(tok) != (pass == 0)) continue;
+            if (*v) strcat(v, ":");
             strcat(v, tok);
         }
         free(copy);
