@@ -12,13 +12,13 @@ cd "$T/stable" || bail "no tmp"
 ref_out=$(ls -la . 2>&1); ref_rc=$?
 # Output directory that cannot be created (its parent is a regular file).
 touch "$T/afile"
-out=$(RAILSCOPE_OUT=$T/afile/sub LD_PRELOAD=$RS_LIB ls -la . 2>"$T/err1"); rc=$?
+out=$(RAILSCOPE_OUT=$T/afile/sub LD_PRELOAD=$RS_PRELOAD ls -la . 2>"$T/err1"); rc=$?
 is "$rc:$out" "$ref_rc:$ref_out" "uncreatable dir: ls output and exit status unchanged"
 is "$(grep -c '^railscope: ' "$T/err1")" 1 "uncreatable dir: exactly one warning"
 like "$(cat "$T/err1")" "cannot create a trace file in .*afile/sub.*not traced" "the warning says what and where"
 
 # Directory we cannot write into (read-only bind is not available unprivileged: use /proc).
-out=$(RAILSCOPE_OUT=/proc/railscope-test LD_PRELOAD=$RS_LIB ls -la . 2>"$T/err2"); rc=$?
+out=$(RAILSCOPE_OUT=/proc/railscope-test LD_PRELOAD=$RS_PRELOAD ls -la . 2>"$T/err2"); rc=$?
 is "$rc:$out" "$ref_rc:$ref_out" "unwritable dir: output and exit status unchanged"
 is "$(grep -c '^railscope: ' "$T/err2")" 1 "unwritable dir: exactly one warning"
 

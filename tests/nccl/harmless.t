@@ -4,12 +4,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_build librailscope.so tests/nccl/nogpu
 plan 6
-PRELOAD=$RS_LIB
-_san=$(ldd "$RS_LIB" 2>/dev/null | awk '/lib(a|t)san\.so/ { print $3; exit }')
-if [ -n "$_san" ]; then   # a SAN=asan|tsan build: its runtime first, in programs that are not built with it
-    PRELOAD=$_san:$RS_LIB
-    export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:verify_asan_link_order=0}
-fi
+PRELOAD=$RS_PRELOAD   # a SAN=asan|tsan build: its runtime first, in programs that are not built with it
 ENVS=(LD_PRELOAD="$PRELOAD" CUDA_INJECTION64_PATH="$RS_LIB" NCCL_PROFILER_PLUGIN="$RS_LIB" NVTX_INJECTION64_PATH="$RS_LIB" RAILSCOPE_OUT="$T/out")
 
 out=$(env "${ENVS[@]}" bash -c 'echo hello; echo err >&2; exit 3' 2>"$T/err"); rc=$?

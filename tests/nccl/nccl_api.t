@@ -53,7 +53,6 @@ e = dict(os.environ)
 e.pop("LD_PRELOAD", None)
 if SAN:
     e["LD_PRELOAD"] = SAN
-    e.setdefault("ASAN_OPTIONS", "detect_leaks=0:verify_asan_link_order=0")
 p = subprocess.run([CLI, "record", "-q", "-o", out, "--", PROG, FAKE, str(ITERS)], env=e, capture_output=True,
                    text=True, timeout=30)
 evs = events(out)

@@ -60,13 +60,18 @@ def _san_runtime():
     except OSError:
         return None
     for line in out.splitlines():
-        if "libasan.so" in line or "libtsan.so" in line:
+        if "libasan.so" in line or "libtsan.so" in line or "libubsan.so" in line:
             parts = line.split()
             return parts[2] if len(parts) > 2 else None
     return None
 
 
 SAN = _san_runtime() if os.path.exists(LIB) else None
+if SAN:
+    # as tests/lib.sh: a sanitizer report fails the run; the runtime comes by LD_PRELOAD, not first in the link order
+    os.environ.setdefault("ASAN_OPTIONS", "detect_leaks=0:verify_asan_link_order=0:halt_on_error=1")
+    os.environ.setdefault("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1")
+    os.environ.setdefault("TSAN_OPTIONS", "halt_on_error=1:exitcode=66:die_after_fork=0")
 
 
 def run(argv, out, env=None, preload=True, timeout=30):
@@ -75,7 +80,6 @@ def run(argv, out, env=None, preload=True, timeout=30):
     e.pop("LD_PRELOAD", None)
     if SAN:
         e["LD_PRELOAD"] = SAN
-        e.setdefault("ASAN_OPTIONS", "detect_leaks=0:verify_asan_link_order=0")
     if preload:
         e["LD_PRELOAD"] = (SAN + ":" if SAN else "") + LIB
     e["RAILSCOPE_OUT"] = out

@@ -8,9 +8,6 @@ unset SOFTNIC_RATE_GBPS SOFTNIC_LATENCY_US SOFTNIC_PAUSE SOFTNIC_DEVICE SOFTNIC_
 # a port per test file: prove runs files in parallel
 sn_port() { echo $((20000 + (RANDOM % 20000))); }
 # Unmodified binaries (ibv_rc_pingpong) are not sanitizer-built: when this build's softnic library is
-# (make SAN=asan|tsan), its runtime has to be loaded first.
+# (make SAN=asan|tsan), its runtime has to be loaded first (lib.sh's RS_SAN_RT; its *SAN_OPTIONS apply).
 SN_FOREIGN_ENV=()
-_sn_san=$(ldd "$RS_BUILD/softnic/libibverbs.so.1" 2>/dev/null | awk '/lib(a|t)san\.so/ { print $3; exit }')
-if [ -n "$_sn_san" ]; then
-    SN_FOREIGN_ENV=(env "LD_PRELOAD=$_sn_san" "ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0")
-fi
+if [ -n "$RS_SAN_RT" ]; then SN_FOREIGN_ENV=(env "LD_PRELOAD=$RS_SAN_RT"); fi

@@ -40,8 +40,8 @@ pp_once() {
 # the program's output with run-specific values (QPN, PSN, rates, times) blanked out
 norm() { sed -E 's/(QPN|PSN) 0x[0-9a-f]+/\1 X/g; s/[0-9]+\.[0-9]+/F/g' "$1"; }
 
-pp plain
-pp pre env LD_PRELOAD="$RS_LIB" RAILSCOPE_OUT="$T/pre"
+pp plain "${SN_FOREIGN_ENV[@]}"
+pp pre env LD_PRELOAD="$RS_PRELOAD" RAILSCOPE_OUT="$T/pre"
 is "$(norm "$T/pre.cli")" "$(norm "$T/plain.cli")" "softnic: client output with LD_PRELOAD same as untraced (apart from timings)"
 is "$(norm "$T/pre.srv")" "$(norm "$T/plain.srv")" "softnic: server output with LD_PRELOAD same as untraced"
 
@@ -58,7 +58,7 @@ is "$(printf '%s\n' "$files" | grep -c .)" 2 "softnic: two traced processes open
 for f in $files; do check_side "$f" "softnic LD_PRELOAD $(basename "$f")"; done
 
 if [ -x "$RS_CLI" ] && "$RS_CLI" record --help >/dev/null 2>&1; then
-    pp rec "$RS_CLI" record -q -o "$T/rec" --
+    pp rec "${SN_FOREIGN_ENV[@]}" "$RS_CLI" record -q -o "$T/rec" --
     is "$(norm "$T/rec.cli")" "$(norm "$T/plain.cli")" "softnic: client output under railscope record same as untraced"
     is "$(norm "$T/rec.srv")" "$(norm "$T/plain.srv")" "softnic: server output under railscope record same as untraced"
     files=$(ls "$T"/rec/*.rtrace 2>/dev/null)
@@ -79,7 +79,7 @@ maxlat() { # trace file -> max post_send -> completion latency in us
         /^ibv_wc / && / opcode=0 / { for (i = 2; i <= NF; i++) if ($i ~ /^ts=/) { c[nc++] = substr($i, 4) } }
         END { m = 0; for (i = 0; i < nc && i < np; i++) if (c[i] - p[i] > m) m = c[i] - p[i]; printf "%d\n", m / 1000 }'
 }
-PP_ARGS="-n 400" SOFTNIC_PAUSE=100:80 pp pause env LD_PRELOAD="$RS_LIB" RAILSCOPE_OUT="$T/pause"
+PP_ARGS="-n 400" SOFTNIC_PAUSE=100:80 pp pause env LD_PRELOAD="$RS_PRELOAD" RAILSCOPE_OUT="$T/pause"
 lat_plain=0
 for f in $(ls "$T"/pre/*.rtrace); do l=$(maxlat "$f"); [ "$l" -gt "$lat_plain" ] && lat_plain=$l; done
 lat_pause=0
@@ -90,7 +90,7 @@ ok "softnic: SOFTNIC_PAUSE=100:80 shows as a send completion latency >= 60 ms (g
 
 # -N -t: posts through ibv_wr_* and completions through ibv_cq_ex (created without IBV_WC_EX_WITH_QP_NUM:
 # the CQ serves one QP, whose number the completions then carry).
-PP_ARGS="-N -t" pp ext env LD_PRELOAD="$RS_LIB" RAILSCOPE_OUT="$T/ext"
+PP_ARGS="-N -t" pp ext env LD_PRELOAD="$RS_PRELOAD" RAILSCOPE_OUT="$T/ext"
 like "$(cat "$T/ext.cli")" 'iters in' "softnic -N -t: client ran under the tracer"
 n_ok=0 qp_ok=0
 for f in "$T"/ext/*.rtrace; do

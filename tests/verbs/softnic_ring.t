@@ -9,7 +9,7 @@ need_build examples/ring_allreduce
 plan 6
 
 N=4 ITERS=3 SIZE=65536
-out=$(run_timeout 60 env LD_PRELOAD="$RS_LIB" RAILSCOPE_OUT="$T/tr" "$RS_BUILD/examples/ring_allreduce" -n $N -s $SIZE -i $ITERS 2>&1)
+out=$(run_timeout 60 env LD_PRELOAD="$RS_PRELOAD" RAILSCOPE_OUT="$T/tr" "$RS_BUILD/examples/ring_allreduce" -n $N -s $SIZE -i $ITERS 2>&1)
 is "$(printf '%s\n' "$out" | grep -c 'result OK')" $N "softnic: ring_allreduce under the tracer: all ranks correct"
 ranks=0 writes=0 imms=0 bad=0 sizes=
 for f in "$T"/tr/*.rtrace; do

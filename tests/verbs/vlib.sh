@@ -8,7 +8,7 @@ traced() {
     local dir=$1
     shift
     # the tracer goes into CMD only, not into timeout(1) itself
-    run_timeout 20 env LD_PRELOAD=$RS_LIB RAILSCOPE_OUT=$dir RAILSCOPE_LOG=${RAILSCOPE_LOG:-warn} "$@"
+    run_timeout 20 env LD_PRELOAD=$RS_PRELOAD RAILSCOPE_OUT=$dir RAILSCOPE_LOG=${RAILSCOPE_LOG:-warn} "$@"
 }
 # on_null CMD...: run CMD on the null provider.
 on_null() { LD_LIBRARY_PATH=$NULLPROV${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$@"; }
