@@ -137,6 +137,41 @@ static void ctx_opened(int rec, struct vb_context *ctx, const struct vb_device *
     rs_guard_exit();
 }
 
+/* A context opened out of our sight (libibverbs' private verbs_open_device called directly by a provider
+ * library, or any other path that skips the exported opens): patched when the application first uses it
+ * through an exported entry point that only succeeds on a live context (ibv_alloc_pd, ibv_create_cq,
+ * ibv_create_qp), and recorded then as IBV_OPEN_DEVICE with aux = 4. rec: the caller holds the guard. */
+static void ctx_adopt(struct vb_context *ctx, uint64_t t0, int rec)
+{
+    if (!ctx || vb_ctx_find(ctx)) return;
+    struct vb_ctx_rec *c = vb_ctx_add(ctx);
+    if (!c) {
+        rs_warn_once("verbs: more than %d open contexts; further ones are not traced", VB_MAX_CTX);
+        return;
+    }
+    const struct vb_device *dev = ctx->device;
+    if (!c->dev_str && dev) c->dev_str = rs_intern_n(dev->name, strnlen(dev->name, sizeof dev->name));
+    vb_patch_ops(c);
+    vb_patch_vctx(c);
+    if (!rec) return;
+    struct rs_ev_IBV_OPEN_DEVICE ev;
+    RS_EV_INIT(&ev, IBV_OPEN_DEVICE, t0);
+    ev.h.aux = 4;
+    ev.ctx = (uint64_t)(uintptr_t)ctx;
+    ev.device = c->dev_str;
+    ev.pad = 0;
+    rs_emit(&ev.h);
+}
+
+/* ctx_adopt from a wrapper that does not hold the guard. */
+static void ctx_adopt_unguarded(struct vb_context *ctx, uint64_t t0)
+{
+    if (!ctx || vb_ctx_find(ctx)) return;
+    int rec = rec_begin();
+    ctx_adopt(ctx, t0, rec);
+    if (rec) rs_guard_exit();
+}
+
 static struct vb_context *vbw_ibv_open_device(struct vb_device *dev)
 {
     ibv_open_device_fn real = get_ibv_open_device();
@@ -214,6 +249,7 @@ static struct vb_pd *vbw_ibv_alloc_pd(struct vb_context *ctx)
     uint64_t t0 = rs_now();
     struct vb_pd *pd = real(ctx);
     int saved = errno;
+    if (pd) ctx_adopt(ctx, t0, rec);
     if (rec) {
         struct rs_ev_IBV_ALLOC_PD ev;
         RS_EV_INIT(&ev, IBV_ALLOC_PD, t0);
@@ -434,6 +470,7 @@ static struct vb_cq *vbw_ibv_create_cq(struct vb_context *ctx, int cqe, void *cq
     struct vb_cq *cq = real(ctx, cqe, cq_ctx, channel, vec);
     int saved = errno;
     if (g) rs_guard_exit();
+    if (cq) ctx_adopt_unguarded(ctx, t0);
     vb_cq_created(ctx, cq, cqe, 0, 0, t0, saved);
     errno = saved;
     return cq;
@@ -513,6 +550,7 @@ static struct vb_qp *vbw_ibv_create_qp(struct vb_pd *pd, struct vb_qp_init_attr 
     struct vb_qp *qp = real(pd, attr);
     int saved = errno;
     if (g) rs_guard_exit();
+    if (qp) ctx_adopt_unguarded(qp->context, t0);
     vb_qp_created(pd ? pd->context : NULL, qp, attr, 0, t0, saved);
     errno = saved;
     return qp;

@@ -133,7 +133,12 @@ int main(int argc, char **argv)
         return 2;
     }
     struct side tr, un;
-    if (setup(&tr, ibv_open_device(devs[0])) || setup(&un, open_untraced(devs[0]))) return 1;
+    struct ibv_context *uctx = open_untraced(devs[0]);
+    /* The tracer adopts a context it did not see opened at its first ibv_alloc_pd / create_cq: give the
+     * baseline its provider's entries back after the setup. */
+    struct ibv_context_ops uops = uctx ? uctx->ops : (struct ibv_context_ops){ 0 };
+    if (setup(&tr, ibv_open_device(devs[0])) || setup(&un, uctx)) return 1;
+    un.ctx->ops = uops;
     int traced = tr.ctx->ops.post_send != un.ctx->ops.post_send;
     double *pt = calloc(blocks, sizeof *pt), *pu = calloc(blocks, sizeof *pu);
     double *et = calloc(blocks, sizeof *et), *eu = calloc(blocks, sizeof *eu);

@@ -1,13 +1,14 @@
 #!/bin/bash
-# Receive queues tracked by object and QPs/CQs from mlx5 direct verbs (null provider + stand-in libmlx5):
+# Receive queues tracked by object, QPs/CQs from mlx5 direct verbs (null provider + stand-in libmlx5), and
+# contexts opened behind the exported opens (adopted at their first ibv_create_cq / ibv_alloc_pd):
 # SRQs from ibv_create_srq and from the verbs_context create_srq_ex carry their own id into the receives
 # posted to them; a WQ's ibv_post_wq_recv is traced (aux=2, qp_num = wq_num) with the provider's verdicts;
 # mlx5dv_create_qp / mlx5dv_create_cq get the ibv_wr_* and cq_ex capture. The application sees exactly
 # what it sees untraced.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/vlib.sh"
-need_build railscope verbs/vt_rq verbs/nullprov/libibverbs.so.1 verbs/nullprov/libmlx5.so.1
-plan 19
+need_build railscope verbs/vt_rq verbs/vt_adopt verbs/nullprov/libibverbs.so.1 verbs/nullprov/libmlx5.so.1
+plan 23
 N=6
 plain=$(on_null run_timeout 20 "$VT/vt_rq" -n $N 2>&1)
 out=$(on_null traced "$T/rq" "$VT/vt_rq" -n $N 2>&1)
@@ -46,3 +47,15 @@ j=$("$RS_CLI" dump --json "$T/rq" 2>&1)
 like "$j" "\"kind\":\"ibv_create_srq\".*\"id\":$ida,\"max_wr\":128,\"ext\":0" "dump --json: ibv_create_srq with id, max_wr, ext"
 like "$j" "\"kind\":\"ibv_post_recv\".*\"wr_id\":\"0xb00\".*\"srq\":$idb" "dump --json: SRQ receive with the SRQ's id"
 like "$j" "\"kind\":\"ibv_create_wq\".*\"wq_num\":$wqn,\"wq_type\":0,\"max_wr\":64" "dump --json: ibv_create_wq with wq_num, wq_type, max_wr"
+
+# A context opened behind ibv_open_device (libibverbs' private verbs_open_device, as libmlx5 calls it):
+# adopted at its first ibv_create_cq (or ibv_alloc_pd), recorded as ibv_open_device aux=4, then traced.
+for first in cq pd; do
+    opt= what=ibv_create_cq
+    [ $first = pd ] && opt=-p what=ibv_alloc_pd
+    out=$(on_null traced "$T/adopt$first" "$VT/vt_adopt" -n $N $opt 2>&1)
+    d=$(vdump "$T/adopt$first")
+    is "$(nkind "$d" ibv_open_device 'aux=4 .*device=null1')" 1 "unseen context adopted at its first $what (aux=4, device name)"
+    is "$(nkind "$d" ibv_post_send 'wr_id=0xf0[0-9a-f] .*bytes=128 .*mem=1 ')/$(nkind "$d" ibv_wc 'wr_id=0xf0')" "$N/$N" \
+        "adopted context ($first first): posts (MR kind known) and completions traced"
+done
