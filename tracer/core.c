@@ -261,15 +261,23 @@ static inline bool emit2(const struct rs_ev_hdr *pre, const struct rs_ev_hdr *h)
     uint32_t n = h->size, pn = pre ? (uint32_t)sizeof *pre : 0;
     if (RS_UNLIKELY(!r)) return emit_slow(pre, h);
     uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
-    if (RS_UNLIKELY((n & 7) | (n < sizeof *h) | (n > r->size / 4) | (head + n + pn > r->limit)))
-        return emit_slow(pre, h);
-    prefetch_w(r->data + ((head + RS_PREFETCH_AHEAD) & (r->size - 1)));
+    size_t mask = r->size - 1, off = (size_t)head & mask;
+    /* Rare cases (and an event that would wrap at the ring's end) take the slow path: the copy below is
+     * straight-line, with no wrap handling and no stack frame. */
+    if (RS_UNLIKELY(head + n + pn > r->limit)) return emit_slow(pre, h);
+    if (RS_UNLIKELY(off + n + pn > r->size)) return emit_slow(pre, h);
+    /* n in [16, size/4] and a multiple of 8 (one unsigned compare for the range) */
+    if (RS_UNLIKELY((n & 7) | ((size_t)n - sizeof *h > r->size / 4 - sizeof *h))) return emit_slow(pre, h);
+    prefetch_w(r->data + ((off + RS_PREFETCH_AHEAD) & mask));
+    uint64_t *d = (uint64_t *)(r->data + off);
     if (pre) {
-        ring_copy(r, head, pre, pn);
-        head += pn;
+        d[0] = ((const uint64_t *)pre)[0];
+        d[1] = ((const uint64_t *)pre)[1];
+        d += 2;
     }
-    ring_copy(r, head, h, n);
-    atomic_store_explicit(&r->head, head + n, memory_order_release);
+    const uint64_t *s = (const uint64_t *)h;
+    for (size_t i = 0; i < n / 8; i++) d[i] = s[i];
+    atomic_store_explicit(&r->head, head + n + pn, memory_order_release);
     /* Checked after publishing: a thread that returns to the application did so before the last drain
      * was asked for (the writer wakes milliseconds after rs_dying is set). */
     if (RS_UNLIKELY(atomic_load_explicit(&rs_dying, memory_order_relaxed)) && !rs_tls.is_writer) park_dying();
