@@ -189,6 +189,6 @@ uint32_t rs_stack_site(uint32_t for_kind, uint64_t ts)
         if (k == key) return __atomic_load_n(&site_id[slot], __ATOMIC_ACQUIRE);
     }
     if (__atomic_fetch_add(&sites_lost, 1, __ATOMIC_RELAXED) == 0)
-        rs_warn("stacks: more than %u distinct call sites; further ones are not recorded", RS_SITE_SLOTS);
+        rs_warn("stacks: the call-site table is full (%u slots): new call sites are not recorded", RS_SITE_SLOTS);
     return 0;
 }

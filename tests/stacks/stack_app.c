@@ -2,10 +2,13 @@
  * fake libcudart (tests/nccl/fake_cudart.c: 0x1000 is pinned host memory, 0x2000 device memory, any other
  * host address pageable), for the call-stack tests (stacks.t). Built -O0 -g -fno-omit-frame-pointer
  * -rdynamic so every function below has a frame and a name in .symtab and .dynsym.
- * usage: stack_app FAKEDIR [cupti]     cupti: inject the fake CUPTI first (CUPTI then delivers the copies) */
+ * usage: stack_app FAKEDIR [cupti]     cupti: inject the fake CUPTI first (CUPTI then delivers the copies)
+ *        stack_app FAKEDIR loop N      N pageable copies from one site; prints ns per copy (bench/gpu/stacks.sh) */
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef int (*memcpy_fn)(void *, const void *, size_t, int);
 typedef int (*memcpy_async_fn)(void *, const void *, size_t, int, void *);
@@ -51,6 +54,16 @@ int main(int argc, char **argv)
     mc = (memcpy_fn)dlsym(RTLD_DEFAULT, "cudaMemcpy");
     mca = (memcpy_async_fn)dlsym(RTLD_DEFAULT, "cudaMemcpyAsync");
     if (!mc || !mca) return 1;
+    if (argc > 3 && !strcmp(argv[2], "loop")) {
+        int n = atoi(argv[3]);
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        int bad = stk_caller_one(n);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        double ns = (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
+        printf("ns_per_copy=%.1f bad=%d\n", ns / (n > 0 ? n : 1), bad);
+        return bad != 0;
+    }
     int bad = stk_caller_one(3);
     bad += stk_caller_two(2);
     bad += stk_async_site();
