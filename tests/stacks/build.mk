@@ -7,7 +7,7 @@ ifeq ($(HAVE_CUDA),1)
 $(STK_T)/stack_app: tests/stacks/stack_app.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -O0 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -rdynamic -o $@ $< \
-	    $(LDFLAGS_ALL) -ldl
+	    $(LDFLAGS_ALL) -ldl -lpthread
 
 $(STK_T)/stack_app_stripped: $(STK_T)/stack_app
 	strip -s -o $@ $<

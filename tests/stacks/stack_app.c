@@ -3,8 +3,13 @@
  * host address pageable), for the call-stack tests (stacks.t). Built -O0 -g -fno-omit-frame-pointer
  * -rdynamic so every function below has a frame and a name in .symtab and .dynsym.
  * usage: stack_app FAKEDIR [cupti]     cupti: inject the fake CUPTI first (CUPTI then delivers the copies)
- *        stack_app FAKEDIR loop N      N pageable copies from one site; prints ns per copy (bench/gpu/stacks.sh) */
+ *        stack_app FAKEDIR loop N      N pageable copies from one site; prints ns per copy (bench/stacks/run.sh)
+ *        stack_app FAKEDIR threads     8 threads x 100 copies from one site at once
+ *        stack_app FAKEDIR fork        a copy from one site, fork, the same in the child */
 #include <dlfcn.h>
+#include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +41,12 @@ __attribute__((noinline)) int stk_readback(void) { return mc(pageable, DEV, 64, 
 __attribute__((noinline)) int stk_pinned(void) { return mc(DEV, PINNED, 64, 1); }
 __attribute__((noinline)) int stk_device(void) { return mc(DEV, DEV, 64, 3); }
 
+__attribute__((noinline)) void *stk_thread(void *arg)
+{
+    (void)arg;
+    return (void *)(long)stk_caller_one(100);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) return 2;
@@ -62,6 +73,28 @@ int main(int argc, char **argv)
         clock_gettime(CLOCK_MONOTONIC, &b);
         double ns = (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
         printf("ns_per_copy=%.1f bad=%d\n", ns / (n > 0 ? n : 1), bad);
+        return bad != 0;
+    }
+    if (argc > 2 && !strcmp(argv[2], "threads")) {
+        pthread_t t[8];
+        long bad = 0;
+        for (int i = 0; i < 8; i++) pthread_create(&t[i], NULL, stk_thread, NULL);
+        for (int i = 0; i < 8; i++) {
+            void *r;
+            pthread_join(t[i], &r);
+            bad += (long)r;
+        }
+        printf("bad=%ld\n", bad);
+        return bad != 0;
+    }
+    if (argc > 2 && !strcmp(argv[2], "fork")) {
+        int bad = stk_caller_one(1);
+        fflush(stdout);
+        pid_t c = fork();
+        if (c == 0) exit(stk_caller_one(1));
+        int st = 1;
+        waitpid(c, &st, 0);
+        printf("bad=%d child=%d\n", bad, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
         return bad != 0;
     }
     int bad = stk_caller_one(3);

@@ -22,7 +22,7 @@ FAKE = os.path.join(NCCL_BIN, "fakecupti")
 if not os.path.exists(APP):
     skip_all("built without CUDA headers (no fake libcudart): stack_app not built")
 need(LIB, CLI, STRIPPED, os.path.join(FAKE, "libcudart.so.13"), os.path.join(FAKE, "libcupti.so.13"))
-plan(21)
+plan(23)
 
 CUDA_MEMCPY, CUDA_COPY_CALL = 128, 133   # kind numbers: first and sixth of the cuda family (events_cuda.h)
 try:
@@ -110,6 +110,23 @@ ok(p.returncode == 0 and "inject=1" in p.stdout and not cc and len(st) == 5
    and all(s["for_kind"] == CUDA_MEMCPY for s in st) and site_of(st, "stk_copy_in", "stk_caller_one", "main"),
    "CUPTI delivering: no cudart copy events, the 5 sites still recorded (for_kind = cuda_memcpy)",
    p.stdout + p.stderr + str([chain(s) for s in st]))
+
+# --- 8 threads hitting one new site at once: one stack; fork: the child's file gets its own ---
+out = os.path.join(T, "threads")
+p = run([APP, FAKE, "threads"], out)
+st, cc, _ = stacks_and_copies(out)
+named = [c for c in cc if st and c["stack"] == st[0]["site"]]
+ok(p.returncode == 0 and len(st) == 1 and chain(st[0])[:3] == ["stk_copy_in", "stk_caller_one", "stk_thread"]
+   and len(cc) == 800 and len(named) >= 792 and all(c["stack"] in (0, st[0]["site"]) for c in cc),
+   "8 threads x 100 copies from one site at once: one call_stack, the copies name it (0 only while its id "
+   "is being published)", (len(st), len(cc), len(named)))
+out = os.path.join(T, "fork")
+p = run([APP, FAKE, "fork"], out)
+files = sorted(os.listdir(out)) if os.path.isdir(out) else []
+per = [len(site_of(kind(events(os.path.join(out, f)), "call_stack"), "stk_copy_in", "stk_caller_one", "main"))
+       for f in files]
+ok(p.returncode == 0 and "child=0" in p.stdout and per == [1, 1],
+   "fork: parent and child files each hold the site's stack (the child starts its table afresh)", (files, per))
 
 # --- stripped program: names from .dynsym ---
 secs = subprocess.run(["readelf", "-S", "-W", STRIPPED], capture_output=True, text=True).stdout
