@@ -256,16 +256,24 @@ static inline uint32_t vb_mr_hash(uint32_t id, uint32_t lkey)
 }
 static inline uint64_t vb_mr_key(uint32_t id, uint32_t lkey) { return ((uint64_t)id << VB_MR_CTX_SHIFT) | lkey; }
 
+/* A one-entry cache per thread in front of the table: a program posts from the same few MRs over and over.
+ * vb_mr_gen moves with every change to the table, so an entry is only used while nothing was added,
+ * removed or purged since it was filled. */
+struct vb_mr_cache {
+    uint64_t key;                      /* vb_mr_key(); 0 never matches (context ids start at 1) */
+    uint32_t gen;
+    uint8_t kind;
+};
+extern __thread struct vb_mr_cache vb_mr_last __attribute__((tls_model("initial-exec"), visibility("hidden")));
+extern VB_HIDDEN uint32_t vb_mr_gen;
+uint8_t vb_mr_kind_lookup(uint64_t want, uint32_t id, uint32_t lkey); /* the table; refills the cache */
+
 static inline uint8_t vb_mr_kind(const struct vb_ctx_rec *c, uint32_t lkey)
 {
     uint64_t want = vb_mr_key(c->id, lkey);
-    uint32_t h = vb_mr_hash(c->id, lkey);
-    for (unsigned i = 0; i < VB_MR_PROBES; i++) {
-        uint64_t e = __atomic_load_n(&vb_mr_tab[(h + i) & (VB_MR_SLOTS - 1)], __ATOMIC_RELAXED);
-        if (RS_LIKELY((e & ~(0xffull << VB_MR_KIND_SHIFT)) == want)) return (uint8_t)(e >> VB_MR_KIND_SHIFT);
-        if (!e) break;
-    }
-    return RS_MEM_UNKNOWN;
+    if (RS_LIKELY(vb_mr_last.key == want && vb_mr_last.gen == __atomic_load_n(&vb_mr_gen, __ATOMIC_ACQUIRE)))
+        return vb_mr_last.kind;
+    return vb_mr_kind_lookup(want, c->id, lkey);
 }
 
 /* Memory kind and total length of an SGE list (n >= 1): MIXED when the SGEs' kinds differ. */

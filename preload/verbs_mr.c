@@ -26,6 +26,32 @@
 
 uint64_t vb_mr_tab[VB_MR_SLOTS];
 static pthread_mutex_t mr_lock = PTHREAD_MUTEX_INITIALIZER;
+__thread struct vb_mr_cache vb_mr_last __attribute__((tls_model("initial-exec")));
+uint32_t vb_mr_gen;
+
+/* Every change, under mr_lock: after the slot's store, so that a reader that sees the new generation
+ * also sees the new slot. */
+static void mr_changed(void) { __atomic_store_n(&vb_mr_gen, vb_mr_gen + 1, __ATOMIC_RELEASE); }
+
+uint8_t vb_mr_kind_lookup(uint64_t want, uint32_t id, uint32_t lkey)
+{
+    /* the generation before the table: a change in between leaves the entry stale, never wrong */
+    uint32_t gen = __atomic_load_n(&vb_mr_gen, __ATOMIC_ACQUIRE);
+    uint8_t kind = RS_MEM_UNKNOWN;
+    uint32_t h = mr_hash(id, lkey);
+    for (unsigned i = 0; i < MR_PROBES; i++) {
+        uint64_t e = __atomic_load_n(&mr_tab[(h + i) & (MR_SLOTS - 1)], __ATOMIC_ACQUIRE);
+        if ((e & ~(0xffull << MR_KIND_SHIFT)) == want) {
+            kind = (uint8_t)(e >> MR_KIND_SHIFT);
+            break;
+        }
+        if (!e) break;
+    }
+    vb_mr_last.key = want;
+    vb_mr_last.gen = gen;
+    vb_mr_last.kind = kind;
+    return kind;
+}
 
 void vb_mr_add(const struct vb_ctx_rec *c, uint32_t lkey, uint8_t kind)
 {
@@ -48,6 +74,7 @@ void vb_mr_add(const struct vb_ctx_rec *c, uint32_t lkey, uint8_t kind)
         __atomic_store_n(s, val, __ATOMIC_RELAXED);
         done = 1;
     }
+    mr_changed();
     pthread_mutex_unlock(&mr_lock);
     if (!done) rs_warn_once("verbs: MR table full; posts from further MRs show memory kind 'unknown'");
 }
@@ -65,6 +92,7 @@ void vb_mr_del(const struct vb_ctx_rec *c, uint32_t lkey)
             break;
         }
     }
+    mr_changed();
     pthread_mutex_unlock(&mr_lock);
 }
 
@@ -77,6 +105,7 @@ void vb_mr_purge(uint32_t ctx_id)
         if (e && e != MR_TOMB && (uint32_t)(e >> VB_MR_CTX_SHIFT) == ctx_id)
             __atomic_store_n(&mr_tab[i], MR_TOMB, __ATOMIC_RELAXED);
     }
+    mr_changed();
     pthread_mutex_unlock(&mr_lock);
 }
 

@@ -2,12 +2,13 @@
 # Where the verbs capture's time goes: rebuilds preload/verbs_ops.c with the tracer clock and/or the
 # emission compiled out (bench/verbs/ablate.h), links each variant with the rest of an existing build's
 # objects, and runs bench/verbs/run.sh against each, side by side, REPS times.
-#   RS_BUILD=$PWD/build bench/verbs/ablate.sh [REPS]
+#   RS_BUILD=$PWD/build [VARIANTS="full noclock noemit neither"] bench/verbs/ablate.sh [REPS]
 # The variants are measuring instruments only: nothing they record is meaningful.
 set -eu
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 B=${RS_BUILD:-$TOP/build}
 REPS=${1:-1}
+VARIANTS=${VARIANTS:-full noclock noemit neither}
 [ -e "$B/librailscope.so" ] || { echo "railscope: $B/librailscope.so not built" >&2; exit 2; }
 W=$(mktemp -d "${TMPDIR:-/tmp}/rs-vablate.XXXXXX")
 trap 'rm -rf "$W"' EXIT
@@ -21,12 +22,11 @@ build() { # name, defines
     ln -s "$B/verbs/vb_bench" "$B/verbs/vt_dump" "$W/$1/verbs/"
     ln -s "$B/verbs/nullprov/libibverbs.so.1" "$W/$1/verbs/nullprov/"
 }
-build full ""
-build noclock "-DVB_ABLATE_CLOCK"
-build noemit "-DVB_ABLATE_EMIT"
-build neither "-DVB_ABLATE_CLOCK -DVB_ABLATE_EMIT"
+flags() { case $1 in full) ;; noclock) echo -DVB_ABLATE_CLOCK ;; noemit) echo -DVB_ABLATE_EMIT ;;
+    neither) echo -DVB_ABLATE_CLOCK -DVB_ABLATE_EMIT ;; *) echo "railscope: unknown variant $1" >&2; exit 2 ;; esac; }
+for v in $VARIANTS; do build "$v" "$(flags "$v")"; done
 for r in $(seq "$REPS"); do
-    for v in full noclock noemit neither; do
+    for v in $VARIANTS; do
         echo "-- $v (rep $r)"
         RS_BUILD=$W/$v "$TOP/bench/verbs/run.sh" -b 15 | grep -E '^(post_send|empty|batched)'
     done

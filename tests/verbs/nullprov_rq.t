@@ -8,7 +8,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/vlib.sh"
 need_build railscope verbs/vt_rq verbs/vt_adopt verbs/nullprov/libibverbs.so.1 verbs/nullprov/libmlx5.so.1
-plan 23
+plan 24
 N=6
 plain=$(on_null run_timeout 20 "$VT/vt_rq" -n $N 2>&1)
 out=$(on_null traced "$T/rq" "$VT/vt_rq" -n $N 2>&1)
@@ -41,6 +41,10 @@ is "$(nkind "$d" ibv_create_qp 'ext=2$')$(nkind "$d" ibv_create_cq 'ext=1$')" 11
 is "$(nkind "$d" ibv_post_send 'aux=1 wr_id=0xe0[0-9a-f] .*bytes=10[0-9] .*opcode=2 ')" $N "mlx5dv QP: ibv_wr_* posts recorded"
 dvq=$(printf '%s\n' "$d" | grep '^ibv_create_qp .*ext=2$' | grep -oE ' qp_num=[0-9]+' | cut -d= -f2)
 is "$(nkind "$d" ibv_wc "wr_id=0xe0[0-9a-f] .*qp_num=$dvq .*status=0 .*bytes=10[0-9] ")" $N "mlx5dv cq_ex: completions recorded with qp_num and byte_len"
+
+# the per-thread MR-kind cache forgets a deregistered MR
+is "$(printf '%s\n' "$d" | grep -E '^ibv_post_send .*wr_id=0x110[01] ' | grep -oE '(wr_id|mem)=[^ ]+' | paste -sd' ')" \
+    "wr_id=0x1100 mem=1 wr_id=0x1101 mem=0" "post from an MR: host; same lkey after ibv_dereg_mr: unknown"
 
 # railscope dump --json names the new events' fields
 j=$("$RS_CLI" dump --json "$T/rq" 2>&1)

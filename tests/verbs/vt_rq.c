@@ -6,7 +6,9 @@
  *  - a WQ (ibv_create_wq): ITERS receives through ibv_post_wq_recv, then a list of 3 whose second WR the
  *    provider refuses (2 SGEs: EINVAL, bad_wr = that WR);
  *  - mlx5dv_create_cq (cq_ex) and mlx5dv_create_qp (ibv_wr_* builders) loaded NCCL's way (dlopen +
- *    dlvsym MLX5_1.1 / MLX5_1.3): ITERS sends built with the builders, completions read with ibv_start_poll.
+ *    dlvsym MLX5_1.1 / MLX5_1.3): ITERS sends built with the builders, completions read with ibv_start_poll;
+ *  - a SEND from a fresh MR (wr_id 0x1100), the MR deregistered, the same lkey posted again (0x1101): the
+ *    tracer must not keep the kind of an MR that is gone.
  * Prints what the application sees (return values, errno, bad_wr), then
  * "summary: srq_a=A srq_b=B sends=S wq_recvs=R dv_sends=D dv_wcs=W".
  *   vt_rq [-n ITERS] */
@@ -128,6 +130,22 @@ int main(int argc, char **argv)
     }
     ibv_destroy_qp(dq);
     ibv_destroy_cq(ibv_cq_ex_to_cq(cqx));
+
+    /* ---- a stale lkey after ibv_dereg_mr ---- */
+    struct ibv_qp_init_attr q2 = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+                                   .cap = { .max_send_wr = 16, .max_send_sge = 1 } };
+    struct ibv_qp *sq = ibv_create_qp(pd, &q2);
+    char *buf2 = malloc(4096);
+    struct ibv_mr *mr2 = sq ? ibv_reg_mr(pd, buf2, 4096, IBV_ACCESS_LOCAL_WRITE) : NULL;
+    if (!mr2) return fail("stale lkey setup");
+    struct ibv_sge s2 = { (uintptr_t)buf2, 16, mr2->lkey };
+    struct ibv_send_wr w2 = { .wr_id = 0x1100, .sg_list = &s2, .num_sge = 1, .opcode = IBV_WR_SEND }, *bad2;
+    int r1 = ibv_post_send(sq, &w2, &bad2);
+    ibv_dereg_mr(mr2);
+    w2.wr_id = 0x1101;
+    int r2 = ibv_post_send(sq, &w2, &bad2);
+    printf("stale lkey posts: %d %d\n", r1, r2);
+    ibv_destroy_qp(sq);
     printf("summary: srq_a=%ld srq_b=%ld sends=%ld wq_recvs=%ld dv_sends=%ld dv_wcs=%ld\n", srq_a_n, srq_b_n,
            sends, wq_recvs, dv_sends, dv_wcs);
     ibv_destroy_cq(cq);
