@@ -35,9 +35,10 @@ build() { # SAN DIR TARGETS...
     local san=$1 dir=$2
     shift 2
     local paths=()
+    mkdir -p "$dir"
     for t in "$@"; do paths+=("$dir/$t"); done
     # sanitizers_preload.t builds into the same <build>-asan under prove -j2: one make at a time
-    (flock 9 && make -C "$RS_TOP" -j"$JOBS" SAN="$san" BUILD="$dir" "${paths[@]}") 9>"$dir.lock" >"$T/build-$san.log" 2>&1
+    (flock 9 && make -C "$RS_TOP" -j"$JOBS" SAN="$san" BUILD="$dir" "${paths[@]}") 9>"$dir/.build.lock" >"$T/build-$san.log" 2>&1
 }
 san_clean() { ! grep -qE 'ERROR: AddressSanitizer|runtime error:|WARNING: ThreadSanitizer|ERROR: LeakSanitizer' "$@"; }
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
@@ -74,7 +75,7 @@ if build asan "$A" "${asan_targets[@]}"; then
     # The offline tools read hostile input: their whole suites (analyzer, exporters, doctor, HTML report) run
     # against the ASan+UBSan build of everything. (Suites that preload the library into uninstrumented
     # programs are covered by the storm above, with the ASan runtime first in LD_PRELOAD.)
-    if (flock 9 && make -C "$RS_TOP" -j"$JOBS" SAN=asan BUILD="$A" all) 9>"$A.lock" >>"$T/build-asan.log" 2>&1; then
+    if (flock 9 && make -C "$RS_TOP" -j"$JOBS" SAN=asan BUILD="$A" all) 9>"$A/.build.lock" >>"$T/build-asan.log" 2>&1; then
         ok "ASan+UBSan: analyzer, export, doctor and HTML suites" env RS_BUILD="$A" prove -r \
             "$RS_TOP"/tests/analyzer "$RS_TOP"/tests/export "$RS_TOP"/tests/doctor "$RS_TOP"/tests/html
     else

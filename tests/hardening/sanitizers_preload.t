@@ -21,7 +21,8 @@ cd "$RS_TOP" || bail "no RS_TOP"
 
 t0=$SECONDS
 # sanitizers.t builds into the same tree at the same time under prove -j2: one make at a time.
-(flock 9 && make -j"$JOBS" SAN=asan BUILD="$A" all) 9>"$A.lock" >"$T/build.log" 2>&1
+mkdir -p "$A"
+(flock 9 && make -j"$JOBS" SAN=asan BUILD="$A" all) 9>"$A/.build.lock" >"$T/build.log" 2>&1
 rc=$?
 _tap_result $rc "ASan+UBSan build of everything ($((SECONDS - t0)) s)"
 if [ $rc -ne 0 ]; then
