@@ -23,7 +23,20 @@ void *an_grow(void *p, size_t *cap, size_t need, size_t elem); /* aborts the pro
 /* ---- interval sets: [a, b) in ns ---- */
 struct iv { uint64_t a, b; };
 struct ivec { struct iv *v; size_t n, cap; };
-void iv_add(struct ivec *s, uint64_t a, uint64_t b);
+void iv_push(struct ivec *s, uint64_t a, uint64_t b);
+/* Add [a, b). Back-to-back work on one stream arrives in order: the common case extends the last interval
+ * (inline: it runs once per kernel/copy) instead of growing the set. */
+static inline void iv_add(struct ivec *s, uint64_t a, uint64_t b)
+{
+    if (b <= a)
+        return;
+    if (s->n && a >= s->v[s->n - 1].a && a <= s->v[s->n - 1].b) {
+        if (b > s->v[s->n - 1].b)
+            s->v[s->n - 1].b = b;
+        return;
+    }
+    iv_push(s, a, b);
+}
 void iv_normalize(struct ivec *s); /* sort and merge overlapping/touching intervals */
 void iv_free(struct ivec *s);
 /* For a normalized set: covered length within [a, b). */

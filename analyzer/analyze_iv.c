@@ -22,16 +22,8 @@ void *an_grow(void *p, size_t *cap, size_t need, size_t elem)
     return q;
 }
 
-void iv_add(struct ivec *s, uint64_t a, uint64_t b)
+void iv_push(struct ivec *s, uint64_t a, uint64_t b)
 {
-    if (b <= a)
-        return;
-    /* back-to-back work on one stream arrives in order: extend the last interval instead of growing */
-    if (s->n && a >= s->v[s->n - 1].a && a <= s->v[s->n - 1].b) {
-        if (b > s->v[s->n - 1].b)
-            s->v[s->n - 1].b = b;
-        return;
-    }
     struct iv *x = AN_PUSH(s->v, s->n, s->cap);
     x->a = a;
     x->b = b;

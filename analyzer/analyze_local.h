@@ -70,7 +70,7 @@ struct pass {
     struct wrrec *wrs; size_t nwrs, wrcap;
     struct tsb *rwc; size_t nrwc, rwccap;
     struct qpst *qps; size_t nqps, qpcap;
-    size_t last_qpi;              /* qp_get's one-entry cache: a rank posts to one or two QPs in a row */
+    size_t last_qpi[2];           /* qp_get's cache: a rank alternates between a few QPs (send, receive) */
     struct nvstack *nv; size_t nnv, nvcap;
     struct nvent *starts; size_t nstarts, startcap;
     struct srange *ranges; size_t nranges, rangecap;

@@ -11,10 +11,12 @@
 struct qpst *qp_get(struct pass *p, uint32_t qp_num)
 {
     uint64_t v;
-    if (p->last_qpi < p->nqps && p->qps[p->last_qpi].acc.qp_num == qp_num)
-        return &p->qps[p->last_qpi];
+    for (int k = 0; k < 2; k++)
+        if (p->last_qpi[k] < p->nqps && p->qps[p->last_qpi[k]].acc.qp_num == qp_num)
+            return &p->qps[p->last_qpi[k]];
     if (hm_get(&p->qpmap, qp_num, &v)) {
-        p->last_qpi = v;
+        p->last_qpi[1] = p->last_qpi[0];
+        p->last_qpi[0] = v;
         return &p->qps[v];
     }
     struct qpst *q = AN_PUSH(p->qps, p->nqps, p->qpcap);
@@ -23,7 +25,8 @@ struct qpst *qp_get(struct pass *p, uint32_t qp_num)
     q->acc.peer_rank = -1;
     q->last_run = -1;
     hm_put(&p->qpmap, qp_num, p->nqps - 1);
-    p->last_qpi = p->nqps - 1;
+    p->last_qpi[1] = p->last_qpi[0];
+    p->last_qpi[0] = p->nqps - 1;
     return q;
 }
 

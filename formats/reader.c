@@ -381,7 +381,8 @@ static int load_frame(struct rs_reader *r)
         return 0;
     }
     if (fh.raw > r->raw_cap) {
-        uint64_t *p = realloc(r->raw, fh.raw);
+        /* 16 bytes of slack: the decode loop reads an event header before it knows 16 bytes are left */
+        uint64_t *p = realloc(r->raw, (size_t)fh.raw + 16);
         if (!p) {
             set_end(r, RS_READ_IO_ERROR, "out of memory");
             return 0;
@@ -510,7 +511,8 @@ static void decode_chunk(struct rs_reader *r)
     while (pos < lim) {
         struct rs_ev_hdr *h = (struct rs_ev_hdr *)(raw + pos);
         size_t left = end - pos;
-        if (__builtin_expect(left < sizeof *h || ((h->size - sizeof *h) > (left - sizeof *h)) | (h->size & 7), 0)) {
+        const unsigned hs = h->size;   /* readable even when left == 8: raw has 16 bytes of slack */
+        if (__builtin_expect((hs < sizeof *h) | (hs > left) | (hs & 7), 0)) {
             set_end(r, RS_READ_CORRUPT, "corrupt: bad event size %u at byte %zu of frame %llu",
                     left < sizeof *h ? 0u : h->size, pos, (unsigned long long)r->frame_idx - 1);
             r->stop = 1;
