@@ -312,14 +312,14 @@ _Atomic int rs_n_tick;
 void rs_at_shutdown(void (*fn)(void))
 {
     int i = atomic_fetch_add(&n_shutdown, 1);
-    if (i < RS_MAX_HOOKS) shutdown_hooks[i] = fn;
+    if (i < RS_MAX_HOOKS) __atomic_store_n(&shutdown_hooks[i], fn, __ATOMIC_RELEASE); /* read by other threads */
     else rs_warn_once("more than %d shutdown hooks; some are ignored", RS_MAX_HOOKS);
 }
 
 void rs_at_tick(void (*fn)(void))
 {
     int i = atomic_fetch_add(&rs_n_tick, 1);
-    if (i < RS_MAX_HOOKS) rs_tick_hooks[i] = fn;
+    if (i < RS_MAX_HOOKS) __atomic_store_n(&rs_tick_hooks[i], fn, __ATOMIC_RELEASE); /* the writer reads it */
     else rs_warn_once("more than %d tick hooks; some are ignored", RS_MAX_HOOKS);
 }
 
@@ -328,8 +328,10 @@ void rs_run_shutdown_hooks(void)
     static _Atomic int ran;
     if (atomic_exchange(&ran, 1)) return;
     int n = atomic_load(&n_shutdown);
-    for (int i = 0; i < n && i < RS_MAX_HOOKS; i++)
-        if (shutdown_hooks[i]) shutdown_hooks[i]();
+    for (int i = 0; i < n && i < RS_MAX_HOOKS; i++) {
+        void (*h)(void) = __atomic_load_n(&shutdown_hooks[i], __ATOMIC_ACQUIRE);
+        if (h) h();
+    }
 }
 
 /* ---- start ---- */

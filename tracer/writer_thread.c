@@ -318,8 +318,11 @@ static void do_final(int in_writer)
 static void run_tick_hooks(void)
 {
     int n = atomic_load(&rs_n_tick);
-    for (int i = 0; i < n && i < 16; i++)
-        if (rs_tick_hooks[i]) rs_tick_hooks[i]();
+    for (int i = 0; i < n && i < 16; i++) {
+        /* registered by other threads (a family's init) while this one runs: TSan-clean publication */
+        void (*h)(void) = __atomic_load_n(&rs_tick_hooks[i], __ATOMIC_ACQUIRE);
+        if (h) h();
+    }
 }
 
 static void *writer_main(void *arg)
