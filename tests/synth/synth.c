@@ -637,23 +637,26 @@ static void write_rank(const struct model *m, int r)
                 if (c->no_gpudirect)
                     memcpy_ev(e, pd + 2e3, pd + 2e3 + m->t_copy, m->wr_bytes, 1, 2, 3);
                 if (!c->no_proxy) {
+                    /* file order as the profiler plugin writes it: state transitions while the step runs,
+                     * the step record at its stop */
+                    uint64_t sh = handle++;
+                    struct rs_ev_NCCL_PROXY_STATE ss;
+                    memset(&ss, 0, sizeof ss);
+                    RS_EV_INIT(&ss, NCCL_PROXY_STATE, mono(e, p));
+                    ss.handle = sh;
+                    ss.trans_size = (uint64_t)m->wr_bytes;
+                    ss.state = 9; /* SendWait */
+                    put(e, tp, &ss);
                     struct rs_ev_NCCL_PROXY_STEP st;
                     memset(&st, 0, sizeof st);
                     RS_EV_INIT(&st, NCCL_PROXY_STEP, mono(e, p - 2e3));
                     st.end = mono(e, d);
-                    st.handle = handle++;
+                    st.handle = sh;
                     st.parent = tree && i >= half ? sop_dn : sop;
                     st.step = (uint32_t)(tree && i >= half ? i - half : i);
                     st.trans_size = (uint64_t)m->wr_bytes;
                     st.is_send = 1;
                     put(e, tp, &st);
-                    struct rs_ev_NCCL_PROXY_STATE ss;
-                    memset(&ss, 0, sizeof ss);
-                    RS_EV_INIT(&ss, NCCL_PROXY_STATE, mono(e, p));
-                    ss.handle = st.handle;
-                    ss.trans_size = (uint64_t)m->wr_bytes;
-                    ss.state = 9; /* SendWait */
-                    put(e, tp, &ss);
                 }
             }
             if (!c->no_proxy) {
