@@ -17,7 +17,8 @@ static void usage(FILE *f)
             "Print every event of the given trace files (a directory means its *.rtrace files and those of\n"
             "its subdirectories), in file order, with interned strings resolved. Call stacks (call_stack)\n"
             "are symbolised from the .symtab/.dynsym of the module files named in the trace, read on this\n"
-            "host (function+offset; module+offset where a file is missing, different or stripped).\n"
+            "host (function+offset, C++ names demangled; module+offset where a file is missing,\n"
+            "different or stripped).\n"
             "\n"
             "  --json   JSON Lines: one object per event with \"kind\" (lower case), \"ts_ns\", \"pid\",\n"
             "           \"tid\", \"aux\" and every field of the kind by name; strings as JSON strings,\n"
@@ -135,7 +136,10 @@ static void dump_call_stack(FILE *o, int json, struct rs_reader *r, struct rs_sy
         /* A return address: the call is the instruction before it. */
         const char *fn = path && have_off && f.offset ? rs_sym_lookup(sym, path, plen, (uint64_t)f.offset - 1, &soff)
                                                        : NULL;
-        if (fn) soff++;
+        if (fn) {
+            soff++;
+            fn = rs_sym_demangle(sym, fn);
+        }
         if (json) {
             fprintf(o, "%s{\"pc\":\"0x%llx\",\"module\":", i ? "," : "", (unsigned long long)f.pc);
             if (path) json_str(o, path, plen);

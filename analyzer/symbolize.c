@@ -3,6 +3,7 @@
  * libtorch_cuda.so is a gigabyte; its symbol tables are a few megabytes). Every offset, size, index and
  * name is checked against the file before use; anything odd makes the module "unreadable" (dump then prints
  * module+offset), never a crash. */
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -32,9 +33,14 @@ struct module {
     size_t names_len, names_cap;
 };
 
+typedef char *(*cxa_demangle_fn)(const char *mangled, char *buf, size_t *len, int *status);
+
 struct rs_symbolizer {
     struct module *mods;
     size_t nmods, cap;
+    int demangler_tried;
+    cxa_demangle_fn demangle;
+    char *last;   /* the last demangled name (one frame is printed at a time) */
 };
 
 struct rs_symbolizer *rs_sym_new(void) { return calloc(1, sizeof(struct rs_symbolizer)); }
@@ -48,6 +54,7 @@ void rs_sym_free(struct rs_symbolizer *s)
         free(s->mods[i].names);
     }
     free(s->mods);
+    free(s->last);
     free(s);
 }
 
@@ -210,4 +217,24 @@ const char *rs_sym_lookup(struct rs_symbolizer *s, const char *path, size_t n, u
     if (!best || (!best->size && vaddr - best->addr > (1u << 20))) return NULL;
     *off = vaddr - best->addr;
     return m->names + best->name;
+}
+
+const char *rs_sym_demangle(struct rs_symbolizer *s, const char *name)
+{
+    if (!s || !name || strncmp(name, "_Z", 2) != 0 || strnlen(name, 4097) > 4096) return name;
+    if (!s->demangler_tried) {
+        s->demangler_tried = 1;
+        void *h = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+        if (h) s->demangle = (cxa_demangle_fn)dlsym(h, "__cxa_demangle");
+    }
+    if (!s->demangle) return name;
+    int status = -1;
+    char *d = s->demangle(name, NULL, NULL, &status);
+    if (status != 0 || !d) {
+        free(d);
+        return name;
+    }
+    free(s->last);
+    s->last = d;
+    return d;
 }

@@ -18,4 +18,10 @@ void rs_sym_free(struct rs_symbolizer *s);
  * Each file is read once per symbolizer; the name stays valid until rs_sym_free. */
 const char *rs_sym_lookup(struct rs_symbolizer *s, const char *path, size_t n, uint64_t vaddr, uint64_t *off);
 
+/* C++ names readable: "foo::bar()" for "_ZN3foo3barEv", through libstdc++'s __cxa_demangle, dlopen'ed on first
+ * use (no link-time dependency; the CLI is C). Returns `name` itself when it is not a mangled C++ name, is
+ * longer than 4096 bytes (the demangler recurses on the name's structure), or libstdc++ is not there; else
+ * a string valid until rs_sym_free. */
+const char *rs_sym_demangle(struct rs_symbolizer *s, const char *name);
+
 #endif

@@ -37,6 +37,8 @@ __attribute__((noinline)) int stk_caller_two(int n)
     return bad;
 }
 __attribute__((noinline)) int stk_async_site(void) { return mca(DEV, pageable, 64, 1, (void *)7); }
+/* A C++-mangled name (stk::readback()), for dump's demangling. */
+__attribute__((noinline)) int stk_readback(void) __asm__("_ZN3stk8readbackEv");
 __attribute__((noinline)) int stk_readback(void) { return mc(pageable, DEV, 64, 2); }
 __attribute__((noinline)) int stk_pinned(void) { return mc(DEV, PINNED, 64, 1); }
 __attribute__((noinline)) int stk_device(void) { return mc(DEV, DEV, 64, 3); }

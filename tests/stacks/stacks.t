@@ -65,10 +65,10 @@ ok(len(st) == 5 and sorted(s["site"] for s in st) == [1, 2, 3, 4, 5],
 ok(one and two and [c["stack"] for c in cc if c["stack"] == one[0]["site"]] == [one[0]["site"]] * 3
    and len([c for c in cc if c["stack"] == two[0]["site"]]) == 2,
    "each copy names its site: 3 calls from the first caller, 2 from the second", [c["stack"] for c in cc])
-rb = site_of(st, "stk_readback", "main")
+rb = site_of(st, "stk::readback()", "main")
 asy = site_of(st, "stk_async_site", "main")
-ok(len(rb) == 1 and len(asy) == 2, "device-to-pageable readback and pageable cudaMemcpyAsync get stacks "
-   "(the async helper from two lines of main: two sites)", [chain(s) for s in st])
+ok(len(rb) == 1 and len(asy) == 2, "device-to-pageable readback (its C++ name demangled) and pageable "
+   "cudaMemcpyAsync get stacks (the async helper from two lines of main: two sites)", [chain(s) for s in st])
 quiet = [c for c in cc if c["src"] == "0x1000" or c["copy_kind"] == 3]
 ok(len(quiet) == 2 and all(c["stack"] == 0 for c in quiet), "pinned and device-to-device copies: no stack", quiet)
 f0 = one[0]["frames"][0] if one else {}
