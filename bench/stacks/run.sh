@@ -2,7 +2,8 @@
 # Cost of call stacks per copy to/from pageable memory (CPU only: the fake libcudart of tests/nccl makes the
 # copy itself free, so what is left is the wrapper, the pointer queries, the event and the unwind).
 # Modes alternate inside each round (ROUNDS, default 5), N copies from one call site per run; prints the
-# median ns per copy of each mode and the unwind's share. Usage: RS_BUILD=build bench/stacks/run.sh
+# median ns per copy of each mode and the unwind's share. DEPTH (default 0) puts the call site that many
+# frames deeper (a PyTorch site has 30+ native frames). Usage: RS_BUILD=build [DEPTH=26] bench/stacks/run.sh
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 B=${RS_BUILD:-$top/build}
@@ -10,6 +11,7 @@ APP=$B/tests/stacks/stack_app
 FAKE=$B/tests/nccl/fakecupti
 N=${N:-100000}
 ROUNDS=${ROUNDS:-5}
+DEPTH=${DEPTH:-0}
 if [ ! -x "$APP" ]; then echo "bench/stacks: $APP not built (needs the CUDA headers): skipped"; exit 0; fi
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -18,10 +20,10 @@ declare -A res
 for r in $(seq "$ROUNDS"); do
     for m in "${modes[@]}"; do
         case $m in
-        untraced) v=$("$APP" "$FAKE" loop "$N") ;;
-        off) v=$(RAILSCOPE_STACKS=off LD_PRELOAD=$B/librailscope.so RAILSCOPE_OUT=$T/o "$APP" "$FAKE" loop "$N") ;;
-        libunwind) v=$(RAILSCOPE_STACKS=on LD_PRELOAD=$B/librailscope.so RAILSCOPE_OUT=$T/o "$APP" "$FAKE" loop "$N") ;;
-        glibc) v=$(RAILSCOPE_STACKS=glibc LD_PRELOAD=$B/librailscope.so RAILSCOPE_OUT=$T/o "$APP" "$FAKE" loop "$((N / 10))") ;;
+        untraced) v=$("$APP" "$FAKE" loop "$N" "$DEPTH") ;;
+        off) v=$(RAILSCOPE_STACKS=off LD_PRELOAD=$B/librailscope.so RAILSCOPE_OUT=$T/o "$APP" "$FAKE" loop "$N" "$DEPTH") ;;
+        libunwind) v=$(RAILSCOPE_STACKS=on LD_PRELOAD=$B/librailscope.so RAILSCOPE_OUT=$T/o "$APP" "$FAKE" loop "$N" "$DEPTH") ;;
+        glibc) v=$(RAILSCOPE_STACKS=glibc LD_PRELOAD=$B/librailscope.so RAILSCOPE_OUT=$T/o "$APP" "$FAKE" loop "$((N / 10))" "$DEPTH") ;;
         esac
         res[$m]+="${v#ns_per_copy=} "
         rm -rf "$T/o"

@@ -3,7 +3,8 @@
  * host address pageable), for the call-stack tests (stacks.t). Built -O0 -g -fno-omit-frame-pointer
  * -rdynamic so every function below has a frame and a name in .symtab and .dynsym.
  * usage: stack_app FAKEDIR [cupti]     cupti: inject the fake CUPTI first (CUPTI then delivers the copies)
- *        stack_app FAKEDIR loop N      N pageable copies from one site; prints ns per copy (bench/stacks/run.sh)
+ *        stack_app FAKEDIR loop N [D]  N pageable copies from one site D frames deeper than main (default
+ *                                      0); prints ns per copy (bench/stacks/run.sh)
  *        stack_app FAKEDIR threads     8 threads x 100 copies from one site at once
  *        stack_app FAKEDIR fork        a copy from one site, fork, the same in the child */
 #include <dlfcn.h>
@@ -43,6 +44,7 @@ __attribute__((noinline)) int stk_readback(void) { return mc(pageable, DEV, 64, 
 __attribute__((noinline)) int stk_pinned(void) { return mc(DEV, PINNED, 64, 1); }
 __attribute__((noinline)) int stk_device(void) { return mc(DEV, DEV, 64, 3); }
 
+__attribute__((noinline)) int stk_deep(int n, int d) { return d > 0 ? stk_deep(n, d - 1) + 0 * d : stk_caller_one(n); }
 __attribute__((noinline)) void *stk_thread(void *arg)
 {
     (void)arg;
@@ -71,7 +73,7 @@ int main(int argc, char **argv)
         int n = atoi(argv[3]);
         struct timespec a, b;
         clock_gettime(CLOCK_MONOTONIC, &a);
-        int bad = stk_caller_one(n);
+        int bad = stk_deep(n, argc > 4 ? atoi(argv[4]) : 0);
         clock_gettime(CLOCK_MONOTONIC, &b);
         double ns = (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
         printf("ns_per_copy=%.1f bad=%d\n", ns / (n > 0 ? n : 1), bad);
