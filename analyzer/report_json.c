@@ -27,12 +27,33 @@ static void jnum(FILE *f, double v)
     if (!isfinite(v))
         v = 0;
     char b[RS_FMT_G9_MAX];
-    fwrite(b, 1, (size_t)rs_fmt_g9(b, v), f);
+    fwrite_unlocked(b, 1, (size_t)rs_fmt_g9(b, v), f);
+}
+/* printf("%lld") without printf: a 1024-rank report is ~1 M members, so the hot ones avoid vfprintf
+ * (and the per-call stream lock: the report is written by one thread after the workers are done). */
+static void jdigits(FILE *f, unsigned long long u, int neg)
+{
+    char b[24], *p = b + sizeof b;
+    do
+        *--p = (char)('0' + u % 10);
+    while (u /= 10);
+    if (neg)
+        *--p = '-';
+    fwrite_unlocked(p, 1, (size_t)(b + sizeof b - p), f);
+}
+static void jint(FILE *f, long long v) { jdigits(f, v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v, v < 0); }
+static void juint(FILE *f, unsigned long long v) { jdigits(f, v, 0); }
+/* ", "key": " */
+static void key(FILE *f, const char *k)
+{
+    fputs_unlocked(", \"", f);
+    fputs_unlocked(k, f);
+    fputs_unlocked("\": ", f);
 }
 /* ", "key": value" members: most of the report is a run of these after an object's first member. */
-static void kn(FILE *f, const char *key, double v)
+static void kn(FILE *f, const char *k, double v)
 {
-    fprintf(f, ", \"%s\": ", key);
+    key(f, k);
     jnum(f, v);
 }
 static void ks(FILE *f, const char *key, const char *v)
@@ -42,20 +63,26 @@ static void ks(FILE *f, const char *key, const char *v)
 }
 static void attr(FILE *f, const double *t, double div)
 {
-    fputc('{', f);
+    fputc_unlocked('{', f);
     for (int c = 0; c < RS_CAT_COUNT; c++) {
-        fprintf(f, "%s\"%s\": ", c ? ", " : "", rs_cat_key(c));
+        fputs_unlocked(&", \""[c ? 0 : 2], f);
+        fputs_unlocked(rs_cat_key(c), f);
+        fputs_unlocked("\": ", f);
         jnum(f, div > 0 ? t[c] / div : 0);
     }
-    fputc('}', f);
+    fputc_unlocked('}', f);
 }
 static const char *const memk[] = RS_MEM_NAMES;
 static void kinds(FILE *f, const uint64_t *v)
 {
-    fputc('{', f);
-    for (int k = 0; k < RS_AN_MEMKINDS; k++)
-        fprintf(f, "%s\"%s\": %llu", k ? ", " : "", memk[k], (unsigned long long)v[k]);
-    fputc('}', f);
+    fputc_unlocked('{', f);
+    for (int k = 0; k < RS_AN_MEMKINDS; k++) {
+        fputs_unlocked(&", \""[k ? 0 : 2], f);
+        fputs_unlocked(memk[k], f);
+        fputs_unlocked("\": ", f);
+        juint(f, v[k]);
+    }
+    fputc_unlocked('}', f);
 }
 static void gd(FILE *f, const struct rs_an_gd *g, int full)
 {
@@ -142,12 +169,14 @@ void rs_report_json(const struct rs_analysis *a, FILE *f)
         fprintf(f, "],\n   \"steps\": [");
         for (size_t k = 0; k < r->nsteps; k++) {
             const struct rs_an_step *s = &r->steps[k];
-            fprintf(f, "%s\n    {\"id\": %lld, \"start_s\": ", k ? "," : "", (long long)s->id);
+            fputs_unlocked(&",\n    {\"id\": "[k ? 0 : 1], f);
+            jint(f, (long long)s->id);
+            fputs_unlocked(", \"start_s\": ", f);
             jnum(f, s->start_ns * 1e-9);
             kn(f, "dur_s", (s->end_ns - s->start_ns) * 1e-9);
-            fprintf(f, ", \"attribution\": ");
+            fputs_unlocked(", \"attribution\": ", f);
             attr(f, s->attr, 1);
-            fputc('}', f);
+            fputc_unlocked('}', f);
         }
         fprintf(f, "]}");
     }
