@@ -11,7 +11,7 @@ same() { # desc cmd...
     shift
     (cd "$T/work" && "$@") >"$T/ref.out" 2>"$T/ref.err"
     local ref=$?
-    (cd "$T/work" && RAILSCOPE_OUT=$T/traces LD_PRELOAD=$RS_PRELOAD "$@") >"$T/got.out" 2>"$T/got.err"
+    (cd "$T/work" && RAILSCOPE_OUT=$T/traces LD_PRELOAD=$RS_PRELOAD_SHELL "$@") >"$T/got.out" 2>"$T/got.err"
     local got=$?
     if [ $ref -eq $got ] && cmp -s "$T/ref.out" "$T/got.out" && cmp -s "$T/ref.err" "$T/got.err"; then
         _tap_result 0 "$desc"

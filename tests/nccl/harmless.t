@@ -4,7 +4,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_build librailscope.so tests/nccl/nogpu
 plan 6
-PRELOAD=$RS_PRELOAD   # a SAN=asan|tsan build: its runtime first, in programs that are not built with it
+PRELOAD=$RS_PRELOAD_SHELL   # shells and python (lib.sh: no ASan runtime in front under ASan)
 ENVS=(LD_PRELOAD="$PRELOAD" CUDA_INJECTION64_PATH="$RS_LIB" NCCL_PROFILER_PLUGIN="$RS_LIB" NVTX_INJECTION64_PATH="$RS_LIB" RAILSCOPE_OUT="$T/out")
 
 out=$(env "${ENVS[@]}" bash -c 'echo hello; echo err >&2; exit 3' 2>"$T/err"); rc=$?

@@ -7,7 +7,7 @@
 need_build verbs/vt_dlsym
 plan 6
 
-pre() { run_timeout 20 env LD_PRELOAD="$RS_PRELOAD" RAILSCOPE_OUT="$T/tr" "$@"; }
+pre() { run_timeout 20 env LD_PRELOAD="$RS_PRELOAD_SHELL" RAILSCOPE_OUT="$T/tr" "$@"; }
 is "$(pre bash -c 'echo hi; ls / | wc -l')" "$(bash -c 'echo hi; ls / | wc -l')" "bash and ls: same output under the preload"
 is "$(pre sort -r <<<$'a\nc\nb')" "$(sort -r <<<$'a\nc\nb')" "sort: same output under the preload"
 if command -v python3 >/dev/null; then
