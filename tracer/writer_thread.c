@@ -26,6 +26,11 @@ static _Atomic int final_req;
 static int32_t end_status;
 static uint32_t end_reason;
 static _Atomic int thread_running;
+/* 0 from pthread_create until the writer thread runs its own code. In between, the thread library (and a
+ * sanitizer's runtime) set the thread up and may hold allocator locks: a fork then would hand the child
+ * a lock nobody releases (seen with ASan, whose allocator has no fork handlers: a bash forking right
+ * after its own fork hung in malloc). rs_writer_fork_prepare waits for it (bounded). */
+static _Atomic uint32_t thread_entered;
 static pthread_t writer_tid;
 
 static pthread_mutex_t wlock = PTHREAD_MUTEX_INITIALIZER;
@@ -330,6 +335,8 @@ static void *writer_main(void *arg)
     (void)arg;
     rs_tls.is_writer = 1;
     rs_tls.guard = 1;
+    atomic_store(&thread_entered, 1);
+    rs_futex_wake(&thread_entered);
     pthread_setname_np(pthread_self(), "railscope-wr");
     if (host_facts_pending) {
         host_facts_pending = 0;
@@ -405,11 +412,13 @@ int rs_writer_thread_start(int open_now)
     pthread_attr_init(&a);
     pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
     atomic_store(&thread_running, 1);
+    atomic_store(&thread_entered, 0);
     int e = pthread_create(&writer_tid, &a, writer_main, NULL);
     pthread_attr_destroy(&a);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (e) {
         atomic_store(&thread_running, 0);
+        atomic_store(&thread_entered, 1);
         rs_warn("cannot start the writer thread: %s; events are written at exit only", strerror(e));
     }
     return 0;
@@ -478,6 +487,8 @@ void rs_core_flush(void)
 
 void rs_writer_fork_prepare(void)
 {
+    /* A writer thread still starting up: let it get to its own code first (up to ~100 ms). */
+    for (int i = 0; i < 100 && !atomic_load(&thread_entered); i++) rs_futex_wait(&thread_entered, 0, 1);
     pthread_mutex_lock(&wlock);
     rs_strings_lock();
 }
