@@ -48,7 +48,7 @@ export TSAN_OPTIONS=halt_on_error=1:exitcode=66
 t0=$SECONDS
 if build asan "$A" "${asan_targets[@]}"; then
     _tap_result 0 "ASan+UBSan build of the tested programs ($((SECONDS - t0)) s)"
-    ok "ASan+UBSan: recording core tests (tests/core)" env RS_BUILD="$A" prove "$RS_TOP"/tests/core/
+    ok "ASan+UBSan: recording core tests (tests/core)" run_timeout 900 env RS_BUILD="$A" prove "$RS_TOP"/tests/core/
     ok "ASan+UBSan: corpus through reader, fuzz invariants and CLI (tests/corpus/corpus.t)" \
         env RS_BUILD="$A" RS_CORPUS_QUICK=1 "$RS_TOP/tests/corpus/corpus.t"
     run_timeout 120 "$A/tests/synth/rs-synth" -o "$T/syn" --nodes 2 --gpus 2 --steps 4 --kernels 4 --garbage 300 \
@@ -76,7 +76,7 @@ if build asan "$A" "${asan_targets[@]}"; then
     # against the ASan+UBSan build of everything. (Suites that preload the library into uninstrumented
     # programs are covered by the storm above, with the ASan runtime first in LD_PRELOAD.)
     if (flock 9 && make -C "$RS_TOP" -j"$JOBS" SAN=asan BUILD="$A" all) 9>"$A/.build.lock" >>"$T/build-asan.log" 2>&1; then
-        ok "ASan+UBSan: analyzer, export, doctor and HTML suites" env RS_BUILD="$A" prove -r \
+        ok "ASan+UBSan: analyzer, export, doctor and HTML suites" run_timeout 900 env RS_BUILD="$A" prove -r \
             "$RS_TOP"/tests/analyzer "$RS_TOP"/tests/export "$RS_TOP"/tests/doctor "$RS_TOP"/tests/html
     else
         _tap_result 1 "ASan+UBSan build of everything"

@@ -39,7 +39,8 @@ for f in tests/hardening/*.t; do
     case $f in */sanitizers*) ;; *) suites+=("$f") ;; esac
 done
 t0=$SECONDS
-env RS_BUILD="$A" RS_SAN_SKIP=1 prove -j"$JOBS" -r "${suites[@]}" >"$T/prove.out" 2>&1
+# bounded: a hang (e.g. a fork deadlock in the sanitizer runtime) must not stall the whole suite
+run_timeout 900 env RS_BUILD="$A" RS_SAN_SKIP=1 prove -j"$JOBS" -r "${suites[@]}" >"$T/prove.out" 2>&1
 prc=$?
 secs=$((SECONDS - t0))
 sed -n '/^Test Summary Report/,$p' "$T/prove.out" >"$T/summary"
