@@ -7,3 +7,9 @@ $(B)/bench/core/bench_core: bench/core/bench_core.c $(BENCH_CORE_OBJS)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(BENCH_CORE_OBJS) $(LDFLAGS_ALL) -lzstd -ldl -lpthread
 
 EXTRA_TARGETS += $(B)/bench/core/bench_core
+
+$(B)/bench/core/ring_model: bench/core/ring_model.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -lpthread
+
+EXTRA_TARGETS += $(B)/bench/core/ring_model
