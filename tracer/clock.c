@@ -220,11 +220,9 @@ void rs_clock_tick(void)
         publish(0, 0, 0);
         return;
     }
-    /* Slew: rate * (1 - err / 1 s), the correction at most 500 ppm. */
-    int64_t adj = err / (int64_t)(CAL_SLEW_NS / 1000000);   /* ppm */
-    if (adj > 500) adj = 500;
-    if (adj < -500) adj = -500;
-    uint64_t mult = (uint64_t)((__int128)rate * (1000000 - adj) / 1000000);
+    /* Slew: rate * (1 - err / 1 s), the correction at most 500 ppm (err clamped to 500 us). */
+    int64_t e = err > 500000 ? 500000 : err < -500000 ? -500000 : err;
+    uint64_t mult = (uint64_t)((__int128)rate * (int64_t)(CAL_SLEW_NS - e) / (int64_t)CAL_SLEW_NS);
     if (mult >= cur.mult) {
         /* Faster (or equal): cross at the sample, already past. */
         publish(tsc, conv(&cur, tsc), mult);
