@@ -10,6 +10,13 @@ E=$RS_BUILD/tests/core/emitter C=$RS_BUILD/tests/core/check
 plan 6
 
 out=$(RAILSCOPE_OUT=$T/paced run_timeout 60 "$E" -t 16 -n 1000000 -r 125000)
+if [ "$out" != "emitted=16000000 dropped=0" ]; then
+    # Load-dependent: on a 2-core machine shared with other builds the writer can be starved for the
+    # ~0.5 s a ring lasts at this rate. One retry; two runs in a row with drops fail.
+    diag "paced run dropped ($out, load $(cut -d' ' -f1 /proc/loadavg)); once more"
+    rm -rf "$T/paced"
+    out=$(RAILSCOPE_OUT=$T/paced run_timeout 60 "$E" -t 16 -n 1000000 -r 125000)
+fi
 is "$out" "emitted=16000000 dropped=0" "paced: 16M events accepted, none dropped"
 res=$("$C" "$T"/paced/*.rtrace)
 like "$res" "status=complete marks=16000000 gaps=0 order_errors=0 tid_mix=0 drops=0 " "paced: all 16M in the file, per-thread order, zero drops"
