@@ -94,7 +94,7 @@ static void publish(uint64_t base_tsc, uint64_t base_ns, uint64_t mult)
     __atomic_store_n(&c->base_tsc, base_tsc, __ATOMIC_RELEASE);
     __atomic_store_n(&c->base_ns, base_ns, __ATOMIC_RELEASE);
     __atomic_store_n(&rs_clk.seq, s + 1, __ATOMIC_RELEASE);
-    stats.records++;
+    __atomic_store_n(&stats.records, stats.records + 1, __ATOMIC_RELAXED);   /* read by rs_clock_get_stats */
 }
 
 /* /proc/cpuinfo's first "flags" line has both words (the TSC neither changes rate nor stops). */
@@ -173,7 +173,7 @@ void rs_clock_init(void)
 #endif
 }
 
-const char *rs_clock_name(void) { return use_tsc ? "monotonic/tsc" : "monotonic"; }
+const char *rs_clock_name(void) { return __atomic_load_n(&use_tsc, __ATOMIC_RELAXED) ? "monotonic/tsc" : "monotonic"; }
 
 /* Writer thread, every loop (cheap when nothing is due: one clock_gettime). */
 void rs_clock_tick(void)
@@ -212,11 +212,11 @@ void rs_clock_tick(void)
     }
     int64_t err = (int64_t)(conv(&cur, tsc) - ns);   /* > 0: we are ahead of clock_gettime */
     uint64_t aerr = (uint64_t)(err < 0 ? -err : err);
-    if (aerr > stats.max_err_ns) stats.max_err_ns = aerr;
-    stats.last_err_ns = err;
+    if (aerr > stats.max_err_ns) __atomic_store_n(&stats.max_err_ns, aerr, __ATOMIC_RELAXED);
+    __atomic_store_n(&stats.last_err_ns, err, __ATOMIC_RELAXED);
     if (err > CAL_GIVEUP_NS || err < -CAL_GIVEUP_NS) {
         rs_warn("the TSC is %.3f ms off CLOCK_MONOTONIC; using clock_gettime from now on", (double)err / 1e6);
-        use_tsc = 0;
+        __atomic_store_n(&use_tsc, 0, __ATOMIC_RELAXED);
         publish(0, 0, 0);
         return;
     }
@@ -235,8 +235,15 @@ void rs_clock_tick(void)
 #endif
 }
 
+/* Any thread (tests, benches): the counters the writer thread updates are read atomically. */
 void rs_clock_get_stats(struct rs_clock_stats *st)
 {
-    *st = stats;
-    st->tsc = use_tsc;
+    *st = (struct rs_clock_stats){
+        .tsc = __atomic_load_n(&use_tsc, __ATOMIC_RELAXED),
+        .records = __atomic_load_n(&stats.records, __ATOMIC_RELAXED),
+        .max_err_ns = __atomic_load_n(&stats.max_err_ns, __ATOMIC_RELAXED),
+        .last_err_ns = __atomic_load_n(&stats.last_err_ns, __ATOMIC_RELAXED),
+        .tsc_read_ns = stats.tsc_read_ns,   /* set at start, before any thread */
+        .vdso_read_ns = stats.vdso_read_ns,
+    };
 }
