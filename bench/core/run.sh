@@ -15,6 +15,9 @@ export RAILSCOPE_OUT=$tmp/traces
 echo "# hot path: ns per event, median of 101 batches of 4096, writer draining between batches"
 "$BIN" hot | sed 's/^/bench.core./'
 
+echo "# tracer clock vs clock_gettime(CLOCK_MONOTONIC): 4 threads, 3 s (source as RAILSCOPE_CLOCK, default auto)"
+"$BIN" clock 3 4 | sed 's/^/bench.core./'
+
 echo "# sustained: T threads as fast as they can with RAILSCOPE_POLICY=block (the writer's pace: no drops)"
 best=0
 for t in 1 2 4; do
