@@ -70,7 +70,7 @@ int main(int argc, char **argv)
             default: continue;
             }
             uint64_t idx = v >> 32, seq = v & 0xffffffffu;
-            if (e.tid == 4242) {   /* written through rs_emit_as: checked separately */
+            if (e.tid == 1000004242u) {   /* emitter's rs_emit_as tid (above any real tid): checked separately */
                 as_tid++;
                 continue;
             }

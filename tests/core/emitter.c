@@ -8,7 +8,7 @@
  *     -X K     every K-th child execs /bin/true instead (after emitting)
  *     -E       threads exit early: each thread runs a short-lived helper thread that emits 10 events
  *     -V       emit 64-byte IBV_POST_SEND-like events instead of MARKs (value in wr_id)
- *     -A       every 10th event of each thread goes through rs_emit_as(4242, ...) (chunk tid 4242)
+ *     -A       every 10th event of each thread goes through rs_emit_as(RS_AS_TID, ...) (chunk tid 1000004242)
  *     -W       with -F: fork the children while the worker threads are emitting
  *     -H       register a tick hook and a shutdown hook that each emit MARKs with index 3000/3001
  * Prints "emitted=N dropped=M" (totals of rs_emit's answers in this process) on stdout at the end. */
@@ -23,6 +23,9 @@
 #include <unistd.h>
 
 #include "rs_tracer.h"
+
+/* above any kernel thread id (pid_max <= 2^22): a real thread can never collide with it (4242 once did) */
+#define RS_AS_TID 1000004242u
 
 static long nthreads = 1, nevents = 1000, rate, forks, exec_every;
 static int do_pause, do_exit_, early, verbs, as_other, hooks, fork_during;
@@ -46,7 +49,7 @@ static void emit_one(uint64_t value)
         m.value = value;
         m.name = name_id;
         m.pad = 0;
-        okk = as_other && (value & 0xffffffffu) % 10 == 9 ? rs_emit_as(4242, &m.h) : rs_emit(&m.h);
+        okk = as_other && (value & 0xffffffffu) % 10 == 9 ? rs_emit_as(RS_AS_TID, &m.h) : rs_emit(&m.h);
     }
     if (okk) emitted++;
     else dropped++;

@@ -35,7 +35,7 @@ like "$info" "mark +160000" "info counts events per kind"
 # rs_emit_as: events recorded on behalf of another thread id land in chunks of that tid; hooks run.
 RAILSCOPE_FLUSH_MS=50 RAILSCOPE_OUT=$T/as run_timeout 30 "$E" -A -H -t 2 -n 10000 -r 20000 >/dev/null
 res=$("$C" "$T"/as/*.rtrace)
-like "$res" "marks=18000 .*order_errors=0 tid_mix=0 drops=0 .*as_tid=2000 " "rs_emit_as: 2000 events under tid 4242, the rest in order under their own"
+like "$res" "marks=18000 .*order_errors=0 tid_mix=0 drops=0 .*as_tid=2000 " "rs_emit_as: 2000 events under tid 1000004242, the rest in order under their own"
 like "$res" "hook_ticks=[1-9][0-9]* hook_end=1 " "rs_at_tick hooks run every flush interval, rs_at_shutdown once"
 names=$("$RS_CLI" dump --json "$T"/as/*.rtrace | grep '"kind":"thread_start"' | grep -c '"name":"railscope-wr"')
 is "$names" 1 "THREAD_START carries the thread's name"
