@@ -2,7 +2,7 @@
 # The suites that preload the library into programs not built with a sanitizer, run whole against the
 # ASan+UBSan build (<build>-asan, shared with sanitizers.t; one `make` at a time through a lock):
 #   tests/verbs (null provider and software test NIC (softnic): rdma-core's ibv_rc_pingpong, examples),
-#   tests/softnic, tests/nccl (NCCL/CUPTI/NVTX fakes), and tests/hardening's softnic campaigns (SIGKILL,
+#   tests/softnic, tests/nccl (NCCL/CUPTI/NVTX fakes), tests/stacks (call stacks, ELF symboliser), and tests/hardening's softnic campaigns (SIGKILL,
 #   signals, storm, output trouble, transparency) and security tests.
 # The sanitizer runtime comes first in LD_PRELOAD (lib.sh's RS_PRELOAD); every sanitizer report goes to a
 # log file (log_path) as well as failing the program (halt_on_error), so a report from a process whose
@@ -14,7 +14,7 @@
 need_cmd make gcc flock
 echo 'int main(void){return 0;}' | gcc -x c -fsanitize=address -o "$T/probe" - 2>/dev/null ||
     skip_all "gcc cannot link -fsanitize=address (libasan missing)"
-plan 7
+plan 8
 JOBS=${RS_SAN_JOBS:-2}
 A=${RS_BUILD}-asan
 cd "$RS_TOP" || bail "no RS_TOP"
@@ -27,14 +27,14 @@ rc=$?
 _tap_result $rc "ASan+UBSan build of everything ($((SECONDS - t0)) s)"
 if [ $rc -ne 0 ]; then
     tail -5 "$T/build.log" | sed 's/^/#   /' >&2
-    skip "ASan build failed" 6
+    skip "ASan build failed" 7
     exit 0
 fi
 
 mkdir -p "$T/san"
 export ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0:halt_on_error=1:log_path=$T/san/asan
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:log_path=$T/san/ubsan
-suites=(tests/verbs tests/softnic tests/nccl)
+suites=(tests/verbs tests/softnic tests/nccl tests/stacks)
 for f in tests/hardening/*.t; do
     case $f in */sanitizers*) ;; *) suites+=("$f") ;; esac
 done
@@ -47,7 +47,7 @@ sed -n '/^Test Summary Report/,$p' "$T/prove.out" >"$T/summary"
 # a file failed: a non-zero wait status, failed tests, or a parse error (a "TODO passed" alone is no failure)
 failed=$(awk '/^tests\/[^ ]+\.t / { f = $1; if ($0 !~ /Wstat: 0 / || $0 !~ /Failed: 0\)/) print f }
     /^  Parse errors:/ && f { print f }' "$T/summary" | sort -u)
-for s in "tests/verbs/:tests/verbs" "tests/softnic/:tests/softnic" "tests/nccl/:tests/nccl" \
+for s in "tests/verbs/:tests/verbs" "tests/softnic/:tests/softnic" "tests/nccl/:tests/nccl" "tests/stacks/:tests/stacks (call stacks of pageable copies)" \
     "tests/hardening/:tests/hardening's softnic campaigns and security tests"; do
     mine=$(printf '%s\n' "$failed" | grep -F "${s%%:*}")
     [ -z "$mine" ]
