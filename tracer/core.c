@@ -323,6 +323,25 @@ void rs_at_tick(void (*fn)(void))
     else rs_warn_once("more than %d tick hooks; some are ignored", RS_MAX_HOOKS);
 }
 
+static void (*fork_child_hooks[RS_MAX_HOOKS])(void);
+static _Atomic int n_fork_child;
+
+void rs_at_fork_child(void (*fn)(void))
+{
+    int i = atomic_fetch_add(&n_fork_child, 1);
+    if (i < RS_MAX_HOOKS) __atomic_store_n(&fork_child_hooks[i], fn, __ATOMIC_RELEASE);
+    else rs_warn_once("more than %d fork hooks; some are ignored", RS_MAX_HOOKS);
+}
+
+void rs_run_fork_child_hooks(void)
+{
+    int n = atomic_load(&n_fork_child);
+    for (int i = 0; i < n && i < RS_MAX_HOOKS; i++) {
+        void (*h)(void) = __atomic_load_n(&fork_child_hooks[i], __ATOMIC_ACQUIRE);
+        if (h) h();
+    }
+}
+
 void rs_run_shutdown_hooks(void)
 {
     static _Atomic int ran;

@@ -102,16 +102,19 @@ int rs_writer_append_run(struct rs_writer *w, uint32_t tid, const void *events, 
 #define RS_EV_AS_MARKER 0xffffu   /* in rings only, never written: "the next event belongs to tid aux" */
 
 /* Writer thread (writer_thread.c) */
-int rs_writer_thread_start(int open_now);    /* open_now=0: open the file when the first event shows */
+int rs_writer_thread_start(int open_now);    /* open_now=0: open the file when the first event shows (or at
+                                              * the final flush: a child that recorded nothing still ends) */
 void rs_writer_child_reset(void);            /* atfork child: forget the parent's file and thread */
 void rs_writer_fork_prepare(void);
 void rs_writer_fork_parent(void);
 /* Ask the writer for a flush and wait up to timeout_ms for it. final: also run shutdown hooks, write
  * PROC_END(status, reason) and close the file. With here=0 it is async-signal-safe (atomics and futex
  * only); here=1 does the work in the calling thread (exit and exec paths, never signal handlers).
+ * Not final, here=1 and reason != 0 (exec): write PROC_END(status, reason) into the open file, keep it open.
  * Returns 0 when done in time. */
 int rs_core_request(int final, int32_t status, uint32_t reason, unsigned timeout_ms, int here);
 void rs_run_shutdown_hooks(void);
+void rs_run_fork_child_hooks(void);
 
 /* Process facts for the header (procinfo.c) */
 void rs_procinfo_fill(struct rs_file_info *fi, char *host, size_t hostlen, char *cmdline, size_t cmdcap,

@@ -203,7 +203,8 @@ static void fork_child(void)
     rs_pid = getpid();
     rs_rings_after_fork_child();
     rs_writer_child_reset();
-    rs_writer_thread_start(0);   /* the child's file is created when it records its first event */
+    rs_run_fork_child_hooks();   /* before the child's writer thread can run tick hooks */
+    rs_writer_thread_start(0);   /* the child's file is created at its first event, or at its end */
 }
 
 RS_EXPORT pid_t fork(void)

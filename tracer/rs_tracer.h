@@ -111,5 +111,8 @@ void rs_core_flush(void);
 void rs_at_shutdown(void (*fn)(void));
 /* Hooks run by the writer thread once per flush interval (e.g. emitting per-CQ empty-poll counters). */
 void rs_at_tick(void (*fn)(void));
+/* Hooks run in a forked child (atfork child handler) before its writer thread starts: forget state that
+ * is the parent's to record (e.g. pending empty-poll counts). Async-signal-safe work only. At most 16. */
+void rs_at_fork_child(void (*fn)(void));
 
 #endif

@@ -22,9 +22,10 @@ extern void rs_hostfacts_collect(const char *sysfs_root, void (*cb)(void *arg, c
 
 _Atomic uint32_t rs_writer_wake;
 static _Atomic uint32_t req_seq, done_seq;
-static _Atomic int final_req;
-static int32_t end_status;
-static uint32_t end_reason;
+/* The first final request's PROC_END status and reason, claimed and published by one compare-exchange
+ * (an exit and a signal handler may ask at once): 0 = none, else FINAL_SET | reason << 32 | (u32)status. */
+static _Atomic uint64_t final_req;
+#define FINAL_SET (1ull << 63)
 static _Atomic int thread_running;
 /* 0 from pthread_create until the writer thread runs its own code. In between, the thread library (and a
  * sanitizer's runtime) set the thread up and may hold allocator locks: a fork then would hand the child
@@ -278,17 +279,25 @@ static void host_fact(void *arg, const char *key, const char *value)
     if (e) write_error(e);
 }
 
+static void write_end(int32_t status, uint32_t reason)
+{
+    if (!W || W_failed) return;
+    struct rs_ev_PROC_END p;
+    RS_EV_INIT(&p, PROC_END, rs_now());
+    p.status = status;
+    p.reason = reason;
+    int e = rs_writer_append(W, 0, &p, sizeof p);
+    if (e) write_error(e);
+}
+
 static void final_locked(void)
 {
     drain_all();
-    if (W && !W_failed) {
-        struct rs_ev_PROC_END p;
-        RS_EV_INIT(&p, PROC_END, rs_now());
-        p.status = end_status;
-        p.reason = end_reason;
-        int e = rs_writer_append(W, 0, &p, sizeof p);
-        if (e) write_error(e);
-    }
+    /* A forked child's file is opened lazily, at its first event; one that recorded nothing still gets a
+     * file here, so every FORK the parent recorded has a file with the child's PROC_END. */
+    if (!W && !W_failed && !W_closed) open_file();
+    uint64_t f = atomic_load(&final_req);
+    write_end((int32_t)(uint32_t)f, (uint32_t)(f >> 32) & 0x7fffffffu);
     flush_frame();
     if (lost_events) rs_log(RS_LOG_INFO, "%llu events could not be written", (unsigned long long)lost_events);
     if (W) {
@@ -435,10 +444,9 @@ int rs_core_request(int final, int32_t status, uint32_t reason, unsigned timeout
 {
     int st = atomic_load(&rs_state);
     if (st != RS_ST_RUNNING) return st == RS_ST_STOPPED ? 0 : -1;
-    if (final && !atomic_load(&final_req)) {
-        end_status = status;
-        end_reason = reason;
-        atomic_store(&final_req, 1);
+    if (final) {
+        uint64_t none = 0, f = FINAL_SET | (uint64_t)(reason & 0x7fffffffu) << 32 | (uint32_t)status;
+        atomic_compare_exchange_strong(&final_req, &none, f);   /* the first request's status wins */
     }
     if (here || rs_tls.is_writer || !atomic_load(&thread_running)) {
         /* Asked to (exit paths: no need to wait for the writer thread to be scheduled), or no writer
@@ -456,6 +464,9 @@ int rs_core_request(int final, int32_t status, uint32_t reason, unsigned timeout
             do_final(!rs_tls.is_writer);
         } else {
             drain_all();
+            /* Before an exec: the file the new image cuts ends with an end record; if the exec fails, the
+             * process goes on writing into this file and ends it with a final PROC_END (formats/SPEC.md). */
+            if (reason && here) write_end(status, reason);
             flush_frame();
             pthread_mutex_unlock(&wlock);
         }
