@@ -700,4 +700,5 @@ __attribute__((constructor)) static void verbs_init(void)
     rs_dl_register(tab, (int)(sizeof tab / sizeof tab[0]));
     rs_at_tick(vb_tick);
     rs_at_shutdown(vb_tick);
+    rs_at_fork_child(vb_empty_fork_child);
 }

@@ -128,6 +128,7 @@ void vb_wq_del(struct vb_wq *wq);
 static inline struct vb_wq_rec *vb_wq_find(const struct vb_wq *wq);
 /* Emit POLL_EMPTY for counters that moved (all CQs, or one before its destruction). */
 void vb_flush_empty_all(void);
+void vb_empty_fork_child(void);   /* atfork child: the parent's pending empty-poll counts are not ours */
 void vb_flush_empty(struct vb_cq_rec *q, uint64_t now);
 
 /* Memory (verbs_mr.c). */

@@ -288,6 +288,23 @@ void vb_flush_empty(struct vb_cq_rec *q, uint64_t now)
     __atomic_store_n(&q->flushing, 0, __ATOMIC_RELEASE);
 }
 
+/* Forked child: the counts so far are the parent's (it reports them); the child reports only its own.
+ * Only the forking thread exists here, so a flush or a run of empty polls in progress was the parent's. */
+void vb_empty_fork_child(void)
+{
+    uint64_t now = rs_now();
+    for (unsigned s = 0; s < VB_MAX_CQ; s++) {
+        struct vb_cq_rec *q = &vb_cq_recs[s];
+        /* write only records with something pending: every write copies a page in the child */
+        if (q->emitted_empty == q->empty && !q->run_start && !q->flushing) continue;
+        q->emitted_empty = q->empty;
+        q->emitted_ns = q->empty_ns;
+        q->emitted_ts = now;
+        q->run_start = 0;
+        q->flushing = 0;
+    }
+}
+
 void vb_flush_empty_all(void)
 {
     if (!rs_on(RS_FAM_verbs)) return;
