@@ -52,9 +52,8 @@ static void write_error(int err)
 {
     if (W_failed) return;
     W_failed = 1;
-    char why[160];
-    snprintf(why, sizeof why, "cannot write the trace file: %s", strerror(-err));
-    int r = W ? rs_writer_mark_partial(W, err, why) : -1;
+    /* the reader appends strerror of the recorded errno itself */
+    int r = W ? rs_writer_mark_partial(W, err, "cannot write the trace file") : -1;
     rs_warn("cannot write %s: %s; tracing stops here, the trace is %s", W_path, strerror(-err),
             r == 0 ? "marked partial" : "incomplete");
 }
