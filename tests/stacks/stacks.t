@@ -117,9 +117,10 @@ p = run([APP, FAKE, "threads"], out)
 st, cc, _ = stacks_and_copies(out)
 named = [c for c in cc if st and c["stack"] == st[0]["site"]]
 ok(p.returncode == 0 and len(st) == 1 and chain(st[0])[:3] == ["stk_copy_in", "stk_caller_one", "stk_thread"]
-   and len(cc) == 800 and len(named) >= 792 and all(c["stack"] in (0, st[0]["site"]) for c in cc),
+   and len(cc) == 800 and len(named) >= 100 and all(c["stack"] in (0, st[0]["site"]) for c in cc),
    "8 threads x 100 copies from one site at once: one call_stack, the copies name it (0 only while its id "
-   "is being published)", (len(st), len(cc), len(named)))
+   "is being published: a publisher preempted on a loaded box leaves the others' copies at 0 meanwhile, so "
+   "only the publisher's own 100 are sure to name it)", (len(st), len(cc), len(named)))
 out = os.path.join(T, "fork")
 p = run([APP, FAKE, "fork"], out)
 files = sorted(os.listdir(out)) if os.path.isdir(out) else []
