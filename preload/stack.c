@@ -147,6 +147,10 @@ uint32_t rs_stack_site(uint32_t for_kind, uint64_t ts)
     void *pcs[RS_STACK_DEPTH + RS_STACK_OWN];
     const int cap = RS_STACK_DEPTH + RS_STACK_OWN;
     unw_backtrace_fn unw = mode == 1 ? libunwind() : NULL;
+    /* Another thread is still loading libunwind: skip this call instead of unwinding with glibc's
+     * backtrace(), whose chain can differ from libunwind's and would give the site a second stack (seen:
+     * 8 threads hitting a new site at once under ASan). A later call records the site. */
+    if (mode == 1 && !unw && __atomic_load_n(&unw_state, __ATOMIC_ACQUIRE) != 2) return 0;
     uint32_t flags = 0;
     int n;
     if (unw) {
