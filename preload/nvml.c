@@ -44,7 +44,10 @@ static struct {
 static rs_nvmlDevice_t devs[RS_NVML_MAXDEV];
 static unsigned ndev;
 static unsigned supported[RS_NVML_MAXDEV];   /* bit i: field i still asked for */
-static int stop_flag;
+/* Who may call sample(): 0 nobody is (the sampler may start one), 1 the sampler is inside it, 2 stopped
+ * (the exiting thread took it for the last reading). NVML's field queries and `supported` are not
+ * shared between two threads at once. */
+static int smp_state;
 static unsigned period_ms;
 
 static void sample(void)
@@ -94,19 +97,38 @@ static void *sampler(void *arg)
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);   /* the application's signals are not ours to take */
-    while (!__atomic_load_n(&stop_flag, __ATOMIC_RELAXED) && rs_on(RS_FAM_nvml)) {
+    for (;;) {
+        int idle = 0;
+        if (!rs_on(RS_FAM_nvml) ||
+            !__atomic_compare_exchange_n(&smp_state, &idle, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+            break;   /* stopped */
         sample();
+        __atomic_store_n(&smp_state, 0, __ATOMIC_RELEASE);
         struct timespec ts = {(time_t)(period_ms / 1000), (long)(period_ms % 1000) * 1000000L};
         nanosleep(&ts, NULL);
     }
     return NULL;
 }
 
+/* A last reading, so deltas cover the whole run: taken once the sampler is outside sample() (one round of
+ * NVML queries); the wait is bounded (200 ms), after it the run ends without that reading. */
 static void nvml_stop(void)
 {
-    __atomic_store_n(&stop_flag, 1, __ATOMIC_RELAXED);
-    if (ndev) sample();   /* a last reading, so deltas cover the whole run */
+    for (int i = 0; i < 200; i++) {
+        int idle = 0;
+        if (__atomic_compare_exchange_n(&smp_state, &idle, 2, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+            if (ndev) sample();
+            return;
+        }
+        if (idle == 2) return;
+        struct timespec ms = {0, 1000000L};
+        nanosleep(&ms, NULL);
+    }
+    __atomic_store_n(&smp_state, 2, __ATOMIC_RELEASE);
 }
+
+/* A child forked while the sampler was inside sample() has no sampler thread: nobody is sampling. */
+static void nvml_fork_child(void) { __atomic_store_n(&smp_state, 0, __ATOMIC_RELAXED); }
 
 /* Called once by the CUDA injection; does nothing unless RAILSCOPE_NVML_MS is set. */
 void rs_nvml_start(void)
@@ -147,4 +169,5 @@ void rs_nvml_start(void)
     else pthread_setname_np(t, "railscope-nvml");
     pthread_attr_destroy(&a);
     rs_at_shutdown(nvml_stop);
+    rs_at_fork_child(nvml_fork_child);
 }
