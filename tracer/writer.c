@@ -40,8 +40,12 @@ struct rs_writer {
     int threads;                /* zstd worker threads, 0 = compress in the caller */
     ZSTD_CCtx *cctx;
 
-    unsigned char *raw;         /* current frame's payload */
+    unsigned char *raw;         /* current frame's payload not yet given to zstd */
     size_t raw_len, raw_cap;
+    /* Incremental compression (rs_writer_feed): the frame's first frame_base raw bytes are already in the
+     * zstd stream, whose output so far is cbuf[0, c_len). */
+    size_t frame_base, c_len;
+    int streaming;
     size_t chunk_off;           /* offset of the open chunk's header in raw, or SIZE_MAX */
     uint32_t chunk_tid;
     uint64_t chunk_prev_ts;
@@ -69,6 +73,20 @@ struct rs_writer {
 };
 
 static void chunk_close(struct rs_writer *w) { w->chunk_off = SIZE_MAX; }
+
+/* Raw bytes in the current frame, fed to zstd or not. */
+static size_t frame_total(const struct rs_writer *w) { return w->frame_base + w->raw_len; }
+
+/* Forget the current frame (written, or dropped after an error). */
+static void frame_reset(struct rs_writer *w)
+{
+    if (w->streaming) ZSTD_CCtx_reset(w->cctx, ZSTD_reset_session_only);
+    w->streaming = 0;
+    w->raw_len = 0;
+    w->frame_base = 0;
+    w->c_len = 0;
+    chunk_close(w);
+}
 
 static void default_clock(void *arg, uint64_t *real, uint64_t *mono)
 {
@@ -288,7 +306,7 @@ static int put_events(struct rs_writer *w, uint32_t tid, const unsigned char *ev
 /* A new frame starts with a CLOCK anchor (tid 0) when a clock source is set. */
 static int frame_begin(struct rs_writer *w)
 {
-    if (w->raw_len || !w->clock_fn || w->in_anchor) return 0;
+    if (frame_total(w) || !w->clock_fn || w->in_anchor) return 0;
     struct rs_ev_CLOCK c;
     uint64_t real = 0, mono = 0;
     w->clock_fn(w->clock_arg, &real, &mono);
@@ -316,17 +334,17 @@ static int put_run(struct rs_writer *w, uint32_t tid, const unsigned char *ev, s
     *done = 0;
     *events = 0;
     while (consumed < bytes) {
-        if (!w->raw_len && w->clock_fn && !w->in_anchor) {
+        if (!frame_total(w) && w->clock_fn && !w->in_anchor) {
             if ((ret = frame_begin(w))) return ret;
         }
         int new_chunk = w->chunk_off == SIZE_MAX || w->chunk_tid != tid;
         size_t hdr = new_chunk ? sizeof(struct rs_chunk_hdr) : 0;
-        size_t used = w->raw_len + hdr;
-        size_t room = used < RS_WRITER_FRAME_RAW ? RS_WRITER_FRAME_RAW - used : 0;
+        size_t used = w->raw_len + hdr, in_frame = w->frame_base + used;
+        size_t room = in_frame < RS_WRITER_FRAME_RAW ? RS_WRITER_FRAME_RAW - in_frame : 0;
         size_t left = bytes - consumed;
         /* an oversized event (only when the frame is empty) gets a frame of its own: events are < 64 KiB */
         size_t want = left < room ? left : room;
-        if (want < 65536 && !w->raw_len) want = left < 65536 ? left : 65536;
+        if (want < 65536 && !frame_total(w)) want = left < 65536 ? left : 65536;
         if ((ret = raw_reserve(w, want + hdr))) return ret;
         const unsigned char *src0 = ev + consumed;
         unsigned char *dst = w->raw + used;
@@ -349,7 +367,7 @@ static int put_run(struct rs_writer *w, uint32_t tid, const unsigned char *ev, s
                 stop = 1;
                 break;
             }
-            if (RS_UNLIKELY(off + hs.size > room) && (off || w->raw_len)) break;   /* frame full */
+            if (RS_UNLIKELY(off + hs.size > room) && (off || frame_total(w))) break;   /* frame full */
             uint64_t ts = hs.ts;
             struct rs_ev_hdr *h = (struct rs_ev_hdr *)(dst + off);
             *h = hs;
@@ -543,26 +561,77 @@ static int fd_is_ours(struct rs_writer *w)
     return 0;
 }
 
-int rs_writer_flush(struct rs_writer *w)
+/* Give the buffered raw bytes to the zstd stream of the current frame (starting it if needed); with
+ * ZSTD_e_end, finish the frame. The output accumulates in cbuf. */
+static int stream_in(struct rs_writer *w, ZSTD_EndDirective end)
+{
+    if (!w->streaming) {
+        ZSTD_CCtx_reset(w->cctx, ZSTD_reset_session_only);
+        if (ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, w->level))) return -EIO;
+        w->streaming = 1;
+        w->c_len = 0;
+    }
+    ZSTD_inBuffer in = {w->raw, w->raw_len, 0};
+    for (;;) {
+        size_t need = w->c_len + ZSTD_compressBound(in.size - in.pos) + ZSTD_CStreamOutSize();
+        if (need > w->cbuf_cap) {
+            /* room for a whole frame at once, then doubling: never a realloc per feed */
+            size_t cap = ZSTD_compressBound(RS_WRITER_FRAME_RAW) + ZSTD_CStreamOutSize();
+            while (cap < need) cap *= 2;
+            unsigned char *p = realloc(w->cbuf, cap);
+            if (!p) return -ENOMEM;
+            w->cbuf = p;
+            w->cbuf_cap = cap;
+        }
+        ZSTD_outBuffer out = {w->cbuf, w->cbuf_cap, w->c_len};
+        size_t r = ZSTD_compressStream2(w->cctx, &out, &in, end);
+        if (ZSTD_isError(r)) return -EIO;
+        w->c_len = out.pos;
+        if (end == ZSTD_e_end ? r == 0 : in.pos == in.size) break;
+    }
+    w->frame_base += w->raw_len;
+    w->raw_len = 0;
+    chunk_close(w);   /* its header went to zstd: the next event opens a new chunk */
+    return 0;
+}
+
+int rs_writer_feed(struct rs_writer *w)
 {
     if (w->error) return w->error;
     if (!w->raw_len) return 0;
-    size_t bound = ZSTD_compressBound(w->raw_len);
-    if (bound > w->cbuf_cap) {
-        unsigned char *p = realloc(w->cbuf, bound);
-        if (!p) return fail(w, -ENOMEM);
-        w->cbuf = p;
-        w->cbuf_cap = bound;
-    }
+    int ret = stream_in(w, ZSTD_e_continue);
+    return ret ? fail(w, ret) : 0;
+}
+
+int rs_writer_flush(struct rs_writer *w)
+{
+    if (w->error) return w->error;
+    size_t total = frame_total(w);
+    if (!total) return 0;
     size_t c;
-    if (w->threads) {
-        ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, w->level);
-        c = ZSTD_compress2(w->cctx, w->cbuf, w->cbuf_cap, w->raw, w->raw_len);
+    if (w->streaming) {
+        int e = stream_in(w, ZSTD_e_end);
+        if (e) return fail(w, e);
+        c = w->c_len;
     } else {
-        c = ZSTD_compressCCtx(w->cctx, w->cbuf, w->cbuf_cap, w->raw, w->raw_len, w->level);
+        /* The whole frame at once (offline writers, and live frames no feed began). */
+        size_t bound = ZSTD_compressBound(w->raw_len);
+        if (bound > w->cbuf_cap) {
+            unsigned char *p = realloc(w->cbuf, bound);
+            if (!p) return fail(w, -ENOMEM);
+            w->cbuf = p;
+            w->cbuf_cap = bound;
+        }
+        if (w->threads) {
+            ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, w->level);
+            c = ZSTD_compress2(w->cctx, w->cbuf, w->cbuf_cap, w->raw, w->raw_len);
+        } else {
+            c = ZSTD_compressCCtx(w->cctx, w->cbuf, w->cbuf_cap, w->raw, w->raw_len, w->level);
+        }
+        if (ZSTD_isError(c)) return fail(w, -EIO);
     }
-    if (ZSTD_isError(c)) return fail(w, -EIO);
-    struct rs_frame_hdr fh = {RS_FRAME_MAGIC, (uint32_t)c, (uint32_t)w->raw_len, rs_fnv1a(w->cbuf, c), w->seq};
+    if (c > UINT32_MAX || total > UINT32_MAX) return fail(w, -EFBIG);
+    struct rs_frame_hdr fh = {RS_FRAME_MAGIC, (uint32_t)c, (uint32_t)total, rs_fnv1a(w->cbuf, c), w->seq};
     int ret = fd_is_ours(w);
     if (!ret) {
         struct iovec iov[2] = {{&fh, sizeof fh}, {w->cbuf, c}};
@@ -572,10 +641,9 @@ int rs_writer_flush(struct rs_writer *w)
     w->seq++;
     w->good_end += sizeof fh + c;
     w->st.frames++;
-    w->st.raw_bytes += w->raw_len;
+    w->st.raw_bytes += total;
     w->st.file_bytes = w->good_end;
-    w->raw_len = 0;
-    chunk_close(w);
+    frame_reset(w);
     return 0;
 }
 
@@ -586,8 +654,7 @@ int rs_writer_mark_partial(struct rs_writer *w, int err, const char *why)
     if (ftruncate(w->fd, (off_t)w->good_end) != 0 || lseek(w->fd, (off_t)w->good_end, SEEK_SET) < 0) return -errno;
     int saved = w->error;
     w->error = 0;
-    w->raw_len = 0;
-    chunk_close(w);
+    frame_reset(w);
     rs_writer_clock_fn fn = w->clock_fn;
     w->clock_fn = NULL;    /* keep the frame as small as possible */
     size_t n = why ? strnlen(why, 200) : 0;
@@ -605,8 +672,7 @@ int rs_writer_mark_partial(struct rs_writer *w, int err, const char *why)
     w->clock_fn = fn;
     w->error = saved ? saved : (ret ? ret : -EIO);
     w->st.error = w->error;
-    w->raw_len = 0;
-    chunk_close(w);
+    frame_reset(w);
     return ret;
 }
 
@@ -628,7 +694,7 @@ int rs_writer_close(struct rs_writer *w)
 void rs_writer_abandon(struct rs_writer *w)
 {
     if (!w) return;
-    w->raw_len = 0;
+    frame_reset(w);
     w->error = -ECANCELED;
     rs_writer_close(w);
 }

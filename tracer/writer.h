@@ -82,6 +82,11 @@ int rs_writer_drops(struct rs_writer *w, uint32_t tid, uint64_t events, uint64_t
 
 /* End the current frame: compress, write. No-op when nothing is pending. */
 int rs_writer_flush(struct rs_writer *w);
+/* Compress what was appended since the last call into the current frame's zstd stream now, instead of
+ * all at once when the frame is written: the live writer calls it after each drain, so a 4 MiB frame
+ * never stalls draining for the milliseconds its compression takes (rings would fill meanwhile). The
+ * frame on disk is the same kind of zstd frame; it is still written by rs_writer_flush. */
+int rs_writer_feed(struct rs_writer *w);
 
 /* After a write error: cut the file back to the end of the last whole frame and write one small frame
  * with a PARTIAL event (err, why) so readers report the trace as partial. Best effort; returns 0 if the

@@ -384,6 +384,9 @@ static void *writer_main(void *arg)
         if (req != handled || now - last_frame >= period) {
             flush_frame();
             last_frame = now;
+        } else if (W && !W_failed) {
+            int e = rs_writer_feed(W);
+            if (e) write_error(e);
         }
         int closed = W_closed;
         pthread_mutex_unlock(&wlock);
