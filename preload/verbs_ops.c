@@ -27,21 +27,14 @@ static inline uint32_t be32(uint32_t x) { return __builtin_bswap32(x); }
 _Static_assert(offsetof(struct vb_send_wr, wr.rdma.remote_addr) == offsetof(struct vb_send_wr, wr.atomic.remote_addr),
                "rdma and atomic remote_addr share their offset");
 
-/* Fill a post event from an ibv_send_wr. */
-static inline __attribute__((always_inline)) void fill_send(struct rs_ev_IBV_POST_SEND *ev, const struct vb_ctx_rec *c, uint32_t qpn,
-                             const struct vb_send_wr *wr)
+/* SGE fields of a post event for the less common lists: several SGEs, inline data, none. */
+static __attribute__((noinline)) void fill_sges_slow(struct rs_ev_IBV_POST_SEND *ev, const struct vb_ctx_rec *c,
+                                                     const struct vb_sge *sg, int n, uint32_t flags)
 {
-    uint32_t op = wr->opcode, flags = wr->send_flags;
-    int n = wr->num_sge;
-    const struct vb_sge *sg = wr->sg_list;
-    ev->wr_id = wr->wr_id;
-    ev->qp_num = qpn;
-    ev->opcode = op;
-    ev->send_flags = flags;
-    if (RS_LIKELY(n > 0 && sg)) {
+    if (n > 0 && sg) {
         ev->num_sge = (uint32_t)n;
         ev->local_addr = sg[0].addr;
-        if (RS_LIKELY(!(flags & VB_SEND_INLINE))) {
+        if (!(flags & VB_SEND_INLINE)) {
             ev->mem = vb_sge_kind(c, sg, n, &ev->bytes);
         } else {
             /* inline data is copied by the CPU at post time; the lkey is not used */
@@ -55,6 +48,27 @@ static inline __attribute__((always_inline)) void fill_send(struct rs_ev_IBV_POS
         ev->local_addr = 0;
         ev->bytes = 0;
         ev->mem = RS_MEM_UNKNOWN;
+    }
+}
+
+/* Fill a post event from an ibv_send_wr (one SGE from a registered MR inline, the rest out of line). */
+static inline __attribute__((always_inline)) void fill_send(struct rs_ev_IBV_POST_SEND *ev, const struct vb_ctx_rec *c, uint32_t qpn,
+                             const struct vb_send_wr *wr)
+{
+    uint32_t op = wr->opcode, flags = wr->send_flags;
+    int n = wr->num_sge;
+    const struct vb_sge *sg = wr->sg_list;
+    ev->wr_id = wr->wr_id;
+    ev->qp_num = qpn;
+    ev->opcode = op;
+    ev->send_flags = flags;
+    if (RS_LIKELY(n == 1 && sg && !(flags & VB_SEND_INLINE))) {
+        ev->num_sge = 1;
+        ev->local_addr = sg->addr;
+        ev->bytes = sg->length;
+        ev->mem = vb_mr_kind(c, sg->lkey);
+    } else {
+        fill_sges_slow(ev, c, sg, n, flags);
     }
     uint32_t bit = op < 32 ? OPB(op) : 0;
     uint64_t raddr = 0;
@@ -85,11 +99,10 @@ static __attribute__((noinline)) void emit_sends_failed(const struct vb_ctx_rec 
     }
 }
 
-static int w_post_send(struct vb_qp *qp, struct vb_send_wr *wr, struct vb_send_wr **bad)
+/* A list of WRs (or none): one clock read for the call, events filled after the provider has seen the list. */
+static __attribute__((noinline)) int post_send_list(const struct vb_ctx_rec *c, struct vb_qp *qp,
+                                                    struct vb_send_wr *wr, struct vb_send_wr **bad)
 {
-    const struct vb_ctx_rec *c = vb_ctx_find(qp->context);
-    if (RS_UNLIKELY(!c || !c->post_send)) return EINVAL; /* not our context (cannot happen): never call NULL */
-    if (RS_UNLIKELY(!rs_on(RS_FAM_verbs))) return c->post_send(qp, wr, bad);
     uint64_t t0 = rs_now();
     int ret = c->post_send(qp, wr, bad);
     if (RS_UNLIKELY(ret)) {
@@ -103,6 +116,37 @@ static int w_post_send(struct vb_qp *qp, struct vb_send_wr *wr, struct vb_send_w
         fill_send(&ev, c, qp->qp_num, w);
         rs_emit(&ev.h);
     }
+    return 0;
+}
+
+/* A single WR failed: its verdict is the return value unless *bad_wr names another WR (then the provider
+ * says this one was posted), as emit_sends_failed decides for lists. */
+static __attribute__((noinline, cold)) int post_send_failed1(struct rs_ev_IBV_POST_SEND *ev, int ret,
+                                                              const struct vb_send_wr *wr,
+                                                              struct vb_send_wr **bad)
+{
+    const struct vb_send_wr *badw = bad ? *bad : NULL;
+    ev->ret = !badw || badw == wr ? ret : 0;
+    rs_emit(&ev->h);
+    return ret;
+}
+
+/* The common case is one WR per call: its event is stamped and filled before the provider call (the WR is
+ * the application's, read-only to the provider), so that after the call only the copy is left and nothing
+ * but the event (on the stack) and wr/bad (for a failure) live across the call. */
+static int w_post_send(struct vb_qp *qp, struct vb_send_wr *wr, struct vb_send_wr **bad)
+{
+    const struct vb_ctx_rec *c = vb_ctx_find(qp->context);
+    if (RS_UNLIKELY(!c || !c->post_send)) return EINVAL; /* not our context (cannot happen): never call NULL */
+    if (RS_UNLIKELY(!rs_on(RS_FAM_verbs))) return c->post_send(qp, wr, bad);
+    if (RS_UNLIKELY(!wr || wr->next)) return post_send_list(c, qp, wr, bad);
+    struct rs_ev_IBV_POST_SEND ev;
+    RS_EV_INIT(&ev, IBV_POST_SEND, rs_now());
+    fill_send(&ev, c, qp->qp_num, wr);
+    int ret = c->post_send(qp, wr, bad);
+    if (RS_UNLIKELY(ret)) return post_send_failed1(&ev, ret, wr, bad);
+    ev.ret = 0;
+    rs_emit(&ev.h);
     return 0;
 }
 
@@ -164,6 +208,20 @@ int vb_w_wq_post_recv(struct vb_wq *wq, struct vb_recv_wr *wr, struct vb_recv_wr
     return ret;
 }
 
+static inline __attribute__((always_inline)) void fill_wc(struct rs_ev_IBV_WC *ev, const struct vb_wc *w)
+{
+    uint32_t f = w->wc_flags;
+    ev->wr_id = w->wr_id;
+    ev->qp_num = w->qp_num;
+    ev->status = w->status;
+    ev->opcode = w->opcode;
+    ev->bytes = w->byte_len;
+    ev->vendor_err = w->vendor_err;
+    ev->imm = (f & VB_WC_WITH_IMM) ? be32(w->imm_data) : 0;
+    ev->wc_flags = f;
+    ev->src_qp = w->src_qp;
+}
+
 /* Completions found: stamp them all with one clock read and record them (out of line, so that the
  * empty-poll path needs no stack frame for the event). */
 static __attribute__((noinline)) int poll_record(struct vb_cq *cq, struct vb_cq_rec *q, int ret,
@@ -177,19 +235,24 @@ static __attribute__((noinline)) int poll_record(struct vb_cq *cq, struct vb_cq_
     ev.cq = (uint64_t)(uintptr_t)cq;
     const struct vb_wc *end = wc + ret;
     for (const struct vb_wc *w = wc; w < end; w++) {
-        uint32_t f = w->wc_flags;
-        ev.wr_id = w->wr_id;
-        ev.qp_num = w->qp_num;
-        ev.status = w->status;
-        ev.opcode = w->opcode;
-        ev.bytes = w->byte_len;
-        ev.vendor_err = w->vendor_err;
-        ev.imm = (f & VB_WC_WITH_IMM) ? be32(w->imm_data) : 0;
-        ev.wc_flags = f;
-        ev.src_qp = w->src_qp;
+        fill_wc(&ev, w);
         rs_emit(&ev.h);
     }
     return ret;
+}
+
+/* One completion (a poll for one, or a CQ drained one at a time): nothing but the event lives across the
+ * copy, so no saved registers. */
+static __attribute__((noinline)) int poll_record1(struct vb_cq_rec *q, const struct vb_wc *wc)
+{
+    uint64_t now = rs_now();
+    vb_end_empty_run(q, now);
+    struct rs_ev_IBV_WC ev;
+    RS_EV_INIT(&ev, IBV_WC, now);
+    ev.cq = (uint64_t)(uintptr_t)q->cq;
+    fill_wc(&ev, wc);
+    rs_emit(&ev.h);
+    return 1;
 }
 
 /* A CQ we have no (valid) record of — created behind our back, e.g. mlx5dv_create_cq, or one whose context
@@ -226,6 +289,7 @@ static int w_poll_cq(struct vb_cq *cq, int n, struct vb_wc *wc)
         return 0;
     }
     if (ret < 0 || !rs_on(RS_FAM_verbs)) return ret;
+    if (ret == 1) return poll_record1(q, wc);
     return poll_record(q->cq, q, ret, wc);
 }
 

@@ -18,3 +18,9 @@ if [ -x "$B/verbs/vt_dump" ]; then
     posts=$("$B/verbs/vt_dump" verbs "$OUT" 2>/dev/null | grep -c '^ibv_post_send ' || true)
     echo "events recorded: $posts post_send; dropped: $drops"
 fi
+# The floor: the core's two clock reads and two copies alone (bench copy of the library, vb_floor.c).
+if [ -e "$B/verbs/floor/librailscope.so" ] && [ -z "${VB_NO_FLOOR:-}" ]; then
+    rm -rf "${OUT:?}"/*
+    LD_LIBRARY_PATH=$B/verbs/nullprov LD_PRELOAD=$B/verbs/floor/librailscope.so RAILSCOPE_OUT=$OUT \
+        RAILSCOPE_EVENTS=all RAILSCOPE_BUFFER_KB=4096 RAILSCOPE_FLUSH_MS=10 "$B/verbs/vb_bench" -F "$@"
+fi

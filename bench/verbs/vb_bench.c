@@ -8,7 +8,10 @@
  *                    completions (NCCL-style batching): the per-call costs (clock reads) are shared.
  * Prints the median over blocks of ns per iteration (per WR for the batched case) for each, the added ns
  * and the ratio.
- *   vb_bench [-i ITERS_PER_BLOCK] [-b BLOCKS] [-w]    (-w: wall-clock time instead of thread CPU time) */
+ *   vb_bench [-i ITERS_PER_BLOCK] [-b BLOCKS] [-w]    (-w: wall-clock time instead of thread CPU time)
+ *   vb_bench -F [-i ...] [-b ...] [-w]   the floor: the core's two clock reads and two event copies (80 + 64 B)
+ *                                        alone, per post+completion pair; needs the bench copy of the library
+ *                                        with vb_floor_run ($(B)/verbs/floor/librailscope.so, vb_floor.c). */
 #include <dlfcn.h>
 #include <infiniband/verbs.h>
 #include <stdio.h>
@@ -116,15 +119,48 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* The floor (vb_floor.c): per pair, loop overhead subtracted; the modes interleaved block by block. */
+static int floor_main(int iters, int blocks)
+{
+    void (*run)(int, int) = (void (*)(int, int))dlsym(RTLD_DEFAULT, "vb_floor_run");
+    if (!run) {
+        fprintf(stderr, "vb_bench: -F needs the bench copy of the library (LD_PRELOAD=.../verbs/floor/librailscope.so)\n");
+        return 2;
+    }
+    for (int w = 0; w < 40; w++) { /* warm the ring (first-touch faults) and let the clock calibrate */
+        run(3, iters);
+        usleep(20000);
+    }
+    double *v[4];
+    for (int m = 0; m < 4; m++) v[m] = calloc(blocks, sizeof(double));
+    for (int b = 0; b < blocks; b++) {
+        for (int m = 0; m < 4; m++) {
+            double t0 = now_ns();
+            run(m, iters);
+            v[m][b] = (now_ns() - t0) / iters;
+        }
+        usleep(20000);
+    }
+    double med[4];
+    for (int m = 0; m < 4; m++) med[m] = median(v[m], blocks);
+    printf("floor per post+completion (core only, median of %d blocks of %d, %s): 2 clock reads %.1f ns, "
+           "2 copies (80 + 64 B) %.1f ns, both %.1f ns\n", blocks, iters,
+           bench_clock == CLOCK_MONOTONIC ? "wall clock" : "thread CPU", med[1] - med[0], med[2] - med[0],
+           med[3] - med[0]);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    int iters = 5000, blocks = 31, opt;
-    while ((opt = getopt(argc, argv, "i:b:w")) != -1) {
-        if (opt == 'w') bench_clock = CLOCK_MONOTONIC; /* wall clock instead of thread CPU time */
+    int iters = 5000, blocks = 31, opt, floor_only = 0;
+    while ((opt = getopt(argc, argv, "i:b:wF")) != -1) {
+        if (opt == 'F') floor_only = 1;
+        else if (opt == 'w') bench_clock = CLOCK_MONOTONIC; /* wall clock instead of thread CPU time */
         else if (opt == 'i') iters = atoi(optarg);
         else if (opt == 'b') blocks = atoi(optarg);
         else return 2;
     }
+    if (floor_only) return floor_main(iters, blocks);
     struct ibv_device **devs = ibv_get_device_list(NULL);
     struct ibv_context *(*open_untraced)(struct ibv_device *) =
         (struct ibv_context * (*)(struct ibv_device *)) dlsym(RTLD_DEFAULT, "nullprov_open_untraced");

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/vlib.sh"
 need_build verbs/vt_basic verbs/nullprov/libibverbs.so.1
-plan 23
+plan 25
 
 N=7
 plain=$(on_null run_timeout 20 "$VT/vt_basic" -n $N -c 2 2>&1)
@@ -20,6 +20,8 @@ is "$(nkind "$d" ibv_wc)" "$(summary "$out" wcs)" "one completion event per comp
 is "$(nkind "$d" ibv_post_send 'wr_id=0x13(8[89a-f]|9[0-9a-f]) .*send_flags=0x0 ')" "$((2 * N))" \
     "unsignaled RDMA writes recorded with their flags"
 like "$(printf '%s\n' "$d" | grep '^ibv_wc ' | grep 'wr_id=0x1e61 ')" "status=4 " "error completion recorded with its status"
+like "$plain" "single post: ret=22 errno=22 bad_wr=wr" "a refused single WR: the provider's bad_wr and errno reach the program"
+is "$(nkind "$d" ibv_post_send 'wr_id=0x238c .*ret=22')" 2 "a refused single WR is recorded with the return value"
 is "$(field "$d" ibv_post_send ret | tr '\n' ' ' | grep -oE '0 22 22 $')" "0 22 22 " \
     "bad_wr verdicts: accepted WR 0, refused WR and the one after it carry the return value"
 is "$(nkind "$d" ibv_open_device)" 2 "two contexts opened"

@@ -133,6 +133,17 @@ int main(int argc, char **argv)
             sends++;
             wcs += drain(scq, 1, &e, "error");
         }
+        /* a single WR the provider refuses (the tracer fills a single WR's event before the call) */
+        {
+            struct ibv_sge sg = { (uintptr_t)hbuf, 8, hmr->lkey };
+            struct ibv_send_wr w = { .wr_id = 9100, .sg_list = &sg, .num_sge = 1,
+                                     .opcode = (enum ibv_wr_opcode)99 }, *bad = NULL;
+            errno = 0;
+            int r = ibv_post_send(qp, &w, &bad);
+            int en = errno;
+            printf("single post: ret=%d errno=%d bad_wr=%s\n", r, en, bad == &w ? "wr" : bad ? "other" : "NULL");
+            sends++;
+        }
         /* a list whose second WR the provider refuses */
         {
             struct ibv_sge sg = { (uintptr_t)hbuf, 8, hmr->lkey };
