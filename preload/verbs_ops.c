@@ -27,48 +27,82 @@ static inline uint32_t be32(uint32_t x) { return __builtin_bswap32(x); }
 _Static_assert(offsetof(struct vb_send_wr, wr.rdma.remote_addr) == offsetof(struct vb_send_wr, wr.atomic.remote_addr),
                "rdma and atomic remote_addr share their offset");
 
-/* SGE fields of a post event for the less common lists: several SGEs, inline data, none. */
-static __attribute__((noinline)) void fill_sges_slow(struct rs_ev_IBV_POST_SEND *ev, const struct vb_ctx_rec *c,
-                                                     const struct vb_sge *sg, int n, uint32_t flags)
+/* Events are written in whole 8-byte words, each built in a register: rs_emit reads the event back as 8-byte
+ * words right after it is filled, and a word written as two 4-byte halves cannot be forwarded from the store
+ * buffer to that load (a store-forwarding stall of ~10-20 cycles per such word). EV_W(ev, f) is the word
+ * that starts at field f; the static asserts check that f and the next field share it. */
+typedef uint64_t vb_word __attribute__((may_alias));
+#define EV_W(ev, f) (*(vb_word *)&(ev)->f)
+#define EV_PAIR(T, f, g)                                                                              \
+    _Static_assert(offsetof(struct T, f) % 8 == 0 && offsetof(struct T, g) == offsetof(struct T, f) + 4, \
+                   #T ": " #f " and " #g " share a word")
+static inline uint64_t pk(uint32_t lo, uint32_t hi) { return (uint64_t)hi << 32 | lo; }
+EV_PAIR(rs_ev_IBV_POST_SEND, qp_num, opcode);
+EV_PAIR(rs_ev_IBV_POST_SEND, send_flags, num_sge);
+EV_PAIR(rs_ev_IBV_POST_SEND, rkey, imm);
+EV_PAIR(rs_ev_IBV_POST_SEND, mem, ret);
+EV_PAIR(rs_ev_IBV_WC, qp_num, status);
+EV_PAIR(rs_ev_IBV_WC, opcode, bytes);
+EV_PAIR(rs_ev_IBV_WC, vendor_err, imm);
+EV_PAIR(rs_ev_IBV_WC, wc_flags, src_qp);
+EV_PAIR(rs_ev_IBV_POST_RECV, qp_num, srq);
+EV_PAIR(rs_ev_IBV_POST_RECV, num_sge, mem);
+EV_PAIR(rs_ev_IBV_POST_RECV, ret, pad);
+_Static_assert(offsetof(struct rs_ev_hdr, kind) == 8 && offsetof(struct rs_ev_hdr, size) == 10 &&
+               offsetof(struct rs_ev_hdr, aux) == 12, "header word 1: kind, size, aux");
+/* The header: ts, then kind | size | aux as one word. */
+#define EV_HDR(ev, KIND, tsv, auxv)                                                              \
+    do {                                                                                         \
+        (ev)->h.ts = (tsv);                                                                      \
+        EV_W(ev, h.kind) = RS_EV_##KIND | (uint64_t)sizeof(struct rs_ev_##KIND) << 16 | (uint64_t)(auxv) << 32; \
+    } while (0)
+
+/* SGE part of a post event. */
+struct vb_sges {
+    uint64_t bytes, local_addr;
+    uint32_t num_sge, mem;
+};
+
+/* SGE fields for the less common lists: several SGEs, inline data, none. */
+static __attribute__((noinline)) void sges_slow(struct vb_sges *o, const struct vb_ctx_rec *c,
+                                                const struct vb_sge *sg, int n, uint32_t flags)
 {
     if (n > 0 && sg) {
-        ev->num_sge = (uint32_t)n;
-        ev->local_addr = sg[0].addr;
+        o->num_sge = (uint32_t)n;
+        o->local_addr = sg[0].addr;
         if (!(flags & VB_SEND_INLINE)) {
-            ev->mem = vb_sge_kind(c, sg, n, &ev->bytes);
+            o->mem = vb_sge_kind(c, sg, n, &o->bytes);
         } else {
             /* inline data is copied by the CPU at post time; the lkey is not used */
             uint64_t b = 0;
             for (int i = 0; i < n; i++) b += sg[i].length;
-            ev->bytes = b;
-            ev->mem = RS_MEM_HOST;
+            o->bytes = b;
+            o->mem = RS_MEM_HOST;
         }
     } else {
-        ev->num_sge = n > 0 ? (uint32_t)n : 0;
-        ev->local_addr = 0;
-        ev->bytes = 0;
-        ev->mem = RS_MEM_UNKNOWN;
+        o->num_sge = n > 0 ? (uint32_t)n : 0;
+        o->local_addr = 0;
+        o->bytes = 0;
+        o->mem = RS_MEM_UNKNOWN;
     }
 }
 
-/* Fill a post event from an ibv_send_wr (one SGE from a registered MR inline, the rest out of line). */
-static inline __attribute__((always_inline)) void fill_send(struct rs_ev_IBV_POST_SEND *ev, const struct vb_ctx_rec *c, uint32_t qpn,
-                             const struct vb_send_wr *wr)
+/* Fill a post event (all but the header) from an ibv_send_wr: one SGE from a registered MR inline, the rest
+ * out of line. */
+static inline __attribute__((always_inline)) void fill_send(struct rs_ev_IBV_POST_SEND *ev, const struct vb_ctx_rec *c,
+                                                            uint32_t qpn, const struct vb_send_wr *wr, int ret)
 {
     uint32_t op = wr->opcode, flags = wr->send_flags;
     int n = wr->num_sge;
     const struct vb_sge *sg = wr->sg_list;
-    ev->wr_id = wr->wr_id;
-    ev->qp_num = qpn;
-    ev->opcode = op;
-    ev->send_flags = flags;
+    struct vb_sges o;
     if (RS_LIKELY(n == 1 && sg && !(flags & VB_SEND_INLINE))) {
-        ev->num_sge = 1;
-        ev->local_addr = sg->addr;
-        ev->bytes = sg->length;
-        ev->mem = vb_mr_kind(c, sg->lkey);
+        o.num_sge = 1;
+        o.local_addr = sg->addr;
+        o.bytes = sg->length;
+        o.mem = vb_mr_kind(c, sg->lkey);
     } else {
-        fill_sges_slow(ev, c, sg, n, flags);
+        sges_slow(&o, c, sg, n, flags);
     }
     uint32_t bit = op < 32 ? OPB(op) : 0;
     uint64_t raddr = 0;
@@ -77,9 +111,15 @@ static inline __attribute__((always_inline)) void fill_send(struct rs_ev_IBV_POS
         raddr = wr->wr.rdma.remote_addr;
         rkey = (bit & OPS_ATOMIC) ? wr->wr.atomic.rkey : wr->wr.rdma.rkey;
     }
+    uint32_t imm = (bit & OPS_IMM) ? be32(wr->imm_data) : (bit & OPS_INV) ? wr->imm_data : 0;
+    ev->wr_id = wr->wr_id;
+    ev->bytes = o.bytes;
     ev->remote_addr = raddr;
-    ev->rkey = rkey;
-    ev->imm = (bit & OPS_IMM) ? be32(wr->imm_data) : (bit & OPS_INV) ? wr->imm_data : 0;
+    ev->local_addr = o.local_addr;
+    EV_W(ev, qp_num) = pk(qpn, op);
+    EV_W(ev, send_flags) = pk(flags, o.num_sge);
+    EV_W(ev, rkey) = pk(rkey, imm);
+    EV_W(ev, mem) = pk(o.mem, (uint32_t)ret);
 }
 
 /* WRs of a call the provider refused at least partly: 0 before *bad_wr, its return value from there on
@@ -90,11 +130,10 @@ static __attribute__((noinline)) void emit_sends_failed(const struct vb_ctx_rec 
 {
     int verdict = badw ? 0 : ret;
     struct rs_ev_IBV_POST_SEND ev;
-    RS_EV_INIT(&ev, IBV_POST_SEND, t0);
+    EV_HDR(&ev, IBV_POST_SEND, t0, 0);
     for (const struct vb_send_wr *w = wr; w; w = w->next) {
         if (w == badw) verdict = ret;
-        fill_send(&ev, c, qpn, w);
-        ev.ret = verdict;
+        fill_send(&ev, c, qpn, w, verdict);
         rs_emit(&ev.h);
     }
 }
@@ -110,10 +149,9 @@ static __attribute__((noinline)) int post_send_list(const struct vb_ctx_rec *c, 
         return ret;
     }
     struct rs_ev_IBV_POST_SEND ev;
-    RS_EV_INIT(&ev, IBV_POST_SEND, t0);
-    ev.ret = 0;
+    EV_HDR(&ev, IBV_POST_SEND, t0, 0);
     for (const struct vb_send_wr *w = wr; w; w = w->next) {
-        fill_send(&ev, c, qp->qp_num, w);
+        fill_send(&ev, c, qp->qp_num, w, 0);
         rs_emit(&ev.h);
     }
     return 0;
@@ -126,7 +164,7 @@ static __attribute__((noinline, cold)) int post_send_failed1(struct rs_ev_IBV_PO
                                                               struct vb_send_wr **bad)
 {
     const struct vb_send_wr *badw = bad ? *bad : NULL;
-    ev->ret = !badw || badw == wr ? ret : 0;
+    ev->ret = !badw || badw == wr ? ret : 0;   /* (a split word: a stall on this cold path only) */
     rs_emit(&ev->h);
     return ret;
 }
@@ -141,11 +179,10 @@ static int w_post_send(struct vb_qp *qp, struct vb_send_wr *wr, struct vb_send_w
     if (RS_UNLIKELY(!rs_on(RS_FAM_verbs))) return c->post_send(qp, wr, bad);
     if (RS_UNLIKELY(!wr || wr->next)) return post_send_list(c, qp, wr, bad);
     struct rs_ev_IBV_POST_SEND ev;
-    RS_EV_INIT(&ev, IBV_POST_SEND, rs_now());
-    fill_send(&ev, c, qp->qp_num, wr);
+    EV_HDR(&ev, IBV_POST_SEND, rs_now(), 0);
+    fill_send(&ev, c, qp->qp_num, wr, 0);   /* ret 0 unless the provider refuses it */
     int ret = c->post_send(qp, wr, bad);
     if (RS_UNLIKELY(ret)) return post_send_failed1(&ev, ret, wr, bad);
-    ev.ret = 0;
     rs_emit(&ev.h);
     return 0;
 }
@@ -155,20 +192,22 @@ static inline void emit_recvs(const struct vb_ctx_rec *c, uint32_t qpn, uint32_t
 {
     int verdict = 0;
     struct rs_ev_IBV_POST_RECV ev;
-    RS_EV_INIT(&ev, IBV_POST_RECV, t0);
-    ev.h.aux = aux;
-    ev.qp_num = qpn;
-    ev.srq = srq;
-    ev.pad = 0;
+    EV_HDR(&ev, IBV_POST_RECV, t0, aux);
+    EV_W(&ev, qp_num) = pk(qpn, srq);
     for (const struct vb_recv_wr *w = wr; w; w = w->next) {
         if (w == badw || (ret && !badw)) verdict = ret;
         int n = w->num_sge > 0 ? w->num_sge : 0;
+        uint64_t bytes = 0, laddr = 0;
+        uint32_t mem = RS_MEM_UNKNOWN;
+        if (n && w->sg_list) {
+            laddr = w->sg_list[0].addr;
+            mem = vb_sge_kind(c, w->sg_list, n, &bytes);
+        }
         ev.wr_id = w->wr_id;
-        ev.num_sge = (uint32_t)n;
-        ev.local_addr = n && w->sg_list ? w->sg_list[0].addr : 0;
-        if (n && w->sg_list) ev.mem = vb_sge_kind(c, w->sg_list, n, &ev.bytes);
-        else ev.mem = RS_MEM_UNKNOWN, ev.bytes = 0;
-        ev.ret = verdict;
+        ev.bytes = bytes;
+        ev.local_addr = laddr;
+        EV_W(&ev, num_sge) = pk((uint32_t)n, mem);
+        EV_W(&ev, ret) = pk((uint32_t)verdict, 0);
         rs_emit(&ev.h);
     }
 }
@@ -212,14 +251,10 @@ static inline __attribute__((always_inline)) void fill_wc(struct rs_ev_IBV_WC *e
 {
     uint32_t f = w->wc_flags;
     ev->wr_id = w->wr_id;
-    ev->qp_num = w->qp_num;
-    ev->status = w->status;
-    ev->opcode = w->opcode;
-    ev->bytes = w->byte_len;
-    ev->vendor_err = w->vendor_err;
-    ev->imm = (f & VB_WC_WITH_IMM) ? be32(w->imm_data) : 0;
-    ev->wc_flags = f;
-    ev->src_qp = w->src_qp;
+    EV_W(ev, qp_num) = pk(w->qp_num, w->status);
+    EV_W(ev, opcode) = pk(w->opcode, w->byte_len);
+    EV_W(ev, vendor_err) = pk(w->vendor_err, (f & VB_WC_WITH_IMM) ? be32(w->imm_data) : 0);
+    EV_W(ev, wc_flags) = pk(f, w->src_qp);
 }
 
 /* Completions found: stamp them all with one clock read and record them (out of line, so that the
@@ -231,7 +266,7 @@ static __attribute__((noinline)) int poll_record(struct vb_cq *cq, struct vb_cq_
     uint64_t now = rs_now();
     if (q) vb_end_empty_run(q, now);
     struct rs_ev_IBV_WC ev;
-    RS_EV_INIT(&ev, IBV_WC, now);
+    EV_HDR(&ev, IBV_WC, now, 0);
     ev.cq = (uint64_t)(uintptr_t)cq;
     const struct vb_wc *end = wc + ret;
     for (const struct vb_wc *w = wc; w < end; w++) {
@@ -248,7 +283,7 @@ static __attribute__((noinline)) int poll_record1(struct vb_cq_rec *q, const str
     uint64_t now = rs_now();
     vb_end_empty_run(q, now);
     struct rs_ev_IBV_WC ev;
-    RS_EV_INIT(&ev, IBV_WC, now);
+    EV_HDR(&ev, IBV_WC, now, 0);
     ev.cq = (uint64_t)(uintptr_t)q->cq;
     fill_wc(&ev, wc);
     rs_emit(&ev.h);
