@@ -57,53 +57,13 @@ _Static_assert(offsetof(struct rs_ev_hdr, kind) == 8 && offsetof(struct rs_ev_hd
         EV_W(ev, h.kind) = RS_EV_##KIND | (uint64_t)sizeof(struct rs_ev_##KIND) << 16 | (uint64_t)(auxv) << 32; \
     } while (0)
 
-/* SGE part of a post event. */
-struct vb_sges {
-    uint64_t bytes, local_addr;
-    uint32_t num_sge, mem;
-};
-
-/* SGE fields for the less common lists: several SGEs, inline data, none. */
-static __attribute__((noinline)) void sges_slow(struct vb_sges *o, const struct vb_ctx_rec *c,
-                                                const struct vb_sge *sg, int n, uint32_t flags)
+/* The words of a post event after the header, from the WR and its SGE summary. */
+static inline __attribute__((always_inline)) void fill_send_words(struct rs_ev_IBV_POST_SEND *ev, uint32_t qpn,
+                                                                  const struct vb_send_wr *wr, int ret,
+                                                                  uint64_t bytes, uint64_t laddr, uint32_t nsge,
+                                                                  uint32_t mem)
 {
-    if (n > 0 && sg) {
-        o->num_sge = (uint32_t)n;
-        o->local_addr = sg[0].addr;
-        if (!(flags & VB_SEND_INLINE)) {
-            o->mem = vb_sge_kind(c, sg, n, &o->bytes);
-        } else {
-            /* inline data is copied by the CPU at post time; the lkey is not used */
-            uint64_t b = 0;
-            for (int i = 0; i < n; i++) b += sg[i].length;
-            o->bytes = b;
-            o->mem = RS_MEM_HOST;
-        }
-    } else {
-        o->num_sge = n > 0 ? (uint32_t)n : 0;
-        o->local_addr = 0;
-        o->bytes = 0;
-        o->mem = RS_MEM_UNKNOWN;
-    }
-}
-
-/* Fill a post event (all but the header) from an ibv_send_wr: one SGE from a registered MR inline, the rest
- * out of line. */
-static inline __attribute__((always_inline)) void fill_send(struct rs_ev_IBV_POST_SEND *ev, const struct vb_ctx_rec *c,
-                                                            uint32_t qpn, const struct vb_send_wr *wr, int ret)
-{
-    uint32_t op = wr->opcode, flags = wr->send_flags;
-    int n = wr->num_sge;
-    const struct vb_sge *sg = wr->sg_list;
-    struct vb_sges o;
-    if (RS_LIKELY(n == 1 && sg && !(flags & VB_SEND_INLINE))) {
-        o.num_sge = 1;
-        o.local_addr = sg->addr;
-        o.bytes = sg->length;
-        o.mem = vb_mr_kind(c, sg->lkey);
-    } else {
-        sges_slow(&o, c, sg, n, flags);
-    }
+    uint32_t op = wr->opcode;
     uint32_t bit = op < 32 ? OPB(op) : 0;
     uint64_t raddr = 0;
     uint32_t rkey = 0;
@@ -113,13 +73,46 @@ static inline __attribute__((always_inline)) void fill_send(struct rs_ev_IBV_POS
     }
     uint32_t imm = (bit & OPS_IMM) ? be32(wr->imm_data) : (bit & OPS_INV) ? wr->imm_data : 0;
     ev->wr_id = wr->wr_id;
-    ev->bytes = o.bytes;
+    ev->bytes = bytes;
     ev->remote_addr = raddr;
-    ev->local_addr = o.local_addr;
+    ev->local_addr = laddr;
     EV_W(ev, qp_num) = pk(qpn, op);
-    EV_W(ev, send_flags) = pk(flags, o.num_sge);
+    EV_W(ev, send_flags) = pk(wr->send_flags, nsge);
     EV_W(ev, rkey) = pk(rkey, imm);
-    EV_W(ev, mem) = pk(o.mem, (uint32_t)ret);
+    EV_W(ev, mem) = pk(mem, (uint32_t)ret);
+}
+
+/* The less common WRs: several SGEs, inline data, none. */
+static __attribute__((noinline)) void fill_send_slow(struct rs_ev_IBV_POST_SEND *ev, const struct vb_ctx_rec *c,
+                                                     uint32_t qpn, const struct vb_send_wr *wr, int ret)
+{
+    int n = wr->num_sge;
+    const struct vb_sge *sg = wr->sg_list;
+    uint64_t bytes = 0, laddr = 0;
+    uint32_t mem = RS_MEM_UNKNOWN;
+    if (n > 0 && sg) {
+        laddr = sg[0].addr;
+        if (!(wr->send_flags & VB_SEND_INLINE)) {
+            mem = vb_sge_kind(c, sg, n, &bytes);
+        } else {
+            /* inline data is copied by the CPU at post time; the lkey is not used */
+            for (int i = 0; i < n; i++) bytes += sg[i].length;
+            mem = RS_MEM_HOST;
+        }
+    }
+    fill_send_words(ev, qpn, wr, ret, bytes, laddr, n > 0 ? (uint32_t)n : 0, mem);
+}
+
+/* Fill a post event (all but the header) from an ibv_send_wr: one SGE from a registered MR inline, the rest
+ * out of line. */
+static inline __attribute__((always_inline)) void fill_send(struct rs_ev_IBV_POST_SEND *ev, const struct vb_ctx_rec *c,
+                                                            uint32_t qpn, const struct vb_send_wr *wr, int ret)
+{
+    const struct vb_sge *sg = wr->sg_list;
+    if (RS_LIKELY(wr->num_sge == 1 && sg && !(wr->send_flags & VB_SEND_INLINE)))
+        fill_send_words(ev, qpn, wr, ret, sg->length, sg->addr, 1, vb_mr_kind(c, sg->lkey));
+    else
+        fill_send_slow(ev, c, qpn, wr, ret);
 }
 
 /* WRs of a call the provider refused at least partly: 0 before *bad_wr, its return value from there on
