@@ -14,6 +14,7 @@
  *                                        with vb_floor_run ($(B)/verbs/floor/librailscope.so, vb_floor.c). */
 #include <dlfcn.h>
 #include <infiniband/verbs.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,6 +144,33 @@ static int floor_main(int iters, int blocks)
     }
     double med[4];
     for (int m = 0; m < 4; m++) med[m] = median(v[m], blocks);
+    /* The raw sources under the tracer clock, back to back (throughput, not latency): rdtsc and the vDSO. */
+    double rd[9], cg[9];
+    for (int b = 0; b < 9; b++) {
+        uint64_t acc = 0;
+        double t0 = now_ns();
+        for (int i = 0; i < iters; i++) {
+#if defined(__x86_64__)
+            uint32_t lo, hi;
+            __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi)::"memory");
+            acc += lo;
+#else
+            acc += (uint64_t)i;
+#endif
+        }
+        double t1 = now_ns();
+        for (int i = 0; i < iters; i++) {
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            acc += (uint64_t)ts.tv_nsec;
+        }
+        double t2 = now_ns();
+        __asm__ volatile("" : : "r"(acc));
+        rd[b] = (t1 - t0) / iters;
+        cg[b] = (t2 - t1) / iters;
+    }
+    printf("raw clock sources, back to back: rdtsc %.1f ns, clock_gettime(CLOCK_MONOTONIC) %.1f ns\n",
+           median(rd, 9), median(cg, 9));
     printf("floor per post+completion (core only, median of %d blocks of %d, %s): 2 clock reads %.1f ns, "
            "2 copies (80 + 64 B) %.1f ns, both %.1f ns\n", blocks, iters,
            bench_clock == CLOCK_MONOTONIC ? "wall clock" : "thread CPU", med[1] - med[0], med[2] - med[0],
