@@ -179,28 +179,27 @@ extern VB_HIDDEN struct vb_cq_rec vb_cq_recs[VB_MAX_CQ];
 extern VB_HIDDEN uintptr_t vb_qp_keys[VB_MAX_QP];
 extern VB_HIDDEN struct vb_qp_rec *vb_qp_recs[VB_MAX_QP];
 
+/* The first probe is inline (it finds the object unless the table has collisions there); the rest of the
+ * probe sequence is out of line, so that the hot path carries no loop. */
+struct vb_ctx_rec *vb_ctx_find_more(const struct vb_context *ctx, unsigned s0);
+struct vb_cq_rec *vb_cq_find_more(const struct vb_cq *cq, unsigned s0);
+
 static inline struct vb_ctx_rec *vb_ctx_find(const struct vb_context *ctx)
 {
-    uint64_t h = vb_hash_ptr(ctx);
-    for (unsigned i = 0; i < VB_MAX_CTX; i++) {
-        unsigned s = (unsigned)(h + i) & (VB_MAX_CTX - 1);
-        uintptr_t k = __atomic_load_n(&vb_ctx_keys[s], __ATOMIC_ACQUIRE);
-        if (RS_LIKELY(k == (uintptr_t)ctx)) return &vb_ctx_recs[s];
-        if (!k) return NULL;
-    }
-    return NULL;
+    unsigned s = (unsigned)vb_hash_ptr(ctx) & (VB_MAX_CTX - 1);
+    uintptr_t k = __atomic_load_n(&vb_ctx_keys[s], __ATOMIC_ACQUIRE);
+    if (RS_LIKELY(k == (uintptr_t)ctx)) return &vb_ctx_recs[s];
+    if (!k) return NULL;
+    return vb_ctx_find_more(ctx, s);
 }
 
 static inline struct vb_cq_rec *vb_cq_find(const struct vb_cq *cq)
 {
-    uint64_t h = vb_hash_ptr(cq);
-    for (unsigned i = 0; i < VB_MAX_CQ; i++) {
-        unsigned s = (unsigned)(h + i) & (VB_MAX_CQ - 1);
-        uintptr_t k = __atomic_load_n(&vb_cq_keys[s], __ATOMIC_ACQUIRE);
-        if (RS_LIKELY(k == (uintptr_t)cq)) return &vb_cq_recs[s];
-        if (!k) return NULL;
-    }
-    return NULL;
+    unsigned s = (unsigned)vb_hash_ptr(cq) & (VB_MAX_CQ - 1);
+    uintptr_t k = __atomic_load_n(&vb_cq_keys[s], __ATOMIC_ACQUIRE);
+    if (RS_LIKELY(k == (uintptr_t)cq)) return &vb_cq_recs[s];
+    if (!k) return NULL;
+    return vb_cq_find_more(cq, s);
 }
 
 static inline struct vb_qp_rec *vb_qp_find(const struct vb_qp *qp)

@@ -283,15 +283,25 @@ static __attribute__((noinline)) int poll_record1(struct vb_cq_rec *q, const str
     return 1;
 }
 
-/* A CQ we have no (valid) record of — created behind our back, e.g. mlx5dv_create_cq, or one whose context
- * was closed and reopened: poll through the context, (re)bind or add a record when the table lock is free. */
-static __attribute__((noinline)) int poll_unknown(struct vb_cq *cq, int n, struct vb_wc *wc)
+/* Everything but a first-slot hit on a bound record: a CQ further down its probe sequence, or one we have no
+ * (valid) record of — created behind our back, e.g. by a provider's own path, or one whose context was closed
+ * and reopened: poll through the context, (re)bind or add a record when the table lock is free. */
+static __attribute__((noinline)) int poll_slow(struct vb_cq *cq, int n, struct vb_wc *wc)
 {
+    struct vb_cq_rec *q = vb_cq_find(cq);
+    if (q && __atomic_load_n(&q->ctx, __ATOMIC_ACQUIRE) == cq->context && q->poll_cq) {
+        int ret = q->poll_cq(cq, n, wc);
+        if (ret < 0 || !rs_on(RS_FAM_verbs)) return ret;
+        if (ret == 0) {
+            vb_count_empty(q);
+            return 0;
+        }
+        return poll_record(cq, q, ret, wc);
+    }
     struct vb_ctx_rec *c = vb_ctx_find(cq->context);
     if (!c || !c->poll_cq) return -EINVAL; /* not our context (cannot happen): never call NULL */
     int ret = c->poll_cq(cq, n, wc);
     if (!rs_on(RS_FAM_verbs)) return ret;
-    struct vb_cq_rec *q = vb_cq_find(cq);
     if (q) vb_cq_bind(q, c); /* a stale record (CQ freed behind our back, address reused): now this CQ's */
     else q = vb_cq_find_or_add(cq, c);
     if (ret == 0) {
@@ -301,13 +311,16 @@ static __attribute__((noinline)) int poll_unknown(struct vb_cq *cq, int n, struc
     return ret < 0 ? ret : poll_record(cq, q, ret, wc);
 }
 
-/* The empty poll is the path to keep short: one probe, one check of the record's first line, the call, a
- * counter bump. */
+/* The empty poll is the path to keep short: the first slot of the CQ's probe sequence, one check of the
+ * record's first line, the call, a counter bump. Anything else goes to poll_slow as a tail call, so that
+ * nothing but q and wc has to live across the provider call. */
 static int w_poll_cq(struct vb_cq *cq, int n, struct vb_wc *wc)
 {
-    struct vb_cq_rec *q = vb_cq_find(cq);
-    if (RS_UNLIKELY(!q || __atomic_load_n(&q->ctx, __ATOMIC_ACQUIRE) != cq->context || !q->poll_cq))
-        return poll_unknown(cq, n, wc);
+    unsigned s = (unsigned)vb_hash_ptr(cq) & (VB_MAX_CQ - 1);
+    struct vb_cq_rec *q = &vb_cq_recs[s];
+    if (RS_UNLIKELY(__atomic_load_n(&vb_cq_keys[s], __ATOMIC_ACQUIRE) != (uintptr_t)cq ||
+                    __atomic_load_n(&q->ctx, __ATOMIC_ACQUIRE) != cq->context || !q->poll_cq))
+        return poll_slow(cq, n, wc);
     int ret = q->poll_cq(cq, n, wc);
     /* Keep only q and wc live across the call (the compiler would otherwise keep the table base, the slot
      * and cq in saved registers to rebuild q): fewer registers to save and restore on every poll. */

@@ -46,6 +46,29 @@ void vb_ctx_del(struct vb_context *ctx)
     pthread_mutex_unlock(&tab_lock);
 }
 
+/* The probe sequences after a first slot that held another key (vb_ctx_find / vb_cq_find inline). */
+struct vb_ctx_rec *vb_ctx_find_more(const struct vb_context *ctx, unsigned s0)
+{
+    for (unsigned i = 1; i < VB_MAX_CTX; i++) {
+        unsigned s = (s0 + i) & (VB_MAX_CTX - 1);
+        uintptr_t k = __atomic_load_n(&vb_ctx_keys[s], __ATOMIC_ACQUIRE);
+        if (k == (uintptr_t)ctx) return &vb_ctx_recs[s];
+        if (!k) return NULL;
+    }
+    return NULL;
+}
+
+struct vb_cq_rec *vb_cq_find_more(const struct vb_cq *cq, unsigned s0)
+{
+    for (unsigned i = 1; i < VB_MAX_CQ; i++) {
+        unsigned s = (s0 + i) & (VB_MAX_CQ - 1);
+        uintptr_t k = __atomic_load_n(&vb_cq_keys[s], __ATOMIC_ACQUIRE);
+        if (k == (uintptr_t)cq) return &vb_cq_recs[s];
+        if (!k) return NULL;
+    }
+    return NULL;
+}
+
 /* ---- CQs: keys apart from records, so that the tick's scan touches only the keys ---- */
 uintptr_t vb_cq_keys[VB_MAX_CQ];
 struct vb_cq_rec vb_cq_recs[VB_MAX_CQ];

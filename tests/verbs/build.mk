@@ -18,7 +18,7 @@ $(NULLMLX5_LIB): tests/verbs/nullmlx5.c tests/verbs/nullmlx5.map
 	    -Wl,--version-script=tests/verbs/nullmlx5.map $(LDFLAGS_ALL) -ldl
 
 # programs linked against libibverbs
-VT_VERBS_BINS := $(VT)/vt_basic $(VT)/vt_ex $(VT)/vt_cuda $(VT)/vt_mt $(VT)/vt_min $(VT)/vt_mlx5 $(VT)/vt_rq $(VT)/vt_adopt
+VT_VERBS_BINS := $(VT)/vt_basic $(VT)/vt_ex $(VT)/vt_cuda $(VT)/vt_mt $(VT)/vt_min $(VT)/vt_mlx5 $(VT)/vt_rq $(VT)/vt_adopt $(VT)/vt_manycq
 $(VT)/vt_dlsym: tests/verbs/vt_dlsym.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -ldl
