@@ -255,7 +255,7 @@ static inline void prefetch_w(const void *p)
 #endif
 }
 
-static inline bool emit2(const struct rs_ev_hdr *pre, const struct rs_ev_hdr *h)
+static inline __attribute__((always_inline)) bool emit2(const struct rs_ev_hdr *pre, const struct rs_ev_hdr *h)
 {
     struct rs_ring *r = rs_tls.ring;
     uint32_t n = h->size, pn = pre ? (uint32_t)sizeof *pre : 0;
@@ -268,15 +268,26 @@ static inline bool emit2(const struct rs_ev_hdr *pre, const struct rs_ev_hdr *h)
     if (RS_UNLIKELY(off + n + pn > r->size)) return emit_slow(pre, h);
     /* n in [16, size/4] and a multiple of 8 (one unsigned compare for the range) */
     if (RS_UNLIKELY((n & 7) | ((size_t)n - sizeof *h > r->size / 4 - sizeof *h))) return emit_slow(pre, h);
+    /* the lines of the first and last byte, ahead: every line an event of up to 128 bytes will touch
+     * (one address per event skipped one line in five with 80-byte events) */
     prefetch_w(r->data + ((off + RS_PREFETCH_AHEAD) & mask));
+    prefetch_w(r->data + ((off + n + pn - 1 + RS_PREFETCH_AHEAD) & mask));
     uint64_t *d = (uint64_t *)(r->data + off);
     if (pre) {
         d[0] = ((const uint64_t *)pre)[0];
         d[1] = ((const uint64_t *)pre)[1];
         d += 2;
     }
-    const uint64_t *s = (const uint64_t *)h;
-    for (size_t i = 0; i < n / 8; i++) d[i] = s[i];
+    /* 16 bytes per store (SSE2 on x86-64): half the stores of a word loop, so fewer wait in the store
+     * buffer while a new line's ownership arrives. */
+    const unsigned char *s = (const unsigned char *)h;
+    unsigned char *dc = (unsigned char *)d;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        typedef uint64_t v16 __attribute__((vector_size(16), aligned(8), may_alias));
+        *(v16 *)(dc + i) = *(const v16 *)(s + i);
+    }
+    if (n & 8) *(uint64_t *)(dc + i) = *(const uint64_t *)(s + i);
     atomic_store_explicit(&r->head, head + n + pn, memory_order_release);
     /* Checked after publishing: a thread that returns to the application did so before the last drain
      * was asked for (the writer wakes milliseconds after rs_dying is set). */
