@@ -1,0 +1,48 @@
+#!/bin/bash
+# The CPU-side benchmarks on the lent 16-core H200 host in one `device` call (no GPU is used): the
+# recording core (hot path, sustained and zero-drop rates, bytes/event), verbs overhead, analyzer speed,
+# and the software-NIC pause study — numbers from an idle many-core machine next to the shared 2-core dev
+# VM's. Builds with `make` first (the host has zstd.h and infiniband/verbs.h, no libunwind.h: not needed).
+#   scripts/h200-bench.sh            OUT=<log dir> (default /tmp/rs-h200-out), PAUSE_RUNS (default 6)
+set -u -o pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/rs-h200-out}
+mkdir -p "$OUT"
+exec > >(tee -a "$OUT/h200.log") 2>&1
+T0=$(date +%s)
+el() { echo $(($(date +%s) - T0)); }
+B=$PWD/build/h200
+echo "== host: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs," \
+    "clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo ?)," \
+    "load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u '+%F %T UTC')"
+echo "== build ($(el)s)"
+if ! make -s -j"$(nproc)" BUILD="$B" >"$OUT/build.log" 2>&1; then
+    tail -30 "$OUT/build.log"
+    exit 1
+fi
+export RS_BUILD=$B RS_TOP=$PWD
+echo "== core + analyzer benchmarks ($(el)s)"
+./bench/run-all.sh core analyzer
+echo "== core: zero-drop rate with 8 and 16 producer threads ($(el)s)"
+tmp=$(mktemp -d)
+for t in 8 16; do
+    rate=40000000
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
+        line=$(RAILSCOPE_OUT=$tmp "$B/bench/core/bench_core" paced "$t" 1000000 $((rate / t)))
+        d=$(echo "$line" | sed -n 's/.*drops \([0-9]*\).*/\1/p')
+        [ "${d:-1}" -eq 0 ] && break
+        rate=$((rate * 85 / 100))
+    done
+    echo "bench.core.zero_drop.threads $t paced_total_per_s $rate result: $line"
+    rm -rf "${tmp:?}"/*
+done
+rm -rf "$tmp"
+echo "== verbs ($(el)s)"
+ROUNDS=3 ./bench/verbs/h200.sh
+echo "== software-NIC pause study ($(el)s)"
+if command -v jq >/dev/null; then
+    timeout 240 ./bench/analyzer/pause_study.sh "${PAUSE_RUNS:-6}"
+else
+    echo "skipped: no jq on this host"
+fi
+echo "== done ($(el)s)"
