@@ -210,6 +210,7 @@ static inline void on_event(struct pass *p, const struct rs_ev_hdr *h, uint32_t 
             c->b = e->end;
             c->bytes = e->bytes;
             c->d2h = e->copy_kind == 2;
+            c->used = 0; /* AN_PUSH does not clear (this was read uninitialised before: bounce counts varied) */
         }
         break;
     }
@@ -305,7 +306,7 @@ static inline void on_event(struct pass *p, const struct rs_ev_hdr *h, uint32_t 
     case RS_EV_NCCL_PROXY_STATE: {
         const struct rs_ev_NCCL_PROXY_STATE *e = (const void *)h;
         if (e->state == 9) /* SendWait: the isend is posted: network time starts */
-            hm_put(&p->sendwait, e->handle, h->ts);
+            an_on_proxy_state_sendwait(p, e->handle, h->ts);
         break;
     }
     case RS_EV_IBV_POST_SEND:
@@ -391,23 +392,17 @@ static inline void on_event(struct pass *p, const struct rs_ev_hdr *h, uint32_t 
     default:
         break;
     }
-    /* the trace's span, for the whole-trace step: activity only (setup records may carry odd stamps):
-     * every family but core and host, i.e. the kinds above the core range (HOST_FACT is in it) */
-    if (h->kind > RS_EV_VERBS_BASE_) {
-        if (h->ts > p->last_ts)
-            p->last_ts = h->ts;
-        if (h->ts < p->first_ts)
-            p->first_ts = h->ts;
-    }
 }
 
-/* rs_kind_known() as a byte per kind: the per-event test is one load. */
-static uint8_t known[256];
+/* Kinds whose stamps make the trace's span, for the whole-trace step: activity only (setup records may
+ * carry odd stamps): every known kind of every family but core and host, i.e. the kinds above the core
+ * range (HOST_FACT is in it). A byte per kind: the per-event test is one load. */
+static uint8_t span_kind[256];
 static pthread_once_t known_once = PTHREAD_ONCE_INIT;
 static void known_init(void)
 {
     for (unsigned k = 0; k < 256; k++)
-        known[k] = (uint8_t)rs_kind_known(k);
+        span_kind[k] = (uint8_t)(rs_kind_known(k) && k > RS_EV_VERBS_BASE_);
 }
 
 void an_load_rank(const char *path, const struct rs_report_opts *o, double link_gbps_hint, struct an_rank *r,
@@ -451,10 +446,18 @@ void an_load_rank(const char *path, const struct rs_report_opts *o, double link_
     p->nranks = hi->world_size > 0 && hi->world_size < (1 << 30) ? (int32_t)hi->world_size : 0;
     struct rs_chunk c;
     uint64_t n = 0, told = 0;
+    uint64_t first = UINT64_MAX, last = 0;
     while (rs_reader_next_chunk(rd, &c) > 0) {
-        for (const struct rs_ev_hdr *h = c.ev; h != c.end; h = rs_ev_next(h))
-            if (known[h->kind & 0xff] && h->kind < RS_EV_COUNT)
-                on_event(p, h, c.tid);
+        /* Kinds this reader does not know reach no case of on_event's switch (its cases are the known
+         * kinds, whose fixed fields the reader has checked). */
+        for (const struct rs_ev_hdr *h = c.ev; h != c.end; h = rs_ev_next(h)) {
+            on_event(p, h, c.tid);
+            if (h->kind < 256 && span_kind[h->kind]) {
+                const uint64_t ts = h->ts;
+                last = ts > last ? ts : last;
+                first = ts < first ? ts : first;
+            }
+        }
         n += c.n;
         if (n - told >= 0x10000) {
             __atomic_add_fetch(events_progress, n - told, __ATOMIC_RELAXED);
@@ -462,6 +465,8 @@ void an_load_rank(const char *path, const struct rs_report_opts *o, double link_
         }
     }
     __atomic_add_fetch(events_progress, n - told, __ATOMIC_RELAXED);
+    p->first_ts = first;
+    p->last_ts = last;
     const struct rs_read_stats *st = rs_reader_stats(rd);
     r->out.events = n;
     r->out.drops = st->drop_events;

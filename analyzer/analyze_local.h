@@ -70,7 +70,18 @@ struct pass {
     struct wrrec *wrs; size_t nwrs, wrcap;
     struct tsb *rwc; size_t nrwc, rwccap;
     struct qpst *qps; size_t nqps, qpcap;
-    size_t last_qpi[2];           /* qp_get's cache: a rank alternates between a few QPs (send, receive) */
+    /* qp_get's cache: a rank alternates between a few QPs (send, receive); key 1 << 32 | qp_num, 0 empty */
+    uint64_t qpc_key[2];
+    size_t qpc_i[2];
+    /* The latest SendWait state, in front of the sendwait map (the plugin writes a step's SendWait just
+     * before the step, so most never reach the map): it holds the newest value for its handle; the map may
+     * hold an older one for the same handle, removed when the step consumes the cached one. */
+    uint64_t sw_h, sw_ts;
+    int sw_valid;
+    /* acc_get's cache: the last ProxyOp looked up (steps of one op come in runs); cleared on release */
+    uint64_t acc_last_op;
+    size_t acc_last_i;
+    int acc_last_valid;
     struct nvstack *nv; size_t nnv, nvcap;
     struct nvent *starts; size_t nstarts, startcap;
     struct srange *ranges; size_t nranges, rangecap;
@@ -92,7 +103,17 @@ struct treeop {
 };
 void an_tree_phases(struct pass *p);
 
-struct qpst *qp_get(struct pass *p, uint32_t qp_num);
+struct qpst *qp_get_slow(struct pass *p, uint32_t qp_num);
+static inline struct qpst *qp_get(struct pass *p, uint32_t qp_num)
+{
+    const uint64_t key = 1ull << 32 | qp_num;
+    if (p->qpc_key[0] == key)
+        return &p->qps[p->qpc_i[0]];
+    if (p->qpc_key[1] == key)
+        return &p->qps[p->qpc_i[1]];
+    return qp_get_slow(p, qp_num);
+}
+void an_on_proxy_state_sendwait(struct pass *p, uint64_t handle, uint64_t ts);
 void an_proxy_flush(struct pass *p); /* steps whose op never arrived (truncated trace) */
 /* analyze_net.c: event handlers for the network side of the pass */
 void an_on_post_send(struct pass *p, const struct rs_ev_IBV_POST_SEND *e);

@@ -8,26 +8,24 @@
 #include "analyze_local.h"
 
 /* ---- queue pairs ---- */
-struct qpst *qp_get(struct pass *p, uint32_t qp_num)
+/* Not in qp_get's cache: the map, or a new QP. The cache keeps the two latest, the newest first. */
+struct qpst *qp_get_slow(struct pass *p, uint32_t qp_num)
 {
     uint64_t v;
-    for (int k = 0; k < 2; k++)
-        if (p->last_qpi[k] < p->nqps && p->qps[p->last_qpi[k]].acc.qp_num == qp_num)
-            return &p->qps[p->last_qpi[k]];
-    if (hm_get(&p->qpmap, qp_num, &v)) {
-        p->last_qpi[1] = p->last_qpi[0];
-        p->last_qpi[0] = v;
-        return &p->qps[v];
+    if (!hm_get(&p->qpmap, qp_num, &v)) {
+        struct qpst *q = AN_PUSH(p->qps, p->nqps, p->qpcap);
+        memset(q, 0, sizeof *q);
+        q->acc.qp_num = qp_num;
+        q->acc.peer_rank = -1;
+        q->last_run = -1;
+        v = p->nqps - 1;
+        hm_put(&p->qpmap, qp_num, v);
     }
-    struct qpst *q = AN_PUSH(p->qps, p->nqps, p->qpcap);
-    memset(q, 0, sizeof *q);
-    q->acc.qp_num = qp_num;
-    q->acc.peer_rank = -1;
-    q->last_run = -1;
-    hm_put(&p->qpmap, qp_num, p->nqps - 1);
-    p->last_qpi[1] = p->last_qpi[0];
-    p->last_qpi[0] = p->nqps - 1;
-    return q;
+    p->qpc_key[1] = p->qpc_key[0];
+    p->qpc_i[1] = p->qpc_i[0];
+    p->qpc_key[0] = 1ull << 32 | qp_num;
+    p->qpc_i[0] = v;
+    return &p->qps[v];
 }
 
 void an_on_post_send(struct pass *p, const struct rs_ev_IBV_POST_SEND *e)
@@ -124,8 +122,14 @@ void an_on_wc(struct pass *p, const struct rs_ev_IBV_WC *e)
 static struct opacc *acc_get(struct pass *p, uint64_t op)
 {
     uint64_t i;
-    if (hm_get(&p->accmap, op, &i))
+    if (p->acc_last_valid && p->acc_last_op == op)
+        return &p->accs[p->acc_last_i];
+    if (hm_get(&p->accmap, op, &i)) {
+        p->acc_last_op = op;
+        p->acc_last_i = i;
+        p->acc_last_valid = 1;
         return &p->accs[i];
+    }
     if (p->nfreeacc)
         i = p->freeacc[--p->nfreeacc];
     else {
@@ -139,11 +143,15 @@ static struct opacc *acc_get(struct pass *p, uint64_t op)
     x->nruns = x->nends = 0;
     x->max_wait = 0;
     hm_put(&p->accmap, op, i);
+    p->acc_last_op = op;
+    p->acc_last_i = i;
+    p->acc_last_valid = 1;
     return x;
 }
 
 static void acc_release(struct pass *p, struct opacc *x)
 {
+    p->acc_last_valid = 0;
     hm_del(&p->accmap, x->parent);
     x->used = 0;
     *AN_PUSH(p->freeacc, p->nfreeacc, p->freecap) = (size_t)(x - p->accs);
@@ -165,7 +173,12 @@ static void acc_to_runs(struct pass *p, const struct opacc *x, uint32_t pseudo)
 void an_on_proxy_step(struct pass *p, const struct rs_ev_NCCL_PROXY_STEP *e)
 {
     uint64_t a = e->h.ts, sw;
-    if (hm_get(&p->sendwait, e->handle, &sw)) { /* SendWait: the isend was posted */
+    if (p->sw_valid && p->sw_h == e->handle) { /* SendWait: the isend was posted */
+        a = p->sw_ts;
+        p->sw_valid = 0;
+        if (p->sendwait.n || p->sendwait.zero_used)
+            hm_del(&p->sendwait, e->handle); /* an older state of the same handle */
+    } else if (hm_get(&p->sendwait, e->handle, &sw)) {
         a = sw;
         hm_del(&p->sendwait, e->handle);
     }
@@ -189,6 +202,16 @@ void an_on_proxy_step(struct pass *p, const struct rs_ev_NCCL_PROXY_STEP *e)
     *AN_PUSH(x->ends, x->nends, x->endcap) = e->end;
     size_t ns = x->nends - 1;
     *AN_PUSH(x->sidx, ns, x->sidxcap) = e->step;
+}
+
+/* NCCL_PROXY_STATE SendWait (the isend is posted: network time starts) of step `handle` at ts. */
+void an_on_proxy_state_sendwait(struct pass *p, uint64_t handle, uint64_t ts)
+{
+    if (p->sw_valid && p->sw_h != handle)
+        hm_put(&p->sendwait, p->sw_h, p->sw_ts);
+    p->sw_h = handle;
+    p->sw_ts = ts;
+    p->sw_valid = 1;
 }
 
 void an_on_proxy_op(struct pass *p, const struct rs_ev_NCCL_PROXY_OP *e)

@@ -2,7 +2,7 @@
  * 1024-rank job, and glibc's exact multi-precision path made that ~9 % of the report's CPU. The fast path
  * scales by one exact power of ten (one rounding, relative error <= 2^-53, so the scaled value is within
  * 1.2e-7 of the exact one) and rounds to 9 digits; whenever that error could change a digit (a rounding
- * tie within 1e-6, a scaled value at a decade boundary, a magnitude out of range) it defers to snprintf,
+ * tie within 1e-6, a magnitude out of range) it defers to snprintf (decade edges are exact: see below),
  * so the output is byte-identical to "%.9g" (tests/analyzer/fmt.t checks millions of values). */
 #include <math.h>
 #include <stdio.h>
@@ -39,14 +39,20 @@ int rs_fmt_g9(char *buf, double v)
         else
             break;
     }
-    if (!(s >= 1e8 + 1 && s <= 1e9 - 1))   /* still off, or at a decade edge where the exponent may differ */
+    if (!(s >= 1e8 && s < 1e9))   /* still off after two tries */
         return slow(buf, v);
     double fl = floor(s), frac = s - fl;
     if (fabs(frac - 0.5) < 1e-6)
         return slow(buf, v);
     unsigned m = (unsigned)fl + (frac > 0.5);
-    if (m >= 1000000000u)   /* s <= 1e9 - 1 keeps this from happening; stay exact if it ever does */
-        return slow(buf, v);
+    /* At a decade edge the exact value may sit on the other side of the power of ten than s (it is within
+     * 1.2e-7 of s): just below 1e8 (exponent e - 1), it rounds at 9 digits up to 1e9 there, which printf
+     * writes as 1e8 at exponent e, as here; at 1e9 - 1 < s the digits round up to 1e9 on either side,
+     * i.e. 1e8 at exponent e + 1. */
+    if (m >= 1000000000u) {
+        m = 100000000u;
+        e++;
+    }
     char d[9];
     for (int i = 8; i >= 0; i--) {
         d[i] = (char)('0' + m % 10);

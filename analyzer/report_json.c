@@ -1,37 +1,105 @@
 /* `railscope report --json`: the analysis model as JSON for scripts. Seconds everywhere (suffix _s),
  * bytes as integers, categories keyed by rs_cat_key(). */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 
 #include "analysis.h"
 #include "analyze_int.h"
 #include "formats/rtrace.h"
 
-static void jstr(FILE *f, const char *s)
+/* Output goes through a 64 KB buffer written with fwrite: a 1024-rank report is ~1 M members, and stdio
+ * calls (fputs, fputc, printf) cost a function call, a lock or a format parse each. The hot members are
+ * written by hand (digits, %.9g by rs_fmt_g9); the rare lines by jp() (vsnprintf). */
+#define JW_CAP 65536
+struct jw {
+    FILE *f;
+    size_t n;
+    char b[JW_CAP];
+};
+static void jw_flush(struct jw *w)
 {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
+    if (w->n)
+        fwrite_unlocked(w->b, 1, w->n, w->f);
+    w->n = 0;
 }
-static void jnum(FILE *f, double v)
+/* Room for k <= JW_CAP / 2 bytes at the end of the buffer. */
+static inline char *jw_room(struct jw *w, size_t k)
+{
+    if (w->n + k > JW_CAP)
+        jw_flush(w);
+    return w->b + w->n;
+}
+static inline void jw_mem(struct jw *w, const char *s, size_t k)
+{
+    if (k > JW_CAP / 2) {
+        jw_flush(w);
+        fwrite_unlocked(s, 1, k, w->f);
+        return;
+    }
+    memcpy(jw_room(w, k), s, k);
+    w->n += k;
+}
+static inline void js(struct jw *w, const char *s) { jw_mem(w, s, strlen(s)); }
+static inline void jc(struct jw *w, char c)
+{
+    *jw_room(w, 1) = c;
+    w->n++;
+}
+static void jp(struct jw *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void jp(struct jw *w, const char *fmt, ...)
+{
+    char b[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(b, sizeof b, fmt, ap);
+    va_end(ap);
+    if (k < 0)
+        return;
+    if ((size_t)k < sizeof b) {
+        jw_mem(w, b, (size_t)k);
+        return;
+    }
+    char *m = malloc((size_t)k + 1);
+    if (!m)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(m, (size_t)k + 1, fmt, ap);
+    va_end(ap);
+    jw_mem(w, m, (size_t)k);
+    free(m);
+}
+
+static void jstr(struct jw *w, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    jc(w, '"');
+    for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
+        if (*p == '"' || *p == '\\') {
+            jc(w, '\\');
+            jc(w, (char)*p);
+        } else if (*p < 0x20) { /* \u00XX */
+            char *o = jw_room(w, 6);
+            memcpy(o, "\\u00", 4);
+            o[4] = hex[*p >> 4];
+            o[5] = hex[*p & 15];
+            w->n += 6;
+        } else
+            jc(w, (char)*p);
+    }
+    jc(w, '"');
+}
+static void jnum(struct jw *w, double v)
 {
     if (!isfinite(v))
         v = 0;
-    char b[RS_FMT_G9_MAX];
-    fwrite_unlocked(b, 1, (size_t)rs_fmt_g9(b, v), f);
+    w->n += (size_t)rs_fmt_g9(jw_room(w, RS_FMT_G9_MAX), v);
 }
-/* printf("%lld") without printf: a 1024-rank report is ~1 M members, so the hot ones avoid vfprintf
- * (and the per-call stream lock: the report is written by one thread after the workers are done). */
-static void jdigits(FILE *f, unsigned long long u, int neg)
+/* printf("%lld") without printf */
+static void jdigits(struct jw *w, unsigned long long u, int neg)
 {
     char b[24], *p = b + sizeof b;
     do
@@ -39,207 +107,277 @@ static void jdigits(FILE *f, unsigned long long u, int neg)
     while (u /= 10);
     if (neg)
         *--p = '-';
-    fwrite_unlocked(p, 1, (size_t)(b + sizeof b - p), f);
+    jw_mem(w, p, (size_t)(b + sizeof b - p));
 }
-static void jint(FILE *f, long long v) { jdigits(f, v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v, v < 0); }
-static void juint(FILE *f, unsigned long long v) { jdigits(f, v, 0); }
-/* ", "key": " */
-static void key(FILE *f, const char *k)
+static void jint(struct jw *w, long long v)
 {
-    fputs_unlocked(", \"", f);
-    fputs_unlocked(k, f);
-    fputs_unlocked("\": ", f);
+    jdigits(w, v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v, v < 0);
+}
+static void juint(struct jw *w, unsigned long long v) { jdigits(w, v, 0); }
+/* ", "key": " */
+static void key(struct jw *w, const char *k)
+{
+    jw_mem(w, ", \"", 3);
+    js(w, k);
+    jw_mem(w, "\": ", 3);
 }
 /* ", "key": value" members: most of the report is a run of these after an object's first member. */
-static void kn(FILE *f, const char *k, double v)
+static void kn(struct jw *w, const char *k, double v)
 {
-    key(f, k);
-    jnum(f, v);
+    key(w, k);
+    jnum(w, v);
 }
-static void ks(FILE *f, const char *key, const char *v)
+static void ku(struct jw *w, const char *k, unsigned long long v)
 {
-    fprintf(f, ", \"%s\": ", key);
-    jstr(f, v);
+    key(w, k);
+    juint(w, v);
 }
-static void attr(FILE *f, const double *t, double div)
+static void ki(struct jw *w, const char *k, long long v)
 {
-    fputc_unlocked('{', f);
+    key(w, k);
+    jint(w, v);
+}
+static void ks(struct jw *w, const char *k, const char *v)
+{
+    key(w, k);
+    jstr(w, v);
+}
+/* The category keys, each with its separator and quotes ("{\"compute\": ", ", \"h2d_exposed\": ", ...). */
+static char cat_pre[RS_CAT_COUNT][48];
+static size_t cat_pre_len[RS_CAT_COUNT];
+static void attr(struct jw *w, const double *t, double div)
+{
     for (int c = 0; c < RS_CAT_COUNT; c++) {
-        fputs_unlocked(&", \""[c ? 0 : 2], f);
-        fputs_unlocked(rs_cat_key(c), f);
-        fputs_unlocked("\": ", f);
-        jnum(f, div > 0 ? t[c] / div : 0);
+        jw_mem(w, cat_pre[c], cat_pre_len[c]);
+        jnum(w, div > 0 ? t[c] / div : 0);
     }
-    fputc_unlocked('}', f);
+    jc(w, '}');
 }
 static const char *const memk[] = RS_MEM_NAMES;
-static void kinds(FILE *f, const uint64_t *v)
+static void kinds(struct jw *w, const uint64_t *v)
 {
-    fputc_unlocked('{', f);
+    jc(w, '{');
     for (int k = 0; k < RS_AN_MEMKINDS; k++) {
-        fputs_unlocked(&", \""[k ? 0 : 2], f);
-        fputs_unlocked(memk[k], f);
-        fputs_unlocked("\": ", f);
-        juint(f, v[k]);
+        jw_mem(w, &", \""[k ? 0 : 2], k ? 3 : 1);
+        js(w, memk[k]);
+        jw_mem(w, "\": ", 3);
+        juint(w, v[k]);
     }
-    fputc_unlocked('}', f);
+    jc(w, '}');
 }
-static void gd(FILE *f, const struct rs_an_gd *g, int full)
+static void gd(struct jw *w, const struct rs_an_gd *g, int full)
 {
-    fprintf(f, "{\"verdict\": ");
-    jstr(f, rs_gd_name(g->verdict));
-    ks(f, "evidence", g->evidence);
-    fprintf(f, ", \"posted_bytes\": ");
-    kinds(f, g->posted_bytes);
+    js(w, "{\"verdict\": ");
+    jstr(w, rs_gd_name(g->verdict));
+    ks(w, "evidence", g->evidence);
+    js(w, ", \"posted_bytes\": ");
+    kinds(w, g->posted_bytes);
     if (full) {
-        fprintf(f, ", \"mr_bytes\": ");
-        kinds(f, g->mr_bytes);
-        fprintf(f, ", \"dmabuf_mrs\": %llu", (unsigned long long)g->dmabuf_mrs);
+        js(w, ", \"mr_bytes\": ");
+        kinds(w, g->mr_bytes);
+        ku(w, "dmabuf_mrs", g->dmabuf_mrs);
     }
-    fprintf(f, ", \"bounce_d2h\": %llu, \"bounce_h2d\": %llu, \"posts\": %llu}", (unsigned long long)g->bounce_d2h,
-            (unsigned long long)g->bounce_h2d, (unsigned long long)g->posts);
+    ku(w, "bounce_d2h", g->bounce_d2h);
+    ku(w, "bounce_h2d", g->bounce_h2d);
+    ku(w, "posts", g->posts);
+    jc(w, '}');
 }
+static void hex32(struct jw *w, unsigned v)
+{
+    static const char hex[] = "0123456789abcdef";
+    char b[8], *p = b + sizeof b;
+    do
+        *--p = hex[v & 15];
+    while (v >>= 4);
+    jw_mem(w, p, (size_t)(b + sizeof b - p));
+}
+
+static void json(const struct rs_analysis *a, struct jw *w);
 
 void rs_report_json(const struct rs_analysis *a, FILE *f)
 {
-    fprintf(f, "{\n\"railscope_report\": 1, \"partial\": %s, \"events\": %llu, \"drops\": %llu,\n",
-            a->partial ? "true" : "false", (unsigned long long)a->events, (unsigned long long)a->drops);
-    fprintf(f, "\"link_gbps\": ");
-    jnum(f, a->link_gbps);
-    ks(f, "link_source", a->link_source);
-    fprintf(f, ",\n\"step_source\": ");
-    jstr(f, a->step_source);
-    fprintf(f, ", \"nsteps\": %llu, \"gpu_ranks\": %zu, \"step_mean_s\": ", (unsigned long long)a->nsteps, a->gpu_ranks);
-    jnum(f, a->step_mean_s);
-    fprintf(f, ",\n\"clock\": {\"anchor_skew_s\": ");
-    jnum(f, a->anchor_skew_s);
-    kn(f, "residual_skew_s", a->residual_skew_s);
-    fprintf(f, ", \"run_start_realtime_ns\": %llu},\n\"attribution\": ", (unsigned long long)a->run_start_realtime_ns);
-    attr(f, a->attr, 1);
-    fprintf(f, ",\n\"attribution_per_step\": ");
-    attr(f, a->attr, a->nsteps ? (double)a->nsteps : 1);
-    fprintf(f, ",\n\"gpudirect\": {\"verdict\": ");
-    jstr(f, rs_gd_name(a->gd_verdict));
-    fprintf(f, "},\n\"findings\": [");
+    for (int c = 0; c < RS_CAT_COUNT; c++)
+        cat_pre_len[c] = (size_t)snprintf(cat_pre[c], sizeof cat_pre[c], "%s\"%s\": ", c ? ", " : "{", rs_cat_key(c));
+    struct jw *w = malloc(sizeof *w);
+    if (!w) { /* out of memory: the caller sees the failed write */
+        fputs("railscope: report: out of memory\n", stderr);
+        exit(2);
+    }
+    w->f = f;
+    w->n = 0;
+    json(a, w);
+    jw_flush(w);
+    free(w);
+}
+
+static void json(const struct rs_analysis *a, struct jw *w)
+{
+    jp(w, "{\n\"railscope_report\": 1, \"partial\": %s, \"events\": %llu, \"drops\": %llu,\n",
+       a->partial ? "true" : "false", (unsigned long long)a->events, (unsigned long long)a->drops);
+    js(w, "\"link_gbps\": ");
+    jnum(w, a->link_gbps);
+    ks(w, "link_source", a->link_source);
+    js(w, ",\n\"step_source\": ");
+    jstr(w, a->step_source);
+    jp(w, ", \"nsteps\": %llu, \"gpu_ranks\": %zu, \"step_mean_s\": ", (unsigned long long)a->nsteps, a->gpu_ranks);
+    jnum(w, a->step_mean_s);
+    js(w, ",\n\"clock\": {\"anchor_skew_s\": ");
+    jnum(w, a->anchor_skew_s);
+    kn(w, "residual_skew_s", a->residual_skew_s);
+    jp(w, ", \"run_start_realtime_ns\": %llu},\n\"attribution\": ", (unsigned long long)a->run_start_realtime_ns);
+    attr(w, a->attr, 1);
+    js(w, ",\n\"attribution_per_step\": ");
+    attr(w, a->attr, a->nsteps ? (double)a->nsteps : 1);
+    js(w, ",\n\"gpudirect\": {\"verdict\": ");
+    jstr(w, rs_gd_name(a->gd_verdict));
+    js(w, "},\n\"findings\": [");
     for (size_t i = 0; i < a->nfindings; i++) {
         const struct rs_an_finding *x = &a->findings[i];
-        fprintf(f, "%s\n  {\"category\": \"%s\", \"rank\": %d, \"qp\": %u, \"cost_s\": ", i ? "," : "",
-                rs_cat_key(x->cat), x->rank, x->qp);
-        jnum(f, x->cost_s);
-        kn(f, "step_fraction", x->step_frac);
-        ks(f, "text", x->text);
-        fputc('}', f);
+        jp(w, "%s\n  {\"category\": \"%s\", \"rank\": %d, \"qp\": %u, \"cost_s\": ", i ? "," : "", rs_cat_key(x->cat),
+           x->rank, x->qp);
+        jnum(w, x->cost_s);
+        kn(w, "step_fraction", x->step_frac);
+        ks(w, "text", x->text);
+        jc(w, '}');
     }
-    fprintf(f, "\n],\n\"ranks\": [");
+    js(w, "\n],\n\"ranks\": [");
     for (size_t i = 0; i < a->nranks; i++) {
         const struct rs_an_rank *r = &a->ranks[i];
-        fprintf(f, "%s\n  {\"rank\": %d, \"host\": ", i ? "," : "", r->rank);
-        jstr(f, r->host);
-        fprintf(f, ", \"pid\": %llu, \"path\": ", (unsigned long long)r->pid);
-        jstr(f, r->path);
-        fprintf(f, ", \"input\": \"%s\", \"events\": %llu, \"drops\": %llu, \"clock_offset_ns\": %lld, "
-                   "\"clock_refinement_ns\": %lld,\n   \"nsteps\": %zu, \"step_mean_s\": ",
-                rs_an_input_name(r->input), (unsigned long long)r->events, (unsigned long long)r->drops,
-                (long long)r->clock_offset_ns, (long long)r->refine_ns, r->nsteps);
-        jnum(f, r->step_mean_s);
-        kn(f, "late_cost_s", r->late_s);
-        fprintf(f, ", \"h2d_pageable_bytes\": %llu, \"h2d_pinned_bytes\": %llu,\n   \"attribution\": ",
-                (unsigned long long)r->h2d_pageable_bytes, (unsigned long long)r->h2d_pinned_bytes);
-        attr(f, r->attr, 1);
-        fprintf(f, ",\n   \"gpudirect\": ");
-        gd(f, &r->gd, 1);
-        fprintf(f, ",\n   \"qps\": [");
+        js(w, i ? ",\n  {\"rank\": " : "\n  {\"rank\": ");
+        jint(w, r->rank);
+        js(w, ", \"host\": ");
+        jstr(w, r->host);
+        ku(w, "pid", r->pid);
+        js(w, ", \"path\": ");
+        jstr(w, r->path);
+        js(w, ", \"input\": \"");
+        js(w, rs_an_input_name(r->input));
+        jc(w, '"');
+        ku(w, "events", r->events);
+        ku(w, "drops", r->drops);
+        ki(w, "clock_offset_ns", (long long)r->clock_offset_ns);
+        ki(w, "clock_refinement_ns", (long long)r->refine_ns);
+        js(w, ",\n   \"nsteps\": ");
+        juint(w, r->nsteps);
+        js(w, ", \"step_mean_s\": ");
+        jnum(w, r->step_mean_s);
+        kn(w, "late_cost_s", r->late_s);
+        ku(w, "h2d_pageable_bytes", r->h2d_pageable_bytes);
+        ku(w, "h2d_pinned_bytes", r->h2d_pinned_bytes);
+        js(w, ",\n   \"attribution\": ");
+        attr(w, r->attr, 1);
+        js(w, ",\n   \"gpudirect\": ");
+        gd(w, &r->gd, 1);
+        js(w, ",\n   \"qps\": [");
         for (size_t q = 0; q < r->nqps; q++) {
             const struct rs_an_qp *x = &r->qps[q];
-            fprintf(f, "%s\n    {\"qp\": %u, \"qp_hex\": \"0x%x\", \"peer_rank\": %d, \"bytes_sent\": %llu, \"sends\": %llu, "
-                       "\"busy_s\": ",
-                    q ? "," : "", x->qp_num, x->qp_num, x->peer_rank, (unsigned long long)x->bytes_sent,
-                    (unsigned long long)x->sends);
-            jnum(f, x->busy_s);
-            kn(f, "ideal_s", x->ideal_s);
-            kn(f, "stall_s", x->stall_s);
-            kn(f, "achieved_gbps", x->achieved_gbps);
-            kn(f, "max_wait_s", x->max_wait_s);
-            fprintf(f, ", \"control_sends\": %llu, \"control_busy_s\": ", (unsigned long long)x->ctrl_sends);
-            jnum(f, x->ctrl_busy_s);
-            fprintf(f, ", \"gpudirect\": ");
-            gd(f, &x->gd, 0);
-            fputc('}', f);
+            js(w, q ? ",\n    {\"qp\": " : "\n    {\"qp\": ");
+            juint(w, x->qp_num);
+            js(w, ", \"qp_hex\": \"0x");
+            hex32(w, x->qp_num);
+            jc(w, '"');
+            ki(w, "peer_rank", x->peer_rank);
+            ku(w, "bytes_sent", x->bytes_sent);
+            ku(w, "sends", x->sends);
+            kn(w, "busy_s", x->busy_s);
+            kn(w, "ideal_s", x->ideal_s);
+            kn(w, "stall_s", x->stall_s);
+            kn(w, "achieved_gbps", x->achieved_gbps);
+            kn(w, "max_wait_s", x->max_wait_s);
+            ku(w, "control_sends", x->ctrl_sends);
+            kn(w, "control_busy_s", x->ctrl_busy_s);
+            js(w, ", \"gpudirect\": ");
+            gd(w, &x->gd, 0);
+            jc(w, '}');
         }
-        fprintf(f, "],\n   \"steps\": [");
+        js(w, "],\n   \"steps\": [");
         for (size_t k = 0; k < r->nsteps; k++) {
             const struct rs_an_step *s = &r->steps[k];
-            fputs_unlocked(&",\n    {\"id\": "[k ? 0 : 1], f);
-            jint(f, (long long)s->id);
-            fputs_unlocked(", \"start_s\": ", f);
-            jnum(f, s->start_ns * 1e-9);
-            kn(f, "dur_s", (s->end_ns - s->start_ns) * 1e-9);
-            fputs_unlocked(", \"attribution\": ", f);
-            attr(f, s->attr, 1);
-            fputc_unlocked('}', f);
+            js(w, &",\n    {\"id\": "[k ? 0 : 1]);
+            jint(w, (long long)s->id);
+            js(w, ", \"start_s\": ");
+            jnum(w, s->start_ns * 1e-9);
+            kn(w, "dur_s", (s->end_ns - s->start_ns) * 1e-9);
+            js(w, ", \"attribution\": ");
+            attr(w, s->attr, 1);
+            jc(w, '}');
         }
-        fprintf(f, "]}");
+        js(w, "]}");
     }
-    fprintf(f, "\n],\n\"steps\": [");
+    js(w, "\n],\n\"steps\": [");
     struct rs_an_runstep *rsx = NULL;
     size_t nrs = rs_an_run_steps(a, &rsx);
     for (size_t k = 0; k < nrs; k++) {
-        fprintf(f, "%s\n  {\"index\": %zu, \"id\": %lld, \"ranks\": %zu, \"mean_s\": ", k ? "," : "", k,
-                (long long)rsx[k].id, rsx[k].nranks);
-        jnum(f, rsx[k].mean_s);
-        kn(f, "max_s", rsx[k].max_s);
-        fprintf(f, ", \"slowest_rank\": %d, \"attribution\": ", rsx[k].slowest_rank);
-        attr(f, rsx[k].attr, 1);
-        fputc('}', f);
+        js(w, k ? ",\n  {\"index\": " : "\n  {\"index\": ");
+        juint(w, k);
+        ki(w, "id", (long long)rsx[k].id);
+        ku(w, "ranks", rsx[k].nranks);
+        kn(w, "mean_s", rsx[k].mean_s);
+        kn(w, "max_s", rsx[k].max_s);
+        ki(w, "slowest_rank", rsx[k].slowest_rank);
+        js(w, ", \"attribution\": ");
+        attr(w, rsx[k].attr, 1);
+        jc(w, '}');
     }
     free(rsx);
-    fprintf(f, "\n],\n\"collectives\": [");
+    js(w, "\n],\n\"collectives\": [");
+    static const char *const names[] = {"first_arrival_s", "last_arrival_s", "end_s",        "arrival_skew_s",
+                                        "dur_s",           "algbw_gbps",     "busbw_gbps",   "reduce_scatter_s",
+                                        "all_gather_s",    "intra_s",        "net_s",        "stall_s"};
     for (size_t i = 0; i < a->ncolls; i++) {
         const struct rs_an_coll *c = &a->colls[i];
-        fprintf(f, "%s\n  {\"comm_hash\": \"0x%llx\", \"func\": ", i ? "," : "", (unsigned long long)c->comm_hash);
-        jstr(f, c->func);
-        ks(f, "algo", c->algo);
-        fprintf(f, ", \"seq\": %llu, \"bytes\": %llu, \"nranks\": %d, \"nseen\": %d, \"step\": %lld, \"last_rank\": %d",
-                (unsigned long long)c->seq, (unsigned long long)c->bytes, c->nranks, c->nseen, (long long)c->step,
-                c->last_rank);
-        const char *names[] = {"first_arrival_s", "last_arrival_s", "end_s", "arrival_skew_s", "dur_s", "algbw_gbps",
-                               "busbw_gbps", "reduce_scatter_s", "all_gather_s", "intra_s", "net_s", "stall_s"};
-        double vals[] = {c->first_arrival_ns * 1e-9, c->last_arrival_ns * 1e-9, c->end_ns * 1e-9, c->arrival_skew_s,
-                         c->dur_s, c->algbw_gbps, c->busbw_gbps, c->rs_s, c->ag_s, c->intra_s, c->net_s, c->stall_s};
-        for (size_t k = 0; k < sizeof vals / sizeof vals[0]; k++) kn(f, names[k], vals[k]);
+        js(w, i ? ",\n  {\"comm_hash\": \"0x" : "\n  {\"comm_hash\": \"0x");
+        jp(w, "%llx", (unsigned long long)c->comm_hash);
+        js(w, "\", \"func\": ");
+        jstr(w, c->func);
+        ks(w, "algo", c->algo);
+        ku(w, "seq", c->seq);
+        ku(w, "bytes", c->bytes);
+        ki(w, "nranks", c->nranks);
+        ki(w, "nseen", c->nseen);
+        ki(w, "step", (long long)c->step);
+        ki(w, "last_rank", c->last_rank);
+        const double vals[] = {c->first_arrival_ns * 1e-9, c->last_arrival_ns * 1e-9, c->end_ns * 1e-9,
+                               c->arrival_skew_s,          c->dur_s,                  c->algbw_gbps,
+                               c->busbw_gbps,              c->rs_s,                   c->ag_s,
+                               c->intra_s,                 c->net_s,                  c->stall_s};
+        for (size_t k = 0; k < sizeof vals / sizeof vals[0]; k++)
+            kn(w, names[k], vals[k]);
         if (!strcasecmp(c->algo, "tree")) { /* the tree's phases (0 when its proxy ops were not traced) */
-            kn(f, "reduce_s", c->reduce_s);
-            kn(f, "broadcast_s", c->bcast_s);
+            kn(w, "reduce_s", c->reduce_s);
+            kn(w, "broadcast_s", c->bcast_s);
         }
-        fprintf(f, ", \"stall_rank\": %d, \"stall_qp\": %u}", c->stall_rank, c->stall_qp);
+        ki(w, "stall_rank", c->stall_rank);
+        ku(w, "stall_qp", c->stall_qp);
+        jc(w, '}');
     }
-    fprintf(f, "\n],\n\"stragglers\": [");
+    js(w, "\n],\n\"stragglers\": [");
     for (size_t i = 0; i < a->nstragglers; i++) {
         const struct rs_an_straggler *s = &a->stragglers[i];
-        fprintf(f, "%s\n  {\"rank\": %d, \"persistent\": %s, \"late_count\": %llu, \"of\": %llu, \"mean_late_s\": ",
-                i ? "," : "", s->rank, s->persistent ? "true" : "false", (unsigned long long)s->late_count,
-                (unsigned long long)s->of);
-        jnum(f, s->mean_late_s);
-        kn(f, "cost_s", s->cost_s);
-        kn(f, "cost_per_step_s", s->cost_per_step_s);
-        fputc('}', f);
+        jp(w, "%s\n  {\"rank\": %d, \"persistent\": %s, \"late_count\": %llu, \"of\": %llu, \"mean_late_s\": ",
+           i ? "," : "", s->rank, s->persistent ? "true" : "false", (unsigned long long)s->late_count,
+           (unsigned long long)s->of);
+        jnum(w, s->mean_late_s);
+        kn(w, "cost_s", s->cost_s);
+        kn(w, "cost_per_step_s", s->cost_per_step_s);
+        jc(w, '}');
     }
-    fprintf(f, "\n],\n\"host_checks\": [");
+    js(w, "\n],\n\"host_checks\": [");
     for (size_t i = 0; i < a->nhostchecks; i++) {
         const struct rs_an_hostcheck *c = &a->hostchecks[i];
-        fprintf(f, "%s\n  {\"host\": ", i ? "," : "");
-        jstr(f, c->host);
-        fprintf(f, ", \"level\": \"%s\", \"check\": ", c->fail ? "fail" : "warn");
-        jstr(f, c->check);
-        ks(f, "subject", c->subject);
-        ks(f, "msg", c->msg);
-        ks(f, "fix", c->fix);
-        fputc('}', f);
+        js(w, i ? ",\n  {\"host\": " : "\n  {\"host\": ");
+        jstr(w, c->host);
+        js(w, c->fail ? ", \"level\": \"fail\", \"check\": " : ", \"level\": \"warn\", \"check\": ");
+        jstr(w, c->check);
+        ks(w, "subject", c->subject);
+        ks(w, "msg", c->msg);
+        ks(w, "fix", c->fix);
+        jc(w, '}');
     }
-    fprintf(f, "\n],\n\"warnings\": [");
+    js(w, "\n],\n\"warnings\": [");
     for (size_t i = 0; i < a->nwarnings; i++) {
-        fprintf(f, "%s\n  ", i ? "," : "");
-        jstr(f, a->warnings[i]);
+        js(w, i ? ",\n  " : "\n  ");
+        jstr(w, a->warnings[i]);
     }
-    fprintf(f, "\n]\n}\n");
+    js(w, "\n]\n}\n");
 }

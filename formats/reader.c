@@ -28,8 +28,10 @@ struct rs_reader {
     uint64_t off;               /* file offset of the next frame */
     uint64_t next_seq;
 
-    unsigned char *cbuf;        /* compressed frame */
-    size_t cbuf_cap;
+    unsigned char *ib;          /* file bytes [ib_off, ib_off + ib_len): read ahead, so a file of small frames
+                                 * costs one pread, not two per frame; a frame is decompressed from here */
+    size_t ib_cap, ib_len;
+    uint64_t ib_off;
     uint64_t *raw;              /* decompressed frame, u64 array for alignment */
     size_t raw_cap;             /* bytes */
     size_t raw_len, pos;        /* bytes in raw, parse position */
@@ -40,11 +42,10 @@ struct rs_reader {
     uint64_t frame_idx;
     ZSTD_DCtx *dctx;
 
-    uint32_t chunk_gen;         /* RS_CHUNK_FIELD_DELTA: previous fields per slot, valid for one chunk */
-    struct rs_fd_slot {
-        uint64_t key;           /* chunk_gen << 32 | size << 16 | kind; a stale generation is an empty slot */
-        uint64_t w[(RS_FD_MAX - sizeof(struct rs_ev_hdr)) / 8];
-    } fdelta[RS_FD_SLOTS];
+    /* RS_CHUNK_FIELD_DELTA: the previous event's fields per slot, valid for one chunk (fkey cleared when a
+     * chunk opens; 0 = empty, as no valid event has size 0) */
+    uint32_t fkey[RS_FD_SLOTS];  /* size << 16 | kind of the event in fw[slot] */
+    uint64_t fw[RS_FD_SLOTS][16];
     size_t dec_first, dec_end;  /* decoded events of the current chunk not handed out yet (offsets in raw) */
     size_t dec_n;
     uint64_t dec_frame;
@@ -100,6 +101,118 @@ static ssize_t read_at(int fd, void *buf, size_t n, uint64_t off)
         got += (size_t)k;
     }
     return (ssize_t)got;
+}
+
+/* Bytes [off, off + n) of the file (off never goes back: the header, then frame after frame). Reads ahead
+ * RS_READ_AHEAD bytes at a time. Returns how many of the n are available (< n only at the end of the file)
+ * with *out pointing at them, -1 on a read error (errno set) or when out of memory (ENOMEM). */
+#define RS_READ_AHEAD (256u << 10)
+static ssize_t ib_read(struct rs_reader *r, uint64_t off, size_t n, const unsigned char **out)
+{
+    if (off >= r->ib_off && off - r->ib_off <= r->ib_len && r->ib_len - (off - r->ib_off) >= n) {
+        *out = r->ib + (off - r->ib_off);
+        return (ssize_t)n;
+    }
+    size_t keep = 0;   /* what is already here of [off, ...) moves to the front */
+    if (off >= r->ib_off && off - r->ib_off < r->ib_len) {
+        keep = r->ib_len - (size_t)(off - r->ib_off);
+        memmove(r->ib, r->ib + (off - r->ib_off), keep);
+    }
+    size_t want = n > RS_READ_AHEAD ? n : RS_READ_AHEAD;
+    if (want > r->ib_cap) {
+        unsigned char *p = realloc(r->ib, want);
+        if (!p) {
+            errno = ENOMEM;
+            return -1;
+        }
+        r->ib = p;
+        r->ib_cap = want;
+    }
+    r->ib_off = off;
+    r->ib_len = keep;
+    ssize_t k = read_at(r->fd, r->ib + keep, want - keep, off + keep);
+    if (k < 0)
+        return -1;
+    r->ib_len += (size_t)k;
+    *out = r->ib;
+    return (ssize_t)(r->ib_len < n ? r->ib_len : n);
+}
+
+/* Decompression contexts and buffers of closed readers, for the next open (a report opens thousands of
+ * small files: a fresh ZSTD_DCtx and fresh buffers each time cost allocation, zeroing and page faults).
+ * Only moderate buffers are kept, so what sits here is bounded (RS_SPARES x 2 x RS_SPARE_MAX). Not under
+ * AddressSanitizer: a buffer handed from one reader to the next would hide use-after-close bugs. */
+#if defined(__SANITIZE_ADDRESS__)
+#define RS_SPARES 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RS_SPARES 0
+#endif
+#endif
+#ifndef RS_SPARES
+#define RS_SPARES 4
+#endif
+#define RS_SPARE_MAX (8u << 20)
+struct rs_spare {
+    ZSTD_DCtx *dctx;
+    uint64_t *raw;
+    size_t raw_cap;
+    unsigned char *ib;
+    size_t ib_cap;
+};
+#if RS_SPARES
+static struct rs_spare spares[RS_SPARES];
+static int nspares;
+static pthread_mutex_t spares_mu = PTHREAD_MUTEX_INITIALIZER;
+#endif
+
+static void spare_take(struct rs_reader *r)
+{
+#if RS_SPARES
+    pthread_mutex_lock(&spares_mu);
+    if (nspares) {
+        struct rs_spare *s = &spares[--nspares];
+        r->dctx = s->dctx;
+        r->raw = s->raw;
+        r->raw_cap = s->raw_cap;
+        r->ib = s->ib;
+        r->ib_cap = s->ib_cap;
+    }
+    pthread_mutex_unlock(&spares_mu);
+#else
+    (void)r;
+#endif
+}
+
+/* 1 = r's context and buffers were kept for the next reader (r no longer owns them). */
+static int spare_give(struct rs_reader *r)
+{
+#if RS_SPARES
+    if (!r->dctx)
+        return 0;
+    if (r->raw_cap > RS_SPARE_MAX) {
+        free(r->raw);
+        r->raw = NULL;
+        r->raw_cap = 0;
+    }
+    if (r->ib_cap > RS_SPARE_MAX) {
+        free(r->ib);
+        r->ib = NULL;
+        r->ib_cap = 0;
+    }
+    ZSTD_DCtx_reset(r->dctx, ZSTD_reset_session_and_parameters);
+    int kept = 0;
+    pthread_mutex_lock(&spares_mu);
+    if (nspares < RS_SPARES) {
+        spares[nspares++] = (struct rs_spare){r->dctx, r->raw, r->raw_cap, r->ib, r->ib_cap};
+        kept = 1;
+    }
+    pthread_mutex_unlock(&spares_mu);
+    return kept;
+#else
+    (void)r;
+    return 0;
+#endif
 }
 
 static char *dup_n(const void *p, size_t n)
@@ -168,20 +281,27 @@ static int parse_header(struct rs_reader *r, const unsigned char *p, size_t n, c
 
 /* Per kind, what the decode loop checks: the fixed size (known kinds), KI_UNKNOWN (kinds this reader does
  * not know: counted, skipped by size) and KI_SPECIAL (the core records the reader itself acts on). One
- * table load and one rarely taken branch per event instead of descriptor lookups. */
+ * table load and one rarely taken branch per event instead of descriptor lookups. kfast[] folds all three
+ * into one compare: an event needs the slow path when its size is below kfast[kind] (the fixed size of an
+ * ordinary known kind; KF_SLOW, above any valid size, for unknown and special kinds). */
 #define KI_SIZE 0xffffu
 #define KI_UNKNOWN (1u << 16)
 #define KI_SPECIAL (1u << 17)
+#define KF_SLOW 0xffffu   /* valid sizes are multiples of 8, so never reach it */
 static uint32_t kinfo[RS_EV_COUNT];
+static uint16_t kfast[65536];   /* by any 16-bit kind: no range check in the loop (only touched lines load) */
 static pthread_once_t kinfo_once = PTHREAD_ONCE_INIT;
 static void kinfo_init(void)
 {
+    for (unsigned k = RS_EV_COUNT; k < 65536; k++)
+        kfast[k] = KF_SLOW;
     for (unsigned k = 0; k < RS_EV_COUNT; k++) {
         if (!rs_kind_known(k))
             kinfo[k] = KI_UNKNOWN;
         else
             kinfo[k] = rs_kinds[k].size;
         if (k == RS_EV_STRING || k == RS_EV_DROPS || k == RS_EV_PROC_END || k == RS_EV_PARTIAL) kinfo[k] |= KI_SPECIAL;
+        kfast[k] = (kinfo[k] & (KI_UNKNOWN | KI_SPECIAL)) ? KF_SLOW : (uint16_t)(kinfo[k] & KI_SIZE);
     }
 }
 
@@ -207,9 +327,10 @@ struct rs_reader *rs_reader_open(const char *path, char *err, size_t errlen)
     pthread_once(&kinfo_once, kinfo_init);
     r->fd = fd;
     r->path = strdup(path);
+    spare_take(r);
     struct rs_file_preamble pre;
-    ssize_t k = read_at(fd, &pre, sizeof pre, 0);
-    unsigned char *hb = NULL;
+    const unsigned char *b;
+    ssize_t k = ib_read(r, 0, sizeof pre, &b);
     if (k < 0) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         goto fail;
@@ -218,6 +339,8 @@ struct rs_reader *rs_reader_open(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: empty file, not a railscope trace", path);
         goto fail;
     }
+    memset(&pre, 0, sizeof pre);
+    memcpy(&pre, b, (size_t)k);
     if ((size_t)k < 8 || memcmp(pre.magic, RS_MAGIC, 8)) {
         snprintf(err, errlen, "%s: not a railscope trace (no %s magic)", path, RS_MAGIC);
         goto fail;
@@ -238,26 +361,24 @@ struct rs_reader *rs_reader_open(const char *path, char *err, size_t errlen)
                  RS_MAX_HEADER_BYTES);
         goto fail;
     }
-    hb = malloc(pre.header_bytes ? pre.header_bytes : 1);
-    if (!hb) {
+    k = ib_read(r, sizeof pre, pre.header_bytes, &b);
+    if (k < 0 && errno == ENOMEM) {
         snprintf(err, errlen, "%s: out of memory", path);
         goto fail;
     }
-    k = read_at(fd, hb, pre.header_bytes, sizeof pre);
     if (k < 0 || (size_t)k < pre.header_bytes) {
         snprintf(err, errlen, "%s: truncated inside the file header", path);
         goto fail;
     }
     char herr[200];
-    if (parse_header(r, hb, pre.header_bytes, herr, sizeof herr)) {
+    if (parse_header(r, b, pre.header_bytes, herr, sizeof herr)) {
         snprintf(err, errlen, "%s: corrupt: %s", path, herr);
         goto fail;
     }
-    free(hb);
-    hb = NULL;
     r->off = sizeof pre + pre.header_bytes;
     r->st.bytes_read = r->off;
-    r->dctx = ZSTD_createDCtx();
+    if (!r->dctx)
+        r->dctx = ZSTD_createDCtx();
     if (!r->dctx) {
         snprintf(err, errlen, "%s: out of memory", path);
         goto fail;
@@ -265,7 +386,6 @@ struct rs_reader *rs_reader_open(const char *path, char *err, size_t errlen)
     snprintf(r->st.reason, sizeof r->st.reason, "not read yet");
     return r;
 fail:
-    free(hb);
     rs_reader_close(r);
     return NULL;
 }
@@ -326,9 +446,13 @@ static int store_string(struct rs_reader *r, uint32_t id, const char *s, uint32_
 static int load_frame(struct rs_reader *r)
 {
     struct rs_frame_hdr fh;
-    ssize_t k = read_at(r->fd, &fh, sizeof fh, r->off);
+    const unsigned char *b;
+    ssize_t k = ib_read(r, r->off, sizeof fh, &b);
     if (k < 0) {
-        set_end(r, RS_READ_IO_ERROR, "read error at offset %llu: %s", (unsigned long long)r->off, strerror(errno));
+        if (errno == ENOMEM)
+            set_end(r, RS_READ_IO_ERROR, "out of memory");
+        else
+            set_end(r, RS_READ_IO_ERROR, "read error at offset %llu: %s", (unsigned long long)r->off, strerror(errno));
         return 0;
     }
     if (k == 0) {
@@ -344,6 +468,7 @@ static int load_frame(struct rs_reader *r)
                 (unsigned long long)r->frame_idx, (unsigned long long)r->st.frames);
         return 0;
     }
+    memcpy(&fh, b, sizeof fh);
     if (fh.magic != RS_FRAME_MAGIC) {
         set_end(r, RS_READ_CORRUPT, "corrupt: no frame magic at offset %llu (frame %llu)",
                 (unsigned long long)r->off, (unsigned long long)r->frame_idx);
@@ -355,18 +480,13 @@ static int load_frame(struct rs_reader *r)
                 (unsigned long long)r->frame_idx, fh.compressed, fh.raw);
         return 0;
     }
-    if (fh.compressed > r->cbuf_cap) {
-        unsigned char *p = realloc(r->cbuf, fh.compressed);
-        if (!p) {
-            set_end(r, RS_READ_IO_ERROR, "out of memory");
-            return 0;
-        }
-        r->cbuf = p;
-        r->cbuf_cap = fh.compressed;
-    }
-    k = read_at(r->fd, r->cbuf, fh.compressed, r->off + sizeof fh);
+    const unsigned char *cb;
+    k = ib_read(r, r->off + sizeof fh, fh.compressed, &cb);
     if (k < 0) {
-        set_end(r, RS_READ_IO_ERROR, "read error: %s", strerror(errno));
+        if (errno == ENOMEM)
+            set_end(r, RS_READ_IO_ERROR, "out of memory");
+        else
+            set_end(r, RS_READ_IO_ERROR, "read error: %s", strerror(errno));
         return 0;
     }
     if ((size_t)k < fh.compressed) {
@@ -375,7 +495,7 @@ static int load_frame(struct rs_reader *r)
                 (unsigned long long)r->frame_idx, k, fh.compressed);
         return 0;
     }
-    if (rs_fnv1a(r->cbuf, fh.compressed) != fh.checksum) {
+    if (rs_fnv1a(cb, fh.compressed) != fh.checksum) {
         set_end(r, RS_READ_CORRUPT, "corrupt: checksum mismatch in frame %llu at offset %llu",
                 (unsigned long long)r->frame_idx, (unsigned long long)r->off);
         return 0;
@@ -390,7 +510,7 @@ static int load_frame(struct rs_reader *r)
         r->raw = p;
         r->raw_cap = fh.raw;
     }
-    size_t got = ZSTD_decompressDCtx(r->dctx, r->raw, fh.raw, r->cbuf, fh.compressed);
+    size_t got = ZSTD_decompressDCtx(r->dctx, r->raw, fh.raw, cb, fh.compressed);
     if (ZSTD_isError(got) || got != fh.raw) {
         set_end(r, RS_READ_CORRUPT, "corrupt: frame %llu does not decompress to its %u bytes (%s)",
                 (unsigned long long)r->frame_idx, fh.raw, ZSTD_isError(got) ? ZSTD_getErrorName(got) : "size");
@@ -442,7 +562,7 @@ static int open_chunk(struct rs_reader *r)
         r->chunk_tid = c.tid;
         r->chunk_flags = c.flags;
         r->chunk_first = 1;
-        r->chunk_gen++;
+        memset(r->fkey, 0, sizeof r->fkey);
         if (c.bytes) return 1;
         r->chunk_end = 0;   /* an empty chunk: nothing to hand out */
     }
@@ -475,69 +595,93 @@ static int special_event(struct rs_reader *r, struct rs_ev_hdr *h)
     return 0;
 }
 
-/* dst[i] = src[i] += dst[i] for n words, two at a time (SSE2 paddq on any x86-64; plain adds elsewhere). */
+/* f[i] = w[i] += f[i] for the n (<= 14) payload words of an event, two at a time (SSE2 paddq on any x86-64;
+ * plain adds elsewhere), entered by the word count: straight-line code, no loop control per pair. */
 typedef uint64_t rs_u64x2 __attribute__((vector_size(16)));
+static inline void add2(uint64_t *restrict f, uint64_t *restrict w)
+{
+    rs_u64x2 a, b;
+    memcpy(&a, f, 16);
+    memcpy(&b, w, 16);
+    a += b;
+    memcpy(f, &a, 16);
+    memcpy(w, &a, 16);
+}
 static inline void undo_field_delta(uint64_t *restrict f, uint64_t *restrict w, size_t n)
 {
-    size_t i = 0;
-    for (; i + 2 <= n; i += 2) {
-        rs_u64x2 a, b;
-        memcpy(&a, f + i, 16);
-        memcpy(&b, w + i, 16);
-        a += b;
-        memcpy(f + i, &a, 16);
-        memcpy(w + i, &a, 16);
+    if (n & 1) {
+        n--;
+        w[n] = f[n] += w[n];
     }
-    if (i < n) w[i] = f[i] += w[i];
+    switch (n) {
+    case 14: add2(f + 12, w + 12); /* fall through */
+    case 12: add2(f + 10, w + 10); /* fall through */
+    case 10: add2(f + 8, w + 8);   /* fall through */
+    case 8: add2(f + 6, w + 6);    /* fall through */
+    case 6: add2(f + 4, w + 4);    /* fall through */
+    case 4: add2(f + 2, w + 2);    /* fall through */
+    case 2: add2(f, w);            /* fall through */
+    default: break;
+    }
+}
+_Static_assert(RS_FD_MAX - sizeof(struct rs_ev_hdr) <= 14 * 8, "undo_field_delta handles up to 14 words");
+
+/* Undo the timestamp delta and (fd: the chunk has field deltas) the field deltas of one event. */
+static inline __attribute__((always_inline)) void undo_deltas(struct rs_reader *r, struct rs_ev_hdr *h, unsigned kind,
+                                                               unsigned size, int fd, uint64_t tsmask, uint64_t *prev)
+{
+    h->ts += *prev & tsmask;
+    *prev = h->ts;
+    if (fd && size <= RS_FD_MAX) {
+        const unsigned slot = kind % RS_FD_SLOTS;
+        const size_t nw = (size - sizeof *h) / 8;
+        const uint32_t key = size << 16 | kind;
+        if (r->fkey[slot] == key) {
+            undo_field_delta((uint64_t *)(h + 1), r->fw[slot], nw);
+        } else {
+            r->fkey[slot] = key;
+            memcpy(r->fw[slot], h + 1, nw * 8);
+        }
+    }
 }
 
 #define RS_DECODE_BATCH 16384
 
 /* Decode the next events of the open chunk in place, from r->pos on, RS_DECODE_BATCH bytes or to the
  * chunk's end: sizes checked, timestamp and field deltas undone, strings stored, drops counted. One tight
- * loop per batch, so the per-event work is only what the encoding needs. Sets r->dec_first/r->dec_end/r->dec_n to the decoded (valid) prefix; on a bad
- * event the prefix before it is kept and the status is set (end of data once the prefix is handed out). */
-static void decode_chunk(struct rs_reader *r)
+ * loop per batch, so the per-event work is only what the encoding needs (compiled twice, with and without
+ * field deltas). Sets r->dec_first/r->dec_end/r->dec_n to the decoded (valid) prefix; on a bad event the
+ * prefix before it is kept and the status is set (end of data once the prefix is handed out). */
+static inline __attribute__((always_inline)) void decode_run(struct rs_reader *r, const int fd)
 {
     unsigned char *raw = (unsigned char *)r->raw;
-    size_t pos = r->pos, end = r->chunk_end, n = 0;
+    size_t pos = r->pos, n = 0;
+    const size_t end = r->chunk_end;
     /* a batch of at most ~16 KB: the caller then reads events the decoder just touched, still in L1 */
     const size_t lim = end - pos > RS_DECODE_BATCH ? pos + RS_DECODE_BATCH : end;
-    const int fd = (r->chunk_flags & RS_CHUNK_FIELD_DELTA) != 0;
     const uint64_t tsmask = (r->chunk_flags & RS_CHUNK_TS_DELTA) ? ~0ull : 0;
     uint64_t prev = r->chunk_first ? 0 : r->chunk_prev_ts, unknown = 0;   /* the first ts is absolute */
-    const uint64_t gen = (uint64_t)r->chunk_gen << 32;
     r->dec_first = pos;
     while (pos < lim) {
         struct rs_ev_hdr *h = (struct rs_ev_hdr *)(raw + pos);
-        size_t left = end - pos;
-        const unsigned hs = h->size;   /* readable even when left == 8: raw has 16 bytes of slack */
-        if (__builtin_expect((hs < sizeof *h) | (hs > left) | (hs & 7), 0)) {
+        const size_t left = end - pos;
+        const unsigned size = h->size;   /* readable even when left == 8: raw has 16 bytes of slack */
+        /* size < 16 (wraps into the high bits), not a multiple of 8, or past the chunk's end */
+        if (__builtin_expect(((size - (unsigned)sizeof *h) & ~0xfff8u) | (size > left), 0)) {
             set_end(r, RS_READ_CORRUPT, "corrupt: bad event size %u at byte %zu of frame %llu",
                     left < sizeof *h ? 0u : h->size, pos, (unsigned long long)r->frame_idx - 1);
             r->stop = 1;
             break;
         }
-        const unsigned kind = h->kind, size = h->size;
-        const uint32_t ki = kind < RS_EV_COUNT ? kinfo[kind] : KI_UNKNOWN;
-        /* A STRING starts a batch of its own: every event is handed out with the string table exactly as
-         * the events before it left it (a redefined id changes only for the events after the record). */
-        if (__builtin_expect((ki & KI_SPECIAL) && kind == RS_EV_STRING && n, 0))
-            break;
-        h->ts += prev & tsmask;
-        prev = h->ts;
-        if (fd && size <= RS_FD_MAX) {
-            struct rs_fd_slot *sl = &r->fdelta[kind % RS_FD_SLOTS];
-            const size_t nw = (size - sizeof *h) / 8;
-            const uint64_t key = gen | (uint64_t)size << 16 | kind;
-            if (sl->key == key) {
-                undo_field_delta((uint64_t *)(h + 1), sl->w, nw);
-            } else {
-                sl->key = key;
-                memcpy(sl->w, h + 1, nw * 8);
-            }
-        }
-        if (__builtin_expect((ki & (KI_UNKNOWN | KI_SPECIAL)) || size < (ki & KI_SIZE), 0)) {
+        const unsigned kind = h->kind;
+        if (__builtin_expect(size < kfast[kind], 0)) {
+            /* unknown or special kind, or shorter than its struct */
+            const uint32_t ki = kind < RS_EV_COUNT ? kinfo[kind] : KI_UNKNOWN;
+            /* A STRING starts a batch of its own: every event is handed out with the string table exactly as
+             * the events before it left it (a redefined id changes only for the events after the record). */
+            if ((ki & KI_SPECIAL) && kind == RS_EV_STRING && n)
+                break;
+            undo_deltas(r, h, kind, size, fd, tsmask, &prev);
             if (ki & KI_UNKNOWN) {
                 unknown++;
             } else if (size < (ki & KI_SIZE)) {
@@ -549,6 +693,8 @@ static void decode_chunk(struct rs_reader *r)
                 r->stop = 1;
                 break;
             }
+        } else {
+            undo_deltas(r, h, kind, size, fd, tsmask, &prev);
         }
         pos += size;
         n++;
@@ -566,6 +712,14 @@ static void decode_chunk(struct rs_reader *r)
     } else {
         r->pos = pos;   /* the chunk goes on in the next batch */
     }
+}
+
+static void decode_chunk(struct rs_reader *r)
+{
+    if (r->chunk_flags & RS_CHUNK_FIELD_DELTA)
+        decode_run(r, 1);
+    else
+        decode_run(r, 0);
 }
 
 /* Make sure decoded events are waiting. 1 = yes, 0 = end of data. */
@@ -622,9 +776,11 @@ void rs_reader_close(struct rs_reader *r)
     free(r->strs);
     free(r->str_len);
     free(r->partial_str);
-    free(r->cbuf);
-    free(r->raw);
-    ZSTD_freeDCtx(r->dctx);
+    if (!spare_give(r)) {
+        free(r->ib);
+        free(r->raw);
+        ZSTD_freeDCtx(r->dctx);
+    }
     free(r);
 }
 

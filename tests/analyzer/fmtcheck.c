@@ -1,5 +1,5 @@
 /* rs_fmt_g9() against snprintf("%.9g") on random doubles of every magnitude, values the report prints
- * (seconds, fractions, byte counts), decimal ties and decade edges. Prints "ok N" or the first mismatch. */
+ * (seconds, fractions, byte counts), decimal ties, round decimals and decade edges. Prints "ok N" or the first mismatch. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -42,7 +42,7 @@ int main(int argc, char **argv)
     for (long i = 0; i < count; i++) {
         uint64_t r = rnd();
         double v;
-        switch (i % 5) {
+        switch (i % 6) {
         case 0: /* any bit pattern that is a number */
             memcpy(&v, &r, 8);
             if (!isfinite(v))
@@ -57,6 +57,11 @@ int main(int argc, char **argv)
         case 3: /* 9-digit decimal ties: d.dddddddd5 x 10^k, and next to them */
             v = ((double)(r % 900000000ull + 100000000ull) + 0.5) * pow(10, (double)(rnd() % 30) - 20);
             v = nextafter(v, (rnd() & 1) ? 0 : INFINITY);
+            break;
+        case 4: /* round decimals (0.1 s, 2.5 ms, 1000 steps) and their neighbours: scaled values at 1e8 */
+            v = (double)(r % 1000 + 1) * pow(10, (double)(rnd() % 40) - 20);
+            for (int k = (int)(rnd() % 3); k > 0; k--)
+                v = nextafter(v, (r & 2) ? 0 : INFINITY);
             break;
         default: /* decade edges */
             v = pow(10, (double)(r % 60) - 30);
