@@ -694,6 +694,12 @@ int rs_writer_close(struct rs_writer *w)
 void rs_writer_abandon(struct rs_writer *w)
 {
     if (!w) return;
+    /* In a fork child zstd's worker threads do not exist: resetting or freeing a context that has them
+     * would wait for them forever. Such a context (the child's copy) is left allocated. */
+    if (w->threads) {
+        w->cctx = NULL;
+        w->streaming = 0;
+    }
     frame_reset(w);
     w->error = -ECANCELED;
     rs_writer_close(w);

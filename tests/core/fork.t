@@ -4,7 +4,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_build tests/core/emitter tests/core/check
 E=$RS_BUILD/tests/core/emitter C=$RS_BUILD/tests/core/check
-plan 11
+plan 14
 
 out=$(RAILSCOPE_OUT=$T/f run_timeout 30 "$E" -F 16 -X 4 -t 1 -n 500)
 like "$out" "children_failed=0" "16 children ran (every 4th execs /bin/true)"
@@ -46,3 +46,19 @@ for f in "$T"/w/*.rtrace; do
 done
 is "$parent_ok" 1 "forking under load: the parent's 80000 events and 16 FORKs are all there"
 is "$bad" 0 "forking under load: every child's file holds exactly its 20000 events"
+
+# The same with a zstd worker thread (the default on machines of >= 4 CPUs): a child inherits the parent's
+# compression context but not its worker, and must neither wait for that worker nor lose its own events.
+out=$(RAILSCOPE_ZSTD_THREADS=1 RAILSCOPE_OUT=$T/z run_timeout 60 "$E" -W -F 16 -X 5 -t 4 -n 20000 -r 100000)
+like "$out" "children_failed=0" "zstd worker thread: 16 children forked under load ran and exited"
+is "$(ls "$T"/z/*.rtrace | wc -l)" 17 "zstd worker thread: 17 trace files"
+bad=0
+for f in "$T"/z/*.rtrace; do
+    r=$("$C" "$f")
+    case $r in
+    *"marks=80000 gaps=0 order_errors=0 tid_mix=0 drops=0 "*"forks=16 "*) ;;
+    *"status=complete marks=20000 gaps=0 order_errors=0 tid_mix=0 drops=0 "*) ;;
+    *) bad=$((bad + 1)); diag "$r" ;;
+    esac
+done
+is "$bad" 0 "zstd worker thread: the parent's and every child's file complete"
