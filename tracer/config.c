@@ -137,7 +137,9 @@ int rs_config_load(void)
     int ncpu = sched_getaffinity(0, sizeof cs, &cs) == 0 ? CPU_COUNT(&cs) : (int)sysconf(_SC_NPROCESSORS_ONLN);
     int zdef = ncpu >= 4 ? 1 : 0;
     rs_cfg.zstd_threads = zdef;
-    if ((v = getenv("RAILSCOPE_ZSTD_THREADS")) && *v && strcmp(v, "auto"))
+    if ((v = getenv("RAILSCOPE_ZSTD_THREADS")) && *v && strcmp(v, "auto")) {
         rs_cfg.zstd_threads = (int)parse_long("RAILSCOPE_ZSTD_THREADS", v, 0, 16, zdef);
+        rs_cfg.zstd_threads_set = 1;
+    }
     return 0;
 }

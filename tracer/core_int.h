@@ -34,6 +34,7 @@ struct rs_config {
     int log_level;
     int zstd_level;
     int zstd_threads;
+    int zstd_threads_set;       /* given in the environment (else auto: no warning when unsupported) */
     int clock;                  /* RS_CLOCK_* */
 };
 enum { RS_CLOCK_AUTO = 0, RS_CLOCK_TSC, RS_CLOCK_MONOTONIC };

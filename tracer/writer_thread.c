@@ -77,7 +77,7 @@ static int open_file(void)
         return err;
     }
     rs_writer_set_level(W, rs_cfg.zstd_level);
-    if (rs_cfg.zstd_threads && rs_writer_set_threads(W, rs_cfg.zstd_threads))
+    if (rs_cfg.zstd_threads && rs_writer_set_threads(W, rs_cfg.zstd_threads) && rs_cfg.zstd_threads_set)
         rs_warn_once("RAILSCOPE_ZSTD_THREADS: this libzstd cannot compress with threads; using one");
     strings_written = 0;
     rs_debug("tracing to %s", W_path);
