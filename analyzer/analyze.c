@@ -82,6 +82,7 @@ static void *worker(void *arg)
         an_load_rank(w->files[i], w->o, w->o->link_gbps, &w->ranks[i], &w->events);
         __atomic_add_fetch(&w->done, 1, __ATOMIC_RELEASE);
     }
+    an_load_done();
     return NULL;
 }
 

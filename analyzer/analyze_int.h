@@ -117,6 +117,8 @@ struct an_rank {
  * an an_rank with out.input = RS_AN_UNREADABLE and err set. */
 void an_load_rank(const char *path, const struct rs_report_opts *o, double link_gbps_hint, struct an_rank *r,
                   volatile uint64_t *events_progress);
+/* A worker thread is done loading: frees the per-thread state an_load_rank keeps between files. */
+void an_load_done(void);
 
 /* The cross-rank part on loaded ranks (analyze_join.c) and verdicts/findings (analyze_verdict.c). */
 void an_join(struct rs_analysis *a, struct an_rank *ranks, size_t n, const struct rs_report_opts *o);

@@ -72,10 +72,18 @@ static int kclass(struct pass *p, uint32_t id)
     return c;
 }
 
+/* snprintf(dst, n, "%s", s) without printf (n > 0). */
+static void cpy(char *dst, size_t n, const char *s)
+{
+    size_t l = strnlen(s, n - 1);
+    memcpy(dst, s, l);
+    dst[l] = 0;
+}
+
 static void cpystr(struct pass *p, char *dst, size_t n, uint32_t id)
 {
     const char *s = rs_reader_string(p->rd, id, NULL);
-    snprintf(dst, n, "%s", s ? s : "");
+    cpy(dst, n, s ? s : "");
 }
 
 static void on_fact(struct pass *p, const struct rs_ev_HOST_FACT *e)
@@ -280,7 +288,7 @@ static inline void on_event(struct pass *p, const struct rs_ev_hdr *h, uint32_t 
         c->kstart = h->ts;
         c->kend = h->ts + e->dur;
         c->step = -1;
-        snprintf(c->func, sizeof c->func, "%s", fn[e->func]);
+        cpy(c->func, sizeof c->func, fn[e->func]);
         c->bytes = e->count * (e->datatype < sizeof dsz ? dsz[e->datatype] : 4);
         c->nranks = e->nranks > 0 ? e->nranks : p->nranks;
         break;
@@ -405,6 +413,9 @@ static void known_init(void)
         span_kind[k] = (uint8_t)(rs_kind_known(k) && k > RS_EV_VERBS_BASE_);
 }
 
+/* Each worker thread keeps its pass between files (an_pass_recycle), freed by an_load_done(). */
+static __thread struct pass *tl_pass;
+
 void an_load_rank(const char *path, const struct rs_report_opts *o, double link_gbps_hint, struct an_rank *r,
                   volatile uint64_t *events_progress)
 {
@@ -433,8 +444,9 @@ void an_load_rank(const char *path, const struct rs_report_opts *o, double link_
         r->anchor_offset = (int64_t)(hi->start_realtime - hi->start_mono);
         r->have_anchor = 1;
     }
-    struct pass *p = calloc(1, sizeof *p);
-    if (!p) {
+    struct pass *p = tl_pass; /* the worker's pass of its previous file, recycled */
+    tl_pass = NULL;
+    if (!p && !(p = calloc(1, sizeof *p))) {
         fprintf(stderr, "railscope: out of memory\n");
         exit(2);
     }
@@ -451,9 +463,10 @@ void an_load_rank(const char *path, const struct rs_report_opts *o, double link_
         /* Kinds this reader does not know reach no case of on_event's switch (its cases are the known
          * kinds, whose fixed fields the reader has checked). */
         for (const struct rs_ev_hdr *h = c.ev; h != c.end; h = rs_ev_next(h)) {
+            const unsigned kind = h->kind;
+            const uint64_t ts = h->ts;
             on_event(p, h, c.tid);
-            if (h->kind < 256 && span_kind[h->kind]) {
-                const uint64_t ts = h->ts;
+            if (kind < 256 && span_kind[kind]) {
                 last = ts > last ? ts : last;
                 first = ts < first ? ts : first;
             }
@@ -483,6 +496,15 @@ void an_load_rank(const char *path, const struct rs_report_opts *o, double link_
     an_tree_phases(p);
     an_local(p, link_gbps_hint);
     rs_reader_close(rd);
-    an_pass_free(p);
-    free(p);
+    an_pass_recycle(p);
+    tl_pass = p;
+}
+
+void an_load_done(void)
+{
+    if (tl_pass) {
+        an_pass_free(tl_pass);
+        free(tl_pass);
+        tl_pass = NULL;
+    }
 }

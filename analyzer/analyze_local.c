@@ -1,11 +1,12 @@
 /* Reduce one rank's pass to its summary: clock anchor, collectives with their GPU interval and network
  * share, per-QP totals, GPUDirect counters and bounce copies, steps, and the local part of each step's
  * attribution (everything but the split of exposed collective time, which needs the other ranks). */
+#include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <math.h>
 
 #include "analyze_local.h"
 #include "analyzer/doctor_checks.h"
@@ -565,26 +566,153 @@ void an_local(struct pass *p, double link_gbps_hint)
     }
 }
 
-/* Doctor's checks on the rank's host-fact snapshot: keep the WARN/FAIL verdicts. */
+/* Doctor's checks on the rank's host-fact snapshot: keep the WARN/FAIL verdicts. The checks depend on the
+ * facts alone and every rank of a host records the same snapshot, so the last few distinct snapshots and
+ * their verdicts are kept (shared by the workers): a 1024-rank run checks each host once, not each rank. */
+#define CHK_CACHE 4
+static struct {
+    char *facts; /* sorted key\0value\0... */
+    size_t len;
+    struct rs_an_hostcheck *v; /* host left empty */
+    size_t n;
+} chk_cache[CHK_CACHE];
+static unsigned chk_next;
+static pthread_mutex_t chk_mu = PTHREAD_MUTEX_INITIALIZER;
+
 static void host_checks(struct pass *p)
 {
     if (!p->facts.n)
         return;
-    struct rs_verdicts v = {0};
-    rs_doctor_check(&p->facts, &v);
-    for (size_t i = 0; i < v.n; i++) {
-        if (v.v[i].level != RS_WARN && v.v[i].level != RS_FAIL)
-            continue;
-        struct rs_an_hostcheck *c = AN_PUSH(p->r->checks, p->r->nchecks, p->chkcap);
-        memset(c, 0, sizeof *c);
-        snprintf(c->host, sizeof c->host, "%s", p->r->out.host);
-        c->fail = v.v[i].level == RS_FAIL;
-        snprintf(c->check, sizeof c->check, "%s", v.v[i].check);
-        snprintf(c->subject, sizeof c->subject, "%s", v.v[i].subject);
-        snprintf(c->msg, sizeof c->msg, "%.319s", v.v[i].msg);
-        snprintf(c->fix, sizeof c->fix, "%.319s", v.v[i].fix);
+    rs_facts_sort(&p->facts); /* as rs_doctor_check does first: the snapshot in canonical order */
+    size_t len = 0;
+    for (size_t i = 0; i < p->facts.n; i++)
+        len += strlen(p->facts.v[i].key) + strlen(p->facts.v[i].value) + 2;
+    char *flat = malloc(len ? len : 1);
+    if (!flat) {
+        fprintf(stderr, "railscope: out of memory\n");
+        exit(2);
     }
-    rs_verdicts_free(&v);
+    char *o = flat;
+    for (size_t i = 0; i < p->facts.n; i++) {
+        o = stpcpy(o, p->facts.v[i].key) + 1;
+        o = stpcpy(o, p->facts.v[i].value) + 1;
+    }
+    struct rs_an_hostcheck *res = NULL;
+    size_t nres = 0, cap = 0;
+    int hit = 0;
+    pthread_mutex_lock(&chk_mu);
+    for (int k = 0; k < CHK_CACHE && !hit; k++)
+        if (chk_cache[k].facts && chk_cache[k].len == len && !memcmp(chk_cache[k].facts, flat, len)) {
+            hit = 1;
+            nres = cap = chk_cache[k].n;
+            res = malloc((cap ? cap : 1) * sizeof *res);
+            if (!res) {
+                fprintf(stderr, "railscope: out of memory\n");
+                exit(2);
+            }
+            memcpy(res, chk_cache[k].v, nres * sizeof *res);
+        }
+    pthread_mutex_unlock(&chk_mu);
+    if (!hit) {
+        struct rs_verdicts v = {0};
+        rs_doctor_check(&p->facts, &v);
+        for (size_t i = 0; i < v.n; i++) {
+            if (v.v[i].level != RS_WARN && v.v[i].level != RS_FAIL)
+                continue;
+            struct rs_an_hostcheck *c = AN_PUSH(res, nres, cap);
+            memset(c, 0, sizeof *c);
+            c->fail = v.v[i].level == RS_FAIL;
+            snprintf(c->check, sizeof c->check, "%s", v.v[i].check);
+            snprintf(c->subject, sizeof c->subject, "%s", v.v[i].subject);
+            snprintf(c->msg, sizeof c->msg, "%.319s", v.v[i].msg);
+            snprintf(c->fix, sizeof c->fix, "%.319s", v.v[i].fix);
+        }
+        rs_verdicts_free(&v);
+        struct rs_an_hostcheck *keep = malloc((nres ? nres : 1) * sizeof *keep);
+        if (keep) {
+            memcpy(keep, res, nres * sizeof *keep);
+            pthread_mutex_lock(&chk_mu);
+            unsigned k = chk_next++ % CHK_CACHE;
+            free(chk_cache[k].facts);
+            free(chk_cache[k].v);
+            chk_cache[k].facts = flat;
+            chk_cache[k].len = len;
+            chk_cache[k].v = keep;
+            chk_cache[k].n = nres;
+            flat = NULL;
+            pthread_mutex_unlock(&chk_mu);
+        }
+    }
+    free(flat);
+    for (size_t i = 0; i < nres; i++) {
+        struct rs_an_hostcheck *c = AN_PUSH(p->r->checks, p->r->nchecks, p->chkcap);
+        *c = res[i];
+        snprintf(c->host, sizeof c->host, "%s", p->r->out.host);
+    }
+    free(res);
+}
+
+/* Ready p for the next rank file of the same worker: what belongs to one file is freed or cleared, the
+ * pass's big arrays keep their memory (no regrowth by realloc, no fresh pages to fault in, no cold cache
+ * lines for every file; the worker's peak memory is what its largest file needed, as before). Hash maps
+ * and the kernel-class cache are cleared, so they are kept only while small. */
+static void hm_recycle(struct hmap *dst, struct hmap *src)
+{
+    memset(dst, 0, sizeof *dst);
+    if (src->cap && src->cap <= 65536) {
+        memset(src->s, 0xff, src->cap * sizeof *src->s);
+        dst->s = src->s;
+        dst->cap = src->cap;
+    } else
+        free(src->s);
+}
+void an_pass_recycle(struct pass *p)
+{
+    struct pass k = *p;
+    rs_facts_free(&p->facts);
+    free(p->colls);
+    for (size_t i = 0; i < p->naccs; i++) {
+        free(p->accs[i].runs);
+        free(p->accs[i].ends);
+        free(p->accs[i].sidx);
+    }
+    for (size_t i = 0; i < p->nqps; i++)
+        free(p->qps[i].pend);
+    for (size_t i = 0; i < p->nnv; i++)
+        free(p->nv[i].v);
+    memset(p, 0, sizeof *p);
+#define KEEP(a, cap) (p->a = k.a, p->cap = k.a ? k.cap : 0) /* (a moved-out array may leave its cap) */
+    KEEP(treeops, treeopcap);
+    KEEP(compute.v, compute.cap);
+    KEEP(nk.v, nk.cap);
+    KEEP(h2d.v, h2d.cap);
+    KEEP(other.v, other.cap);
+    KEEP(kwin.v, kwin.cap);
+    KEEP(copies, copycap);
+    KEEP(calls, callcap);
+    KEEP(accs, acccap);
+    KEEP(freeacc, freecap);
+    KEEP(pruns, pruncap);
+    KEEP(wrs, wrcap);
+    KEEP(rwc, rwccap);
+    KEEP(qps, qpcap);
+    KEEP(nv, nvcap);
+    KEEP(starts, startcap);
+    KEEP(ranges, rangecap);
+    KEEP(marks, markcap);
+    KEEP(anchors, anchorcap);
+#undef KEEP
+    if (k.kcls_n <= 65536) {
+        memset(k.kcls, 0, k.kcls_n);
+        p->kcls = k.kcls;
+        p->kcls_n = k.kcls_n;
+    } else
+        free(k.kcls);
+    hm_recycle(&p->collmap, &k.collmap);
+    hm_recycle(&p->sendwait, &k.sendwait);
+    hm_recycle(&p->qpmap, &k.qpmap);
+    hm_recycle(&p->nvstart, &k.nvstart);
+    hm_recycle(&p->accmap, &k.accmap);
 }
 
 void an_pass_free(struct pass *p)

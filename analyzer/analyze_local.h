@@ -123,5 +123,6 @@ void an_on_proxy_step(struct pass *p, const struct rs_ev_NCCL_PROXY_STEP *e);
 void an_on_proxy_op(struct pass *p, const struct rs_ev_NCCL_PROXY_OP *e);
 void an_local(struct pass *p, double link_gbps_hint);
 void an_pass_free(struct pass *p);
+void an_pass_recycle(struct pass *p); /* free one file's state, keep the arrays' memory for the next */
 
 #endif
