@@ -23,11 +23,42 @@ static int cmp_dbl(const void *x, const void *y)
     double a = *(const double *)x, b = *(const double *)y;
     return a < b ? -1 : a > b;
 }
+/* Stable top-down merge sort of doubles, the same steps as glibc's qsort (msort: halves n / 2 and the
+ * rest, the left element first unless it compares greater), so the order (of equal values too) is the
+ * one qsort(cmp_dbl) gives, without a call per comparison. tmp holds n doubles. */
+static void dsort(double *b, size_t n, double *tmp)
+{
+    if (n <= 1)
+        return;
+    size_t n1 = n / 2, n2 = n - n1;
+    double *b1 = b, *b2 = b + n1, *t = tmp;
+    dsort(b1, n1, tmp);
+    dsort(b2, n2, tmp);
+    while (n1 > 0 && n2 > 0) {
+        if (!(*b1 > *b2)) {
+            *t++ = *b1++;
+            n1--;
+        } else {
+            *t++ = *b2++;
+            n2--;
+        }
+    }
+    if (n1 > 0)
+        memcpy(t, b1, n1 * sizeof *b);
+    memcpy(b, tmp, (n - n2) * sizeof *b);
+}
+
 static double median(double *v, size_t n)
 {
     if (!n)
         return 0;
-    qsort(v, n, sizeof *v, cmp_dbl);
+    double small[256], *tmp = n <= 256 ? small : malloc(n * sizeof *tmp);
+    if (tmp) {
+        dsort(v, n, tmp);
+        if (tmp != small)
+            free(tmp);
+    } else
+        qsort(v, n, sizeof *v, cmp_dbl);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 

@@ -25,7 +25,8 @@ int rs_fmt_g9(char *buf, double v)
     double a = fabs(v);
     if (!(a >= 1e-200 && a < 1e17))   /* zero, NaN, inf, and magnitudes whose scale is not one exact power */
         return slow(buf, v);
-    int e = (int)floor(log10(a));
+    /* decimal exponent from the binary one (no log10): off by at most one, which the loop corrects */
+    int e = (int)floor(ilogb(a) * 0.30102999566398120);
     double s = 0;
     for (int tries = 0; tries < 2; tries++) {
         int k = 8 - e;
