@@ -169,22 +169,24 @@ static void on_mark(struct pass *p, uint64_t ts, uint32_t name, int64_t value)
 
 static inline void on_event(struct pass *p, const struct rs_ev_hdr *h, uint32_t tid)
 {
+    /* Kernel records are most of a trace and come in long runs: a predictable branch before the switch's
+     * indirect jump. */
+    if (__builtin_expect(h->kind == RS_EV_CUDA_KERNEL, 1)) {
+        const struct rs_ev_CUDA_KERNEL *e = (const void *)h;
+        p->r->has_gpu = 1;
+        if (e->end <= h->ts)
+            return;
+        if (kclass(p, e->name) == 2) /* one entry per collective kernel: never merged */
+            *AN_PUSH(p->nk.v, p->nk.n, p->nk.cap) = (struct iv){h->ts, e->end};
+        else
+            iv_add(&p->compute, h->ts, e->end);
+        return;
+    }
     switch (h->kind) {
     case RS_EV_CLOCK: {
         const struct rs_ev_CLOCK *e = (const void *)h;
         int64_t *o = AN_PUSH(p->anchors, p->nanchors, p->anchorcap);
         *o = (int64_t)(e->realtime_ns - e->mono_ns);
-        break;
-    }
-    case RS_EV_CUDA_KERNEL: {
-        const struct rs_ev_CUDA_KERNEL *e = (const void *)h;
-        p->r->has_gpu = 1;
-        if (e->end <= h->ts)
-            break;
-        if (kclass(p, e->name) == 2) /* one entry per collective kernel: never merged */
-            *AN_PUSH(p->nk.v, p->nk.n, p->nk.cap) = (struct iv){h->ts, e->end};
-        else
-            iv_add(&p->compute, h->ts, e->end);
         break;
     }
     case RS_EV_CUDA_KERNEL_WINDOW: {
