@@ -376,11 +376,20 @@ static void panel_allreduce(FILE *f, const struct rs_analysis *a)
     free(rsv);
     fputs("</select></p>\n", f);
     static const char *const ph_color[] = {"#d9d9d9", "#4e79a7", "#59a14f", "#76b7b2", "#59a14f", "#e15759",
-                                           "#bab0ac"};
+                                           "#bab0ac", "#9c755f", "#edc948"};
+    /* tree AllReduce: reduce (up) and broadcast (down) phases, when the analysis found them */
+    int tree = 0;
+    for (size_t c = 0; c < a->ncolls && !tree; c++)
+        tree = a->colls[c].reduce_s > 0 || a->colls[c].bcast_s > 0;
     fputs("<div class=\"legend\"><span><i class=\"sw\" style=\"background:#d9d9d9\"></i>arrival skew</span>"
           "<span><i class=\"sw\" style=\"background:#4e79a7\"></i>reduce-scatter</span>"
-          "<span><i class=\"sw\" style=\"background:#59a14f\"></i>all-gather / network</span>"
-          "<span><i class=\"sw\" style=\"background:#76b7b2\"></i>intra-node</span>"
+          "<span><i class=\"sw\" style=\"background:#59a14f\"></i>all-gather / network</span>",
+          f);
+    if (tree)
+        fputs("<span><i class=\"sw\" style=\"background:#9c755f\"></i>tree reduce (up)</span>"
+              "<span><i class=\"sw\" style=\"background:#edc948\"></i>tree broadcast (down)</span>",
+              f);
+    fputs("<span><i class=\"sw\" style=\"background:#76b7b2\"></i>intra-node</span>"
           "<span><i class=\"sw\" style=\"background:#e15759\"></i>network stall</span>"
           "<span><i class=\"sw\" style=\"background:#bab0ac\"></i>other</span></div>\n",
           f);
@@ -419,13 +428,16 @@ static void panel_allreduce(FILE *f, const struct rs_analysis *a)
             fprintf(f, "<rect class=\"phase skew\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"18\" fill=\"%s\">"
                        "<title>arrival skew %s: waiting for rank %d</title></rect>\n",
                     xa, y, xb - xa > 0.5 ? xb - xa : 0.5, ph_color[0], t, co->last_rank);
-            /* own time: RS/AG halves when known, else intra/net/stall */
+            /* own time: ring RS/AG halves or tree reduce/broadcast phases when known, else intra/net/stall */
             double segs[4], x = xb;
-            const char *names[4];
+            const char *names[4], *cls[4] = {"", "", "", ""};
             int cols[4], ns = 0;
             if (co->rs_s > 0 || co->ag_s > 0) {
                 segs[ns] = co->rs_s, names[ns] = "reduce-scatter", cols[ns++] = 1;
                 segs[ns] = co->ag_s, names[ns] = "all-gather", cols[ns++] = 2;
+            } else if (co->reduce_s > 0 || co->bcast_s > 0) {
+                segs[ns] = co->reduce_s, names[ns] = "tree reduce (up)", cls[ns] = " tree-reduce", cols[ns++] = 7;
+                segs[ns] = co->bcast_s, names[ns] = "tree broadcast (down)", cls[ns] = " tree-bcast", cols[ns++] = 8;
             } else {
                 segs[ns] = co->intra_s, names[ns] = "intra-node", cols[ns++] = 3;
                 segs[ns] = co->net_s, names[ns] = "network", cols[ns++] = 4;
@@ -438,9 +450,9 @@ static void panel_allreduce(FILE *f, const struct rs_analysis *a)
                 if (segs[i] <= 0) continue;
                 double w = segs[i] * 1e9 * sc;
                 fmt_s(t, sizeof t, segs[i]);
-                fprintf(f, "<rect class=\"phase\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"18\" fill=\"%s\">"
+                fprintf(f, "<rect class=\"phase%s\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"18\" fill=\"%s\">"
                            "<title>%s %s</title></rect>\n",
-                        x, y, w > 0.5 ? w : 0.5, ph_color[cols[i]], names[i], t);
+                        cls[i], x, y, w > 0.5 ? w : 0.5, ph_color[cols[i]], names[i], t);
                 x += w;
             }
             char bw[48] = "";
