@@ -37,6 +37,7 @@ typedef uint64_t vb_word __attribute__((may_alias));
     _Static_assert(offsetof(struct T, f) % 8 == 0 && offsetof(struct T, g) == offsetof(struct T, f) + 4, \
                    #T ": " #f " and " #g " share a word")
 static inline uint64_t pk(uint32_t lo, uint32_t hi) { return (uint64_t)hi << 32 | lo; }
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "pk() puts lo at the lower address");
 EV_PAIR(rs_ev_IBV_POST_SEND, qp_num, opcode);
 EV_PAIR(rs_ev_IBV_POST_SEND, send_flags, num_sge);
 EV_PAIR(rs_ev_IBV_POST_SEND, rkey, imm);
