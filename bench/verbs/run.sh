@@ -1,6 +1,8 @@
 #!/bin/bash
 # Verbs capture overhead: traced vs untraced contexts in the same process on the null provider.
-#   bench/verbs/run.sh            (RS_BUILD defaults to ./build)
+#   bench/verbs/run.sh [vb_bench options: -b BLOCKS -i ITERS -w]     (RS_BUILD defaults to ./build)
+# Then, where the build has the bench copy of the library (make builds it), the floor: the core's two clock
+# reads and two event copies alone (vb_bench -F; VB_NO_FLOOR=1 skips it). Another host: bench/verbs/h200.sh.
 # Goal: <= 25 ns added per post_send with its completion, <= 5 ns per empty poll_cq.
 set -eu
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
