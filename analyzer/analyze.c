@@ -61,6 +61,8 @@ static void rank_free(struct an_rank *r)
     free(r->colls);
     free(r->qps);
     free(r->lsteps);
+    for (size_t i = 0; i < r->nchecks; i++)
+        free(r->checks[i].s);
     free(r->checks);
 }
 
@@ -137,7 +139,8 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
         worker(&w);
     double t0 = now_s();
     int shown = 0;
-    while (__atomic_load_n(&w.done, __ATOMIC_ACQUIRE) < nf) {
+    /* without progress to show, just wait for the workers (polling would add up to 100 ms of wall time) */
+    while (opts->progress && __atomic_load_n(&w.done, __ATOMIC_ACQUIRE) < nf) {
         struct timespec ts = {0, 100 * 1000 * 1000};
         nanosleep(&ts, NULL);
         double el = now_s() - t0;
@@ -250,7 +253,8 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
         if (!nh)
             break;
         a->hostchecks = nh;
-        memcpy(a->hostchecks + a->nhostchecks, r->checks, r->nchecks * sizeof *nh);
+        for (size_t k = 0; k < r->nchecks; k++)
+            an_chk_expand(&r->checks[k], r->out.host, &a->hostchecks[a->nhostchecks + k]);
         a->nhostchecks += r->nchecks;
     }
     uint64_t untraced = 0, stepns = 0;

@@ -85,6 +85,15 @@ struct an_lstep {
     uint64_t free_busy, free_bytes; /* network sends outside collectives: busy time, bytes */
 };
 
+/* A host check kept per rank: rs_an_hostcheck's strings (as truncated there) in one block,
+ * "check\0subject\0msg\0fix\0", instead of its fixed ~800 bytes. */
+struct an_chk {
+    char *s;
+    int fail;
+};
+/* The rs_an_hostcheck it stands for (host set from `host`), byte for byte. */
+void an_chk_expand(const struct an_chk *c, const char *host, struct rs_an_hostcheck *out);
+
 /* What survives of a rank after its pass. */
 struct an_rank {
     struct rs_an_rank out;        /* filled progressively; steps/qps allocated at the end */
@@ -109,8 +118,8 @@ struct an_rank {
     uint64_t steps_ns;
     uint64_t lost_wrs;            /* sends never completed beyond the per-QP outstanding limit */
     char err[RS_AN_TEXT];         /* unreadable: why */
-    size_t nchecks;               /* doctor's WARN/FAIL verdicts on this rank's host facts */
-    struct rs_an_hostcheck *checks;
+    size_t nchecks;               /* doctor's WARN/FAIL verdicts on this rank's host facts, compact (a */
+    struct an_chk *checks;        /* 1024-rank run keeps ~16 per rank until the join): an_chk_expand */
 };
 
 /* Read one file and reduce it (analyze_load.c + analyze_local.c). Never fails: an unreadable file gives

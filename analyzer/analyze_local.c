@@ -645,11 +645,37 @@ static void host_checks(struct pass *p)
     }
     free(flat);
     for (size_t i = 0; i < nres; i++) {
-        struct rs_an_hostcheck *c = AN_PUSH(p->r->checks, p->r->nchecks, p->chkcap);
-        *c = res[i];
-        snprintf(c->host, sizeof c->host, "%s", p->r->out.host);
+        const struct rs_an_hostcheck *x = &res[i];
+        size_t l1 = strlen(x->check) + 1, l2 = strlen(x->subject) + 1, l3 = strlen(x->msg) + 1, l4 = strlen(x->fix) + 1;
+        char *b = malloc(l1 + l2 + l3 + l4);
+        if (!b) {
+            fprintf(stderr, "railscope: out of memory\n");
+            exit(2);
+        }
+        memcpy(b, x->check, l1);
+        memcpy(b + l1, x->subject, l2);
+        memcpy(b + l1 + l2, x->msg, l3);
+        memcpy(b + l1 + l2 + l3, x->fix, l4);
+        struct an_chk *c = AN_PUSH(p->r->checks, p->r->nchecks, p->chkcap);
+        c->s = b;
+        c->fail = x->fail;
     }
     free(res);
+}
+
+void an_chk_expand(const struct an_chk *c, const char *host, struct rs_an_hostcheck *out)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->host, sizeof out->host, "%s", host);
+    out->fail = c->fail;
+    const char *q = c->s; /* each string fits: it was cut to its field when the check was made */
+    strcpy(out->check, q);
+    q += strlen(q) + 1;
+    strcpy(out->subject, q);
+    q += strlen(q) + 1;
+    strcpy(out->msg, q);
+    q += strlen(q) + 1;
+    strcpy(out->fix, q);
 }
 
 /* Ready p for the next rank file of the same worker: what belongs to one file is freed or cleared, the
