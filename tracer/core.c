@@ -205,7 +205,19 @@ static __attribute__((noinline)) void park_dying(void)
 /* Everything rs_emit does, including the rare cases (a thread's first event, a malformed event, a full
  * ring). emit2 below handles the common case inline and calls this for the rest; kept out of line so
  * that the fast path needs no saved registers or stack frame. */
+static bool emit_slow_body(const struct rs_ev_hdr *pre, const struct rs_ev_hdr *h);
+
+/* Wrappers call rs_emit after the real call has set errno: the rare paths (a thread's first ring is
+ * allocated, the writer is woken, a blocked producer sleeps) make system calls, so errno is restored. */
 static __attribute__((noinline, cold)) bool emit_slow(const struct rs_ev_hdr *pre, const struct rs_ev_hdr *h)
+{
+    int saved = errno;
+    bool ok = emit_slow_body(pre, h);
+    errno = saved;
+    return ok;
+}
+
+static bool emit_slow_body(const struct rs_ev_hdr *pre, const struct rs_ev_hdr *h)
 {
     struct rs_ring *r = rs_tls.ring;
     if (RS_UNLIKELY(!r)) {

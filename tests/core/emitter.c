@@ -12,6 +12,7 @@
  *     -W       with -F: fork the children while the worker threads are emitting
  *     -H       register a tick hook and a shutdown hook that each emit MARKs with index 3000/3001
  * Prints "emitted=N dropped=M" (totals of rs_emit's answers in this process) on stdout at the end. */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -29,12 +30,13 @@
 
 static long nthreads = 1, nevents = 1000, rate, forks, exec_every;
 static int do_pause, do_exit_, early, verbs, as_other, hooks, fork_during;
-static _Atomic unsigned long emitted, dropped;
+static _Atomic unsigned long emitted, dropped, errno_changed;
 static uint32_t name_id;
 
 static void emit_one(uint64_t value)
 {
     bool okk;
+    errno = 4242;   /* a wrapper's rs_emit comes after the real call set errno: it must survive */
     if (verbs) {
         struct rs_ev_IBV_POST_SEND e;
         memset(&e, 0, sizeof e);
@@ -53,6 +55,7 @@ static void emit_one(uint64_t value)
     }
     if (okk) emitted++;
     else dropped++;
+    if (errno != 4242) errno_changed++;
 }
 
 static _Atomic uint64_t ticks;
@@ -144,6 +147,7 @@ int main(int argc, char **argv)
         for (long i = 0; i < nthreads; i++) pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)i);
     for (long i = 0; i < nthreads; i++) pthread_join(t[i], NULL);
     printf("emitted=%lu dropped=%lu\n", (unsigned long)emitted, (unsigned long)dropped);
+    if (errno_changed) printf("errno_changed=%lu\n", (unsigned long)errno_changed);   /* fails every check of the line above */
     fflush(stdout);
     if (do_pause) {
         printf("ready\n");
