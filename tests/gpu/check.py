@@ -91,6 +91,15 @@ def correct(evs, runs):
             lab = [e for e in inph if e["bytes"] == r["label_bytes"] and e["src_kind"] == want_src]
             check(f"{tag}: {ph['kind']} phase: label copies ({r['label_bytes']} B)", len(lab) >= ph["steps"],
                   len(lab), f">= {ph['steps']}")
+            # Pageable copies get their host call stack, written once per call site: the batches' pageable
+            # H2D copies are a new site in the pageable phase (pinned copies get none).
+            cs = [e for e in ev if e["kind"] == "call_stack" and within(e, ph["start_ns"], ph["end_ns"])]
+            if ph["kind"] == "pageable":
+                check(f"{tag}: pageable phase: call stacks recorded for the new pageable copy site(s)", len(cs) >= 1,
+                      [(e.get("site"), e.get("depth")) for e in cs], ">= 1")
+            else:
+                check(f"{tag}: {ph['kind']} phase: call stacks (info: sites first seen here, e.g. D2H to pageable)",
+                      True, len(cs))
             tot = sum(e["bytes"] for e in inph)
             want_b = ph["steps"] * (r["image_bytes"] + r["label_bytes"])
             check(f"{tag}: {ph['kind']} phase: H2D bytes", tot >= want_b, tot, f">= {want_b}")
