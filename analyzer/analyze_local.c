@@ -610,7 +610,8 @@ static void host_checks(struct pass *p)
                 fprintf(stderr, "railscope: out of memory\n");
                 exit(2);
             }
-            memcpy(res, chk_cache[k].v, nres * sizeof *res);
+            if (nres)
+                memcpy(res, chk_cache[k].v, nres * sizeof *res);
         }
     pthread_mutex_unlock(&chk_mu);
     if (!hit) {
@@ -630,7 +631,8 @@ static void host_checks(struct pass *p)
         rs_verdicts_free(&v);
         struct rs_an_hostcheck *keep = malloc((nres ? nres : 1) * sizeof *keep);
         if (keep) {
-            memcpy(keep, res, nres * sizeof *keep);
+            if (nres)
+                memcpy(keep, res, nres * sizeof *keep);
             pthread_mutex_lock(&chk_mu);
             unsigned k = chk_next++ % CHK_CACHE;
             free(chk_cache[k].facts);
@@ -728,7 +730,7 @@ void an_pass_recycle(struct pass *p)
     KEEP(marks, markcap);
     KEEP(anchors, anchorcap);
 #undef KEEP
-    if (k.kcls_n <= 65536) {
+    if (k.kcls && k.kcls_n <= 65536) {
         memset(k.kcls, 0, k.kcls_n);
         p->kcls = k.kcls;
         p->kcls_n = k.kcls_n;
