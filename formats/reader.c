@@ -87,22 +87,6 @@ static void set_end(struct rs_reader *r, enum rs_read_status s, const char *fmt,
     va_end(ap);
 }
 
-/* Read exactly n bytes at off; returns bytes read (< n at end of file), -1 on error. */
-static ssize_t read_at(int fd, void *buf, size_t n, uint64_t off)
-{
-    size_t got = 0;
-    while (got < n) {
-        ssize_t k = pread(fd, (char *)buf + got, n - got, (off_t)(off + got));
-        if (k < 0) {
-            if (errno == EINTR) continue;
-            return -1;
-        }
-        if (k == 0) break;
-        got += (size_t)k;
-    }
-    return (ssize_t)got;
-}
-
 /* Bytes [off, off + n) of the file (off never goes back: the header, then frame after frame). Reads ahead
  * RS_READ_AHEAD bytes at a time. Returns how many of the n are available (< n only at the end of the file)
  * with *out pointing at them, -1 on a read error (errno set) or when out of memory (ENOMEM). */
@@ -130,10 +114,18 @@ static ssize_t ib_read(struct rs_reader *r, uint64_t off, size_t n, const unsign
     }
     r->ib_off = off;
     r->ib_len = keep;
-    ssize_t k = read_at(r->fd, r->ib + keep, want - keep, off + keep);
-    if (k < 0)
-        return -1;
-    r->ib_len += (size_t)k;
+    /* one pread per refill: a short read is the end of the file (for now) only when the n bytes asked for
+     * are not there yet, so read again only then (read_at's loop would probe the end of every file twice) */
+    while (r->ib_len < n) {
+        ssize_t k = pread(r->fd, r->ib + r->ib_len, want - r->ib_len, (off_t)(off + r->ib_len));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return -1;
+        if (k == 0)
+            break;
+        r->ib_len += (size_t)k;
+    }
     *out = r->ib;
     return (ssize_t)(r->ib_len < n ? r->ib_len : n);
 }
@@ -312,12 +304,6 @@ struct rs_reader *rs_reader_open(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return NULL;
     }
-    struct stat sb;
-    if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        snprintf(err, errlen, "%s: is a directory", path);
-        close(fd);
-        return NULL;
-    }
     struct rs_reader *r = calloc(1, sizeof *r);
     if (!r) {
         snprintf(err, errlen, "%s: out of memory", path);
@@ -331,6 +317,10 @@ struct rs_reader *rs_reader_open(const char *path, char *err, size_t errlen)
     struct rs_file_preamble pre;
     const unsigned char *b;
     ssize_t k = ib_read(r, 0, sizeof pre, &b);
+    if (k < 0 && errno == EISDIR) {   /* open() takes a directory; its first read says what it is */
+        snprintf(err, errlen, "%s: is a directory", path);
+        goto fail;
+    }
     if (k < 0) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         goto fail;
