@@ -130,9 +130,10 @@ static ssize_t ib_read(struct rs_reader *r, uint64_t off, size_t n, const unsign
     return (ssize_t)(r->ib_len < n ? r->ib_len : n);
 }
 
-/* Decompression contexts and buffers of closed readers, for the next open (a report opens thousands of
- * small files: a fresh ZSTD_DCtx and fresh buffers each time cost allocation, zeroing and page faults).
- * Only moderate buffers are kept, so what sits here is bounded (RS_SPARES x 2 x RS_SPARE_MAX). Not under
+/* Closed readers (the struct with its ZSTD_DCtx, buffers and string table), for the next open: a report
+ * opens thousands of small files, and a fresh reader, DCtx and buffers each time cost allocation, zeroing
+ * and page faults. Only moderate buffers and tables are kept, so what sits here is bounded (RS_SPARES x
+ * (2 x RS_SPARE_MAX + 768 KB)). Not under
  * AddressSanitizer: a buffer handed from one reader to the next would hide use-after-close bugs. */
 #if defined(__SANITIZE_ADDRESS__)
 #define RS_SPARES 0
@@ -145,39 +146,48 @@ static ssize_t ib_read(struct rs_reader *r, uint64_t off, size_t n, const unsign
 #define RS_SPARES 4
 #endif
 #define RS_SPARE_MAX (8u << 20)
-struct rs_spare {
-    ZSTD_DCtx *dctx;
-    uint64_t *raw;
-    size_t raw_cap;
-    unsigned char *ib;
-    size_t ib_cap;
-};
 #if RS_SPARES
-static struct rs_spare spares[RS_SPARES];
+static struct rs_reader *spares[RS_SPARES];
 static int nspares;
 static pthread_mutex_t spares_mu = PTHREAD_MUTEX_INITIALIZER;
 #endif
 
-static void spare_take(struct rs_reader *r)
+/* A zeroed reader for rs_reader_open: a closed one from the pool (its DCtx, buffers and string table
+ * kept, everything else cleared), else a fresh one. */
+static struct rs_reader *reader_alloc(void)
 {
 #if RS_SPARES
+    struct rs_reader *s = NULL;
     pthread_mutex_lock(&spares_mu);
-    if (nspares) {
-        struct rs_spare *s = &spares[--nspares];
-        r->dctx = s->dctx;
-        r->raw = s->raw;
-        r->raw_cap = s->raw_cap;
-        r->ib = s->ib;
-        r->ib_cap = s->ib_cap;
-    }
+    if (nspares)
+        s = spares[--nspares];
     pthread_mutex_unlock(&spares_mu);
-#else
-    (void)r;
+    if (s) {
+        ZSTD_DCtx *dctx = s->dctx;
+        uint64_t *raw = s->raw;
+        unsigned char *ib = s->ib;
+        char **strs = s->strs;
+        uint32_t *str_len = s->str_len;
+        size_t raw_cap = s->raw_cap, ib_cap = s->ib_cap;
+        uint32_t strs_cap = s->strs_cap;
+        memset(s, 0, sizeof *s);
+        s->dctx = dctx;
+        s->raw = raw;
+        s->raw_cap = raw_cap;
+        s->ib = ib;
+        s->ib_cap = ib_cap;
+        s->strs = strs;
+        s->str_len = str_len;
+        s->strs_cap = strs_cap;
+        return s;
+    }
 #endif
+    return calloc(1, sizeof(struct rs_reader));
 }
 
-/* 1 = r's context and buffers were kept for the next reader (r no longer owns them). */
-static int spare_give(struct rs_reader *r)
+/* rs_reader_close's end: 1 = r went to the pool (the caller must not free it). Its per-file state is
+ * already freed; the string table is cleared, buffers above RS_SPARE_MAX are not kept. */
+static int reader_give(struct rs_reader *r)
 {
 #if RS_SPARES
     if (!r->dctx)
@@ -192,11 +202,21 @@ static int spare_give(struct rs_reader *r)
         r->ib = NULL;
         r->ib_cap = 0;
     }
+    if (r->strs_cap > 65536) {
+        free(r->strs);
+        free(r->str_len);
+        r->strs = NULL;
+        r->str_len = NULL;
+        r->strs_cap = 0;
+    } else if (r->strs_cap) {
+        memset(r->strs, 0, r->strs_cap * sizeof *r->strs);
+        memset(r->str_len, 0, r->strs_cap * sizeof *r->str_len);
+    }
     ZSTD_DCtx_reset(r->dctx, ZSTD_reset_session_and_parameters);
     int kept = 0;
     pthread_mutex_lock(&spares_mu);
     if (nspares < RS_SPARES) {
-        spares[nspares++] = (struct rs_spare){r->dctx, r->raw, r->raw_cap, r->ib, r->ib_cap};
+        spares[nspares++] = r;
         kept = 1;
     }
     pthread_mutex_unlock(&spares_mu);
@@ -304,7 +324,7 @@ struct rs_reader *rs_reader_open(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return NULL;
     }
-    struct rs_reader *r = calloc(1, sizeof *r);
+    struct rs_reader *r = reader_alloc();
     if (!r) {
         snprintf(err, errlen, "%s: out of memory", path);
         close(fd);
@@ -313,7 +333,6 @@ struct rs_reader *rs_reader_open(const char *path, char *err, size_t errlen)
     pthread_once(&kinfo_once, kinfo_init);
     r->fd = fd;
     r->path = strdup(path);
-    spare_take(r);
     struct rs_file_preamble pre;
     const unsigned char *b;
     ssize_t k = ib_read(r, 0, sizeof pre, &b);
@@ -763,14 +782,14 @@ void rs_reader_close(struct rs_reader *r)
     free(r->path);
     for (int i = 0; i < 8; i++) free(r->hdr_strs[i]);
     for (uint32_t i = 0; i < r->strs_cap; i++) free(r->strs[i]);
+    free(r->partial_str);
+    if (reader_give(r))
+        return;
     free(r->strs);
     free(r->str_len);
-    free(r->partial_str);
-    if (!spare_give(r)) {
-        free(r->ib);
-        free(r->raw);
-        ZSTD_freeDCtx(r->dctx);
-    }
+    free(r->ib);
+    free(r->raw);
+    ZSTD_freeDCtx(r->dctx);
     free(r);
 }
 
