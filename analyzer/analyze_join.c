@@ -9,7 +9,9 @@
 
 #include "analyze_local.h"
 
-struct member { uint32_t g, r, c; };
+/* A rank's collective in a joined group; kend copied in (the clock refinement reads it in several passes,
+ * and the ranks' collective arrays are scattered over the heap). */
+struct member { uint32_t g, r, c; uint64_t kend; };
 
 static int cmp_member(const void *x, const void *y)
 {
@@ -83,7 +85,7 @@ static double bus_factor(const char *func, int n)
 }
 
 /* Spread of collective ends with the current offsets: median over collectives of max |end - median end|. */
-static double end_spread(struct member *m, size_t nm, struct an_rank *R, const double *off, double *tmp)
+static double end_spread(struct member *m, size_t nm, const double *off, double *tmp)
 {
     double *sp = malloc((nm + 1) * sizeof *sp);
     size_t ns = 0;
@@ -93,7 +95,7 @@ static double end_spread(struct member *m, size_t nm, struct an_rank *R, const d
             j++;
         if (j - i >= 2) {
             for (size_t k = i; k < j; k++)
-                tmp[k - i] = (double)R[m[k].r].colls[m[k].c].kend + off[m[k].r];
+                tmp[k - i] = (double)m[k].kend + off[m[k].r];
             double med = median(tmp, j - i), mx = 0;
             for (size_t k = 0; k < j - i; k++)
                 mx = fmax(mx, fabs(tmp[k] - med));
@@ -123,7 +125,7 @@ static void refine_clocks(struct rs_analysis *a, struct member *m, size_t nm, st
     }
     /* a group can exceed n (several communicators without a hash): size by members */
     double *tmp = malloc((nm + 1) * sizeof *tmp);
-    a->anchor_skew_s = end_spread(m, nm, R, off, tmp);
+    a->anchor_skew_s = end_spread(m, nm, off, tmp);
     if (ng >= 2) {
         size_t *cnt = calloc(ng, sizeof *cnt), *pos = calloc(ng + 1, sizeof *pos);
         double *d = malloc((nm + 1) * sizeof *d), *corr = malloc(ng * sizeof *corr);
@@ -145,11 +147,11 @@ static void refine_clocks(struct rs_analysis *a, struct member *m, size_t nm, st
                     multi |= grp[m[k].r] != grp[m[i].r];
                 if (multi) {
                     for (size_t k = i; k < j; k++)
-                        tmp[k - i] = (double)R[m[k].r].colls[m[k].c].kend + off[m[k].r];
+                        tmp[k - i] = (double)m[k].kend + off[m[k].r];
                     double med = median(tmp, j - i);
                     for (size_t k = i; k < j; k++) {
                         int g = grp[m[k].r];
-                        d[pos[g] + cnt[g]++] = med - ((double)R[m[k].r].colls[m[k].c].kend + off[m[k].r]);
+                        d[pos[g] + cnt[g]++] = med - ((double)m[k].kend + off[m[k].r]);
                         used++;
                     }
                 }
@@ -173,7 +175,7 @@ static void refine_clocks(struct rs_analysis *a, struct member *m, size_t nm, st
         free(d);
         free(corr);
     }
-    a->residual_skew_s = end_spread(m, nm, R, off, tmp);
+    a->residual_skew_s = end_spread(m, nm, off, tmp);
     free(tmp);
     free(grp);
     free(gname);
@@ -233,7 +235,7 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
                 g = ng++;
                 hm_put(&gmap, k, g);
             }
-            *AN_PUSH(m, nm, mcap) = (struct member){(uint32_t)g, (uint32_t)r, (uint32_t)c};
+            *AN_PUSH(m, nm, mcap) = (struct member){(uint32_t)g, (uint32_t)r, (uint32_t)c, R[r].colls[c].kend};
         }
     hm_free(&gmap);
     if (nm)
