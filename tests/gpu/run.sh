@@ -37,9 +37,32 @@ RS=$PWD/$B/railscope
 export RS_CLI=$RS
 
 echo "== A: correctness, $NPROC rank(s) ($(el)s)"
-RAILSCOPE_CUDA_KERNEL_WINDOW=500/3000 timeout 240 "$RS" record -o "$W/A" -- \
+# Session 3 saw this step once (of 6 such runs) not end: the worker printed its result, then did not exit
+# until the 240 s timeout. So: once train.py has written its result, the ranks get 60 s to exit; a rank
+# still alive then is reported (threads, wait channels, kernel stacks; Python stacks through faulthandler
+# on SIGABRT) and the step counts as failed.
+PYTHONFAULTHANDLER=1 RAILSCOPE_CUDA_KERNEL_WINDOW=500/3000 timeout 240 "$RS" record -o "$W/A" -- \
     python3 -m torch.distributed.run --standalone --nproc-per-node "$NPROC" tests/gpu/train.py \
-    --phases pinned:30,pageable:30 --out "$W/A.json" 2>"$W/A.err"
+    --phases pinned:30,pageable:30 --out "$W/A.json" 2>"$W/A.err" &
+apid=$!
+while [ ! -f "$W/A.json" ] && kill -0 "$apid" 2>/dev/null; do sleep 1; done
+for _ in $(seq 60); do kill -0 "$apid" 2>/dev/null || break; sleep 1; done
+if kill -0 "$apid" 2>/dev/null; then
+    FAIL=1
+    echo "HANG: the traced ranks did not exit within 60 s of writing their result ($(el)s)"
+    for p in $(pgrep -f "tests/gpu/train.py --phases pinned"); do
+        grep -q torch.distributed.run "/proc/$p/cmdline" 2>/dev/null && continue
+        echo "-- pid $p: $(grep State /proc/$p/status)"
+        for t in /proc/$p/task/*; do
+            echo "  tid $(basename "$t") $(cat "$t/comm") wchan=$(cat "$t/wchan") syscall=$(cat "$t/syscall")"
+            sed 's/^/      /' "$t/stack" 2>/dev/null | head -8
+        done
+        kill -ABRT "$p"
+    done
+    sleep 5
+    grep -A30 "Fatal Python\|Current thread\|Thread 0x" "$W/A.err" | head -80
+fi
+wait "$apid"
 echo "exit status $?"; grep -v "^$" "$W/A.err" | tail -5
 ls -la "$W/A"
 python3 tests/gpu/check.py correct "$W/A" "$W"/A*.json | tee "$W/checkA.txt" || FAIL=1
