@@ -4,8 +4,10 @@
 # with SOFTNIC_PAUSE=200:80. Per run: the report's mean network stall per rank (unpaused, paused), the
 # pause time the ranks' data transfers sat through (pause_overlap.sh, from the raw events), run time (sum
 # of steps), and the issue's "attributes the injected pause time to network stall within 5 %" as the
-# direct check |(paused stall - unpaused stall) - pause time| <= 5 % of the paused run time ("extra"),
-# plus the absolute form |paused stall - pause time| for reference. Ends with a summary line saying
+# direct check |(paused stall - unpaused stall) - (paused run - unpaused run)| <= 5 % of the paused run
+# time: the extra stall must be the time the pause cost. For reference also its distance from the window
+# overlap (a lower bound: WRs queued behind a window and the NIC's resume are pause cost too) and the
+# absolute |paused stall - overlap|. Ends with a summary line saying
 # whether the direct check held in every run and on what machine (cores, load): the test's strict check
 # (softnic_ring_pause.t, check 10) is meant for idle machines with >= 8 cores.
 #
@@ -62,13 +64,13 @@ for i in $(seq "$N"); do
         -v tb="$(mean "$T/base.json" '.step_mean_s * .nsteps')" -v tp="$(mean "$T/pause.json" '.step_mean_s * .nsteps')" \
         -v i="$i" -v N="$N" -v l="$load" -v c="$cores" 'function abs(x) { return x < 0 ? -x : x }
         BEGIN {
-            d = abs(sp - sb - p) / tp; a = abs(sp - p) / tp
-            printf "run %d/%d: %s  direct |extra stall - pause| %.1f %% (extra %.3f = paused %.3f - unpaused %.3f; pause %.3f; run %.3f -> %.3f)  absolute |stall - pause| %.1f %%  load %s on %d cores\n",
-                i, N, d <= 0.05 ? "PASS" : "FAIL", 100 * d, sp - sb, sp, sb, p, tb, tp, 100 * a, l, c
+            d = abs((sp - sb) - (tp - tb)) / tp; o = abs(sp - sb - p) / tp; a = abs(sp - p) / tp
+            printf "run %d/%d: %s  direct |extra stall - added run time| %.1f %% (extra %.3f = paused %.3f - unpaused %.3f; run %.3f -> %.3f)  |extra stall - window overlap %.3f| %.1f %%  |stall - overlap| %.1f %%  load %s on %d cores\n",
+                i, N, d <= 0.05 ? "PASS" : "FAIL", 100 * d, sp - sb, sp, sb, tb, tp, p, 100 * o, 100 * a, l, c
         }')
     echo "$line"
     case "$line" in *": PASS "*) pass=$((pass + 1)) ;; *) fail=$((fail + 1)) ;; esac
-    d=$(printf '%s\n' "$line" | sed 's/.*direct |extra stall - pause| \([0-9.]*\) %.*/\1/')
+    d=$(printf '%s\n' "$line" | sed 's/.*direct |extra stall - added run time| \([0-9.]*\) %.*/\1/')
     worst=$(awk -v a="$worst" -v b="$d" 'BEGIN { print (b + 0 > a + 0) ? b : a }')
 done
 load=$(cut -d' ' -f1 /proc/loadavg)
@@ -81,4 +83,4 @@ else
     verdict="FAILS in $fail of $((pass + fail)) runs (worst $worst %); $bad runs errored"
     advice="keep the strict check off here"
 fi
-echo "summary: direct check (|extra stall - pause| <= 5 % of run time) $verdict; $cores cores, load $load, idle and >= 8 cores: $idle; $advice"
+echo "summary: direct check (|extra stall - added run time| <= 5 % of run time) $verdict; $cores cores, load $load, idle and >= 8 cores: $idle; $advice"
