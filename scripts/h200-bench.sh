@@ -3,7 +3,7 @@
 # recording core (hot path, sustained and zero-drop rates, bytes/event), verbs overhead, analyzer speed,
 # and the software-NIC pause study — numbers from an idle many-core machine next to the shared 2-core dev
 # VM's. Builds with `make` first (the host has zstd.h and infiniband/verbs.h, no libunwind.h: not needed).
-#   scripts/h200-bench.sh            OUT=<log dir> (default /tmp/rs-h200-out), PAUSE_RUNS (default 6)
+#   scripts/h200-bench.sh            OUT=<log dir> (default /tmp/rs-h200-out), PAUSE_RUNS (default 10)
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/rs-h200-out}
@@ -36,13 +36,27 @@ for t in 8 16; do
     echo "bench.core.zero_drop.threads $t paced_total_per_s $rate result: $line"
     rm -rf "${tmp:?}"/*
 done
+echo "== core: zero-drop rate 1/2/4 threads with the writer compressing itself (RAILSCOPE_ZSTD_THREADS=0; the default here is auto = 1 worker) ($(el)s)"
+for t in 1 2 4; do
+    rate=20000000
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
+        line=$(RAILSCOPE_ZSTD_THREADS=0 RAILSCOPE_OUT=$tmp "$B/bench/core/bench_core" paced "$t" 1000000 $((rate / t)))
+        d=$(echo "$line" | sed -n 's/.*drops \([0-9]*\).*/\1/p')
+        [ "${d:-1}" -eq 0 ] && break
+        rate=$((rate * 85 / 100))
+    done
+    echo "bench.core.zero_drop_zthreads0.threads $t paced_total_per_s $rate result: $line"
+    rm -rf "${tmp:?}"/*
+done
 rm -rf "$tmp"
 echo "== verbs ($(el)s)"
 ROUNDS=3 ./bench/verbs/h200.sh
 echo "== software-NIC pause study ($(el)s)"
 if command -v jq >/dev/null; then
-    timeout 240 ./bench/analyzer/pause_study.sh "${PAUSE_RUNS:-6}"
+    timeout 240 ./bench/analyzer/pause_study.sh "${PAUSE_RUNS:-10}"
 else
     echo "skipped: no jq on this host"
 fi
+echo "== tests/analyzer/softnic_ring_pause.t (its strict check runs by itself on an idle machine of >= 8 cores) ($(el)s)"
+command -v prove >/dev/null && prove -v tests/analyzer/softnic_ring_pause.t 2>&1 | grep -E "^(ok|not ok)|^#" | head -40
 echo "== done ($(el)s)"
