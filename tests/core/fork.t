@@ -47,8 +47,14 @@ done
 is "$parent_ok" 1 "forking under load: the parent's 80000 events and 16 FORKs are all there"
 is "$bad" 0 "forking under load: every child's file holds exactly its 20000 events"
 
-# The same with a zstd worker thread (the default on machines of >= 4 CPUs): a child inherits the parent's
-# compression context but not its worker, and must neither wait for that worker nor lose its own events.
+# The same with a zstd worker thread (RAILSCOPE_ZSTD_THREADS=1): a child inherits the parent's compression
+# context but not its worker, and must neither wait for that worker nor lose its own events. Not under
+# ASan: gcc 12's libasan takes no allocator lock around fork() (tests/lib.sh), and the zstd worker
+# allocates while the emitter's threads fork, so children hang in ASan's malloc (seen in CI).
+if [ "$RS_SAN" = asan ]; then
+    for _ in 1 2 3; do skip "zstd worker + fork under ASan: gcc 12 libasan has no fork lock around its allocator"; done
+    exit 0
+fi
 out=$(RAILSCOPE_ZSTD_THREADS=1 RAILSCOPE_OUT=$T/z run_timeout 60 "$E" -W -F 16 -X 5 -t 4 -n 20000 -r 100000)
 like "$out" "children_failed=0" "zstd worker thread: 16 children forked under load ran and exited"
 is "$(ls "$T"/z/*.rtrace | wc -l)" 17 "zstd worker thread: 17 trace files"
