@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "preload/cuda/cuda_int.h"
 #include "preload/dl.h"
@@ -303,11 +304,47 @@ static uint64_t records_seen(void)
  * they arrive in bursts (seconds apart) and in full at exit; the default flush here delivers what is
  * complete. A gap in delivery therefore says nothing about another client: that is detected where it
  * happens, in cuptiActivityRegisterCallbacks below. */
+/* Process exit: CUDA's own exit handlers tear CUPTI down while our writer thread may be calling it (the
+ * tick's flush and kernel switching). On the H200 host a traced torchrun rank hung at exit twice in 8
+ * runs with its main thread and the writer waiting on the same CUPTI condition variable. So CUPTI is
+ * quiesced from an exit handler that runs before CUDA's (atexit is last-in first-out: it is registered
+ * at CUDA's initialisation and again at the first tick, after the CUDA runtime registered its own): it
+ * waits for a tick in progress, flushes once (CUDA still intact), and from then on nothing calls CUPTI. */
+static int quiesced;
+static int ticking;
+static int exit_hook_ticked;
+
+static void cupti_exit_quiesce(void)
+{
+    if (__atomic_exchange_n(&quiesced, 1, __ATOMIC_SEQ_CST)) return;
+    for (int i = 0; i < 2000 && __atomic_load_n(&ticking, __ATOMIC_SEQ_CST); i++) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);   /* a tick runs against a live CUDA: it ends */
+    }
+    if (__atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) == RS_CUPTI_DELIVERING)
+        p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+/* A fork child cannot use its parent's CUDA or CUPTI: nothing there calls CUPTI (no tick, no exit flush). */
+static void cupti_fork_child(void)
+{
+    __atomic_store_n(&quiesced, 1, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&ticking, 0, __ATOMIC_SEQ_CST);
+}
+
 static void cupti_tick(void)
 {
-    if (__atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) != RS_CUPTI_DELIVERING) return;
-    if (kmode == RS_KMODE_SAMPLED) set_kernels((rs_now() - t_init) % win_period_ns < win_on_ns);
-    p_cuptiActivityFlushAll(0);
+    __atomic_store_n(&ticking, 1, __ATOMIC_SEQ_CST);
+    if (!__atomic_load_n(&quiesced, __ATOMIC_SEQ_CST) &&
+        __atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) == RS_CUPTI_DELIVERING) {
+        if (!exit_hook_ticked) {
+            exit_hook_ticked = 1;
+            atexit(cupti_exit_quiesce);
+        }
+        if (kmode == RS_KMODE_SAMPLED) set_kernels((rs_now() - t_init) % win_period_ns < win_on_ns);
+        p_cuptiActivityFlushAll(0);
+    }
+    __atomic_store_n(&ticking, 0, __ATOMIC_RELEASE);
 }
 
 /* Another CUPTI client (torch.profiler's Kineto links libcupti dynamically, so its call comes through the
@@ -337,7 +374,8 @@ RS_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackReques
 static void cupti_shutdown(void)
 {
     if (__atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) != RS_CUPTI_DELIVERING) return;
-    p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    /* At exit the quiesce handler has flushed already, with CUDA intact; CUPTI may be gone by now. */
+    if (!__atomic_load_n(&quiesced, __ATOMIC_ACQUIRE)) p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     uint64_t calls = __atomic_load_n(&rs_cuda_copy_calls, __ATOMIC_RELAXED);
     if (!records_seen() && calls)
         rs_warn("CUPTI delivered no activity records although the program made %llu cudaMemcpy calls: another "
@@ -419,6 +457,8 @@ RS_EXPORT int InitializeInjection(void)
     else emit_window();
     rs_at_tick(cupti_tick);
     rs_at_shutdown(cupti_shutdown);
+    rs_at_fork_child(cupti_fork_child);
+    atexit(cupti_exit_quiesce);
     rs_debug("CUPTI from %s, kernels %s", cupti_path,
              kmode == RS_KMODE_ALL ? "all" : kmode == RS_KMODE_OFF ? "off" : "sampled");
     return 1;
