@@ -15,7 +15,7 @@ FAKE = os.path.join(NCCL_BIN, "fakecupti")
 if not os.path.exists(DRIVER):
     skip_all("built without CUDA headers (no CUPTI record structs): cupti_driver not built")
 need(LIB, CLI, DRIVER, os.path.join(FAKE, "libcupti.so.13"))
-plan(30)
+plan(31)
 
 out = os.path.join(T, "basic")
 FULL_API = {"RAILSCOPE_CUDA_KERNELS": "all", "RAILSCOPE_CUDA_API": "on", "RAILSCOPE_CUDA_SYNC": "on"}
@@ -56,6 +56,15 @@ dr = kind(evs, "cupti_dropped")
 ok(len(dr) == 1 and dr[0]["count"] == 5, "CUPTI's dropped count recorded", dr)
 ok("1 activity records without timestamps" in p.stderr and "dropped 5" in p.stderr,
    "untimed and dropped records reported once at exit", p.stderr)
+
+# CUDA's exit handlers tear CUPTI down before the tracer's run: the final forced flush must come before
+# them (an exit handler registered at CUDA's initialisation), and nothing may call CUPTI after them.
+out = os.path.join(T, "teardown")
+p = run([DRIVER, FAKE, "basic"], out, dict(FULL_API, FAKE_CUPTI_EXIT_TEARDOWN="1"))
+h2d = [m["bytes"] for m in kind(events(out), "cuda_memcpy") if m["copy_kind"] == 1]
+ok(p.returncode == 0 and 777 in h2d and "after CUPTI's exit teardown" not in p.stderr,
+   "exit: the forced flush runs before CUDA's teardown (its 777-byte record is kept), no CUPTI call after it",
+   p.stderr + str(h2d))
 
 out = os.path.join(T, "default")
 p = run([DRIVER, FAKE, "basic"], out)

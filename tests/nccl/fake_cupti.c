@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cupti.h>
 
@@ -234,9 +235,23 @@ EXPORT void CUPTIAPI fake_other_comp(CUcontext c, uint32_t st, uint8_t *b, size_
 }
 EXPORT int fake_cupti_owner_is_other(void) { return req == fake_other_req; }
 
+/* FAKE_CUPTI_EXIT_TEARDOWN=1 plays CUDA's exit handlers, which run before the tracer's (registered
+ * later: at this library's load) and tear CUPTI down; a flush after that is what hung real ranks. */
+static int torn_down;
+static void fake_teardown(void) { torn_down = 1; }
+__attribute__((constructor)) static void fake_cupti_load(void)
+{
+    if (getenv("FAKE_CUPTI_EXIT_TEARDOWN")) atexit(fake_teardown);
+}
+
 /* The forced flush at exit delivers one last HtoD copy of 777 bytes. */
 EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 {
+    if (torn_down) {
+        static const char m[] = "fake_cupti: cuptiActivityFlushAll after CUPTI's exit teardown\n";
+        if (write(2, m, sizeof m - 1) < 0) return CUPTI_ERROR_NOT_INITIALIZED;
+        return CUPTI_ERROR_NOT_INITIALIZED;
+    }
     if ((flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) && !final_sent && req && comp) {
         final_sent = 1;
         uint8_t *b = NULL;
