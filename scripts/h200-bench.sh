@@ -23,32 +23,29 @@ fi
 export RS_BUILD=$B RS_TOP=$PWD
 echo "== core + analyzer benchmarks ($(el)s)"
 ./bench/run-all.sh core analyzer
+# zero_drop NAME START_RATE ZSTD_THREADS THREADS...: for each thread count, paced runs (drop policy) from
+# START_RATE down by x0.85 until one has no drops (as bench/core/run.sh does for 1/2/4 threads).
+zero_drop() {
+    local name=$1 start=$2 z=$3 t rate line d tmp
+    shift 3
+    tmp=$(mktemp -d)
+    for t in "$@"; do
+        rate=$start
+        for _ in 1 2 3 4 5 6 7 8 9 10; do
+            line=$(RAILSCOPE_ZSTD_THREADS=$z RAILSCOPE_OUT=$tmp "$B/bench/core/bench_core" paced "$t" 1000000 $((rate / t)))
+            d=$(echo "$line" | sed -n 's/.*drops \([0-9]*\).*/\1/p')
+            [ "${d:-1}" -eq 0 ] && break
+            rate=$((rate * 85 / 100))
+        done
+        echo "bench.core.$name.threads $t paced_total_per_s $rate result: $line"
+        rm -rf "${tmp:?}"/*
+    done
+    rm -rf "$tmp"
+}
 echo "== core: zero-drop rate with 8 and 16 producer threads ($(el)s)"
-tmp=$(mktemp -d)
-for t in 8 16; do
-    rate=40000000
-    for _ in 1 2 3 4 5 6 7 8 9 10; do
-        line=$(RAILSCOPE_OUT=$tmp "$B/bench/core/bench_core" paced "$t" 1000000 $((rate / t)))
-        d=$(echo "$line" | sed -n 's/.*drops \([0-9]*\).*/\1/p')
-        [ "${d:-1}" -eq 0 ] && break
-        rate=$((rate * 85 / 100))
-    done
-    echo "bench.core.zero_drop.threads $t paced_total_per_s $rate result: $line"
-    rm -rf "${tmp:?}"/*
-done
-echo "== core: zero-drop rate 1/2/4 threads with the writer compressing itself (RAILSCOPE_ZSTD_THREADS=0; the default here is auto = 1 worker) ($(el)s)"
-for t in 1 2 4; do
-    rate=20000000
-    for _ in 1 2 3 4 5 6 7 8 9 10; do
-        line=$(RAILSCOPE_ZSTD_THREADS=0 RAILSCOPE_OUT=$tmp "$B/bench/core/bench_core" paced "$t" 1000000 $((rate / t)))
-        d=$(echo "$line" | sed -n 's/.*drops \([0-9]*\).*/\1/p')
-        [ "${d:-1}" -eq 0 ] && break
-        rate=$((rate * 85 / 100))
-    done
-    echo "bench.core.zero_drop_zthreads0.threads $t paced_total_per_s $rate result: $line"
-    rm -rf "${tmp:?}"/*
-done
-rm -rf "$tmp"
+zero_drop zero_drop 40000000 0 8 16
+echo "== core: zero-drop rate 1/2/4 threads with one zstd worker (RAILSCOPE_ZSTD_THREADS=auto; default 0) ($(el)s)"
+zero_drop zero_drop_zworker 20000000 auto 1 2 4
 echo "== verbs ($(el)s)"
 ROUNDS=3 ./bench/verbs/h200.sh
 echo "== software-NIC pause study ($(el)s)"

@@ -32,20 +32,25 @@ res=$("$C" "$T"/m/*.rtrace)
 like "$res" "marks=2000 gaps=0 .*thread_start=200 thread_end=200 " "200 thread lifetimes recorded"
 
 # fork() while 4 threads are emitting (DataLoader workers forked from a busy trainer): the parent's file
-# keeps all its events; each child has exactly its own.
+# keeps all its events; each child has exactly its own. forked_under_load DIR: sets PARENT_OK, BAD, NFILES.
+forked_under_load() {
+    PARENT_OK=0 BAD=0 NFILES=0
+    local f r
+    for f in "$1"/*.rtrace; do
+        NFILES=$((NFILES + 1))
+        r=$("$C" "$f")
+        case $r in
+        *"marks=80000 gaps=0 order_errors=0 tid_mix=0 drops=0 "*"forks=16 "*) PARENT_OK=1 ;;
+        *"status=complete marks=20000 gaps=0 order_errors=0 tid_mix=0 drops=0 "*) ;;
+        *) BAD=$((BAD + 1)); diag "$r" ;;
+        esac
+    done
+}
 out=$(RAILSCOPE_OUT=$T/w run_timeout 60 "$E" -W -F 16 -X 5 -t 4 -n 20000 -r 100000)
 like "$out" "children_failed=0" "forking under load: children ran, none dropped"
-bad=0 parent_ok=0
-for f in "$T"/w/*.rtrace; do
-    r=$("$C" "$f")
-    case $r in
-    *"marks=80000 gaps=0 order_errors=0 tid_mix=0 drops=0 "*"forks=16 "*) parent_ok=1 ;;
-    *"status=complete marks=20000 gaps=0 order_errors=0 tid_mix=0 drops=0 "*) ;;
-    *) bad=$((bad + 1)); diag "$r" ;;
-    esac
-done
-is "$parent_ok" 1 "forking under load: the parent's 80000 events and 16 FORKs are all there"
-is "$bad" 0 "forking under load: every child's file holds exactly its 20000 events"
+forked_under_load "$T/w"
+is "$PARENT_OK" 1 "forking under load: the parent's 80000 events and 16 FORKs are all there"
+is "$BAD" 0 "forking under load: every child's file holds exactly its 20000 events"
 
 # The same with a zstd worker thread (RAILSCOPE_ZSTD_THREADS=1): a child inherits the parent's compression
 # context but not its worker, and must neither wait for that worker nor lose its own events. Not under
@@ -57,14 +62,6 @@ if [ "$RS_SAN" = asan ]; then
 fi
 out=$(RAILSCOPE_ZSTD_THREADS=1 RAILSCOPE_OUT=$T/z run_timeout 60 "$E" -W -F 16 -X 5 -t 4 -n 20000 -r 100000)
 like "$out" "children_failed=0" "zstd worker thread: 16 children forked under load ran and exited"
-is "$(ls "$T"/z/*.rtrace | wc -l)" 17 "zstd worker thread: 17 trace files"
-bad=0
-for f in "$T"/z/*.rtrace; do
-    r=$("$C" "$f")
-    case $r in
-    *"marks=80000 gaps=0 order_errors=0 tid_mix=0 drops=0 "*"forks=16 "*) ;;
-    *"status=complete marks=20000 gaps=0 order_errors=0 tid_mix=0 drops=0 "*) ;;
-    *) bad=$((bad + 1)); diag "$r" ;;
-    esac
-done
-is "$bad" 0 "zstd worker thread: the parent's and every child's file complete"
+forked_under_load "$T/z"
+is "$NFILES" 17 "zstd worker thread: 17 trace files"
+is "$PARENT_OK,$BAD" "1,0" "zstd worker thread: the parent's and every child's file complete"
