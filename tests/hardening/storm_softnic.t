@@ -18,6 +18,16 @@ d=$T/storm
 t0=$SECONDS
 out=$(run_timeout 60 env LD_PRELOAD="$PRELOAD" RAILSCOPE_OUT="$d" RAILSCOPE_FLUSH_MS=50 "$HB/hv_storm" "${args[@]}" 2>&1)
 rc=$?
+# Under ASan a timeout can be gcc 12 libasan's own fork deadlock (no allocator lock around fork(): a child
+# forked while another thread is in ASan's malloc hangs; tests/lib.sh). Seen once in a clean-clone CI run
+# (suites under ASan at prove -j2), not reproduced in 22 runs; the normal build's run of this file has no
+# retry, so a deadlock of ours still fails there.
+if [ "$RS_SAN" = asan ] && [ "$rc" = 124 ]; then
+    diag "traced storm timed out under ASan (gcc 12 libasan fork deadlock?): one retry"
+    rm -rf "$d"
+    out=$(run_timeout 60 env LD_PRELOAD="$PRELOAD" RAILSCOPE_OUT="$d" RAILSCOPE_FLUSH_MS=50 "$HB/hv_storm" "${args[@]}" 2>&1)
+    rc=$?
+fi
 is "$rc" "$refrc" "storm: exit status as untraced ($refrc; 124 would be a deadlock caught by timeout)"
 is "$out" "$ref" "storm: output identical to the untraced run"
 diag "traced storm took $((SECONDS - t0)) s"
