@@ -24,20 +24,25 @@ export RS_BUILD=$B RS_TOP=$PWD
 echo "== core + analyzer benchmarks ($(el)s)"
 ./bench/run-all.sh core analyzer
 # zero_drop NAME START_RATE ZSTD_THREADS THREADS...: for each thread count, paced runs (drop policy) from
-# START_RATE down by x0.85 until one has no drops (as bench/core/run.sh does for 1/2/4 threads).
+# START_RATE down by x0.85 until 3 in a row have no drops (as bench/core/run.sh does for 1/2/4 threads).
 zero_drop() {
-    local name=$1 start=$2 z=$3 t rate line d tmp
+    local name=$1 start=$2 z=$3 t rate line d tmp clean
     shift 3
     tmp=$(mktemp -d)
     for t in "$@"; do
         rate=$start
         for _ in 1 2 3 4 5 6 7 8 9 10; do
-            line=$(RAILSCOPE_ZSTD_THREADS=$z RAILSCOPE_OUT=$tmp "$B/bench/core/bench_core" paced "$t" 1000000 $((rate / t)))
-            d=$(echo "$line" | sed -n 's/.*drops \([0-9]*\).*/\1/p')
-            [ "${d:-1}" -eq 0 ] && break
+            clean=0
+            while [ "$clean" -lt 3 ]; do
+                line=$(RAILSCOPE_ZSTD_THREADS=$z RAILSCOPE_OUT=$tmp "$B/bench/core/bench_core" paced "$t" 1000000 $((rate / t)))
+                d=$(echo "$line" | sed -n 's/.*drops \([0-9]*\).*/\1/p')
+                [ "${d:-1}" -eq 0 ] || break
+                clean=$((clean + 1))
+            done
+            [ "$clean" -eq 3 ] && break
             rate=$((rate * 85 / 100))
         done
-        echo "bench.core.$name.threads $t paced_total_per_s $rate result: $line"
+        echo "bench.core.$name.threads $t paced_total_per_s $rate clean_runs $clean/3 result: $line"
         rm -rf "${tmp:?}"/*
     done
     rm -rf "$tmp"

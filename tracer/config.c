@@ -14,7 +14,10 @@ struct rs_config rs_cfg;
 
 #define RS_DEFAULT_OUT "railscope-out"
 #define RS_DEFAULT_FLUSH_MS 500
-#define RS_DEFAULT_BUFFER_KB 2048
+/* 4 MiB: at 10 M 80-byte events/s a ring holds 5 ms, beyond the multi-millisecond scheduling delays of a
+ * small VM's writer thread (2 MiB dropped in 1 of 16 paced runs at 10 M/s on the 2-core dev VM, 4 MiB
+ * in none: bench/core/RESULTS.md). Virtual memory, touched only as far as the thread writes. */
+#define RS_DEFAULT_BUFFER_KB 4096
 #define RS_DEFAULT_ZSTD_LEVEL 1
 
 static long parse_long(const char *name, const char *v, long lo, long hi, long def)

@@ -46,6 +46,7 @@ struct rs_writer {
      * zstd stream, whose output so far is cbuf[0, c_len). */
     size_t frame_base, c_len;
     int streaming;
+    size_t feed_slice;          /* rs_writer_set_feed_slice: give raw to zstd whenever it holds this much */
     size_t chunk_off;           /* offset of the open chunk's header in raw, or SIZE_MAX */
     uint32_t chunk_tid;
     uint64_t chunk_prev_ts;
@@ -270,6 +271,12 @@ void rs_writer_set_field_delta(struct rs_writer *w, int on)
     chunk_close(w);   /* the flag is per chunk */
 }
 
+void rs_writer_set_feed_slice(struct rs_writer *w, size_t bytes)
+{
+    /* below 64 KiB the per-call overhead of zstd's streaming would show; events are < 64 KiB */
+    w->feed_slice = bytes && bytes < 65536 ? 65536 : bytes;
+}
+
 int rs_writer_set_threads(struct rs_writer *w, int n)
 {
     /* zstd's own worker threads compress one frame in parallel jobs; the frame stays one zstd frame. */
@@ -302,6 +309,7 @@ static int raw_reserve(struct rs_writer *w, size_t n)
 
 
 static int put_events(struct rs_writer *w, uint32_t tid, const unsigned char *ev, size_t bytes);
+static int stream_in(struct rs_writer *w, ZSTD_EndDirective end);
 
 /* A new frame starts with a CLOCK anchor (tid 0) when a clock source is set. */
 static int frame_begin(struct rs_writer *w)
@@ -337,14 +345,24 @@ static int put_run(struct rs_writer *w, uint32_t tid, const unsigned char *ev, s
         if (!frame_total(w) && w->clock_fn && !w->in_anchor) {
             if ((ret = frame_begin(w))) return ret;
         }
+        /* Sliced feeding (live writer): what is buffered goes to zstd before more is copied, so the copy
+         * and the compression alternate in steps of feed_slice bytes that stay in cache, and a caller
+         * handing over a large run gets it consumed (and can release it) a slice at a time. */
+        if (w->feed_slice && w->raw_len >= w->feed_slice && (ret = stream_in(w, ZSTD_e_continue))) return ret;
         int new_chunk = w->chunk_off == SIZE_MAX || w->chunk_tid != tid;
         size_t hdr = new_chunk ? sizeof(struct rs_chunk_hdr) : 0;
         size_t used = w->raw_len + hdr, in_frame = w->frame_base + used;
         size_t room = in_frame < RS_WRITER_FRAME_RAW ? RS_WRITER_FRAME_RAW - in_frame : 0;
         size_t left = bytes - consumed;
+        /* this pass stops at the slice's end (then feeds) or at the frame's end (then flushes) */
+        size_t lim = room;
+        if (w->feed_slice) {
+            size_t sl = used < w->feed_slice ? w->feed_slice - used : 0;
+            if (sl < lim) lim = sl;
+        }
         /* an oversized event (only when the frame is empty) gets a frame of its own: events are < 64 KiB */
-        size_t want = left < room ? left : room;
-        if (want < 65536 && !frame_total(w)) want = left < 65536 ? left : 65536;
+        size_t want = left < lim ? left : lim;
+        if (want < 65536 && (!frame_total(w) || !w->raw_len)) want = left < 65536 ? left : 65536;
         if ((ret = raw_reserve(w, want + hdr))) return ret;
         const unsigned char *src0 = ev + consumed;
         unsigned char *dst = w->raw + used;
@@ -355,7 +373,7 @@ static int put_run(struct rs_writer *w, uint32_t tid, const unsigned char *ev, s
         const uint32_t gen = w->chunk_gen + (new_chunk ? 1 : 0);
         const int fd = w->field_delta;
         size_t off = 0;
-        int stop = 0;
+        int stop = 0, slice_full = 0;
         while (off < left) {
             struct rs_ev_hdr hs;
             if (left - off < sizeof hs) {
@@ -367,7 +385,14 @@ static int put_run(struct rs_writer *w, uint32_t tid, const unsigned char *ev, s
                 stop = 1;
                 break;
             }
-            if (RS_UNLIKELY(off + hs.size > room) && (off || frame_total(w))) break;   /* frame full */
+            if (RS_UNLIKELY(off + hs.size > lim)) {
+                if (off + hs.size > room) {
+                    if (off || frame_total(w)) break;   /* frame full (an oversized event gets a frame of its own) */
+                } else if (off || w->raw_len) {
+                    slice_full = 1;                     /* slice full: feed, then go on */
+                    break;
+                }                                       /* else an event larger than a slice, alone: taken */
+            }
             uint64_t ts = hs.ts;
             struct rs_ev_hdr *h = (struct rs_ev_hdr *)(dst + off);
             *h = hs;
@@ -423,7 +448,13 @@ static int put_run(struct rs_writer *w, uint32_t tid, const unsigned char *ev, s
             total += cnt;
         }
         if (stop) break;
-        if (!off || consumed < bytes) {
+        if (slice_full) {
+            if ((ret = stream_in(w, ZSTD_e_continue))) {
+                *done = consumed;
+                *events = total;
+                return ret;
+            }
+        } else if (!off || consumed < bytes) {
             /* the frame is full: write it and go on in a new one */
             if ((ret = rs_writer_flush(w))) {
                 *done = consumed;
@@ -591,6 +622,7 @@ static int stream_in(struct rs_writer *w, ZSTD_EndDirective end)
     }
     w->frame_base += w->raw_len;
     w->raw_len = 0;
+    if (end != ZSTD_e_end) w->st.feeds++;
     chunk_close(w);   /* its header went to zstd: the next event opens a new chunk */
     return 0;
 }

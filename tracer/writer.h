@@ -87,6 +87,11 @@ int rs_writer_flush(struct rs_writer *w);
  * never stalls draining for the milliseconds its compression takes (rings would fill meanwhile). The
  * frame on disk is the same kind of zstd frame; it is still written by rs_writer_flush. */
 int rs_writer_feed(struct rs_writer *w);
+/* Feed automatically whenever `bytes` (>= 64 KiB; 0 = never, the default) are buffered: appends then
+ * alternate between copying and compressing a slice at a time. The live writer sets it so that a
+ * large drain neither runs through a cold multi-megabyte buffer nor holds a ring's space until the
+ * whole run is compressed. */
+void rs_writer_set_feed_slice(struct rs_writer *w, size_t bytes);
 
 /* After a write error: cut the file back to the end of the last whole frame and write one small frame
  * with a PARTIAL event (err, why) so readers report the trace as partial. Best effort; returns 0 if the
@@ -111,6 +116,7 @@ struct rs_writer_stats {
     uint64_t raw_bytes;        /* uncompressed payload bytes written */
     uint64_t file_bytes;       /* bytes in the file */
     uint64_t drop_events, drop_bytes;
+    uint64_t feeds;            /* pieces given to zstd before their frame ended (rs_writer_feed, feed slices) */
     int error;                 /* first error (negative errno) or 0 */
 };
 void rs_writer_stats(const struct rs_writer *w, struct rs_writer_stats *st);

@@ -48,6 +48,11 @@ static int host_facts_pending;
 extern void (*rs_tick_hooks[])(void);
 extern _Atomic int rs_n_tick;
 
+/* How much of a ring is handed to the file writer at a time, and the writer's feed slice: the copy and
+ * the compression alternate in pieces that stay in the L2 cache, and the ring gets each piece's space
+ * back as soon as it is compressed (the producer need not wait for the whole drain). */
+#define RS_DRAIN_PIECE (256u << 10)
+
 static void write_error(int err)
 {
     if (W_failed) return;
@@ -77,6 +82,7 @@ static int open_file(void)
         return err;
     }
     rs_writer_set_level(W, rs_cfg.zstd_level);
+    rs_writer_set_feed_slice(W, RS_DRAIN_PIECE);
     if (rs_cfg.zstd_threads && rs_writer_set_threads(W, rs_cfg.zstd_threads) && rs_cfg.zstd_threads_set)
         rs_warn_once("RAILSCOPE_ZSTD_THREADS: this libzstd cannot compress with threads; using one");
     strings_written = 0;
@@ -133,19 +139,22 @@ static void ring_peek(const struct rs_ring *r, uint64_t pos, void *dst, size_t n
 
 /* Hand [from, to) of ring r to the writer straight from the ring (no copy): the writer reads each
  * contiguous run once. Only an rs_emit_as marker's event and the one event that straddles the ring's
- * end (if any) go through scratch. */
+ * end (if any) go through scratch. The ring's tail follows, a piece at a time. */
 static int ring_to_file(struct rs_ring *r, uint64_t from, uint64_t to)
 {
     while (from < to) {
+        if (from != atomic_load_explicit(&r->tail, memory_order_relaxed))
+            atomic_store_explicit(&r->tail, from, memory_order_release);
         size_t off = (size_t)from & (r->size - 1), first = r->size - off;
         size_t seg = to - from < first ? (size_t)(to - from) : first, done;
+        if (seg > RS_DRAIN_PIECE) seg = RS_DRAIN_PIECE;
         uint64_t nev;
         int e = rs_writer_append_run(W, r->tid, r->data + off, seg, RS_EV_AS_MARKER, &done, &nev);
         r->emitted += nev;
         from += done;
         if (e) return e;
-        if (done == seg) continue;   /* the end of the ring (or of the range): next segment */
-        /* A marker, or an event split by the ring's end. */
+        if (done == seg) continue;   /* the end of the piece, the ring or the range: next segment */
+        /* A marker, or an event split by the ring's end or the piece's. */
         struct rs_ev_hdr h;
         uint32_t tid = r->tid;
         ring_peek(r, from, &h, sizeof h);
@@ -214,23 +223,38 @@ static double drain_all(void)
             if (e) write_error(e);
             r->started = 1;
         }
+        /* A busy ring is drained again while it has filled by more than an eighth since its snapshot
+         * (strings first: its new events may name strings interned after the snapshot). */
+        for (int again = 0; writable && head != tail;) {
+            if ((e = ring_to_file(r, tail, head))) {
+                write_error(e);
+                break;
+            }
+            atomic_store_explicit(&r->tail, head, memory_order_release);
+            tail = head;
+            if (snaps[i].exited || ++again == 8) break;
+            uint64_t h2 = atomic_load_explicit(&r->head, memory_order_acquire);
+            if (h2 - tail <= r->size / 8) break;
+            if ((e = write_strings())) {
+                write_error(e);
+                break;
+            }
+            head = h2;
+        }
         if (head != tail) {
-            if (writable && (e = ring_to_file(r, tail, head))) write_error(e);
-            if (!writable || e) {
-                /* counted as lost: events of kind AS markers are few; count bytes/16 as an upper bound? No:
-                 * walk the events so the count is exact. */
-                for (uint64_t p = tail; p < head;) {
-                    struct rs_ev_hdr h;
-                    size_t off = (size_t)p & (r->size - 1), first = r->size - off;
-                    if (first >= sizeof h) memcpy(&h, r->data + off, sizeof h);
-                    else {
-                        memcpy(&h, r->data + off, first);
-                        memcpy((char *)&h + first, r->data, sizeof h - first);
-                    }
-                    if (h.size < sizeof h) break;
-                    if (h.kind != 0xffff) lost_events++;
-                    p += h.size;
+            /* Not writable: counted as lost, from where the writer got to (the tail follows each piece
+             * written); walk the events so the count is exact. */
+            for (uint64_t p = atomic_load_explicit(&r->tail, memory_order_relaxed); p < head;) {
+                struct rs_ev_hdr h;
+                size_t off = (size_t)p & (r->size - 1), first = r->size - off;
+                if (first >= sizeof h) memcpy(&h, r->data + off, sizeof h);
+                else {
+                    memcpy(&h, r->data + off, first);
+                    memcpy((char *)&h + first, r->data, sizeof h - first);
                 }
+                if (h.size < sizeof h) break;
+                if (h.kind != 0xffff) lost_events++;
+                p += h.size;
             }
             atomic_store_explicit(&r->tail, head, memory_order_release);
         }
