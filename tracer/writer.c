@@ -336,25 +336,23 @@ static int frame_begin(struct rs_writer *w)
 static int put_run(struct rs_writer *w, uint32_t tid, const unsigned char *ev, size_t bytes, int stop_kind,
                    size_t *done, uint64_t *events)
 {
-    int ret;
+    int ret = 0;
     size_t consumed = 0;
     uint64_t total = 0;
     *done = 0;
     *events = 0;
     while (consumed < bytes) {
         if (!frame_total(w) && w->clock_fn && !w->in_anchor) {
-            if ((ret = frame_begin(w))) return ret;
+            if ((ret = frame_begin(w))) break;
         }
-        /* Sliced feeding (live writer): what is buffered goes to zstd before more is copied, so the copy
-         * and the compression alternate in steps of feed_slice bytes that stay in cache, and a caller
-         * handing over a large run gets it consumed (and can release it) a slice at a time. */
-        if (w->feed_slice && w->raw_len >= w->feed_slice && (ret = stream_in(w, ZSTD_e_continue))) return ret;
         int new_chunk = w->chunk_off == SIZE_MAX || w->chunk_tid != tid;
         size_t hdr = new_chunk ? sizeof(struct rs_chunk_hdr) : 0;
         size_t used = w->raw_len + hdr, in_frame = w->frame_base + used;
         size_t room = in_frame < RS_WRITER_FRAME_RAW ? RS_WRITER_FRAME_RAW - in_frame : 0;
         size_t left = bytes - consumed;
-        /* this pass stops at the slice's end (then feeds) or at the frame's end (then flushes) */
+        /* This pass stops at the slice's end (then feeds) or at the frame's end (then flushes). Sliced
+         * feeding (live writer): the copy and the compression alternate in steps of feed_slice bytes that
+         * stay in cache, and a caller handing over a large run gets it consumed a slice at a time. */
         size_t lim = room;
         if (w->feed_slice) {
             size_t sl = used < w->feed_slice ? w->feed_slice - used : 0;
@@ -363,7 +361,7 @@ static int put_run(struct rs_writer *w, uint32_t tid, const unsigned char *ev, s
         /* an oversized event (only when the frame is empty) gets a frame of its own: events are < 64 KiB */
         size_t want = left < lim ? left : lim;
         if (want < 65536 && (!frame_total(w) || !w->raw_len)) want = left < 65536 ? left : 65536;
-        if ((ret = raw_reserve(w, want + hdr))) return ret;
+        if ((ret = raw_reserve(w, want + hdr))) break;
         const unsigned char *src0 = ev + consumed;
         unsigned char *dst = w->raw + used;
         uint64_t prev = w->chunk_prev_ts, last = w->last_ts, cnt = 0;
@@ -449,23 +447,16 @@ static int put_run(struct rs_writer *w, uint32_t tid, const unsigned char *ev, s
         }
         if (stop) break;
         if (slice_full) {
-            if ((ret = stream_in(w, ZSTD_e_continue))) {
-                *done = consumed;
-                *events = total;
-                return ret;
-            }
+            if ((ret = stream_in(w, ZSTD_e_continue))) break;
         } else if (!off || consumed < bytes) {
             /* the frame is full: write it and go on in a new one */
-            if ((ret = rs_writer_flush(w))) {
-                *done = consumed;
-                *events = total;
-                return ret;
-            }
+            if ((ret = rs_writer_flush(w))) break;
         }
     }
+    /* on an error too: what was consumed before it is in the frame (the caller accounts for it) */
     *done = consumed;
     *events = total;
-    return 0;
+    return ret;
 }
 
 static int put_events(struct rs_writer *w, uint32_t tid, const unsigned char *ev, size_t bytes)

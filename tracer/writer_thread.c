@@ -147,17 +147,20 @@ static int ring_to_file(struct rs_ring *r, uint64_t from, uint64_t to)
             atomic_store_explicit(&r->tail, from, memory_order_release);
         size_t off = (size_t)from & (r->size - 1), first = r->size - off;
         size_t seg = to - from < first ? (size_t)(to - from) : first, done;
-        if (seg > RS_DRAIN_PIECE) seg = RS_DRAIN_PIECE;
+        int cut = seg > RS_DRAIN_PIECE;
+        if (cut) seg = RS_DRAIN_PIECE;
         uint64_t nev;
         int e = rs_writer_append_run(W, r->tid, r->data + off, seg, RS_EV_AS_MARKER, &done, &nev);
         r->emitted += nev;
         from += done;
         if (e) return e;
         if (done == seg) continue;   /* the end of the piece, the ring or the range: next segment */
-        /* A marker, or an event split by the ring's end or the piece's. */
         struct rs_ev_hdr h;
         uint32_t tid = r->tid;
         ring_peek(r, from, &h, sizeof h);
+        /* an event cut by the piece's end (events are < 64 KiB): whole in the next piece */
+        if (cut && h.kind != RS_EV_AS_MARKER && done + h.size > seg) continue;
+        /* A marker, or an event split by the ring's end. */
         if (h.kind == RS_EV_AS_MARKER && h.size == sizeof h && from + sizeof h < to) {
             tid = h.aux;
             from += sizeof h;
@@ -223,8 +226,9 @@ static double drain_all(void)
             if (e) write_error(e);
             r->started = 1;
         }
-        /* A busy ring is drained again while it has filled by more than an eighth since its snapshot
-         * (strings first: its new events may name strings interned after the snapshot). */
+        /* A busy ring is drained again (up to 7 more times) while it has filled by more than an eighth
+         * since its snapshot (strings first: its new events may name strings interned after the
+         * snapshot). What it filled to counts for the writer's next sleep. */
         for (int again = 0; writable && head != tail;) {
             if ((e = ring_to_file(r, tail, head))) {
                 write_error(e);
@@ -234,6 +238,8 @@ static double drain_all(void)
             tail = head;
             if (snaps[i].exited || ++again == 8) break;
             uint64_t h2 = atomic_load_explicit(&r->head, memory_order_acquire);
+            double refill = (double)(h2 - tail) / (double)r->size;
+            if (refill > maxfill) maxfill = refill;
             if (h2 - tail <= r->size / 8) break;
             if ((e = write_strings())) {
                 write_error(e);
@@ -242,8 +248,9 @@ static double drain_all(void)
             head = h2;
         }
         if (head != tail) {
-            /* Not writable: counted as lost, from where the writer got to (the tail follows each piece
-             * written); walk the events so the count is exact. */
+            /* Not writable: counted as lost (an info-level message at the end), from where the writer got
+             * to (the tail follows each piece). Not exact: events already handed to the frame that failed
+             * are lost too, uncounted; the file is marked partial either way. */
             for (uint64_t p = atomic_load_explicit(&r->tail, memory_order_relaxed); p < head;) {
                 struct rs_ev_hdr h;
                 size_t off = (size_t)p & (r->size - 1), first = r->size - off;

@@ -4,10 +4,13 @@
 #     this 2-core machine): nothing may be dropped, every event is in the file in order.
 #  2. As fast as they can (far over the sustained rate): drops happen, and the DROPS count in the file
 #     equals exactly what rs_emit refused; every accepted event is in the file.
+#  3. The writer's drain in pieces (256 KiB at a time, the tail following each piece, busy rings drained
+#     again): 1 MiB rings, unpaced, with rs_emit_as markers (32- and 48-byte records, so events straddle
+#     the pieces' ends) and with 80-byte events: every accepted event back in order, drops exact.
 . "$(dirname "$0")/../lib.sh"
 need_build tests/core/emitter tests/core/check
 E=$RS_BUILD/tests/core/emitter C=$RS_BUILD/tests/core/check
-plan 6
+plan 10
 
 out=$(RAILSCOPE_OUT=$T/paced run_timeout 60 "$E" -t 16 -n 1000000 -r 125000)
 if [ "$out" != "emitted=16000000 dropped=0" ]; then
@@ -30,3 +33,18 @@ like "$res" "marks=$emitted .*order_errors=0 tid_mix=0 drops=$dropped " "over th
 info=$("$RS_CLI" info "$T"/fast/*.rtrace)
 like "$info" "dropped: +$dropped events" "info reports the drop count"
 ok "info still exits 0 (drops are reported, the file is complete)" "$RS_CLI" info "$T"/fast/*.rtrace
+
+out=$(RAILSCOPE_BUFFER_KB=1024 RAILSCOPE_OUT=$T/pieces run_timeout 60 "$E" -t 2 -n 2000000 -A)
+emitted=$(echo "$out" | sed -n 's/^emitted=\([0-9]*\) dropped=.*/\1/p')
+dropped=$(echo "$out" | sed -n 's/.* dropped=\([0-9]*\)$/\1/p')
+is "$((emitted + dropped))" 4000000 "pieces, with rs_emit_as: every event accepted or refused"
+res=$("$C" "$T"/pieces/*.rtrace)
+marks=$(echo "$res" | sed -n 's/.* marks=\([0-9]*\) .*/\1/p')
+as=$(echo "$res" | sed -n 's/.* as_tid=\([0-9]*\) .*/\1/p')
+is "$((marks + as))" "$emitted" "pieces, with rs_emit_as: own-tid and emit_as events in the file = accepted ($marks + $as)"
+like "$res" "status=complete .*order_errors=0 tid_mix=0 drops=$dropped " "pieces, with rs_emit_as: per-thread order, drops=$dropped exactly"
+out=$(RAILSCOPE_BUFFER_KB=1024 RAILSCOPE_OUT=$T/pieces80 run_timeout 60 "$E" -t 2 -n 2000000 -V)
+emitted=$(echo "$out" | sed -n 's/^emitted=\([0-9]*\) dropped=.*/\1/p')
+dropped=$(echo "$out" | sed -n 's/.* dropped=\([0-9]*\)$/\1/p')
+res=$("$C" -V "$T"/pieces80/*.rtrace)
+like "$res" "status=complete marks=$emitted .*order_errors=0 tid_mix=0 drops=$dropped " "pieces, 80-byte events: $emitted accepted all in the file in order, drops=$dropped exactly"
