@@ -31,7 +31,7 @@ static void usage(FILE *f)
             "                       core,verbs,cuda,nccl,nvtx,nvml,host; '-name' removes one (all,-nvml)\n"
             "  --flush-ms N         write a frame at least every N ms (default 500; at most this much is\n"
             "                       lost if a process is killed with SIGKILL)\n"
-            "  --buffer-kb N        per-thread buffer (default 2048)\n"
+            "  --buffer-kb N        per-thread buffer (default 4096)\n"
             "  --policy drop|block  when a thread's buffer is full: drop and count (default) or wait\n"
             "  -q, --quiet          no messages from the tracer or from record itself\n"
             "\n"
