@@ -226,26 +226,12 @@ static double drain_all(void)
             if (e) write_error(e);
             r->started = 1;
         }
-        /* A busy ring is drained again (up to 7 more times) while it has filled by more than an eighth
-         * since its snapshot (strings first: its new events may name strings interned after the
-         * snapshot). What it filled to counts for the writer's next sleep. */
-        for (int again = 0; writable && head != tail;) {
-            if ((e = ring_to_file(r, tail, head))) {
-                write_error(e);
-                break;
+        if (writable && head != tail) {
+            if ((e = ring_to_file(r, tail, head))) write_error(e);
+            else {
+                atomic_store_explicit(&r->tail, head, memory_order_release);
+                tail = head;
             }
-            atomic_store_explicit(&r->tail, head, memory_order_release);
-            tail = head;
-            if (snaps[i].exited || ++again == 8) break;
-            uint64_t h2 = atomic_load_explicit(&r->head, memory_order_acquire);
-            double refill = (double)(h2 - tail) / (double)r->size;
-            if (refill > maxfill) maxfill = refill;
-            if (h2 - tail <= r->size / 8) break;
-            if ((e = write_strings())) {
-                write_error(e);
-                break;
-            }
-            head = h2;
         }
         if (head != tail) {
             /* Not writable: counted as lost (an info-level message at the end), from where the writer got
@@ -283,6 +269,31 @@ static double drain_all(void)
             }
             atomic_store_explicit(&r->state, RS_RING_FREE, memory_order_release);
         }
+    }
+    /* Busy rings are drained again, round-robin, while one has filled by more than an eighth since the
+     * pass before (up to 7 more passes; strings first: new events may name strings interned since).
+     * What they filled to counts for the writer's next sleep. Exited rings were handed back above. */
+    for (int pass = 0; pass < 7 && W && !W_failed; pass++) {
+        int busy = 0;
+        for (size_t i = 0; i < ns && !W_failed; i++) {
+            struct rs_ring *r = snaps[i].r;
+            if (snaps[i].exited) continue;
+            uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+            uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+            if (head - tail <= r->size / 8) continue;
+            double fill = (double)(head - tail) / (double)r->size;
+            if (fill > maxfill) maxfill = fill;
+            if (!busy++ && (e = write_strings())) {
+                write_error(e);
+                break;
+            }
+            if ((e = ring_to_file(r, tail, head))) {
+                write_error(e);
+                break;   /* the rest of this ring is counted lost by the next drain */
+            }
+            atomic_store_explicit(&r->tail, head, memory_order_release);
+        }
+        if (!busy) break;
     }
     return maxfill;
 }
