@@ -23,3 +23,9 @@ $(B)/tests/core/offline: tests/core/offline.c $(B)/lib/tracer/writer.o $(CORE_RE
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(B)/lib/tracer/writer.o $(CORE_READER_OBJS) $(LDFLAGS_ALL) -lzstd
 
 TEST_BINS += $(B)/tests/core/offline
+
+$(B)/tests/core/writer_random: tests/core/writer_random.c $(B)/lib/tracer/writer.o $(CORE_READER_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(B)/lib/tracer/writer.o $(CORE_READER_OBJS) $(LDFLAGS_ALL) -lzstd
+
+TEST_BINS += $(B)/tests/core/writer_random
