@@ -50,7 +50,7 @@ extern _Atomic int rs_n_tick;
 
 /* How much of a ring is handed to the file writer at a time, and the writer's feed slice: the copy and
  * the compression alternate in pieces that stay in the L2 cache, and the ring gets each piece's space
- * back as soon as it is compressed (the producer need not wait for the whole drain). */
+ * back as soon as it is copied (the producer need not wait for the whole drain). */
 #define RS_DRAIN_PIECE (256u << 10)
 
 static void write_error(int err)
@@ -277,7 +277,9 @@ static double drain_all(void)
         int busy = 0;
         for (size_t i = 0; i < ns && !W_failed; i++) {
             struct rs_ring *r = snaps[i].r;
-            if (snaps[i].exited) continue;
+            /* not an exited ring, nor one whose THREAD_START is not written yet (empty at the snapshot):
+             * the next drain starts those */
+            if (snaps[i].exited || !r->started) continue;
             uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
             uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
             if (head - tail <= r->size / 8) continue;

@@ -1,6 +1,7 @@
 /* Reads trace files through the reader library and checks what tests/core/emitter wrote:
  * MARK (or IBV_POST_SEND with -V) values are (thread index << 32 | seq); per index the sequence must be
  * 0,1,2,... in order within a thread, without gaps unless drops are recorded.
+ * late_start counts a thread's events found before its THREAD_START (the writer writes that record first).
  * Prints one line of key=value facts; exit 0 if the file decoded (any status), 2 if it could not open. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +22,8 @@ int main(int argc, char **argv)
     static int64_t next[MAXIDX];
     static uint32_t tid_of[MAXIDX];
     uint64_t marks = 0, gaps = 0, order = 0, tidmix = 0, drops = 0, thread_start = 0, thread_end = 0, proc_end = 0;
-    uint64_t as_tid = 0, hook_ticks = 0, hook_end = 0;
+    uint64_t as_tid = 0, hook_ticks = 0, hook_end = 0, late_start = 0;
+    static uint32_t started[MAXIDX];   /* tids with a THREAD_START so far, in this file */
     uint64_t events = 0, frames = 0, clocks = 0, forks = 0, warnings = 0, partial = 0, strings_bad = 0;
     int32_t end_status = -1;
     int64_t clock_off = 0;   /* realtime - tracer clock, from the latest CLOCK anchor */
@@ -37,6 +39,8 @@ int main(int argc, char **argv)
             return 2;
         }
         struct rs_event e;
+        size_t nstarted = 0;
+        uint32_t last_ok_tid = 0;
         while (rs_reader_next(r, &e) > 0) {
             events++;
             uint64_t v;
@@ -51,7 +55,10 @@ int main(int argc, char **argv)
                 v = ((const struct rs_ev_IBV_POST_SEND *)e.ev)->wr_id;
                 break;
             case RS_EV_DROPS: drops += ((const struct rs_ev_DROPS *)e.ev)->events; continue;
-            case RS_EV_THREAD_START: thread_start++; continue;
+            case RS_EV_THREAD_START:
+                thread_start++;
+                if (nstarted < MAXIDX) started[nstarted++] = e.tid;
+                continue;
             case RS_EV_THREAD_END: thread_end++; continue;
             case RS_EV_CLOCK: {
                 const struct rs_ev_CLOCK *c = (const void *)e.ev;
@@ -84,6 +91,12 @@ int main(int argc, char **argv)
             }
             if (idx >= MAXIDX) continue;
             marks++;
+            if (e.tid != last_ok_tid) {
+                size_t k = 0;
+                while (k < nstarted && started[k] != e.tid) k++;
+                if (k < nstarted) last_ok_tid = e.tid;
+                else late_start++;
+            }
             if (clock_off && e.ts + (uint64_t)clock_off > last_mark_rt) last_mark_rt = e.ts + (uint64_t)clock_off;
             if (!tid_of[idx]) tid_of[idx] = e.tid;
             else if (tid_of[idx] != e.tid) tidmix++;
@@ -104,13 +117,13 @@ int main(int argc, char **argv)
     printf("status=%s marks=%llu gaps=%llu order_errors=%llu tid_mix=%llu drops=%llu thread_start=%llu "
            "thread_end=%llu proc_end=%llu end_status=%d end_reason=%u clocks=%llu frames=%llu forks=%llu "
            "warnings=%llu partial=%llu strings_bad=%llu events=%llu last_mark_rt=%llu as_tid=%llu hook_ticks=%llu "
-           "hook_end=%llu reason=\"%s\"\n",
+           "hook_end=%llu late_start=%llu reason=\"%s\"\n",
            status, (unsigned long long)marks, (unsigned long long)gaps, (unsigned long long)order,
            (unsigned long long)tidmix, (unsigned long long)drops, (unsigned long long)thread_start,
            (unsigned long long)thread_end, (unsigned long long)proc_end, end_status, end_reason,
            (unsigned long long)clocks, (unsigned long long)frames, (unsigned long long)forks,
            (unsigned long long)warnings, (unsigned long long)partial, (unsigned long long)strings_bad,
            (unsigned long long)events, (unsigned long long)last_mark_rt, (unsigned long long)as_tid,
-           (unsigned long long)hook_ticks, (unsigned long long)hook_end, reason);
+           (unsigned long long)hook_ticks, (unsigned long long)hook_end, (unsigned long long)late_start, reason);
     return 0;
 }

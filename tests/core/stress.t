@@ -22,7 +22,7 @@ if [ "$out" != "emitted=16000000 dropped=0" ]; then
 fi
 is "$out" "emitted=16000000 dropped=0" "paced: 16M events accepted, none dropped"
 res=$("$C" "$T"/paced/*.rtrace)
-like "$res" "status=complete marks=16000000 gaps=0 order_errors=0 tid_mix=0 drops=0 " "paced: all 16M in the file, per-thread order, zero drops"
+like "$res" "status=complete marks=16000000 gaps=0 order_errors=0 tid_mix=0 drops=0 .* late_start=0 " "paced: all 16M in the file, per-thread order, THREAD_START first, zero drops"
 
 out=$(RAILSCOPE_OUT=$T/fast run_timeout 60 "$E" -t 16 -n 1000000)
 emitted=$(echo "$out" | sed -n 's/^emitted=\([0-9]*\) dropped=.*/\1/p')
@@ -42,9 +42,9 @@ res=$("$C" "$T"/pieces/*.rtrace)
 marks=$(echo "$res" | sed -n 's/.* marks=\([0-9]*\) .*/\1/p')
 as=$(echo "$res" | sed -n 's/.* as_tid=\([0-9]*\) .*/\1/p')
 is "$((marks + as))" "$emitted" "pieces, with rs_emit_as: own-tid and emit_as events in the file = accepted ($marks + $as)"
-like "$res" "status=complete .*order_errors=0 tid_mix=0 drops=$dropped " "pieces, with rs_emit_as: per-thread order, drops=$dropped exactly"
+like "$res" "status=complete .*order_errors=0 tid_mix=0 drops=$dropped .* late_start=0 " "pieces, with rs_emit_as: per-thread order, THREAD_START first, drops=$dropped exactly"
 out=$(RAILSCOPE_BUFFER_KB=1024 RAILSCOPE_OUT=$T/pieces80 run_timeout 60 "$E" -t 2 -n 2000000 -V)
 emitted=$(echo "$out" | sed -n 's/^emitted=\([0-9]*\) dropped=.*/\1/p')
 dropped=$(echo "$out" | sed -n 's/.* dropped=\([0-9]*\)$/\1/p')
 res=$("$C" -V "$T"/pieces80/*.rtrace)
-like "$res" "status=complete marks=$emitted .*order_errors=0 tid_mix=0 drops=$dropped " "pieces, 80-byte events: $emitted accepted all in the file in order, drops=$dropped exactly"
+like "$res" "status=complete marks=$emitted .*order_errors=0 tid_mix=0 drops=$dropped .* late_start=0 " "pieces, 80-byte events: $emitted accepted all in the file in order, THREAD_START first, drops=$dropped exactly"
