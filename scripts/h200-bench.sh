@@ -24,17 +24,19 @@ export RS_BUILD=$B RS_TOP=$PWD
 echo "== core + analyzer benchmarks ($(el)s)"
 ./bench/run-all.sh core analyzer
 # zero_drop NAME START_RATE ZSTD_THREADS THREADS...: for each thread count, paced runs (drop policy) from
-# START_RATE down by x0.85 until 3 in a row have no drops (as bench/core/run.sh does for 1/2/4 threads).
+# START_RATE down by x0.85 until 3 runs of >= 0.5 s in a row have no drops (as bench/core/run.sh does for
+# 1/2/4 threads).
 zero_drop() {
-    local name=$1 start=$2 z=$3 t rate line d tmp clean
+    local name=$1 start=$2 z=$3 t rate line d tmp clean n
     shift 3
     tmp=$(mktemp -d)
     for t in "$@"; do
         rate=$start
         for _ in 1 2 3 4 5 6 7 8 9 10; do
-            clean=0
+            clean=0 n=$((rate / t / 1000 * 500))   # each run >= 0.5 s, as bench/core/run.sh
+            [ "$n" -lt 1000000 ] && n=1000000
             while [ "$clean" -lt 3 ]; do
-                line=$(RAILSCOPE_ZSTD_THREADS=$z RAILSCOPE_OUT=$tmp "$B/bench/core/bench_core" paced "$t" 1000000 $((rate / t)))
+                line=$(RAILSCOPE_ZSTD_THREADS=$z RAILSCOPE_OUT=$tmp "$B/bench/core/bench_core" paced "$t" "$n" $((rate / t)))
                 d=$(echo "$line" | sed -n 's/.*drops \([0-9]*\).*/\1/p')
                 [ "${d:-1}" -eq 0 ] || break
                 clean=$((clean + 1))
