@@ -139,7 +139,7 @@ static void ring_peek(const struct rs_ring *r, uint64_t pos, void *dst, size_t n
 
 /* Hand [from, to) of ring r to the writer straight from the ring (no copy): the writer reads each
  * contiguous run once. Only an rs_emit_as marker's event and the one event that straddles the ring's
- * end (if any) go through scratch. The ring's tail follows, a piece at a time. */
+ * end (if any) go through scratch. The ring's tail follows, a piece at a time, and is `to` on success. */
 static int ring_to_file(struct rs_ring *r, uint64_t from, uint64_t to)
 {
     while (from < to) {
@@ -173,6 +173,7 @@ static int ring_to_file(struct rs_ring *r, uint64_t from, uint64_t to)
         from += h.size;
         r->emitted++;
     }
+    atomic_store_explicit(&r->tail, to, memory_order_release);
     return 0;
 }
 
@@ -228,10 +229,7 @@ static double drain_all(void)
         }
         if (writable && head != tail) {
             if ((e = ring_to_file(r, tail, head))) write_error(e);
-            else {
-                atomic_store_explicit(&r->tail, head, memory_order_release);
-                tail = head;
-            }
+            else tail = head;
         }
         if (head != tail) {
             /* Not writable: counted as lost (an info-level message at the end), from where the writer got
@@ -293,7 +291,6 @@ static double drain_all(void)
                 write_error(e);
                 break;   /* the rest of this ring is counted lost by the next drain */
             }
-            atomic_store_explicit(&r->tail, head, memory_order_release);
         }
         if (!busy) break;
     }
