@@ -35,6 +35,10 @@ struct rs_writer {
     dev_t dev;
     ino_t ino;
     uint64_t good_end;          /* file offset after the last whole frame */
+    /* The last few frame ends (the newest = good_end) and the frame numbers that follow them: where
+     * rs_writer_mark_partial can cut back to when its small frame does not fit after the last one. */
+    uint64_t ends[8], end_seqs[8];
+    unsigned n_ends;
     uint64_t seq;
     int level;
     int threads;                /* zstd worker threads, 0 = compress in the caller */
@@ -140,6 +144,17 @@ static int write_all(int fd, const struct iovec *iov_in, int cnt)
     return ret;
 }
 
+static void push_end(struct rs_writer *w)
+{
+    if (w->n_ends == 8) {
+        memmove(w->ends, w->ends + 1, 7 * sizeof w->ends[0]);
+        memmove(w->end_seqs, w->end_seqs + 1, 7 * sizeof w->end_seqs[0]);
+        w->n_ends = 7;
+    }
+    w->ends[w->n_ends] = w->good_end;
+    w->end_seqs[w->n_ends++] = w->seq;
+}
+
 static int fail(struct rs_writer *w, int err)
 {
     if (!w->error) w->error = err;
@@ -212,6 +227,7 @@ static int write_header(struct rs_writer *w, const struct rs_file_info *in)
     if (ret) return ret;
     w->good_end = sizeof pre + b.len;
     w->st.file_bytes = w->good_end;
+    push_end(w);
     return 0;
 }
 
@@ -663,6 +679,7 @@ int rs_writer_flush(struct rs_writer *w)
     if (ret) return fail(w, ret);
     w->seq++;
     w->good_end += sizeof fh + c;
+    push_end(w);
     w->st.frames++;
     w->st.raw_bytes += total;
     w->st.file_bytes = w->good_end;
@@ -670,20 +687,11 @@ int rs_writer_flush(struct rs_writer *w)
     return 0;
 }
 
-int rs_writer_mark_partial(struct rs_writer *w, int err, const char *why)
+/* One small frame: the reason string and a PARTIAL event, at the file's current end. */
+static int partial_frame(struct rs_writer *w, int err, const char *why, size_t n, uint64_t ts)
 {
-    if (fd_is_ours(w)) return -EBADF;
-    /* Drop what a failed write may have left after the last whole frame, then try one tiny frame. */
-    if (ftruncate(w->fd, (off_t)w->good_end) != 0 || lseek(w->fd, (off_t)w->good_end, SEEK_SET) < 0) return -errno;
-    int saved = w->error;
     w->error = 0;
     frame_reset(w);
-    rs_writer_clock_fn fn = w->clock_fn;
-    w->clock_fn = NULL;    /* keep the frame as small as possible */
-    size_t n = why ? strnlen(why, 200) : 0;
-    uint64_t ts = 0, real;
-    if (fn) fn(w->clock_arg, &real, &ts);
-    /* the reason string, then the PARTIAL event */
     uint32_t id = 0x7fffffffu;
     int ret = n ? rs_writer_string(w, id, why, n) : 0;
     struct rs_ev_PARTIAL p;
@@ -692,6 +700,34 @@ int rs_writer_mark_partial(struct rs_writer *w, int err, const char *why)
     p.why = n ? id : 0;
     if (!ret) ret = put_events(w, 0, (const unsigned char *)&p, sizeof p);
     if (!ret) ret = rs_writer_flush(w);
+    return ret;
+}
+
+int rs_writer_mark_partial(struct rs_writer *w, int err, const char *why)
+{
+    if (fd_is_ours(w)) return -EBADF;
+    int saved = w->error, ret;
+    rs_writer_clock_fn fn = w->clock_fn;
+    w->clock_fn = NULL;    /* keep the frame as small as possible */
+    size_t n = why ? strnlen(why, 200) : 0;
+    uint64_t ts = 0, real;
+    if (fn) fn(w->clock_arg, &real, &ts);
+    for (;;) {
+        /* Drop what a failed write may have left after the last whole frame, then try one tiny frame.
+         * Where it does not fit either (a file size limit or a full disk that the last frame reached
+         * to within a hundred bytes), give up whole frames from the end, one at a time (up to 7): a
+         * file that says why it is partial is worth more than its last few milliseconds of events. */
+        if (ftruncate(w->fd, (off_t)w->good_end) != 0 || lseek(w->fd, (off_t)w->good_end, SEEK_SET) < 0) {
+            ret = -errno;
+            break;
+        }
+        ret = partial_frame(w, err, why, n, ts);
+        if (!ret || w->n_ends < 2) break;
+        w->n_ends--;
+        w->good_end = w->ends[w->n_ends - 1];
+        w->seq = w->end_seqs[w->n_ends - 1];
+    }
+    if (ret && ftruncate(w->fd, (off_t)w->good_end) == 0) w->st.file_bytes = w->good_end;   /* no torn frame */
     w->clock_fn = fn;
     w->error = saved ? saved : (ret ? ret : -EIO);
     w->st.error = w->error;

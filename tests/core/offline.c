@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "reader.h"
@@ -24,11 +25,31 @@ static void sim_clock(void *arg, uint64_t *real, uint64_t *mono)
     *real = 1700000000000000000ull + *now + 2500000000ull;   /* this host's clock is 2.5 s ahead */
 }
 
+/* A second file beside the first, with the simulated clock: NULL (and a diagnostic) if it cannot be made. */
+static struct rs_writer *open_beside(char *path2, size_t cap, const char *path, const char *suffix,
+                                     const struct rs_file_info *fi, uint64_t *now)
+{
+    int err = 0;
+    snprintf(path2, cap, "%s.%s", path, suffix);
+    struct rs_writer *w = rs_writer_open(path2, fi, &err);
+    if (!w) printf("# cannot create %s\n", path2);
+    else rs_writer_set_clock(w, sim_clock, now);
+    return w;
+}
+
+static struct rs_reader *open_read(const char *path)
+{
+    char e[256];
+    struct rs_reader *r = rs_reader_open(path, e, sizeof e);
+    if (!r) printf("# %s\n", e);
+    return r;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) return 2;
     const char *path = argv[1];
-    printf("1..20\n");
+    printf("1..23\n");
     alarm(60);   /* a writer that loops forever fails the test instead of hanging the suite */
     struct rs_file_info fi = {.host = "sim-node-3", .pid = 4242, .ppid = 1, .rank = 5, .local_rank = 1,
                               .world_size = 16, .cmdline = "python\0train.py", .cmdline_len = 15,
@@ -59,12 +80,8 @@ int main(int argc, char **argv)
     ok(rs_writer_drops(w, 12, 7, 224, RS_DROP_BUFFER_FULL) == 0, "record 7 dropped events");
     ok(rs_writer_close(w) == 0, "close");
 
-    char e[256];
-    struct rs_reader *r = rs_reader_open(path, e, sizeof e);
-    if (!r) {
-        printf("# %s\n", e);
-        return 1;
-    }
+    struct rs_reader *r = open_read(path);
+    if (!r) return 1;
     const struct rs_header_info *h = rs_reader_header(r);
     ok(h->rank == 5 && h->world_size == 16 && h->pid == 4242 && !strcmp(h->host, "sim-node-3") && h->cmdline_len == 15,
        "header read back");
@@ -96,13 +113,7 @@ int main(int argc, char **argv)
     /* Incremental compression (the live writer's rs_writer_feed after each drain): the frames written
      * must read back the same, including a frame that fills up (4 MiB raw) after several feeds. */
     char path2[4096];
-    snprintf(path2, sizeof path2, "%s.fed", path);
-    w = rs_writer_open(path2, &fi, &err);
-    if (!w) {
-        printf("# cannot create %s\n", path2);
-        return 1;
-    }
-    rs_writer_set_clock(w, sim_clock, &now);
+    if (!(w = open_beside(path2, sizeof path2, path, "fed", &fi, &now))) return 1;
     name = rs_writer_intern(w, "fed");
     const long total = 300000;   /* 300k 32-byte events = 9.6 MB raw: more than two full frames */
     int feeds_ok = 1;
@@ -118,11 +129,7 @@ int main(int argc, char **argv)
         if (rs_writer_feed(w) != 0) feeds_ok = 0;
     }
     ok(feeds_ok && rs_writer_close(w) == 0, "300k events appended with a feed after every 1000, closed");
-    r = rs_reader_open(path2, e, sizeof e);
-    if (!r) {
-        printf("# %s\n", e);
-        return 1;
-    }
+    if (!(r = open_read(path2))) return 1;
     long got = 0;
     int in_order = 1;
     while (rs_reader_next(r, &ev) > 0) {
@@ -141,13 +148,7 @@ int main(int argc, char **argv)
     /* Sliced feeding (the live writer's rs_writer_set_feed_slice): large runs are copied and compressed a
      * slice at a time; events bigger than a slice (65528 bytes, an unknown kind: read back by size) go
      * alone between slices; frames still fill up and are cut. */
-    snprintf(path2, sizeof path2, "%s.sliced", path);
-    w = rs_writer_open(path2, &fi, &err);
-    if (!w) {
-        printf("# cannot create %s\n", path2);
-        return 1;
-    }
-    rs_writer_set_clock(w, sim_clock, &now);
+    if (!(w = open_beside(path2, sizeof path2, path, "sliced", &fi, &now))) return 1;
     rs_writer_set_feed_slice(w, 1);   /* rounded up to the 64 KiB minimum */
     name = rs_writer_intern(w, "sliced");
     enum { BIG = 65528, RUN = 3000, RUNS = 60, BIG_KIND = 62 };
@@ -182,11 +183,7 @@ int main(int argc, char **argv)
     if (rs_writer_close(w) != 0) sliced_ok = 0;
     ok(sliced_ok && ws.feeds + 4 >= appended / 65536,
        "60 runs of 96-160 KB appended with a 64 KiB feed slice (fed a slice at a time), closed");
-    r = rs_reader_open(path2, e, sizeof e);
-    if (!r) {
-        printf("# %s\n", e);
-        return 1;
-    }
+    if (!(r = open_read(path2))) return 1;
     long marks2 = 0, bigs2 = 0;
     int sl_order = 1, big_same = 1;
     while (rs_reader_next(r, &ev) > 0) {
@@ -210,6 +207,50 @@ int main(int argc, char **argv)
     st = rs_reader_stats(r);
     printf("# sliced: frames %llu status %d, %ld big events\n", (unsigned long long)st->frames, (int)st->status, bigs2);
     ok(st->status == RS_READ_OK && st->frames >= 2, "complete; frames cut while sliced (>= 2 frames)");
+    rs_reader_close(r);
+
+    /* The file size limit (RLIMIT_FSIZE) reached 50 bytes after a frame's end: the PARTIAL frame (~100
+     * bytes) does not fit there, so rs_writer_mark_partial gives up the last frame to say why the file is
+     * partial instead of leaving a torn frame (seen once in tests/core/diskfull.t as "truncated"). */
+    if (!(w = open_beside(path2, sizeof path2, path, "limit", &fi, &now))) return 1;
+    name = rs_writer_intern(w, "limit");
+    int frames_ok = 1;
+    for (int f = 0; f < 3; f++) {
+        for (int k = 0; k < 100; k++) {
+            RS_EV_INIT(&batch[k], MARK, now += 10);
+            batch[k].value = (uint64_t)(f * 100 + k);
+            batch[k].name = name;
+            batch[k].pad = 0;
+        }
+        if (rs_writer_append(w, 41, batch, 100 * sizeof batch[0]) || rs_writer_flush(w)) frames_ok = 0;
+    }
+    rs_writer_stats(w, &ws);
+    struct rlimit old_lim, lim;
+    getrlimit(RLIMIT_FSIZE, &old_lim);
+    lim = old_lim;
+    lim.rlim_cur = (rlim_t)ws.file_bytes + 50;
+    setrlimit(RLIMIT_FSIZE, &lim);
+    for (int k = 0; k < 1000; k++) {
+        RS_EV_INIT(&batch[k], MARK, now += 10);
+        batch[k].value = (uint64_t)(1000 + k * 7919u);   /* less compressible: more than 50 bytes */
+        batch[k].name = name;
+        batch[k].pad = 0;
+    }
+    int ferr = rs_writer_append(w, 41, batch, sizeof batch);
+    if (!ferr) ferr = rs_writer_flush(w);
+    int pm = rs_writer_mark_partial(w, ferr, "cannot write the trace file");
+    setrlimit(RLIMIT_FSIZE, &old_lim);
+    printf("# limit: flush %d, mark_partial %d\n", ferr, pm);
+    rs_writer_close(w);
+    ok(frames_ok && ferr == -EFBIG && pm == 0, "size limit 50 bytes past a frame: EFBIG, and the PARTIAL frame still written");
+    if (!(r = open_read(path2))) return 1;
+    long lim_marks = 0;
+    while (rs_reader_next(r, &ev) > 0)
+        if (ev.ev->kind == RS_EV_MARK) lim_marks++;
+    st = rs_reader_stats(r);
+    printf("# limit: status %d, %ld marks, %s\n", (int)st->status, lim_marks, st->reason);
+    ok(st->status == RS_READ_PARTIAL, "the file reads as partial, not truncated");
+    ok(lim_marks == 200, "the frames before the one given up are all there (200 events)");
     rs_reader_close(r);
     return fails ? 1 : 0;
 }
