@@ -32,19 +32,26 @@ else
   $(info railscope: no CUDA headers under CUDA_HOME=$(CUDA_HOME): building without CUDA/CUPTI/NCCL/NVTX capture)
 endif
 
-# The library: the recording core and the interposers. Files named cli_*.c are CLI-only.
+# Sources are chosen by directory (HACKING.md has the map):
+#   the library   tracer/ (recording core) + preload/ (interposers) + the format's name tables
+#   the CLI       cli/ (one file per command) + analyzer/ + doctor/ + formats/ (reader) + formats/export/
+#   both          hostfacts/ (snapshotted by the tracer, checked by doctor)
 # preload/cuda/ holds the parts that need the CUDA headers.
-LIB_SRCS := $(filter-out tracer/cli_%.c preload/cli_%.c,$(wildcard tracer/*.c preload/*.c)) formats/rtrace_tables.c
+LIB_SRCS := $(wildcard tracer/*.c preload/*.c) formats/rtrace_tables.c
 ifeq ($(HAVE_CUDA),1)
   LIB_SRCS += $(wildcard preload/cuda/*.c)
 endif
-# The CLI: reader, exporters, analyzer, doctor, and the record launcher.
-CLI_SRCS := $(wildcard analyzer/*.c formats/*.c tracer/cli_*.c)
-# Sources shared by both (host facts are snapshotted by the tracer and checked by doctor).
-SHARED_SRCS := $(wildcard common/*.c)
+CLI_SRCS := $(wildcard cli/*.c analyzer/*.c doctor/*.c formats/*.c formats/export/*.c)
+SHARED_SRCS := $(wildcard hostfacts/*.c)
 
 LIB_OBJS := $(patsubst %.c,$(B)/lib/%.o,$(LIB_SRCS) $(SHARED_SRCS))
 CLI_OBJS := $(patsubst %.c,$(B)/cli/%.o,$(CLI_SRCS) $(SHARED_SRCS))
+# The recording core alone (no interposers), for test and bench programs that link it statically.
+CORE_OBJS := $(patsubst %.c,$(B)/lib/%.o,$(wildcard tracer/*.c) formats/rtrace_tables.c $(SHARED_SRCS))
+# The exporters with the reader they run on.
+EXPORT_OBJS := $(patsubst %.c,$(B)/cli/%.o,$(wildcard formats/export/*.c) formats/reader.c formats/rtrace_tables.c)
+# The CLI without its main() and the record launcher, for programs that call cmd_<name>() in-process.
+CLI_LIB_OBJS := $(filter-out $(B)/cli/cli/main.o $(B)/cli/cli/record.o,$(CLI_OBJS))
 
 LIB := $(B)/librailscope.so
 CLI := $(B)/railscope

@@ -178,7 +178,7 @@ struct rs_analysis {
     struct rs_an_hostcheck *hostchecks;
 };
 
-/* A WARN/FAIL verdict of doctor's checks (analyzer/doctor_checks.h) run on a host's HOST_FACT snapshot. */
+/* A WARN/FAIL verdict of doctor's checks (doctor/doctor_checks.h) run on a host's HOST_FACT snapshot. */
 struct rs_an_hostcheck {
     char host[64];
     int fail;                /* 1 FAIL, 0 WARN */

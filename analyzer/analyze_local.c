@@ -9,7 +9,7 @@
 #include <strings.h>
 
 #include "analyze_local.h"
-#include "analyzer/doctor_checks.h"
+#include "doctor/doctor_checks.h"
 
 /* qsort that first checks whether the input is already in order (the usual case: file order is mostly
  * time order), saving the sort's cost on the common path. */

@@ -4,7 +4,7 @@
 #define RAILSCOPE_ANALYZE_LOCAL_H
 
 #include "analyze_int.h"
-#include "analyzer/doctor_facts.h"
+#include "doctor/doctor_facts.h"
 #include "formats/reader.h"
 
 /* Key and value side by side (one cache line per probe); the key HM_EMPTY marks a free slot, so a real

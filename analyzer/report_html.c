@@ -3,7 +3,7 @@
  *   1. step breakdown: per rank, a stacked bar of the mean step split into the attribution categories;
  *   2. AllReduce phases of one step: per collective, arrival skew (waiting for the last rank) then its own
  *      time split into reduce-scatter / all-gather or intra-node / network / stall; slowest step first;
- *   3. per-QP bandwidth over time: the exporter's bandwidth counters (formats/export_int.h, run over each
+ *   3. per-QP bandwidth over time: the exporter's bandwidth counters (formats/export/export_int.h, run over each
  *      rank's trace file with a collecting backend) drawn as lines, with the link rate; then a QP table;
  *   4. GPUDirect: verdict and its evidence (MR and posted bytes by memory kind, bounce copies);
  *   5. findings, stragglers and the run's warnings; doctor's checks on the recorded host facts.
@@ -20,8 +20,8 @@
 
 /* In the analyzer; weak so that the renderer also links without it (tests/html/html_edge.c). */
 extern size_t rs_an_run_steps(const struct rs_analysis *a, struct rs_an_runstep **out) __attribute__((weak));
-#include "../formats/export_int.h"
-#include "../formats/reader.h"
+#include "formats/export/export_int.h"
+#include "formats/reader.h"
 
 /* ---------------- small output helpers ---------------- */
 

@@ -1,6 +1,6 @@
 #!/bin/sh
 # The railscope demo: works on a machine with no RDMA NIC and no GPU, by running real verbs programs on the
-# software NIC (a test device: tests/softnic/). It records
+# software NIC (a test device: tools/softnic/). It records
 #   1. examples/ring_allreduce with 4 ranks over the software NIC, with an injected PFC-like pause,
 #   2. rdma-core's own ibv_rc_pingpong (server + client), unmodified,
 # then prints the report and writes a Perfetto trace and an HTML report.

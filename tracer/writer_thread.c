@@ -14,9 +14,9 @@
 #include <unistd.h>
 
 #include "core_int.h"
-#include "../common/hostfacts.h"
+#include "hostfacts/hostfacts.h"
 
-/* Provided by common/hostfacts.c when linked; weak so the core links (and tests link) without it. */
+/* Provided by hostfacts/hostfacts.c when linked; weak so the core links (and tests link) without it. */
 extern void rs_hostfacts_collect(const char *sysfs_root, void (*cb)(void *arg, const char *key, const char *value),
                                  void *arg) __attribute__((weak));
 

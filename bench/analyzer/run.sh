@@ -12,7 +12,7 @@ RS_TOP=${RS_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 RS_BUILD=${RS_BUILD:-$RS_TOP/build}
 REPS=${RS_REPS:-5}
 NODES=${1:-128} GPUS=${2:-8} STEPS=${3:-20} KERNELS=${4:-400}
-CLI=$RS_BUILD/railscope SYNTH=$RS_BUILD/tests/synth/rs-synth
+CLI=$RS_BUILD/railscope SYNTH=$RS_BUILD/synth/rs-synth
 BASE=${RS_BASE_BUILD:+$RS_BASE_BUILD/railscope}
 for f in "$CLI" "$SYNTH" /usr/bin/time $BASE; do [ -x "$f" ] || { echo "bench/analyzer: $f missing (make first)" >&2; exit 2; }; done
 D=$(mktemp -d "${TMPDIR:-/tmp}/rs-bench-analyzer.XXXXXX")

@@ -1,6 +1,5 @@
 # Benchmarks of the recording core: linked statically with the core's objects (see tests/core/build.mk).
-BENCH_CORE_OBJS := $(patsubst %.c,$(B)/lib/%.o,$(filter-out tracer/cli_%.c,$(wildcard tracer/*.c)) \
-    formats/rtrace_tables.c $(wildcard common/*.c))
+BENCH_CORE_OBJS := $(CORE_OBJS)
 
 $(B)/bench/core/bench_core: bench/core/bench_core.c $(BENCH_CORE_OBJS)
 	@mkdir -p $(dir $@)

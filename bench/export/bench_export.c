@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "formats/export.h"
+#include "formats/export/export.h"
 #include "formats/reader.h"
 
 struct file_events {

@@ -3,10 +3,10 @@
 # pageable copies on one rank, 2 ms host skew) against its golden copy, and the same JSON whatever the
 # number of worker threads (doctor's host-check section is left out: its wording is doctor's). Regenerate the golden after an intended change: RS_REGEN=1 tests/analyzer/golden.t
 . "$(dirname "$0")/../lib.sh"
-need_build railscope tests/synth/rs-synth
+need_build railscope synth/rs-synth
 G=$(dirname "$0")/golden/synth_report.txt
 plan 3
-"$RS_BUILD/tests/synth/rs-synth" -o "$T/run" --nodes 2 --gpus 2 --steps 6 --straggler 1:4 --pause 3:6:2 \
+"$RS_BUILD/synth/rs-synth" -o "$T/run" --nodes 2 --gpus 2 --steps 6 --straggler 1:4 --pause 3:6:2 \
     --pageable 2 --skew-ms 2 --seed 7 || bail "rs-synth failed"
 "$RS_CLI" report "$T/run" >"$T/full.txt"
 is "$?" 0 "report exits 0"

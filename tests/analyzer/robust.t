@@ -4,8 +4,8 @@
 # 0 or 1. Also: empty directories, a lone launcher file, and a non-trace file.
 . "$(dirname "$0")/../lib.sh"
 need_cmd jq
-need_build railscope tests/synth/rs-synth
-SYNTH=$RS_BUILD/tests/synth/rs-synth
+need_build railscope synth/rs-synth
+SYNTH=$RS_BUILD/synth/rs-synth
 plan 15
 for seed in 1 2 3 4 5 6 7 8 9 10; do
     rm -rf "$T/g"

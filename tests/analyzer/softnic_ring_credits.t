@@ -1,5 +1,5 @@
 #!/bin/bash
-# Software NIC (tests/softnic): control work requests are not network time. examples/ring_allreduce sends
+# Software NIC (tools/softnic): control work requests are not network time. examples/ring_allreduce sends
 # zero-byte IBV_WR_SEND credits to its left neighbour and RDMA_WRITE_WITH_IMM chunks to its right; a
 # credit stays outstanding until the neighbour posts a receive, which is synchronisation with the peer, not
 # the network failing to move bytes. The report must give credit-only QPs no busy/stall time, never name

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Software NIC (tests/softnic): a real 2-process ring AllReduce over verbs (examples/ring_allreduce) under
+# Software NIC (tools/softnic): a real 2-process ring AllReduce over verbs (examples/ring_allreduce) under
 # `railscope record`, once at SOFTNIC_RATE_GBPS=1 and once with SOFTNIC_PAUSE=200:80 added. The pause time
 # the ranks' data transfers sat through is computed from the raw events and the NIC's pause windows
 # (pause_overlap.sh; data WRs only: zero-byte credits are control, no network time). The report must put

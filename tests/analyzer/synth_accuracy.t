@@ -4,7 +4,7 @@
 # name the injected rank / QP / category.
 . "$(dirname "$0")/../lib.sh"
 need_cmd jq
-need_build railscope tests/synth/rs-synth
+need_build railscope synth/rs-synth
 plan 53
 
 . "$(dirname "$0")/synth_lib.sh"

@@ -1,5 +1,5 @@
 # Helpers for the rs-synth ground-truth tests (sourced after ../lib.sh): run, q, within.
-SYNTH=$RS_BUILD/tests/synth/rs-synth
+SYNTH=$RS_BUILD/synth/rs-synth
 HERE=$(dirname "$0")
 # run NAME SYNTH-ARGS...: generate, report, and check the attribution against the truth.
 run() {

@@ -3,7 +3,7 @@
 # user markers, MARK events, collective periodicity), damaged input, and CLI errors. See synth_accuracy.t.
 . "$(dirname "$0")/../lib.sh"
 need_cmd jq
-need_build railscope tests/synth/rs-synth
+need_build railscope synth/rs-synth
 plan 19
 
 . "$(dirname "$0")/synth_lib.sh"

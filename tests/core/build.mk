@@ -1,7 +1,6 @@
 # Test programs of the recording core. They link the core's objects statically (no LD_PRELOAD needed),
 # and the reader's objects for checking what was written.
-CORE_LIB_OBJS := $(patsubst %.c,$(B)/lib/%.o,$(filter-out tracer/cli_%.c,$(wildcard tracer/*.c)) \
-    formats/rtrace_tables.c $(wildcard common/*.c))
+CORE_LIB_OBJS := $(CORE_OBJS)
 CORE_READER_OBJS := $(B)/cli/formats/reader.o $(B)/cli/formats/rtrace_tables.o
 
 $(B)/tests/core/emitter: tests/core/emitter.c $(CORE_LIB_OBJS)

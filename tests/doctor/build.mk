@@ -1,8 +1,8 @@
 # The doctor tests' stand-alone binary: cmd_doctor + checks + host-facts collector (+ the trace reader for
 # --trace), nothing else.
-DOCTOR_T_SRCS := $(wildcard analyzer/doctor*.c) analyzer/cli_doctor.c $(wildcard common/*.c) tests/doctor/doctor_main.c \
+DOCTOR_T_SRCS := $(wildcard doctor/*.c) cli/doctor.c $(wildcard hostfacts/*.c) tests/doctor/doctor_main.c \
                  formats/reader.c formats/rtrace_tables.c
-DOCTOR_T_HDRS := $(wildcard analyzer/doctor*.h) analyzer/cli.h $(wildcard common/*.h) formats/reader.h formats/rtrace.h
+DOCTOR_T_HDRS := $(wildcard doctor/*.h) cli/cli.h $(wildcard hostfacts/*.h) formats/reader.h formats/rtrace.h
 
 $(B)/tests/doctor/rs-doctor: $(DOCTOR_T_SRCS) $(DOCTOR_T_HDRS)
 	@mkdir -p $(dir $@)
@@ -11,8 +11,8 @@ $(B)/tests/doctor/rs-doctor: $(DOCTOR_T_SRCS) $(DOCTOR_T_HDRS)
 TEST_BINS += $(B)/tests/doctor/rs-doctor
 
 # Collector timing (not a test): hf-bench [SYSFS_ROOT]
-$(B)/tests/doctor/hf-bench: tests/doctor/hf_bench.c $(wildcard common/*.c) $(wildcard common/*.h)
+$(B)/tests/doctor/hf-bench: tests/doctor/hf_bench.c $(wildcard hostfacts/*.c) $(wildcard hostfacts/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ tests/doctor/hf_bench.c $(wildcard common/*.c) $(LDFLAGS_ALL)
+	$(CC) $(CFLAGS_ALL) -o $@ tests/doctor/hf_bench.c $(wildcard hostfacts/*.c) $(LDFLAGS_ALL)
 
 EXTRA_TARGETS += $(B)/tests/doctor/hf-bench

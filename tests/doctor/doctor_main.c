@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analyzer/cli.h"
+#include "cli/cli.h"
 
 int main(int argc, char **argv)
 {

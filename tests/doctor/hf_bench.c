@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "common/hostfacts.h"
+#include "hostfacts/hostfacts.h"
 
 static int n;
 static void cb(void *a, const char *k, const char *v)

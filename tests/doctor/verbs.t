@@ -1,6 +1,6 @@
 #!/bin/bash
 # doctor --verbs: the ports' active MTU through a dlopen'ed libibverbs, tested with the software NIC
-# (softnic, a test device: tests/softnic) standing in for the NIC's libibverbs.
+# (softnic, a test device: tools/softnic) standing in for the NIC's libibverbs.
 . "$(dirname "$0")/lib-doctor.sh"
 need_doctor
 SN=$RS_BUILD/softnic/libibverbs.so.1

@@ -109,8 +109,8 @@ else
 fi
 
 # --- a larger, realistic run: the analyzer's synthetic cluster (4 ranks, deep WR queues, NVTX steps)
-if [ -x "$RS_BUILD/tests/synth/rs-synth" ]; then
-    "$RS_BUILD/tests/synth/rs-synth" -o "$T/syn" --nodes 2 --gpus 2 --steps 3 --pause 1:3:2 >/dev/null 2>&1
+if [ -x "$RS_BUILD/synth/rs-synth" ]; then
+    "$RS_BUILD/synth/rs-synth" -o "$T/syn" --nodes 2 --gpus 2 --steps 3 --pause 1:3:2 >/dev/null 2>&1
     ok "synthetic cluster: perfetto export with --findings passes the rules" \
         sh -c "'$RS_CLI' export -q --findings --format perfetto -o '$T/syn.pftrace' '$T/syn' && python3 '$D/check_trace.py' perfetto '$T/syn.pftrace' > '$T/syn.sum'"
     like "$(cat "$T/syn.sum")" '^track findings$' "the analyzer's findings are on a findings track"
@@ -121,7 +121,7 @@ if [ -x "$RS_BUILD/tests/synth/rs-synth" ]; then
     like "$(grep -o '"name":"ProfilerStep#[0-9]*"' "$T/synk/rank0.pt.trace.json" | sort -u | wc -l)" '^3$' \
         "kineto: NVTX ProfilerStep#N ranges as complete events for HTA"
 else
-    skip "tests/synth/rs-synth not built" 5
+    skip "synth/rs-synth not built" 5
 fi
 
 # --- memory does not grow with the trace

@@ -31,8 +31,8 @@ $(FUZZ_BINS): $(B)/fuzz/%: tests/fuzz/%.c $(FUZZ_DEPS)
 
 # The CLI target: the replay links this build's CLI objects (no main, no record); the libFuzzer build
 # compiles the CLI sources again with clang (only for `make fuzz` / `make soak`: it takes a minute).
-FUZZ_CLI_OBJS := $(filter-out $(B)/cli/analyzer/cli_main.o $(B)/cli/tracer/cli_record.o,$(CLI_OBJS))
-FUZZ_CLI_SRCS := $(filter-out analyzer/cli_main.c tracer/cli_record.c,$(CLI_SRCS) $(SHARED_SRCS))
+FUZZ_CLI_OBJS := $(CLI_LIB_OBJS)
+FUZZ_CLI_SRCS := $(filter-out cli/main.c cli/record.c,$(CLI_SRCS) $(SHARED_SRCS))
 $(B)/fuzz/fuzz_cli-replay: tests/fuzz/fuzz_cli.c tests/fuzz/standalone.c tests/fuzz/fuzz_common.h $(FUZZ_CLI_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests/fuzz -o $@ tests/fuzz/fuzz_cli.c tests/fuzz/standalone.c $(FUZZ_CLI_OBJS) \

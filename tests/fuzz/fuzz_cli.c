@@ -1,5 +1,5 @@
 /* Fuzz target: the CLI's argument parsing and the subcommands behind it (dump, info, report, export,
- * doctor), called in-process through their cmd_<name>() entry points (analyzer/cli.h) with fuzzed argv.
+ * doctor), called in-process through their cmd_<name>() entry points (cli/cli.h) with fuzzed argv.
  * `record` is left out: it runs commands.
  *
  * The input: first byte picks the subcommand, the rest is argv split on NUL bytes (at most 16 words).
@@ -14,7 +14,7 @@
 #include <getopt.h>
 #include <sys/stat.h>
 
-#include "analyzer/cli.h"
+#include "cli/cli.h"
 #include "fuzz_common.h"
 
 static char dir[64];

@@ -8,7 +8,7 @@
 #    clock alignment residual) saved to the output;
 # 2. N: the same forced through the network path between the local ranks (NCCL_P2P_DISABLE=1
 #    NCCL_SHM_DISABLE=1, socket transport): ProxyOp/ProxyStep events with wait states must appear;
-# 3. I: NCCL_NET=IB over the software NIC (tests/softnic's libibverbs.so.1), when it builds there: NCCL's
+# 3. I: NCCL_NET=IB over the software NIC (tools/softnic's libibverbs.so.1), when it builds there: NCCL's
 #    own ibv_post_send/poll_cq through dlopen+dlvsym, proxy steps, the GPUDirect verdict in the report;
 # 4. overhead on the 2-rank run: untraced vs railscope default, alternating, ROUNDS rounds.
 # NVLink multicast stays off (NCCL_NVLS_ENABLE=0), as the device README requires.

@@ -28,7 +28,7 @@ TS=${RS_BUILD}-tsan
 common=(railscope librailscope.so tests/corpus/rs-readcheck tests/hardening/hv_storm softnic/libibverbs.so.1)
 # every test program of the recording core (tests/core/<name>.c -> <build>/tests/core/<name>)
 for c in "$RS_TOP"/tests/core/*.c; do common+=("tests/core/$(basename "$c" .c)"); done
-asan_targets=("${common[@]}" tests/synth/rs-synth)
+asan_targets=("${common[@]}" synth/rs-synth)
 for t in "$RS_TOP"/tests/fuzz/fuzz_*.c; do asan_targets+=("fuzz/$(basename "$t" .c)-replay"); done
 tsan_targets=("${common[@]}")
 build() { # SAN DIR TARGETS...
@@ -51,7 +51,7 @@ if build asan "$A" "${asan_targets[@]}"; then
     ok "ASan+UBSan: recording core tests (tests/core)" run_timeout 900 env RS_BUILD="$A" prove "$RS_TOP"/tests/core/
     ok "ASan+UBSan: corpus through reader, fuzz invariants and CLI (tests/corpus/corpus.t)" \
         env RS_BUILD="$A" RS_CORPUS_QUICK=1 "$RS_TOP/tests/corpus/corpus.t"
-    run_timeout 120 "$A/tests/synth/rs-synth" -o "$T/syn" --nodes 2 --gpus 2 --steps 4 --kernels 4 --garbage 300 \
+    run_timeout 120 "$A/synth/rs-synth" -o "$T/syn" --nodes 2 --gpus 2 --steps 4 --kernels 4 --garbage 300 \
         --straggler 1:5 >"$T/syn.log" 2>&1
     bad=""
     for cmd in "report" "report --json" "report --html $T/r.html" "export --format perfetto -o $T/o.pf" \
@@ -109,7 +109,7 @@ if build tsan "$TS" "${tsan_targets[@]}"; then
     _tap_result $? "TSan: recording core (emitter: 8 threads x 20000, 16 early-exiting threads, 4 forks): no race, files intact"
     [ -n "$bad" ] && diag "$bad"
     # The analyzer runs one worker thread per rank: report on an 8-rank synthetic cluster.
-    run_timeout 120 "$RS_BUILD/tests/synth/rs-synth" -o "$T/syn8" --nodes 2 --gpus 4 --steps 4 --kernels 4 >/dev/null 2>&1
+    run_timeout 120 "$RS_BUILD/synth/rs-synth" -o "$T/syn8" --nodes 2 --gpus 4 --steps 4 --kernels 4 >/dev/null 2>&1
     (cd "$T" && run_timeout 300 "$TS/railscope" report "$T/syn8" >/dev/null 2>"$T/tr.err")
     rc=$?
     [ $rc -eq 0 ] && san_clean "$T/tr.err"

@@ -1,14 +1,14 @@
 #!/bin/bash
-# `railscope report --html`: on a synthetic 4-rank run (tests/synth, with a paused link and a straggler)
+# `railscope report --html`: on a synthetic 4-rank run (tools/synth, with a paused link and a straggler)
 # the page is self-contained (no network reference), loads in headless Chromium without console errors,
 # has every panel in the rendered DOM, the step chooser works from the URL, and a screenshot shows it.
 . "$(dirname "$0")/../lib.sh"
-need_build railscope tests/synth/rs-synth
+need_build railscope synth/rs-synth
 CHROME=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
 [ -n "$CHROME" ] || skip_all "chromium not installed"
 plan 12
 
-"$RS_BUILD/tests/synth/rs-synth" -o "$T/run" --nodes 2 --gpus 2 --steps 4 --pause 1:3:2 --straggler 2:4 \
+"$RS_BUILD/synth/rs-synth" -o "$T/run" --nodes 2 --gpus 2 --steps 4 --pause 1:3:2 --straggler 2:4 \
     >/dev/null 2>&1 || bail "rs-synth failed"
 run_timeout 60 "$RS_CLI" report --html "$T/r.html" "$T/run" >/dev/null; rc=$?
 like "$rc" '^[01]$' "report --html runs (exit $rc)"

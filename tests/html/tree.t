@@ -4,11 +4,11 @@
 # "tree-reduce" and one "tree-bcast" bar per drawn tree collective, their widths in the ratio of the
 # report's reduce_s/broadcast_s, a legend for them; a ring run has neither. No browser needed.
 . "$(dirname "$0")/../lib.sh"
-need_build railscope tests/synth/rs-synth
+need_build railscope synth/rs-synth
 need_cmd jq
 plan 8
 
-"$RS_BUILD/tests/synth/rs-synth" -o "$T/tree" --algo tree --nodes 4 --gpus 2 --steps 4 --pause 2:4 \
+"$RS_BUILD/synth/rs-synth" -o "$T/tree" --algo tree --nodes 4 --gpus 2 --steps 4 --pause 2:4 \
     >/dev/null 2>&1 || bail "rs-synth failed"
 run_timeout 60 "$RS_CLI" report --quiet --json --html "$T/tree.html" "$T/tree" >"$T/tree.json"; rc=$?
 like "$rc" '^[01]$' "report --json --html on a tree run (exit $rc)"
@@ -26,7 +26,7 @@ wb=$(grep -m1 -o '<rect class="phase tree-bcast"[^>]*' "$T/tree.html" | sed 's/.
 like "$(awk -v r="$ratio" -v a="$wr" -v b="$wb" 'BEGIN { d = a / b - r; if (d < 0) d = -d; print (r > 0 && b > 1 && d <= 0.02 * r + 0.01) ? "ok" : "off" }')" \
     '^ok$' "bar widths $wr / $wb px match reduce_s / broadcast_s = $ratio"
 
-"$RS_BUILD/tests/synth/rs-synth" -o "$T/ring" --nodes 2 --gpus 2 --steps 3 >/dev/null 2>&1 || bail "rs-synth failed"
+"$RS_BUILD/synth/rs-synth" -o "$T/ring" --nodes 2 --gpus 2 --steps 3 >/dev/null 2>&1 || bail "rs-synth failed"
 run_timeout 60 "$RS_CLI" report --quiet --html "$T/ring.html" "$T/ring" >/dev/null
 unlike "$(cat "$T/ring.html")" 'tree-reduce|tree-bcast|tree reduce' "a ring run draws no tree phases"
 like "$(grep -c '<title>reduce-scatter ' "$T/ring.html")" '^[1-9]' "and still its reduce-scatter halves"

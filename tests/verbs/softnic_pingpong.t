@@ -1,5 +1,5 @@
 #!/bin/bash
-# Verbs capture over the software test NIC (tests/softnic): rdma-core's unmodified ibv_rc_pingpong, server
+# Verbs capture over the software test NIC (tools/softnic): rdma-core's unmodified ibv_rc_pingpong, server
 # and client as two processes, traced with plain LD_PRELOAD and with `railscope record`: same output as an
 # untraced run apart from timings and the per-run QPN/PSN; each side's trace holds exactly the posts and
 # completions of -n iterations; with SOFTNIC_PAUSE the link's pauses show up as send-completion latencies.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# SRQ tracking over the software test NIC (tests/softnic): rdma-core's unmodified ibv_srq_pingpong (many
+# SRQ tracking over the software test NIC (tools/softnic): rdma-core's unmodified ibv_srq_pingpong (many
 # QPs sharing one SRQ), server and client, untraced and with LD_PRELOAD: same output apart from timings
 # and per-run numbers; in each side's trace the SRQ is created once with its id, every receive carries
 # that id, and the receive completions are there.

@@ -8,11 +8,11 @@
 #include <sys/stat.h>
 
 #include "cli.h"
-#include "common/hostfacts.h"
-#include "doctor_checks.h"
-#include "doctor_out.h"
-#include "doctor_trace.h"
-#include "doctor_verbs.h"
+#include "hostfacts/hostfacts.h"
+#include "doctor/doctor_checks.h"
+#include "doctor/doctor_out.h"
+#include "doctor/doctor_trace.h"
+#include "doctor/doctor_verbs.h"
 
 static const char usage[] =
     "usage: railscope doctor [--json] [--quiet] [--sysfs-root DIR | --facts FILE | --trace PATH] [--env FILE]\n"

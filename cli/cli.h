@@ -6,16 +6,16 @@
 
 #define RS_VERSION_STRING "0.1.0"
 
-int cmd_record(int argc, char **argv);  /* tracer/cli_record.c */
-int cmd_dump(int argc, char **argv);    /* analyzer/cli_dump.c */
-int cmd_info(int argc, char **argv);    /* analyzer/cli_info.c */
-int cmd_report(int argc, char **argv);  /* analyzer/cli_report.c */
-int cmd_export(int argc, char **argv);  /* analyzer/cli_export.c, formats/export_*.c */
-int cmd_doctor(int argc, char **argv);  /* analyzer/doctor*.c */
+int cmd_record(int argc, char **argv);  /* cli/record.c */
+int cmd_dump(int argc, char **argv);    /* cli/dump.c */
+int cmd_info(int argc, char **argv);    /* cli/info.c */
+int cmd_report(int argc, char **argv);  /* cli/report.c */
+int cmd_export(int argc, char **argv);  /* cli/export.c, formats/export/ */
+int cmd_doctor(int argc, char **argv);  /* cli/doctor.c, doctor/ */
 
 #include <stdio.h>
 
-/* cli_args.c: boolean flags of a paths-only command, NULL-terminated. */
+/* args.c: boolean flags of a paths-only command, NULL-terminated. */
 struct cli_flag {
     const char *name; /* "--json" */
     int *set;         /* set to 1 when given */

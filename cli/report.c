@@ -7,9 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis.h"
+#include "analyzer/analysis.h"
 #include "cli.h"
-#include "report_html.h"
+#include "analyzer/report_html.h"
 
 static void usage(FILE *f)
 {

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../analyzer/cli.h"
+#include "cli.h"
 
 static void usage(FILE *f)
 {

@@ -18,10 +18,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analysis.h"
+#include "analyzer/analysis.h"
 #include "cli.h"
-#include "../formats/export.h"
-#include "../formats/reader.h"
+#include "formats/export/export.h"
+#include "formats/reader.h"
 
 /* The analyzer may be missing from a partial build: findings are then simply not available. */
 extern int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths, struct rs_analysis **out,

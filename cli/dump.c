@@ -7,7 +7,7 @@
 
 #include "cli.h"
 #include "reader.h"
-#include "symbolize.h"
+#include "analyzer/symbolize.h"
 
 static void usage(FILE *f)
 {

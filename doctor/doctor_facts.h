@@ -1,4 +1,4 @@
-/* A host-facts table: the key/value pairs of common/hostfacts.h (collected live, loaded from a facts
+/* A host-facts table: the key/value pairs of hostfacts/hostfacts.h (collected live, loaded from a facts
  * file, or taken from a trace's HOST_FACT events), sorted for lookup. Keys: docs/doctor.md. */
 #ifndef RAILSCOPE_DOCTOR_FACTS_H
 #define RAILSCOPE_DOCTOR_FACTS_H
@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "common/hostfacts.h" /* rs_natcmp */
+#include "hostfacts/hostfacts.h" /* rs_natcmp */
 
 struct rs_fact {
     char *key, *value;

@@ -1,7 +1,7 @@
 /* Host facts: the sysfs/procfs/environment facts that decide RDMA performance, as flat key/value strings.
  *
  * Collected once at trace start by the tracer (snapshotted as HOST_FACT events) and by `railscope doctor`,
- * whose checks run on the same key/value table (analyzer/doctor_checks.h), so a trace's snapshot can be
+ * whose checks run on the same key/value table (doctor/doctor_checks.h), so a trace's snapshot can be
  * checked offline exactly like a live host. The key scheme is documented in docs/doctor.md.
  *
  * Plain C, libc only, no allocation of our own, no subprocesses: reads small sysfs/procfs files, bounded

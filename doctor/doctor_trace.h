@@ -1,4 +1,4 @@
-/* Host facts from a trace: the HOST_FACT snapshot the tracer records at start (common/hostfacts.h). */
+/* Host facts from a trace: the HOST_FACT snapshot the tracer records at start (hostfacts/hostfacts.h). */
 #ifndef RAILSCOPE_DOCTOR_TRACE_H
 #define RAILSCOPE_DOCTOR_TRACE_H
 
