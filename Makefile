@@ -93,6 +93,12 @@ demo: all
 deps:
 	./scripts/install-deps.sh
 
+# The C format (.clang-format, clang-format 14): `make format` applies it, `make format-check` is CI's check.
+format:
+	./scripts/check-format.sh --fix
+format-check:
+	./scripts/check-format.sh
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/railscope $(DESTDIR)$(PREFIX)/include
 	install -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/bin/railscope
@@ -102,5 +108,5 @@ install: all
 clean:
 	rm -rf build build-*
 
-.PHONY: all test bench demo deps install clean
+.PHONY: all test bench demo deps install clean format format-check
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d)

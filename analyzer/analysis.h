@@ -14,21 +14,21 @@
 
 /* Attribution categories: X(ENUM, json_key, plain words). Order = precedence when intervals overlap
  * (compute hides everything under it, an exposed H2D copy hides idle time, and so on). */
-#define RS_CATS(X)                                                                        \
-    X(COMPUTE, compute, "compute")                                                        \
-    X(H2D, h2d_exposed, "exposed host-to-device copies")                                  \
-    X(INTRA, intra_node_exposed, "exposed NVLink/intra-node communication")               \
-    X(NET, network_transfer, "exposed network transfer")                                  \
+#define RS_CATS(X)                                                                          \
+    X(COMPUTE, compute, "compute")                                                          \
+    X(H2D, h2d_exposed, "exposed host-to-device copies")                                    \
+    X(INTRA, intra_node_exposed, "exposed NVLink/intra-node communication")                 \
+    X(NET, network_transfer, "exposed network transfer")                                    \
     X(STALL, network_stall, "network stall (time beyond what the bytes need at link rate)") \
-    X(PEER_WAIT, peer_wait, "waiting in collectives for late ranks")                      \
-    X(IDLE, host_idle, "host/launch idle (GPU idle outside collectives)")                 \
+    X(PEER_WAIT, peer_wait, "waiting in collectives for late ranks")                        \
+    X(IDLE, host_idle, "host/launch idle (GPU idle outside collectives)")                   \
     X(OTHER, other, "other")
 
 enum rs_cat {
 #define RS_CAT_ENUM(e, key, words) RS_CAT_##e,
     RS_CATS(RS_CAT_ENUM)
 #undef RS_CAT_ENUM
-    RS_CAT_COUNT
+        RS_CAT_COUNT
 };
 const char *rs_cat_key(int cat);   /* "network_stall" */
 const char *rs_cat_words(int cat); /* "network stall (...)" */
@@ -39,43 +39,44 @@ enum rs_gd_verdict {
 #define RS_GD_ENUM(e, s) RS_GD_##e,
     RS_GD_VERDICTS(RS_GD_ENUM)
 #undef RS_GD_ENUM
-    RS_GD_COUNT
+        RS_GD_COUNT
 };
 const char *rs_gd_name(int verdict);
 
-#define RS_AN_MEMKINDS 7 /* enum rs_mem_kind in formats/events_verbs.h: unknown host pinned device managed dmabuf mixed */
+#define RS_AN_MEMKINDS \
+    7 /* enum rs_mem_kind in formats/events_verbs.h: unknown host pinned device managed dmabuf mixed */
 #define RS_AN_TEXT 320
 
 /* Evidence behind a GPUDirect verdict (per rank, and per QP with the same fields). */
 struct rs_an_gd {
-    int verdict;                             /* enum rs_gd_verdict */
-    uint64_t mr_bytes[RS_AN_MEMKINDS];       /* registered MR bytes by memory kind */
-    uint64_t posted_bytes[RS_AN_MEMKINDS];   /* bytes posted (send + recv WRs) by memory kind */
-    uint64_t dmabuf_mrs;                     /* ibv_reg_dmabuf_mr registrations */
-    uint64_t bounce_d2h;                     /* sends preceded by a device->host copy of similar size */
-    uint64_t bounce_h2d;                     /* receive completions followed by a host->device copy */
-    uint64_t posts;                          /* WRs seen */
-    char evidence[RS_AN_TEXT];               /* one line in plain words, numbers included */
+    int verdict;                           /* enum rs_gd_verdict */
+    uint64_t mr_bytes[RS_AN_MEMKINDS];     /* registered MR bytes by memory kind */
+    uint64_t posted_bytes[RS_AN_MEMKINDS]; /* bytes posted (send + recv WRs) by memory kind */
+    uint64_t dmabuf_mrs;                   /* ibv_reg_dmabuf_mr registrations */
+    uint64_t bounce_d2h;                   /* sends preceded by a device->host copy of similar size */
+    uint64_t bounce_h2d;                   /* receive completions followed by a host->device copy */
+    uint64_t posts;                        /* WRs seen */
+    char evidence[RS_AN_TEXT];             /* one line in plain words, numbers included */
 };
 
 /* One queue pair of one rank. */
 struct rs_an_qp {
     uint32_t qp_num;
-    int32_t peer_rank;       /* -1 unknown */
-    uint64_t bytes_sent;     /* send-side WR bytes */
-    uint64_t sends;          /* data-carrying sends (bursts of WRs > 64 B) */
-    uint64_t ctrl_sends;     /* control WRs (<= 64 B: credits, acks): in no busy/stall time */
-    double ctrl_busy_s;      /* time with a control WR outstanding (synchronisation with the peer) */
-    double busy_s;           /* time with data send WRs outstanding (union of post->completion) */
-    double ideal_s;          /* bytes_sent / link rate */
-    double stall_s;          /* busy - ideal, >= 0 */
-    double achieved_gbps;    /* bytes_sent*8 / busy */
-    double max_wait_s;       /* longest single post->completion */
+    int32_t peer_rank;    /* -1 unknown */
+    uint64_t bytes_sent;  /* send-side WR bytes */
+    uint64_t sends;       /* data-carrying sends (bursts of WRs > 64 B) */
+    uint64_t ctrl_sends;  /* control WRs (<= 64 B: credits, acks): in no busy/stall time */
+    double ctrl_busy_s;   /* time with a control WR outstanding (synchronisation with the peer) */
+    double busy_s;        /* time with data send WRs outstanding (union of post->completion) */
+    double ideal_s;       /* bytes_sent / link rate */
+    double stall_s;       /* busy - ideal, >= 0 */
+    double achieved_gbps; /* bytes_sent*8 / busy */
+    double max_wait_s;    /* longest single post->completion */
     struct rs_an_gd gd;
 };
 
 struct rs_an_step {
-    int64_t id;              /* ProfilerStep#N number, marker value, or index from 0 */
+    int64_t id;                /* ProfilerStep#N number, marker value, or index from 0 */
     uint64_t start_ns, end_ns; /* aligned run clock */
     double attr[RS_CAT_COUNT]; /* seconds; sum == (end_ns-start_ns)/1e9 */
 };
@@ -85,7 +86,7 @@ enum rs_an_input { RS_AN_COMPLETE = 0, RS_AN_TRUNCATED = 1, RS_AN_CORRUPT = 2, R
 const char *rs_an_input_name(int st);
 
 struct rs_an_rank {
-    int32_t rank;            /* from the file header; when absent, index among inputs */
+    int32_t rank; /* from the file header; when absent, index among inputs */
     char host[64];
     uint64_t pid;
     char path[256];
@@ -101,88 +102,88 @@ struct rs_an_rank {
     size_t nqps;
     struct rs_an_qp *qps;
     uint64_t h2d_pageable_bytes, h2d_pinned_bytes;
-    double late_s;           /* total time this rank made others wait (as last arrival) */
+    double late_s; /* total time this rank made others wait (as last arrival) */
 };
 
 /* One collective joined across ranks by (comm_hash, seq). */
 struct rs_an_coll {
     uint64_t comm_hash, seq;
     char func[24], algo[16];
-    uint64_t bytes;          /* message size per rank (count * datatype size) */
-    int32_t nranks;          /* ranks of the communicator */
-    int32_t nseen;           /* ranks whose traces hold it */
-    int64_t step;            /* step index of the first rank's step containing it, -1 none */
+    uint64_t bytes;                                     /* message size per rank (count * datatype size) */
+    int32_t nranks;                                     /* ranks of the communicator */
+    int32_t nseen;                                      /* ranks whose traces hold it */
+    int64_t step;                                       /* step index of the first rank's step containing it, -1 none */
     uint64_t first_arrival_ns, last_arrival_ns, end_ns; /* aligned */
-    int32_t last_rank;       /* last-arriving rank */
-    double arrival_skew_s;   /* last - first arrival */
-    double dur_s;            /* last arrival -> last end: the collective's own time */
-    double algbw_gbps, busbw_gbps; /* nccl-tests formulas over dur_s; GB/s = 1e9 bytes/s */
-    double rs_s, ag_s;       /* ring: reduce-scatter and all-gather halves (0 when unknown) */
-    double reduce_s, bcast_s; /* tree: reduce (up) phase from the last arrival to the end of the last
+    int32_t last_rank;                                  /* last-arriving rank */
+    double arrival_skew_s;                              /* last - first arrival */
+    double dur_s;                                       /* last arrival -> last end: the collective's own time */
+    double algbw_gbps, busbw_gbps;                      /* nccl-tests formulas over dur_s; GB/s = 1e9 bytes/s */
+    double rs_s, ag_s;              /* ring: reduce-scatter and all-gather halves (0 when unknown) */
+    double reduce_s, bcast_s;       /* tree: reduce (up) phase from the last arrival to the end of the last
                                * rank's reduce, and the broadcast (down) after it (0 when unknown) */
     double intra_s, net_s, stall_s; /* split of dur_s */
-    int32_t stall_rank;      /* rank owning the worst-stalled QP, -1 none */
+    int32_t stall_rank;             /* rank owning the worst-stalled QP, -1 none */
     uint32_t stall_qp;
 };
 
 /* A rank arriving late at collectives. */
 struct rs_an_straggler {
     int32_t rank;
-    int persistent;          /* late in most steps */
-    uint64_t late_count;     /* collectives where it arrived last by more than the threshold */
-    uint64_t of;             /* collectives considered */
-    double mean_late_s;      /* mean lateness vs the second-to-last arrival */
-    double cost_s;           /* summed time other ranks waited for it, per rank (mean over ranks) */
+    int persistent;      /* late in most steps */
+    uint64_t late_count; /* collectives where it arrived last by more than the threshold */
+    uint64_t of;         /* collectives considered */
+    double mean_late_s;  /* mean lateness vs the second-to-last arrival */
+    double cost_s;       /* summed time other ranks waited for it, per rank (mean over ranks) */
     double cost_per_step_s;
 };
 
 /* A plain-words finding, ranked by cost. */
 struct rs_an_finding {
-    int cat;                 /* enum rs_cat it explains */
-    int32_t rank;            /* -1 all/none */
-    uint32_t qp;             /* 0 none */
-    double cost_s;           /* over the run, per rank (mean) */
-    double step_frac;        /* cost as a fraction of mean step time */
+    int cat;          /* enum rs_cat it explains */
+    int32_t rank;     /* -1 all/none */
+    uint32_t qp;      /* 0 none */
+    double cost_s;    /* over the run, per rank (mean) */
+    double step_frac; /* cost as a fraction of mean step time */
     char text[RS_AN_TEXT];
 };
 
 struct rs_analysis {
     size_t nranks;
-    struct rs_an_rank *ranks;      /* sorted by rank */
+    struct rs_an_rank *ranks; /* sorted by rank */
     size_t ncolls;
-    struct rs_an_coll *colls;      /* sorted by first arrival */
+    struct rs_an_coll *colls; /* sorted by first arrival */
     size_t nstragglers;
     struct rs_an_straggler *stragglers;
-    size_t nfindings;              /* at most 3 */
+    size_t nfindings; /* at most 3 */
     struct rs_an_finding findings[3];
 
-    double attr[RS_CAT_COUNT];     /* mean over ranks of per-rank totals */
-    double step_mean_s;            /* mean step time over ranks and steps */
-    uint64_t nsteps;               /* steps per rank (max) */
-    char step_source[32];          /* "nvtx ProfilerStep", "marker NAME", "collectives", "verbs", "none" */
-    double link_gbps;              /* rate used for ideal transfer times */
-    char link_source[48];          /* "host fact ib/...", "--link-gbps", "softnic", "default" */
-    double residual_skew_s;        /* max |end - median end| over joined collectives after alignment */
-    double anchor_skew_s;          /* same, with REALTIME anchors only */
-    uint64_t events;               /* all events read */
+    double attr[RS_CAT_COUNT]; /* mean over ranks of per-rank totals */
+    double step_mean_s;        /* mean step time over ranks and steps */
+    uint64_t nsteps;           /* steps per rank (max) */
+    char step_source[32];      /* "nvtx ProfilerStep", "marker NAME", "collectives", "verbs", "none" */
+    double link_gbps;          /* rate used for ideal transfer times */
+    char link_source[48];      /* "host fact ib/...", "--link-gbps", "softnic", "default" */
+    double residual_skew_s;    /* max |end - median end| over joined collectives after alignment */
+    double anchor_skew_s;      /* same, with REALTIME anchors only */
+    uint64_t events;           /* all events read */
     uint64_t drops;
-    int partial;                   /* some input truncated/corrupt/unreadable */
-    int gd_verdict;                /* run-level */
-    size_t gpu_ranks;              /* ranks with GPU activity traced (kernels, copies); 0: a host-only program
+    int partial;                    /* some input truncated/corrupt/unreadable */
+    int gd_verdict;                 /* run-level */
+    size_t gpu_ranks;               /* ranks with GPU activity traced (kernels, copies); 0: a host-only program
                                     * (e.g. verbs from host memory): "other" is host work and waits, and
                                     * GPUDirect NOT USED is no finding */
-    uint64_t run_start_realtime_ns;/* realtime of run clock 0 */
+    uint64_t run_start_realtime_ns; /* realtime of run clock 0 */
     size_t nwarnings;
     char warnings[8][RS_AN_TEXT];
-    size_t nhostchecks;            /* doctor's WARN/FAIL verdicts on the recorded host facts, per host */
+    size_t nhostchecks; /* doctor's WARN/FAIL verdicts on the recorded host facts, per host */
     struct rs_an_hostcheck *hostchecks;
 };
 
 /* A WARN/FAIL verdict of doctor's checks (doctor/doctor_checks.h) run on a host's HOST_FACT snapshot. */
 struct rs_an_hostcheck {
     char host[64];
-    int fail;                /* 1 FAIL, 0 WARN */
-    char check[32];          /* "gdr.peermem", "rdma.port", ... (docs/doctor.md) */
+    int fail;       /* 1 FAIL, 0 WARN */
+    char check[32]; /* "gdr.peermem", "rdma.port", ... (docs/doctor.md) */
     char subject[64];
     char msg[RS_AN_TEXT];
     char fix[RS_AN_TEXT];
@@ -197,15 +198,15 @@ struct rs_report_opts {
 
 /* Analyse PATHs (files or directories). Returns 0 and *out on success (even when partial: see
  * out->partial), -1 with a one-line message in err when nothing could be analysed. */
-int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths, struct rs_analysis **out,
-               char *err, size_t errlen);
+int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths, struct rs_analysis **out, char *err,
+               size_t errlen);
 void rs_analysis_free(struct rs_analysis *a);
 
 /* One step across ranks (by position in each rank's step list): for "per step" views. */
 struct rs_an_runstep {
-    int64_t id;              /* the first rank's step id */
-    size_t nranks;           /* ranks that have this step */
-    double mean_s, max_s;    /* step time over ranks */
+    int64_t id;           /* the first rank's step id */
+    size_t nranks;        /* ranks that have this step */
+    double mean_s, max_s; /* step time over ranks */
     int32_t slowest_rank;
     double attr[RS_CAT_COUNT]; /* mean over ranks, seconds */
 };

@@ -38,8 +38,7 @@ const char *rs_an_input_name(int st)
 
 void an_warn(struct rs_analysis *a, const char *fmt, ...)
 {
-    if (a->nwarnings >= sizeof a->warnings / sizeof a->warnings[0])
-        return;
+    if (a->nwarnings >= sizeof a->warnings / sizeof a->warnings[0]) return;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(a->warnings[a->nwarnings++], RS_AN_TEXT, fmt, ap);
@@ -61,8 +60,7 @@ static void rank_free(struct an_rank *r)
     free(r->colls);
     free(r->qps);
     free(r->lsteps);
-    for (size_t i = 0; i < r->nchecks; i++)
-        free(r->checks[i].s);
+    for (size_t i = 0; i < r->nchecks; i++) free(r->checks[i].s);
     free(r->checks);
 }
 
@@ -79,8 +77,7 @@ static void *worker(void *arg)
     struct work *w = arg;
     for (;;) {
         int i = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED);
-        if (i >= w->nfiles)
-            break;
+        if (i >= w->nfiles) break;
         an_load_rank(w->files[i], w->o, w->o->link_gbps, &w->ranks[i], &w->events);
         __atomic_add_fetch(&w->done, 1, __ATOMIC_RELEASE);
     }
@@ -112,8 +109,7 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
     char **files = NULL;
     int nf = rs_expand_paths(npaths, paths, &files, err, errlen);
-    if (nf < 0)
-        return -1;
+    if (nf < 0) return -1;
     if (nf == 0) {
         snprintf(err, errlen, "no trace files given");
         return -1;
@@ -126,17 +122,13 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
         return -1;
     }
     int nt = opts->threads > 0 ? opts->threads : 2;
-    if (nt > nf)
-        nt = nf;
+    if (nt > nf) nt = nf;
     pthread_t th[64];
-    if (nt > 64)
-        nt = 64;
+    if (nt > 64) nt = 64;
     int started = 0;
     for (int i = 0; i < nt; i++)
-        if (pthread_create(&th[started], NULL, worker, &w) == 0)
-            started++;
-    if (!started)
-        worker(&w);
+        if (pthread_create(&th[started], NULL, worker, &w) == 0) started++;
+    if (!started) worker(&w);
     double t0 = now_s();
     int shown = 0;
     /* without progress to show, just wait for the workers (polling would add up to 100 ms of wall time) */
@@ -151,10 +143,8 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
             shown = 1;
         }
     }
-    for (int i = 0; i < started; i++)
-        pthread_join(th[i], NULL);
-    if (shown)
-        fprintf(stderr, "\rrailscope: report: %d files read%30s\n", nf, "");
+    for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+    if (shown) fprintf(stderr, "\rrailscope: report: %d files read%30s\n", nf, "");
 
     struct rs_analysis *a = calloc(1, sizeof *a);
     if (!a) {
@@ -173,28 +163,24 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
         int o = 0;
         for (int i = 0; i < nf; i++) {
             struct an_rank *r = &w.ranks[i];
-            if (r->out.rank < 0 && r->out.input != RS_AN_UNREADABLE && !r->has_gpu && !r->has_verbs &&
-                !r->has_nccl && !r->ncolls) {
+            if (r->out.rank < 0 && r->out.input != RS_AN_UNREADABLE && !r->has_gpu && !r->has_verbs && !r->has_nccl &&
+                !r->ncolls) {
                 rank_free(r);
                 continue;
             }
             w.ranks[o++] = w.ranks[i];
         }
         nf = o;
-    } else
-        idle = 0;
+    } else idle = 0;
     /* Ranks without a rank number in their header get the numbers after the highest known one. */
     int32_t maxr = -1;
     int readable = 0;
     for (int i = 0; i < nf; i++) {
-        if (w.ranks[i].out.rank > maxr)
-            maxr = w.ranks[i].out.rank;
-        if (w.ranks[i].out.input != RS_AN_UNREADABLE)
-            readable++;
+        if (w.ranks[i].out.rank > maxr) maxr = w.ranks[i].out.rank;
+        if (w.ranks[i].out.input != RS_AN_UNREADABLE) readable++;
     }
     for (int i = 0; i < nf; i++)
-        if (w.ranks[i].out.rank < 0)
-            w.ranks[i].out.rank = ++maxr;
+        if (w.ranks[i].out.rank < 0) w.ranks[i].out.rank = ++maxr;
     qsort(w.ranks, (size_t)nf, sizeof *w.ranks, cmp_rank);
     for (int i = 0; i < nf; i++) {
         struct an_rank *r = &w.ranks[i];
@@ -209,9 +195,7 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
     }
     if (idle)
         an_warn(a, "left out %d process%s with no rank and no traced activity (launchers)", idle, idle > 1 ? "es" : "");
-    if (a->drops)
-        an_warn(a, "the tracer dropped %llu events: results may be incomplete",
-                (unsigned long long)a->drops);
+    if (a->drops) an_warn(a, "the tracer dropped %llu events: results may be incomplete", (unsigned long long)a->drops);
     if (!readable) {
         snprintf(err, errlen, "no readable trace among %d file%s (%s: %s)", nf, nf > 1 ? "s" : "", w.ranks[0].out.path,
                  w.ranks[0].err);
@@ -221,8 +205,7 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
     }
     /* Link rate: the option, else the recorded port rate, else a default (said so). */
     int any_net = 0;
-    for (int i = 0; i < nf; i++)
-        any_net |= w.ranks[i].nqps > 0;
+    for (int i = 0; i < nf; i++) any_net |= w.ranks[i].nqps > 0;
     if (opts->link_gbps > 0) {
         a->link_gbps = opts->link_gbps;
         snprintf(a->link_source, sizeof a->link_source, "--link-gbps");
@@ -235,23 +218,18 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
         if (a->link_gbps <= 0) {
             a->link_gbps = 100;
             snprintf(a->link_source, sizeof a->link_source, "default (not recorded)");
-            if (any_net)
-                an_warn(a, "no link rate recorded in the traces: assuming 100 Gb/s (use --link-gbps)");
+            if (any_net) an_warn(a, "no link rate recorded in the traces: assuming 100 Gb/s (use --link-gbps)");
         }
     }
     /* Host checks: one set per host (the first rank of each host that has a snapshot). */
     for (int i = 0; i < nf; i++) {
         struct an_rank *r = &w.ranks[i];
-        if (!r->nchecks)
-            continue;
+        if (!r->nchecks) continue;
         int seen = 0;
-        for (size_t k = 0; k < a->nhostchecks && !seen; k++)
-            seen = !strcmp(a->hostchecks[k].host, r->out.host);
-        if (seen)
-            continue;
+        for (size_t k = 0; k < a->nhostchecks && !seen; k++) seen = !strcmp(a->hostchecks[k].host, r->out.host);
+        if (seen) continue;
         struct rs_an_hostcheck *nh = realloc(a->hostchecks, (a->nhostchecks + r->nchecks) * sizeof *nh);
-        if (!nh)
-            break;
+        if (!nh) break;
         a->hostchecks = nh;
         for (size_t k = 0; k < r->nchecks; k++)
             an_chk_expand(&r->checks[k], r->out.host, &a->hostchecks[a->nhostchecks + k]);
@@ -263,19 +241,19 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
         stepns += w.ranks[i].steps_ns;
     }
     if (untraced)
-        an_warn(a, "kernels were recorded in sampling windows: %.0f %% of step time lies outside them and is "
-                   "counted as other, not idle", stepns ? 100.0 * (double)untraced / (double)stepns : 0);
+        an_warn(a,
+                "kernels were recorded in sampling windows: %.0f %% of step time lies outside them and is "
+                "counted as other, not idle",
+                stepns ? 100.0 * (double)untraced / (double)stepns : 0);
     uint64_t lost = 0;
-    for (int i = 0; i < nf; i++)
-        lost += w.ranks[i].lost_wrs;
+    for (int i = 0; i < nf; i++) lost += w.ranks[i].lost_wrs;
     if (lost)
         an_warn(a, "%llu send work requests were never completed (more than %d outstanding on a QP): left out",
                 (unsigned long long)lost, AN_PEND_MAX_PUBLIC);
     int from_calls = 0, nohash = 0;
     for (int i = 0; i < nf; i++) {
         from_calls += w.ranks[i].coll_source[0] != 0;
-        for (size_t k = 0; k < w.ranks[i].ncolls; k++)
-            nohash += !w.ranks[i].colls[k].comm_hash;
+        for (size_t k = 0; k < w.ranks[i].ncolls; k++) nohash += !w.ranks[i].colls[k].comm_hash;
     }
     if (from_calls)
         an_warn(a, "%d rank%s without NCCL profiler records: collectives from the NCCL API calls", from_calls,
@@ -292,8 +270,7 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
 
 void rs_analysis_free(struct rs_analysis *a)
 {
-    if (!a)
-        return;
+    if (!a) return;
     for (size_t i = 0; i < a->nranks; i++) {
         free(a->ranks[i].steps);
         free(a->ranks[i].qps);
@@ -309,35 +286,29 @@ size_t rs_an_run_steps(const struct rs_analysis *a, struct rs_an_runstep **out)
 {
     size_t n = 0;
     for (size_t i = 0; i < a->nranks; i++)
-        if (a->ranks[i].nsteps > n)
-            n = a->ranks[i].nsteps;
+        if (a->ranks[i].nsteps > n) n = a->ranks[i].nsteps;
     *out = calloc(n ? n : 1, sizeof **out);
-    if (!*out)
-        return 0;
+    if (!*out) return 0;
     for (size_t k = 0; k < n; k++) {
         struct rs_an_runstep *x = &(*out)[k];
         x->slowest_rank = -1;
         for (size_t i = 0; i < a->nranks; i++) {
             const struct rs_an_rank *r = &a->ranks[i];
-            if (k >= r->nsteps)
-                continue;
+            if (k >= r->nsteps) continue;
             const struct rs_an_step *s = &r->steps[k];
             double d = (double)(s->end_ns - s->start_ns) * 1e-9;
-            if (!x->nranks)
-                x->id = s->id;
+            if (!x->nranks) x->id = s->id;
             x->nranks++;
             x->mean_s += d;
             if (d > x->max_s) {
                 x->max_s = d;
                 x->slowest_rank = r->rank;
             }
-            for (int c = 0; c < RS_CAT_COUNT; c++)
-                x->attr[c] += s->attr[c];
+            for (int c = 0; c < RS_CAT_COUNT; c++) x->attr[c] += s->attr[c];
         }
         if (x->nranks) {
             x->mean_s /= (double)x->nranks;
-            for (int c = 0; c < RS_CAT_COUNT; c++)
-                x->attr[c] /= (double)x->nranks;
+            for (int c = 0; c < RS_CAT_COUNT; c++) x->attr[c] /= (double)x->nranks;
         }
     }
     return n;

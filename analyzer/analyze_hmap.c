@@ -26,8 +26,7 @@ static void hm_grow(struct hmap *m)
     for (size_t i = 0; i < ocap; i++)
         if (o[i].k != HM_EMPTY) {
             size_t j = hm_home(o[i].k, mask);
-            while (m->s[j].k != HM_EMPTY)
-                j = (j + 1) & mask;
+            while (m->s[j].k != HM_EMPTY) j = (j + 1) & mask;
             m->s[j] = o[i];
         }
     free(o);
@@ -40,13 +39,10 @@ void hm_put(struct hmap *m, uint64_t k, uint64_t v)
         m->zero_v = v;
         return;
     }
-    if ((m->n + 1) * 2 > m->cap)
-        hm_grow(m);
+    if ((m->n + 1) * 2 > m->cap) hm_grow(m);
     size_t mask = m->cap - 1, i = hm_home(k, mask);
-    while (m->s[i].k != HM_EMPTY && m->s[i].k != k)
-        i = (i + 1) & mask;
-    if (m->s[i].k == HM_EMPTY)
-        m->n++;
+    while (m->s[i].k != HM_EMPTY && m->s[i].k != k) i = (i + 1) & mask;
+    if (m->s[i].k == HM_EMPTY) m->n++;
     m->s[i].k = k;
     m->s[i].v = v;
 }
@@ -54,12 +50,10 @@ void hm_put(struct hmap *m, uint64_t k, uint64_t v)
 int hm_get(const struct hmap *m, uint64_t k, uint64_t *v)
 {
     if (k == HM_EMPTY) {
-        if (m->zero_used)
-            *v = m->zero_v;
+        if (m->zero_used) *v = m->zero_v;
         return m->zero_used;
     }
-    if (!m->cap)
-        return 0;
+    if (!m->cap) return 0;
     size_t mask = m->cap - 1, i = hm_home(k, mask);
     for (; m->s[i].k != HM_EMPTY; i = (i + 1) & mask)
         if (m->s[i].k == k) {
@@ -76,13 +70,10 @@ void hm_del(struct hmap *m, uint64_t k)
         m->zero_used = 0;
         return;
     }
-    if (!m->cap)
-        return;
+    if (!m->cap) return;
     size_t mask = m->cap - 1, i = hm_home(k, mask);
-    while (m->s[i].k != HM_EMPTY && m->s[i].k != k)
-        i = (i + 1) & mask;
-    if (m->s[i].k == HM_EMPTY)
-        return;
+    while (m->s[i].k != HM_EMPTY && m->s[i].k != k) i = (i + 1) & mask;
+    if (m->s[i].k == HM_EMPTY) return;
     m->s[i].k = HM_EMPTY;
     m->n--;
     for (size_t j = (i + 1) & mask; m->s[j].k != HM_EMPTY; j = (j + 1) & mask) {

@@ -13,7 +13,7 @@
 /* A send WR of at most this many bytes is control (zero-byte credit SENDs, WRITE_WITH_IMM notifications,
  * NCCL's FIFO/CTS entries): its wire time is nanoseconds at any link rate, so its outstanding time is
  * waiting for the peer, never a network stall (docs/report.md, "Control work requests"). */
-#define AN_CTRL_BYTES 64
+#define AN_CTRL_BYTES      64
 
 /* ---- growable arrays ---- */
 void *an_grow(void *p, size_t *cap, size_t need, size_t elem); /* aborts the process on OOM */
@@ -21,18 +21,21 @@ void *an_grow(void *p, size_t *cap, size_t need, size_t elem); /* aborts the pro
     (((n) >= (cap) ? (void)((arr) = an_grow((arr), &(cap), (n) + 1, sizeof *(arr))) : (void)0), &(arr)[(n)++])
 
 /* ---- interval sets: [a, b) in ns ---- */
-struct iv { uint64_t a, b; };
-struct ivec { struct iv *v; size_t n, cap; };
+struct iv {
+    uint64_t a, b;
+};
+struct ivec {
+    struct iv *v;
+    size_t n, cap;
+};
 void iv_push(struct ivec *s, uint64_t a, uint64_t b);
 /* Add [a, b). Back-to-back work on one stream arrives in order: the common case extends the last interval
  * (inline: it runs once per kernel/copy) instead of growing the set. */
 static inline void iv_add(struct ivec *s, uint64_t a, uint64_t b)
 {
-    if (b <= a)
-        return;
+    if (b <= a) return;
     if (s->n && a >= s->v[s->n - 1].a && a <= s->v[s->n - 1].b) {
-        if (b > s->v[s->n - 1].b)
-            s->v[s->n - 1].b = b;
+        if (b > s->v[s->n - 1].b) s->v[s->n - 1].b = b;
         return;
     }
     iv_push(s, a, b);
@@ -51,18 +54,18 @@ uint64_t iv_total(const struct ivec *s);
 struct an_lcoll {
     uint64_t comm_hash, seq, handle;
     uint64_t bytes;
-    uint64_t host_ts;            /* NCCL_COLL (enqueue) time */
-    uint64_t kstart, kend;       /* GPU interval (NCCL kernel, else proxy ops, else enqueue) */
-    uint64_t rs_end;             /* end of the reduce-scatter half (ring, from send proxy steps), 0 unknown */
-    uint64_t up_end;             /* tree: end of this rank's reduce (up) phase, from proxy ops, 0 unknown */
-    int32_t nranks, step;        /* step index on this rank, -1 none */
-    int32_t timed;               /* 1 when the interval is GPU/proxy time, 0 = only the enqueue call */
+    uint64_t host_ts;      /* NCCL_COLL (enqueue) time */
+    uint64_t kstart, kend; /* GPU interval (NCCL kernel, else proxy ops, else enqueue) */
+    uint64_t rs_end;       /* end of the reduce-scatter half (ring, from send proxy steps), 0 unknown */
+    uint64_t up_end;       /* tree: end of this rank's reduce (up) phase, from proxy ops, 0 unknown */
+    int32_t nranks, step;  /* step index on this rank, -1 none */
+    int32_t timed;         /* 1 when the interval is GPU/proxy time, 0 = only the enqueue call */
     char func[24], algo[16];
     /* network in this collective: the busiest send QP */
     uint32_t qp;
     uint64_t qp_bytes, qp_busy;
-    uint64_t net_bytes;          /* all send bytes of this rank in the collective */
-    struct iv exp[AN_EXP];       /* exposed (not hidden by compute) parts, clipped to the step */
+    uint64_t net_bytes;    /* all send bytes of this rank in the collective */
+    struct iv exp[AN_EXP]; /* exposed (not hidden by compute) parts, clipped to the step */
     int nexp;
 };
 
@@ -79,9 +82,9 @@ struct an_qpacc {
 /* Per-step local attribution before the collective split (ns). */
 struct an_lstep {
     int64_t id;
-    uint64_t start, end;          /* local clock */
-    uint64_t t[RS_CAT_COUNT];     /* PEER_WAIT/INTRA/NET/STALL of collectives added in the join */
-    uint64_t coll_exposed;        /* to be split */
+    uint64_t start, end;            /* local clock */
+    uint64_t t[RS_CAT_COUNT];       /* PEER_WAIT/INTRA/NET/STALL of collectives added in the join */
+    uint64_t coll_exposed;          /* to be split */
     uint64_t free_busy, free_bytes; /* network sends outside collectives: busy time, bytes */
 };
 
@@ -96,30 +99,30 @@ void an_chk_expand(const struct an_chk *c, const char *host, struct rs_an_hostch
 
 /* What survives of a rank after its pass. */
 struct an_rank {
-    struct rs_an_rank out;        /* filled progressively; steps/qps allocated at the end */
+    struct rs_an_rank out; /* filled progressively; steps/qps allocated at the end */
     char boot_id[64];
-    int64_t anchor_offset;        /* realtime - mono (median of CLOCK anchors) */
+    int64_t anchor_offset; /* realtime - mono (median of CLOCK anchors) */
     int have_anchor;
-    double link_gbps;             /* from this rank's host facts, 0 unknown */
+    double link_gbps; /* from this rank's host facts, 0 unknown */
     char link_fact[48];
-    int peermem;                  /* -1 unknown, 0 absent, 1 loaded */
+    int peermem; /* -1 unknown, 0 absent, 1 loaded */
     int has_gpu, has_verbs, has_nccl;
     char step_source[32];
-    char coll_source[32];         /* "" = NCCL profiler plugin records */
+    char coll_source[32]; /* "" = NCCL profiler plugin records */
     size_t nlsteps;
     struct an_lstep *lsteps;
     size_t ncolls;
     struct an_lcoll *colls;
     size_t nqps;
     struct an_qpacc *qps;
-    uint64_t bounce_copy_ns;      /* time of device<->host copies adjacent to network WRs */
-    uint64_t free_net_bytes;      /* send bytes outside collectives (verbs-only programs) */
-    uint64_t untraced_ns;         /* step time outside kernel-tracing windows, counted as other */
+    uint64_t bounce_copy_ns; /* time of device<->host copies adjacent to network WRs */
+    uint64_t free_net_bytes; /* send bytes outside collectives (verbs-only programs) */
+    uint64_t untraced_ns;    /* step time outside kernel-tracing windows, counted as other */
     uint64_t steps_ns;
-    uint64_t lost_wrs;            /* sends never completed beyond the per-QP outstanding limit */
-    char err[RS_AN_TEXT];         /* unreadable: why */
-    size_t nchecks;               /* doctor's WARN/FAIL verdicts on this rank's host facts, compact (a */
-    struct an_chk *checks;        /* 1024-rank run keeps ~16 per rank until the join): an_chk_expand */
+    uint64_t lost_wrs;     /* sends never completed beyond the per-QP outstanding limit */
+    char err[RS_AN_TEXT];  /* unreadable: why */
+    size_t nchecks;        /* doctor's WARN/FAIL verdicts on this rank's host facts, compact (a */
+    struct an_chk *checks; /* 1024-rank run keeps ~16 per rank until the join): an_chk_expand */
 };
 
 /* Read one file and reduce it (analyze_load.c + analyze_local.c). Never fails: an unreadable file gives

@@ -8,11 +8,9 @@
 
 void *an_grow(void *p, size_t *cap, size_t need, size_t elem)
 {
-    if (need <= *cap)
-        return p;
+    if (need <= *cap) return p;
     size_t nc = *cap ? *cap * 2 : 16;
-    while (nc < need)
-        nc *= 2;
+    while (nc < need) nc *= 2;
     void *q = realloc(p, nc * elem);
     if (!q) {
         fprintf(stderr, "railscope: out of memory\n");
@@ -37,21 +35,16 @@ static int iv_cmp(const void *x, const void *y)
 
 void iv_normalize(struct ivec *s)
 {
-    if (s->n < 2)
-        return;
+    if (s->n < 2) return;
     /* Most producers append in time order: skip the sort when already sorted. */
     int sorted = 1;
-    for (size_t i = 1; i < s->n && sorted; i++)
-        sorted = s->v[i].a >= s->v[i - 1].a;
-    if (!sorted)
-        qsort(s->v, s->n, sizeof *s->v, iv_cmp);
+    for (size_t i = 1; i < s->n && sorted; i++) sorted = s->v[i].a >= s->v[i - 1].a;
+    if (!sorted) qsort(s->v, s->n, sizeof *s->v, iv_cmp);
     size_t o = 0;
     for (size_t i = 1; i < s->n; i++) {
         if (s->v[i].a <= s->v[o].b) {
-            if (s->v[i].b > s->v[o].b)
-                s->v[o].b = s->v[i].b;
-        } else
-            s->v[++o] = s->v[i];
+            if (s->v[i].b > s->v[o].b) s->v[o].b = s->v[i].b;
+        } else s->v[++o] = s->v[i];
     }
     s->n = o + 1;
 }
@@ -68,10 +61,8 @@ static size_t iv_first(const struct ivec *s, uint64_t t)
     size_t lo = 0, hi = s->n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (s->v[mid].b <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
+        if (s->v[mid].b <= t) lo = mid + 1;
+        else hi = mid;
     }
     return lo;
 }
@@ -81,8 +72,7 @@ uint64_t iv_cover(const struct ivec *s, uint64_t a, uint64_t b)
     uint64_t sum = 0;
     for (size_t i = iv_first(s, a); i < s->n && s->v[i].a < b; i++) {
         uint64_t x = s->v[i].a > a ? s->v[i].a : a, y = s->v[i].b < b ? s->v[i].b : b;
-        if (y > x)
-            sum += y - x;
+        if (y > x) sum += y - x;
     }
     return sum;
 }
@@ -90,8 +80,7 @@ uint64_t iv_cover(const struct ivec *s, uint64_t a, uint64_t b)
 uint64_t iv_total(const struct ivec *s)
 {
     uint64_t t = 0;
-    for (size_t i = 0; i < s->n; i++)
-        t += s->v[i].b - s->v[i].a;
+    for (size_t i = 0; i < s->n; i++) t += s->v[i].b - s->v[i].a;
     return t;
 }
 
@@ -102,13 +91,10 @@ static void iv_sub(struct ivec *io, const struct ivec *m)
     for (size_t i = 0; i < io->n; i++) {
         uint64_t a = io->v[i].a, b = io->v[i].b;
         for (size_t j = iv_first(m, a); j < m->n && m->v[j].a < b && a < b; j++) {
-            if (m->v[j].a > a)
-                iv_add(&out, a, m->v[j].a);
-            if (m->v[j].b > a)
-                a = m->v[j].b;
+            if (m->v[j].a > a) iv_add(&out, a, m->v[j].a);
+            if (m->v[j].b > a) a = m->v[j].b;
         }
-        if (a < b)
-            iv_add(&out, a, b);
+        if (a < b) iv_add(&out, a, b);
     }
     free(io->v);
     *io = out;
@@ -122,6 +108,5 @@ void iv_clip_minus(const struct ivec *s, uint64_t a, uint64_t b, const struct iv
         uint64_t x = s->v[i].a > a ? s->v[i].a : a, y = s->v[i].b < b ? s->v[i].b : b;
         iv_add(out, x, y);
     }
-    for (int k = 0; k < nminus && out->n; k++)
-        iv_sub(out, minus[k]);
+    for (int k = 0; k < nminus && out->n; k++) iv_sub(out, minus[k]);
 }

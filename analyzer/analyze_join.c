@@ -11,13 +11,15 @@
 
 /* A rank's collective in a joined group; kend copied in (the clock refinement reads it in several passes,
  * and the ranks' collective arrays are scattered over the heap). */
-struct member { uint32_t g, r, c; uint64_t kend; };
+struct member {
+    uint32_t g, r, c;
+    uint64_t kend;
+};
 
 static int cmp_member(const void *x, const void *y)
 {
     const struct member *a = x, *b = y;
-    if (a->g != b->g)
-        return a->g < b->g ? -1 : 1;
+    if (a->g != b->g) return a->g < b->g ? -1 : 1;
     return a->r < b->r ? -1 : a->r > b->r;
 }
 static int cmp_dbl(const void *x, const void *y)
@@ -30,8 +32,7 @@ static int cmp_dbl(const void *x, const void *y)
  * one qsort(cmp_dbl) gives, without a call per comparison. tmp holds n doubles. */
 static void dsort(double *b, size_t n, double *tmp)
 {
-    if (n <= 1)
-        return;
+    if (n <= 1) return;
     size_t n1 = n / 2, n2 = n - n1;
     double *b1 = b, *b2 = b + n1, *t = tmp;
     dsort(b1, n1, tmp);
@@ -45,22 +46,18 @@ static void dsort(double *b, size_t n, double *tmp)
             n2--;
         }
     }
-    if (n1 > 0)
-        memcpy(t, b1, n1 * sizeof *b);
+    if (n1 > 0) memcpy(t, b1, n1 * sizeof *b);
     memcpy(b, tmp, (n - n2) * sizeof *b);
 }
 
 static double median(double *v, size_t n)
 {
-    if (!n)
-        return 0;
+    if (!n) return 0;
     double small[256], *tmp = n <= 256 ? small : malloc(n * sizeof *tmp);
     if (tmp) {
         dsort(v, n, tmp);
-        if (tmp != small)
-            free(tmp);
-    } else
-        qsort(v, n, sizeof *v, cmp_dbl);
+        if (tmp != small) free(tmp);
+    } else qsort(v, n, sizeof *v, cmp_dbl);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
@@ -75,10 +72,8 @@ static uint64_t coll_key(const struct an_lcoll *c)
 /* busbw factor, nccl-tests conventions (peers-and-formats.md A5). */
 static double bus_factor(const char *func, int n)
 {
-    if (n < 2)
-        return 1;
-    if (!strcmp(func, "AllReduce"))
-        return 2.0 * (n - 1) / n;
+    if (n < 2) return 1;
+    if (!strcmp(func, "AllReduce")) return 2.0 * (n - 1) / n;
     if (!strcmp(func, "ReduceScatter") || !strcmp(func, "AllGather") || !strcmp(func, "AlltoAll"))
         return (double)(n - 1) / n;
     return 1;
@@ -91,14 +86,11 @@ static double end_spread(struct member *m, size_t nm, const double *off, double 
     size_t ns = 0;
     for (size_t i = 0; i < nm;) {
         size_t j = i;
-        while (j < nm && m[j].g == m[i].g)
-            j++;
+        while (j < nm && m[j].g == m[i].g) j++;
         if (j - i >= 2) {
-            for (size_t k = i; k < j; k++)
-                tmp[k - i] = (double)m[k].kend + off[m[k].r];
+            for (size_t k = i; k < j; k++) tmp[k - i] = (double)m[k].kend + off[m[k].r];
             double med = median(tmp, j - i), mx = 0;
-            for (size_t k = 0; k < j - i; k++)
-                mx = fmax(mx, fabs(tmp[k] - med));
+            for (size_t k = 0; k < j - i; k++) mx = fmax(mx, fabs(tmp[k] - med));
             sp[ns++] = mx;
         }
         i = j;
@@ -117,10 +109,8 @@ static void refine_clocks(struct rs_analysis *a, struct member *m, size_t nm, st
     for (size_t i = 0; i < n; i++) {
         const char *key = R[i].boot_id[0] ? R[i].boot_id : R[i].out.host;
         size_t g = 0;
-        while (g < ng && strcmp(gname[g], key))
-            g++;
-        if (g == ng)
-            gname[ng++] = key;
+        while (g < ng && strcmp(gname[g], key)) g++;
+        if (g == ng) gname[ng++] = key;
         grp[i] = (int)g;
     }
     /* a group can exceed n (several communicators without a hash): size by members */
@@ -131,23 +121,18 @@ static void refine_clocks(struct rs_analysis *a, struct member *m, size_t nm, st
         double *d = malloc((nm + 1) * sizeof *d), *corr = malloc(ng * sizeof *corr);
         for (int round = 0; round < 3; round++) {
             memset(cnt, 0, ng * sizeof *cnt);
-            for (size_t i = 0; i < nm; i++)
-                cnt[grp[m[i].r]]++;
+            for (size_t i = 0; i < nm; i++) cnt[grp[m[i].r]]++;
             pos[0] = 0;
-            for (size_t g = 0; g < ng; g++)
-                pos[g + 1] = pos[g] + cnt[g];
+            for (size_t g = 0; g < ng; g++) pos[g + 1] = pos[g] + cnt[g];
             memset(cnt, 0, ng * sizeof *cnt);
             size_t used = 0;
             for (size_t i = 0; i < nm;) {
                 size_t j = i;
-                while (j < nm && m[j].g == m[i].g)
-                    j++;
+                while (j < nm && m[j].g == m[i].g) j++;
                 int multi = 0;
-                for (size_t k = i + 1; k < j; k++)
-                    multi |= grp[m[k].r] != grp[m[i].r];
+                for (size_t k = i + 1; k < j; k++) multi |= grp[m[k].r] != grp[m[i].r];
                 if (multi) {
-                    for (size_t k = i; k < j; k++)
-                        tmp[k - i] = (double)m[k].kend + off[m[k].r];
+                    for (size_t k = i; k < j; k++) tmp[k - i] = (double)m[k].kend + off[m[k].r];
                     double med = median(tmp, j - i);
                     for (size_t k = i; k < j; k++) {
                         int g = grp[m[k].r];
@@ -157,10 +142,8 @@ static void refine_clocks(struct rs_analysis *a, struct member *m, size_t nm, st
                 }
                 i = j;
             }
-            if (!used)
-                break;
-            for (size_t g = 0; g < ng; g++)
-                corr[g] = median(d + pos[g], cnt[g]);
+            if (!used) break;
+            for (size_t g = 0; g < ng; g++) corr[g] = median(d + pos[g], cnt[g]);
             double c0[ng];
             memcpy(c0, corr, ng * sizeof *corr);
             double gauge = median(c0, ng);
@@ -186,12 +169,10 @@ static void stragglers(struct rs_analysis *a, const double *late_count, const do
 {
     size_t ns = 0;
     for (size_t i = 0; i < n; i++)
-        if (late_count[i] > 0)
-            ns++;
+        if (late_count[i] > 0) ns++;
     a->stragglers = calloc(ns ? ns : 1, sizeof *a->stragglers);
     for (size_t i = 0; i < n; i++) {
-        if (late_count[i] <= 0)
-            continue;
+        if (late_count[i] <= 0) continue;
         struct rs_an_straggler *s = &a->stragglers[a->nstragglers++];
         s->rank = R[i].out.rank;
         s->late_count = (uint64_t)late_count[i];
@@ -221,7 +202,8 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
         noanchor += !R[i].have_anchor && R[i].out.input != RS_AN_UNREADABLE;
     }
     if (noanchor)
-        an_warn(a, "%d rank file%s without clock anchors: their times are not aligned", noanchor, noanchor > 1 ? "s" : "");
+        an_warn(a, "%d rank file%s without clock anchors: their times are not aligned", noanchor,
+                noanchor > 1 ? "s" : "");
 
     /* join collectives */
     size_t nm = 0, mcap = 0;
@@ -238,20 +220,16 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
             *AN_PUSH(m, nm, mcap) = (struct member){(uint32_t)g, (uint32_t)r, (uint32_t)c, R[r].colls[c].kend};
         }
     hm_free(&gmap);
-    if (nm)
-        qsort(m, nm, sizeof *m, cmp_member);
+    if (nm) qsort(m, nm, sizeof *m, cmp_member);
     refine_clocks(a, m, nm, R, n, off);
 
     /* run clock zero: earliest aligned step start or collective */
     double t0 = INFINITY;
     for (size_t r = 0; r < n; r++) {
-        if (R[r].nlsteps)
-            t0 = fmin(t0, (double)R[r].lsteps[0].start + off[r]);
-        if (R[r].ncolls)
-            t0 = fmin(t0, (double)R[r].colls[0].kstart + off[r]);
+        if (R[r].nlsteps) t0 = fmin(t0, (double)R[r].lsteps[0].start + off[r]);
+        if (R[r].ncolls) t0 = fmin(t0, (double)R[r].colls[0].kstart + off[r]);
     }
-    if (!isfinite(t0))
-        t0 = 0;
+    if (!isfinite(t0)) t0 = 0;
     a->run_start_realtime_ns = (uint64_t)fmax(t0, 0);
     /* documented in analysis.h: tracer clock + clock_offset_ns = run clock (ns since run_start_realtime_ns) */
     for (size_t i = 0; i < n; i++)
@@ -268,8 +246,7 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
         }
     double step_mean_ns = steps_n ? steps_total / steps_n : 0;
     for (size_t r = 0; r < n; r++)
-        if (R[r].nlsteps > a->nsteps)
-            a->nsteps = R[r].nlsteps;
+        if (R[r].nlsteps > a->nsteps) a->nsteps = R[r].nlsteps;
 
     double rate_bpns = a->link_gbps / 8.0; /* bytes per ns */
     a->colls = calloc(ng ? ng : 1, sizeof *a->colls);
@@ -277,16 +254,14 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
            *cost = calloc(n, sizeof(double));
     uint64_t *late_steps = calloc(n, sizeof(uint64_t));
     int64_t *last_late_step = malloc(n * sizeof(int64_t));
-    for (size_t i = 0; i < n; i++)
-        last_late_step[i] = -1;
+    for (size_t i = 0; i < n; i++) last_late_step[i] = -1;
     uint64_t considered = 0;
     double *tmp = malloc((nm + 1) * sizeof *tmp);
     double late_thr = fmax(20e3, 0.01 * step_mean_ns);
 
     for (size_t i = 0; i < nm;) {
         size_t j = i;
-        while (j < nm && m[j].g == m[i].g)
-            j++;
+        while (j < nm && m[j].g == m[i].g) j++;
         struct rs_an_coll *gc = &a->colls[a->ncolls++];
         const struct an_lcoll *c0 = &R[m[i].r].colls[m[i].c];
         gc->comm_hash = c0->comm_hash;
@@ -312,8 +287,7 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
                 L2 = L;
                 L = arr;
                 last = R[m[k].r].out.rank;
-            } else if (arr > L2)
-                L2 = arr;
+            } else if (arr > L2) L2 = arr;
             end = fmax(end, e);
             if (c->qp_busy) {
                 double ideal = c->qp_bytes / rate_bpns, st = (double)c->qp_busy - ideal;
@@ -324,8 +298,7 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
                     stall_qp = c->qp;
                 }
             }
-            if (c->rs_end)
-                tmp[nrs++] = RUN(m[k].r, c->rs_end);
+            if (c->rs_end) tmp[nrs++] = RUN(m[k].r, c->rs_end);
             if (c->up_end) /* the reduce is over when the last rank (the root) has its children's sums */
                 up = fmax(up, RUN(m[k].r, c->up_end));
         }
@@ -336,8 +309,7 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
         gc->arrival_skew_s = (L - first) * 1e-9;
         gc->dur_s = fmax(end - L, 0) * 1e-9;
         int timed = 1;
-        for (size_t k = i; k < j; k++)
-            timed &= R[m[k].r].colls[m[k].c].timed;
+        for (size_t k = i; k < j; k++) timed &= R[m[k].r].colls[m[k].c].timed;
         if (gc->dur_s > 0 && timed && gc->nranks > 1) { /* enqueue-only intervals say nothing about bandwidth */
             gc->algbw_gbps = gc->bytes / gc->dur_s / 1e9;
             gc->busbw_gbps = gc->algbw_gbps * bus_factor(gc->func, gc->nranks);
@@ -363,8 +335,7 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
             if (L - L2 > late_thr) {
                 size_t lr = 0;
                 for (size_t k = i; k < j; k++)
-                    if (R[m[k].r].out.rank == last)
-                        lr = m[k].r;
+                    if (R[m[k].r].out.rank == last) lr = m[k].r;
                 late_count[lr] += 1;
                 late_sum[lr] += L - L2;
                 late_rank_idx = (long)lr;
@@ -380,8 +351,7 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
         for (size_t k = i; k < j; k++) {
             struct an_rank *rr = &R[m[k].r];
             const struct an_lcoll *c = &rr->colls[m[k].c];
-            if (c->step < 0 || (size_t)c->step >= rr->nlsteps)
-                continue;
+            if (c->step < 0 || (size_t)c->step >= rr->nlsteps) continue;
             struct an_lstep *st = &rr->lsteps[c->step];
             double arr = RUN(m[k].r, c->kstart), pw = 0, rest = 0;
             for (int q = 0; q < c->nexp; q++) {
@@ -398,8 +368,7 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
             st->t[RS_CAT_NET] += (uint64_t)llround(t_);
             st->t[RS_CAT_INTRA] += (uint64_t)llround(in_);
         }
-        if (late_rank_idx >= 0)
-            cost[late_rank_idx] += pw_sum / (double)(j - i);
+        if (late_rank_idx >= 0) cost[late_rank_idx] += pw_sum / (double)(j - i);
         i = j;
     }
     free(tmp);
@@ -414,10 +383,8 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
         struct an_rank *rr = &R[r];
         struct rs_an_rank *out = &a->ranks[r];
         *out = rr->out;
-        if (rr->has_gpu)
-            a->gpu_ranks++;
-        if (!src && rr->step_source[0])
-            src = rr->step_source;
+        if (rr->has_gpu) a->gpu_ranks++;
+        if (!src && rr->step_source[0]) src = rr->step_source;
         out->nsteps = rr->nlsteps;
         out->steps = calloc(rr->nlsteps ? rr->nlsteps : 1, sizeof *out->steps);
         for (size_t k = 0; k < rr->nlsteps; k++) {
@@ -426,8 +393,7 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
             uint64_t len = ls->end > ls->start ? ls->end - ls->start : 0;
             /* exposed collective time not claimed by a joined collective: intra-node */
             uint64_t split = ls->t[RS_CAT_PEER_WAIT] + ls->t[RS_CAT_STALL] + ls->t[RS_CAT_NET] + ls->t[RS_CAT_INTRA];
-            if (ls->coll_exposed > split)
-                ls->t[RS_CAT_INTRA] += ls->coll_exposed - split;
+            if (ls->coll_exposed > split) ls->t[RS_CAT_INTRA] += ls->coll_exposed - split;
             /* network sends outside collectives (verbs programs) */
             double ideal = ls->free_bytes / rate_bpns;
             uint64_t tr = (uint64_t)fmin(ideal, (double)ls->free_busy);
@@ -437,8 +403,7 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
             s->start_ns = (uint64_t)fmax(RUN(r, ls->start), 0);
             s->end_ns = s->start_ns + len;
             double sum = 0;
-            for (int cat = 0; cat < RS_CAT_COUNT; cat++)
-                sum += (double)ls->t[cat];
+            for (int cat = 0; cat < RS_CAT_COUNT; cat++) sum += (double)ls->t[cat];
             /* rounding and folded exposure parts: scale so the categories add up to the step exactly */
             double scale = sum > 0 ? (double)len / sum : 0;
             for (int cat = 0; cat < RS_CAT_COUNT; cat++) {
@@ -450,8 +415,7 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
         }
         out->step_mean_s = rr->nlsteps ? 0 : 0;
         double tot = 0;
-        for (int cat = 0; cat < RS_CAT_COUNT; cat++)
-            tot += out->attr[cat];
+        for (int cat = 0; cat < RS_CAT_COUNT; cat++) tot += out->attr[cat];
         out->step_mean_s = rr->nlsteps ? tot / rr->nlsteps : 0;
         /* QPs */
         out->nqps = rr->nqps;
@@ -476,11 +440,9 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
     for (size_t r = 0; r < n; r++)
         if (a->ranks[r].nsteps) {
             live++;
-            for (int cat = 0; cat < RS_CAT_COUNT; cat++)
-                a->attr[cat] += a->ranks[r].attr[cat];
+            for (int cat = 0; cat < RS_CAT_COUNT; cat++) a->attr[cat] += a->ranks[r].attr[cat];
         }
-    for (int cat = 0; cat < RS_CAT_COUNT && live; cat++)
-        a->attr[cat] /= (double)live;
+    for (int cat = 0; cat < RS_CAT_COUNT && live; cat++) a->attr[cat] /= (double)live;
     a->step_mean_s = step_cnt ? step_sum / step_cnt : 0;
     snprintf(a->step_source, sizeof a->step_source, "%s", src ? src : "none");
     stragglers(a, late_count, late_sum, cost, late_steps, n, R, considered);

@@ -14,27 +14,23 @@
 /* "ProfilerStep#12", "step 3", "train_step_7", "Step#4": a step range; *id = its number or -1. */
 int an_is_step_name(const char *s, int64_t *id)
 {
-    if (!s)
-        return 0;
+    if (!s) return 0;
     const char *p = strcasestr(s, "step");
-    if (!p)
-        return 0;
+    if (!p) return 0;
     /* prefix: nothing, "Profiler", "train_", "training_" */
     size_t pre = (size_t)(p - s);
     if (pre && strncasecmp(s, "profiler", pre) && strncasecmp(s, "train_", pre) && strncasecmp(s, "training_", pre) &&
         strncasecmp(s, "train ", pre))
         return 0;
     p += 4;
-    while (*p == '#' || *p == ' ' || *p == '_' || *p == ':' || *p == '=')
-        p++;
+    while (*p == '#' || *p == ' ' || *p == '_' || *p == ':' || *p == '=') p++;
     if (!*p) {
         *id = -1;
         return 1;
     }
     char *end;
     long long v = strtoll(p, &end, 10);
-    if (end == p || *end)
-        return 0;
+    if (end == p || *end) return 0;
     *id = v;
     return 1;
 }
@@ -47,16 +43,14 @@ static int is_nccl_kernel(const char *name)
 /* Kernel-name class per string id: 0 unknown yet, 1 compute, 2 NCCL. */
 static int kclass(struct pass *p, uint32_t id)
 {
-    if (id < p->kcls_n && p->kcls[id])
-        return p->kcls[id];
+    if (id < p->kcls_n && p->kcls[id]) return p->kcls[id];
     if (id >= (1u << 20)) { /* ids are dense from 1: a huge one is damage; classify without a cache */
         const char *s = rs_reader_string(p->rd, id, NULL);
         return is_nccl_kernel(s) ? 2 : 1;
     }
     if (id >= p->kcls_n) {
         size_t nn = p->kcls_n ? p->kcls_n : 256;
-        while (nn <= id)
-            nn *= 2;
+        while (nn <= id) nn *= 2;
         p->kcls = realloc(p->kcls, nn);
         if (!p->kcls) {
             fprintf(stderr, "railscope: out of memory\n");
@@ -89,8 +83,7 @@ static void cpystr(struct pass *p, char *dst, size_t n, uint32_t id)
 static void on_fact(struct pass *p, const struct rs_ev_HOST_FACT *e)
 {
     const char *k = rs_reader_string(p->rd, e->key, NULL), *v = rs_reader_string(p->rd, e->value, NULL);
-    if (!k || !v)
-        return;
+    if (!k || !v) return;
     if (p->facts.n < 4096) /* a snapshot is a few hundred facts; more is damage */
         rs_facts_add(&p->facts, k, v);
     size_t kl = strlen(k);
@@ -107,18 +100,15 @@ static void on_fact(struct pass *p, const struct rs_ev_HOST_FACT *e)
             snprintf(p->r->link_fact, sizeof p->r->link_fact, "softnic %s", k);
         }
     } else if (!strcmp(k, "gpudirect/nvidia_peermem") || !strcmp(k, "gpudirect/nv_peer_mem")) {
-        if (!strcmp(v, "loaded"))
-            p->r->peermem = 1;
-        else if (p->r->peermem < 0)
-            p->r->peermem = 0;
+        if (!strcmp(v, "loaded")) p->r->peermem = 1;
+        else if (p->r->peermem < 0) p->r->peermem = 0;
     }
 }
 
 static struct nvstack *nv_stack(struct pass *p, uint32_t tid)
 {
     for (size_t i = 0; i < p->nnv; i++)
-        if (p->nv[i].tid == tid)
-            return &p->nv[i];
+        if (p->nv[i].tid == tid) return &p->nv[i];
     struct nvstack *s = AN_PUSH(p->nv, p->nnv, p->nvcap);
     memset(s, 0, sizeof *s);
     s->tid = tid;
@@ -129,18 +119,14 @@ static struct nvstack *nv_stack(struct pass *p, uint32_t tid)
 static int range_is_step(struct pass *p, uint32_t msg, int64_t *id)
 {
     const char *s = rs_reader_string(p->rd, msg, NULL);
-    if (!s)
-        return 0;
+    if (!s) return 0;
     if (p->o->step_marker) {
         size_t ml = strlen(p->o->step_marker);
-        if (strncmp(s, p->o->step_marker, ml))
-            return 0;
+        if (strncmp(s, p->o->step_marker, ml)) return 0;
         *id = -1;
         const char *q = s + ml;
-        while (*q == '#' || *q == ' ' || *q == '_')
-            q++;
-        if (*q)
-            *id = strtoll(q, NULL, 10);
+        while (*q == '#' || *q == ' ' || *q == '_') q++;
+        if (*q) *id = strtoll(q, NULL, 10);
         return 1;
     }
     return an_is_step_name(s, id);
@@ -157,11 +143,9 @@ static void add_range(struct pass *p, uint64_t a, uint64_t b, int64_t id)
 static void on_mark(struct pass *p, uint64_t ts, uint32_t name, int64_t value)
 {
     const char *s = rs_reader_string(p->rd, name, NULL);
-    if (!s)
-        return;
+    if (!s) return;
     int64_t id = value;
-    if (p->o->step_marker ? strncmp(s, p->o->step_marker, strlen(p->o->step_marker)) : !an_is_step_name(s, &id))
-        return;
+    if (p->o->step_marker ? strncmp(s, p->o->step_marker, strlen(p->o->step_marker)) : !an_is_step_name(s, &id)) return;
     struct srange *m = AN_PUSH(p->marks, p->nmarks, p->markcap);
     m->a = m->b = ts;
     m->id = id;
@@ -174,12 +158,10 @@ static inline void on_event(struct pass *p, const struct rs_ev_hdr *h, uint32_t 
     if (__builtin_expect(h->kind == RS_EV_CUDA_KERNEL, 1)) {
         const struct rs_ev_CUDA_KERNEL *e = (const void *)h;
         p->r->has_gpu = 1;
-        if (e->end <= h->ts)
-            return;
+        if (e->end <= h->ts) return;
         if (kclass(p, e->name) == 2) /* one entry per collective kernel: never merged */
             *AN_PUSH(p->nk.v, p->nk.n, p->nk.cap) = (struct iv){h->ts, e->end};
-        else
-            iv_add(&p->compute, h->ts, e->end);
+        else iv_add(&p->compute, h->ts, e->end);
         return;
     }
     switch (h->kind) {
@@ -193,8 +175,7 @@ static inline void on_event(struct pass *p, const struct rs_ev_hdr *h, uint32_t 
         /* kernel records are sampled in windows: GPU idle is only known inside them */
         const struct rs_ev_CUDA_KERNEL_WINDOW *e = (const void *)h;
         p->kwin_seen = 1;
-        if (e->on && !p->kwin_open)
-            p->kwin_open = h->ts ? h->ts : 1;
+        if (e->on && !p->kwin_open) p->kwin_open = h->ts ? h->ts : 1;
         else if (!e->on && p->kwin_open) {
             iv_add(&p->kwin, p->kwin_open, h->ts);
             p->kwin_open = 0;
@@ -204,16 +185,12 @@ static inline void on_event(struct pass *p, const struct rs_ev_hdr *h, uint32_t 
     case RS_EV_CUDA_MEMCPY: {
         const struct rs_ev_CUDA_MEMCPY *e = (const void *)h;
         p->r->has_gpu = 1;
-        if (e->end <= h->ts)
-            break;
+        if (e->end <= h->ts) break;
         if (e->copy_kind == 1) {
             iv_add(&p->h2d, h->ts, e->end);
-            if (e->src_kind == 1)
-                p->r->out.h2d_pageable_bytes += e->bytes;
-            else
-                p->r->out.h2d_pinned_bytes += e->bytes;
-        } else
-            iv_add(&p->other, h->ts, e->end);
+            if (e->src_kind == 1) p->r->out.h2d_pageable_bytes += e->bytes;
+            else p->r->out.h2d_pinned_bytes += e->bytes;
+        } else iv_add(&p->other, h->ts, e->end);
         if (e->copy_kind == 1 || e->copy_kind == 2) {
             struct copyrec *c = AN_PUSH(p->copies, p->ncopies, p->copycap);
             c->a = h->ts;
@@ -234,10 +211,8 @@ static inline void on_event(struct pass *p, const struct rs_ev_hdr *h, uint32_t 
         const struct rs_ev_CUDA_COPY_CALL *e = (const void *)h;
         if (e->copy_kind == 1) {
             iv_add(&p->h2d, h->ts, h->ts + e->dur);
-            if (e->src_mem == 0)
-                p->r->out.h2d_pageable_bytes += e->bytes;
-            else
-                p->r->out.h2d_pinned_bytes += e->bytes;
+            if (e->src_mem == 0) p->r->out.h2d_pageable_bytes += e->bytes;
+            else p->r->out.h2d_pinned_bytes += e->bytes;
         }
         break;
     }
@@ -257,12 +232,9 @@ static inline void on_event(struct pass *p, const struct rs_ev_hdr *h, uint32_t 
         cpystr(p, c->algo, sizeof c->algo, e->algo);
         const char *dt = rs_reader_string(p->rd, e->datatype, NULL);
         unsigned dsz = 4;
-        if (dt && (strstr(dt, "64") || strstr(dt, "Double")))
-            dsz = 8;
-        else if (dt && (strstr(dt, "16") || strstr(dt, "Half")))
-            dsz = 2;
-        else if (dt && (strstr(dt, "8") || strstr(dt, "Char")))
-            dsz = 1;
+        if (dt && (strstr(dt, "64") || strstr(dt, "Double"))) dsz = 8;
+        else if (dt && (strstr(dt, "16") || strstr(dt, "Half"))) dsz = 2;
+        else if (dt && (strstr(dt, "8") || strstr(dt, "Char"))) dsz = 1;
         c->bytes = e->count * dsz;
         c->nranks = p->nranks;
         hm_put(&p->collmap, e->handle, p->ncolls - 1);
@@ -297,22 +269,16 @@ static inline void on_event(struct pass *p, const struct rs_ev_hdr *h, uint32_t 
     }
     case RS_EV_NCCL_COMM_INIT: {
         const struct rs_ev_NCCL_COMM_INIT *e = (const void *)h;
-        if (e->nranks > 0)
-            p->nranks = e->nranks;
+        if (e->nranks > 0) p->nranks = e->nranks;
         break;
     }
     case RS_EV_NCCL_PROF_INIT: {
         const struct rs_ev_NCCL_PROF_INIT *e = (const void *)h;
-        if (e->nranks > 0)
-            p->nranks = e->nranks;
+        if (e->nranks > 0) p->nranks = e->nranks;
         break;
     }
-    case RS_EV_NCCL_PROXY_OP:
-        an_on_proxy_op(p, (const void *)h);
-        break;
-    case RS_EV_NCCL_PROXY_STEP:
-        an_on_proxy_step(p, (const void *)h);
-        break;
+    case RS_EV_NCCL_PROXY_OP: an_on_proxy_op(p, (const void *)h); break;
+    case RS_EV_NCCL_PROXY_STEP: an_on_proxy_step(p, (const void *)h); break;
     case RS_EV_NCCL_PROXY_STATE: {
         const struct rs_ev_NCCL_PROXY_STATE *e = (const void *)h;
         if (e->state == 9) /* SendWait: the isend is posted: network time starts */
@@ -327,29 +293,22 @@ static inline void on_event(struct pass *p, const struct rs_ev_hdr *h, uint32_t 
         p->r->has_verbs = 1;
         an_on_post_recv(p, (const void *)h);
         break;
-    case RS_EV_IBV_WC:
-        an_on_wc(p, (const void *)h);
-        break;
+    case RS_EV_IBV_WC: an_on_wc(p, (const void *)h); break;
     case RS_EV_IBV_REG_MR: {
         const struct rs_ev_IBV_REG_MR *e = (const void *)h;
         p->r->has_verbs = 1;
-        if (e->err)
-            break;
+        if (e->err) break;
         unsigned mem = e->mem < RS_AN_MEMKINDS ? e->mem : 0;
         p->mr_bytes[mem] += e->length;
-        if (e->dmabuf_fd >= 0 || mem == RS_MEM_DMABUF)
-            p->dmabuf_mrs++;
+        if (e->dmabuf_fd >= 0 || mem == RS_MEM_DMABUF) p->dmabuf_mrs++;
         break;
     }
     case RS_EV_IBV_MODIFY_QP: {
         const struct rs_ev_IBV_MODIFY_QP *e = (const void *)h;
-        if (e->ret == 0 && e->dest_qpn)
-            qp_get(p, e->qp_num)->acc.dest_qpn = e->dest_qpn;
+        if (e->ret == 0 && e->dest_qpn) qp_get(p, e->qp_num)->acc.dest_qpn = e->dest_qpn;
         break;
     }
-    case RS_EV_HOST_FACT:
-        on_fact(p, (const void *)h);
-        break;
+    case RS_EV_HOST_FACT: on_fact(p, (const void *)h); break;
     case RS_EV_NVTX_PUSH: {
         const struct rs_ev_NVTX_PUSH *e = (const void *)h;
         struct nvstack *s = nv_stack(p, tid);
@@ -361,11 +320,9 @@ static inline void on_event(struct pass *p, const struct rs_ev_hdr *h, uint32_t 
     }
     case RS_EV_NVTX_POP: {
         struct nvstack *s = nv_stack(p, tid);
-        if (!s->n)
-            break;
+        if (!s->n) break;
         struct nvent x = s->v[--s->n];
-        if (x.is_step)
-            add_range(p, x.ts, h->ts, x.id);
+        if (x.is_step) add_range(p, x.ts, h->ts, x.id);
         break;
     }
     case RS_EV_NVTX_START: {
@@ -399,8 +356,7 @@ static inline void on_event(struct pass *p, const struct rs_ev_hdr *h, uint32_t 
         on_mark(p, h->ts, e->name, (int64_t)e->value);
         break;
     }
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -411,8 +367,7 @@ static uint8_t span_kind[256];
 static pthread_once_t known_once = PTHREAD_ONCE_INIT;
 static void known_init(void)
 {
-    for (unsigned k = 0; k < 256; k++)
-        span_kind[k] = (uint8_t)(rs_kind_known(k) && k > RS_EV_VERBS_BASE_);
+    for (unsigned k = 0; k < 256; k++) span_kind[k] = (uint8_t)(rs_kind_known(k) && k > RS_EV_VERBS_BASE_);
 }
 
 /* Each worker thread keeps its pass between files (an_pass_recycle), freed by an_load_done(). */
@@ -493,8 +448,7 @@ void an_load_rank(const char *path, const struct rs_report_opts *o, double link_
     case RS_READ_TRUNCATED: r->out.input = RS_AN_TRUNCATED; break;
     default: r->out.input = RS_AN_CORRUPT; break;
     }
-    if (r->out.input != RS_AN_COMPLETE)
-        snprintf(r->err, sizeof r->err, "%s", st->reason);
+    if (r->out.input != RS_AN_COMPLETE) snprintf(r->err, sizeof r->err, "%s", st->reason);
     an_tree_phases(p);
     an_local(p, link_gbps_hint);
     rs_reader_close(rd);

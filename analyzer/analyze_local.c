@@ -46,8 +46,7 @@ static int cmp_range(const void *x, const void *y)
 static int cmp_coll_host(const void *x, const void *y)
 {
     const struct an_lcoll *a = x, *b = y;
-    if (a->host_ts != b->host_ts)
-        return a->host_ts < b->host_ts ? -1 : 1;
+    if (a->host_ts != b->host_ts) return a->host_ts < b->host_ts ? -1 : 1;
     return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 static int cmp_coll_k(const void *x, const void *y)
@@ -79,14 +78,11 @@ static long coll_at(const struct an_lcoll *c, size_t n, uint64_t t)
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (c[mid].kstart <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
+        if (c[mid].kstart <= t) lo = mid + 1;
+        else hi = mid;
     }
     for (long i = (long)lo - 1; i >= 0 && i >= (long)lo - 4; i--)
-        if (t <= c[i].kend)
-            return i;
+        if (t <= c[i].kend) return i;
     return -1;
 }
 
@@ -94,15 +90,13 @@ static long coll_at(const struct an_lcoll *c, size_t n, uint64_t t)
 static void attach_proxy(struct pass *p)
 {
     an_proxy_flush(p);
-    if (p->nwrs || !p->npruns)
-        return;
+    if (p->nwrs || !p->npruns) return;
     for (size_t i = 0; i < p->npruns; i++) {
         struct wrrec *w = &p->pruns[i];
         struct qpst *q = qp_get(p, w->qp);
         uint32_t peer = w->qp & 0xffff;
         q->acc.peer_rank = (w->qp & 0x00ff0000u) == 0x00ff0000u || peer == 0xffff ? -1 : (int32_t)peer;
-        if (!w->ctrl && w->wr_id > q->acc.max_wait)
-            q->acc.max_wait = w->wr_id;
+        if (!w->ctrl && w->wr_id > q->acc.max_wait) q->acc.max_wait = w->wr_id;
     }
     free(p->wrs);
     p->wrs = p->pruns;
@@ -117,20 +111,16 @@ static void attach_proxy(struct pass *p)
 static void match_kernels(struct pass *p)
 {
     an_sort(p->colls, p->ncolls, sizeof *p->colls, cmp_coll_host);
-    if (p->nk.n > 1)
-        an_sort(p->nk.v, p->nk.n, sizeof *p->nk.v, cmp_iv);
+    if (p->nk.n > 1) an_sort(p->nk.v, p->nk.n, sizeof *p->nk.v, cmp_iv);
     size_t j = 0;
     for (size_t i = 0; i < p->ncolls; i++) {
         struct an_lcoll *c = &p->colls[i];
-        while (j < p->nk.n && p->nk.v[j].b < c->host_ts)
-            j++;
+        while (j < p->nk.n && p->nk.v[j].b < c->host_ts) j++;
         if (j < p->nk.n) {
             c->timed = 1;
             c->kstart = p->nk.v[j].a;
-            if (p->nk.v[j].b > c->kend || c->kend <= c->host_ts + 1000000)
-                c->kend = p->nk.v[j].b;
-            if (c->kend < c->kstart)
-                c->kend = c->kstart;
+            if (p->nk.v[j].b > c->kend || c->kend <= c->host_ts + 1000000) c->kend = p->nk.v[j].b;
+            if (c->kend < c->kstart) c->kend = c->kstart;
             j++;
         }
     }
@@ -142,28 +132,23 @@ static void account_wrs(struct pass *p, struct ivec *free_net)
 {
     size_t n = 0;
     uint32_t *idx = malloc((p->nwrs + 1) * sizeof *idx);
-    if (!idx)
-        exit(2);
+    if (!idx) exit(2);
     for (size_t i = 0; i < p->nwrs; i++)
-        if (p->wrs[i].done >= p->wrs[i].post && p->wrs[i].done)
-            idx[n++] = (uint32_t)i;
+        if (p->wrs[i].done >= p->wrs[i].post && p->wrs[i].done) idx[n++] = (uint32_t)i;
     /* (qp, post) order: post order (usually the file's), then a stable counting sort by QP */
     g_wrs = p->wrs;
     an_sort(idx, n, sizeof *idx, cmp_wr_post);
     size_t *cnt = calloc(p->nqps + 1, sizeof *cnt);
     uint32_t *tmp = malloc((n + 1) * sizeof *tmp), *qi = malloc((n + 1) * sizeof *qi);
-    if (!cnt || !tmp || !qi)
-        exit(2);
+    if (!cnt || !tmp || !qi) exit(2);
     for (size_t k = 0; k < n; k++) {
         uint64_t v = 0;
         hm_get(&p->qpmap, p->wrs[idx[k]].qp, &v);
         qi[k] = (uint32_t)v;
         cnt[v + 1]++;
     }
-    for (size_t q = 0; q < p->nqps; q++)
-        cnt[q + 1] += cnt[q];
-    for (size_t k = 0; k < n; k++)
-        tmp[cnt[qi[k]]++] = idx[k];
+    for (size_t q = 0; q < p->nqps; q++) cnt[q + 1] += cnt[q];
+    for (size_t k = 0; k < n; k++) tmp[cnt[qi[k]]++] = idx[k];
     memcpy(idx, tmp, n * sizeof *idx);
     free(cnt);
     free(tmp);
@@ -230,21 +215,17 @@ static void account_wrs(struct pass *p, struct ivec *free_net)
 static int similar(uint64_t a, uint64_t b) { return a && b && a <= 2 * b && b <= 2 * a; }
 static void find_bounces(struct pass *p)
 {
-    if (!p->ncopies || !p->nwrs)
-        return;
+    if (!p->ncopies || !p->nwrs) return;
     an_sort(p->copies, p->ncopies, sizeof *p->copies, cmp_copy_b);
     uint32_t *idx = malloc(p->nwrs * sizeof *idx);
-    if (!idx)
-        exit(2);
-    for (size_t i = 0; i < p->nwrs; i++)
-        idx[i] = (uint32_t)i;
+    if (!idx) exit(2);
+    for (size_t i = 0; i < p->nwrs; i++) idx[i] = (uint32_t)i;
     g_wrs = p->wrs;
     an_sort(idx, p->nwrs, sizeof *idx, cmp_wr_post);
     size_t c = 0;
     for (size_t k = 0; k < p->nwrs; k++) {
         struct wrrec *w = &p->wrs[idx[k]];
-        while (c < p->ncopies && p->copies[c].b + BOUNCE_WINDOW < w->post)
-            c++;
+        while (c < p->ncopies && p->copies[c].b + BOUNCE_WINDOW < w->post) c++;
         for (size_t j = c; j < p->ncopies && p->copies[j].b <= w->post + 1000; j++) {
             struct copyrec *x = &p->copies[j];
             if (x->d2h && !x->used && similar(x->bytes, w->bytes)) {
@@ -262,8 +243,7 @@ static void find_bounces(struct pass *p)
     c = 0;
     for (size_t k = 0; k < p->nrwc; k++) {
         struct tsb *t = &p->rwc[k];
-        while (c < p->ncopies && p->copies[c].a < t->ts && p->copies[c].b < t->ts)
-            c++;
+        while (c < p->ncopies && p->copies[c].a < t->ts && p->copies[c].b < t->ts) c++;
         for (size_t j = c; j < p->ncopies && p->copies[j].a <= t->ts + BOUNCE_WINDOW; j++) {
             struct copyrec *x = &p->copies[j];
             if (!x->d2h && !x->used && x->a >= t->ts && similar(x->bytes, t->bytes)) {
@@ -281,15 +261,13 @@ static void find_bounces(struct pass *p)
 static size_t steps_from_gaps(const struct iv *v, size_t n, int first_open, struct srange **out)
 {
     *out = NULL;
-    if (n < 2)
-        return 0;
+    if (n < 2) return 0;
     /* The boundary gaps are the largest ones: cut the sorted gaps at their largest ratio jump, so that
      * one unusually long pause does not hide the ordinary step boundaries. Uniform gaps: every gap is one. */
     uint64_t *g = malloc((n - 1) * sizeof *g);
     size_t ng = 0;
     for (size_t i = 0; i + 1 < n; i++) /* start-to-start: robust to work that completes just in time */
-        if (v[i + 1].a > v[i].a)
-            g[ng++] = v[i + 1].a - v[i].a;
+        if (v[i + 1].a > v[i].a) g[ng++] = v[i + 1].a - v[i].a;
     if (!ng) {
         free(g);
         return 0;
@@ -324,8 +302,7 @@ static size_t steps_from_gaps(const struct iv *v, size_t n, int first_open, stru
     prev_end = prev_end0;
     for (size_t i = 0; i < n; i++) {
         int boundary = i + 1 == n || (v[i + 1].a > v[i].a && v[i + 1].a - v[i].a >= thr);
-        if (!boundary)
-            continue;
+        if (!boundary) continue;
         if (have_prev) {
             struct srange *x = AN_PUSH(s, ns, cap);
             x->a = prev_end;
@@ -347,8 +324,7 @@ static void detect_steps(struct pass *p, struct ivec *free_net, struct srange **
         an_sort(p->ranges, p->nranges, sizeof *p->ranges, cmp_range);
         size_t o = 0; /* keep outermost ranges only */
         for (size_t i = 0; i < p->nranges; i++)
-            if (!o || p->ranges[i].a >= p->ranges[o - 1].b)
-                p->ranges[o++] = p->ranges[i];
+            if (!o || p->ranges[i].a >= p->ranges[o - 1].b) p->ranges[o++] = p->ranges[i];
         p->nranges = o;
         *steps = p->ranges;
         *nsteps = p->nranges;
@@ -373,8 +349,7 @@ static void detect_steps(struct pass *p, struct ivec *free_net, struct srange **
     }
     if (p->ncolls >= 2) {
         struct iv *v = malloc(p->ncolls * sizeof *v);
-        for (size_t i = 0; i < p->ncolls; i++)
-            v[i] = (struct iv){p->colls[i].kstart, p->colls[i].kend};
+        for (size_t i = 0; i < p->ncolls; i++) v[i] = (struct iv){p->colls[i].kstart, p->colls[i].kend};
         *nsteps = steps_from_gaps(v, p->ncolls, 0, steps);
         free(v);
         if (*nsteps) {
@@ -389,12 +364,10 @@ static void detect_steps(struct pass *p, struct ivec *free_net, struct srange **
         uint32_t *idx = malloc(p->nwrs * sizeof *idx);
         size_t ni = 0;
         for (size_t i = 0; i < p->nwrs; i++)
-            if (!p->wrs[i].ctrl && p->wrs[i].done)
-                idx[ni++] = (uint32_t)i;
+            if (!p->wrs[i].ctrl && p->wrs[i].done) idx[ni++] = (uint32_t)i;
         g_wrs = p->wrs;
         an_sort(idx, ni, sizeof *idx, cmp_wr_post);
-        for (size_t i = 0; i < ni; i++)
-            *AN_PUSH(v, nv, cap) = (struct iv){p->wrs[idx[i]].post, p->wrs[idx[i]].done};
+        for (size_t i = 0; i < ni; i++) *AN_PUSH(v, nv, cap) = (struct iv){p->wrs[idx[i]].post, p->wrs[idx[i]].done};
         free(idx);
         *nsteps = steps_from_gaps(v, nv, 1, steps);
         free(v);
@@ -416,8 +389,7 @@ static void attribute(struct pass *p, const struct srange *steps, size_t nsteps,
 {
     struct an_rank *r = p->r;
     struct ivec K = {0}, tmp = {0}, Kx = {0};
-    for (size_t i = 0; i < p->ncolls; i++)
-        iv_add(&K, p->colls[i].kstart, p->colls[i].kend);
+    for (size_t i = 0; i < p->ncolls; i++) iv_add(&K, p->colls[i].kstart, p->colls[i].kend);
     iv_normalize(&K);
     /* free sends sorted by post, for bytes per step */
     struct iv *fw = NULL;
@@ -425,8 +397,7 @@ static void attribute(struct pass *p, const struct srange *steps, size_t nsteps,
     size_t nfw = 0, fwcap = 0, fbcap = 0, nfb = 0;
     for (size_t i = 0; i < p->nwrs; i++) {
         const struct wrrec *w = &p->wrs[i];
-        if (!w->done || w->ctrl || coll_at(p->colls, p->ncolls, w->post) >= 0)
-            continue;
+        if (!w->done || w->ctrl || coll_at(p->colls, p->ncolls, w->post) >= 0) continue;
         *AN_PUSH(fw, nfw, fwcap) = (struct iv){w->post, w->done};
         *AN_PUSH(fb, nfb, fbcap) = w->bytes;
     }
@@ -439,15 +410,13 @@ static void attribute(struct pass *p, const struct srange *steps, size_t nsteps,
         st->id = steps[k].id >= 0 ? steps[k].id : (int64_t)k;
         st->start = s;
         st->end = e;
-        if (e <= s)
-            continue;
+        if (e <= s) continue;
         uint64_t comp = iv_cover(&p->compute, s, e);
         const struct ivec *m1[] = {&p->compute};
         iv_clip_minus(&K, s, e, m1, 1, &Kx);
         uint64_t kexp = iv_total(&Kx);
         /* collectives starting in this step take their exposed parts */
-        while (ci < p->ncolls && p->colls[ci].kstart < s)
-            ci++;
+        while (ci < p->ncolls && p->colls[ci].kstart < s) ci++;
         uint64_t claimed = 0;
         for (size_t j = ci; j < p->ncolls && p->colls[j].kstart < e; j++) {
             struct an_lcoll *c = &p->colls[j];
@@ -456,22 +425,17 @@ static void attribute(struct pass *p, const struct srange *steps, size_t nsteps,
             c->nexp = 0;
             for (size_t q = 0; q < Kx.n; q++) {
                 uint64_t x = Kx.v[q].a > a ? Kx.v[q].a : a, y = Kx.v[q].b < c->kend ? Kx.v[q].b : c->kend;
-                if (y <= x)
-                    continue;
-                if (c->nexp < AN_EXP)
-                    c->exp[c->nexp++] = (struct iv){x, y};
-                else
-                    c->exp[AN_EXP - 1].b = y; /* rare: fold the rest into the last part */
+                if (y <= x) continue;
+                if (c->nexp < AN_EXP) c->exp[c->nexp++] = (struct iv){x, y};
+                else c->exp[AN_EXP - 1].b = y; /* rare: fold the rest into the last part */
             }
-            if (c->kend > claimed)
-                claimed = c->kend;
+            if (c->kend > claimed) claimed = c->kend;
         }
         const struct ivec *m2[] = {&p->compute, &K};
         iv_clip_minus(free_net, s, e, m2, 2, &tmp);
         uint64_t fbusy = iv_total(&tmp), fbytes = 0;
         for (size_t q = 0; q < nfw; q++)
-            if (fw[q].a >= s && fw[q].a < e)
-                fbytes += fb[q];
+            if (fw[q].a >= s && fw[q].a < e) fbytes += fb[q];
         const struct ivec *m3[] = {&p->compute, &K, free_net};
         iv_clip_minus(&p->h2d, s, e, m3, 3, &tmp);
         uint64_t h2d = iv_total(&tmp);
@@ -491,8 +455,7 @@ static void attribute(struct pass *p, const struct srange *steps, size_t nsteps,
                 const struct ivec *m5[] = {&p->compute, &K, free_net, &p->h2d, &p->other};
                 iv_clip_minus(&p->kwin, s, e, m5, 5, &tmp);
                 idle = iv_total(&tmp);
-                if (idle > rest)
-                    idle = rest;
+                if (idle > rest) idle = rest;
                 r->untraced_ns += rest - idle;
             }
             st->t[r->has_gpu ? RS_CAT_IDLE : RS_CAT_OTHER] += idle;
@@ -552,13 +515,11 @@ void an_local(struct pass *p, double link_gbps_hint)
     p->colls = NULL;
     if (r->colls && r->ncolls) { /* kept until the join: give back the growth slack (~1/3 on average) */
         struct an_lcoll *c = realloc(r->colls, r->ncolls * sizeof *c);
-        if (c)
-            r->colls = c;
+        if (c) r->colls = c;
     }
     r->qps = calloc(p->nqps ? p->nqps : 1, sizeof *r->qps);
     r->nqps = p->nqps;
-    for (size_t i = 0; i < p->nqps; i++)
-        r->qps[i] = p->qps[i].acc;
+    for (size_t i = 0; i < p->nqps; i++) r->qps[i] = p->qps[i].acc;
     host_checks(p);
     r->lost_wrs = p->lost_wrs;
     memcpy(r->out.gd.mr_bytes, p->mr_bytes, sizeof p->mr_bytes);
@@ -586,12 +547,10 @@ static pthread_mutex_t chk_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void host_checks(struct pass *p)
 {
-    if (!p->facts.n)
-        return;
+    if (!p->facts.n) return;
     rs_facts_sort(&p->facts); /* as rs_doctor_check does first: the snapshot in canonical order */
     size_t len = 0;
-    for (size_t i = 0; i < p->facts.n; i++)
-        len += strlen(p->facts.v[i].key) + strlen(p->facts.v[i].value) + 2;
+    for (size_t i = 0; i < p->facts.n; i++) len += strlen(p->facts.v[i].key) + strlen(p->facts.v[i].value) + 2;
     char *flat = malloc(len ? len : 1);
     if (!flat) {
         fprintf(stderr, "railscope: out of memory\n");
@@ -615,16 +574,14 @@ static void host_checks(struct pass *p)
                 fprintf(stderr, "railscope: out of memory\n");
                 exit(2);
             }
-            if (nres)
-                memcpy(res, chk_cache[k].v, nres * sizeof *res);
+            if (nres) memcpy(res, chk_cache[k].v, nres * sizeof *res);
         }
     pthread_mutex_unlock(&chk_mu);
     if (!hit) {
         struct rs_verdicts v = {0};
         rs_doctor_check(&p->facts, &v);
         for (size_t i = 0; i < v.n; i++) {
-            if (v.v[i].level != RS_WARN && v.v[i].level != RS_FAIL)
-                continue;
+            if (v.v[i].level != RS_WARN && v.v[i].level != RS_FAIL) continue;
             struct rs_an_hostcheck *c = AN_PUSH(res, nres, cap);
             memset(c, 0, sizeof *c);
             c->fail = v.v[i].level == RS_FAIL;
@@ -636,8 +593,7 @@ static void host_checks(struct pass *p)
         rs_verdicts_free(&v);
         struct rs_an_hostcheck *keep = malloc((nres ? nres : 1) * sizeof *keep);
         if (keep) {
-            if (nres)
-                memcpy(keep, res, nres * sizeof *keep);
+            if (nres) memcpy(keep, res, nres * sizeof *keep);
             pthread_mutex_lock(&chk_mu);
             unsigned k = chk_next++ % CHK_CACHE;
             free(chk_cache[k].facts);
@@ -696,8 +652,7 @@ static void hm_recycle(struct hmap *dst, struct hmap *src)
         memset(src->s, 0xff, src->cap * sizeof *src->s);
         dst->s = src->s;
         dst->cap = src->cap;
-    } else
-        free(src->s);
+    } else free(src->s);
 }
 void an_pass_recycle(struct pass *p)
 {
@@ -709,10 +664,8 @@ void an_pass_recycle(struct pass *p)
         free(p->accs[i].ends);
         free(p->accs[i].sidx);
     }
-    for (size_t i = 0; i < p->nqps; i++)
-        free(p->qps[i].pend);
-    for (size_t i = 0; i < p->nnv; i++)
-        free(p->nv[i].v);
+    for (size_t i = 0; i < p->nqps; i++) free(p->qps[i].pend);
+    for (size_t i = 0; i < p->nnv; i++) free(p->nv[i].v);
     memset(p, 0, sizeof *p);
 #define KEEP(a, cap) (p->a = k.a, p->cap = k.a ? k.cap : 0) /* (a moved-out array may leave its cap) */
     KEEP(treeops, treeopcap);
@@ -739,8 +692,7 @@ void an_pass_recycle(struct pass *p)
         memset(k.kcls, 0, k.kcls_n);
         p->kcls = k.kcls;
         p->kcls_n = k.kcls_n;
-    } else
-        free(k.kcls);
+    } else free(k.kcls);
     hm_recycle(&p->collmap, &k.collmap);
     hm_recycle(&p->sendwait, &k.sendwait);
     hm_recycle(&p->qpmap, &k.qpmap);
@@ -776,11 +728,9 @@ void an_pass_free(struct pass *p)
     free(p->pruns);
     free(p->wrs);
     free(p->rwc);
-    for (size_t i = 0; i < p->nqps; i++)
-        free(p->qps[i].pend);
+    for (size_t i = 0; i < p->nqps; i++) free(p->qps[i].pend);
     free(p->qps);
-    for (size_t i = 0; i < p->nnv; i++)
-        free(p->nv[i].v);
+    for (size_t i = 0; i < p->nnv; i++) free(p->nv[i].v);
     free(p->nv);
     free(p->starts);
     free(p->ranges);

@@ -9,8 +9,15 @@
 
 /* Key and value side by side (one cache line per probe); the key HM_EMPTY marks a free slot, so a real
  * key equal to it lives aside (zero_used/zero_v). */
-struct hm_slot { uint64_t k, v; };
-struct hmap { struct hm_slot *s; size_t n, cap; int zero_used; uint64_t zero_v; };
+struct hm_slot {
+    uint64_t k, v;
+};
+struct hmap {
+    struct hm_slot *s;
+    size_t n, cap;
+    int zero_used;
+    uint64_t zero_v;
+};
 void hm_put(struct hmap *m, uint64_t k, uint64_t v);
 int hm_get(const struct hmap *m, uint64_t k, uint64_t *v);
 void hm_del(struct hmap *m, uint64_t k);
@@ -21,29 +28,56 @@ void hm_free(struct hmap *m);
 /* ctrl: a burst of control WRs (at most AN_CTRL_BYTES each: credits, acks, doorbells). Their outstanding
  * time is synchronisation with the peer (a SEND waits for the peer's receive), not bytes on the wire: they
  * count in no network busy/stall time, only in the QP's control counters. */
-struct wrrec { uint64_t post, done, bytes, wr_id; uint32_t qp; uint8_t mem, bounce, ctrl, pad; };
-struct tsb { uint64_t ts, bytes; uint32_t qp, used; };
-struct copyrec { uint64_t a, b, bytes; int d2h, used; };
+struct wrrec {
+    uint64_t post, done, bytes, wr_id;
+    uint32_t qp;
+    uint8_t mem, bounce, ctrl, pad;
+};
+struct tsb {
+    uint64_t ts, bytes;
+    uint32_t qp, used;
+};
+struct copyrec {
+    uint64_t a, b, bytes;
+    int d2h, used;
+};
 /* Send proxy steps of one ProxyOp still in flight (the op is written when it stops, after its steps):
  * merged into bursts, plus each step's end by index for the ring halves. Released when the op arrives,
  * so memory follows ops in flight, not steps. */
 struct opacc {
     uint64_t parent, max_wait;
-    struct wrrec *runs; size_t nruns, runcap;
-    uint64_t *ends; uint32_t *sidx; size_t nends, endcap, sidxcap;
+    struct wrrec *runs;
+    size_t nruns, runcap;
+    uint64_t *ends;
+    uint32_t *sidx;
+    size_t nends, endcap, sidxcap;
     int used;
 };
-struct srange { uint64_t a, b; int64_t id; };
-struct nvent { uint64_t ts; int64_t id; uint8_t is_step; };
-struct nvstack { uint32_t tid; struct nvent *v; size_t n, cap; };
+struct srange {
+    uint64_t a, b;
+    int64_t id;
+};
+struct nvent {
+    uint64_t ts;
+    int64_t id;
+    uint8_t is_step;
+};
+struct nvstack {
+    uint32_t tid;
+    struct nvent *v;
+    size_t n, cap;
+};
 /* An outstanding send WR. */
-struct pendwr { uint64_t post, bytes, wr_id; uint32_t mem, pad; };
+struct pendwr {
+    uint64_t post, bytes, wr_id;
+    uint32_t mem, pad;
+};
 #define AN_PEND_MAX AN_PEND_MAX_PUBLIC /* outstanding sends kept per QP; older ones never completed are dropped */
 struct qpst {
     struct an_qpacc acc;
     struct pendwr *pend; /* outstanding sends in post order, from head */
     size_t head, npend, pendcap;
-    long last_run;       /* index in wrs of this QP's latest completed run, -1 none */
+    long last_run; /* index in wrs of this QP's latest completed run, -1 none */
 };
 
 struct pass {
@@ -55,21 +89,31 @@ struct pass {
     uint8_t *kcls;
     size_t kcls_n;
     struct ivec compute, nk, h2d, other;
-    struct ivec kwin;             /* kernel-tracing windows (CUDA_KERNEL_WINDOW on..off) */
-    uint64_t kwin_open;           /* start of the open window, 0 none */
+    struct ivec kwin;   /* kernel-tracing windows (CUDA_KERNEL_WINDOW on..off) */
+    uint64_t kwin_open; /* start of the open window, 0 none */
     int kwin_seen;
-    struct copyrec *copies; size_t ncopies, copycap;
-    struct an_lcoll *colls; size_t ncolls, collcap;
-    struct an_lcoll *calls; size_t ncalls, callcap; /* NCCL_CALL: collectives when the plugin is absent */
+    struct copyrec *copies;
+    size_t ncopies, copycap;
+    struct an_lcoll *colls;
+    size_t ncolls, collcap;
+    struct an_lcoll *calls;
+    size_t ncalls, callcap; /* NCCL_CALL: collectives when the plugin is absent */
     struct hmap collmap, sendwait, qpmap, nvstart;
-    struct opacc *accs; size_t naccs, acccap;
-    struct hmap accmap;           /* ProxyOp handle -> accs index */
-    size_t *freeacc; size_t nfreeacc, freecap;
-    struct wrrec *pruns; size_t npruns, pruncap; /* send-step bursts per proxy channel (stand-in QPs) */
-    struct treeop *treeops; size_t ntreeops, treeopcap; /* tree AllReduce proxy ops, for the phases */
-    struct wrrec *wrs; size_t nwrs, wrcap;
-    struct tsb *rwc; size_t nrwc, rwccap;
-    struct qpst *qps; size_t nqps, qpcap;
+    struct opacc *accs;
+    size_t naccs, acccap;
+    struct hmap accmap; /* ProxyOp handle -> accs index */
+    size_t *freeacc;
+    size_t nfreeacc, freecap;
+    struct wrrec *pruns;
+    size_t npruns, pruncap; /* send-step bursts per proxy channel (stand-in QPs) */
+    struct treeop *treeops;
+    size_t ntreeops, treeopcap; /* tree AllReduce proxy ops, for the phases */
+    struct wrrec *wrs;
+    size_t nwrs, wrcap;
+    struct tsb *rwc;
+    size_t nrwc, rwccap;
+    struct qpst *qps;
+    size_t nqps, qpcap;
     /* qp_get's cache: a rank alternates between a few QPs (send, receive); key 1 << 32 | qp_num, 0 empty */
     uint64_t qpc_key[2];
     size_t qpc_i[2];
@@ -82,14 +126,19 @@ struct pass {
     uint64_t acc_last_op;
     size_t acc_last_i;
     int acc_last_valid;
-    struct nvstack *nv; size_t nnv, nvcap;
-    struct nvent *starts; size_t nstarts, startcap;
-    struct srange *ranges; size_t nranges, rangecap;
-    struct srange *marks; size_t nmarks, markcap;
-    int64_t *anchors; size_t nanchors, anchorcap;
+    struct nvstack *nv;
+    size_t nnv, nvcap;
+    struct nvent *starts;
+    size_t nstarts, startcap;
+    struct srange *ranges;
+    size_t nranges, rangecap;
+    struct srange *marks;
+    size_t nmarks, markcap;
+    int64_t *anchors;
+    size_t nanchors, anchorcap;
     uint64_t mr_bytes[RS_AN_MEMKINDS], posted[RS_AN_MEMKINDS], dmabuf_mrs, posts;
-    uint64_t lost_wrs;            /* sends forgotten after AN_PEND_MAX outstanding on a QP */
-    struct rs_facts facts;        /* HOST_FACT snapshot, for doctor's checks */
+    uint64_t lost_wrs;     /* sends forgotten after AN_PEND_MAX outstanding on a QP */
+    struct rs_facts facts; /* HOST_FACT snapshot, for doctor's checks */
     size_t chkcap;
 };
 
@@ -107,10 +156,8 @@ struct qpst *qp_get_slow(struct pass *p, uint32_t qp_num);
 static inline struct qpst *qp_get(struct pass *p, uint32_t qp_num)
 {
     const uint64_t key = 1ull << 32 | qp_num;
-    if (p->qpc_key[0] == key)
-        return &p->qps[p->qpc_i[0]];
-    if (p->qpc_key[1] == key)
-        return &p->qps[p->qpc_i[1]];
+    if (p->qpc_key[0] == key) return &p->qps[p->qpc_i[0]];
+    if (p->qpc_key[1] == key) return &p->qps[p->qpc_i[1]];
     return qp_get_slow(p, qp_num);
 }
 void an_on_proxy_state_sendwait(struct pass *p, uint64_t handle, uint64_t ts);

@@ -30,8 +30,7 @@ struct qpst *qp_get_slow(struct pass *p, uint32_t qp_num)
 
 void an_on_post_send(struct pass *p, const struct rs_ev_IBV_POST_SEND *e)
 {
-    if (e->ret != 0)
-        return; /* not posted */
+    if (e->ret != 0) return; /* not posted */
     struct qpst *q = qp_get(p, e->qp_num);
     unsigned mem = e->mem < RS_AN_MEMKINDS ? e->mem : 0;
     q->acc.posted[mem] += e->bytes;
@@ -56,18 +55,14 @@ void an_on_post_send(struct pass *p, const struct rs_ev_IBV_POST_SEND *e)
 /* A send WR completed at `done`: extend the QP's current run or start a new one. */
 static void complete(struct pass *p, struct qpst *q, const struct pendwr *w, uint64_t done)
 {
-    if (done < w->post)
-        return;
+    if (done < w->post) return;
     uint8_t ctrl = w->bytes <= AN_CTRL_BYTES;
-    if (ctrl)
-        q->acc.ctrl_sends++;
-    else if (done - w->post > q->acc.max_wait)
-        q->acc.max_wait = done - w->post;
+    if (ctrl) q->acc.ctrl_sends++;
+    else if (done - w->post > q->acc.max_wait) q->acc.max_wait = done - w->post;
     if (q->last_run >= 0 && (size_t)q->last_run < p->nwrs) {
         struct wrrec *r = &p->wrs[q->last_run];
         if (w->post <= r->done && ctrl == r->ctrl && (uint8_t)w->mem == r->mem) {
-            if (done > r->done)
-                r->done = done;
+            if (done > r->done) r->done = done;
             r->bytes += w->bytes;
             return;
         }
@@ -86,8 +81,7 @@ static void complete(struct pass *p, struct qpst *q, const struct pendwr *w, uin
 
 void an_on_post_recv(struct pass *p, const struct rs_ev_IBV_POST_RECV *e)
 {
-    if (e->ret != 0)
-        return;
+    if (e->ret != 0) return;
     unsigned mem = e->mem < RS_AN_MEMKINDS ? e->mem : 0;
     struct qpst *q = qp_get(p, e->qp_num);
     q->acc.posted[mem] += e->bytes;
@@ -107,31 +101,25 @@ void an_on_wc(struct pass *p, const struct rs_ev_IBV_WC *e)
     struct qpst *q = qp_get(p, e->qp_num);
     /* RC send queues complete in order: a completion also completes every earlier unsignaled WR. */
     size_t k = q->head;
-    while (k < q->npend && q->pend[k].wr_id != e->wr_id)
-        k++;
-    if (k == q->npend)
-        return; /* a completion for a WR we did not see posted */
-    for (size_t i = q->head; i <= k; i++)
-        complete(p, q, &q->pend[i], e->h.ts);
+    while (k < q->npend && q->pend[k].wr_id != e->wr_id) k++;
+    if (k == q->npend) return; /* a completion for a WR we did not see posted */
+    for (size_t i = q->head; i <= k; i++) complete(p, q, &q->pend[i], e->h.ts);
     q->head = k + 1;
-    if (q->head == q->npend)
-        q->head = q->npend = 0;
+    if (q->head == q->npend) q->head = q->npend = 0;
 }
 
 /* ---- NCCL proxy ops and steps ---- */
 static struct opacc *acc_get(struct pass *p, uint64_t op)
 {
     uint64_t i;
-    if (p->acc_last_valid && p->acc_last_op == op)
-        return &p->accs[p->acc_last_i];
+    if (p->acc_last_valid && p->acc_last_op == op) return &p->accs[p->acc_last_i];
     if (hm_get(&p->accmap, op, &i)) {
         p->acc_last_op = op;
         p->acc_last_i = i;
         p->acc_last_valid = 1;
         return &p->accs[i];
     }
-    if (p->nfreeacc)
-        i = p->freeacc[--p->nfreeacc];
+    if (p->nfreeacc) i = p->freeacc[--p->nfreeacc];
     else {
         struct opacc *x = AN_PUSH(p->accs, p->naccs, p->acccap);
         memset(x, 0, sizeof *x);
@@ -182,15 +170,12 @@ void an_on_proxy_step(struct pass *p, const struct rs_ev_NCCL_PROXY_STEP *e)
         a = sw;
         hm_del(&p->sendwait, e->handle);
     }
-    if (!e->is_send || e->end < a)
-        return; /* receive steps: the sender's side measures the network */
+    if (!e->is_send || e->end < a) return; /* receive steps: the sender's side measures the network */
     struct opacc *x = acc_get(p, e->parent);
-    if (e->end - a > x->max_wait)
-        x->max_wait = e->end - a;
+    if (e->end - a > x->max_wait) x->max_wait = e->end - a;
     struct wrrec *r = x->nruns ? &x->runs[x->nruns - 1] : NULL;
     if (r && a <= r->done) {
-        if (e->end > r->done)
-            r->done = e->end;
+        if (e->end > r->done) r->done = e->end;
         r->bytes += e->trans_size;
     } else {
         r = AN_PUSH(x->runs, x->nruns, x->runcap);
@@ -207,8 +192,7 @@ void an_on_proxy_step(struct pass *p, const struct rs_ev_NCCL_PROXY_STEP *e)
 /* NCCL_PROXY_STATE SendWait (the isend is posted: network time starts) of step `handle` at ts. */
 void an_on_proxy_state_sendwait(struct pass *p, uint64_t handle, uint64_t ts)
 {
-    if (p->sw_valid && p->sw_h != handle)
-        hm_put(&p->sendwait, p->sw_h, p->sw_ts);
+    if (p->sw_valid && p->sw_h != handle) hm_put(&p->sendwait, p->sw_h, p->sw_ts);
     p->sw_h = handle;
     p->sw_ts = ts;
     p->sw_valid = 1;
@@ -220,8 +204,7 @@ void an_on_proxy_op(struct pass *p, const struct rs_ev_NCCL_PROXY_OP *e)
     struct an_lcoll *c = NULL;
     if (hm_get(&p->collmap, e->parent, &ci) && ci < p->ncolls) {
         c = &p->colls[ci];
-        if (e->end > c->kend)
-            c->kend = e->end; /* the enqueue end is not completion: the proxy op ends later */
+        if (e->end > c->kend) c->kend = e->end; /* the enqueue end is not completion: the proxy op ends later */
         c->timed = 1;
     }
     if (c && !strcasecmp(c->algo, "tree")) {
@@ -232,13 +215,11 @@ void an_on_proxy_op(struct pass *p, const struct rs_ev_NCCL_PROXY_OP *e)
         t->is_send = e->is_send != 0;
         t->end = e->end;
     }
-    if (!hm_get(&p->accmap, e->handle, &ai))
-        return;
+    if (!hm_get(&p->accmap, e->handle, &ai)) return;
     struct opacc *x = &p->accs[ai];
     if (c && e->is_send && e->nsteps >= 2 && strcasestr(c->algo, "ring")) /* ring: end of reduce-scatter */
         for (size_t k = 0; k < x->nends; k++)
-            if (x->sidx[k] == e->nsteps / 2 - 1 && x->ends[k] > c->rs_end)
-                c->rs_end = x->ends[k];
+            if (x->sidx[k] == e->nsteps / 2 - 1 && x->ends[k] > c->rs_end) c->rs_end = x->ends[k];
     acc_to_runs(p, x, 0x80000000u | (e->channel & 0xff) << 16 | ((uint32_t)e->peer & 0xffff));
     acc_release(p, x);
 }
@@ -264,28 +245,23 @@ void an_proxy_flush(struct pass *p)
 static int cmp_treeop(const void *a, const void *b)
 {
     const struct treeop *x = a, *y = b;
-    if (x->ci != y->ci)
-        return x->ci < y->ci ? -1 : 1;
-    if (x->channel != y->channel)
-        return x->channel < y->channel ? -1 : 1;
+    if (x->ci != y->ci) return x->ci < y->ci ? -1 : 1;
+    if (x->channel != y->channel) return x->channel < y->channel ? -1 : 1;
     return x->peer < y->peer ? -1 : x->peer > y->peer;
 }
 
 void an_tree_phases(struct pass *p)
 {
-    if (!p->ntreeops)
-        return;
+    if (!p->ntreeops) return;
     qsort(p->treeops, p->ntreeops, sizeof *p->treeops, cmp_treeop);
     for (size_t i = 0, j; i < p->ntreeops; i = j) {
         uint64_t send = 0, recv = 0;
         for (j = i; j < p->ntreeops && !cmp_treeop(&p->treeops[i], &p->treeops[j]); j++) {
             uint64_t *x = p->treeops[j].is_send ? &send : &recv;
-            if (p->treeops[j].end > *x)
-                *x = p->treeops[j].end;
+            if (p->treeops[j].end > *x) *x = p->treeops[j].end;
         }
         struct an_lcoll *c = p->treeops[i].ci < p->ncolls ? &p->colls[p->treeops[i].ci] : NULL;
         uint64_t up = send < recv ? send : recv;
-        if (c && send && recv && up > c->up_end)
-            c->up_end = up;
+        if (c && send && recv && up > c->up_end) c->up_end = up;
     }
 }

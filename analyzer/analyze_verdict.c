@@ -26,22 +26,14 @@ static void verdict(struct rs_an_gd *g, int peermem, int with_mrs)
     uint64_t mixed = g->posted_bytes[RS_MEM_MIXED];
     uint64_t mdev = g->mr_bytes[RS_MEM_DEVICE] + g->mr_bytes[RS_MEM_DMABUF] + g->mr_bytes[RS_MEM_MANAGED];
     uint64_t mhost = g->mr_bytes[RS_MEM_HOST] + g->mr_bytes[RS_MEM_PINNED];
-    if (dev && host)
-        g->verdict = RS_GD_PARTIAL;
-    else if (dev)
-        g->verdict = RS_GD_USED;
-    else if (host)
-        g->verdict = RS_GD_NOT_USED;
-    else if (mixed)
-        g->verdict = RS_GD_PARTIAL;
-    else if (with_mrs && mdev && !mhost)
-        g->verdict = RS_GD_USED;
-    else if (with_mrs && mhost && !mdev)
-        g->verdict = RS_GD_NOT_USED;
-    else if (with_mrs && mhost && mdev)
-        g->verdict = RS_GD_PARTIAL;
-    else
-        g->verdict = RS_GD_UNKNOWN;
+    if (dev && host) g->verdict = RS_GD_PARTIAL;
+    else if (dev) g->verdict = RS_GD_USED;
+    else if (host) g->verdict = RS_GD_NOT_USED;
+    else if (mixed) g->verdict = RS_GD_PARTIAL;
+    else if (with_mrs && mdev && !mhost) g->verdict = RS_GD_USED;
+    else if (with_mrs && mhost && !mdev) g->verdict = RS_GD_NOT_USED;
+    else if (with_mrs && mhost && mdev) g->verdict = RS_GD_PARTIAL;
+    else g->verdict = RS_GD_UNKNOWN;
     char a[32], b[32], c[32], d[32];
     human_bytes(a, sizeof a, (double)dev);
     human_bytes(b, sizeof b, (double)host);
@@ -57,8 +49,8 @@ static void verdict(struct rs_an_gd *g, int peermem, int with_mrs)
                       "; bounce copies: %llu device->host before sends, %llu host->device after receives",
                       (unsigned long long)g->bounce_d2h, (unsigned long long)g->bounce_h2d);
     if (peermem >= 0 && n < (int)sizeof g->evidence)
-        n += snprintf(g->evidence + n, sizeof g->evidence - n, "; nvidia_peermem %s",
-                      peermem ? "loaded" : "not loaded");
+        n +=
+            snprintf(g->evidence + n, sizeof g->evidence - n, "; nvidia_peermem %s", peermem ? "loaded" : "not loaded");
     if (g->verdict == RS_GD_UNKNOWN && !g->posts && n < (int)sizeof g->evidence)
         snprintf(g->evidence + n, sizeof g->evidence - n, "; no RDMA traffic recorded");
 }
@@ -86,18 +78,14 @@ void an_gpudirect(struct rs_analysis *a, struct an_rank *R, size_t n)
         }
     }
     int known = seen[RS_GD_USED] + seen[RS_GD_NOT_USED] + seen[RS_GD_PARTIAL];
-    if (!known)
-        a->gd_verdict = RS_GD_UNKNOWN;
-    else if (seen[RS_GD_USED] == known)
-        a->gd_verdict = RS_GD_USED;
-    else if (seen[RS_GD_NOT_USED] == known)
-        a->gd_verdict = RS_GD_NOT_USED;
-    else
-        a->gd_verdict = RS_GD_PARTIAL;
+    if (!known) a->gd_verdict = RS_GD_UNKNOWN;
+    else if (seen[RS_GD_USED] == known) a->gd_verdict = RS_GD_USED;
+    else if (seen[RS_GD_NOT_USED] == known) a->gd_verdict = RS_GD_NOT_USED;
+    else a->gd_verdict = RS_GD_PARTIAL;
 }
 
-static size_t add(struct rs_an_finding *c, size_t nc, const struct rs_analysis *a, int cat, int32_t rank,
-                  uint32_t qp, double cost)
+static size_t add(struct rs_an_finding *c, size_t nc, const struct rs_analysis *a, int cat, int32_t rank, uint32_t qp,
+                  double cost)
 {
     struct rs_an_finding *f = &c[nc];
     memset(f, 0, sizeof *f);
@@ -110,7 +98,7 @@ static size_t add(struct rs_an_finding *c, size_t nc, const struct rs_analysis *
     return nc + 1;
 }
 
-#define MS(x) ((x) * 1e3)
+#define MS(x) ((x)*1e3)
 
 void an_findings(struct rs_analysis *a, struct an_rank *R, size_t n)
 {
@@ -144,12 +132,13 @@ void an_findings(struct rs_analysis *a, struct an_rank *R, size_t n)
         nc = add(c, nc, a, RS_CAT_PEER_WAIT, s ? s->rank : -1, 0, a->attr[RS_CAT_PEER_WAIT]);
         struct rs_an_finding *f = &c[nc - 1];
         if (s)
-            snprintf(f->text, sizeof f->text,
-                     "Straggler: rank %d arrives last at %llu of %llu collectives%s, %.2f ms after the next-latest rank "
-                     "on average; ranks wait %.2f ms per step (%.0f %% of step time) in collectives",
-                     s->rank, (unsigned long long)s->late_count, (unsigned long long)s->of,
-                     s->persistent ? " (persistent)" : "", MS(s->mean_late_s), MS(a->attr[RS_CAT_PEER_WAIT] / ns),
-                     100 * f->step_frac);
+            snprintf(
+                f->text, sizeof f->text,
+                "Straggler: rank %d arrives last at %llu of %llu collectives%s, %.2f ms after the next-latest rank "
+                "on average; ranks wait %.2f ms per step (%.0f %% of step time) in collectives",
+                s->rank, (unsigned long long)s->late_count, (unsigned long long)s->of,
+                s->persistent ? " (persistent)" : "", MS(s->mean_late_s), MS(a->attr[RS_CAT_PEER_WAIT] / ns),
+                100 * f->step_frac);
         else
             snprintf(f->text, sizeof f->text,
                      "Ranks wait %.2f ms per step (%.0f %% of step time) in collectives for late ranks (no single "
@@ -174,8 +163,7 @@ void an_findings(struct rs_analysis *a, struct an_rank *R, size_t n)
         snprintf(f->text, sizeof f->text,
                  "Host-to-device copies are exposed %.2f ms per step (%.0f %% of step time); %.0f %% of H2D bytes come "
                  "from pageable memory%s%s",
-                 MS(a->attr[RS_CAT_H2D] / ns), 100 * f->step_frac, share,
-                 pg ? " (most on rank " : "", pg ? "" : "");
+                 MS(a->attr[RS_CAT_H2D] / ns), 100 * f->step_frac, share, pg ? " (most on rank " : "", pg ? "" : "");
         if (pg) {
             size_t k = strlen(f->text);
             snprintf(f->text + k, sizeof f->text - k, "%d): pin the host buffers (e.g. pin_memory=True)", wr);
@@ -186,8 +174,7 @@ void an_findings(struct rs_analysis *a, struct an_rank *R, size_t n)
     int gpu_mem = a->gpu_ranks > 0;
     for (size_t i = 0; i < a->nranks && !gpu_mem; i++)
         for (int k = RS_MEM_DEVICE; k <= RS_MEM_DMABUF; k++)
-            if (a->ranks[i].gd.mr_bytes[k] || a->ranks[i].gd.posted_bytes[k])
-                gpu_mem = 1;
+            if (a->ranks[i].gd.mr_bytes[k] || a->ranks[i].gd.posted_bytes[k]) gpu_mem = 1;
     if (gpu_mem && (a->gd_verdict == RS_GD_NOT_USED || a->gd_verdict == RS_GD_PARTIAL)) {
         int bad = 0;
         int32_t ex = -1;
@@ -196,8 +183,7 @@ void an_findings(struct rs_analysis *a, struct an_rank *R, size_t n)
             int v = a->ranks[i].gd.verdict;
             if (v == RS_GD_NOT_USED || v == RS_GD_PARTIAL) {
                 bad++;
-                if (ex < 0)
-                    ex = (int32_t)i;
+                if (ex < 0) ex = (int32_t)i;
             }
             bounce += R[i].bounce_copy_ns * 1e-9;
         }

@@ -23,28 +23,23 @@ int rs_fmt_g9(char *buf, double v)
         return 1;
     }
     double a = fabs(v);
-    if (!(a >= 1e-200 && a < 1e17))   /* zero, NaN, inf, and magnitudes whose scale is not one exact power */
+    if (!(a >= 1e-200 && a < 1e17)) /* zero, NaN, inf, and magnitudes whose scale is not one exact power */
         return slow(buf, v);
     /* decimal exponent from the binary one (no log10): off by at most one, which the loop corrects */
     int e = (int)floor(ilogb(a) * 0.30102999566398120);
     double s = 0;
     for (int tries = 0; tries < 2; tries++) {
         int k = 8 - e;
-        if (k > 22 || k < -22)
-            return slow(buf, v);
+        if (k > 22 || k < -22) return slow(buf, v);
         s = k >= 0 ? a * p10[k] : a / p10[-k];
-        if (s < 1e8)
-            e--;
-        else if (s >= 1e9)
-            e++;
-        else
-            break;
+        if (s < 1e8) e--;
+        else if (s >= 1e9) e++;
+        else break;
     }
-    if (!(s >= 1e8 && s < 1e9))   /* still off after two tries */
+    if (!(s >= 1e8 && s < 1e9)) /* still off after two tries */
         return slow(buf, v);
     double fl = floor(s), frac = s - fl;
-    if (fabs(frac - 0.5) < 1e-6)
-        return slow(buf, v);
+    if (fabs(frac - 0.5) < 1e-6) return slow(buf, v);
     unsigned m = (unsigned)fl + (frac > 0.5);
     /* At a decade edge the exact value may sit on the other side of the power of ten than s (it is within
      * 1.2e-7 of s): just below 1e8 (exponent e - 1), it rounds at 9 digits up to 1e9 there, which printf
@@ -60,40 +55,32 @@ int rs_fmt_g9(char *buf, double v)
         m /= 10;
     }
     int nd = 9;
-    while (nd > 1 && d[nd - 1] == '0')
-        nd--;
+    while (nd > 1 && d[nd - 1] == '0') nd--;
     char *p = buf;
-    if (v < 0)
-        *p++ = '-';
-    if (e >= -4 && e < 9) {   /* %g's fixed notation: 8 - e decimals, trailing zeros dropped */
+    if (v < 0) *p++ = '-';
+    if (e >= -4 && e < 9) { /* %g's fixed notation: 8 - e decimals, trailing zeros dropped */
         if (e >= 0) {
-            for (int i = 0; i <= e; i++)
-                *p++ = d[i];
+            for (int i = 0; i <= e; i++) *p++ = d[i];
             if (nd > e + 1) {
                 *p++ = '.';
-                for (int i = e + 1; i < nd; i++)
-                    *p++ = d[i];
+                for (int i = e + 1; i < nd; i++) *p++ = d[i];
             }
         } else {
             *p++ = '0';
             *p++ = '.';
-            for (int i = 0; i < -e - 1; i++)
-                *p++ = '0';
-            for (int i = 0; i < nd; i++)
-                *p++ = d[i];
+            for (int i = 0; i < -e - 1; i++) *p++ = '0';
+            for (int i = 0; i < nd; i++) *p++ = d[i];
         }
     } else {
         *p++ = d[0];
         if (nd > 1) {
             *p++ = '.';
-            for (int i = 1; i < nd; i++)
-                *p++ = d[i];
+            for (int i = 1; i < nd; i++) *p++ = d[i];
         }
         *p++ = 'e';
         *p++ = e < 0 ? '-' : '+';
         int x = e < 0 ? -e : e;
-        if (x >= 100)
-            *p++ = (char)('0' + x / 100);
+        if (x >= 100) *p++ = (char)('0' + x / 100);
         *p++ = (char)('0' + x / 10 % 10);
         *p++ = (char)('0' + x % 10);
     }

@@ -63,7 +63,7 @@ static const char *gd_name(int v) { return v >= 0 && v < RS_GD_COUNT ? gd_names[
 /* Human time from seconds. */
 static void fmt_s(char *b, size_t n, double s)
 {
-    double a = fabs(s);   /* thresholds just under 1 so that 999.7 us prints as 1 ms, not 1e+03 us */
+    double a = fabs(s); /* thresholds just under 1 so that 999.7 us prints as 1 ms, not 1e+03 us */
     if (a >= 0.9995) snprintf(b, n, "%.3g s", s);
     else if (a >= 0.9995e-3) snprintf(b, n, "%.3g ms", s * 1e3);
     else if (a >= 0.9995e-6) snprintf(b, n, "%.3g us", s * 1e6);
@@ -85,7 +85,7 @@ struct bw_series {
     uint32_t qp;
     uint64_t uuid;
     size_t n;
-    double t[BW_MAXPTS], v[BW_MAXPTS];   /* s from run start, GB/s */
+    double t[BW_MAXPTS], v[BW_MAXPTS]; /* s from run start, GB/s */
 };
 struct bw_sink {
     struct rs_exp *x;
@@ -149,8 +149,8 @@ static int bw_close(void *b, struct rs_exp_stats *st, char *err, size_t errlen)
     (void)b, (void)st, (void)err, (void)errlen;
     return 0;
 }
-static const struct rs_xbackend bw_backend = {bw_open, bw_begin, bw_track, bw_nop_item, bw_nop_item,
-                                              bw_nop_item, bw_nop_end, bw_counter, bw_nop, bw_close};
+static const struct rs_xbackend bw_backend = {bw_open,     bw_begin,   bw_track,   bw_nop_item, bw_nop_item,
+                                              bw_nop_item, bw_nop_end, bw_counter, bw_nop,      bw_close};
 
 static uint64_t run_span_ns(const struct rs_analysis *a)
 {
@@ -175,8 +175,13 @@ static void collect_bw(const struct rs_analysis *a, struct bw_sink *k)
         struct rs_reader *rd = rs_reader_open(rk->path, err, sizeof err);
         if (!rd) continue;
         const struct rs_header_info *h = rs_reader_header(rd);
-        struct rs_exp_opts o = {.format = RS_EXP_CHROME, .out = "-", .bw_bin_ns = bin, .quiet = 1, .no_flows = 1,
-                                .base_realtime_ns = a->run_start_realtime_ns, .sink = k};
+        struct rs_exp_opts o = {.format = RS_EXP_CHROME,
+                                .out = "-",
+                                .bw_bin_ns = bin,
+                                .quiet = 1,
+                                .no_flows = 1,
+                                .base_realtime_ns = a->run_start_realtime_ns,
+                                .sink = k};
         struct rs_exp *x = rs_exp_open_with(&o, &bw_backend, err, sizeof err);
         if (!x) {
             rs_reader_close(rd);
@@ -186,8 +191,12 @@ static void collect_bw(const struct rs_analysis *a, struct bw_sink *k)
         /* Put the rank on the analyzer's run clock (anchors + refinement: run = mono + clock_offset_ns)
          * rather than on the anchors alone, so the chart lines up with the other panels; the CLOCK
          * records that would re-anchor it are not passed on below. */
-        struct rs_exp_proc p = {h->host, h->pid, h->rank, h->world_size,
-                                a->run_start_realtime_ns + h->start_mono + (uint64_t)rk->clock_offset_ns, h->start_mono,
+        struct rs_exp_proc p = {h->host,
+                                h->pid,
+                                h->rank,
+                                h->world_size,
+                                a->run_start_realtime_ns + h->start_mono + (uint64_t)rk->clock_offset_ns,
+                                h->start_mono,
                                 NULL};
         if (!rs_exp_begin_process(x, &p)) {
             struct rs_event e;
@@ -292,8 +301,9 @@ static void panel_breakdown(FILE *f, const struct rs_analysis *a)
             if (w <= 0) continue;
             char t[32];
             fmt_s(t, sizeof t, v);
-            fprintf(f, "<rect class=\"cat-%s\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\">"
-                       "<title>rank %d: %s %s</title></rect>\n",
+            fprintf(f,
+                    "<rect class=\"cat-%s\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\">"
+                    "<title>rank %d: %s %s</title></rect>\n",
                     cat_key[c], x, y, w, bh, cat_color[c], rk->rank, cat_words[c], t);
             x += w;
         }
@@ -303,8 +313,8 @@ static void panel_breakdown(FILE *f, const struct rs_analysis *a)
     }
     fprintf(f, "</svg>\n");
     /* the numbers */
-    static const char *const short_names[RS_CAT_COUNT] = {"compute", "H2D", "intra-node", "network", "stall",
-                                                           "peer wait", "idle", "other"};
+    static const char *const short_names[RS_CAT_COUNT] = {"compute", "H2D",       "intra-node", "network",
+                                                          "stall",   "peer wait", "idle",       "other"};
     fputs("<div class=\"scroll\"><table><tr><th>rank</th><th>host</th><th>steps</th><th>mean step</th>", f);
     for (int c = 0; c < RS_CAT_COUNT; c++) {
         fprintf(f, "<th title=\"%s\">", cat_key[c]);
@@ -375,12 +385,11 @@ static void panel_allreduce(FILE *f, const struct rs_analysis *a)
     }
     free(rsv);
     fputs("</select></p>\n", f);
-    static const char *const ph_color[] = {"#d9d9d9", "#4e79a7", "#59a14f", "#76b7b2", "#59a14f", "#e15759",
-                                           "#bab0ac", "#9c755f", "#edc948"};
+    static const char *const ph_color[] = {"#d9d9d9", "#4e79a7", "#59a14f", "#76b7b2", "#59a14f",
+                                           "#e15759", "#bab0ac", "#9c755f", "#edc948"};
     /* tree AllReduce: reduce (up) and broadcast (down) phases, when the analysis found them */
     int tree = 0;
-    for (size_t c = 0; c < a->ncolls && !tree; c++)
-        tree = a->colls[c].reduce_s > 0 || a->colls[c].bcast_s > 0;
+    for (size_t c = 0; c < a->ncolls && !tree; c++) tree = a->colls[c].reduce_s > 0 || a->colls[c].bcast_s > 0;
     fputs("<div class=\"legend\"><span><i class=\"sw\" style=\"background:#d9d9d9\"></i>arrival skew</span>"
           "<span><i class=\"sw\" style=\"background:#4e79a7\"></i>reduce-scatter</span>"
           "<span><i class=\"sw\" style=\"background:#59a14f\"></i>all-gather / network</span>",
@@ -425,8 +434,9 @@ static void panel_allreduce(FILE *f, const struct rs_analysis *a)
             fprintf(f, " #%llu %s</text>\n", (unsigned long long)co->seq, by);
             double xa = L + (co->first_arrival_ns - t0) * sc, xb = L + (co->last_arrival_ns - t0) * sc;
             fmt_s(t, sizeof t, co->arrival_skew_s);
-            fprintf(f, "<rect class=\"phase skew\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"18\" fill=\"%s\">"
-                       "<title>arrival skew %s: waiting for rank %d</title></rect>\n",
+            fprintf(f,
+                    "<rect class=\"phase skew\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"18\" fill=\"%s\">"
+                    "<title>arrival skew %s: waiting for rank %d</title></rect>\n",
                     xa, y, xb - xa > 0.5 ? xb - xa : 0.5, ph_color[0], t, co->last_rank);
             /* own time: ring RS/AG halves or tree reduce/broadcast phases when known, else intra/net/stall */
             double segs[4], x = xb;
@@ -450,8 +460,9 @@ static void panel_allreduce(FILE *f, const struct rs_analysis *a)
                 if (segs[i] <= 0) continue;
                 double w = segs[i] * 1e9 * sc;
                 fmt_s(t, sizeof t, segs[i]);
-                fprintf(f, "<rect class=\"phase%s\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"18\" fill=\"%s\">"
-                           "<title>%s %s</title></rect>\n",
+                fprintf(f,
+                        "<rect class=\"phase%s\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"18\" fill=\"%s\">"
+                        "<title>%s %s</title></rect>\n",
                         cls[i], x, y, w > 0.5 ? w : 0.5, ph_color[cols[i]], names[i], t);
                 x += w;
             }
@@ -459,14 +470,15 @@ static void panel_allreduce(FILE *f, const struct rs_analysis *a)
             if (co->busbw_gbps > 0) snprintf(bw, sizeof bw, " busbw %.1f GB/s", co->busbw_gbps);
             fmt_s(t, sizeof t, co->dur_s);
             /* after the bar when there is room, else over its end with a white halo to stay legible */
-            fprintf(f, "<text x=\"%.1f\" y=\"%d\" style=\"paint-order:stroke;stroke:#fff;stroke-width:3px\">%s%s"
-                       "</text>\n",
+            fprintf(f,
+                    "<text x=\"%.1f\" y=\"%d\" style=\"paint-order:stroke;stroke:#fff;stroke-width:3px\">%s%s"
+                    "</text>\n",
                     x + 4 < W - 140 ? x + 4 : W - 140, y + 14, t, bw);
         }
         char t[32];
         fmt_s(t, sizeof t, span * 1e-9);
-        fprintf(f, "<text x=\"%d\" y=\"%d\">0</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", L,
-                H - 6, W - 20, H - 6, t);
+        fprintf(f, "<text x=\"%d\" y=\"%d\">0</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", L, H - 6,
+                W - 20, H - 6, t);
         fputs("</svg>\n", f);
     }
     /* the chooser; "#step=N" in the URL preselects a step (links from notes, and the headless test) */
@@ -485,7 +497,7 @@ static void panel_qp(FILE *f, const struct rs_analysis *a)
     fputs("<section id=\"qp-bandwidth\"><h2>Per-QP bandwidth over time</h2>\n", f);
     struct bw_sink k = {0};
     collect_bw(a, &k);
-    size_t keep = 0;   /* QPs that never completed a send (receive-only) have nothing to draw */
+    size_t keep = 0; /* QPs that never completed a send (receive-only) have nothing to draw */
     for (size_t i = 0; i < k.n; i++) {
         int any = 0;
         for (size_t j = 0; j < k.s[i].n && !any; j++) any = k.s[i].v[j] > 0;
@@ -495,7 +507,7 @@ static void panel_qp(FILE *f, const struct rs_analysis *a)
     /* Many ranks: draw the QPs that moved the most bytes; the table below lists them all. */
     size_t shown = k.n, limit = 16;
     if (k.n > limit) {
-        for (size_t i = 0; i < limit; i++) {   /* partial selection sort by bytes (sum of the bins) */
+        for (size_t i = 0; i < limit; i++) { /* partial selection sort by bytes (sum of the bins) */
             size_t best = i;
             double bv = -1;
             for (size_t j = i; j < k.n; j++) {
@@ -511,8 +523,8 @@ static void panel_qp(FILE *f, const struct rs_analysis *a)
         }
         k.n = limit;
     }
-    static const char *const pal[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
-                                      "#ff9da7", "#9c755f", "#bab0ac"};
+    static const char *const pal[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+                                      "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
     if (!k.n) {
         fputs("<p class=\"muted\">No completed send work requests in the traces.</p>\n", f);
     } else {
@@ -523,8 +535,7 @@ static void panel_qp(FILE *f, const struct rs_analysis *a)
         if (vmax <= 0) vmax = 1;
         double tmax = k.tmax > 0 ? k.tmax : 1;
         const int W = 900, H = 240, L = 50, B = 24;
-        fprintf(f, "<svg id=\"qp-bw-svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n", W, H + 10, W,
-                H + 10);
+        fprintf(f, "<svg id=\"qp-bw-svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n", W, H + 10, W, H + 10);
         fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#999\"/>", L, H - B, W - 10, H - B);
         fprintf(f, "<line x1=\"%d\" y1=\"4\" x2=\"%d\" y2=\"%d\" stroke=\"#999\"/>\n", L, L, H - B);
         fprintf(f, "<text x=\"2\" y=\"12\">%.2g GB/s</text><text x=\"2\" y=\"%d\">0</text>\n", vmax, H - B);
@@ -533,8 +544,9 @@ static void panel_qp(FILE *f, const struct rs_analysis *a)
         fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", W - 10, H - 6, t);
         if (a->link_gbps > 0) {
             double y = (H - B) - (a->link_gbps / 8) / vmax * (H - B - 8);
-            fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#c62828\" stroke-dasharray=\"5,4\">"
-                       "<title>link rate %.1f Gb/s</title></line>\n",
+            fprintf(f,
+                    "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#c62828\" stroke-dasharray=\"5,4\">"
+                    "<title>link rate %.1f Gb/s</title></line>\n",
                     L, y, W - 10, y, a->link_gbps);
         }
         for (size_t i = 0; i < k.n; i++) {
@@ -571,8 +583,9 @@ static void panel_qp(FILE *f, const struct rs_analysis *a)
             fmt_s(b2, sizeof b2, qp->ideal_s);
             fmt_s(b3, sizeof b3, qp->stall_s);
             fmt_s(b4, sizeof b4, qp->max_wait_s);
-            fprintf(f, "<tr><td>%d</td><td>%u</td><td>%d</td><td>%s</td><td>%llu</td><td>%s</td><td>%s</td>"
-                       "<td>%s</td><td>%.2f Gb/s</td><td>%s</td><td>%s</td></tr>\n",
+            fprintf(f,
+                    "<tr><td>%d</td><td>%u</td><td>%d</td><td>%s</td><td>%llu</td><td>%s</td><td>%s</td>"
+                    "<td>%s</td><td>%.2f Gb/s</td><td>%s</td><td>%s</td></tr>\n",
                     a->ranks[r].rank, qp->qp_num, qp->peer_rank, by, (unsigned long long)qp->sends, b1, b2, b3,
                     qp->achieved_gbps, b4, gd_name(qp->gd.verdict));
         }
@@ -599,8 +612,9 @@ static void gd_row(FILE *f, const char *who, const struct rs_an_gd *g)
 static void panel_gpudirect(FILE *f, const struct rs_analysis *a)
 {
     int v = a->gd_verdict;
-    fprintf(f, "<section id=\"gpudirect\"><h2>GPUDirect RDMA: <span class=\"badge %s\" id=\"gd-verdict\">%s</span>"
-               "</h2>\n",
+    fprintf(f,
+            "<section id=\"gpudirect\"><h2>GPUDirect RDMA: <span class=\"badge %s\" id=\"gd-verdict\">%s</span>"
+            "</h2>\n",
             v == RS_GD_NOT_USED ? "NOT_USED" : gd_name(v), gd_name(v));
     fputs("<p class=\"muted\">Evidence: bytes posted / bytes registered by memory kind, dmabuf registrations, "
           "bounce copies (device-to-host before a send / host-to-device after a receive).</p>\n"
@@ -670,8 +684,7 @@ static void panel_findings(FILE *f, const struct rs_analysis *a)
             fmt_s(b1, sizeof b1, s->mean_late_s);
             fmt_s(b2, sizeof b2, s->cost_per_step_s);
             fprintf(f, "<tr><td>%d</td><td>%s</td><td>%llu of %llu</td><td>%s</td><td>%s</td></tr>\n", s->rank,
-                    s->persistent ? "yes" : "no", (unsigned long long)s->late_count, (unsigned long long)s->of, b1,
-                    b2);
+                    s->persistent ? "yes" : "no", (unsigned long long)s->late_count, (unsigned long long)s->of, b1, b2);
         }
         fputs("</table>\n", f);
     }

@@ -22,15 +22,13 @@ struct jw {
 };
 static void jw_flush(struct jw *w)
 {
-    if (w->n)
-        fwrite_unlocked(w->b, 1, w->n, w->f);
+    if (w->n) fwrite_unlocked(w->b, 1, w->n, w->f);
     w->n = 0;
 }
 /* Room for k <= JW_CAP / 2 bytes at the end of the buffer. */
 static inline char *jw_room(struct jw *w, size_t k)
 {
-    if (w->n + k > JW_CAP)
-        jw_flush(w);
+    if (w->n + k > JW_CAP) jw_flush(w);
     return w->b + w->n;
 }
 static inline void jw_mem(struct jw *w, const char *s, size_t k)
@@ -57,15 +55,13 @@ static void jp(struct jw *w, const char *fmt, ...)
     va_start(ap, fmt);
     int k = vsnprintf(b, sizeof b, fmt, ap);
     va_end(ap);
-    if (k < 0)
-        return;
+    if (k < 0) return;
     if ((size_t)k < sizeof b) {
         jw_mem(w, b, (size_t)k);
         return;
     }
     char *m = malloc((size_t)k + 1);
-    if (!m)
-        return;
+    if (!m) return;
     va_start(ap, fmt);
     vsnprintf(m, (size_t)k + 1, fmt, ap);
     va_end(ap);
@@ -87,26 +83,22 @@ static void jstr(struct jw *w, const char *s)
             o[4] = hex[*p >> 4];
             o[5] = hex[*p & 15];
             w->n += 6;
-        } else
-            jc(w, (char)*p);
+        } else jc(w, (char)*p);
     }
     jc(w, '"');
 }
 static void jnum(struct jw *w, double v)
 {
-    if (!isfinite(v))
-        v = 0;
+    if (!isfinite(v)) v = 0;
     w->n += (size_t)rs_fmt_g9(jw_room(w, RS_FMT_G9_MAX), v);
 }
 /* printf("%lld") without printf */
 static void jdigits(struct jw *w, unsigned long long u, int neg)
 {
     char b[24], *p = b + sizeof b;
-    do
-        *--p = (char)('0' + u % 10);
+    do *--p = (char)('0' + u % 10);
     while (u /= 10);
-    if (neg)
-        *--p = '-';
+    if (neg) *--p = '-';
     jw_mem(w, p, (size_t)(b + sizeof b - p));
 }
 static void jint(struct jw *w, long long v)
@@ -186,8 +178,7 @@ static void hex32(struct jw *w, unsigned v)
 {
     static const char hex[] = "0123456789abcdef";
     char b[8], *p = b + sizeof b;
-    do
-        *--p = hex[v & 15];
+    do *--p = hex[v & 15];
     while (v >>= 4);
     jw_mem(w, p, (size_t)(b + sizeof b - p));
 }
@@ -321,9 +312,9 @@ static void json(const struct rs_analysis *a, struct jw *w)
     }
     free(rsx);
     js(w, "\n],\n\"collectives\": [");
-    static const char *const names[] = {"first_arrival_s", "last_arrival_s", "end_s",        "arrival_skew_s",
-                                        "dur_s",           "algbw_gbps",     "busbw_gbps",   "reduce_scatter_s",
-                                        "all_gather_s",    "intra_s",        "net_s",        "stall_s"};
+    static const char *const names[] = {"first_arrival_s", "last_arrival_s", "end_s",      "arrival_skew_s",
+                                        "dur_s",           "algbw_gbps",     "busbw_gbps", "reduce_scatter_s",
+                                        "all_gather_s",    "intra_s",        "net_s",      "stall_s"};
     for (size_t i = 0; i < a->ncolls; i++) {
         const struct rs_an_coll *c = &a->colls[i];
         js(w, i ? ",\n  {\"comm_hash\": \"0x" : "\n  {\"comm_hash\": \"0x");
@@ -337,12 +328,19 @@ static void json(const struct rs_analysis *a, struct jw *w)
         ki(w, "nseen", c->nseen);
         ki(w, "step", (long long)c->step);
         ki(w, "last_rank", c->last_rank);
-        const double vals[] = {c->first_arrival_ns * 1e-9, c->last_arrival_ns * 1e-9, c->end_ns * 1e-9,
-                               c->arrival_skew_s,          c->dur_s,                  c->algbw_gbps,
-                               c->busbw_gbps,              c->rs_s,                   c->ag_s,
-                               c->intra_s,                 c->net_s,                  c->stall_s};
-        for (size_t k = 0; k < sizeof vals / sizeof vals[0]; k++)
-            kn(w, names[k], vals[k]);
+        const double vals[] = {c->first_arrival_ns * 1e-9,
+                               c->last_arrival_ns * 1e-9,
+                               c->end_ns * 1e-9,
+                               c->arrival_skew_s,
+                               c->dur_s,
+                               c->algbw_gbps,
+                               c->busbw_gbps,
+                               c->rs_s,
+                               c->ag_s,
+                               c->intra_s,
+                               c->net_s,
+                               c->stall_s};
+        for (size_t k = 0; k < sizeof vals / sizeof vals[0]; k++) kn(w, names[k], vals[k]);
         if (!strcasecmp(c->algo, "tree")) { /* the tree's phases (0 when its proxy ops were not traced) */
             kn(w, "reduce_s", c->reduce_s);
             kn(w, "broadcast_s", c->bcast_s);

@@ -7,7 +7,7 @@
 
 #include "analysis.h"
 
-#define MS(x) ((x) * 1e3)
+#define MS(x)    ((x)*1e3)
 #define MAX_ROWS 16
 
 static size_t nhosts(const struct rs_analysis *a)
@@ -15,8 +15,7 @@ static size_t nhosts(const struct rs_analysis *a)
     size_t n = 0;
     for (size_t i = 0; i < a->nranks; i++) {
         size_t j = 0;
-        while (j < i && strcmp(a->ranks[j].host, a->ranks[i].host))
-            j++;
+        while (j < i && strcmp(a->ranks[j].host, a->ranks[i].host)) j++;
         n += j == i;
     }
     return n;
@@ -38,19 +37,18 @@ void rs_report_text(const struct rs_analysis *a, FILE *f)
             a->nranks, a->nranks == 1 ? "" : "s", nhosts(a), nhosts(a) == 1 ? "" : "s", (unsigned long long)a->nsteps,
             a->nsteps == 1 ? "" : "s", a->step_source, MS(a->step_mean_s), (unsigned long long)a->events);
     if (a->ncolls)
-        fprintf(f, "clock: REALTIME anchors leave collective ends %.1f us apart; after refinement %.1f us (residual skew)\n",
-                a->anchor_skew_s * 1e6, a->residual_skew_s * 1e6);
+        fprintf(
+            f,
+            "clock: REALTIME anchors leave collective ends %.1f us apart; after refinement %.1f us (residual skew)\n",
+            a->anchor_skew_s * 1e6, a->residual_skew_s * 1e6);
     else /* nothing to measure the skew on: say so rather than print a reassuring 0.0 */
         fprintf(f, "clock: REALTIME anchors only (no collectives to refine the alignment with)\n");
     fprintf(f, "link rate: %g Gb/s (%s)\n", a->link_gbps, a->link_source);
-    if (a->partial)
-        fprintf(f, "PARTIAL INPUT: results cover what could be read (see warnings)\n");
+    if (a->partial) fprintf(f, "PARTIAL INPUT: results cover what could be read (see warnings)\n");
 
     fprintf(f, "\nTop findings:\n");
-    if (!a->nfindings)
-        fprintf(f, "  none\n");
-    for (size_t i = 0; i < a->nfindings; i++)
-        fprintf(f, "  %zu. %s\n", i + 1, a->findings[i].text);
+    if (!a->nfindings) fprintf(f, "  none\n");
+    for (size_t i = 0; i < a->nfindings; i++) fprintf(f, "  %zu. %s\n", i + 1, a->findings[i].text);
 
     fprintf(f, "\nWhere each step's time goes (mean over ranks):\n");
     for (int c = 0; c < RS_CAT_COUNT; c++) {
@@ -60,13 +58,11 @@ void rs_report_text(const struct rs_analysis *a, FILE *f)
         const char *w = c == RS_CAT_OTHER && !a->gpu_ranks && a->nranks
                             ? "other: host work and waits for peers (no GPU traced)"
                             : rs_cat_words(c);
-        fprintf(f, "  %-62s %9.2f ms %5.1f %%\n", w, MS(v),
-                a->step_mean_s > 0 ? 100 * v / a->step_mean_s : 0);
+        fprintf(f, "  %-62s %9.2f ms %5.1f %%\n", w, MS(v), a->step_mean_s > 0 ? 100 * v / a->step_mean_s : 0);
     }
 
     fprintf(f, "\nPer rank (ms per step):\n  %5s %-16s %8s", "rank", "host", "step");
-    for (int c = 0; c < RS_CAT_COUNT; c++)
-        fprintf(f, " %7s", short_cat[c]);
+    for (int c = 0; c < RS_CAT_COUNT; c++) fprintf(f, " %7s", short_cat[c]);
     fprintf(f, "  GPUDirect\n");
     /* Many ranks: show the MAX_ROWS with the most time outside compute (where the problems are). */
     size_t nshow = a->nranks > MAX_ROWS + 1 ? MAX_ROWS : a->nranks;
@@ -75,10 +71,8 @@ void rs_report_text(const struct rs_analysis *a, FILE *f)
     /* first the ranks the findings and stragglers name: they are the causes, not the ones waiting */
     for (size_t i = 0; i < a->nranks && show && nshow < a->nranks; i++) {
         int named = 0;
-        for (size_t k = 0; k < a->nfindings; k++)
-            named |= a->findings[k].rank == a->ranks[i].rank;
-        for (size_t k = 0; k < a->nstragglers && k < 4; k++)
-            named |= a->stragglers[k].rank == a->ranks[i].rank;
+        for (size_t k = 0; k < a->nfindings; k++) named |= a->findings[k].rank == a->ranks[i].rank;
+        for (size_t k = 0; k < a->nstragglers && k < 4; k++) named |= a->stragglers[k].rank == a->ranks[i].rank;
         if (named && shown < nshow) {
             show[i] = 1;
             shown++;
@@ -95,20 +89,18 @@ void rs_report_text(const struct rs_analysis *a, FILE *f)
                 best = i;
             }
         }
-        if (best != (size_t)-1)
-            show[best] = 1;
+        if (best != (size_t)-1) show[best] = 1;
     }
     if (nshow < a->nranks)
-        fprintf(f, "  (%zu of %zu ranks: those the findings name, then the most time outside compute; --json has all)\n",
+        fprintf(f,
+                "  (%zu of %zu ranks: those the findings name, then the most time outside compute; --json has all)\n",
                 nshow, a->nranks);
     for (size_t i = 0; i < a->nranks; i++) {
-        if (show && !show[i])
-            continue;
+        if (show && !show[i]) continue;
         const struct rs_an_rank *r = &a->ranks[i];
         double d = r->nsteps ? (double)r->nsteps : 1;
         fprintf(f, "  %5d %-16.16s %8.2f", r->rank, r->host, MS(r->step_mean_s));
-        for (int c = 0; c < RS_CAT_COUNT; c++)
-            fprintf(f, " %7.2f", MS(r->attr[c] / d));
+        for (int c = 0; c < RS_CAT_COUNT; c++) fprintf(f, " %7.2f", MS(r->attr[c] / d));
         fprintf(f, "  %s%s%s\n", rs_gd_name(r->gd.verdict), r->input ? "  input " : "",
                 r->input ? rs_an_input_name(r->input) : "");
     }
@@ -124,8 +116,7 @@ void rs_report_text(const struct rs_analysis *a, FILE *f)
             double bv = -1;
             for (size_t i = 0; i < nrs; i++) {
                 int taken = 0;
-                for (int q = 0; q < k; q++)
-                    taken |= w[q] == i;
+                for (int q = 0; q < k; q++) taken |= w[q] == i;
                 if (!taken && rsx[i].max_s > bv) {
                     bv = rsx[i].max_s;
                     best = i;
@@ -138,8 +129,7 @@ void rs_report_text(const struct rs_analysis *a, FILE *f)
             const struct rs_an_runstep *x = &rsx[w[k]];
             int big = 0;
             for (int c = 1; c < RS_CAT_COUNT; c++)
-                if (x->attr[c] > x->attr[big] || big == RS_CAT_COMPUTE)
-                    big = c;
+                if (x->attr[c] > x->attr[big] || big == RS_CAT_COMPUTE) big = c;
             fprintf(f, "  step %lld: %.2f ms on rank %d (mean %.2f ms); largest non-compute part: %s %.2f ms\n",
                     (long long)x->id, MS(x->max_s), x->slowest_rank, MS(x->mean_s), rs_cat_key(big), MS(x->attr[big]));
         }
@@ -163,17 +153,19 @@ void rs_report_text(const struct rs_analysis *a, FILE *f)
                 ntree++;
             }
         }
-        fprintf(f, "\nCollectives: %zu joined across ranks; mean arrival skew %.2f ms, mean bus bandwidth %.1f GB/s "
-                   "(link %g Gb/s = %.1f GB/s)\n",
+        fprintf(f,
+                "\nCollectives: %zu joined across ranks; mean arrival skew %.2f ms, mean bus bandwidth %.1f GB/s "
+                "(link %g Gb/s = %.1f GB/s)\n",
                 n, MS(skew / n), bus / n, a->link_gbps, a->link_gbps / 8);
         if (rs > 0)
-            fprintf(f, "  ring halves: reduce-scatter %.2f ms, all-gather %.2f ms on average\n", MS(rs / n), MS(ag / n));
+            fprintf(f, "  ring halves: reduce-scatter %.2f ms, all-gather %.2f ms on average\n", MS(rs / n),
+                    MS(ag / n));
         if (ntree)
-            fprintf(f, "  tree phases (%zu collectives): reduce (up) %.2f ms, broadcast (down) %.2f ms on average\n", ntree,
-                    MS(red / ntree), MS(bc / ntree));
+            fprintf(f, "  tree phases (%zu collectives): reduce (up) %.2f ms, broadcast (down) %.2f ms on average\n",
+                    ntree, MS(red / ntree), MS(bc / ntree));
         qsort(v, n, sizeof *v, cmp_dur);
-        fprintf(f, "  slowest: %-14s %6s %5s %9s %9s %5s %8s %8s %8s %8s\n", "func", "seq", "ranks", "skew ms", "dur ms",
-                "last", "busbw", "intra", "net", "stall");
+        fprintf(f, "  slowest: %-14s %6s %5s %9s %9s %5s %8s %8s %8s %8s\n", "func", "seq", "ranks", "skew ms",
+                "dur ms", "last", "busbw", "intra", "net", "stall");
         for (size_t i = 0; i < n && i < 5; i++)
             fprintf(f, "           %-14.14s %6llu %5d %9.2f %9.2f %5d %8.1f %8.2f %8.2f %8.2f\n", v[i]->func,
                     (unsigned long long)v[i]->seq, v[i]->nseen, MS(v[i]->arrival_skew_s), MS(v[i]->dur_s),
@@ -182,14 +174,13 @@ void rs_report_text(const struct rs_analysis *a, FILE *f)
     }
 
     fprintf(f, "\nStragglers:");
-    if (!a->nstragglers)
-        fprintf(f, " none\n");
-    else
-        fprintf(f, "\n");
+    if (!a->nstragglers) fprintf(f, " none\n");
+    else fprintf(f, "\n");
     for (size_t i = 0; i < a->nstragglers && i < 5; i++) {
         const struct rs_an_straggler *s = &a->stragglers[i];
-        fprintf(f, "  rank %d%s: last at %llu of %llu collectives, %.2f ms late on average, costs the others %.2f ms "
-                   "per step\n",
+        fprintf(f,
+                "  rank %d%s: last at %llu of %llu collectives, %.2f ms late on average, costs the others %.2f ms "
+                "per step\n",
                 s->rank, s->persistent ? " (persistent)" : "", (unsigned long long)s->late_count,
                 (unsigned long long)s->of, MS(s->mean_late_s), MS(s->cost_per_step_s));
     }
@@ -197,9 +188,9 @@ void rs_report_text(const struct rs_analysis *a, FILE *f)
     fprintf(f, "\nGPUDirect RDMA: %s%s\n", rs_gd_name(a->gd_verdict),
             a->gpu_ranks || !a->nranks ? "" : " (no GPU activity traced: a host-memory program, not a fault)");
     for (size_t i = 0; i < a->nranks && i < 8; i++)
-        fprintf(f, "  rank %d: %s: %s\n", a->ranks[i].rank, rs_gd_name(a->ranks[i].gd.verdict), a->ranks[i].gd.evidence);
-    if (a->nranks > 8)
-        fprintf(f, "  ... (--json has every rank and QP)\n");
+        fprintf(f, "  rank %d: %s: %s\n", a->ranks[i].rank, rs_gd_name(a->ranks[i].gd.verdict),
+                a->ranks[i].gd.evidence);
+    if (a->nranks > 8) fprintf(f, "  ... (--json has every rank and QP)\n");
 
     /* worst QPs by stall */
     const struct rs_an_qp *worst[5] = {0};
@@ -213,8 +204,7 @@ void rs_report_text(const struct rs_analysis *a, FILE *f)
                 nctrl++;
                 ctrl_busy = fmax(ctrl_busy, x->ctrl_busy_s);
             }
-            if (!x->sends)
-                continue;
+            if (!x->sends) continue;
             for (int k = 0; k < 5; k++)
                 if (!worst[k] || x->stall_s > worst[k]->stall_s) {
                     memmove(&worst[k + 1], &worst[k], (4 - k) * sizeof *worst);
@@ -232,20 +222,20 @@ void rs_report_text(const struct rs_analysis *a, FILE *f)
                     worst[k]->achieved_gbps, a->link_gbps, rs_gd_name(worst[k]->gd.verdict));
     }
     if (nctrl)
-        fprintf(f, "  (%zu QP%s carried only control WRs of <= 64 B, e.g. credits: up to %.2f ms outstanding, which is "
-                   "peer synchronisation and latency, not bytes on the wire: no network time)\n", nctrl, nctrl == 1 ? "" : "s", MS(ctrl_busy));
+        fprintf(f,
+                "  (%zu QP%s carried only control WRs of <= 64 B, e.g. credits: up to %.2f ms outstanding, which is "
+                "peer synchronisation and latency, not bytes on the wire: no network time)\n",
+                nctrl, nctrl == 1 ? "" : "s", MS(ctrl_busy));
     if (a->nhostchecks) {
         fprintf(f, "\nHost checks on the recorded host facts (railscope doctor's checks):\n");
         for (size_t i = 0; i < a->nhostchecks && i < 12; i++) {
             const struct rs_an_hostcheck *c = &a->hostchecks[i];
             fprintf(f, "  %s %s %s %s: %s\n", c->host, c->fail ? "FAIL" : "WARN", c->check, c->subject, c->msg);
         }
-        if (a->nhostchecks > 12)
-            fprintf(f, "  ... %zu more (--json)\n", a->nhostchecks - 12);
+        if (a->nhostchecks > 12) fprintf(f, "  ... %zu more (--json)\n", a->nhostchecks - 12);
     }
     if (a->nwarnings) {
         fprintf(f, "\nWarnings:\n");
-        for (size_t i = 0; i < a->nwarnings; i++)
-            fprintf(f, "  %s\n", a->warnings[i]);
+        for (size_t i = 0; i < a->nwarnings; i++) fprintf(f, "  %s\n", a->warnings[i]);
     }
 }

@@ -14,13 +14,13 @@
 
 #include "symbolize.h"
 
-#define SYM_MAX_TABLE (256ull << 20)   /* bytes of one symbol or string table we accept */
-#define SYM_MAX_SYMS (8u << 20)        /* function symbols kept per module */
+#define SYM_MAX_TABLE   (256ull << 20) /* bytes of one symbol or string table we accept */
+#define SYM_MAX_SYMS    (8u << 20)     /* function symbols kept per module */
 #define SYM_MAX_MODULES 4096
 
 struct sym {
     uint64_t addr, size;
-    uint32_t name;   /* offset into the module's names */
+    uint32_t name; /* offset into the module's names */
 };
 
 struct module {
@@ -40,7 +40,7 @@ struct rs_symbolizer {
     size_t nmods, cap;
     int demangler_tried;
     cxa_demangle_fn demangle;
-    char *last;   /* the last demangled name (one frame is printed at a time) */
+    char *last; /* the last demangled name (one frame is printed at a time) */
 };
 
 struct rs_symbolizer *rs_sym_new(void) { return calloc(1, sizeof(struct rs_symbolizer)); }
@@ -155,7 +155,8 @@ static void load_module(struct module *m)
     if (!shs) goto out;
     int any = 0;
     for (unsigned i = 0; i < shnum; i++)
-        if (shs[i].sh_type == SHT_SYMTAB || shs[i].sh_type == SHT_DYNSYM) any |= add_table(m, fd, fsize, &shs[i], shs, shnum);
+        if (shs[i].sh_type == SHT_SYMTAB || shs[i].sh_type == SHT_DYNSYM)
+            any |= add_table(m, fd, fsize, &shs[i], shs, shnum);
     if (any && m->nsyms) {
         qsort(m->syms, m->nsyms, sizeof *m->syms, sym_cmp);
         m->ok = 1;

@@ -6,12 +6,12 @@
 
 #define RS_VERSION_STRING "0.1.0"
 
-int cmd_record(int argc, char **argv);  /* cli/record.c */
-int cmd_dump(int argc, char **argv);    /* cli/dump.c */
-int cmd_info(int argc, char **argv);    /* cli/info.c */
-int cmd_report(int argc, char **argv);  /* cli/report.c */
-int cmd_export(int argc, char **argv);  /* cli/export.c, formats/export/ */
-int cmd_doctor(int argc, char **argv);  /* cli/doctor.c, doctor/ */
+int cmd_record(int argc, char **argv); /* cli/record.c */
+int cmd_dump(int argc, char **argv);   /* cli/dump.c */
+int cmd_info(int argc, char **argv);   /* cli/info.c */
+int cmd_report(int argc, char **argv); /* cli/report.c */
+int cmd_export(int argc, char **argv); /* cli/export.c, formats/export/ */
+int cmd_doctor(int argc, char **argv); /* cli/doctor.c, doctor/ */
 
 #include <stdio.h>
 

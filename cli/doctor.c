@@ -47,24 +47,19 @@ static const char usage[] =
 static char **read_env_file(const char *path)
 {
     FILE *in = fopen(path, "r");
-    if (!in)
-        return NULL;
+    if (!in) return NULL;
     size_t n = 0, cap = 16;
     char **env = calloc(cap, sizeof *env), *line = NULL;
     size_t lc = 0;
     ssize_t len;
     while (env && (len = getline(&line, &lc, in)) >= 0) {
-        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-            line[--len] = '\0';
-        if (len == 0 || line[0] == '#' || !strchr(line, '='))
-            continue;
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = '\0';
+        if (len == 0 || line[0] == '#' || !strchr(line, '=')) continue;
         const char *l = line;
-        if (strncmp(l, "export ", 7) == 0)
-            l += 7;
+        if (strncmp(l, "export ", 7) == 0) l += 7;
         if (n + 2 > cap) {
             char **e2 = realloc(env, (cap *= 2) * sizeof *env);
-            if (!e2)
-                break;
+            if (!e2) break;
             env = e2;
         }
         env[n++] = strdup(l);
@@ -77,17 +72,23 @@ static char **read_env_file(const char *path)
 
 static void free_env(char **env)
 {
-    for (char **e = env; e && *e; e++)
-        free(*e);
+    for (char **e = env; e && *e; e++) free(*e);
     free(env);
 }
 
 int cmd_doctor(int argc, char **argv)
 {
-    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},        {"quiet", no_argument, NULL, 'q'},
-                                         {"sysfs-root", required_argument, NULL, 'r'}, {"env", required_argument, NULL, 'e'},
-                                         {"facts", required_argument, NULL, 'f'},  {"trace", required_argument, NULL, 't'},  {"dump-facts", no_argument, NULL, 'd'}, {"verbs", no_argument, NULL, 'v'}, {"no-verbs", no_argument, NULL, 'V'},
-                                         {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
+                                         {"quiet", no_argument, NULL, 'q'},
+                                         {"sysfs-root", required_argument, NULL, 'r'},
+                                         {"env", required_argument, NULL, 'e'},
+                                         {"facts", required_argument, NULL, 'f'},
+                                         {"trace", required_argument, NULL, 't'},
+                                         {"dump-facts", no_argument, NULL, 'd'},
+                                         {"verbs", no_argument, NULL, 'v'},
+                                         {"no-verbs", no_argument, NULL, 'V'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
     int json = 0, quiet = 0, dump = 0, verbs = -1, c;
     const char *root = NULL, *envfile = NULL, *factsfile = NULL, *tracepath = NULL;
     optind = 0; /* glibc: full re-initialisation of getopt state (the dispatcher may have used it) */
@@ -105,7 +106,8 @@ int cmd_doctor(int argc, char **argv)
         case 'V': verbs = 0; break;
         case 'h': fputs(usage, stdout); return 0;
         default:
-            fprintf(stderr, "railscope: doctor: unknown or incomplete option '%s' (try 'railscope doctor --help')\n", argv[optind - 1]);
+            fprintf(stderr, "railscope: doctor: unknown or incomplete option '%s' (try 'railscope doctor --help')\n",
+                    argv[optind - 1]);
             return 2;
         }
     }
@@ -133,8 +135,7 @@ int cmd_doctor(int argc, char **argv)
             return 2;
         }
         int n = rs_facts_load(&facts, in, &bad);
-        if (in != stdin)
-            fclose(in);
+        if (in != stdin) fclose(in);
         if (n < 0) {
             fprintf(stderr, "railscope: doctor: --facts %s: line %d is not key=value\n", factsfile, bad);
             rs_facts_free(&facts);
@@ -160,8 +161,7 @@ int cmd_doctor(int argc, char **argv)
     char envpath[4096];
     if (!envfile && root) {
         snprintf(envpath, sizeof envpath, "%s/env", root);
-        if (stat(envpath, &st) == 0)
-            envfile = envpath;
+        if (stat(envpath, &st) == 0) envfile = envpath;
     }
     if (envfile) {
         char **env = read_env_file(envfile);
@@ -177,8 +177,7 @@ int cmd_doctor(int argc, char **argv)
     }
 
     /* Active MTU: the live host by default, any mode with --verbs; nothing to ask without RDMA devices. */
-    if (verbs < 0)
-        verbs = !root && !factsfile && !tracepath;
+    if (verbs < 0) verbs = !root && !factsfile && !tracepath;
     const char *nib = rs_facts_get(&facts, "ib/count");
     if (verbs && !(nib && atoi(nib) == 0)) {
         char err[256];
@@ -192,10 +191,8 @@ int cmd_doctor(int argc, char **argv)
     }
     struct rs_verdicts v = {0};
     rs_doctor_check(&facts, &v);
-    if (json)
-        rs_doctor_print_json(stdout, &v);
-    else
-        rs_doctor_print_text(stdout, &v, quiet);
+    if (json) rs_doctor_print_json(stdout, &v);
+    else rs_doctor_print_text(stdout, &v, quiet);
     int status = rs_verdicts_status(&v);
     rs_verdicts_free(&v);
     rs_facts_free(&facts);

@@ -11,22 +11,21 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: railscope dump [--json] [--abs] PATH...\n"
-            "\n"
-            "Print every event of the given trace files (a directory means its *.rtrace files and those of\n"
-            "its subdirectories), in file order, with interned strings resolved. Call stacks (call_stack)\n"
-            "are symbolised from the .symtab/.dynsym of the module files named in the trace, read on this\n"
-            "host (function+offset, C++ names demangled; module+offset where a file is missing,\n"
-            "different or stripped).\n"
-            "\n"
-            "  --json   JSON Lines: one object per event with \"kind\" (lower case), \"ts_ns\", \"pid\",\n"
-            "           \"tid\", \"aux\" and every field of the kind by name; strings as JSON strings,\n"
-            "           hex-typed fields (addresses, keys) as \"0x...\" strings\n"
-            "  --abs    text mode: absolute timestamps in ns (default: seconds since the trace started)\n"
-            "\n"
-            "Exit status: 0 all files complete, 1 a file is partial, truncated or damaged (everything\n"
-            "decodable is still printed, and the reason goes to stderr), 2 usage or unreadable input.\n");
+    fprintf(f, "usage: railscope dump [--json] [--abs] PATH...\n"
+               "\n"
+               "Print every event of the given trace files (a directory means its *.rtrace files and those of\n"
+               "its subdirectories), in file order, with interned strings resolved. Call stacks (call_stack)\n"
+               "are symbolised from the .symtab/.dynsym of the module files named in the trace, read on this\n"
+               "host (function+offset, C++ names demangled; module+offset where a file is missing,\n"
+               "different or stripped).\n"
+               "\n"
+               "  --json   JSON Lines: one object per event with \"kind\" (lower case), \"ts_ns\", \"pid\",\n"
+               "           \"tid\", \"aux\" and every field of the kind by name; strings as JSON strings,\n"
+               "           hex-typed fields (addresses, keys) as \"0x...\" strings\n"
+               "  --abs    text mode: absolute timestamps in ns (default: seconds since the trace started)\n"
+               "\n"
+               "Exit status: 0 all files complete, 1 a file is partial, truncated or damaged (everything\n"
+               "decodable is still printed, and the reason goes to stderr), 2 usage or unreadable input.\n");
 }
 
 /* JSON string body: valid UTF-8 passes through, control characters and invalid bytes are escaped. */
@@ -134,8 +133,8 @@ static void dump_call_stack(FILE *o, int json, struct rs_reader *r, struct rs_sy
         int have_off = f.offset != RS_STACK_OFFSET_UNKNOWN;
         uint64_t soff = 0;
         /* A return address: the call is the instruction before it. */
-        const char *fn = path && have_off && f.offset ? rs_sym_lookup(sym, path, plen, (uint64_t)f.offset - 1, &soff)
-                                                       : NULL;
+        const char *fn =
+            path && have_off && f.offset ? rs_sym_lookup(sym, path, plen, (uint64_t)f.offset - 1, &soff) : NULL;
         if (fn) {
             soff++;
             fn = rs_sym_demangle(sym, fn);
@@ -170,8 +169,9 @@ static void dump_call_stack(FILE *o, int json, struct rs_reader *r, struct rs_sy
         }
     }
     if (json) fputc(']', o);
-    if (s->depth > max) fprintf(o, json ? ",\"frames_missing\":%llu" : "\n    (%llu frames missing)",
-                                (unsigned long long)(s->depth - max));
+    if (s->depth > max)
+        fprintf(o, json ? ",\"frames_missing\":%llu" : "\n    (%llu frames missing)",
+                (unsigned long long)(s->depth - max));
 }
 
 static void dump_event(FILE *o, int json, int abs, struct rs_reader *r, struct rs_symbolizer *sym,

@@ -30,29 +30,28 @@ extern void rs_analysis_free(struct rs_analysis *a) __attribute__((weak));
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: railscope export --format perfetto|chrome|kineto -o OUT [options] PATH...\n"
-            "\n"
-            "Convert railscope traces (files, or directories of *.rtrace) for trace viewers. Ranks are put on\n"
-            "one time axis with each file's REALTIME clock anchors.\n"
-            "\n"
-            "  --format perfetto   Perfetto protobuf (.pftrace): open in https://ui.perfetto.dev (best for\n"
-            "                      large traces; no size limit of JSON viewers)\n"
-            "  --format chrome     Chrome trace-event JSON: chrome://tracing or ui.perfetto.dev\n"
-            "  --format kineto     Kineto/PyTorch-profiler flavoured JSON, one file per rank in directory\n"
-            "                      OUT (rankN.pt.trace.json), loadable by Holistic Trace Analysis\n"
-            "  -o, --output OUT    output file (perfetto, chrome; '-' = stdout) or directory (kineto)\n"
-            "  --split             chrome: write OUT.0.json, OUT.1.json ... of at most --split-mb each\n"
-            "  --split-mb N        size limit for --split and for the size warning (default 500)\n"
-            "  --bw-bin-us N       bin width of the bandwidth counters in microseconds (default 1000)\n"
-            "  --no-flows          leave out flow arrows (CUDA call -> GPU work, post -> completion)\n"
-            "  --findings          run the analyzer and add its findings as instants on a 'findings' track\n"
-            "                      (perfetto, chrome)\n"
-            "  -j, --jobs N        export N files at once, each into a part, parts joined in input order\n"
-            "                      (default 1; the same output; pays with many ranks on many cores)\n"
-            "  -q, --quiet         no summary or warnings on stderr\n"
-            "\n"
-            "Exit status: 0 done, 1 done but some input was truncated or damaged, 2 usage or input error.\n");
+    fprintf(f, "usage: railscope export --format perfetto|chrome|kineto -o OUT [options] PATH...\n"
+               "\n"
+               "Convert railscope traces (files, or directories of *.rtrace) for trace viewers. Ranks are put on\n"
+               "one time axis with each file's REALTIME clock anchors.\n"
+               "\n"
+               "  --format perfetto   Perfetto protobuf (.pftrace): open in https://ui.perfetto.dev (best for\n"
+               "                      large traces; no size limit of JSON viewers)\n"
+               "  --format chrome     Chrome trace-event JSON: chrome://tracing or ui.perfetto.dev\n"
+               "  --format kineto     Kineto/PyTorch-profiler flavoured JSON, one file per rank in directory\n"
+               "                      OUT (rankN.pt.trace.json), loadable by Holistic Trace Analysis\n"
+               "  -o, --output OUT    output file (perfetto, chrome; '-' = stdout) or directory (kineto)\n"
+               "  --split             chrome: write OUT.0.json, OUT.1.json ... of at most --split-mb each\n"
+               "  --split-mb N        size limit for --split and for the size warning (default 500)\n"
+               "  --bw-bin-us N       bin width of the bandwidth counters in microseconds (default 1000)\n"
+               "  --no-flows          leave out flow arrows (CUDA call -> GPU work, post -> completion)\n"
+               "  --findings          run the analyzer and add its findings as instants on a 'findings' track\n"
+               "                      (perfetto, chrome)\n"
+               "  -j, --jobs N        export N files at once, each into a part, parts joined in input order\n"
+               "                      (default 1; the same output; pays with many ranks on many cores)\n"
+               "  -q, --quiet         no summary or warnings on stderr\n"
+               "\n"
+               "Exit status: 0 done, 1 done but some input was truncated or damaged, 2 usage or input error.\n");
 }
 
 static int parse_format(const char *s, enum rs_exp_format *f)
@@ -99,7 +98,7 @@ static void add_findings(struct rs_exp *x, char **paths, int n, int quiet)
 /* Reading (zstd + decoding) overlaps encoding when a second CPU is there: a reader thread copies events
  * into a small ring of blocks that the exporter drains. Memory: PIPE_N blocks, whatever the trace. */
 #define PIPE_BLK (1u << 20)
-#define PIPE_N 4
+#define PIPE_N   4
 struct pipe {
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -120,7 +119,7 @@ static void *pipe_reader(void *arg)
     for (;;) {
         int more = rs_reader_next(P->r, &e) > 0;
         size_t need = more && e.known ? 8 + (size_t)e.ev->size : 0;
-        if (!more || len + need > PIPE_BLK) {   /* publish the block; wait for a free one */
+        if (!more || len + need > PIPE_BLK) { /* publish the block; wait for a free one */
             pthread_mutex_lock(&P->mu);
             P->len[n % PIPE_N] = len;
             P->produced = ++n;
@@ -279,10 +278,10 @@ struct pjob {
     const struct rs_exp_opts *o;
     char **paths;
     int n, findings;
-    int next;                    /* atomic: next file to take */
-    char **parts;                /* part file per input (+1 for findings), NULL for kineto */
-    struct rs_exp_stats *st;     /* per input */
-    int *result;                 /* per input: 0 ok, 1 partial, -1 failed */
+    int next;                /* atomic: next file to take */
+    char **parts;            /* part file per input (+1 for findings), NULL for kineto */
+    struct rs_exp_stats *st; /* per input */
+    int *result;             /* per input: 0 ok, 1 partial, -1 failed */
     char (*errs)[256];
 };
 
@@ -296,7 +295,7 @@ static void *pworker(void *arg)
         o.index_base = (uint64_t)i;
         o.index_stride = (uint64_t)J->n + (J->findings && J->o->format != RS_EXP_KINETO);
         o.part = 1;
-        o.quiet = 1;   /* the size warning is the assembler's */
+        o.quiet = 1; /* the size warning is the assembler's */
         o.split_bytes = ~0ull;
         if (J->parts) o.out = J->parts[i];
         struct rs_exp *x = rs_exp_open(&o, J->errs[i], sizeof J->errs[i]);
@@ -304,7 +303,7 @@ static void *pworker(void *arg)
             J->result[i] = -1;
             continue;
         }
-        int r = export_file(x, J->paths[i], J->o->quiet, 0, -1);   /* the workers are the parallelism */
+        int r = export_file(x, J->paths[i], J->o->quiet, 0, -1); /* the workers are the parallelism */
         if (r < 0) snprintf(J->errs[i], sizeof J->errs[i], "%s", rs_exp_last_error(x));
         if (rs_exp_close(x, &J->st[i], J->errs[i], sizeof J->errs[i])) r = -1;
         J->result[i] = r;
@@ -318,7 +317,7 @@ static long long append_part(int fd, const char *path)
     int in = open(path, O_RDONLY | O_CLOEXEC);
     if (in < 0) return -1;
     long long total = 0;
-    for (;;) {   /* in the kernel where it can */
+    for (;;) { /* in the kernel where it can */
         ssize_t k = copy_file_range(in, NULL, fd, NULL, 1 << 30, 0);
         if (k > 0) {
             total += k;
@@ -333,7 +332,7 @@ static long long append_part(int fd, const char *path)
             close(in);
             return -1;
         }
-        break;   /* not supported here: read/write */
+        break; /* not supported here: read/write */
     }
     char buf[1 << 16];
     for (;;) {
@@ -361,8 +360,15 @@ static int export_parallel(const struct rs_exp_opts *o, char **paths, int n, int
 {
     int kineto = o->format == RS_EXP_KINETO;
     int np = n + (findings && !kineto);
-    struct pjob J = {o, paths, n, findings, 0, NULL, calloc((size_t)np, sizeof *J.st),
-                     calloc((size_t)np, sizeof *J.result), calloc((size_t)np, sizeof *J.errs)};
+    struct pjob J = {o,
+                     paths,
+                     n,
+                     findings,
+                     0,
+                     NULL,
+                     calloc((size_t)np, sizeof *J.st),
+                     calloc((size_t)np, sizeof *J.result),
+                     calloc((size_t)np, sizeof *J.errs)};
     int rc = -1;
     if (!J.st || !J.result || !J.errs) {
         snprintf(err, errlen, "out of memory");
@@ -392,7 +398,7 @@ static int export_parallel(const struct rs_exp_opts *o, char **paths, int n, int
         snprintf(err, errlen, "%s", J.errs[i][0] ? J.errs[i] : "cannot write the output");
         goto out;
     }
-    if (findings && !kineto) {   /* the findings track: one more part after the inputs */
+    if (findings && !kineto) { /* the findings track: one more part after the inputs */
         struct rs_exp_opts fo = *o;
         fo.index_base = (uint64_t)n;
         fo.index_stride = (uint64_t)np;
@@ -447,8 +453,9 @@ static int export_parallel(const struct rs_exp_opts *o, char **paths, int n, int
         goto out;
     }
     if (o->format == RS_EXP_CHROME && st->bytes_out > (o->split_bytes ? o->split_bytes : 500ull << 20) && !o->quiet)
-        fprintf(stderr, "railscope: warning: %s passed %llu MB: chrome://tracing and the Perfetto UI may fail to "
-                        "load it (use --split, or --format perfetto)\n",
+        fprintf(stderr,
+                "railscope: warning: %s passed %llu MB: chrome://tracing and the Perfetto UI may fail to "
+                "load it (use --split, or --format perfetto)\n",
                 o->out, (unsigned long long)((o->split_bytes ? o->split_bytes : 500ull << 20) >> 20));
     rc = 0;
 out:
@@ -469,12 +476,17 @@ out:
 int cmd_export(int argc, char **argv)
 {
     static const struct option lo[] = {
-        {"format", required_argument, 0, 'f'}, {"output", required_argument, 0, 'o'},
-        {"split", no_argument, 0, 's'},        {"split-mb", required_argument, 0, 'm'},
-        {"bw-bin-us", required_argument, 0, 'b'}, {"no-flows", no_argument, 0, 'n'},
-        {"findings", no_argument, 0, 'F'},     {"quiet", no_argument, 0, 'q'},
+        {"format", required_argument, 0, 'f'},
+        {"output", required_argument, 0, 'o'},
+        {"split", no_argument, 0, 's'},
+        {"split-mb", required_argument, 0, 'm'},
+        {"bw-bin-us", required_argument, 0, 'b'},
+        {"no-flows", no_argument, 0, 'n'},
+        {"findings", no_argument, 0, 'F'},
+        {"quiet", no_argument, 0, 'q'},
         {"jobs", required_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
     };
     struct rs_exp_opts o = {0};
     int have_format = 0, findings = 0;
@@ -520,7 +532,8 @@ int cmd_export(int argc, char **argv)
         case 'q': o.quiet = 1; break;
         case 'h': usage(stdout); return 0;
         default:
-            fprintf(stderr, "railscope: export: unknown or incomplete option '%s' (try 'railscope export --help')\n", argv[optind - 1]);
+            fprintf(stderr, "railscope: export: unknown or incomplete option '%s' (try 'railscope export --help')\n",
+                    argv[optind - 1]);
             return 2;
         }
     }
@@ -577,10 +590,8 @@ int cmd_export(int argc, char **argv)
     int serial = jobs <= 1 || !strcmp(o.out, "-") || o.split || (o.format == RS_EXP_KINETO && !ranks_unique(paths, n));
     struct rs_exp_stats st;
     int partial = 0, rc;
-    if (serial)
-        rc = export_serial(&o, paths, n, findings, !ranked, &st, &partial, err, sizeof err);
-    else
-        rc = export_parallel(&o, paths, n, (int)jobs, findings, &st, &partial, err, sizeof err);
+    if (serial) rc = export_serial(&o, paths, n, findings, !ranked, &st, &partial, err, sizeof err);
+    else rc = export_parallel(&o, paths, n, (int)jobs, findings, &st, &partial, err, sizeof err);
     rs_paths_free(paths, n);
     if (rc) {
         fprintf(stderr, "railscope: export: %s\n", err);
@@ -593,13 +604,15 @@ int cmd_export(int argc, char **argv)
                 (unsigned long long)st.events_in, n, (unsigned long long)st.items_out, st.bytes_out / 1e6,
                 (unsigned long long)st.files_out, o.out, st.events_in ? (double)st.bytes_out / st.events_in : 0.0);
         if (st.wr_unmatched_wc || st.wr_no_completion)
-            fprintf(stderr, "railscope: export: work requests: %llu matched, %llu completions without a post, "
-                            "%llu posts without a completion\n",
+            fprintf(stderr,
+                    "railscope: export: work requests: %llu matched, %llu completions without a post, "
+                    "%llu posts without a completion\n",
                     (unsigned long long)st.wr_matched, (unsigned long long)st.wr_unmatched_wc,
                     (unsigned long long)st.wr_no_completion);
         if (st.lane_overflow)
-            fprintf(stderr, "railscope: export: %llu slices overlapped more than a track's lanes hold: shown as "
-                            "instants where they end (with dur_ns)\n",
+            fprintf(stderr,
+                    "railscope: export: %llu slices overlapped more than a track's lanes hold: shown as "
+                    "instants where they end (with dur_ns)\n",
                     (unsigned long long)st.lane_overflow);
     }
     return partial ? 1 : 0;

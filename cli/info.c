@@ -11,15 +11,14 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: railscope info PATH...\n"
-            "\n"
-            "For each trace file (a directory means its *.rtrace files and those of its subdirectories):\n"
-            "host, pid, rank, command line, start time, format version, frames, event counts per kind,\n"
-            "events dropped by the recorder, time span, and whether the file is complete.\n"
-            "\n"
-            "Exit status: 0 all files complete (drops are reported, not an error), 1 a file is partial,\n"
-            "truncated or damaged, 2 usage or unreadable input.\n");
+    fprintf(f, "usage: railscope info PATH...\n"
+               "\n"
+               "For each trace file (a directory means its *.rtrace files and those of its subdirectories):\n"
+               "host, pid, rank, command line, start time, format version, frames, event counts per kind,\n"
+               "events dropped by the recorder, time span, and whether the file is complete.\n"
+               "\n"
+               "Exit status: 0 all files complete (drops are reported, not an error), 1 a file is partial,\n"
+               "truncated or damaged, 2 usage or unreadable input.\n");
 }
 
 #define MAX_TIDS 4096
@@ -69,8 +68,7 @@ static int info_one(const char *path)
     if (h->rank >= 0 || h->world_size >= 0 || h->local_rank >= 0)
         printf("rank:       %lld of %lld (local rank %lld)\n", (long long)h->rank, (long long)h->world_size,
                (long long)h->local_rank);
-    else
-        printf("rank:       (launcher did not say)\n");
+    else printf("rank:       (launcher did not say)\n");
     printf("command:    ");
     if (h->cmdline) print_cmdline(h->cmdline, h->cmdline_len);
     putchar('\n');
@@ -89,8 +87,7 @@ static int info_one(const char *path)
     if (nev && last >= first)
         printf("time span:  %.6f s (first event %+.6f s after start)\n", (double)(last - first) / 1e9,
                ((double)(int64_t)(first - h->start_mono)) / 1e9);
-    else
-        printf("time span:  (no events)\n");
+    else printf("time span:  (no events)\n");
     printf("events:     %llu in %llu frames, %llu bytes on disk (%.2f B/event), %zu%s threads\n",
            (unsigned long long)nev, (unsigned long long)st->frames, (unsigned long long)fsize,
            nev ? (double)fsize / (double)nev : 0.0, ntids, tids_over ? "+" : "");

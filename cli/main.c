@@ -14,7 +14,9 @@ static const struct {
     {"info", cmd_info, "header, event counts, drops and time span: info PATH..."},
     {"report", cmd_report, "analyse a run: report [--json] [--html FILE] PATH..."},
     {"export", cmd_export, "convert for viewers: export --format perfetto|chrome|kineto -o OUT PATH..."},
-    {"doctor", cmd_doctor, "check a host for RDMA/GPUDirect problems: doctor [--json] [--sysfs-root DIR] [--env FILE] [--facts FILE] [--trace RUN]"},
+    {"doctor", cmd_doctor,
+     "check a host for RDMA/GPUDirect problems: doctor [--json] [--sysfs-root DIR] [--env FILE] [--facts FILE] "
+     "[--trace RUN]"},
 };
 
 static void usage(FILE *f)
@@ -42,8 +44,7 @@ int main(int argc, char **argv)
         return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(argv[1], commands[i].name))
-            return commands[i].fn(argc - 1, argv + 1);
+        if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
     fprintf(stderr, "railscope: unknown command '%s' (try 'railscope --help')\n", argv[1]);
     return 2;
 }

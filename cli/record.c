@@ -19,24 +19,23 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: railscope record [-o DIR] [--events LIST] [OPTIONS] -- CMD [ARGS...]\n"
-            "\n"
-            "Run CMD under the tracer. Every process it starts (forks, execs, torchrun workers) writes its\n"
-            "own trace file DIR/<host>-<pid>.rtrace. The exit status of CMD is passed through.\n"
-            "\n"
-            "  -o, --out DIR        where the trace files go (created if missing; default: a new directory\n"
-            "                       railscope-YYYYMMDD-HHMMSS in the current directory)\n"
-            "  -e, --events LIST    event families: all (default), or a comma list of\n"
-            "                       core,verbs,cuda,nccl,nvtx,nvml,host; '-name' removes one (all,-nvml)\n"
-            "  --flush-ms N         write a frame at least every N ms (default 500; at most this much is\n"
-            "                       lost if a process is killed with SIGKILL)\n"
-            "  --buffer-kb N        per-thread buffer (default 4096)\n"
-            "  --policy drop|block  when a thread's buffer is full: drop and count (default) or wait\n"
-            "  -q, --quiet          no messages from the tracer or from record itself\n"
-            "\n"
-            "The same settings can be given to a process directly through the environment (RAILSCOPE_OUT,\n"
-            "RAILSCOPE_EVENTS, ...) with LD_PRELOAD=.../librailscope.so; see docs/recording.md.\n");
+    fprintf(f, "usage: railscope record [-o DIR] [--events LIST] [OPTIONS] -- CMD [ARGS...]\n"
+               "\n"
+               "Run CMD under the tracer. Every process it starts (forks, execs, torchrun workers) writes its\n"
+               "own trace file DIR/<host>-<pid>.rtrace. The exit status of CMD is passed through.\n"
+               "\n"
+               "  -o, --out DIR        where the trace files go (created if missing; default: a new directory\n"
+               "                       railscope-YYYYMMDD-HHMMSS in the current directory)\n"
+               "  -e, --events LIST    event families: all (default), or a comma list of\n"
+               "                       core,verbs,cuda,nccl,nvtx,nvml,host; '-name' removes one (all,-nvml)\n"
+               "  --flush-ms N         write a frame at least every N ms (default 500; at most this much is\n"
+               "                       lost if a process is killed with SIGKILL)\n"
+               "  --buffer-kb N        per-thread buffer (default 4096)\n"
+               "  --policy drop|block  when a thread's buffer is full: drop and count (default) or wait\n"
+               "  -q, --quiet          no messages from the tracer or from record itself\n"
+               "\n"
+               "The same settings can be given to a process directly through the environment (RAILSCOPE_OUT,\n"
+               "RAILSCOPE_EVENTS, ...) with LD_PRELOAD=.../librailscope.so; see docs/recording.md.\n");
 }
 
 /* The library: $RAILSCOPE_LIB, or next to the binary (build tree), or ../lib/railscope/ (installed). */
@@ -190,7 +189,7 @@ int cmd_record(int argc, char **argv)
             fprintf(stderr, "railscope: record: unknown option '%s' (try 'railscope record --help')\n", a);
             return 2;
         } else {
-            break;   /* the command, without a "--" */
+            break; /* the command, without a "--" */
         }
         if (i + 1 >= argc) {
             fprintf(stderr, "railscope: record: %s needs a value\n", a);

@@ -13,35 +13,38 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: railscope report [--json] [--html FILE] [--step-marker NAME] [--link-gbps RATE] PATH...\n"
-            "\n"
-            "Reads the trace files of a run (files or directories; thousands of ranks are fine), aligns their\n"
-            "clocks, joins collectives across ranks and splits every step's wall time into compute, exposed\n"
-            "H2D copies, exposed intra-node communication, network transfer, network stall, waiting for late\n"
-            "ranks, host/launch idle and other. Also: stragglers, GPUDirect RDMA verdict per rank and QP, and\n"
-            "the top three findings with their numbers.\n"
-            "\n"
-            "  --json             machine-readable output on stdout instead of text\n"
-            "  --html FILE        also write a self-contained HTML report\n"
-            "  --step-marker NAME steps are NVTX ranges (or MARK/NVTX marks) whose name starts with NAME\n"
-            "                     (default: ProfilerStep#N-like ranges, else step marks, else the periodic\n"
-            "                     structure of collectives, else of verbs traffic)\n"
-            "  --link-gbps RATE   network link rate for ideal transfer times (default: the recorded port rate)\n"
-            "  --threads N        worker threads (default 2)\n"
-            "  --quiet            no progress on stderr\n"
-            "\n"
-            "Exit status: 0 done; 1 some input was truncated or damaged (results cover what was readable);\n"
-            "2 usage error or nothing readable.\n");
+    fprintf(f, "usage: railscope report [--json] [--html FILE] [--step-marker NAME] [--link-gbps RATE] PATH...\n"
+               "\n"
+               "Reads the trace files of a run (files or directories; thousands of ranks are fine), aligns their\n"
+               "clocks, joins collectives across ranks and splits every step's wall time into compute, exposed\n"
+               "H2D copies, exposed intra-node communication, network transfer, network stall, waiting for late\n"
+               "ranks, host/launch idle and other. Also: stragglers, GPUDirect RDMA verdict per rank and QP, and\n"
+               "the top three findings with their numbers.\n"
+               "\n"
+               "  --json             machine-readable output on stdout instead of text\n"
+               "  --html FILE        also write a self-contained HTML report\n"
+               "  --step-marker NAME steps are NVTX ranges (or MARK/NVTX marks) whose name starts with NAME\n"
+               "                     (default: ProfilerStep#N-like ranges, else step marks, else the periodic\n"
+               "                     structure of collectives, else of verbs traffic)\n"
+               "  --link-gbps RATE   network link rate for ideal transfer times (default: the recorded port rate)\n"
+               "  --threads N        worker threads (default 2)\n"
+               "  --quiet            no progress on stderr\n"
+               "\n"
+               "Exit status: 0 done; 1 some input was truncated or damaged (results cover what was readable);\n"
+               "2 usage error or nothing readable.\n");
 }
 
 int cmd_report(int argc, char **argv)
 {
     static const struct option lo[] = {
-        {"json", no_argument, NULL, 'j'},          {"html", required_argument, NULL, 'H'},
-        {"step-marker", required_argument, NULL, 'm'}, {"link-gbps", required_argument, NULL, 'l'},
-        {"threads", required_argument, NULL, 't'}, {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+        {"json", no_argument, NULL, 'j'},
+        {"html", required_argument, NULL, 'H'},
+        {"step-marker", required_argument, NULL, 'm'},
+        {"link-gbps", required_argument, NULL, 'l'},
+        {"threads", required_argument, NULL, 't'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     struct rs_report_opts o = {0};
     int json = 0, quiet = 0;
@@ -96,10 +99,8 @@ int cmd_report(int argc, char **argv)
         return 2;
     }
     int rc = a->partial ? 1 : 0;
-    if (json)
-        rs_report_json(a, stdout);
-    else
-        rs_report_text(a, stdout);
+    if (json) rs_report_json(a, stdout);
+    else rs_report_text(a, stdout);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "railscope: report: cannot write the report: %s\n", strerror(errno));
         rc = 2;

@@ -6,14 +6,13 @@
 
 #include "doctor_int.h"
 
-void rs_verdict(struct rs_verdicts *out, enum rs_level lvl, const char *check, const char *subject,
-                const char *fix, const char *fmt, ...)
+void rs_verdict(struct rs_verdicts *out, enum rs_level lvl, const char *check, const char *subject, const char *fix,
+                const char *fmt, ...)
 {
     if (out->n == out->cap) {
         size_t cap = out->cap ? out->cap * 2 : 64;
         struct rs_verdict *v = realloc(out->v, cap * sizeof *v);
-        if (!v)
-            return;
+        if (!v) return;
         out->v = v;
         out->cap = cap;
     }
@@ -42,10 +41,8 @@ int rs_verdicts_status(const struct rs_verdicts *v)
 {
     int st = 0;
     for (size_t i = 0; i < v->n; i++) {
-        if (v->v[i].level == RS_FAIL)
-            return 2;
-        if (v->v[i].level == RS_WARN)
-            st = 1;
+        if (v->v[i].level == RS_FAIL) return 2;
+        if (v->v[i].level == RS_WARN) st = 1;
     }
     return st;
 }
@@ -72,20 +69,20 @@ double rs_pcie_lane_gbytes(const char *speed, int *gen)
     static const struct {
         double gts, gbytes;
         int gen;
-    } t[] = {{2.5, 0.25, 1}, {5.0, 0.5, 2}, {8.0, 8.0 / 8 * 128 / 130, 3}, {16.0, 16.0 / 8 * 128 / 130, 4},
-             {32.0, 32.0 / 8 * 128 / 130, 5}, {64.0, 64.0 / 8 * 242 / 256, 6}};
-    if (gen)
-        *gen = 0;
-    if (!speed)
-        return 0;
+    } t[] = {{2.5, 0.25, 1},
+             {5.0, 0.5, 2},
+             {8.0, 8.0 / 8 * 128 / 130, 3},
+             {16.0, 16.0 / 8 * 128 / 130, 4},
+             {32.0, 32.0 / 8 * 128 / 130, 5},
+             {64.0, 64.0 / 8 * 242 / 256, 6}};
+    if (gen) *gen = 0;
+    if (!speed) return 0;
     char *end;
     double g = strtod(speed, &end);
-    if (end == speed || g <= 0)
-        return 0;
+    if (end == speed || g <= 0) return 0;
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
         if (g > t[i].gts - 0.1 && g < t[i].gts + 0.1) {
-            if (gen)
-                *gen = t[i].gen;
+            if (gen) *gen = t[i].gen;
             return t[i].gbytes;
         }
     return 0;
@@ -93,12 +90,10 @@ double rs_pcie_lane_gbytes(const char *speed, int *gen)
 
 double rs_ib_rate_gbits(const char *rate)
 {
-    if (!rate)
-        return 0;
+    if (!rate) return 0;
     char *end;
     double g = strtod(rate, &end);
-    if (end == rate || g <= 0)
-        return 0;
+    if (end == rate || g <= 0) return 0;
     return g;
 }
 
@@ -123,8 +118,7 @@ const char *rs_pci_dist_words(enum rs_pci_dist d)
 
 const char *rs_state_word(const char *s, char *buf, size_t n)
 {
-    if (!s)
-        return "unknown";
+    if (!s) return "unknown";
     const char *c = strstr(s, ": ");
     snprintf(buf, n, "%s", c ? c + 2 : s);
     return buf;
@@ -135,8 +129,7 @@ int rs_ib_devs(struct rs_facts *f, char (*out)[RS_FACT_NAME], int max)
     int n = rs_facts_children(f, out, max, "ib/"), o = 0;
     for (int i = 0; i < n; i++)
         if (strcmp(out[i], "count") != 0) {
-            if (o != i)
-                memcpy(out[o], out[i], RS_FACT_NAME);
+            if (o != i) memcpy(out[o], out[i], RS_FACT_NAME);
             o++;
         }
     return o;
@@ -152,8 +145,7 @@ int rs_gpus(struct rs_facts *f, char (*out)[RS_FACT_NAME], int max)
     int n = 0;
     for (int i = 0; i < max; i++) {
         const char *b = rs_facts_get(f, "gpu/%d/pci", i);
-        if (!b)
-            break;
+        if (!b) break;
         snprintf(out[n++], RS_FACT_NAME, "%s", b);
     }
     return n;
@@ -174,8 +166,7 @@ const char *rs_port_netdev(struct rs_facts *f, const char *dev, const char *port
     if (nds && *nds) {
         snprintf(buf, n, "%s", nds);
         char *sp = strchr(buf, ' ');
-        if (sp)
-            *sp = '\0';
+        if (sp) *sp = '\0';
         return buf;
     }
     return NULL;
@@ -194,14 +185,12 @@ double rs_nic_line_gbits(struct rs_facts *f, const char *bdf, char *names, size_
     int nd = rs_ib_devs(f, devs, RS_MAX_DEV);
     double active = 0, any = 0;
     size_t off = 0;
-    if (names && n)
-        names[0] = '\0';
+    if (names && n) names[0] = '\0';
     for (int i = 0; i < nd; i++) {
         const char *p = rs_facts_get(f, "ib/%s/pci", devs[i]);
         /* The device itself, or another function of its slot that was described as a NIC (SR-IOV VFs are
          * not: they share the physical function's line rate). */
-        if (!p || !(strcmp(p, bdf) == 0 || (rs_same_slot(p, bdf) && rs_facts_get(f, "pci/%s/role", p))))
-            continue;
+        if (!p || !(strcmp(p, bdf) == 0 || (rs_same_slot(p, bdf) && rs_facts_get(f, "pci/%s/role", p)))) continue;
         if (names && off + strlen(devs[i]) + 2 < n)
             off += (size_t)snprintf(names + off, n - off, "%s%s", off ? "," : "", devs[i]);
         char ports[16][RS_FACT_NAME], w[32];
@@ -223,8 +212,7 @@ int rs_gid_ipv4(const char *addr, char *buf, size_t n)
     unsigned g[8];
     if (!addr || sscanf(addr, "%x:%x:%x:%x:%x:%x:%x:%x", &g[0], &g[1], &g[2], &g[3], &g[4], &g[5], &g[6], &g[7]) != 8)
         return 0;
-    if (g[0] || g[1] || g[2] || g[3] || g[4] || g[5] != 0xffff)
-        return 0;
+    if (g[0] || g[1] || g[2] || g[3] || g[4] || g[5] != 0xffff) return 0;
     snprintf(buf, n, "%u.%u.%u.%u", g[6] >> 8, g[6] & 0xff, g[7] >> 8, g[7] & 0xff);
     return 1;
 }

@@ -7,8 +7,8 @@
 #define RS_MAX_DEV 64
 
 /* Appends a verdict; fix may be NULL. msg is printf-formatted. */
-void rs_verdict(struct rs_verdicts *out, enum rs_level lvl, const char *check, const char *subject,
-                const char *fix, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+void rs_verdict(struct rs_verdicts *out, enum rs_level lvl, const char *check, const char *subject, const char *fix,
+                const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 /* snprintf without gcc's -Wformat-truncation guesses (names are bounded by RS_FACT_NAME; long output is
  * cut, never overflowed). */

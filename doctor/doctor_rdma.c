@@ -14,13 +14,11 @@ static int roce_mtu(long netdev_mtu)
     long m = netdev_mtu - 96;
     int ib = 0;
     for (int v = 256; v <= 4096; v *= 2)
-        if (v <= m)
-            ib = v;
+        if (v <= m) ib = v;
     return ib;
 }
 
-static void roce_port(struct rs_facts *f, struct rs_verdicts *out, const char *dev, const char *port,
-                      const char *subj)
+static void roce_port(struct rs_facts *f, struct rs_verdicts *out, const char *dev, const char *port, const char *subj)
 {
     char gids[256][RS_FACT_NAME], v2list[256] = "", v1list[256] = "", fix[512], nd[64];
     int ng = rs_facts_children(f, gids, 256, "ib/%s/port/%s/gid/", dev, port);
@@ -49,18 +47,23 @@ static void roce_port(struct rs_facts *f, struct rs_verdicts *out, const char *d
             rs_fmt(list + strlen(list), 256 - strlen(list), "%s%s", *list ? "," : "", gids[i]);
     }
     if (ng == 0) {
-        rs_fmt(fix, sizeof fix, "bring up the netdev of %s and give it an IP address (ip link set <if> up; ip addr add ...)", dev);
-        rs_verdict(out, RS_FAIL, "roce.gid", subj, fix, "RoCE port has an empty GID table: no netdev/IP bound, no RoCE traffic possible");
+        rs_fmt(fix, sizeof fix,
+               "bring up the netdev of %s and give it an IP address (ip link set <if> up; ip addr add ...)", dev);
+        rs_verdict(out, RS_FAIL, "roce.gid", subj, fix,
+                   "RoCE port has an empty GID table: no netdev/IP bound, no RoCE traffic possible");
     } else if (nv2 == 0) {
         rs_verdict(out, RS_FAIL, "roce.gid", subj,
                    "enable RoCE v2 on the NIC (mlx5: it is on by default; check `rdma link`/firmware RoCE mode)",
                    "no RoCE v2 GID (RoCE v1 at index %s): RoCE v1 is not routable over IP", v1list);
     } else if (v4idx < 0) {
-        rs_verdict(out, RS_WARN, "roce.gid", subj, "assign an IPv4 address to the port's netdev (NCCL's default NCCL_IB_ADDR_FAMILY is AF_INET)",
-                   "RoCE v2 GIDs at index %s but none with an IPv4 address (RoCE v1 at %s)", v2list, *v1list ? v1list : "none");
+        rs_verdict(out, RS_WARN, "roce.gid", subj,
+                   "assign an IPv4 address to the port's netdev (NCCL's default NCCL_IB_ADDR_FAMILY is AF_INET)",
+                   "RoCE v2 GIDs at index %s but none with an IPv4 address (RoCE v1 at %s)", v2list,
+                   *v1list ? v1list : "none");
     } else {
-        rs_verdict(out, RS_PASS, "roce.gid", subj, NULL, "RoCE v2 IPv4 GID at index %d on %s (%s); RoCE v2 at %s, RoCE v1 at %s",
-                   v4idx, v4dev, v4addr, v2list, *v1list ? v1list : "none");
+        rs_verdict(out, RS_PASS, "roce.gid", subj, NULL,
+                   "RoCE v2 IPv4 GID at index %d on %s (%s); RoCE v2 at %s, RoCE v1 at %s", v4idx, v4dev, v4addr,
+                   v2list, *v1list ? v1list : "none");
     }
 
     const char *ndev = rs_port_netdev(f, dev, port, nd, sizeof nd);
@@ -80,9 +83,12 @@ static void roce_port(struct rs_facts *f, struct rs_verdicts *out, const char *d
     long mtu = atol(m);
     int rm = roce_mtu(mtu);
     if (rm < 4096) {
-        rs_fmt(fix, sizeof fix, "ip link set dev %s mtu 9000 (and jumbo frames on the switch ports); RoCE MTU 4096 needs netdev MTU >= 4192", ndev);
-        rs_verdict(out, RS_WARN, "roce.mtu", subj, fix, "netdev %s MTU %ld: RoCE path MTU is limited to %d bytes (4096 with jumbo frames)",
-                   ndev, mtu, rm);
+        rs_fmt(fix, sizeof fix,
+               "ip link set dev %s mtu 9000 (and jumbo frames on the switch ports); RoCE MTU 4096 needs netdev MTU >= "
+               "4192",
+               ndev);
+        rs_verdict(out, RS_WARN, "roce.mtu", subj, fix,
+                   "netdev %s MTU %ld: RoCE path MTU is limited to %d bytes (4096 with jumbo frames)", ndev, mtu, rm);
     } else {
         rs_verdict(out, RS_PASS, "roce.mtu", subj, NULL, "netdev %s MTU %ld: RoCE path MTU 4096", ndev, mtu);
     }
@@ -94,10 +100,12 @@ void rs_check_rdma(struct rs_facts *f, struct rs_verdicts *out)
     int nd = rs_ib_devs(f, devs, RS_MAX_DEV);
     if (nd == 0) {
         const char *cnt = rs_facts_get(f, "ib/count");
-        rs_verdict(out, RS_WARN, "rdma.devices", "host",
-                   "on a host meant for multi-node training: install and load the NIC's RDMA driver (mlx5_core + mlx5_ib, "
-                   "rdma-core); otherwise expect NCCL to fall back to TCP sockets (NET/Socket)",
-                   "no RDMA devices found (/sys/class/infiniband %s)", cnt && strcmp(cnt, "absent") == 0 ? "does not exist" : "is empty");
+        rs_verdict(
+            out, RS_WARN, "rdma.devices", "host",
+            "on a host meant for multi-node training: install and load the NIC's RDMA driver (mlx5_core + mlx5_ib, "
+            "rdma-core); otherwise expect NCCL to fall back to TCP sockets (NET/Socket)",
+            "no RDMA devices found (/sys/class/infiniband %s)",
+            cnt && strcmp(cnt, "absent") == 0 ? "does not exist" : "is empty");
         return;
     }
     char list[512] = "";
@@ -118,10 +126,8 @@ void rs_check_rdma(struct rs_facts *f, struct rs_verdicts *out)
             if (strcmp(rs_state_word(rs_facts_get(f, "ib/%s/port/%s/state", devs[i], ports[p]), w, sizeof w), "ACTIVE"))
                 continue;
             active++;
-            if (ll && strcmp(ll, "Ethernet") == 0)
-                best_eth = r > best_eth ? r : best_eth;
-            else
-                best_ib = r > best_ib ? r : best_ib;
+            if (ll && strcmp(ll, "Ethernet") == 0) best_eth = r > best_eth ? r : best_eth;
+            else best_ib = r > best_ib ? r : best_ib;
         }
     }
     for (int i = 0; i < nd; i++) {
@@ -131,38 +137,44 @@ void rs_check_rdma(struct rs_facts *f, struct rs_verdicts *out)
             char subj[RS_FACT_NAME * 2 + 2], sw[32], pw[32], fix[512];
             rs_fmt(subj, sizeof subj, "%s:%s", devs[i], ports[p]);
             const char *st = rs_state_word(rs_facts_get(f, "ib/%s/port/%s/state", devs[i], ports[p]), sw, sizeof sw);
-            const char *ps = rs_state_word(rs_facts_get(f, "ib/%s/port/%s/phys_state", devs[i], ports[p]), pw, sizeof pw);
+            const char *ps =
+                rs_state_word(rs_facts_get(f, "ib/%s/port/%s/phys_state", devs[i], ports[p]), pw, sizeof pw);
             const char *rate = rs_facts_get(f, "ib/%s/port/%s/rate", devs[i], ports[p]);
             const char *ll = rs_facts_get(f, "ib/%s/port/%s/link_layer", devs[i], ports[p]);
             int eth = ll && strcmp(ll, "Ethernet") == 0;
             const char *kind = eth ? "Ethernet (RoCE)" : ll ? ll : "link layer unknown";
             if (strcmp(st, "ACTIVE") != 0) {
                 if (strcmp(st, "INIT") == 0 && !eth)
-                    rs_fmt(fix, sizeof fix, "no subnet manager has configured the port: start opensm or check the fabric's SM");
+                    rs_fmt(fix, sizeof fix,
+                           "no subnet manager has configured the port: start opensm or check the fabric's SM");
                 else
-                    rs_fmt(fix, sizeof fix, "check the cable/transceiver and the switch port (physical state %s); "
-                             "if the port is unused, exclude it with NCCL_IB_HCA", ps);
-                rs_verdict(out, active ? RS_WARN : RS_FAIL, "rdma.port", subj, fix, "port is %s (%s), %s%s", st, ps, kind,
-                           active ? "" : "; no RDMA port on this host is ACTIVE");
+                    rs_fmt(fix, sizeof fix,
+                           "check the cable/transceiver and the switch port (physical state %s); "
+                           "if the port is unused, exclude it with NCCL_IB_HCA",
+                           ps);
+                rs_verdict(out, active ? RS_WARN : RS_FAIL, "rdma.port", subj, fix, "port is %s (%s), %s%s", st, ps,
+                           kind, active ? "" : "; no RDMA port on this host is ACTIVE");
                 continue;
             }
             double r = rs_ib_rate_gbits(rate), best = eth ? best_eth : best_ib;
             if (r > 0 && r < best) {
-                rs_fmt(fix, sizeof fix, "check cable, transceiver and switch port speed settings (ethtool / ibstat %s)", devs[i]);
-                rs_verdict(out, RS_WARN, "rdma.port", subj, fix, "ACTIVE %s but negotiated %s, other %s ports run %.0f Gb/sec", ps,
-                           rate, eth ? "Ethernet" : "InfiniBand", best);
+                rs_fmt(fix, sizeof fix, "check cable, transceiver and switch port speed settings (ethtool / ibstat %s)",
+                       devs[i]);
+                rs_verdict(out, RS_WARN, "rdma.port", subj, fix,
+                           "ACTIVE %s but negotiated %s, other %s ports run %.0f Gb/sec", ps, rate,
+                           eth ? "Ethernet" : "InfiniBand", best);
             } else {
-                rs_verdict(out, RS_PASS, "rdma.port", subj, NULL, "ACTIVE, %s, %s, %s", ps, rate ? rate : "rate unknown", kind);
+                rs_verdict(out, RS_PASS, "rdma.port", subj, NULL, "ACTIVE, %s, %s, %s", ps,
+                           rate ? rate : "rate unknown", kind);
             }
-            if (eth)
-                roce_port(f, out, devs[i], ports[p], subj);
+            if (eth) roce_port(f, out, devs[i], ports[p], subj);
             else {
                 const char *am = rs_facts_get(f, "ib/%s/port/%s/active_mtu", devs[i], ports[p]);
                 if (am && atoi(am) < 4096)
-                    rs_verdict(out, RS_WARN, "ib.mtu", subj, "set the partition's MTU to 4096 in the subnet manager (opensm partitions.conf mtu=5)",
+                    rs_verdict(out, RS_WARN, "ib.mtu", subj,
+                               "set the partition's MTU to 4096 in the subnet manager (opensm partitions.conf mtu=5)",
                                "active MTU %s (4096 expected on InfiniBand)", am);
-                else if (am)
-                    rs_verdict(out, RS_PASS, "ib.mtu", subj, NULL, "active MTU %s", am);
+                else if (am) rs_verdict(out, RS_PASS, "ib.mtu", subj, NULL, "active MTU %s", am);
             }
         }
     }
@@ -179,5 +191,6 @@ void rs_check_rdma(struct rs_facts *f, struct rs_verdicts *out)
     }
     if (ib_without_mtu)
         rs_verdict(out, RS_INFO, "ib.mtu", "host", "ibv_devinfo | grep active_mtu (4096 expected)",
-                   "unknown: the active MTU of %d InfiniBand port%s is not exposed in sysfs", ib_without_mtu, ib_without_mtu == 1 ? "" : "s");
+                   "unknown: the active MTU of %d InfiniBand port%s is not exposed in sysfs", ib_without_mtu,
+                   ib_without_mtu == 1 ? "" : "s");
 }

@@ -15,13 +15,11 @@ static int split(const char *path, char (*c)[32], int max)
     while (*s && n < max) {
         const char *e = strchr(s, '/');
         size_t l = e ? (size_t)(e - s) : strlen(s);
-        if (l >= 32)
-            l = 31;
+        if (l >= 32) l = 31;
         memcpy(c[n], s, l);
         c[n][l] = '\0';
         n++;
-        if (!e)
-            break;
+        if (!e) break;
         s = e + 1;
     }
     return n;
@@ -39,18 +37,15 @@ static int numa(struct rs_facts *f, const char *bdf)
 enum rs_pci_dist rs_pci_distance(struct rs_facts *f, const char *a, const char *b)
 {
     const char *pa = rs_facts_get(f, "pci/%s/path", a), *pb = rs_facts_get(f, "pci/%s/path", b);
-    if (!pa || !pb)
-        return RS_DIST_UNKNOWN;
+    if (!pa || !pb) return RS_DIST_UNKNOWN;
     char ca[MAXC][32], cb[MAXC][32];
     int na = split(pa, ca, MAXC), nb = split(pb, cb, MAXC), c = 0;
-    while (c < na && c < nb && strcmp(ca[c], cb[c]) == 0)
-        c++;
+    while (c < na && c < nb && strcmp(ca[c], cb[c]) == 0) c++;
     if (c == 0) {
         int x = numa(f, a), y = numa(f, b);
         return x == y ? RS_DIST_NODE : RS_DIST_SYS; /* both -1: a single-node host */
     }
-    if (c == 1)
-        return RS_DIST_PHB;
+    if (c == 1) return RS_DIST_PHB;
     if (c >= na || c >= nb) /* one is above the other: treat as same switch */
         return RS_DIST_PIX;
     return (na - c - 1 <= 1 && nb - c - 1 <= 1) ? RS_DIST_PIX : RS_DIST_PXB;
@@ -61,18 +56,17 @@ void rs_check_topo(struct rs_facts *f, struct rs_verdicts *out)
     char gpus[RS_MAX_DEV][RS_FACT_NAME], devs[RS_MAX_DEV][RS_FACT_NAME];
     int ng = rs_gpus(f, gpus, RS_MAX_DEV), nd = rs_ib_devs(f, devs, RS_MAX_DEV);
     if (ng == 0) {
-        rs_verdict(out, RS_INFO, "topo.gpus", "host", NULL, "no NVIDIA GPUs found (PCI vendor 0x10de, class 0x0300/0x0302)");
+        rs_verdict(out, RS_INFO, "topo.gpus", "host", NULL,
+                   "no NVIDIA GPUs found (PCI vendor 0x10de, class 0x0300/0x0302)");
         return;
     }
     /* NICs with a PCI function (software devices have none). */
     int nic_of[RS_MAX_DEV], nn = 0;
     for (int i = 0; i < nd; i++) {
         const char *p = rs_facts_get(f, "ib/%s/pci", devs[i]);
-        if (p && strcmp(p, "none") != 0 && rs_facts_get(f, "pci/%s/path", p))
-            nic_of[nn++] = i;
+        if (p && strcmp(p, "none") != 0 && rs_facts_get(f, "pci/%s/path", p)) nic_of[nn++] = i;
     }
-    if (nn == 0)
-        return; /* rdma.devices already said there is nothing to pair with */
+    if (nn == 0) return; /* rdma.devices already said there is nothing to pair with */
     int best_nic[RS_MAX_DEV], users[RS_MAX_DEV] = {0};
     for (int g = 0; g < ng; g++) {
         enum rs_pci_dist best = RS_DIST_UNKNOWN;
@@ -89,7 +83,8 @@ void rs_check_topo(struct rs_facts *f, struct rs_verdicts *out)
         char subj[RS_FACT_NAME], fix[512];
         rs_fmt(subj, sizeof subj, "gpu%d", g);
         if (bi < 0) {
-            rs_verdict(out, RS_INFO, "topo.affinity", subj, NULL, "unknown: PCIe path of %s or of the NICs not visible", gpus[g]);
+            rs_verdict(out, RS_INFO, "topo.affinity", subj, NULL, "unknown: PCIe path of %s or of the NICs not visible",
+                       gpus[g]);
             continue;
         }
         users[bi]++;
@@ -99,14 +94,15 @@ void rs_check_topo(struct rs_facts *f, struct rs_verdicts *out)
         rs_fmt(nnu, sizeof nnu, numa(f, np) < 0 ? "?" : "%d", numa(f, np));
         if (best >= RS_DIST_PHB) {
             rs_fmt(fix, sizeof fix,
-                   "place a NIC under the same PCIe switch as this GPU; otherwise GPUDirect RDMA needs NCCL_NET_GDR_LEVEL=%s "
+                   "place a NIC under the same PCIe switch as this GPU; otherwise GPUDirect RDMA needs "
+                   "NCCL_NET_GDR_LEVEL=%s "
                    "(NCCL's default PXB turns it off here and stages through host memory)",
                    rs_pci_dist_nccl(best));
-            rs_verdict(out, RS_WARN, "topo.affinity", subj, fix, "%s (NUMA %s): nearest NIC %s (%s, NUMA %s) is %s: %s", gpus[g], gn, nic, np,
-                       nnu, rs_pci_dist_name(best), rs_pci_dist_words(best));
+            rs_verdict(out, RS_WARN, "topo.affinity", subj, fix, "%s (NUMA %s): nearest NIC %s (%s, NUMA %s) is %s: %s",
+                       gpus[g], gn, nic, np, nnu, rs_pci_dist_name(best), rs_pci_dist_words(best));
         } else {
-            rs_verdict(out, RS_PASS, "topo.affinity", subj, NULL, "%s (NUMA %s) should use %s (%s, NUMA %s): %s, %s", gpus[g], gn, nic, np,
-                       nnu, rs_pci_dist_name(best), rs_pci_dist_words(best));
+            rs_verdict(out, RS_PASS, "topo.affinity", subj, NULL, "%s (NUMA %s) should use %s (%s, NUMA %s): %s, %s",
+                       gpus[g], gn, nic, np, nnu, rs_pci_dist_name(best), rs_pci_dist_words(best));
         }
     }
     /* With at least as many NICs as GPUs, two GPUs sharing a nearest NIC means a NIC or GPU is misplaced. */
@@ -115,10 +111,10 @@ void rs_check_topo(struct rs_facts *f, struct rs_verdicts *out)
             if (users[k] > 1) {
                 char gl[256] = "";
                 for (int g = 0; g < ng; g++)
-                    if (best_nic[g] == k)
-                        rs_fmt(gl + strlen(gl), sizeof gl - strlen(gl), "%sgpu%d", *gl ? "," : "", g);
+                    if (best_nic[g] == k) rs_fmt(gl + strlen(gl), sizeof gl - strlen(gl), "%sgpu%d", *gl ? "," : "", g);
                 rs_verdict(out, RS_WARN, "topo.balance", devs[nic_of[k]],
-                           "check the slot placement of GPUs and NICs (nvidia-smi topo -m); NCCL will share this NIC between those GPUs",
+                           "check the slot placement of GPUs and NICs (nvidia-smi topo -m); NCCL will share this NIC "
+                           "between those GPUs",
                            "%s is the nearest NIC of %s while %d NICs serve %d GPUs", devs[nic_of[k]], gl, nn, ng);
             }
 }

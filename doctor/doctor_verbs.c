@@ -51,27 +51,22 @@ int rs_facts_add_verbs(struct rs_facts *f, char *err, size_t errlen)
         const char *name = get_name(list[i]);
         char ports[16][RS_FACT_NAME];
         int np = name ? rs_facts_children(f, ports, 16, "ib/%s/port/", name) : 0;
-        if (np <= 0)
-            continue; /* not a device sysfs showed us: leave it alone */
+        if (np <= 0) continue; /* not a device sysfs showed us: leave it alone */
         struct ibv_context *ctx = open_dev(list[i]);
-        if (!ctx)
-            continue;
+        if (!ctx) continue;
         char dev[RS_FACT_NAME];
         snprintf(dev, sizeof dev, "%s", name);
         for (int p = 0; p < np; p++) {
             struct ibv_port_attr a;
             memset(&a, 0, sizeof a);
             int pn = atoi(ports[p]);
-            if (pn < 1 || pn > 255 || query_port(ctx, (uint8_t)pn, &a) != 0)
-                continue;
+            if (pn < 1 || pn > 255 || query_port(ctx, (uint8_t)pn, &a) != 0) continue;
             int mtu = a.active_mtu >= IBV_MTU_256 && a.active_mtu <= IBV_MTU_4096 ? 128 << a.active_mtu : 0;
-            if (!mtu)
-                continue;
+            if (!mtu) continue;
             char key[256], val[16];
             snprintf(key, sizeof key, "ib/%s/port/%d/active_mtu", dev, pn);
             snprintf(val, sizeof val, "%d", mtu);
-            if (rs_facts_add(f, key, val) == 0)
-                added++;
+            if (rs_facts_add(f, key, val) == 0) added++;
         }
         close_dev(ctx);
     }

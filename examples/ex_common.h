@@ -14,23 +14,23 @@
 
 /* what each rank publishes about one of its QPs */
 struct ex_peer_info {
-	uint32_t qpn;
-	uint16_t lid;
-	uint8_t gid[16];
-	uint32_t rkey;
-	uint64_t addr;
+    uint32_t qpn;
+    uint16_t lid;
+    uint8_t gid[16];
+    uint32_t rkey;
+    uint64_t addr;
 };
 
 struct ex_shared {
-	pthread_barrier_t barrier;
-	int world;
-	struct ex_peer_info info[EX_MAX_RANKS][4]; /* per rank, per QP slot */
-	volatile int failed;
+    pthread_barrier_t barrier;
+    int world;
+    struct ex_peer_info info[EX_MAX_RANKS][4]; /* per rank, per QP slot */
+    volatile int failed;
 };
 
 struct ex_rank {
-	int rank, world;
-	struct ex_shared *sh;
+    int rank, world;
+    struct ex_shared *sh;
 };
 
 /* In the launcher: fork/exec `world` copies of argv[0]; returns the exit code for the launcher.
@@ -39,12 +39,12 @@ int ex_launch(int world, int argc, char **argv, struct ex_rank *r);
 void ex_barrier(struct ex_rank *r);
 
 struct ex_dev {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_port_attr port;
-	union ibv_gid gid;
-	int gid_index; /* -1: LID addressing */
+    struct ibv_context *ctx;
+    struct ibv_pd *pd;
+    struct ibv_cq *cq;
+    struct ibv_port_attr port;
+    union ibv_gid gid;
+    int gid_index; /* -1: LID addressing */
 };
 int ex_open(struct ex_dev *d, int cqe);
 struct ibv_qp *ex_qp(struct ex_dev *d, int depth);

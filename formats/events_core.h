@@ -1,6 +1,8 @@
 /* Core events written by the recording core itself (tracer/). See rtrace.h for the mechanism. */
 #ifndef RAILSCOPE_EVENTS_CORE_H
 #define RAILSCOPE_EVENTS_CORE_H
+/* Hand-aligned tables: */
+/* clang-format off */
 
 /* Interned string: id, then `len` bytes (no NUL) after the fixed part. Written by the writer thread in
  * the frame before any event that refers to the id. */
@@ -16,7 +18,8 @@
 #define RS_FIELDS_FORK(F) F(u64, child_pid)
 /* Process end as seen by the tracer: reason 0 exit, 1 signal, 2 exec, 3 _exit; status = code or signal. */
 #define RS_FIELDS_PROC_END(F) F(i32, status) F(u32, reason)
-/* A host fact snapshot (doctor's checks): key and value strings, e.g. "ib/mlx5_0/port/1/rate" = "400 Gb/sec" (docs/doctor.md). */
+/* A host fact snapshot (doctor's checks): key and value strings, e.g. "ib/mlx5_0/port/1/rate" = "400 Gb/sec"
+ * (docs/doctor.md). */
 #define RS_FIELDS_HOST_FACT(F) F(str, key) F(str, value)
 /* A user or tool marker (e.g. step boundary); value is free. */
 #define RS_FIELDS_MARK(F) F(u64, value) F(str, name) F(u32, pad)
@@ -53,4 +56,5 @@
     X(STACK, core, RS_VARLEN)        \
     X(MODULE, core, RS_FIXED)
 
+/* clang-format on */
 #endif

@@ -4,6 +4,8 @@
  * CUPTI's own thread, so they are written with chunk tid 0; the host thread is a field where CUPTI knows it. */
 #ifndef RAILSCOPE_EVENTS_CUDA_H
 #define RAILSCOPE_EVENTS_CUDA_H
+/* Hand-aligned tables: */
+/* clang-format off */
 
 /* copy_kind follows CUpti_ActivityMemcpyKind (1 HtoD, 2 DtoH, 3 HtoA, 4 AtoH, 5 AtoA, 6 AtoD, 7 DtoA, 8 DtoD,
  * 9 HtoH, 10 PtoP); src/dst_kind follow CUpti_ActivityMemoryKind (1 pageable, 2 pinned, 3 device, 4 array,
@@ -61,7 +63,8 @@
  * value cumulative as NVML reports it, scope = link id or 0xffffffff for the sum over links. */
 #define RS_FIELDS_NVML_SAMPLE(F) F(u64, value) F(u32, device) F(u32, field) F(u32, scope) F(u32, pad)
 
-/* The host call stack of a chosen event (today: cudaMemcpy, cudaMemcpyAsync, cudaMemcpy2D[Async] to or from pageable host memory),
+/* The host call stack of a chosen event (today: cudaMemcpy, cudaMemcpyAsync, cudaMemcpy2D[Async] to or from pageable
+ * host memory),
  * written once per call site (site = 1, 2, ... per process; later calls from the site name it, e.g.
  * CUDA_COPY_CALL.stack) on the calling thread, hdr.ts = the call's entry. for_kind = the kind of the event it
  * explains (CUDA_COPY_CALL when one follows with stack = site, CUDA_MEMCPY when CUPTI delivers the copy
@@ -98,4 +101,5 @@ struct rs_stack_frame {
     X(NVML_SAMPLE, nvml, RS_FIXED)          \
     X(CALL_STACK, cuda, RS_VARLEN)
 
+/* clang-format on */
 #endif

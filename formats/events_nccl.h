@@ -6,6 +6,8 @@
  * are written when NCCL stops them (hdr.ts = start, end = stop), PROXY_STATE when the state changes. */
 #ifndef RAILSCOPE_EVENTS_NCCL_H
 #define RAILSCOPE_EVENTS_NCCL_H
+/* Hand-aligned tables: */
+/* clang-format off */
 
 /* func ids for NCCL_CALL.func */
 #define RS_NCCL_FUNCS(X) X(0, AllReduce) X(1, ReduceScatter) X(2, AllGather) X(3, Broadcast) X(4, Reduce) \
@@ -78,4 +80,5 @@
     X(NCCL_NET_SOCK, nccl, RS_FIXED)     \
     X(NCCL_PROF_API, nccl, RS_FIXED)
 
+/* clang-format on */
 #endif

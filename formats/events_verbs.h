@@ -1,6 +1,8 @@
 /* RDMA verbs events (preload/verbs*.c). See rtrace.h for the mechanism. */
 #ifndef RAILSCOPE_EVENTS_VERBS_H
 #define RAILSCOPE_EVENTS_VERBS_H
+/* Hand-aligned tables: */
+/* clang-format off */
 
 /* Memory kind of posted or registered memory. */
 enum rs_mem_kind { RS_MEM_UNKNOWN = 0, RS_MEM_HOST = 1, RS_MEM_PINNED = 2, RS_MEM_DEVICE = 3,
@@ -78,4 +80,5 @@ enum rs_mem_kind { RS_MEM_UNKNOWN = 0, RS_MEM_HOST = 1, RS_MEM_PINNED = 2, RS_ME
     X(IBV_CREATE_WQ, verbs, RS_FIXED)   \
     X(IBV_DESTROY_WQ, verbs, RS_FIXED)
 
+/* clang-format on */
 #endif

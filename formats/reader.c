@@ -16,26 +16,26 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#define RS_MAX_STRING_ID (1u << 22)   /* ids are dense from 1; more strings than this is not a trace */
+#define RS_MAX_STRING_ID (1u << 22) /* ids are dense from 1; more strings than this is not a trace */
 
 struct rs_reader {
     int fd;
     char *path;
     struct rs_header_info hdr;
-    char *hdr_strs[8];          /* owned copies behind hdr's string pointers */
+    char *hdr_strs[8]; /* owned copies behind hdr's string pointers */
     struct rs_read_stats st;
     int done;
-    uint64_t off;               /* file offset of the next frame */
+    uint64_t off; /* file offset of the next frame */
     uint64_t next_seq;
 
-    unsigned char *ib;          /* file bytes [ib_off, ib_off + ib_len): read ahead, so a file of small frames
+    unsigned char *ib; /* file bytes [ib_off, ib_off + ib_len): read ahead, so a file of small frames
                                  * costs one pread, not two per frame; a frame is decompressed from here */
     size_t ib_cap, ib_len;
     uint64_t ib_off;
-    uint64_t *raw;              /* decompressed frame, u64 array for alignment */
-    size_t raw_cap;             /* bytes */
-    size_t raw_len, pos;        /* bytes in raw, parse position */
-    size_t chunk_end;           /* end of the current chunk in raw (0 = none open) */
+    uint64_t *raw;       /* decompressed frame, u64 array for alignment */
+    size_t raw_cap;      /* bytes */
+    size_t raw_len, pos; /* bytes in raw, parse position */
+    size_t chunk_end;    /* end of the current chunk in raw (0 = none open) */
     uint32_t chunk_tid, chunk_flags;
     int chunk_first;
     uint64_t chunk_prev_ts;
@@ -44,19 +44,19 @@ struct rs_reader {
 
     /* RS_CHUNK_FIELD_DELTA: the previous event's fields per slot, valid for one chunk (fkey cleared when a
      * chunk opens; 0 = empty, as no valid event has size 0) */
-    uint32_t fkey[RS_FD_SLOTS];  /* size << 16 | kind of the event in fw[slot] */
+    uint32_t fkey[RS_FD_SLOTS]; /* size << 16 | kind of the event in fw[slot] */
     uint64_t fw[RS_FD_SLOTS][16];
-    size_t dec_first, dec_end;  /* decoded events of the current chunk not handed out yet (offsets in raw) */
+    size_t dec_first, dec_end; /* decoded events of the current chunk not handed out yet (offsets in raw) */
     size_t dec_n;
     uint64_t dec_frame;
     uint32_t dec_tid;
-    int stop;                   /* a bad event ended the chunk: end of data once the prefix is handed out */
+    int stop; /* a bad event ended the chunk: end of data once the prefix is handed out */
 
-    char **strs;                /* by id */
+    char **strs; /* by id */
     uint32_t *str_len;
     uint32_t strs_cap;
     int saw_partial;
-    char *partial_str;          /* STRING with the writer's reserved PARTIAL id */
+    char *partial_str; /* STRING with the writer's reserved PARTIAL id */
     uint32_t partial_len;
     char partial_why[200];
 };
@@ -97,7 +97,7 @@ static ssize_t ib_read(struct rs_reader *r, uint64_t off, size_t n, const unsign
         *out = r->ib + (off - r->ib_off);
         return (ssize_t)n;
     }
-    size_t keep = 0;   /* what is already here of [off, ...) moves to the front */
+    size_t keep = 0; /* what is already here of [off, ...) moves to the front */
     if (off >= r->ib_off && off - r->ib_off < r->ib_len) {
         keep = r->ib_len - (size_t)(off - r->ib_off);
         memmove(r->ib, r->ib + (off - r->ib_off), keep);
@@ -118,12 +118,9 @@ static ssize_t ib_read(struct rs_reader *r, uint64_t off, size_t n, const unsign
      * are not there yet, so read again only then (read_at's loop would probe the end of every file twice) */
     while (r->ib_len < n) {
         ssize_t k = pread(r->fd, r->ib + r->ib_len, want - r->ib_len, (off_t)(off + r->ib_len));
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0)
-            return -1;
-        if (k == 0)
-            break;
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) return -1;
+        if (k == 0) break;
         r->ib_len += (size_t)k;
     }
     *out = r->ib;
@@ -159,8 +156,7 @@ static struct rs_reader *reader_alloc(void)
 #if RS_SPARES
     struct rs_reader *s = NULL;
     pthread_mutex_lock(&spares_mu);
-    if (nspares)
-        s = spares[--nspares];
+    if (nspares) s = spares[--nspares];
     pthread_mutex_unlock(&spares_mu);
     if (s) {
         ZSTD_DCtx *dctx = s->dctx;
@@ -190,8 +186,7 @@ static struct rs_reader *reader_alloc(void)
 static int reader_give(struct rs_reader *r)
 {
 #if RS_SPARES
-    if (!r->dctx)
-        return 0;
+    if (!r->dctx) return 0;
     if (r->raw_cap > RS_SPARE_MAX) {
         free(r->raw);
         r->raw = NULL;
@@ -268,14 +263,28 @@ static int parse_header(struct rs_reader *r, const unsigned char *p, size_t n, c
         case RS_HDR_TRACER_VERSION: sp = &h->tracer_version; break;
         case RS_HDR_EXE: sp = &h->exe; break;
         case RS_HDR_BOOT_ID: sp = &h->boot_id; break;
-        case RS_HDR_PID: if (len == 8) h->pid = u; break;
-        case RS_HDR_PPID: if (len == 8) h->ppid = u; break;
-        case RS_HDR_RANK: if (len == 8) h->rank = (int64_t)u; break;
-        case RS_HDR_LOCAL_RANK: if (len == 8) h->local_rank = (int64_t)u; break;
-        case RS_HDR_WORLD_SIZE: if (len == 8) h->world_size = (int64_t)u; break;
-        case RS_HDR_START_REALTIME: if (len == 8) h->start_realtime = u; break;
-        case RS_HDR_START_MONO: if (len == 8) h->start_mono = u; break;
-        default: break;   /* unknown tags: newer minor version, skipped */
+        case RS_HDR_PID:
+            if (len == 8) h->pid = u;
+            break;
+        case RS_HDR_PPID:
+            if (len == 8) h->ppid = u;
+            break;
+        case RS_HDR_RANK:
+            if (len == 8) h->rank = (int64_t)u;
+            break;
+        case RS_HDR_LOCAL_RANK:
+            if (len == 8) h->local_rank = (int64_t)u;
+            break;
+        case RS_HDR_WORLD_SIZE:
+            if (len == 8) h->world_size = (int64_t)u;
+            break;
+        case RS_HDR_START_REALTIME:
+            if (len == 8) h->start_realtime = u;
+            break;
+        case RS_HDR_START_MONO:
+            if (len == 8) h->start_mono = u;
+            break;
+        default: break; /* unknown tags: newer minor version, skipped */
         }
         if (sp && !*sp && nstr < 8) {
             char *s = dup_n(v, len);
@@ -285,7 +294,7 @@ static int parse_header(struct rs_reader *r, const unsigned char *p, size_t n, c
             }
             r->hdr_strs[nstr++] = s;
             *sp = s;
-            if (sp == &h->cmdline) h->cmdline_len = len;   /* a repeated tag keeps the first, length too */
+            if (sp == &h->cmdline) h->cmdline_len = len; /* a repeated tag keeps the first, length too */
         }
     }
     return 0;
@@ -296,22 +305,19 @@ static int parse_header(struct rs_reader *r, const unsigned char *p, size_t n, c
  * table load and one rarely taken branch per event instead of descriptor lookups. kfast[] folds all three
  * into one compare: an event needs the slow path when its size is below kfast[kind] (the fixed size of an
  * ordinary known kind; KF_SLOW, above any valid size, for unknown and special kinds). */
-#define KI_SIZE 0xffffu
+#define KI_SIZE    0xffffu
 #define KI_UNKNOWN (1u << 16)
 #define KI_SPECIAL (1u << 17)
-#define KF_SLOW 0xffffu   /* valid sizes are multiples of 8, so never reach it */
+#define KF_SLOW    0xffffu /* valid sizes are multiples of 8, so never reach it */
 static uint32_t kinfo[RS_EV_COUNT];
-static uint16_t kfast[65536];   /* by any 16-bit kind: no range check in the loop (only touched lines load) */
+static uint16_t kfast[65536]; /* by any 16-bit kind: no range check in the loop (only touched lines load) */
 static pthread_once_t kinfo_once = PTHREAD_ONCE_INIT;
 static void kinfo_init(void)
 {
-    for (unsigned k = RS_EV_COUNT; k < 65536; k++)
-        kfast[k] = KF_SLOW;
+    for (unsigned k = RS_EV_COUNT; k < 65536; k++) kfast[k] = KF_SLOW;
     for (unsigned k = 0; k < RS_EV_COUNT; k++) {
-        if (!rs_kind_known(k))
-            kinfo[k] = KI_UNKNOWN;
-        else
-            kinfo[k] = rs_kinds[k].size;
+        if (!rs_kind_known(k)) kinfo[k] = KI_UNKNOWN;
+        else kinfo[k] = rs_kinds[k].size;
         if (k == RS_EV_STRING || k == RS_EV_DROPS || k == RS_EV_PROC_END || k == RS_EV_PARTIAL) kinfo[k] |= KI_SPECIAL;
         kfast[k] = (kinfo[k] & (KI_UNKNOWN | KI_SPECIAL)) ? KF_SLOW : (uint16_t)(kinfo[k] & KI_SIZE);
     }
@@ -336,7 +342,7 @@ struct rs_reader *rs_reader_open(const char *path, char *err, size_t errlen)
     struct rs_file_preamble pre;
     const unsigned char *b;
     ssize_t k = ib_read(r, 0, sizeof pre, &b);
-    if (k < 0 && errno == EISDIR) {   /* open() takes a directory; its first read says what it is */
+    if (k < 0 && errno == EISDIR) { /* open() takes a directory; its first read says what it is */
         snprintf(err, errlen, "%s: is a directory", path);
         goto fail;
     }
@@ -386,8 +392,7 @@ struct rs_reader *rs_reader_open(const char *path, char *err, size_t errlen)
     }
     r->off = sizeof pre + pre.header_bytes;
     r->st.bytes_read = r->off;
-    if (!r->dctx)
-        r->dctx = ZSTD_createDCtx();
+    if (!r->dctx) r->dctx = ZSTD_createDCtx();
     if (!r->dctx) {
         snprintf(err, errlen, "%s: out of memory", path);
         goto fail;
@@ -403,7 +408,7 @@ const struct rs_header_info *rs_reader_header(const struct rs_reader *r) { retur
 const char *rs_reader_path(const struct rs_reader *r) { return r->path; }
 const struct rs_read_stats *rs_reader_stats(const struct rs_reader *r) { return &r->st; }
 
-#define RS_PARTIAL_STRING_ID 0x7fffffffu   /* the writer's id for the PARTIAL reason (writer.c) */
+#define RS_PARTIAL_STRING_ID 0x7fffffffu /* the writer's id for the PARTIAL reason (writer.c) */
 
 const char *rs_reader_string(const struct rs_reader *r, uint32_t id, size_t *len)
 {
@@ -420,7 +425,7 @@ static int store_string(struct rs_reader *r, uint32_t id, const char *s, uint32_
 {
     if (id == 0) return -1;
     char *c;
-    if (id == RS_PARTIAL_STRING_ID) {   /* kept aside: the table stays sized by the dense ids */
+    if (id == RS_PARTIAL_STRING_ID) { /* kept aside: the table stays sized by the dense ids */
         if (!(c = dup_n(s, n))) return -1;
         free(r->partial_str);
         r->partial_str = c;
@@ -432,7 +437,7 @@ static int store_string(struct rs_reader *r, uint32_t id, const char *s, uint32_
     if (slot >= r->strs_cap) {
         uint32_t cap = r->strs_cap ? r->strs_cap : 256;
         while (cap <= slot) cap *= 2;
-        if (cap > RS_MAX_STRING_ID + 1) cap = RS_MAX_STRING_ID + 1;   /* bounded memory (~50 MB worst case) */
+        if (cap > RS_MAX_STRING_ID + 1) cap = RS_MAX_STRING_ID + 1; /* bounded memory (~50 MB worst case) */
         char **ns = realloc(r->strs, cap * sizeof *ns);
         if (!ns) return -1;
         r->strs = ns;
@@ -458,10 +463,8 @@ static int load_frame(struct rs_reader *r)
     const unsigned char *b;
     ssize_t k = ib_read(r, r->off, sizeof fh, &b);
     if (k < 0) {
-        if (errno == ENOMEM)
-            set_end(r, RS_READ_IO_ERROR, "out of memory");
-        else
-            set_end(r, RS_READ_IO_ERROR, "read error at offset %llu: %s", (unsigned long long)r->off, strerror(errno));
+        if (errno == ENOMEM) set_end(r, RS_READ_IO_ERROR, "out of memory");
+        else set_end(r, RS_READ_IO_ERROR, "read error at offset %llu: %s", (unsigned long long)r->off, strerror(errno));
         return 0;
     }
     if (k == 0) {
@@ -479,8 +482,8 @@ static int load_frame(struct rs_reader *r)
     }
     memcpy(&fh, b, sizeof fh);
     if (fh.magic != RS_FRAME_MAGIC) {
-        set_end(r, RS_READ_CORRUPT, "corrupt: no frame magic at offset %llu (frame %llu)",
-                (unsigned long long)r->off, (unsigned long long)r->frame_idx);
+        set_end(r, RS_READ_CORRUPT, "corrupt: no frame magic at offset %llu (frame %llu)", (unsigned long long)r->off,
+                (unsigned long long)r->frame_idx);
         return 0;
     }
     if (fh.compressed == 0 || fh.compressed > RS_MAX_FRAME_COMPRESSED || fh.raw == 0 || fh.raw > RS_MAX_FRAME_RAW ||
@@ -492,10 +495,8 @@ static int load_frame(struct rs_reader *r)
     const unsigned char *cb;
     k = ib_read(r, r->off + sizeof fh, fh.compressed, &cb);
     if (k < 0) {
-        if (errno == ENOMEM)
-            set_end(r, RS_READ_IO_ERROR, "out of memory");
-        else
-            set_end(r, RS_READ_IO_ERROR, "read error: %s", strerror(errno));
+        if (errno == ENOMEM) set_end(r, RS_READ_IO_ERROR, "out of memory");
+        else set_end(r, RS_READ_IO_ERROR, "read error: %s", strerror(errno));
         return 0;
     }
     if ((size_t)k < fh.compressed) {
@@ -573,7 +574,7 @@ static int open_chunk(struct rs_reader *r)
         r->chunk_first = 1;
         memset(r->fkey, 0, sizeof r->fkey);
         if (c.bytes) return 1;
-        r->chunk_end = 0;   /* an empty chunk: nothing to hand out */
+        r->chunk_end = 0; /* an empty chunk: nothing to hand out */
     }
 }
 
@@ -582,7 +583,8 @@ static int special_event(struct rs_reader *r, struct rs_ev_hdr *h)
 {
     if (h->kind == RS_EV_STRING) {
         const struct rs_ev_STRING *s = (const void *)h;
-        if (s->len > h->size - sizeof *s || s->len > RS_MAX_STRING || store_string(r, s->id, (const char *)(s + 1), s->len)) {
+        if (s->len > h->size - sizeof *s || s->len > RS_MAX_STRING ||
+            store_string(r, s->id, (const char *)(s + 1), s->len)) {
             set_end(r, RS_READ_CORRUPT, "corrupt: bad string record (id %u, %u bytes)", s->id, s->len);
             return -1;
         }
@@ -596,10 +598,12 @@ static int special_event(struct rs_reader *r, struct rs_ev_hdr *h)
         const struct rs_ev_PARTIAL *p = (const void *)h;
         const char *why = rs_reader_string(r, p->why, NULL);
         r->saw_partial = 1;
-        long long e = p->err;   /* -errno from the writer; any value from a hostile file */
+        long long e = p->err; /* -errno from the writer; any value from a hostile file */
         if (e < 0) e = -e;
         snprintf(r->partial_why, sizeof r->partial_why, "%s%s%s", why ? why : "write error", e ? ": " : "",
-                 !e ? "" : e < 4096 ? strerror((int)e) : "unknown error");
+                 !e         ? ""
+                 : e < 4096 ? strerror((int)e)
+                            : "unknown error");
     }
     return 0;
 }
@@ -637,7 +641,7 @@ _Static_assert(RS_FD_MAX - sizeof(struct rs_ev_hdr) <= 14 * 8, "undo_field_delta
 
 /* Undo the timestamp delta and (fd: the chunk has field deltas) the field deltas of one event. */
 static inline __attribute__((always_inline)) void undo_deltas(struct rs_reader *r, struct rs_ev_hdr *h, unsigned kind,
-                                                               unsigned size, int fd, uint64_t tsmask, uint64_t *prev)
+                                                              unsigned size, int fd, uint64_t tsmask, uint64_t *prev)
 {
     h->ts += *prev & tsmask;
     *prev = h->ts;
@@ -669,12 +673,12 @@ static inline __attribute__((always_inline)) void decode_run(struct rs_reader *r
     /* a batch of at most ~16 KB: the caller then reads events the decoder just touched, still in L1 */
     const size_t lim = end - pos > RS_DECODE_BATCH ? pos + RS_DECODE_BATCH : end;
     const uint64_t tsmask = (r->chunk_flags & RS_CHUNK_TS_DELTA) ? ~0ull : 0;
-    uint64_t prev = r->chunk_first ? 0 : r->chunk_prev_ts, unknown = 0;   /* the first ts is absolute */
+    uint64_t prev = r->chunk_first ? 0 : r->chunk_prev_ts, unknown = 0; /* the first ts is absolute */
     r->dec_first = pos;
     while (pos < lim) {
         struct rs_ev_hdr *h = (struct rs_ev_hdr *)(raw + pos);
         const size_t left = end - pos;
-        const unsigned size = h->size;   /* readable even when left == 8: raw has 16 bytes of slack */
+        const unsigned size = h->size; /* readable even when left == 8: raw has 16 bytes of slack */
         /* size < 16 (wraps into the high bits), not a multiple of 8, or past the chunk's end */
         if (__builtin_expect(((size - (unsigned)sizeof *h) & ~0xfff8u) | (size > left), 0)) {
             set_end(r, RS_READ_CORRUPT, "corrupt: bad event size %u at byte %zu of frame %llu",
@@ -688,8 +692,7 @@ static inline __attribute__((always_inline)) void decode_run(struct rs_reader *r
             const uint32_t ki = kind < RS_EV_COUNT ? kinfo[kind] : KI_UNKNOWN;
             /* A STRING starts a batch of its own: every event is handed out with the string table exactly as
              * the events before it left it (a redefined id changes only for the events after the record). */
-            if ((ki & KI_SPECIAL) && kind == RS_EV_STRING && n)
-                break;
+            if ((ki & KI_SPECIAL) && kind == RS_EV_STRING && n) break;
             undo_deltas(r, h, kind, size, fd, tsmask, &prev);
             if (ki & KI_UNKNOWN) {
                 unknown++;
@@ -719,16 +722,14 @@ static inline __attribute__((always_inline)) void decode_run(struct rs_reader *r
         r->pos = end;
         r->chunk_end = 0;
     } else {
-        r->pos = pos;   /* the chunk goes on in the next batch */
+        r->pos = pos; /* the chunk goes on in the next batch */
     }
 }
 
 static void decode_chunk(struct rs_reader *r)
 {
-    if (r->chunk_flags & RS_CHUNK_FIELD_DELTA)
-        decode_run(r, 1);
-    else
-        decode_run(r, 0);
+    if (r->chunk_flags & RS_CHUNK_FIELD_DELTA) decode_run(r, 1);
+    else decode_run(r, 0);
 }
 
 /* Make sure decoded events are waiting. 1 = yes, 0 = end of data. */
@@ -783,8 +784,7 @@ void rs_reader_close(struct rs_reader *r)
     for (int i = 0; i < 8; i++) free(r->hdr_strs[i]);
     for (uint32_t i = 0; i < r->strs_cap; i++) free(r->strs[i]);
     free(r->partial_str);
-    if (reader_give(r))
-        return;
+    if (reader_give(r)) return;
     free(r->strs);
     free(r->str_len);
     free(r->ib);
@@ -840,10 +840,8 @@ static int pl_add(struct path_list *l, const char *dir, const char *name)
     size_t n = strlen(dir) + strlen(name) + 2;
     char *p = malloc(n);
     if (!p) return -1;
-    if (*dir)
-        snprintf(p, n, "%s/%s", dir, name);
-    else
-        snprintf(p, n, "%s", name);
+    if (*dir) snprintf(p, n, "%s/%s", dir, name);
+    else snprintf(p, n, "%s", name);
     l->v[l->n++] = p;
     return 0;
 }
@@ -877,7 +875,7 @@ static int scan_dir(struct path_list *l, const char *dir, int depth)
             if (S_ISREG(sb.st_mode) && ends_with(name, ".rtrace")) {
                 if (pl_add(l, dir, name)) ret = -1;
             } else if (S_ISDIR(sb.st_mode) && depth == 0) {
-                scan_dir(l, p, 1);   /* unreadable subdirectories are skipped */
+                scan_dir(l, p, 1); /* unreadable subdirectories are skipped */
             }
         }
         free(p);

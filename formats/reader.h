@@ -25,7 +25,7 @@ struct rs_header_info {
     const char *host;
     uint64_t pid, ppid;
     int64_t rank, local_rank, world_size;
-    const char *cmdline;        /* argv joined by NUL bytes; cmdline_len bytes (+ a NUL terminator) */
+    const char *cmdline; /* argv joined by NUL bytes; cmdline_len bytes (+ a NUL terminator) */
     size_t cmdline_len;
     uint64_t start_realtime, start_mono;
     const char *clock, *events, *tracer_version, *exe, *boot_id;
@@ -37,33 +37,33 @@ struct rs_header_info {
  * returned with known = 0 and may be skipped. For known kinds ev->size >= rs_kinds[kind].size is checked;
  * a larger size (fields added by a newer minor version) is allowed. */
 struct rs_event {
-    uint64_t ts;                  /* == ev->ts */
-    uint32_t tid;                 /* from the chunk; 0 = the process/tracer itself */
-    int known;                    /* kind < RS_EV_COUNT */
+    uint64_t ts;  /* == ev->ts */
+    uint32_t tid; /* from the chunk; 0 = the process/tracer itself */
+    int known;    /* kind < RS_EV_COUNT */
     const struct rs_ev_hdr *ev;
-    uint64_t frame;               /* frame index it came from */
+    uint64_t frame; /* frame index it came from */
 };
 
 enum rs_read_status {
-    RS_READ_OK = 0,          /* complete so far, ended at a frame boundary, no PARTIAL event */
-    RS_READ_PARTIAL,         /* decodes fully, but the writer recorded a PARTIAL event (write error...) */
-    RS_READ_TRUNCATED,       /* ends inside a frame (killed, still being written): kept all whole frames */
-    RS_READ_CORRUPT,         /* bytes that do not decode (bad magic/checksum/sizes): stopped there */
-    RS_READ_BAD_VERSION,     /* a major version this reader does not know: nothing decoded */
-    RS_READ_NOT_TRACE,       /* empty file or no RS_MAGIC */
+    RS_READ_OK = 0,      /* complete so far, ended at a frame boundary, no PARTIAL event */
+    RS_READ_PARTIAL,     /* decodes fully, but the writer recorded a PARTIAL event (write error...) */
+    RS_READ_TRUNCATED,   /* ends inside a frame (killed, still being written): kept all whole frames */
+    RS_READ_CORRUPT,     /* bytes that do not decode (bad magic/checksum/sizes): stopped there */
+    RS_READ_BAD_VERSION, /* a major version this reader does not know: nothing decoded */
+    RS_READ_NOT_TRACE,   /* empty file or no RS_MAGIC */
     RS_READ_IO_ERROR,
 };
 
 struct rs_read_stats {
-    enum rs_read_status status;   /* final only once rs_reader_next() has returned <= 0 */
-    char reason[256];             /* one human line, e.g. "truncated: file ends inside frame 12" */
-    uint64_t frames;              /* whole frames decoded */
-    uint64_t events;              /* events returned (STRING records included) */
-    uint64_t unknown_events;      /* of which kinds unknown to this reader */
-    uint64_t drop_events, drop_bytes;  /* sums of DROPS events seen */
-    uint64_t bytes_read;          /* file offset reached (end of the last whole frame) */
-    uint64_t frame_gaps;          /* frames whose seq did not follow the previous one */
-    uint64_t proc_end;            /* PROC_END events seen: 0 at the end of a "complete" file means the
+    enum rs_read_status status;       /* final only once rs_reader_next() has returned <= 0 */
+    char reason[256];                 /* one human line, e.g. "truncated: file ends inside frame 12" */
+    uint64_t frames;                  /* whole frames decoded */
+    uint64_t events;                  /* events returned (STRING records included) */
+    uint64_t unknown_events;          /* of which kinds unknown to this reader */
+    uint64_t drop_events, drop_bytes; /* sums of DROPS events seen */
+    uint64_t bytes_read;              /* file offset reached (end of the last whole frame) */
+    uint64_t frame_gaps;              /* frames whose seq did not follow the previous one */
+    uint64_t proc_end;                /* PROC_END events seen: 0 at the end of a "complete" file means the
                                    * process was killed (SIGKILL, crash) or is still running */
 };
 
@@ -91,9 +91,9 @@ int rs_reader_next(struct rs_reader *r, struct rs_event *out);
  *             if (rs_kind_known(h->kind)) ... h->kind, h->ts, c.tid ...
  */
 struct rs_chunk {
-    const struct rs_ev_hdr *ev;   /* first event */
-    const void *end;              /* one past the last event */
-    size_t n;                     /* events in [ev, end) */
+    const struct rs_ev_hdr *ev; /* first event */
+    const void *end;            /* one past the last event */
+    size_t n;                   /* events in [ev, end) */
     uint32_t tid;
     uint64_t frame;
 };
@@ -112,12 +112,12 @@ static inline int rs_kind_known(unsigned kind) { return kind < RS_EV_COUNT && rs
 const char *rs_reader_string(const struct rs_reader *r, uint32_t id, size_t *len);
 
 const struct rs_read_stats *rs_reader_stats(const struct rs_reader *r);
-const char *rs_read_status_name(enum rs_read_status s);   /* "complete", "partial", "truncated", ... */
+const char *rs_read_status_name(enum rs_read_status s); /* "complete", "partial", "truncated", ... */
 void rs_reader_close(struct rs_reader *r);
 
 /* Kind descriptor for any kind value (NULL when unknown) and its lower-case name ("ibv_post_send"). */
 const struct rs_kind_desc *rs_kind_get(unsigned kind);
-const char *rs_kind_lname(unsigned kind);   /* NULL when unknown */
+const char *rs_kind_lname(unsigned kind); /* NULL when unknown */
 /* Offset of field i of a known kind (sizeof(struct rs_ev_hdr) + sizes of the fields before it). */
 size_t rs_field_offset(const struct rs_kind_desc *d, unsigned i);
 

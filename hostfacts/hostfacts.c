@@ -14,8 +14,7 @@
 static int vpath(const struct hf_ctx *c, char *buf, size_t n, const char *fmt, va_list ap)
 {
     size_t rl = strlen(c->root);
-    if (rl + 2 > n)
-        return 0;
+    if (rl + 2 > n) return 0;
     memcpy(buf, c->root, rl);
     buf[rl] = '/';
     int k = vsnprintf(buf + rl + 1, n - rl - 1, fmt, ap);
@@ -34,21 +33,16 @@ int hf_path(const struct hf_ctx *c, char *buf, size_t n, const char *fmt, ...)
 static int read_at(const char *path, char *buf, size_t n)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0)
-        return -1;
+    if (fd < 0) return -1;
     ssize_t r;
-    do
-        r = read(fd, buf, n - 1);
+    do r = read(fd, buf, n - 1);
     while (r < 0 && errno == EINTR);
     close(fd);
-    if (r < 0)
-        return -1; /* e.g. EINVAL reading an unused GID slot's type */
-    while (r > 0 && (buf[r - 1] == '\n' || buf[r - 1] == ' ' || buf[r - 1] == '\t' || buf[r - 1] == '\0'))
-        r--;
+    if (r < 0) return -1; /* e.g. EINVAL reading an unused GID slot's type */
+    while (r > 0 && (buf[r - 1] == '\n' || buf[r - 1] == ' ' || buf[r - 1] == '\t' || buf[r - 1] == '\0')) r--;
     buf[r] = '\0';
     for (ssize_t i = 0; i < r; i++) /* keep values one line */
-        if (buf[i] == '\n' || buf[i] == '\t' || buf[i] == '\0')
-            buf[i] = ' ';
+        if (buf[i] == '\n' || buf[i] == '\t' || buf[i] == '\0') buf[i] = ' ';
     return (int)r;
 }
 
@@ -59,8 +53,7 @@ int hf_read(const struct hf_ctx *c, char *buf, size_t n, const char *fmt, ...)
     va_start(ap, fmt);
     int ok = vpath(c, p, sizeof p, fmt, ap);
     va_end(ap);
-    if (!ok || n < 2)
-        return -1;
+    if (!ok || n < 2) return -1;
     return read_at(p, buf, n);
 }
 
@@ -82,8 +75,7 @@ void hf_emit(const struct hf_ctx *c, const char *value, const char *keyfmt, ...)
     va_start(ap, keyfmt);
     int k = vsnprintf(key, sizeof key, keyfmt, ap);
     va_end(ap);
-    if (k < 0 || (size_t)k >= sizeof key)
-        return;
+    if (k < 0 || (size_t)k >= sizeof key) return;
     c->cb(c->arg, key, value);
 }
 
@@ -94,8 +86,7 @@ int hf_copy(const struct hf_ctx *c, const char *key, const char *relfmt, ...)
     va_start(ap, relfmt);
     int ok = vpath(c, p, sizeof p, relfmt, ap);
     va_end(ap);
-    if (!ok || read_at(p, v, sizeof v) < 0)
-        return 0;
+    if (!ok || read_at(p, v, sizeof v) < 0) return 0;
     c->cb(c->arg, key, v);
     return 1;
 }
@@ -108,16 +99,14 @@ int rs_natcmp(const char *x, const char *y)
         if (*x >= '0' && *x <= '9' && *y >= '0' && *y <= '9') {
             char *ex, *ey;
             unsigned long long vx = strtoull(x, &ex, 10), vy = strtoull(y, &ey, 10);
-            if (vx != vy)
-                return vx < vy ? -1 : 1;
+            if (vx != vy) return vx < vy ? -1 : 1;
             if ((ex - x) != (ey - y)) /* "01" vs "1": keep a total order */
                 return (ex - x) < (ey - y) ? -1 : 1;
             x = ex;
             y = ey;
             continue;
         }
-        if (*x != *y)
-            return (unsigned char)*x - (unsigned char)*y;
+        if (*x != *y) return (unsigned char)*x - (unsigned char)*y;
         x++;
         y++;
     }
@@ -133,16 +122,13 @@ int hf_list(const struct hf_ctx *c, char (*names)[HF_NAME], int max, const char 
     va_start(ap, fmt);
     int ok = vpath(c, p, sizeof p, fmt, ap);
     va_end(ap);
-    if (!ok)
-        return -1;
+    if (!ok) return -1;
     DIR *d = opendir(p);
-    if (!d)
-        return -1;
+    if (!d) return -1;
     int n = 0;
     struct dirent *e;
     while (n < max && (e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.' || strlen(e->d_name) >= HF_NAME)
-            continue;
+        if (e->d_name[0] == '.' || strlen(e->d_name) >= HF_NAME) continue;
         strcpy(names[n++], e->d_name);
     }
     closedir(d);
@@ -157,13 +143,10 @@ int hf_devpath(const struct hf_ctx *c, char *buf, size_t n, const char *fmt, ...
     va_start(ap, fmt);
     int ok = vpath(c, p, sizeof p, fmt, ap);
     va_end(ap);
-    if (!ok || !c->sysdev_len || !realpath(p, r))
-        return -1;
-    if (strncmp(r, c->sysdev, c->sysdev_len) != 0 || r[c->sysdev_len] != '/')
-        return -1;
+    if (!ok || !c->sysdev_len || !realpath(p, r)) return -1;
+    if (strncmp(r, c->sysdev, c->sysdev_len) != 0 || r[c->sysdev_len] != '/') return -1;
     const char *rel = r + c->sysdev_len + 1;
-    if (strlen(rel) >= n)
-        return -1;
+    if (strlen(rel) >= n) return -1;
     strcpy(buf, rel);
     return 0;
 }
@@ -181,10 +164,8 @@ int hf_is_bdf(const char *s)
 {
     /* dddd:bb:dd.f (domain may be longer on some hosts: accept 4+ hex digits) */
     size_t i = 0;
-    while (s[i] && s[i] != ':')
-        i++;
-    if (i < 4 || s[i] != ':')
-        return 0;
+    while (s[i] && s[i] != ':') i++;
+    if (i < 4 || s[i] != ':') return 0;
     const char *t = s + i;
     return strlen(t) == 8 && t[3] == ':' && t[6] == '.' && t[7] >= '0' && t[7] <= '7';
 }
@@ -206,12 +187,10 @@ int hf_last_bdf(const char *devpath, char *bdf, size_t n)
                 bl = l;
             }
         }
-        if (!e)
-            break;
+        if (!e) break;
         s = e + 1;
     }
-    if (!best || bl >= n)
-        return -1;
+    if (!best || bl >= n) return -1;
     memcpy(bdf, best, bl);
     bdf[bl] = '\0';
     return 0;
@@ -222,30 +201,25 @@ static int init_ctx(struct hf_ctx *c, const char *root, rs_hostfacts_cb cb, void
     memset(c, 0, sizeof *c);
     c->cb = cb;
     c->arg = arg;
-    if (!cb)
-        return -1;
+    if (!cb) return -1;
     if (root && *root) {
         size_t l = strlen(root);
-        while (l > 1 && root[l - 1] == '/')
-            l--;
-        if (l >= sizeof c->root - 64)
-            return -1;
+        while (l > 1 && root[l - 1] == '/') l--;
+        if (l >= sizeof c->root - 64) return -1;
         if (!(l == 1 && root[0] == '/')) {
             memcpy(c->root, root, l);
             c->root[l] = '\0';
         }
     }
     char p[PATH_MAX];
-    if (hf_path(c, p, sizeof p, "sys/devices") && realpath(p, c->sysdev))
-        c->sysdev_len = strlen(c->sysdev);
+    if (hf_path(c, p, sizeof p, "sys/devices") && realpath(p, c->sysdev)) c->sysdev_len = strlen(c->sysdev);
     return 0;
 }
 
 void rs_hostfacts_collect_sys(const char *sysfs_root, rs_hostfacts_cb cb, void *arg)
 {
     struct hf_ctx c;
-    if (init_ctx(&c, sysfs_root, cb, arg) != 0)
-        return;
+    if (init_ctx(&c, sysfs_root, cb, arg) != 0) return;
     cb(arg, "hostfacts/version", "1");
     hf_collect_misc(&c);
     hf_collect_ib(&c);
@@ -253,8 +227,7 @@ void rs_hostfacts_collect_sys(const char *sysfs_root, rs_hostfacts_cb cb, void *
     hf_collect_pci(&c);
 }
 
-void rs_hostfacts_collect(const char *sysfs_root, void (*cb)(void *arg, const char *key, const char *value),
-                          void *arg)
+void rs_hostfacts_collect(const char *sysfs_root, void (*cb)(void *arg, const char *key, const char *value), void *arg)
 {
     rs_hostfacts_collect_sys(sysfs_root, cb, arg);
     hf_collect_env_proc(cb, arg);

@@ -17,8 +17,7 @@ typedef void (*rs_hostfacts_cb)(void *arg, const char *key, const char *value);
  * environment (read from /proc/self/environ, not `environ`, so a concurrent setenv() in the application
  * cannot race with it; variables set after exec are not seen). Keys are emitted in a deterministic order
  * (devices sorted by name). */
-void rs_hostfacts_collect(const char *sysfs_root, void (*cb)(void *arg, const char *key, const char *value),
-                          void *arg);
+void rs_hostfacts_collect(const char *sysfs_root, void (*cb)(void *arg, const char *key, const char *value), void *arg);
 
 /* The two halves, for callers that take the environment from elsewhere (doctor --env FILE). */
 void rs_hostfacts_collect_sys(const char *sysfs_root, rs_hostfacts_cb cb, void *arg);

@@ -10,16 +10,20 @@
 
 extern char **environ;
 
-#define RS_HOSTFACT_ENV(X)                                                                          \
-    X(NCCL_IB_HCA) X(NCCL_IB_GID_INDEX) X(NCCL_IB_ROCE_VERSION_NUM) X(NCCL_IB_ADDR_FAMILY)         \
-    X(NCCL_IB_ADDR_RANGE) X(NCCL_IB_DISABLE) X(NCCL_IB_TC) X(NCCL_IB_SL) X(NCCL_IB_TIMEOUT)        \
-    X(NCCL_IB_QPS_PER_CONNECTION) X(NCCL_IB_PCI_RELAXED_ORDERING) X(NCCL_IB_ADAPTIVE_ROUTING)      \
-    X(NCCL_IB_MERGE_NICS) X(NCCL_SOCKET_IFNAME) X(NCCL_NET) X(NCCL_NET_PLUGIN)                     \
-    X(NCCL_NET_GDR_LEVEL) X(NCCL_NET_GDR_READ) X(NCCL_NET_GDR_C2C) X(NCCL_DMABUF_ENABLE)           \
-    X(NCCL_P2P_DISABLE) X(NCCL_P2P_LEVEL) X(NCCL_SHM_DISABLE) X(NCCL_CROSS_NIC) X(NCCL_TOPO_FILE)  \
-    X(NCCL_ALGO) X(NCCL_PROTO) X(NCCL_MIN_NCHANNELS) X(NCCL_MAX_NCHANNELS) X(NCCL_DEBUG)           \
-    X(CUDA_VISIBLE_DEVICES) X(UCX_NET_DEVICES) X(UCX_IB_GID_INDEX)                                  \
-    X(SOFTNIC_RATE_GBPS) /* the test NIC's link rate: lets the analyzer explain softnic runs */
+/* clang-format off */
+#define RS_HOSTFACT_ENV(X)                                                                                             \
+    X(NCCL_IB_HCA)                                                                                                     \
+    X(NCCL_IB_GID_INDEX)                                                                                               \
+    X(NCCL_IB_ROCE_VERSION_NUM)                                                                                        \
+    X(NCCL_IB_ADDR_FAMILY)                                                                                             \
+    X(NCCL_IB_ADDR_RANGE) X(NCCL_IB_DISABLE) X(NCCL_IB_TC) X(NCCL_IB_SL) X(NCCL_IB_TIMEOUT) X(                         \
+        NCCL_IB_QPS_PER_CONNECTION) X(NCCL_IB_PCI_RELAXED_ORDERING) X(NCCL_IB_ADAPTIVE_ROUTING) X(NCCL_IB_MERGE_NICS)  \
+        X(NCCL_SOCKET_IFNAME) X(NCCL_NET) X(NCCL_NET_PLUGIN) X(NCCL_NET_GDR_LEVEL) X(NCCL_NET_GDR_READ)                \
+            X(NCCL_NET_GDR_C2C) X(NCCL_DMABUF_ENABLE) X(NCCL_P2P_DISABLE) X(NCCL_P2P_LEVEL) X(NCCL_SHM_DISABLE)        \
+                X(NCCL_CROSS_NIC) X(NCCL_TOPO_FILE) X(NCCL_ALGO) X(NCCL_PROTO) X(NCCL_MIN_NCHANNELS)                   \
+                    X(NCCL_MAX_NCHANNELS) X(NCCL_DEBUG) X(CUDA_VISIBLE_DEVICES) X(UCX_NET_DEVICES) X(UCX_IB_GID_INDEX) \
+                        X(SOFTNIC_RATE_GBPS) /* the test NIC's link rate: lets the analyzer explain softnic runs */
+/* clang-format on */
 
 static const char *const watched[] = {
 #define X(name) #name,
@@ -35,8 +39,7 @@ static void emit(rs_hostfacts_cb cb, void *arg, size_t w, const char *val)
     snprintf(key, sizeof key, "env/%s", watched[w]);
     snprintf(v, sizeof v, "%s", val);
     for (char *p = v; *p; p++)
-        if (*p == '\n' || *p == '\t')
-            *p = ' ';
+        if (*p == '\n' || *p == '\t') *p = ' ';
     cb(arg, key, v);
 }
 
@@ -60,17 +63,14 @@ static void take(const char *e, size_t len, char (*vals)[HF_VAL], unsigned char 
 void hf_collect_env_proc(rs_hostfacts_cb cb, void *arg)
 {
     int fd = open("/proc/self/environ", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
+    if (fd < 0) return;
     char vals[N_WATCHED][HF_VAL], buf[4096], ent[1024];
     unsigned char have[N_WATCHED] = {0};
     size_t el = 0;
     for (int chunks = 0; chunks < 4096; chunks++) { /* environments are at most a few MiB */
         ssize_t r = read(fd, buf, sizeof buf);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
         for (ssize_t i = 0; i < r; i++) {
             if (buf[i] == '\0') {
                 take(ent, el, vals, have);
@@ -80,30 +80,23 @@ void hf_collect_env_proc(rs_hostfacts_cb cb, void *arg)
             }
         }
     }
-    if (el)
-        take(ent, el, vals, have);
+    if (el) take(ent, el, vals, have);
     close(fd);
     for (size_t w = 0; w < N_WATCHED; w++)
-        if (have[w])
-            emit(cb, arg, w, vals[w]);
+        if (have[w]) emit(cb, arg, w, vals[w]);
 }
 
 void rs_hostfacts_collect_env(char *const *envp, rs_hostfacts_cb cb, void *arg)
 {
-    if (!cb)
-        return;
-    if (!envp)
-        envp = environ;
-    if (!envp)
-        return;
+    if (!cb) return;
+    if (!envp) envp = environ;
+    if (!envp) return;
     /* Walk the watched list (not envp) so the output order is fixed; first definition wins, as with getenv. */
     for (size_t w = 0; w < N_WATCHED; w++) {
         size_t l = strlen(watched[w]);
         const char *val = NULL;
         for (char *const *e = envp; *e && !val; e++)
-            if (strncmp(*e, watched[w], l) == 0 && (*e)[l] == '=')
-                val = *e + l + 1;
-        if (val)
-            emit(cb, arg, w, val);
+            if (strncmp(*e, watched[w], l) == 0 && (*e)[l] == '=') val = *e + l + 1;
+        if (val) emit(cb, arg, w, val);
     }
 }

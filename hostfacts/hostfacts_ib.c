@@ -9,8 +9,7 @@
 static int gid_is_zero(const char *g)
 {
     for (; *g; g++)
-        if (*g != '0' && *g != ':')
-            return 0;
+        if (*g != '0' && *g != ':') return 0;
     return 1;
 }
 
@@ -26,8 +25,7 @@ static void port_facts(const struct hf_ctx *c, const char *dev, const char *port
     for (int g = 0; g < HF_MAX_GIDS; g++) {
         if (hf_read(c, v, sizeof v, "sys/class/infiniband/%s/ports/%s/gids/%d", dev, port, g) < 0)
             break; /* past the end of the table */
-        if (gid_is_zero(v))
-            continue;
+        if (gid_is_zero(v)) continue;
         populated++;
         hf_emit(c, v, "ib/%s/port/%s/gid/%d/addr", dev, port, g);
         hf_fmt(key, sizeof key, "ib/%s/port/%s/gid/%d/type", dev, port, g);
@@ -52,8 +50,7 @@ void hf_collect_ib(const struct hf_ctx *c)
         if (hf_devpath(c, path, sizeof path, "sys/class/infiniband/%s", dev) == 0 &&
             hf_last_bdf(path, bdf, sizeof bdf) == 0)
             hf_emit(c, bdf, "ib/%s/pci", dev);
-        else
-            hf_emit(c, "none", "ib/%s/pci", dev); /* software device (rxe, siw) or unresolvable */
+        else hf_emit(c, "none", "ib/%s/pci", dev); /* software device (rxe, siw) or unresolvable */
         static const char *const attrs[] = {"node_type", "fw_ver", "hca_type", "board_id"};
         for (size_t a = 0; a < sizeof attrs / sizeof attrs[0]; a++) {
             hf_fmt(key, sizeof key, "ib/%s/%s", dev, attrs[a]);
@@ -70,7 +67,6 @@ void hf_collect_ib(const struct hf_ctx *c)
         }
         char ports[HF_MAX_PORTS][HF_NAME];
         int np = hf_list(c, ports, HF_MAX_PORTS, "sys/class/infiniband/%s/ports", dev);
-        for (int p = 0; p < np; p++)
-            port_facts(c, dev, ports[p]);
+        for (int p = 0; p < np; p++) port_facts(c, dev, ports[p]);
     }
 }

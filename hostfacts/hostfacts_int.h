@@ -9,15 +9,15 @@
 #include "hostfacts.h"
 
 /* Bounds: the collector's cost is at most these many small reads (the tracer calls it at start). */
-#define HF_MAX_IBDEV 64     /* RDMA devices */
-#define HF_MAX_PORTS 8      /* ports per RDMA device */
-#define HF_MAX_GIDS 256     /* GID table entries read per port (mlx5 RoCE tables have 255) */
-#define HF_MAX_NETDEV 128   /* netdevs listed */
-#define HF_MAX_PCI 1024     /* PCI functions scanned for vendor/class */
-#define HF_MAX_GPU 64       /* GPUs / NICs described */
-#define HF_MAX_DEPTH 12     /* bridges above a device */
-#define HF_NAME 64          /* longest directory entry name we keep */
-#define HF_VAL 512          /* longest value we keep */
+#define HF_MAX_IBDEV  64   /* RDMA devices */
+#define HF_MAX_PORTS  8    /* ports per RDMA device */
+#define HF_MAX_GIDS   256  /* GID table entries read per port (mlx5 RoCE tables have 255) */
+#define HF_MAX_NETDEV 128  /* netdevs listed */
+#define HF_MAX_PCI    1024 /* PCI functions scanned for vendor/class */
+#define HF_MAX_GPU    64   /* GPUs / NICs described */
+#define HF_MAX_DEPTH  12   /* bridges above a device */
+#define HF_NAME       64   /* longest directory entry name we keep */
+#define HF_VAL        512  /* longest value we keep */
 
 struct hf_ctx {
     char root[PATH_MAX];   /* "" for the real root, else the directory without a trailing slash */
@@ -28,14 +28,12 @@ struct hf_ctx {
 };
 
 /* <root>/<rel> into buf (rel starts without '/'); false if it did not fit. */
-int hf_path(const struct hf_ctx *c, char *buf, size_t n, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+int hf_path(const struct hf_ctx *c, char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* Reads a small file, trailing whitespace stripped. Returns the length, or -1 if absent/unreadable. */
 int hf_read(const struct hf_ctx *c, char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 int hf_exists(const struct hf_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Emit value under a formatted key. */
-void hf_emit(const struct hf_ctx *c, const char *value, const char *keyfmt, ...)
-    __attribute__((format(printf, 3, 4)));
+void hf_emit(const struct hf_ctx *c, const char *value, const char *keyfmt, ...) __attribute__((format(printf, 3, 4)));
 /* Read file <rel> and emit it as <key> when present. Returns 1 if emitted. */
 int hf_copy(const struct hf_ctx *c, const char *key, const char *relfmt, ...) __attribute__((format(printf, 3, 4)));
 /* Sorted listing (no dot entries, names longer than HF_NAME-1 skipped); returns the count (<= max), -1 if
@@ -44,8 +42,7 @@ int hf_list(const struct hf_ctx *c, char (*names)[HF_NAME], int max, const char 
     __attribute__((format(printf, 4, 5)));
 /* The /sys/devices-relative path of a device link (e.g. "pci0000:15/0000:15:01.0/0000:17:00.0/infiniband/
  * mlx5_0"); -1 if it does not resolve under <root>/sys/devices. */
-int hf_devpath(const struct hf_ctx *c, char *buf, size_t n, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+int hf_devpath(const struct hf_ctx *c, char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* snprintf that reports truncation (returns 0) instead of warning about it at compile time: keys are
  * built from names already bounded to HF_NAME. */
 int hf_fmt(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -9,8 +9,7 @@
 static void iommu_cmdline(const struct hf_ctx *c)
 {
     char line[4096], out[HF_VAL];
-    if (hf_read(c, line, sizeof line, "proc/cmdline") < 0)
-        return;
+    if (hf_read(c, line, sizeof line, "proc/cmdline") < 0) return;
     size_t off = 0;
     out[0] = '\0';
     char *save = NULL;
@@ -23,16 +22,13 @@ static void iommu_cmdline(const struct hf_ctx *c)
 static int count_dir(const struct hf_ctx *c, const char *rel)
 {
     char p[PATH_MAX];
-    if (!hf_path(c, p, sizeof p, "%s", rel))
-        return -1;
+    if (!hf_path(c, p, sizeof p, "%s", rel)) return -1;
     DIR *d = opendir(p);
-    if (!d)
-        return -1;
+    if (!d) return -1;
     int n = 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL && n < 100000)
-        if (e->d_name[0] != '.')
-            n++;
+        if (e->d_name[0] != '.') n++;
     closedir(d);
     return n;
 }
@@ -42,8 +38,7 @@ static void loaded(const struct hf_ctx *c, const char *key, const char *module)
     char v[HF_VAL];
     int there = hf_exists(c, "sys/module/%s", module);
     hf_emit(c, there ? "loaded" : "absent", "%s", key);
-    if (there && hf_read(c, v, sizeof v, "sys/module/%s/version", module) > 0)
-        hf_emit(c, v, "%s_version", key);
+    if (there && hf_read(c, v, sizeof v, "sys/module/%s/version", module) > 0) hf_emit(c, v, "%s_version", key);
 }
 
 void hf_collect_misc(const struct hf_ctx *c)
@@ -58,14 +53,11 @@ void hf_collect_misc(const struct hf_ctx *c)
 
     loaded(c, "gpudirect/nvidia_peermem", "nvidia_peermem");
     loaded(c, "gpudirect/nv_peer_mem", "nv_peer_mem"); /* the legacy Mellanox module */
-    if (hf_read(c, v, sizeof v, "sys/kernel/mm/memory_peers/nv_mem/version") < 0)
-        strcpy(v, "absent");
+    if (hf_read(c, v, sizeof v, "sys/kernel/mm/memory_peers/nv_mem/version") < 0) strcpy(v, "absent");
     hf_emit(c, v, "gpudirect/memory_peers/nv_mem");
-    if (hf_read(c, v, sizeof v, "sys/kernel/mm/memory_peers/nv_mem_nc/version") < 0)
-        strcpy(v, "absent");
+    if (hf_read(c, v, sizeof v, "sys/kernel/mm/memory_peers/nv_mem_nc/version") < 0) strcpy(v, "absent");
     hf_emit(c, v, "gpudirect/memory_peers/nv_mem_nc");
-    if (hf_read(c, v, sizeof v, "sys/module/nvidia/version") < 0)
-        strcpy(v, "absent");
+    if (hf_read(c, v, sizeof v, "sys/module/nvidia/version") < 0) strcpy(v, "absent");
     hf_emit(c, v, "gpudirect/nvidia_driver");
     /* The open kernel modules (required for DMA-BUF GPUDirect) say so in their version banner. */
     if (hf_read(c, v, sizeof v, "proc/driver/nvidia/version") >= 0)

@@ -11,7 +11,7 @@
 
 #include "hostfacts_int.h"
 
-#define VENDOR_NVIDIA 0x10de
+#define VENDOR_NVIDIA   0x10de
 #define VENDOR_MELLANOX 0x15b3
 
 enum role { ROLE_NONE, ROLE_GPU, ROLE_NIC };
@@ -19,8 +19,7 @@ enum role { ROLE_NONE, ROLE_GPU, ROLE_NIC };
 static unsigned long read_hex(const struct hf_ctx *c, const char *bdf, const char *attr)
 {
     char v[32];
-    if (hf_read(c, v, sizeof v, "sys/bus/pci/devices/%s/%s", bdf, attr) <= 0)
-        return 0;
+    if (hf_read(c, v, sizeof v, "sys/bus/pci/devices/%s/%s", bdf, attr) <= 0) return 0;
     return strtoul(v, NULL, 16);
 }
 
@@ -29,12 +28,9 @@ static enum role classify(const struct hf_ctx *c, const char *bdf)
     if (hf_exists(c, "sys/bus/pci/devices/%s/physfn", bdf))
         return ROLE_NONE; /* an SR-IOV virtual function: its link and rate are its physical function's */
     unsigned long vendor = read_hex(c, bdf, "vendor"), cls = read_hex(c, bdf, "class") >> 8;
-    if (vendor == VENDOR_NVIDIA && (cls == 0x0302 || cls == 0x0300))
-        return ROLE_GPU;
-    if (hf_exists(c, "sys/bus/pci/devices/%s/infiniband", bdf))
-        return ROLE_NIC;
-    if (vendor == VENDOR_MELLANOX && (cls == 0x0207 || cls == 0x0200))
-        return ROLE_NIC;
+    if (vendor == VENDOR_NVIDIA && (cls == 0x0302 || cls == 0x0300)) return ROLE_GPU;
+    if (hf_exists(c, "sys/bus/pci/devices/%s/infiniband", bdf)) return ROLE_NIC;
+    if (vendor == VENDOR_MELLANOX && (cls == 0x0207 || cls == 0x0200)) return ROLE_NIC;
     return ROLE_NONE;
 }
 
@@ -42,61 +38,50 @@ static enum role classify(const struct hf_ctx *c, const char *bdf)
 static int link_base(const struct hf_ctx *c, char *out, size_t n, const char *bdf, const char *attr)
 {
     char p[PATH_MAX], t[PATH_MAX];
-    if (!hf_path(c, p, sizeof p, "sys/bus/pci/devices/%s/%s", bdf, attr))
-        return -1;
+    if (!hf_path(c, p, sizeof p, "sys/bus/pci/devices/%s/%s", bdf, attr)) return -1;
     ssize_t l = readlink(p, t, sizeof t - 1);
-    if (l <= 0)
-        return -1;
+    if (l <= 0) return -1;
     t[l] = '\0';
     const char *b = strrchr(t, '/');
     b = b ? b + 1 : t;
-    if (strlen(b) >= n)
-        return -1;
+    if (strlen(b) >= n) return -1;
     strcpy(out, b);
     return 0;
 }
 
 static void dev_facts(const struct hf_ctx *c, const char *bdf, const char *role, const char *path)
 {
-    static const char *const attrs[] = {"vendor", "device", "class", "current_link_speed", "current_link_width",
-                                        "max_link_speed", "max_link_width", "numa_node"};
+    static const char *const attrs[] = {
+        "vendor",         "device",         "class",    "current_link_speed", "current_link_width",
+        "max_link_speed", "max_link_width", "numa_node"};
     char key[256], v[HF_NAME];
     hf_emit(c, role, "pci/%s/role", bdf);
     for (size_t a = 0; a < sizeof attrs / sizeof attrs[0]; a++) {
         hf_fmt(key, sizeof key, "pci/%s/%s", bdf, attrs[a]);
         hf_copy(c, key, "sys/bus/pci/devices/%s/%s", bdf, attrs[a]);
     }
-    if (path)
-        hf_emit(c, path, "pci/%s/path", bdf);
-    if (link_base(c, v, sizeof v, bdf, "iommu_group") == 0)
-        hf_emit(c, v, "pci/%s/iommu_group", bdf);
-    if (link_base(c, v, sizeof v, bdf, "driver") == 0)
-        hf_emit(c, v, "pci/%s/driver", bdf);
+    if (path) hf_emit(c, path, "pci/%s/path", bdf);
+    if (link_base(c, v, sizeof v, bdf, "iommu_group") == 0) hf_emit(c, v, "pci/%s/iommu_group", bdf);
+    if (link_base(c, v, sizeof v, bdf, "driver") == 0) hf_emit(c, v, "pci/%s/driver", bdf);
 }
 
 /* "Model:" line of /proc/driver/nvidia/gpus/<bdf>/information (present with the NVIDIA driver). */
 static void gpu_model(const struct hf_ctx *c, int idx, const char *bdf)
 {
     char p[PATH_MAX], buf[2048];
-    if (!hf_path(c, p, sizeof p, "proc/driver/nvidia/gpus/%s/information", bdf))
-        return;
+    if (!hf_path(c, p, sizeof p, "proc/driver/nvidia/gpus/%s/information", bdf)) return;
     int fd = open(p, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
+    if (fd < 0) return;
     ssize_t r = read(fd, buf, sizeof buf - 1);
     close(fd);
-    if (r <= 0)
-        return;
+    if (r <= 0) return;
     buf[r] = '\0';
     char *m = strstr(buf, "Model:");
-    if (!m)
-        return;
+    if (!m) return;
     m += 6;
-    while (*m == ' ' || *m == '\t')
-        m++;
+    while (*m == ' ' || *m == '\t') m++;
     char *e = strchr(m, '\n');
-    if (e)
-        *e = '\0';
+    if (e) *e = '\0';
     hf_emit(c, m, "gpu/%d/model", idx);
 }
 
@@ -105,22 +90,22 @@ struct sel {
     enum role role;
 };
 
-static int cmp_sel(const void *a, const void *b) { return strcmp(((const struct sel *)a)->bdf, ((const struct sel *)b)->bdf); }
+static int cmp_sel(const void *a, const void *b)
+{
+    return strcmp(((const struct sel *)a)->bdf, ((const struct sel *)b)->bdf);
+}
 
 void hf_collect_pci(const struct hf_ctx *c)
 {
     char p[PATH_MAX];
-    if (!hf_path(c, p, sizeof p, "sys/bus/pci/devices"))
-        return;
+    if (!hf_path(c, p, sizeof p, "sys/bus/pci/devices")) return;
     DIR *d = opendir(p);
-    if (!d)
-        return;
+    if (!d) return;
     struct sel sel[HF_MAX_GPU];
     int ns = 0, scanned = 0;
     struct dirent *e;
     while (ns < HF_MAX_GPU && scanned < HF_MAX_PCI && (e = readdir(d)) != NULL) {
-        if (!hf_is_bdf(e->d_name) || strlen(e->d_name) >= HF_NAME)
-            continue;
+        if (!hf_is_bdf(e->d_name) || strlen(e->d_name) >= HF_NAME) continue;
         scanned++;
         enum role r = classify(c, e->d_name);
         if (r != ROLE_NONE) {
@@ -144,23 +129,18 @@ void hf_collect_pci(const struct hf_ctx *c)
             gpu_model(c, gpus, sel[i].bdf);
             gpus++;
         }
-        if (!have)
-            continue;
+        if (!have) continue;
         /* Walk the path's components above the device itself. */
         char *save = NULL, *comp, tmp[PATH_MAX];
         strcpy(tmp, path);
         int depth = 0;
         for (comp = strtok_r(tmp, "/", &save); comp && depth < HF_MAX_DEPTH; comp = strtok_r(NULL, "/", &save)) {
-            if (!hf_is_bdf(comp) || strcmp(comp, sel[i].bdf) == 0 || strlen(comp) >= sizeof seen[0])
-                continue;
+            if (!hf_is_bdf(comp) || strcmp(comp, sel[i].bdf) == 0 || strlen(comp) >= sizeof seen[0]) continue;
             depth++;
             int dup = 0;
-            for (int k = 0; k < nseen && !dup; k++)
-                dup = strcmp(seen[k], comp) == 0;
-            for (int k = 0; k < ns && !dup; k++)
-                dup = strcmp(sel[k].bdf, comp) == 0;
-            if (dup || nseen >= (int)(sizeof seen / sizeof seen[0]))
-                continue;
+            for (int k = 0; k < nseen && !dup; k++) dup = strcmp(seen[k], comp) == 0;
+            for (int k = 0; k < ns && !dup; k++) dup = strcmp(sel[k].bdf, comp) == 0;
+            if (dup || nseen >= (int)(sizeof seen / sizeof seen[0])) continue;
             strcpy(seen[nseen++], comp);
             char bpath[PATH_MAX];
             int bh = hf_devpath(c, bpath, sizeof bpath, "sys/bus/pci/devices/%s", comp) == 0;

@@ -12,5 +12,5 @@ RS_EXPORT int InitializeInjection(void)
     return 1;
 }
 #else
-typedef int rs_cuda_stub_unused;   /* ISO C wants a translation unit to declare something */
+typedef int rs_cuda_stub_unused; /* ISO C wants a translation unit to declare something */
 #endif

@@ -58,10 +58,7 @@ static dlvsym_fn real_dlvsym;
 extern const char __ehdr_start[] __attribute__((visibility("hidden")));
 extern const char _end[] __attribute__((visibility("hidden")));
 
-RS_DL_EARLY static int is_self(const void *p)
-{
-    return p && (const char *)p >= __ehdr_start && (const char *)p < _end;
-}
+RS_DL_EARLY static int is_self(const void *p) { return p && (const char *)p >= __ehdr_start && (const char *)p < _end; }
 
 /* ---- reading a loaded object's dynamic symbol table ---- */
 
@@ -88,13 +85,13 @@ RS_DL_EARLY static uint32_t sysv_hash(const char *s)
  * dynamic sections) keep them relative. Accept both. */
 RS_DL_EARLY static uintptr_t dyn_ptr(uintptr_t base, ElfW(Addr) v) { return v < base ? base + v : v; }
 
-RS_DL_EARLY static int defined_func(const ElfW(Sym) *s)
+RS_DL_EARLY static int defined_func(const ElfW(Sym) * s)
 {
     int t = ELF64_ST_TYPE(s->st_info);
     return s->st_shndx != SHN_UNDEF && s->st_value && (t == STT_FUNC || t == STT_GNU_IFUNC);
 }
 
-RS_DL_EARLY static void *elf_lookup(uintptr_t base, const ElfW(Dyn) *dyn, const char *name)
+RS_DL_EARLY static void *elf_lookup(uintptr_t base, const ElfW(Dyn) * dyn, const char *name)
 {
     if (!dyn) return NULL;
     const ElfW(Sym) *symtab = NULL;
@@ -256,7 +253,7 @@ RS_DL_EARLY void *rs_dl_next_v(const char *name, const char *version)
 }
 
 #define RS_DL_MAX_CAND 16
-#define RS_DL_PATH 512
+#define RS_DL_PATH     512
 struct cand_list {
     const char *lib;
     int n;

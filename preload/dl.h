@@ -26,8 +26,8 @@ void *rs_dl_real_v(const char *lib, const char *name, const char *version);
  * real look-up found (so the wrapper forwards to exactly the object the application asked for).
  * Registration happens in constructors; the table is fixed-size and lock-free for readers. */
 struct rs_dl_redirect {
-    const char *name;      /* symbol name */
-    const char *version;   /* required version for dlvsym matches, NULL = any */
+    const char *name;    /* symbol name */
+    const char *version; /* required version for dlvsym matches, NULL = any */
     void *wrapper;
     void **real_slot;
 };

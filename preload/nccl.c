@@ -1,4 +1,5 @@
-/* NCCL API wrappers (ncclGather/ncclScatter exist from NCCL 2.28): which collective/p2p call, on which communicator, how many elements, which stream,
+/* NCCL API wrappers (ncclGather/ncclScatter exist from NCCL 2.28): which collective/p2p call, on which communicator,
+ * how many elements, which stream,
  * the per-(communicator, function) sequence number, and the time spent in the call (enqueue, not GPU).
  *
  * Getting in: libtorch_cuda.so calls ncclAllReduce through its PLT, so a definition in the preloaded
@@ -24,7 +25,9 @@ typedef struct rs_ncclComm *ncclComm_t;
 typedef int ncclDataType_t;
 typedef int ncclRedOp_t;
 typedef struct rs_cudaStream *cudaStream_t;
-typedef struct { char internal[128]; } ncclUniqueId;   /* NCCL_UNIQUE_ID_BYTES, passed by value */
+typedef struct {
+    char internal[128];
+} ncclUniqueId; /* NCCL_UNIQUE_ID_BYTES, passed by value */
 typedef struct rs_ncclConfig ncclConfig_t;
 
 #define RS_NCCL_INTERNAL_ERROR 3
@@ -43,7 +46,7 @@ enum {
 struct rs_comm_state {
     uintptr_t comm;
     uint64_t hash;
-    int32_t rank, nranks;   /* -2 = not asked yet */
+    int32_t rank, nranks; /* -2 = not asked yet */
     uint64_t seq[RS_NCCL_NFUNCS];
 };
 static struct rs_comm_state comms[RS_COMM_SLOTS];
@@ -54,7 +57,7 @@ static comm_int_fn real_user_rank, real_count, real_cu_device;
 static void *nccl_sym(const char *pname)
 {
     void *p = rs_dl_real("libnccl.so", pname);
-    if (!p) p = rs_dl_real("libnccl.so", pname + 1);   /* "pncclX" -> "ncclX" */
+    if (!p) p = rs_dl_real("libnccl.so", pname + 1); /* "pncclX" -> "ncclX" */
     return p;
 }
 
@@ -83,7 +86,7 @@ static struct rs_comm_state *comm_state(ncclComm_t comm, bool fresh)
             if (expect == key) return s;
         }
     }
-    return NULL;   /* table full: calls are still recorded, without rank or sequence */
+    return NULL; /* table full: calls are still recorded, without rank or sequence */
 }
 
 static void comm_fill(struct rs_comm_state *s, ncclComm_t comm)
@@ -99,8 +102,8 @@ static void comm_fill(struct rs_comm_state *s, ncclComm_t comm)
 }
 
 /* ---- recording ---- */
-static void record_call(uint64_t t0, unsigned func, ncclComm_t comm, size_t count, ncclDataType_t dt,
-                        ncclRedOp_t op, int peer, cudaStream_t stream, ncclResult_t ret)
+static void record_call(uint64_t t0, unsigned func, ncclComm_t comm, size_t count, ncclDataType_t dt, ncclRedOp_t op,
+                        int peer, cudaStream_t stream, ncclResult_t ret)
 {
     uint64_t t1 = rs_now();
     struct rs_ev_NCCL_CALL ev;
@@ -131,24 +134,24 @@ static void record_call(uint64_t t0, unsigned func, ncclComm_t comm, size_t coun
 }
 
 /* Wrapper body: resolve, forward when not tracing or nested, else time and record. */
-#define RS_NCCL_COLL_WRAPPER(fn, func, count_, dt_, op_, peer_, comm_, stream_, params, args) \
-    typedef ncclResult_t (*fn##_fn) params;                                                  \
-    static fn##_fn real_##fn##_slot;                                                          \
-    RS_EXPORT ncclResult_t fn params                                                          \
-    {                                                                                         \
-        static fn##_fn real_;                                                                 \
+#define RS_NCCL_COLL_WRAPPER(fn, func, count_, dt_, op_, peer_, comm_, stream_, params, args)              \
+    typedef ncclResult_t(*fn##_fn) params;                                                                 \
+    static fn##_fn real_##fn##_slot;                                                                       \
+    RS_EXPORT ncclResult_t fn params                                                                       \
+    {                                                                                                      \
+        static fn##_fn real_;                                                                              \
         if (RS_UNLIKELY(!real_)) real_ = real_##fn##_slot ? real_##fn##_slot : (fn##_fn)nccl_sym("p" #fn); \
-        if (RS_UNLIKELY(!real_)) {                                                            \
-            rs_warn_once("%s: the real NCCL function is not found; returning ncclInternalError", #fn); \
-            return RS_NCCL_INTERNAL_ERROR;                                                    \
-        }                                                                                     \
-        if (!rs_on(RS_FAM_nccl) || nccl_depth) return real_ args;                             \
-        nccl_depth++;                                                                         \
-        uint64_t t0 = rs_now();                                                               \
-        ncclResult_t ret = real_ args;                                                        \
-        record_call(t0, func, comm_, count_, dt_, op_, peer_, stream_, ret);                  \
-        nccl_depth--;                                                                         \
-        return ret;                                                                           \
+        if (RS_UNLIKELY(!real_)) {                                                                         \
+            rs_warn_once("%s: the real NCCL function is not found; returning ncclInternalError", #fn);     \
+            return RS_NCCL_INTERNAL_ERROR;                                                                 \
+        }                                                                                                  \
+        if (!rs_on(RS_FAM_nccl) || nccl_depth) return real_ args;                                          \
+        nccl_depth++;                                                                                      \
+        uint64_t t0 = rs_now();                                                                            \
+        ncclResult_t ret = real_ args;                                                                     \
+        record_call(t0, func, comm_, count_, dt_, op_, peer_, stream_, ret);                               \
+        nccl_depth--;                                                                                      \
+        return ret;                                                                                        \
     }
 
 RS_NCCL_COLL_WRAPPER(ncclAllReduce, RS_NF_AllReduce, count, dt, op, -1, comm, stream,
@@ -164,35 +167,34 @@ RS_NCCL_COLL_WRAPPER(ncclAllGather, RS_NF_AllGather, count, dt, -1, -1, comm, st
                       cudaStream_t stream),
                      (sendbuff, recvbuff, count, dt, comm, stream))
 RS_NCCL_COLL_WRAPPER(ncclBroadcast, RS_NF_Broadcast, count, dt, -1, root, comm, stream,
-                     (const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t dt, int root,
-                      ncclComm_t comm, cudaStream_t stream),
+                     (const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t dt, int root, ncclComm_t comm,
+                      cudaStream_t stream),
                      (sendbuff, recvbuff, count, dt, root, comm, stream))
 RS_NCCL_COLL_WRAPPER(ncclBcast, RS_NF_Broadcast, count, dt, -1, root, comm, stream,
                      (void *buff, size_t count, ncclDataType_t dt, int root, ncclComm_t comm, cudaStream_t stream),
                      (buff, count, dt, root, comm, stream))
 RS_NCCL_COLL_WRAPPER(ncclReduce, RS_NF_Reduce, count, dt, op, root, comm, stream,
-                     (const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t dt, ncclRedOp_t op,
-                      int root, ncclComm_t comm, cudaStream_t stream),
+                     (const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t dt, ncclRedOp_t op, int root,
+                      ncclComm_t comm, cudaStream_t stream),
                      (sendbuff, recvbuff, count, dt, op, root, comm, stream))
 RS_NCCL_COLL_WRAPPER(ncclAlltoAll, RS_NF_AlltoAll, count, dt, -1, -1, comm, stream,
                      (const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t dt, ncclComm_t comm,
                       cudaStream_t stream),
                      (sendbuff, recvbuff, count, dt, comm, stream))
 RS_NCCL_COLL_WRAPPER(ncclGather, RS_NF_Gather, count, dt, -1, root, comm, stream,
-                     (const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t dt, int root,
-                      ncclComm_t comm, cudaStream_t stream),
+                     (const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t dt, int root, ncclComm_t comm,
+                      cudaStream_t stream),
                      (sendbuff, recvbuff, count, dt, root, comm, stream))
 RS_NCCL_COLL_WRAPPER(ncclScatter, RS_NF_Scatter, count, dt, -1, root, comm, stream,
-                     (const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t dt, int root,
-                      ncclComm_t comm, cudaStream_t stream),
+                     (const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t dt, int root, ncclComm_t comm,
+                      cudaStream_t stream),
                      (sendbuff, recvbuff, count, dt, root, comm, stream))
 RS_NCCL_COLL_WRAPPER(ncclSend, RS_NF_Send, count, dt, -1, peer, comm, stream,
                      (const void *sendbuff, size_t count, ncclDataType_t dt, int peer, ncclComm_t comm,
                       cudaStream_t stream),
                      (sendbuff, count, dt, peer, comm, stream))
 RS_NCCL_COLL_WRAPPER(ncclRecv, RS_NF_Recv, count, dt, -1, peer, comm, stream,
-                     (void *recvbuff, size_t count, ncclDataType_t dt, int peer, ncclComm_t comm,
-                      cudaStream_t stream),
+                     (void *recvbuff, size_t count, ncclDataType_t dt, int peer, ncclComm_t comm, cudaStream_t stream),
                      (recvbuff, count, dt, peer, comm, stream))
 RS_NCCL_COLL_WRAPPER(ncclGroupStart, RS_NF_GroupStart, 0, 0, -1, -1, (ncclComm_t)0, (cudaStream_t)0, (void), ())
 RS_NCCL_COLL_WRAPPER(ncclGroupEnd, RS_NF_GroupEnd, 0, 0, -1, -1, (ncclComm_t)0, (cudaStream_t)0, (void), ())
@@ -240,12 +242,12 @@ static uint64_t init_end(void)
     return rs_nccl_init_tls.seen ? rs_nccl_init_tls.comm_hash : 0;
 }
 
-#define RS_NCCL_INIT_PROLOGUE(fn, type)                                           \
-    static type real_;                                                            \
+#define RS_NCCL_INIT_PROLOGUE(fn, type)                                                             \
+    static type real_;                                                                              \
     if (RS_UNLIKELY(!real_)) real_ = real_##fn##_slot ? real_##fn##_slot : (type)nccl_sym("p" #fn); \
-    if (RS_UNLIKELY(!real_)) {                                                    \
-        rs_warn_once("%s: the real NCCL function is not found; returning ncclInternalError", #fn); \
-        return RS_NCCL_INTERNAL_ERROR;                                            \
+    if (RS_UNLIKELY(!real_)) {                                                                      \
+        rs_warn_once("%s: the real NCCL function is not found; returning ncclInternalError", #fn);  \
+        return RS_NCCL_INTERNAL_ERROR;                                                              \
     }
 
 typedef ncclResult_t (*ncclCommInitRank_fn)(ncclComm_t *, int, ncclUniqueId, int);
@@ -307,7 +309,7 @@ RS_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclCo
     ncclResult_t ret = real_(comm, color, key, newcomm, config);
     uint64_t hash = init_end();
     ncclComm_t nc = (ret == 0 && newcomm) ? *newcomm : NULL;
-    record_init(t0, nc, -1, -1, 3, ret, hash);   /* rank/nranks asked from NCCL on first use */
+    record_init(t0, nc, -1, -1, 3, ret, hash); /* rank/nranks asked from NCCL on first use */
     if (nc) {
         struct rs_comm_state *s = comm_state(nc, false);
         if (s) s->rank = s->nranks = -2;
@@ -350,12 +352,12 @@ static ncclResult_t comm_end(comm_end_fn real_, ncclComm_t comm, unsigned how)
     return ret;
 }
 
-#define RS_NCCL_END_WRAPPER(fn, how)                                       \
-    static comm_end_fn real_##fn##_slot;                                   \
-    RS_EXPORT ncclResult_t fn(ncclComm_t comm)                             \
-    {                                                                      \
-        RS_NCCL_INIT_PROLOGUE(fn, comm_end_fn)                             \
-        return comm_end(real_, comm, how);                                 \
+#define RS_NCCL_END_WRAPPER(fn, how)           \
+    static comm_end_fn real_##fn##_slot;       \
+    RS_EXPORT ncclResult_t fn(ncclComm_t comm) \
+    {                                          \
+        RS_NCCL_INIT_PROLOGUE(fn, comm_end_fn) \
+        return comm_end(real_, comm, how);     \
     }
 RS_NCCL_END_WRAPPER(ncclCommDestroy, 0)
 RS_NCCL_END_WRAPPER(ncclCommAbort, 1)
@@ -364,11 +366,16 @@ RS_NCCL_END_WRAPPER(ncclCommFinalize, 2)
 /* Programs that dlopen libnccl and look the entry points up with dlsym get the wrappers too; the slot
  * receives the function their look-up found. */
 #define RS_NCCL_REDIRECT(fn) {#fn, NULL, (void *)fn, (void **)&real_##fn##_slot},
-#define RS_NCCL_WRAPPED(X)                                                                          \
-    X(ncclAllReduce) X(ncclReduceScatter) X(ncclAllGather) X(ncclBroadcast) X(ncclBcast) X(ncclReduce) \
-    X(ncclAlltoAll) X(ncclGather) X(ncclScatter) X(ncclSend) X(ncclRecv) X(ncclGroupStart) X(ncclGroupEnd) X(ncclCommInitRank)     \
-    X(ncclCommInitRankConfig) X(ncclCommInitAll) X(ncclCommSplit) X(ncclCommInitRankScalable)         \
-    X(ncclCommDestroy) X(ncclCommAbort) X(ncclCommFinalize)
+/* clang-format off */
+#define RS_NCCL_WRAPPED(X)                                                                                            \
+    X(ncclAllReduce)                                                                                                  \
+    X(ncclReduceScatter)                                                                                              \
+    X(ncclAllGather)                                                                                                  \
+    X(ncclBroadcast)                                                                                                  \
+    X(ncclBcast) X(ncclReduce) X(ncclAlltoAll) X(ncclGather) X(ncclScatter) X(ncclSend) X(ncclRecv) X(ncclGroupStart) \
+        X(ncclGroupEnd) X(ncclCommInitRank) X(ncclCommInitRankConfig) X(ncclCommInitAll) X(ncclCommSplit)             \
+            X(ncclCommInitRankScalable) X(ncclCommDestroy) X(ncclCommAbort) X(ncclCommFinalize)
+/* clang-format on */
 
 __attribute__((constructor)) static void nccl_register(void)
 {

@@ -27,24 +27,29 @@
 #include "tracer/rs_tracer.h"
 
 /* ---- ABI (NCCL's profiler plugin interface) ---- */
-typedef int rs_nccl_result;        /* ncclResult_t: 0 ncclSuccess, 2 ncclSystemError */
+typedef int rs_nccl_result; /* ncclResult_t: 0 ncclSuccess, 2 ncclSystemError */
 typedef void (*rs_nccl_logger)(int level, unsigned long flags, const char *file, int line, const char *fmt, ...);
 
-#define RS_NCCL_SUCCESS 0
+#define RS_NCCL_SUCCESS      0
 #define RS_NCCL_SYSTEM_ERROR 2
 
 /* Event type bits (nccl_profiler.h). */
-#define RS_NP_X(X)                                                                                      \
-    X(group, 1u << 0) X(coll, 1u << 1) X(p2p, 1u << 2) X(proxyop, 1u << 3) X(proxystep, 1u << 4)         \
-    X(proxyctrl, 1u << 5) X(kernelch, 1u << 6) X(net, 1u << 7) X(groupapi, 1u << 8) X(collapi, 1u << 9) \
-    X(p2papi, 1u << 10) X(kernellaunch, 1u << 11)
+/* clang-format off */
+#define RS_NP_X(X)                                                                                        \
+    X(group, 1u << 0)                                                                                     \
+    X(coll, 1u << 1)                                                                                      \
+    X(p2p, 1u << 2)                                                                                       \
+    X(proxyop, 1u << 3)                                                                                   \
+    X(proxystep, 1u << 4) X(proxyctrl, 1u << 5) X(kernelch, 1u << 6) X(net, 1u << 7) X(groupapi, 1u << 8) \
+        X(collapi, 1u << 9) X(p2papi, 1u << 10) X(kernellaunch, 1u << 11)
+/* clang-format on */
 enum {
 #define RS_NP_ENUM(name, bit) RS_NP_##name = bit,
     RS_NP_X(RS_NP_ENUM)
 #undef RS_NP_ENUM
 };
 #define RS_NP_DEFAULT (RS_NP_group | RS_NP_coll | RS_NP_p2p | RS_NP_proxyop | RS_NP_proxystep | RS_NP_net)
-#define RS_NP_API (RS_NP_groupapi | RS_NP_collapi | RS_NP_p2papi | RS_NP_kernellaunch)
+#define RS_NP_API     (RS_NP_groupapi | RS_NP_collapi | RS_NP_p2papi | RS_NP_kernellaunch)
 
 /* ncclProfilerEventState_t values used here. */
 enum {
@@ -55,21 +60,39 @@ enum {
 
 /* Net plugin ids: type in the high 16 bits, descriptor version in the low 16. */
 #define RS_NET_TYPE_MASK 0xFFFF0000u
-#define RS_NET_TYPE_IB (1u << 16)
+#define RS_NET_TYPE_IB   (1u << 16)
 #define RS_NET_TYPE_SOCK (2u << 16)
 
 /* The event descriptor. v4's `type` is a uint8_t, v5/v6's a uint64_t; parentObj, rank and the union sit
  * at the same offsets in all three (8, 16, 24), and every union member's fields are laid out alike; v4
  * lacks coll.parentGroup / p2p.parentGroup and the API members, which are therefore only read for v5+. */
 struct rs_nccl_descr {
-    uint64_t type;          /* v4: only the low byte is the type (little-endian), the rest is padding */
+    uint64_t type; /* v4: only the low byte is the type (little-endian), the rest is padding */
     void *parentObj;
     int rank;
     union {
-        struct { bool graphCaptured; int groupDepth; } groupApi;
-        struct { const char *func; size_t count; const char *datatype; int root; void *stream; bool graphCaptured; } collApi;
-        struct { const char *func; size_t count; const char *datatype; void *stream; bool graphCaptured; } p2pApi;
-        struct { void *stream; } kernelLaunch;
+        struct {
+            bool graphCaptured;
+            int groupDepth;
+        } groupApi;
+        struct {
+            const char *func;
+            size_t count;
+            const char *datatype;
+            int root;
+            void *stream;
+            bool graphCaptured;
+        } collApi;
+        struct {
+            const char *func;
+            size_t count;
+            const char *datatype;
+            void *stream;
+            bool graphCaptured;
+        } p2pApi;
+        struct {
+            void *stream;
+        } kernelLaunch;
         struct {
             uint64_t seqNumber;
             const char *func;
@@ -82,7 +105,7 @@ struct rs_nccl_descr {
             uint8_t nWarps;
             const char *algo;
             const char *proto;
-            void *parentGroup;  /* v5+ */
+            void *parentGroup; /* v5+ */
         } coll;
         struct {
             const char *func;
@@ -91,12 +114,27 @@ struct rs_nccl_descr {
             size_t count;
             int peer;
             uint8_t nChannels;
-            void *parentGroup;  /* v5+ */
+            void *parentGroup; /* v5+ */
         } p2p;
-        struct { pid_t pid; uint8_t channelId; int peer; int nSteps; int chunkSize; int isSend; } proxyOp;
-        struct { int step; } proxyStep;
-        struct { uint8_t channelId; uint64_t pTimer; } kernelCh;
-        struct { int64_t id; void *data; } netPlugin;
+        struct {
+            pid_t pid;
+            uint8_t channelId;
+            int peer;
+            int nSteps;
+            int chunkSize;
+            int isSend;
+        } proxyOp;
+        struct {
+            int step;
+        } proxyStep;
+        struct {
+            uint8_t channelId;
+            uint64_t pTimer;
+        } kernelCh;
+        struct {
+            int64_t id;
+            void *data;
+        } netPlugin;
     };
 };
 _Static_assert(offsetof(struct rs_nccl_descr, parentObj) == 8, "descr layout");
@@ -105,20 +143,42 @@ _Static_assert(offsetof(struct rs_nccl_descr, coll) == 24, "descr layout");
 _Static_assert(offsetof(struct rs_nccl_descr, coll.parentGroup) == 24 + 80, "descr layout");
 
 union rs_nccl_state_args {
-    struct { size_t transSize; } proxyStep;
-    struct { int appendedProxyOps; } proxyCtrl;
-    struct { void *data; } netPlugin;
-    struct { uint64_t pTimer; } kernelCh;
+    struct {
+        size_t transSize;
+    } proxyStep;
+    struct {
+        int appendedProxyOps;
+    } proxyCtrl;
+    struct {
+        void *data;
+    } netPlugin;
+    struct {
+        uint64_t pTimer;
+    } kernelCh;
 };
 
 /* NET_IB descriptor v1 and socket descriptor v1 (net_ib_v1.h / net_socket_v1.h). */
 struct rs_nccl_net_ib_v1 {
     uint8_t type;
-    union { struct { int device; uint64_t wr_id; int opcode; int qpNum; size_t length; } qp; };
+    union {
+        struct {
+            int device;
+            uint64_t wr_id;
+            int opcode;
+            int qpNum;
+            size_t length;
+        } qp;
+    };
 };
 struct rs_nccl_net_sock_v1 {
     uint8_t type;
-    union { struct { int fd; int op; size_t length; } sock; };
+    union {
+        struct {
+            int fd;
+            int op;
+            size_t length;
+        } sock;
+    };
 };
 
 typedef rs_nccl_result (*rs_start_fn)(void *ctx, void **eHandle, struct rs_nccl_descr *d);
@@ -135,7 +195,7 @@ struct rs_nccl_profiler_v4 {
     rs_state_fn recordEventState;
     rs_fini_fn finalize;
 };
-struct rs_nccl_profiler_v5 {   /* also v6 */
+struct rs_nccl_profiler_v5 { /* also v6 */
     const char *name;
     rs_nccl_result (*init)(void **ctx, uint64_t commId, int *mask, const char *commName, int nNodes, int nranks,
                            int rank, rs_nccl_logger logfn);
@@ -152,10 +212,10 @@ struct rs_nccl_ctx {
 };
 
 struct rs_slot {
-    uint64_t id;            /* handle in the trace */
-    uint32_t busy;          /* 1 while NCCL holds the handle */
-    uint16_t kind;          /* RS_EV_* being built */
-    uint16_t is_send;       /* ProxyOp/ProxyStep */
+    uint64_t id;      /* handle in the trace */
+    uint32_t busy;    /* 1 while NCCL holds the handle */
+    uint16_t kind;    /* RS_EV_* being built */
+    uint16_t is_send; /* ProxyOp/ProxyStep */
     union {
         struct rs_ev_hdr h;
         struct rs_ev_NCCL_GROUP group;
@@ -176,8 +236,8 @@ struct rs_ring {
     uint64_t next;
 };
 
-#define RS_HOST_SLOTS 4096u     /* group/coll/p2p/API events: long-lived parents */
-#define RS_PROXY_SLOTS 16384u   /* proxy ops/steps, kernel channels, net events */
+#define RS_HOST_SLOTS  4096u  /* group/coll/p2p/API events: long-lived parents */
+#define RS_PROXY_SLOTS 16384u /* proxy ops/steps, kernel channels, net events */
 
 static struct rs_ring host_ring, proxy_ring;
 static uint64_t next_handle;
@@ -202,8 +262,7 @@ static int parse_mask(const char *v)
 #define RS_NP_NAME(name, bit) else if (!strcasecmp(t, #name)) mask |= (int)(bit);
         RS_NP_X(RS_NP_NAME)
 #undef RS_NP_NAME
-        else rs_warn("RAILSCOPE_NCCL_MASK: unknown event '%s' ignored", t);
-    }
+        else rs_warn("RAILSCOPE_NCCL_MASK: unknown event '%s' ignored", t); }
     return mask;
 }
 
@@ -215,7 +274,7 @@ static int ring_init(struct rs_ring *r, unsigned n)
     if (!s) return -1;
     struct rs_slot *expect = NULL;
     if (!__atomic_compare_exchange_n(&r->slots, &expect, s, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-        free(s);   /* another communicator's init won */
+        free(s); /* another communicator's init won */
     r->mask = n - 1;
     return 0;
 }
@@ -248,14 +307,14 @@ static inline uint64_t handle_of(const void *p)
 static int version_of(void *ctx) { return ctx ? ((struct rs_nccl_ctx *)ctx)->version : 5; }
 
 /* ---- callbacks ---- */
-static rs_nccl_result init_common(void **context, int version, uint64_t hash, int *mask, const char *name,
-                                  int nnodes, int nranks, int rank)
+static rs_nccl_result init_common(void **context, int version, uint64_t hash, int *mask, const char *name, int nnodes,
+                                  int nranks, int rank)
 {
     rs_core_start();
     *context = NULL;
     if (__atomic_load_n(&prof_mask, __ATOMIC_RELAXED) < 0)
         __atomic_store_n(&prof_mask, parse_mask(getenv("RAILSCOPE_NCCL_MASK")), __ATOMIC_RELAXED);
-    if (rs_nccl_init_tls.active) {   /* inside our ncclCommInit* wrapper on this thread */
+    if (rs_nccl_init_tls.active) { /* inside our ncclCommInit* wrapper on this thread */
         rs_nccl_init_tls.seen = 1;
         rs_nccl_init_tls.comm_hash = hash;
     }
@@ -264,7 +323,7 @@ static rs_nccl_result init_common(void **context, int version, uint64_t hash, in
         rs_warn("NCCL profiler plugin: out of memory for event slots; NCCL profiling disabled");
         want = 0;
     }
-    struct rs_nccl_ctx *c = calloc(1, sizeof *c);   /* once per communicator; never freed (late events) */
+    struct rs_nccl_ctx *c = calloc(1, sizeof *c); /* once per communicator; never freed (late events) */
     if (!c) want = 0;
     else {
         c->comm_hash = hash;
@@ -273,10 +332,10 @@ static rs_nccl_result init_common(void **context, int version, uint64_t hash, in
         c->nnodes = nnodes;
         c->version = version;
     }
-    if (version < 5) want &= 0xff;   /* no API events before v5 */
+    if (version < 5) want &= 0xff; /* no API events before v5 */
     *mask = want;
     *context = c;
-    if (rs_on(RS_FAM_nccl)) {   /* no reentrancy guard in the plugin: NCCL calls it, never the core */
+    if (rs_on(RS_FAM_nccl)) { /* no reentrancy guard in the plugin: NCCL calls it, never the core */
         struct rs_ev_NCCL_PROF_INIT ev;
         RS_EV_INIT(&ev, NCCL_PROF_INIT, rs_now());
         ev.comm_hash = hash;
@@ -367,7 +426,8 @@ static rs_nccl_result start_event(void *context, void **eHandle, struct rs_nccl_
         e->parent = handle_of(d->parentObj);
         e->trans_size = 0;
         e->step = (uint32_t)d->proxyStep.step;
-        e->is_send = d->parentObj ? __atomic_load_n(&((const struct rs_slot *)d->parentObj)->is_send, __ATOMIC_RELAXED) : 0;
+        e->is_send =
+            d->parentObj ? __atomic_load_n(&((const struct rs_slot *)d->parentObj)->is_send, __ATOMIC_RELAXED) : 0;
         s->is_send = (uint16_t)e->is_send;
         break;
     }
@@ -385,7 +445,7 @@ static rs_nccl_result start_event(void *context, void **eHandle, struct rs_nccl_
     case RS_NP_net: {
         uint32_t id = (uint32_t)d->netPlugin.id;
         const void *data = d->netPlugin.data;
-        if (!data || (id & 0xffffu) != 1) return RS_NCCL_SUCCESS;   /* unknown descriptor version */
+        if (!data || (id & 0xffffu) != 1) return RS_NCCL_SUCCESS; /* unknown descriptor version */
         if ((id & RS_NET_TYPE_MASK) == RS_NET_TYPE_IB) {
             const struct rs_nccl_net_ib_v1 *ib = data;
             if (!(s = claim(&proxy_ring))) return RS_NCCL_SUCCESS;
@@ -446,8 +506,7 @@ static rs_nccl_result start_event(void *context, void **eHandle, struct rs_nccl_
         }
         break;
     }
-    default:
-        return RS_NCCL_SUCCESS;   /* ProxyCtrl, CE events: not requested */
+    default: return RS_NCCL_SUCCESS; /* ProxyCtrl, CE events: not requested */
     }
     s->kind = s->ev.h.kind;
     *eHandle = s;
@@ -498,43 +557,42 @@ static rs_nccl_result record_state(void *eHandle, int state, union rs_nccl_state
     case RS_EV_NCCL_KERNEL_CH:
         if (a && state == RS_NS_KERNEL_CH_STOP) s->ev.kch.gpu_stop = a->kernelCh.pTimer;
         break;
-    default:
-        break;   /* GroupApi states, net updates: nothing kept */
+    default: break; /* GroupApi states, net updates: nothing kept */
     }
     return RS_NCCL_SUCCESS;
 }
 
 static rs_nccl_result finalize(void *context)
 {
-    (void)context;   /* the context stays allocated: a late stopEvent may still name it */
+    (void)context; /* the context stays allocated: a late stopEvent may still name it */
     uint64_t d = __atomic_exchange_n(&slot_drops, 0, __ATOMIC_RELAXED);
-    if (d) rs_warn("NCCL profiler plugin: %llu events dropped (more events in flight than slots)",
-                   (unsigned long long)d);
+    if (d)
+        rs_warn("NCCL profiler plugin: %llu events dropped (more events in flight than slots)", (unsigned long long)d);
     return RS_NCCL_SUCCESS;
 }
 
-static rs_nccl_result init_v4(void **ctx, int *mask, const char *name, uint64_t hash, int nnodes, int nranks,
-                              int rank, rs_nccl_logger logfn)
+static rs_nccl_result init_v4(void **ctx, int *mask, const char *name, uint64_t hash, int nnodes, int nranks, int rank,
+                              rs_nccl_logger logfn)
 {
     (void)logfn;
     return init_common(ctx, 4, hash, mask, name, nnodes, nranks, rank);
 }
-static rs_nccl_result init_v5(void **ctx, uint64_t id, int *mask, const char *name, int nnodes, int nranks,
-                              int rank, rs_nccl_logger logfn)
+static rs_nccl_result init_v5(void **ctx, uint64_t id, int *mask, const char *name, int nnodes, int nranks, int rank,
+                              rs_nccl_logger logfn)
 {
     (void)logfn;
     return init_common(ctx, 5, id, mask, name, nnodes, nranks, rank);
 }
-static rs_nccl_result init_v6(void **ctx, uint64_t id, int *mask, const char *name, int nnodes, int nranks,
-                              int rank, rs_nccl_logger logfn)
+static rs_nccl_result init_v6(void **ctx, uint64_t id, int *mask, const char *name, int nnodes, int nranks, int rank,
+                              rs_nccl_logger logfn)
 {
     (void)logfn;
     return init_common(ctx, 6, id, mask, name, nnodes, nranks, rank);
 }
 
-RS_EXPORT struct rs_nccl_profiler_v4 ncclProfiler_v4 = {"railscope", init_v4, start_event, stop_event,
-                                                          record_state, finalize};
-RS_EXPORT struct rs_nccl_profiler_v5 ncclProfiler_v5 = {"railscope", init_v5, start_event, stop_event,
-                                                          record_state, finalize};
-RS_EXPORT struct rs_nccl_profiler_v5 ncclProfiler_v6 = {"railscope", init_v6, start_event, stop_event,
-                                                          record_state, finalize};
+RS_EXPORT struct rs_nccl_profiler_v4 ncclProfiler_v4 = {"railscope", init_v4,      start_event,
+                                                        stop_event,  record_state, finalize};
+RS_EXPORT struct rs_nccl_profiler_v5 ncclProfiler_v5 = {"railscope", init_v5,      start_event,
+                                                        stop_event,  record_state, finalize};
+RS_EXPORT struct rs_nccl_profiler_v5 ncclProfiler_v6 = {"railscope", init_v6,      start_event,
+                                                        stop_event,  record_state, finalize};

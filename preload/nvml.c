@@ -18,22 +18,29 @@
 #include "preload/rs_gpu_common.h"
 #include "tracer/rs_tracer.h"
 
-typedef int rs_nvmlReturn_t;                  /* 0 = NVML_SUCCESS */
+typedef int rs_nvmlReturn_t; /* 0 = NVML_SUCCESS */
 typedef struct rs_nvmlDevice *rs_nvmlDevice_t;
 typedef struct {
     unsigned fieldId;
     unsigned scopeId;
-    long long timestamp;                      /* CPU µs since the epoch */
+    long long timestamp; /* CPU µs since the epoch */
     long long latencyUsec;
     int valueType;
     rs_nvmlReturn_t nvmlReturn;
-    union { double d; unsigned ui; unsigned long ul; unsigned long long ull; long long sll; int si; } value;
+    union {
+        double d;
+        unsigned ui;
+        unsigned long ul;
+        unsigned long long ull;
+        long long sll;
+        int si;
+    } value;
 } rs_nvmlFieldValue_t;
 _Static_assert(sizeof(rs_nvmlFieldValue_t) == 40, "nvmlFieldValue_t layout");
 
 #define RS_NVML_FIELDS(X) X(138, 0xffffffffu) X(139, 0xffffffffu) X(197, 0) X(198, 0)
-#define RS_NVML_NFIELDS 4
-#define RS_NVML_MAXDEV 16
+#define RS_NVML_NFIELDS   4
+#define RS_NVML_MAXDEV    16
 
 static struct {
     rs_nvmlReturn_t (*init)(void);
@@ -43,7 +50,7 @@ static struct {
 } nv;
 static rs_nvmlDevice_t devs[RS_NVML_MAXDEV];
 static unsigned ndev;
-static unsigned supported[RS_NVML_MAXDEV];   /* bit i: field i still asked for */
+static unsigned supported[RS_NVML_MAXDEV]; /* bit i: field i still asked for */
 /* Who may call sample(): 0 nobody is (the sampler may start one), 1 the sampler is inside it, 2 stopped
  * (the exiting thread took it for the last reading). NVML's field queries and `supported` are not
  * shared between two threads at once. */
@@ -75,7 +82,7 @@ static void sample(void)
         if (!n || nv.fields(devs[d], n, v) != 0) continue;
         uint64_t now = rs_now();
         for (int k = 0; k < n; k++) {
-            if (v[k].nvmlReturn != 0) {   /* not supported here: stop asking */
+            if (v[k].nvmlReturn != 0) { /* not supported here: stop asking */
                 supported[d] &= ~(1u << idx[k]);
                 continue;
             }
@@ -96,12 +103,12 @@ static void *sampler(void *arg)
     (void)arg;
     sigset_t all;
     sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, NULL);   /* the application's signals are not ours to take */
+    pthread_sigmask(SIG_BLOCK, &all, NULL); /* the application's signals are not ours to take */
     for (;;) {
         int idle = 0;
         if (!rs_on(RS_FAM_nvml) ||
             !__atomic_compare_exchange_n(&smp_state, &idle, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-            break;   /* stopped */
+            break; /* stopped */
         sample();
         __atomic_store_n(&smp_state, 0, __ATOMIC_RELEASE);
         struct timespec ts = {(time_t)(period_ms / 1000), (long)(period_ms % 1000) * 1000000L};
@@ -148,10 +155,10 @@ void rs_nvml_start(void)
         rs_warn("NVML sampler off: libnvidia-ml.so.1 not found");
         return;
     }
-    nv.init = (rs_nvmlReturn_t (*)(void))dlsym(h, "nvmlInit_v2");
-    nv.count = (rs_nvmlReturn_t (*)(unsigned *))dlsym(h, "nvmlDeviceGetCount_v2");
-    nv.handle = (rs_nvmlReturn_t (*)(unsigned, rs_nvmlDevice_t *))dlsym(h, "nvmlDeviceGetHandleByIndex_v2");
-    nv.fields = (rs_nvmlReturn_t (*)(rs_nvmlDevice_t, int, rs_nvmlFieldValue_t *))dlsym(h, "nvmlDeviceGetFieldValues");
+    nv.init = (rs_nvmlReturn_t(*)(void))dlsym(h, "nvmlInit_v2");
+    nv.count = (rs_nvmlReturn_t(*)(unsigned *))dlsym(h, "nvmlDeviceGetCount_v2");
+    nv.handle = (rs_nvmlReturn_t(*)(unsigned, rs_nvmlDevice_t *))dlsym(h, "nvmlDeviceGetHandleByIndex_v2");
+    nv.fields = (rs_nvmlReturn_t(*)(rs_nvmlDevice_t, int, rs_nvmlFieldValue_t *))dlsym(h, "nvmlDeviceGetFieldValues");
     unsigned n = 0;
     if (!nv.init || !nv.count || !nv.handle || !nv.fields || nv.init() != 0 || nv.count(&n) != 0) {
         rs_warn("NVML sampler off: NVML did not initialise");

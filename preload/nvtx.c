@@ -22,7 +22,7 @@
 
 /* ---- ABI ---- */
 typedef void (*rs_nvtx_fp)(void);
-typedef rs_nvtx_fp **rs_nvtx_table;   /* array of pointers to the module's function-pointer slots */
+typedef rs_nvtx_fp **rs_nvtx_table; /* array of pointers to the module's function-pointer slots */
 struct rs_nvtx_etbl_callbacks {
     size_t struct_size;
     int (*GetModuleFunctionTable)(int module, rs_nvtx_table *out_table, unsigned *out_size);
@@ -31,34 +31,50 @@ typedef const void *(*rs_nvtx_get_export_table)(uint32_t id);
 
 enum { RS_NVTX_ETID_CALLBACKS = 1 };
 enum { RS_NVTX_MODULE_CORE = 1, RS_NVTX_MODULE_CORE2 = 5 };
-enum {   /* NVTX_CBID_CORE_* */
-    RS_CORE_MarkEx = 1, RS_CORE_MarkA = 2, RS_CORE_RangeStartEx = 4, RS_CORE_RangeStartA = 5,
-    RS_CORE_RangeEnd = 7, RS_CORE_RangePushEx = 8, RS_CORE_RangePushA = 9, RS_CORE_RangePop = 11,
+enum { /* NVTX_CBID_CORE_* */
+       RS_CORE_MarkEx = 1,
+       RS_CORE_MarkA = 2,
+       RS_CORE_RangeStartEx = 4,
+       RS_CORE_RangeStartA = 5,
+       RS_CORE_RangeEnd = 7,
+       RS_CORE_RangePushEx = 8,
+       RS_CORE_RangePushA = 9,
+       RS_CORE_RangePop = 11,
 };
-enum {   /* NVTX_CBID_CORE2_* */
-    RS_CORE2_DomainMarkEx = 1, RS_CORE2_DomainRangeStartEx = 2, RS_CORE2_DomainRangeEnd = 3,
-    RS_CORE2_DomainRangePushEx = 4, RS_CORE2_DomainRangePop = 5, RS_CORE2_DomainRegisterStringA = 10,
-    RS_CORE2_DomainCreateA = 12, RS_CORE2_DomainDestroy = 14, RS_CORE2_Initialize = 15,
+enum { /* NVTX_CBID_CORE2_* */
+       RS_CORE2_DomainMarkEx = 1,
+       RS_CORE2_DomainRangeStartEx = 2,
+       RS_CORE2_DomainRangeEnd = 3,
+       RS_CORE2_DomainRangePushEx = 4,
+       RS_CORE2_DomainRangePop = 5,
+       RS_CORE2_DomainRegisterStringA = 10,
+       RS_CORE2_DomainCreateA = 12,
+       RS_CORE2_DomainDestroy = 14,
+       RS_CORE2_Initialize = 15,
 };
 enum { RS_NVTX_MSG_ASCII = 1, RS_NVTX_MSG_REGISTERED = 3 };
 #define RS_NVTX_PAYLOAD_EXT ((int32_t)0xDFBD0009)
 
-struct rs_nvtx_attr {   /* nvtxEventAttributes_v2 */
+struct rs_nvtx_attr { /* nvtxEventAttributes_v2 */
     uint16_t version;
     uint16_t size;
     uint32_t category;
     int32_t colorType;
     uint32_t color;
     int32_t payloadType;
-    int32_t reserved0;   /* number of extended payloads when payloadType is EXT */
-    uint64_t payload;    /* union of u64/i64/double/u32/i32/float: kept as raw bytes */
+    int32_t reserved0; /* number of extended payloads when payloadType is EXT */
+    uint64_t payload;  /* union of u64/i64/double/u32/i32/float: kept as raw bytes */
     int32_t messageType;
-    union { const char *ascii; const void *unicode; const void *registered; } message;
+    union {
+        const char *ascii;
+        const void *unicode;
+        const void *registered;
+    } message;
 };
 _Static_assert(offsetof(struct rs_nvtx_attr, payload) == 24, "nvtxEventAttributes_v2 layout");
 _Static_assert(offsetof(struct rs_nvtx_attr, message) == 40, "nvtxEventAttributes_v2 layout");
 
-struct rs_nvtx_payload_data {   /* nvtxPayloadData_t */
+struct rs_nvtx_payload_data { /* nvtxPayloadData_t */
     uint64_t schemaId;
     size_t size;
     const void *payload;
@@ -126,15 +142,15 @@ static void decode(const struct rs_nvtx_attr *a, const char *ascii, struct rs_nv
 }
 
 /* NVTX_PUSH, NVTX_START and NVTX_MARK carry the decoded attribute under the same field names. */
-#define SET_ATTR_FIELDS(ev, f, dom)       \
-    do {                                  \
-        (ev).payload = (f).pl[0];         \
-        (ev).payload2 = (f).pl[1];        \
-        (ev).payload3 = (f).pl[2];        \
-        (ev).schema = (f).schema;         \
-        (ev).domain = (dom);              \
-        (ev).message = (f).message;       \
-        (ev).category = (f).category;     \
+#define SET_ATTR_FIELDS(ev, f, dom)           \
+    do {                                      \
+        (ev).payload = (f).pl[0];             \
+        (ev).payload2 = (f).pl[1];            \
+        (ev).payload3 = (f).pl[2];            \
+        (ev).schema = (f).schema;             \
+        (ev).domain = (dom);                  \
+        (ev).message = (f).message;           \
+        (ev).category = (f).category;         \
         (ev).payload_type = (f).payload_type; \
     } while (0)
 
@@ -156,7 +172,7 @@ static int push(uint32_t domain, const struct rs_nvtx_attr *a, const char *ascii
 
 static int pop(uint32_t domain)
 {
-    if (nvtx_depth <= 0) return -1;   /* unbalanced pop: an error, as NVTX documents */
+    if (nvtx_depth <= 0) return -1; /* unbalanced pop: an error, as NVTX documents */
     int level = --nvtx_depth;
     if (rs_on(RS_FAM_nvtx)) {
         struct rs_ev_NVTX_POP ev;
@@ -214,8 +230,15 @@ static int h_RangePop(void) { return pop(0); }
 
 /* CORE2 module (domains). */
 static void h_DomainMarkEx(const void *d, const struct rs_nvtx_attr *a) { mark(handle_id(d), a, NULL); }
-static uint64_t h_DomainRangeStartEx(const void *d, const struct rs_nvtx_attr *a) { return start(handle_id(d), a, NULL); }
-static void h_DomainRangeEnd(const void *d, uint64_t id) { (void)d; end(id); }
+static uint64_t h_DomainRangeStartEx(const void *d, const struct rs_nvtx_attr *a)
+{
+    return start(handle_id(d), a, NULL);
+}
+static void h_DomainRangeEnd(const void *d, uint64_t id)
+{
+    (void)d;
+    end(id);
+}
 static int h_DomainRangePushEx(const void *d, const struct rs_nvtx_attr *a) { return push(handle_id(d), a, NULL); }
 static int h_DomainRangePop(const void *d) { return pop(handle_id(d)); }
 static const void *h_DomainRegisterStringA(const void *d, const char *s)
@@ -246,7 +269,7 @@ static void fill(rs_nvtx_get_export_table get, int module, const struct rs_nvtx_
 
 RS_EXPORT int InitializeInjectionNvtx2(rs_nvtx_get_export_table get)
 {
-    rs_core_start();   /* NVTX may be first: its module can make the first call before our constructor */
+    rs_core_start(); /* NVTX may be first: its module can make the first call before our constructor */
     /* Not recording NVTX (family off, tracing disabled): decline, and NVTX stays a no-op for this module. */
     if (!get || !rs_on(RS_FAM_nvtx)) return 0;
     static const struct rs_nvtx_slot core[] = {

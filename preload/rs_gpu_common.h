@@ -34,8 +34,7 @@ static inline uint32_t rs_ptrcache_id(struct rs_ptrcache *c, const char *s)
         }
         if (k == NULL) {
             const char *expect = NULL;
-            if (__atomic_compare_exchange_n(&c->key[slot], &expect, s, false, __ATOMIC_ACQ_REL,
-                                            __ATOMIC_ACQUIRE)) {
+            if (__atomic_compare_exchange_n(&c->key[slot], &expect, s, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
                 uint32_t id = rs_intern(s);
                 __atomic_store_n(&c->id[slot], id, __ATOMIC_RELEASE);
                 return id;
@@ -92,8 +91,8 @@ static inline int rs_env_is(const char *name, const char *value)
  * which NCCL runs inside that call, stores the communicator's hash there so the wrapper can tie the
  * ncclComm_t pointer to NCCL's commHash (defined in preload/nccl.c). */
 struct rs_nccl_init_tls {
-    int active;          /* inside an ncclCommInit or ncclCommSplit wrapper */
-    int seen;            /* the plugin's init ran on this thread during the call */
+    int active; /* inside an ncclCommInit or ncclCommSplit wrapper */
+    int seen;   /* the plugin's init ran on this thread during the call */
     uint64_t comm_hash;
 };
 extern __thread struct rs_nccl_init_tls rs_nccl_init_tls;

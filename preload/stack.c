@@ -21,9 +21,9 @@
 #include "preload/stack.h"
 #include "tracer/rs_tracer.h"
 
-#define RS_STACK_DEPTH 32        /* frames kept per stack */
-#define RS_STACK_OWN 8           /* room for our own frames at the top, dropped */
-#define RS_SITE_SLOTS 1024u      /* distinct call sites per process; more are counted, not recorded */
+#define RS_STACK_DEPTH 32    /* frames kept per stack */
+#define RS_STACK_OWN   8     /* room for our own frames at the top, dropped */
+#define RS_SITE_SLOTS  1024u /* distinct call sites per process; more are counted, not recorded */
 #define RS_SITE_PROBES 16
 
 int rs_stack_mode = 1;
@@ -32,9 +32,9 @@ static int stack_env_bad;
 /* Our own object's address range, to drop the tracer's frames from the top of a stack. */
 static uintptr_t own_lo, own_hi;
 
-typedef int (*unw_backtrace_fn)(void **buffer, int size);   /* libunwind's, declared here: no libunwind.h */
+typedef int (*unw_backtrace_fn)(void **buffer, int size); /* libunwind's, declared here: no libunwind.h */
 static unw_backtrace_fn unw_bt;
-static int unw_state;   /* 0 not tried, 1 being loaded, 2 settled (unw_bt NULL = absent) */
+static int unw_state; /* 0 not tried, 1 being loaded, 2 settled (unw_bt NULL = absent) */
 
 static uint64_t site_key[RS_SITE_SLOTS];
 static uint32_t site_id[RS_SITE_SLOTS];
@@ -180,8 +180,7 @@ uint32_t rs_stack_site(uint32_t for_kind, uint64_t ts)
         uint64_t k = __atomic_load_n(&site_key[slot], __ATOMIC_ACQUIRE);
         if (k == 0) {
             uint64_t expect = 0;
-            if (__atomic_compare_exchange_n(&site_key[slot], &expect, key, false, __ATOMIC_ACQ_REL,
-                                            __ATOMIC_ACQUIRE)) {
+            if (__atomic_compare_exchange_n(&site_key[slot], &expect, key, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
                 uint32_t id = __atomic_add_fetch(&next_site, 1, __ATOMIC_RELAXED);
                 __atomic_store_n(&site_id[slot], id, __ATOMIC_RELEASE);
                 write_stack(id, for_kind, ts, chain, n, flags);

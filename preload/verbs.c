@@ -25,56 +25,53 @@
 #define VB_LIB_OF(name) ((name)[0] == 'm' ? "libmlx5.so" : "libibverbs.so")
 
 /* X(name, version, return type, parameters, argument names) */
-#define VB_ENTRIES(X)                                                                                          \
-    X(ibv_open_device, "IBVERBS_1.1", struct vb_context *, (struct vb_device * dev), (dev))                    \
-    X(ibv_import_device, "IBVERBS_1.10", struct vb_context *, (int cmd_fd), (cmd_fd))                          \
-    X(ibv_close_device, "IBVERBS_1.1", int, (struct vb_context * ctx), (ctx))                                  \
-    X(ibv_alloc_pd, "IBVERBS_1.1", struct vb_pd *, (struct vb_context * ctx), (ctx))                            \
-    X(ibv_reg_mr, "IBVERBS_1.1", struct vb_mr *, (struct vb_pd * pd, void *addr, size_t len, int access),      \
-      (pd, addr, len, access))                                                                                 \
-    X(ibv_reg_mr_iova, "IBVERBS_1.7", struct vb_mr *,                                                          \
-      (struct vb_pd * pd, void *addr, size_t len, uint64_t iova, int access), (pd, addr, len, iova, access))   \
-    X(ibv_reg_mr_iova2, "IBVERBS_1.8", struct vb_mr *,                                                         \
-      (struct vb_pd * pd, void *addr, size_t len, uint64_t iova, unsigned access), (pd, addr, len, iova, access)) \
-    X(ibv_reg_dmabuf_mr, "IBVERBS_1.12", struct vb_mr *,                                                       \
-      (struct vb_pd * pd, uint64_t off, size_t len, uint64_t iova, int fd, int access),                        \
-      (pd, off, len, iova, fd, access))                                                                        \
-    X(ibv_rereg_mr, "IBVERBS_1.1", int,                                                                        \
-      (struct vb_mr * mr, int flags, struct vb_pd *pd, void *addr, size_t len, int access),                    \
-      (mr, flags, pd, addr, len, access))                                                                      \
-    X(ibv_dereg_mr, "IBVERBS_1.1", int, (struct vb_mr * mr), (mr))                                             \
-    X(ibv_create_cq, "IBVERBS_1.1", struct vb_cq *,                                                            \
-      (struct vb_context * ctx, int cqe, void *cq_ctx, void *channel, int vec), (ctx, cqe, cq_ctx, channel, vec)) \
-    X(ibv_destroy_cq, "IBVERBS_1.1", int, (struct vb_cq * cq), (cq))                                           \
-    X(ibv_create_qp, "IBVERBS_1.1", struct vb_qp *, (struct vb_pd * pd, struct vb_qp_init_attr * attr),        \
-      (pd, attr))                                                                                              \
-    X(ibv_modify_qp, "IBVERBS_1.1", int, (struct vb_qp * qp, struct vb_qp_attr * attr, int mask),             \
-      (qp, attr, mask))                                                                                        \
-    X(ibv_destroy_qp, "IBVERBS_1.1", int, (struct vb_qp * qp), (qp))                                           \
-    X(ibv_create_srq, "IBVERBS_1.1", struct vb_srq *, (struct vb_pd * pd, struct vb_srq_init_attr * attr),    \
-      (pd, attr))                                                                                              \
-    X(ibv_destroy_srq, "IBVERBS_1.1", int, (struct vb_srq * srq), (srq))                                       \
-    X(mlx5dv_create_qp, "MLX5_1.3", struct vb_qp *,                                                            \
-      (struct vb_context * ctx, struct vb_qp_init_attr_ex * attr, void *mlx5_attr), (ctx, attr, mlx5_attr))    \
-    X(mlx5dv_create_cq, "MLX5_1.1", struct vb_cq_ex *,                                                         \
-      (struct vb_context * ctx, struct vb_cq_init_attr_ex * attr, void *mlx5_attr), (ctx, attr, mlx5_attr))    \
-    X(mlx5dv_open_device, "MLX5_1.7", struct vb_context *, (struct vb_device * dev, void *attr), (dev, attr))   \
-    X(mlx5dv_reg_dmabuf_mr, "MLX5_1.25", struct vb_mr *,                                                       \
-      (struct vb_pd * pd, uint64_t off, size_t len, uint64_t iova, int fd, int access, int mlx5_access),       \
+#define VB_ENTRIES(X)                                                                                                  \
+    X(ibv_open_device, "IBVERBS_1.1", struct vb_context *, (struct vb_device * dev), (dev))                            \
+    X(ibv_import_device, "IBVERBS_1.10", struct vb_context *, (int cmd_fd), (cmd_fd))                                  \
+    X(ibv_close_device, "IBVERBS_1.1", int, (struct vb_context * ctx), (ctx))                                          \
+    X(ibv_alloc_pd, "IBVERBS_1.1", struct vb_pd *, (struct vb_context * ctx), (ctx))                                   \
+    X(ibv_reg_mr, "IBVERBS_1.1", struct vb_mr *, (struct vb_pd * pd, void *addr, size_t len, int access),              \
+      (pd, addr, len, access))                                                                                         \
+    X(ibv_reg_mr_iova, "IBVERBS_1.7", struct vb_mr *,                                                                  \
+      (struct vb_pd * pd, void *addr, size_t len, uint64_t iova, int access), (pd, addr, len, iova, access))           \
+    X(ibv_reg_mr_iova2, "IBVERBS_1.8", struct vb_mr *,                                                                 \
+      (struct vb_pd * pd, void *addr, size_t len, uint64_t iova, unsigned access), (pd, addr, len, iova, access))      \
+    X(ibv_reg_dmabuf_mr, "IBVERBS_1.12", struct vb_mr *,                                                               \
+      (struct vb_pd * pd, uint64_t off, size_t len, uint64_t iova, int fd, int access),                                \
+      (pd, off, len, iova, fd, access))                                                                                \
+    X(ibv_rereg_mr, "IBVERBS_1.1", int,                                                                                \
+      (struct vb_mr * mr, int flags, struct vb_pd *pd, void *addr, size_t len, int access),                            \
+      (mr, flags, pd, addr, len, access))                                                                              \
+    X(ibv_dereg_mr, "IBVERBS_1.1", int, (struct vb_mr * mr), (mr))                                                     \
+    X(ibv_create_cq, "IBVERBS_1.1", struct vb_cq *,                                                                    \
+      (struct vb_context * ctx, int cqe, void *cq_ctx, void *channel, int vec), (ctx, cqe, cq_ctx, channel, vec))      \
+    X(ibv_destroy_cq, "IBVERBS_1.1", int, (struct vb_cq * cq), (cq))                                                   \
+    X(ibv_create_qp, "IBVERBS_1.1", struct vb_qp *, (struct vb_pd * pd, struct vb_qp_init_attr * attr), (pd, attr))    \
+    X(ibv_modify_qp, "IBVERBS_1.1", int, (struct vb_qp * qp, struct vb_qp_attr * attr, int mask), (qp, attr, mask))    \
+    X(ibv_destroy_qp, "IBVERBS_1.1", int, (struct vb_qp * qp), (qp))                                                   \
+    X(ibv_create_srq, "IBVERBS_1.1", struct vb_srq *, (struct vb_pd * pd, struct vb_srq_init_attr * attr), (pd, attr)) \
+    X(ibv_destroy_srq, "IBVERBS_1.1", int, (struct vb_srq * srq), (srq))                                               \
+    X(mlx5dv_create_qp, "MLX5_1.3", struct vb_qp *,                                                                    \
+      (struct vb_context * ctx, struct vb_qp_init_attr_ex * attr, void *mlx5_attr), (ctx, attr, mlx5_attr))            \
+    X(mlx5dv_create_cq, "MLX5_1.1", struct vb_cq_ex *,                                                                 \
+      (struct vb_context * ctx, struct vb_cq_init_attr_ex * attr, void *mlx5_attr), (ctx, attr, mlx5_attr))            \
+    X(mlx5dv_open_device, "MLX5_1.7", struct vb_context *, (struct vb_device * dev, void *attr), (dev, attr))          \
+    X(mlx5dv_reg_dmabuf_mr, "MLX5_1.25", struct vb_mr *,                                                               \
+      (struct vb_pd * pd, uint64_t off, size_t len, uint64_t iova, int fd, int access, int mlx5_access),               \
       (pd, off, len, iova, fd, access, mlx5_access))
 
 /* Real-function slots, typed, and their lazy resolution. */
-#define VB_DECL_REAL(name, ver, ret, params, args)                                     \
-    typedef ret(*name##_fn) params;                                                    \
-    static void *real_##name;                                                          \
-    static name##_fn get_##name(void)                                                  \
-    {                                                                                  \
-        void *p = __atomic_load_n(&real_##name, __ATOMIC_ACQUIRE);                     \
-        if (RS_UNLIKELY(!p)) {                                                         \
-            p = rs_dl_real_v(VB_LIB_OF(#name), #name, ver);                            \
-            if (p) __atomic_store_n(&real_##name, p, __ATOMIC_RELEASE);                \
-        }                                                                              \
-        return (name##_fn)p;                                                           \
+#define VB_DECL_REAL(name, ver, ret, params, args)                      \
+    typedef ret(*name##_fn) params;                                     \
+    static void *real_##name;                                           \
+    static name##_fn get_##name(void)                                   \
+    {                                                                   \
+        void *p = __atomic_load_n(&real_##name, __ATOMIC_ACQUIRE);      \
+        if (RS_UNLIKELY(!p)) {                                          \
+            p = rs_dl_real_v(VB_LIB_OF(#name), #name, ver);             \
+            if (p) __atomic_store_n(&real_##name, p, __ATOMIC_RELEASE); \
+        }                                                               \
+        return (name##_fn)p;                                            \
     }
 VB_ENTRIES(VB_DECL_REAL)
 #undef VB_DECL_REAL
@@ -83,37 +80,35 @@ VB_ENTRIES(VB_DECL_REAL)
 #define VB_DECL_WRAP(name, ver, ret, params, args) static ret vbw_##name params;
 VB_ENTRIES(VB_DECL_WRAP)
 #undef VB_DECL_WRAP
-#define VB_ALIAS(name, ver, ret, params, args) \
-    RS_EXPORT ret name params __attribute__((alias("vbw_" #name)));
+#define VB_ALIAS(name, ver, ret, params, args) RS_EXPORT ret name params __attribute__((alias("vbw_" #name)));
 VB_ENTRIES(VB_ALIAS)
 #undef VB_ALIAS
 
-#define FAIL_NOSYS(val)  \
-    do {                 \
-        errno = ENOSYS;  \
-        return val;      \
+#define FAIL_NOSYS(val) \
+    do {                \
+        errno = ENOSYS; \
+        return val;     \
     } while (0)
 
 /* Record when the family is on and this thread is not already inside a wrapper. */
 static inline int rec_begin(void) { return rs_on(RS_FAM_verbs) && rs_guard_enter(); }
 
 /* Teardown calls record {handle, ret}: close_device, dereg_mr and destroy_cq share that layout. */
-#define EMIT_RELEASE(KIND, FIELD, obj, t0, ret)              \
-    do {                                                     \
-        struct rs_ev_##KIND ev_;                             \
-        RS_EV_INIT(&ev_, KIND, t0);                          \
-        ev_.FIELD = (uint64_t)(uintptr_t)(obj);              \
-        ev_.ret = (ret);                                     \
-        ev_.pad = 0;                                         \
-        rs_emit(&ev_.h);                                     \
-        rs_guard_exit();                                     \
+#define EMIT_RELEASE(KIND, FIELD, obj, t0, ret) \
+    do {                                        \
+        struct rs_ev_##KIND ev_;                \
+        RS_EV_INIT(&ev_, KIND, t0);             \
+        ev_.FIELD = (uint64_t)(uintptr_t)(obj); \
+        ev_.ret = (ret);                        \
+        ev_.pad = 0;                            \
+        rs_emit(&ev_.h);                        \
+        rs_guard_exit();                        \
     } while (0)
 
 /* ---- device ---- */
 
 /* A context came into being (ibv_open_device, ibv_import_device): patch it and record it. */
-static void ctx_opened(int rec, struct vb_context *ctx, const struct vb_device *dev, uint64_t t0, int err,
-                       uint32_t how)
+static void ctx_opened(int rec, struct vb_context *ctx, const struct vb_device *dev, uint64_t t0, int err, uint32_t how)
 {
     if (ctx) {
         struct vb_ctx_rec *c = vb_ctx_add(ctx);
@@ -331,8 +326,7 @@ static struct vb_mr *vbw_ibv_reg_mr_iova(struct vb_pd *pd, void *addr, size_t le
     return mr;
 }
 
-static struct vb_mr *vbw_ibv_reg_mr_iova2(struct vb_pd *pd, void *addr, size_t len, uint64_t iova,
-                                          unsigned access)
+static struct vb_mr *vbw_ibv_reg_mr_iova2(struct vb_pd *pd, void *addr, size_t len, uint64_t iova, unsigned access)
 {
     ibv_reg_mr_iova2_fn real = get_ibv_reg_mr_iova2();
     if (!real) FAIL_NOSYS(NULL);
@@ -437,8 +431,7 @@ static int vbw_ibv_dereg_mr(struct vb_mr *mr)
 
 /* ---- CQs ---- */
 
-void vb_cq_created(struct vb_context *ctx, struct vb_cq *cq, int cqe, int ex, uint64_t wc_flags, uint64_t t0,
-                   int err)
+void vb_cq_created(struct vb_context *ctx, struct vb_cq *cq, int cqe, int ex, uint64_t wc_flags, uint64_t t0, int err)
 {
     struct vb_ctx_rec *c = ctx ? vb_ctx_find(ctx) : NULL;
     if (cq && c) {
@@ -508,8 +501,8 @@ static int vbw_ibv_destroy_cq(struct vb_cq *cq)
 
 /* ---- QPs ---- */
 
-void vb_qp_created(struct vb_context *ctx, struct vb_qp *qp, const struct vb_qp_init_attr *a, int ex,
-                   uint64_t t0, int err)
+void vb_qp_created(struct vb_context *ctx, struct vb_qp *qp, const struct vb_qp_init_attr *a, int ex, uint64_t t0,
+                   int err)
 {
     struct vb_ctx_rec *c = ctx ? vb_ctx_find(ctx) : NULL;
     if (qp && c && ex == 2) {
@@ -670,8 +663,7 @@ static struct vb_qp *vbw_mlx5dv_create_qp(struct vb_context *ctx, struct vb_qp_i
     return qp;
 }
 
-static struct vb_cq_ex *vbw_mlx5dv_create_cq(struct vb_context *ctx, struct vb_cq_init_attr_ex *attr,
-                                             void *mlx5_attr)
+static struct vb_cq_ex *vbw_mlx5dv_create_cq(struct vb_context *ctx, struct vb_cq_init_attr_ex *attr, void *mlx5_attr)
 {
     mlx5dv_create_cq_fn real = get_mlx5dv_create_cq();
     if (!real) FAIL_NOSYS(NULL);
@@ -693,7 +685,7 @@ static void vb_tick(void) { vb_flush_empty_all(); }
 __attribute__((constructor)) static void verbs_init(void)
 {
     static const struct rs_dl_redirect tab[] = {
-#define VB_REDIRECT(name, ver, ret, params, args) { #name, ver, (void *)vbw_##name, &real_##name },
+#define VB_REDIRECT(name, ver, ret, params, args) {#name, ver, (void *)vbw_##name, &real_##name},
         VB_ENTRIES(VB_REDIRECT)
 #undef VB_REDIRECT
     };

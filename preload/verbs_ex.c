@@ -73,8 +73,8 @@ typedef struct vb_srq *(*create_srq_ex_fn)(struct vb_context *, struct vb_srq_in
 typedef struct vb_wq *(*create_wq_fn)(struct vb_context *, struct vb_wq_init_attr *);
 typedef int (*destroy_wq_fn)(struct vb_wq *);
 
-void vb_srq_created(struct vb_context *ctx, struct vb_pd *pd, struct vb_srq *srq, uint32_t max_wr, int ext,
-                    uint64_t t0, int err)
+void vb_srq_created(struct vb_context *ctx, struct vb_pd *pd, struct vb_srq *srq, uint32_t max_wr, int ext, uint64_t t0,
+                    int err)
 {
     uint32_t id = srq ? vb_srq_add(srq, 0) : 0;
     if (!rec_begin_ex()) return;
@@ -104,8 +104,8 @@ static struct vb_srq *w_create_srq_ex(struct vb_context *ctx, struct vb_srq_init
     struct vb_srq *srq = ((create_srq_ex_fn)c->create_srq_ex)(ctx, attr);
     int saved = errno;
     if (g) rs_guard_exit();
-    vb_srq_created(ctx, attr && (attr->comp_mask & VB_SRQ_INIT_ATTR_PD) ? attr->pd : NULL, srq,
-                   attr ? attr->max_wr : 0, 1, t0, saved);
+    vb_srq_created(ctx, attr && (attr->comp_mask & VB_SRQ_INIT_ATTR_PD) ? attr->pd : NULL, srq, attr ? attr->max_wr : 0,
+                   1, t0, saved);
     errno = saved;
     return srq;
 }
@@ -170,22 +170,22 @@ static int w_destroy_wq(struct vb_wq *wq)
 }
 
 /* vctx entries wrapped: offset, where the original is kept, the wrapper */
-#define VB_VCTX_ENTRIES(X)                                  \
-    X(VB_VCTX_CREATE_CQ_EX, create_cq_ex, w_create_cq_ex)   \
-    X(VB_VCTX_CREATE_QP_EX, create_qp_ex, w_create_qp_ex)   \
+#define VB_VCTX_ENTRIES(X)                                   \
+    X(VB_VCTX_CREATE_CQ_EX, create_cq_ex, w_create_cq_ex)    \
+    X(VB_VCTX_CREATE_QP_EX, create_qp_ex, w_create_qp_ex)    \
     X(VB_VCTX_CREATE_SRQ_EX, create_srq_ex, w_create_srq_ex) \
-    X(VB_VCTX_CREATE_WQ, create_wq, w_create_wq)            \
+    X(VB_VCTX_CREATE_WQ, create_wq, w_create_wq)             \
     X(VB_VCTX_DESTROY_WQ, destroy_wq, w_destroy_wq)
 
 void vb_patch_vctx(struct vb_ctx_rec *c)
 {
-#define VPATCH(off, f, w)                              \
-    {                                                  \
-        void **s = vctx_slot(c->ctx, off);             \
-        if (s && *s && *s != (void *)w) {              \
-            c->f = *s;                                 \
-            *s = (void *)w;                            \
-        }                                              \
+#define VPATCH(off, f, w)                  \
+    {                                      \
+        void **s = vctx_slot(c->ctx, off); \
+        if (s && *s && *s != (void *)w) {  \
+            c->f = *s;                     \
+            *s = (void *)w;                \
+        }                                  \
     }
     VB_VCTX_ENTRIES(VPATCH)
 #undef VPATCH
@@ -193,10 +193,10 @@ void vb_patch_vctx(struct vb_ctx_rec *c)
 
 void vb_unpatch_vctx(struct vb_ctx_rec *c)
 {
-#define VUNPATCH(off, f, w)                                    \
-    {                                                          \
-        void **s = vctx_slot(c->ctx, off);                     \
-        if (s && *s == (void *)w && c->f) *s = c->f;           \
+#define VUNPATCH(off, f, w)                          \
+    {                                                \
+        void **s = vctx_slot(c->ctx, off);           \
+        if (s && *s == (void *)w && c->f) *s = c->f; \
     }
     VB_VCTX_ENTRIES(VUNPATCH)
 #undef VUNPATCH
@@ -220,8 +220,7 @@ static void push_cur(struct vb_qp_rec *r)
     r->pending[r->npending++] = r->cur;
 }
 
-static void begin_wr(struct vb_qp_rec *r, struct vb_qp_ex *qx, uint32_t op, uint64_t raddr, uint32_t rkey,
-                     uint32_t imm)
+static void begin_wr(struct vb_qp_rec *r, struct vb_qp_ex *qx, uint32_t op, uint64_t raddr, uint32_t rkey, uint32_t imm)
 {
     push_cur(r);
     struct rs_ev_IBV_POST_SEND *e = &r->cur;
@@ -239,9 +238,9 @@ static void begin_wr(struct vb_qp_rec *r, struct vb_qp_ex *qx, uint32_t op, uint
     r->cur_valid = 1;
 }
 
-#define REC_OR_FORWARD(fn, ...)                                    \
-    struct vb_qp_rec *r = qrec(qx);                                \
-    if (RS_UNLIKELY(!r || !r->fn)) return;                         \
+#define REC_OR_FORWARD(fn, ...)            \
+    struct vb_qp_rec *r = qrec(qx);        \
+    if (RS_UNLIKELY(!r || !r->fn)) return; \
     r->fn(qx, ##__VA_ARGS__)
 
 static void w_wr_start(struct vb_qp_ex *qx)
@@ -376,19 +375,24 @@ static void w_wr_set_inline_data_list(struct vb_qp_ex *qx, size_t n, const void 
     if (r->cur_valid) r->cur.send_flags |= VB_SEND_INLINE;
 }
 
-#define VB_WR_FNS(X)                                                                                    \
-    X(wr_atomic_cmp_swp) X(wr_atomic_fetch_add) X(wr_bind_mw) X(wr_local_inv) X(wr_rdma_read)            \
-    X(wr_rdma_write) X(wr_rdma_write_imm) X(wr_send) X(wr_send_imm) X(wr_send_inv) X(wr_send_tso)        \
-    X(wr_set_inline_data) X(wr_set_inline_data_list) X(wr_set_sge) X(wr_set_sge_list) X(wr_start)        \
-    X(wr_complete) X(wr_abort)
+/* clang-format off */
+#define VB_WR_FNS(X)                                                                                                 \
+    X(wr_atomic_cmp_swp)                                                                                             \
+    X(wr_atomic_fetch_add)                                                                                           \
+    X(wr_bind_mw)                                                                                                    \
+    X(wr_local_inv)                                                                                                  \
+    X(wr_rdma_read) X(wr_rdma_write) X(wr_rdma_write_imm) X(wr_send) X(wr_send_imm) X(wr_send_inv) X(wr_send_tso)    \
+        X(wr_set_inline_data) X(wr_set_inline_data_list) X(wr_set_sge) X(wr_set_sge_list) X(wr_start) X(wr_complete) \
+            X(wr_abort)
+/* clang-format on */
 
 void vb_patch_qp_ex(struct vb_qp_rec *r)
 {
     struct vb_qp_ex *qx = (struct vb_qp_ex *)r->qp;
     /* A builder the provider (re)installed since last time becomes the new original. */
-#define PATCH(f)                                          \
-    if (qx->f && qx->f != w_##f) {                        \
-        r->f = qx->f;                                     \
+#define PATCH(f)                                           \
+    if (qx->f && qx->f != w_##f) {                         \
+        r->f = qx->f;                                      \
         __atomic_store_n(&qx->f, w_##f, __ATOMIC_RELEASE); \
     }
     VB_WR_FNS(PATCH)
@@ -410,8 +414,8 @@ static void emit_cq_ex(struct vb_cq_rec *q, struct vb_cq_ex *cq)
     ev.bytes = (q->wc_flags & VB_WC_EX_WITH_BYTE_LEN) && cq->read_byte_len ? cq->read_byte_len(cq) : 0;
     /* without IBV_WC_EX_WITH_QP_NUM, a CQ serving a single QP still tells which QP completed */
     ev.qp_num = (q->wc_flags & VB_WC_EX_WITH_QP_NUM) && cq->read_qp_num ? cq->read_qp_num(cq)
-                : q->qp_single != UINT32_MAX ? q->qp_single
-                                             : 0;
+                : q->qp_single != UINT32_MAX                            ? q->qp_single
+                                                                        : 0;
     ev.src_qp = (q->wc_flags & VB_WC_EX_WITH_SRC_QP) && cq->read_src_qp ? cq->read_src_qp(cq) : 0;
     ev.wc_flags = cq->read_wc_flags ? cq->read_wc_flags(cq) : 0;
     ev.imm = (q->wc_flags & VB_WC_EX_WITH_IMM) && (ev.wc_flags & VB_WC_WITH_IMM) && cq->read_imm_data
@@ -461,12 +465,14 @@ static void w_end_poll(struct vb_cq_ex *cq)
 void vb_patch_cq_ex(struct vb_cq_rec *q)
 {
     struct vb_cq_ex *cq = (struct vb_cq_ex *)q->cq;
-#define PATCH(f)                                          \
-    if (cq->f && cq->f != w_##f) {                        \
-        q->f = cq->f;                                     \
+#define PATCH(f)                                           \
+    if (cq->f && cq->f != w_##f) {                         \
+        q->f = cq->f;                                      \
         __atomic_store_n(&cq->f, w_##f, __ATOMIC_RELEASE); \
     }
-    PATCH(start_poll) PATCH(next_poll) PATCH(end_poll)
+    PATCH(start_poll)
+    PATCH(next_poll)
+    PATCH(end_poll)
 #undef PATCH
     q->ex = 1;
 }

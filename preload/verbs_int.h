@@ -20,42 +20,42 @@
 /* One opened context: the provider's originals, saved before patching. */
 struct vb_ctx_rec {
     struct vb_context *ctx;
-    uint32_t id;                       /* 1..VB_MAX_CTX: small id used in MR keys */
-    uint32_t dev_str;                  /* interned device name */
+    uint32_t id;      /* 1..VB_MAX_CTX: small id used in MR keys */
+    uint32_t dev_str; /* interned device name */
     vb_post_send_fn post_send;
     vb_post_recv_fn post_recv;
     vb_post_srq_recv_fn post_srq_recv;
     vb_poll_cq_fn poll_cq;
     vb_req_notify_fn req_notify_cq;
-    void *create_cq_ex;                /* NULL when absent or not patched */
+    void *create_cq_ex; /* NULL when absent or not patched */
     void *create_qp_ex;
     void *create_srq_ex, *create_wq, *destroy_wq;
-} __attribute__((aligned(64)));   /* the data path's fields (ctx, id, the five entries) share one line */
+} __attribute__((aligned(64))); /* the data path's fields (ctx, id, the five entries) share one line */
 
 /* One CQ: empty-poll accounting (written by the polling thread, read by the tick) and, for a cq_ex, the
  * provider's poll entries. Several threads polling one CQ may lose counts (no atomic RMW on the hot path).
  * The first line holds everything an empty poll touches: the context and the provider's poll_cq are copies
  * of c->ctx and c->poll_cq (vb_cq_bind), so that the check and the call need no load through c. */
 struct vb_cq_rec {
-    struct vb_context *ctx;            /* c->ctx while bound; NULL = stale (its context was closed) */
-    vb_poll_cq_fn poll_cq;             /* c->poll_cq */
-    uint64_t empty;                    /* empty polls so far */
-    uint64_t run_start;                /* start of the current run of empty polls; 0 = none */
-    uint64_t run_first;                /* value of `empty` at the run's first poll */
-    uint64_t empty_ns;                 /* time in finished runs of empty polls */
+    struct vb_context *ctx; /* c->ctx while bound; NULL = stale (its context was closed) */
+    vb_poll_cq_fn poll_cq;  /* c->poll_cq */
+    uint64_t empty;         /* empty polls so far */
+    uint64_t run_start;     /* start of the current run of empty polls; 0 = none */
+    uint64_t run_first;     /* value of `empty` at the run's first poll */
+    uint64_t empty_ns;      /* time in finished runs of empty polls */
     struct vb_cq *cq;
     struct vb_ctx_rec *c;
     /* cold: the tick's and the control path's */
     uint64_t emitted_empty, emitted_ns, emitted_ts; /* what the last POLL_EMPTY covered */
-    int flushing;                      /* the tick thread and destroy_cq both flush: one at a time */
+    int flushing;                                   /* the tick thread and destroy_cq both flush: one at a time */
     int ex;
-    uint64_t wc_flags;                 /* cq_ex: which read_* are valid */
-    uint32_t qp_single;                /* the one QP using this CQ (0 none yet, UINT32_MAX several): the
+    uint64_t wc_flags;  /* cq_ex: which read_* are valid */
+    uint32_t qp_single; /* the one QP using this CQ (0 none yet, UINT32_MAX several): the
                                         * qp_num of cq_ex completions created without IBV_WC_EX_WITH_QP_NUM */
     int (*start_poll)(struct vb_cq_ex *, void *);
     int (*next_poll)(struct vb_cq_ex *);
     void (*end_poll)(struct vb_cq_ex *);
-    uint64_t batch_ts;                 /* cq_ex: poll time of the current start_poll batch */
+    uint64_t batch_ts; /* cq_ex: poll time of the current start_poll batch */
 } __attribute__((aligned(64)));
 
 /* One post being built with the ibv_wr_* API, emitted at wr_complete. */
@@ -63,7 +63,7 @@ struct vb_cq_rec {
 struct vb_qp_rec {
     struct vb_qp *qp;
     struct vb_ctx_rec *c;
-    int ex;                            /* qp_ex builders patched */
+    int ex; /* qp_ex builders patched */
     /* the provider's builders */
     void (*wr_atomic_cmp_swp)(struct vb_qp_ex *, uint32_t, uint64_t, uint64_t, uint64_t);
     void (*wr_atomic_fetch_add)(struct vb_qp_ex *, uint32_t, uint64_t, uint64_t);
@@ -93,9 +93,9 @@ struct vb_qp_rec {
 /* Tables (verbs_tables.c): the find functions never lock (inline below: they are the hot path); add and
  * del take the control-path mutex. */
 #define VB_MAX_CTX 64
-#define VB_MAX_CQ 4096
-#define VB_MAX_QP 4096
-#define VB_TOMB ((uintptr_t)1)
+#define VB_MAX_CQ  4096
+#define VB_MAX_QP  4096
+#define VB_TOMB    ((uintptr_t)1)
 static inline struct vb_ctx_rec *vb_ctx_find(const struct vb_context *ctx);
 struct vb_ctx_rec *vb_ctx_add(struct vb_context *ctx); /* NULL when full */
 void vb_ctx_del(struct vb_context *ctx);
@@ -111,9 +111,9 @@ static inline struct vb_qp_rec *vb_qp_find(const struct vb_qp *qp);
 struct vb_qp_rec *vb_qp_add(struct vb_qp *qp, struct vb_ctx_rec *c);
 void vb_qp_del(struct vb_qp *qp);
 /* SRQs: pointer -> id (what IBV_POST_RECV.srq carries); WQs: pointer -> the provider's post_recv. */
-#define VB_MAX_SRQ 1024
-#define VB_MAX_WQ 1024
-#define VB_SRQ_UNKNOWN 1u                /* an SRQ not seen created; ids of tracked ones start at 2 */
+#define VB_MAX_SRQ     1024
+#define VB_MAX_WQ      1024
+#define VB_SRQ_UNKNOWN 1u /* an SRQ not seen created; ids of tracked ones start at 2 */
 struct vb_wq_rec {
     struct vb_wq *wq;
     struct vb_ctx_rec *c;
@@ -128,7 +128,7 @@ void vb_wq_del(struct vb_wq *wq);
 static inline struct vb_wq_rec *vb_wq_find(const struct vb_wq *wq);
 /* Emit POLL_EMPTY for counters that moved (all CQs, or one before its destruction). */
 void vb_flush_empty_all(void);
-void vb_empty_fork_child(void);   /* atfork child: the parent's pending empty-poll counts are not ours */
+void vb_empty_fork_child(void); /* atfork child: the parent's pending empty-poll counts are not ours */
 void vb_flush_empty(struct vb_cq_rec *q, uint64_t now);
 
 /* Memory (verbs_mr.c). */
@@ -140,8 +140,8 @@ static inline uint8_t vb_mr_kind(const struct vb_ctx_rec *c, uint32_t lkey); /* 
 uint8_t vb_classify(uint64_t addr, uint64_t len, int *cuda_dev);
 
 /* Data path (verbs_ops.c). */
-void vb_patch_ops(struct vb_ctx_rec *c);      /* saves originals into c, installs wrappers */
-void vb_unpatch_ops(struct vb_ctx_rec *c);    /* restores them (close_device) */
+void vb_patch_ops(struct vb_ctx_rec *c);   /* saves originals into c, installs wrappers */
+void vb_unpatch_ops(struct vb_ctx_rec *c); /* restores them (close_device) */
 int vb_w_wq_post_recv(struct vb_wq *wq, struct vb_recv_wr *wr, struct vb_recv_wr **bad); /* a WQ's post_recv */
 static inline uint8_t vb_sge_kind(const struct vb_ctx_rec *c, const struct vb_sge *sg, int n, uint64_t *bytes);
 static inline void vb_count_empty(struct vb_cq_rec *q);
@@ -150,15 +150,14 @@ static inline void vb_end_empty_run(struct vb_cq_rec *q, uint64_t now);
 /* Extended API (verbs_ex.c). */
 void vb_patch_vctx(struct vb_ctx_rec *c);
 void vb_unpatch_vctx(struct vb_ctx_rec *c);
-void vb_patch_qp_ex(struct vb_qp_rec *r);     /* (re)installs wr_* wrappers, keeping new originals */
+void vb_patch_qp_ex(struct vb_qp_rec *r); /* (re)installs wr_* wrappers, keeping new originals */
 void vb_patch_cq_ex(struct vb_cq_rec *q);
 /* Bookkeeping shared by ibv_create_qp and create_qp_ex / ibv_create_cq and create_cq_ex. */
-void vb_qp_created(struct vb_context *ctx, struct vb_qp *qp, const struct vb_qp_init_attr *a, int ex,
-                   uint64_t t0, int err);
-void vb_srq_created(struct vb_context *ctx, struct vb_pd *pd, struct vb_srq *srq, uint32_t max_wr, int ext,
-                    uint64_t t0, int err);
-void vb_cq_created(struct vb_context *ctx, struct vb_cq *cq, int cqe, int ex, uint64_t wc_flags, uint64_t t0,
+void vb_qp_created(struct vb_context *ctx, struct vb_qp *qp, const struct vb_qp_init_attr *a, int ex, uint64_t t0,
                    int err);
+void vb_srq_created(struct vb_context *ctx, struct vb_pd *pd, struct vb_srq *srq, uint32_t max_wr, int ext, uint64_t t0,
+                    int err);
+void vb_cq_created(struct vb_context *ctx, struct vb_cq *cq, int cqe, int ex, uint64_t wc_flags, uint64_t t0, int err);
 
 /* Objects are heap blocks of >= 64 bytes: dropping the low bits and folding in the page number spreads
  * them well enough for linear probing, for a fraction of a multiplicative hash's cost. */
@@ -244,10 +243,10 @@ static inline struct vb_wq_rec *vb_wq_find(const struct vb_wq *wq)
 }
 
 /* MR table: one 64-bit word per slot [ctx id:24 | kind:8 | lkey:32] (see verbs_mr.c). */
-#define VB_MR_SLOTS (1u << 16)
-#define VB_MR_PROBES 64
+#define VB_MR_SLOTS      (1u << 16)
+#define VB_MR_PROBES     64
 #define VB_MR_KIND_SHIFT 32
-#define VB_MR_CTX_SHIFT 40
+#define VB_MR_CTX_SHIFT  40
 extern VB_HIDDEN uint64_t vb_mr_tab[VB_MR_SLOTS];
 static inline uint32_t vb_mr_hash(uint32_t id, uint32_t lkey)
 {
@@ -260,7 +259,7 @@ static inline uint64_t vb_mr_key(uint32_t id, uint32_t lkey) { return ((uint64_t
  * vb_mr_gen moves with every change to the table, so an entry is only used while nothing was added,
  * removed or purged since it was filled. */
 struct vb_mr_cache {
-    uint64_t key;                      /* vb_mr_key(); 0 never matches (context ids start at 1) */
+    uint64_t key; /* vb_mr_key(); 0 never matches (context ids start at 1) */
     uint32_t gen;
     uint8_t kind;
 };
@@ -296,7 +295,7 @@ static inline uint8_t vb_sge_kind(const struct vb_ctx_rec *c, const struct vb_sg
 /* Fields are read and written with relaxed atomics: several threads may poll one CQ, and a lost increment
  * between them is acceptable (counts are statistics) where a lock or an RMW on every empty poll is not.
  * On x86 these are plain loads and stores. */
-#define VB_LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define VB_LD(x)    __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define VB_ST(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 /* The first empty poll of a run: out of line, so that the clock read's frame is not the empty path's. */
 __attribute__((noinline, cold)) void vb_run_begin(struct vb_cq_rec *q, uint64_t e);
@@ -311,8 +310,7 @@ static inline void vb_end_empty_run(struct vb_cq_rec *q, uint64_t now)
 {
     uint64_t rs = VB_LD(q->run_start);
     if (rs) {
-        if (VB_LD(q->empty) > VB_LD(q->run_first) && now > rs)
-            VB_ST(q->empty_ns, VB_LD(q->empty_ns) + (now - rs));
+        if (VB_LD(q->empty) > VB_LD(q->run_first) && now > rs) VB_ST(q->empty_ns, VB_LD(q->empty_ns) + (now - rs));
         VB_ST(q->run_start, 0);
     }
 }

@@ -16,13 +16,13 @@
 #include "preload/dl.h"
 #include "preload/verbs_int.h"
 
-#define MR_SLOTS VB_MR_SLOTS
-#define MR_PROBES VB_MR_PROBES
-#define MR_TOMB (~0ull)
+#define MR_SLOTS      VB_MR_SLOTS
+#define MR_PROBES     VB_MR_PROBES
+#define MR_TOMB       (~0ull)
 #define MR_KIND_SHIFT VB_MR_KIND_SHIFT
-#define mr_hash vb_mr_hash
-#define mr_key vb_mr_key
-#define mr_tab vb_mr_tab
+#define mr_hash       vb_mr_hash
+#define mr_key        vb_mr_key
+#define mr_tab        vb_mr_tab
 
 uint64_t vb_mr_tab[VB_MR_SLOTS];
 static pthread_mutex_t mr_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -19,11 +19,11 @@
 static inline uint32_t be32(uint32_t x) { return __builtin_bswap32(x); }
 
 /* Opcode classes as bit masks (a switch compiles to an indirect jump on the hot path). */
-#define OPB(op) (1u << (op))
-#define OPS_RDMA (OPB(VB_WR_RDMA_WRITE) | OPB(VB_WR_RDMA_WRITE_WITH_IMM) | OPB(VB_WR_RDMA_READ))
+#define OPB(op)    (1u << (op))
+#define OPS_RDMA   (OPB(VB_WR_RDMA_WRITE) | OPB(VB_WR_RDMA_WRITE_WITH_IMM) | OPB(VB_WR_RDMA_READ))
 #define OPS_ATOMIC (OPB(VB_WR_ATOMIC_CMP_AND_SWP) | OPB(VB_WR_ATOMIC_FETCH_AND_ADD))
-#define OPS_IMM (OPB(VB_WR_RDMA_WRITE_WITH_IMM) | OPB(VB_WR_SEND_WITH_IMM))   /* big-endian immediate */
-#define OPS_INV (OPB(VB_WR_SEND_WITH_INV) | OPB(VB_WR_LOCAL_INV))             /* invalidate_rkey, host order */
+#define OPS_IMM    (OPB(VB_WR_RDMA_WRITE_WITH_IMM) | OPB(VB_WR_SEND_WITH_IMM)) /* big-endian immediate */
+#define OPS_INV    (OPB(VB_WR_SEND_WITH_INV) | OPB(VB_WR_LOCAL_INV))           /* invalidate_rkey, host order */
 _Static_assert(offsetof(struct vb_send_wr, wr.rdma.remote_addr) == offsetof(struct vb_send_wr, wr.atomic.remote_addr),
                "rdma and atomic remote_addr share their offset");
 
@@ -33,7 +33,7 @@ _Static_assert(offsetof(struct vb_send_wr, wr.rdma.remote_addr) == offsetof(stru
  * that starts at field f; the static asserts check that f and the next field share it. */
 typedef uint64_t vb_word __attribute__((may_alias));
 #define EV_W(ev, f) (*(vb_word *)&(ev)->f)
-#define EV_PAIR(T, f, g)                                                                              \
+#define EV_PAIR(T, f, g)                                                                                 \
     _Static_assert(offsetof(struct T, f) % 8 == 0 && offsetof(struct T, g) == offsetof(struct T, f) + 4, \
                    #T ": " #f " and " #g " share a word")
 static inline uint64_t pk(uint32_t lo, uint32_t hi) { return (uint64_t)hi << 32 | lo; }
@@ -50,19 +50,19 @@ EV_PAIR(rs_ev_IBV_POST_RECV, qp_num, srq);
 EV_PAIR(rs_ev_IBV_POST_RECV, num_sge, mem);
 EV_PAIR(rs_ev_IBV_POST_RECV, ret, pad);
 _Static_assert(offsetof(struct rs_ev_hdr, kind) == 8 && offsetof(struct rs_ev_hdr, size) == 10 &&
-               offsetof(struct rs_ev_hdr, aux) == 12, "header word 1: kind, size, aux");
+                   offsetof(struct rs_ev_hdr, aux) == 12,
+               "header word 1: kind, size, aux");
 /* The header: ts, then kind | size | aux as one word. */
-#define EV_HDR(ev, KIND, tsv, auxv)                                                              \
-    do {                                                                                         \
-        (ev)->h.ts = (tsv);                                                                      \
+#define EV_HDR(ev, KIND, tsv, auxv)                                                                             \
+    do {                                                                                                        \
+        (ev)->h.ts = (tsv);                                                                                     \
         EV_W(ev, h.kind) = RS_EV_##KIND | (uint64_t)sizeof(struct rs_ev_##KIND) << 16 | (uint64_t)(auxv) << 32; \
     } while (0)
 
 /* The words of a post event after the header, from the WR and its SGE summary. */
 static inline __attribute__((always_inline)) void fill_send_words(struct rs_ev_IBV_POST_SEND *ev, uint32_t qpn,
-                                                                  const struct vb_send_wr *wr, int ret,
-                                                                  uint64_t bytes, uint64_t laddr, uint32_t nsge,
-                                                                  uint32_t mem)
+                                                                  const struct vb_send_wr *wr, int ret, uint64_t bytes,
+                                                                  uint64_t laddr, uint32_t nsge, uint32_t mem)
 {
     uint32_t op = wr->opcode;
     uint32_t bit = op < 32 ? OPB(op) : 0;
@@ -112,15 +112,13 @@ static inline __attribute__((always_inline)) void fill_send(struct rs_ev_IBV_POS
     const struct vb_sge *sg = wr->sg_list;
     if (RS_LIKELY(wr->num_sge == 1 && sg && !(wr->send_flags & VB_SEND_INLINE)))
         fill_send_words(ev, qpn, wr, ret, sg->length, sg->addr, 1, vb_mr_kind(c, sg->lkey));
-    else
-        fill_send_slow(ev, c, qpn, wr, ret);
+    else fill_send_slow(ev, c, qpn, wr, ret);
 }
 
 /* WRs of a call the provider refused at least partly: 0 before *bad_wr, its return value from there on
  * (no bad_wr at all: none counted as posted). */
-static __attribute__((noinline)) void emit_sends_failed(const struct vb_ctx_rec *c, uint32_t qpn, uint64_t t0,
-                                                        int ret, const struct vb_send_wr *wr,
-                                                        const struct vb_send_wr *badw)
+static __attribute__((noinline)) void emit_sends_failed(const struct vb_ctx_rec *c, uint32_t qpn, uint64_t t0, int ret,
+                                                        const struct vb_send_wr *wr, const struct vb_send_wr *badw)
 {
     int verdict = badw ? 0 : ret;
     struct rs_ev_IBV_POST_SEND ev;
@@ -133,8 +131,8 @@ static __attribute__((noinline)) void emit_sends_failed(const struct vb_ctx_rec 
 }
 
 /* A list of WRs (or none): one clock read for the call, events filled after the provider has seen the list. */
-static __attribute__((noinline)) int post_send_list(const struct vb_ctx_rec *c, struct vb_qp *qp,
-                                                    struct vb_send_wr *wr, struct vb_send_wr **bad)
+static __attribute__((noinline)) int post_send_list(const struct vb_ctx_rec *c, struct vb_qp *qp, struct vb_send_wr *wr,
+                                                    struct vb_send_wr **bad)
 {
     uint64_t t0 = rs_now();
     int ret = c->post_send(qp, wr, bad);
@@ -154,11 +152,10 @@ static __attribute__((noinline)) int post_send_list(const struct vb_ctx_rec *c, 
 /* A single WR failed: its verdict is the return value unless *bad_wr names another WR (then the provider
  * says this one was posted), as emit_sends_failed decides for lists. */
 static __attribute__((noinline, cold)) int post_send_failed1(struct rs_ev_IBV_POST_SEND *ev, int ret,
-                                                              const struct vb_send_wr *wr,
-                                                              struct vb_send_wr **bad)
+                                                             const struct vb_send_wr *wr, struct vb_send_wr **bad)
 {
     const struct vb_send_wr *badw = bad ? *bad : NULL;
-    ev->ret = !badw || badw == wr ? ret : 0;   /* (a split word: a stall on this cold path only) */
+    ev->ret = !badw || badw == wr ? ret : 0; /* (a split word: a stall on this cold path only) */
     rs_emit(&ev->h);
     return ret;
 }
@@ -174,7 +171,7 @@ static int w_post_send(struct vb_qp *qp, struct vb_send_wr *wr, struct vb_send_w
     if (RS_UNLIKELY(!wr || wr->next)) return post_send_list(c, qp, wr, bad);
     struct rs_ev_IBV_POST_SEND ev;
     EV_HDR(&ev, IBV_POST_SEND, rs_now(), 0);
-    fill_send(&ev, c, qp->qp_num, wr, 0);   /* ret 0 unless the provider refuses it */
+    fill_send(&ev, c, qp->qp_num, wr, 0); /* ret 0 unless the provider refuses it */
     int ret = c->post_send(qp, wr, bad);
     if (RS_UNLIKELY(ret)) return post_send_failed1(&ev, ret, wr, bad);
     rs_emit(&ev.h);
@@ -253,8 +250,7 @@ static inline __attribute__((always_inline)) void fill_wc(struct rs_ev_IBV_WC *e
 
 /* Completions found: stamp them all with one clock read and record them (out of line, so that the
  * empty-poll path needs no stack frame for the event). */
-static __attribute__((noinline)) int poll_record(struct vb_cq *cq, struct vb_cq_rec *q, int ret,
-                                                 const struct vb_wc *wc)
+static __attribute__((noinline)) int poll_record(struct vb_cq *cq, struct vb_cq_rec *q, int ret, const struct vb_wc *wc)
 {
     /* (cq is q->cq for a bound record; poll_unknown may pass a record still being bound, or none) */
     uint64_t now = rs_now();
@@ -363,10 +359,10 @@ static int w_req_notify_cq(struct vb_cq *cq, int solicited)
 void vb_patch_ops(struct vb_ctx_rec *c)
 {
     struct vb_context_ops *o = &c->ctx->ops;
-#define SAVE(f)                                             \
-    if (o->f && o->f != w_##f) {                            \
-        c->f = o->f;                                        \
-        __atomic_store_n(&o->f, w_##f, __ATOMIC_RELEASE);   \
+#define SAVE(f)                                           \
+    if (o->f && o->f != w_##f) {                          \
+        c->f = o->f;                                      \
+        __atomic_store_n(&o->f, w_##f, __ATOMIC_RELEASE); \
     }
     VB_OPS(SAVE)
 #undef SAVE

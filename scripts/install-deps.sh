@@ -4,7 +4,7 @@
 set -eu
 # Needed to build and run the test suite.
 PKGS="build-essential pkg-config libzstd-dev zstd libibverbs-dev ibverbs-utils libunwind-dev
-      protobuf-compiler python3 perl clang time util-linux jq"
+      protobuf-compiler python3 perl clang clang-format-14 time util-linux jq"
 # Used by some tests, which skip with the reason when a package is missing: chromium (the HTML report in a
 # browser), strace (the no-sockets check), libclang-rt-14-dev (libFuzzer's runtime, `make fuzz`).
 OPTIONAL="chromium strace libclang-rt-14-dev"

@@ -27,15 +27,15 @@
 
 struct rs_clock rs_clk;
 
-static int use_tsc;                  /* chosen at start: the TSC is (to be) the source */
+static int use_tsc; /* chosen at start: the TSC is (to be) the source */
 static struct rs_clock_stats stats;
 
-#define CAL_FIRST_NS 20000000ull     /* watch this long before the first record */
-#define CAL_EVERY_NS 100000000ull    /* then publish a record this often */
-#define CAL_SLEW_NS 1000000000ull    /* work the error off over this long */
-#define CAL_BASE_NS 4000000000ull    /* rate measured over 4-8 s */
-#define CAL_AHEAD_NS 2000000ull      /* a slower record crosses the old one this far ahead */
-#define CAL_GIVEUP_NS 10000000ll     /* this far off: the TSC is not usable */
+#define CAL_FIRST_NS  20000000ull   /* watch this long before the first record */
+#define CAL_EVERY_NS  100000000ull  /* then publish a record this often */
+#define CAL_SLEW_NS   1000000000ull /* work the error off over this long */
+#define CAL_BASE_NS   4000000000ull /* rate measured over 4-8 s */
+#define CAL_AHEAD_NS  2000000ull    /* a slower record crosses the old one this far ahead */
+#define CAL_GIVEUP_NS 10000000ll    /* this far off: the TSC is not usable */
 
 static uint64_t vdso_ns(void)
 {
@@ -75,7 +75,10 @@ static void sample(uint64_t *tsc, uint64_t *ns, uint64_t *win)
     *win = best;
 }
 
-static uint64_t ticks_to_ns(uint64_t ticks, uint64_t mult) { return (uint64_t)(((unsigned __int128)ticks * mult) >> 32); }
+static uint64_t ticks_to_ns(uint64_t ticks, uint64_t mult)
+{
+    return (uint64_t)(((unsigned __int128)ticks * mult) >> 32);
+}
 static uint64_t ns_to_ticks(uint64_t ns, uint64_t mult) { return (uint64_t)(((unsigned __int128)ns << 32) / mult); }
 
 /* The published record's value at tsc (what rs_now would return). */
@@ -94,7 +97,7 @@ static void publish(uint64_t base_tsc, uint64_t base_ns, uint64_t mult)
     __atomic_store_n(&c->base_tsc, base_tsc, __ATOMIC_RELEASE);
     __atomic_store_n(&c->base_ns, base_ns, __ATOMIC_RELEASE);
     __atomic_store_n(&rs_clk.seq, s + 1, __ATOMIC_RELEASE);
-    __atomic_store_n(&stats.records, stats.records + 1, __ATOMIC_RELAXED);   /* read by rs_clock_get_stats */
+    __atomic_store_n(&stats.records, stats.records + 1, __ATOMIC_RELAXED); /* read by rs_clock_get_stats */
 }
 
 /* /proc/cpuinfo's first "flags" line has both words (the TSC neither changes rate nor stops). */
@@ -138,10 +141,18 @@ static void read_costs(double *tsc_ns, double *vdso_ns_out)
         v[r] = c - b;
     }
     (void)sink;
-    for (int i = 0; i < 5; i++)   /* 5 elements: sort, take the middle */
+    for (int i = 0; i < 5; i++) /* 5 elements: sort, take the middle */
         for (int j = i + 1; j < 5; j++) {
-            if (t[j] < t[i]) { uint64_t x = t[i]; t[i] = t[j]; t[j] = x; }
-            if (v[j] < v[i]) { uint64_t x = v[i]; v[i] = v[j]; v[j] = x; }
+            if (t[j] < t[i]) {
+                uint64_t x = t[i];
+                t[i] = t[j];
+                t[j] = x;
+            }
+            if (v[j] < v[i]) {
+                uint64_t x = v[i];
+                v[i] = v[j];
+                v[j] = x;
+            }
         }
     *tsc_ns = (double)t[2] / 64;
     *vdso_ns_out = (double)v[2] / 64;
@@ -167,7 +178,7 @@ void rs_clock_init(void)
     read_costs(&t, &v);
     stats.tsc_read_ns = t;
     stats.vdso_read_ns = v;
-    use_tsc = t < 0.8 * v;   /* a trapped or slow rdtsc (some VMs) is not worth it */
+    use_tsc = t < 0.8 * v; /* a trapped or slow rdtsc (some VMs) is not worth it */
 #else
     if (rs_cfg.clock == RS_CLOCK_TSC) rs_warn("RAILSCOPE_CLOCK=tsc: no TSC on this architecture; using monotonic");
 #endif
@@ -186,12 +197,12 @@ void rs_clock_tick(void)
     uint64_t tsc = 0, ns = 0, win = 0;
     sample(&tsc, &ns, &win);
     last_ns = ns;
-    if (!a_ns) {   /* first sample: start watching */
+    if (!a_ns) { /* first sample: start watching */
         a_tsc = b_tsc = tsc;
         a_ns = b_ns = ns;
         return;
     }
-    if (tsc <= a_tsc || ns <= a_ns) return;   /* cannot happen with an invariant TSC; wait for sense */
+    if (tsc <= a_tsc || ns <= a_ns) return; /* cannot happen with an invariant TSC; wait for sense */
     /* The TSC's rate in ns per tick (<< 32), over the older anchor (4-8 s back once warmed up). */
     uint64_t rate = (uint64_t)(((unsigned __int128)(ns - a_ns) << 32) / (tsc - a_tsc));
     if (!rate) return;
@@ -206,11 +217,11 @@ void rs_clock_tick(void)
         /* vDSO -> TSC: cross it 2 ms ahead, biased up by the pair's uncertainty (see the top). */
         uint64_t ahead = ns_to_ticks(CAL_AHEAD_NS, rate);
         uint64_t base_ns = ns + ticks_to_ns(ahead, rate) + win_ns + 2;
-        if (tsc_ordered() - tsc > ahead / 2) return;   /* preempted since the sample: next time */
+        if (tsc_ordered() - tsc > ahead / 2) return; /* preempted since the sample: next time */
         publish(tsc + ahead, base_ns, rate);
         return;
     }
-    int64_t err = (int64_t)(conv(&cur, tsc) - ns);   /* > 0: we are ahead of clock_gettime */
+    int64_t err = (int64_t)(conv(&cur, tsc) - ns); /* > 0: we are ahead of clock_gettime */
     uint64_t aerr = (uint64_t)(err < 0 ? -err : err);
     if (aerr > stats.max_err_ns) __atomic_store_n(&stats.max_err_ns, aerr, __ATOMIC_RELAXED);
     __atomic_store_n(&stats.last_err_ns, err, __ATOMIC_RELAXED);
@@ -229,7 +240,7 @@ void rs_clock_tick(void)
     } else {
         uint64_t ahead = ns_to_ticks(CAL_AHEAD_NS, cur.mult);
         uint64_t base = tsc + ahead, base_ns = conv(&cur, base);
-        if (tsc_ordered() - tsc > ahead / 2) return;   /* too late to publish safely: next time */
+        if (tsc_ordered() - tsc > ahead / 2) return; /* too late to publish safely: next time */
         publish(base, base_ns, mult);
     }
 #endif
@@ -243,7 +254,7 @@ void rs_clock_get_stats(struct rs_clock_stats *st)
         .records = __atomic_load_n(&stats.records, __ATOMIC_RELAXED),
         .max_err_ns = __atomic_load_n(&stats.max_err_ns, __ATOMIC_RELAXED),
         .last_err_ns = __atomic_load_n(&stats.last_err_ns, __ATOMIC_RELAXED),
-        .tsc_read_ns = stats.tsc_read_ns,   /* set at start, before any thread */
+        .tsc_read_ns = stats.tsc_read_ns, /* set at start, before any thread */
         .vdso_read_ns = stats.vdso_read_ns,
     };
 }

@@ -12,12 +12,12 @@
 
 struct rs_config rs_cfg;
 
-#define RS_DEFAULT_OUT "railscope-out"
-#define RS_DEFAULT_FLUSH_MS 500
+#define RS_DEFAULT_OUT        "railscope-out"
+#define RS_DEFAULT_FLUSH_MS   500
 /* 4 MiB: at 10 M 80-byte events/s a ring holds 5 ms, beyond the multi-millisecond scheduling delays of a
  * small VM's writer thread (2 MiB dropped in 1 of 16 paced runs at 10 M/s on the 2-core dev VM, 4 MiB
  * in none: bench/core/RESULTS.md). Virtual memory, touched only as far as the thread writes. */
-#define RS_DEFAULT_BUFFER_KB 4096
+#define RS_DEFAULT_BUFFER_KB  4096
 #define RS_DEFAULT_ZSTD_LEVEL 1
 
 static long parse_long(const char *name, const char *v, long lo, long hi, long def)
@@ -71,7 +71,7 @@ static unsigned parse_events(const char *v)
         }
         p = e;
     }
-    if (first) mask = all;   /* empty string = default */
+    if (first) mask = all; /* empty string = default */
     return mask | (1u << RS_FAM_core);
 }
 
@@ -80,7 +80,7 @@ int rs_config_load(void)
     const char *v;
     memset(&rs_cfg, 0, sizeof rs_cfg);
     rs_cfg.log_level = RS_LOG_WARN;
-    rs_cfg.buffer_bytes = (size_t)RS_DEFAULT_BUFFER_KB * 1024;   /* warnings below already record events */
+    rs_cfg.buffer_bytes = (size_t)RS_DEFAULT_BUFFER_KB * 1024; /* warnings below already record events */
     if ((v = getenv("RAILSCOPE_LOG")) && *v) {
         if (!strcmp(v, "quiet")) rs_cfg.log_level = RS_LOG_QUIET;
         else if (!strcmp(v, "warn")) rs_cfg.log_level = RS_LOG_WARN;
@@ -116,7 +116,7 @@ int rs_config_load(void)
     if ((v = getenv("RAILSCOPE_BUFFER_KB")) && *v)
         kb = parse_long("RAILSCOPE_BUFFER_KB", v, 64, 1024 * 1024, RS_DEFAULT_BUFFER_KB);
     size_t bytes = 64 * 1024;
-    while (bytes < (size_t)kb * 1024) bytes *= 2;   /* rounded up to a power of two */
+    while (bytes < (size_t)kb * 1024) bytes *= 2; /* rounded up to a power of two */
     rs_cfg.buffer_bytes = bytes;
 
     if ((v = getenv("RAILSCOPE_POLICY")) && *v) {

@@ -230,7 +230,7 @@ static bool emit_slow_body(const struct rs_ev_hdr *pre, const struct rs_ev_hdr *
         }
     }
     uint32_t n = h->size, pn = pre ? (uint32_t)sizeof *pre : 0;
-    if (RS_UNLIKELY((n & 7) | (n < sizeof *h) | (n > r->size / 4))) {   /* malformed or oversized: counted */
+    if (RS_UNLIKELY((n & 7) | (n < sizeof *h) | (n > r->size / 4))) { /* malformed or oversized: counted */
         ring_drop(r, n);
         return false;
     }
@@ -261,7 +261,7 @@ static bool emit_slow_body(const struct rs_ev_hdr *pre, const struct rs_ev_hdr *
 static inline void prefetch_w(const void *p)
 {
 #if defined(__x86_64__)
-    __asm__ volatile("prefetchw (%0)" ::"r"(p));   /* not __builtin_prefetch: that is prefetcht0 without -mprfchw */
+    __asm__ volatile("prefetchw (%0)" ::"r"(p)); /* not __builtin_prefetch: that is prefetcht0 without -mprfchw */
 #else
     __builtin_prefetch(p, 1, 3);
 #endif

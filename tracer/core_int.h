@@ -25,17 +25,17 @@
 enum rs_log_level { RS_LOG_QUIET = 0, RS_LOG_WARN = 1, RS_LOG_INFO = 2, RS_LOG_DEBUG = 3 };
 
 struct rs_config {
-    char outdir[PATH_MAX];      /* absolute */
-    unsigned mask;              /* enabled families */
-    char events[256];           /* as configured, for the header */
+    char outdir[PATH_MAX]; /* absolute */
+    unsigned mask;         /* enabled families */
+    char events[256];      /* as configured, for the header */
     unsigned flush_ms;
-    size_t buffer_bytes;        /* per-thread ring, power of two */
+    size_t buffer_bytes; /* per-thread ring, power of two */
     int policy_block;
     int log_level;
     int zstd_level;
     int zstd_threads;
-    int zstd_threads_set;       /* given in the environment (else auto: no warning when unsupported) */
-    int clock;                  /* RS_CLOCK_* */
+    int zstd_threads_set; /* given in the environment (else auto: no warning when unsupported) */
+    int clock;            /* RS_CLOCK_* */
 };
 enum { RS_CLOCK_AUTO = 0, RS_CLOCK_TSC, RS_CLOCK_MONOTONIC };
 extern struct rs_config rs_cfg;
@@ -48,31 +48,31 @@ enum { RS_RING_FREE = 0, RS_RING_CLAIMED = 1, RS_RING_ALIVE = 2, RS_RING_EXITED 
 
 struct rs_ring {
     /* producer side */
-    _Alignas(RS_CACHELINE) _Atomic uint64_t head;   /* bytes ever written */
-    uint64_t limit;                                  /* head may reach this without reading tail (<= tail + size) */
-    uint64_t next_wake;                              /* past half full: wake the writer again from here */
-    _Atomic uint64_t drop_events, drop_bytes;        /* written by the producer only */
+    _Alignas(RS_CACHELINE) _Atomic uint64_t head; /* bytes ever written */
+    uint64_t limit;                               /* head may reach this without reading tail (<= tail + size) */
+    uint64_t next_wake;                           /* past half full: wake the writer again from here */
+    _Atomic uint64_t drop_events, drop_bytes;     /* written by the producer only */
     /* consumer side */
-    _Alignas(RS_CACHELINE) _Atomic uint64_t tail;    /* bytes ever consumed */
+    _Alignas(RS_CACHELINE) _Atomic uint64_t tail; /* bytes ever consumed */
     uint64_t seen_drop_events, seen_drop_bytes;
-    int started;                                     /* THREAD_START written */
-    uint64_t emitted;                                /* events drained from this ring */
+    int started;      /* THREAD_START written */
+    uint64_t emitted; /* events drained from this ring */
     /* identity */
-    _Alignas(RS_CACHELINE) struct rs_ring *next;     /* list link, set before publication, never changed */
+    _Alignas(RS_CACHELINE) struct rs_ring *next; /* list link, set before publication, never changed */
     _Atomic int state;
     uint32_t tid;
     uint64_t start_ts, end_ts;
-    size_t size;                                     /* data bytes, power of two */
+    size_t size; /* data bytes, power of two */
     unsigned char *data;
 };
 
-extern _Atomic(struct rs_ring *) rs_rings;            /* list head */
+extern _Atomic(struct rs_ring *) rs_rings; /* list head */
 
 /* Per-thread state (initial-exec TLS: no __tls_get_addr on the hot path). */
 struct rs_tls {
     struct rs_ring *ring;
-    int guard;           /* inside a wrapper or the core */
-    int no_ring;         /* ring allocation failed: drop */
+    int guard;   /* inside a wrapper or the core */
+    int no_ring; /* ring allocation failed: drop */
     int is_writer;
 };
 extern __thread struct rs_tls rs_tls __attribute__((tls_model("initial-exec")));
@@ -80,9 +80,9 @@ extern __thread struct rs_tls rs_tls __attribute__((tls_model("initial-exec")));
 /* Core state */
 enum { RS_ST_OFF = 0, RS_ST_STARTING, RS_ST_RUNNING, RS_ST_STOPPED, RS_ST_DISABLED };
 extern _Atomic int rs_state;
-extern pid_t rs_pid;                 /* process the state belongs to (fork/vfork children differ) */
-extern _Atomic uint64_t rs_orphan_drops;  /* events dropped with no ring to count them in */
-extern _Atomic int rs_dying;              /* a fatal signal is being handled: recording threads park */
+extern pid_t rs_pid;                     /* process the state belongs to (fork/vfork children differ) */
+extern _Atomic uint64_t rs_orphan_drops; /* events dropped with no ring to count them in */
+extern _Atomic int rs_dying;             /* a fatal signal is being handled: recording threads park */
 
 struct rs_ring *rs_ring_attach(void);
 void rs_rings_after_fork_child(void);
@@ -100,12 +100,12 @@ void rs_strings_child_reset(void);
  * is not whole within bytes; *done = bytes consumed, *nevents = events appended. */
 int rs_writer_append_run(struct rs_writer *w, uint32_t tid, const void *events, size_t bytes, int stop_kind,
                          size_t *done, uint64_t *nevents);
-#define RS_EV_AS_MARKER 0xffffu   /* in rings only, never written: "the next event belongs to tid aux" */
+#define RS_EV_AS_MARKER 0xffffu /* in rings only, never written: "the next event belongs to tid aux" */
 
 /* Writer thread (writer_thread.c) */
-int rs_writer_thread_start(int open_now);    /* open_now=0: open the file when the first event shows (or at
+int rs_writer_thread_start(int open_now); /* open_now=0: open the file when the first event shows (or at
                                               * the final flush: a child that recorded nothing still ends) */
-void rs_writer_child_reset(void);            /* atfork child: forget the parent's file and thread */
+void rs_writer_child_reset(void);         /* atfork child: forget the parent's file and thread */
 void rs_writer_fork_prepare(void);
 void rs_writer_fork_parent(void);
 /* Ask the writer for a flush and wait up to timeout_ms for it. final: also run shutdown hooks, write
@@ -118,8 +118,8 @@ void rs_run_shutdown_hooks(void);
 void rs_run_fork_child_hooks(void);
 
 /* Process facts for the header (procinfo.c) */
-void rs_procinfo_fill(struct rs_file_info *fi, char *host, size_t hostlen, char *cmdline, size_t cmdcap,
-                      char *exe, size_t exelen, char *boot_id, size_t bootlen);
+void rs_procinfo_fill(struct rs_file_info *fi, char *host, size_t hostlen, char *cmdline, size_t cmdcap, char *exe,
+                      size_t exelen, char *boot_id, size_t bootlen);
 /* File name for this process: "<dir>/<host>-<pid>.rtrace", or with ".<n>" before .rtrace when taken
  * (an exec'd image has the same pid as its predecessor). Returns an open fd or -errno. */
 int rs_open_trace_file(char *path, size_t pathlen);
@@ -128,13 +128,13 @@ int rs_open_trace_file(char *path, size_t pathlen);
  * rs_clock_tick from the writer thread under its lock (calibrates, publishes records). */
 void rs_clock_init(void);
 void rs_clock_tick(void);
-const char *rs_clock_name(void);          /* header CLOCK tag: "monotonic" or "monotonic/tsc" */
+const char *rs_clock_name(void); /* header CLOCK tag: "monotonic" or "monotonic/tsc" */
 struct rs_clock_stats {
-    int tsc;                              /* the TSC is the source (or will be, once calibrated) */
-    uint64_t records;                     /* calibration records published */
-    uint64_t max_err_ns;                  /* largest |rs_now - clock_gettime| seen at a calibration */
+    int tsc;             /* the TSC is the source (or will be, once calibrated) */
+    uint64_t records;    /* calibration records published */
+    uint64_t max_err_ns; /* largest |rs_now - clock_gettime| seen at a calibration */
     int64_t last_err_ns;
-    double tsc_read_ns, vdso_read_ns;     /* measured at start (auto only) */
+    double tsc_read_ns, vdso_read_ns; /* measured at start (auto only) */
 };
 void rs_clock_get_stats(struct rs_clock_stats *st);
 

@@ -8,18 +8,18 @@
 #include "core_int.h"
 
 #define PAGE_SHIFT 10
-#define PAGE_N (1u << PAGE_SHIFT)
-#define MAX_PAGES 4096            /* 4M strings */
+#define PAGE_N     (1u << PAGE_SHIFT)
+#define MAX_PAGES  4096 /* 4M strings */
 
 struct ent {
     uint32_t len, hash;
-    char s[];                     /* NUL-terminated */
+    char s[]; /* NUL-terminated */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ent **pages[MAX_PAGES];
-static _Atomic uint32_t count;    /* highest id handed out */
-static uint32_t *table;           /* open addressing: ids; 0 = empty */
+static _Atomic uint32_t count; /* highest id handed out */
+static uint32_t *table;        /* open addressing: ids; 0 = empty */
 static uint32_t table_cap;
 
 static struct ent *get(uint32_t id) { return pages[id >> PAGE_SHIFT][id & (PAGE_N - 1)]; }
@@ -62,7 +62,7 @@ uint32_t rs_intern_n(const char *s, size_t n)
     if (n > RS_MAX_STRING) n = RS_MAX_STRING;
     uint32_t h = rs_fnv1a(s, n), id = 0;
     int g = rs_tls.guard;
-    rs_tls.guard = 1;   /* malloc and friends below must not be traced */
+    rs_tls.guard = 1; /* malloc and friends below must not be traced */
     pthread_mutex_lock(&lock);
     uint32_t c = atomic_load_explicit(&count, memory_order_relaxed);
     if ((c + 1) * 2 > table_cap && grow()) goto out;

@@ -1,4 +1,5 @@
-/* Process lifecycle: exit (on_exit), _exit/_Exit, SIGTERM/SIGINT/SIGHUP/SIGQUIT/SIGABRT, fork, exec. Every path asks the
+/* Process lifecycle: exit (on_exit), _exit/_Exit, SIGTERM/SIGINT/SIGHUP/SIGQUIT/SIGABRT, fork, exec. Every path asks
+ * the
  * writer thread to flush (rs_core_request) and waits a bounded time; none writes from a signal handler.
  * A vfork child shares our memory but is not our process: getpid() != rs_pid, and we stay out of it. */
 #include <dlfcn.h>
@@ -20,23 +21,23 @@ RS_NO_SANITIZE static void *real_sym(const char *name)
     void *p = rs_dl_next ? rs_dl_next(name) : NULL;
     return p ? p : dlsym(RTLD_NEXT, name);
 }
-#define REAL(name) \
+#define REAL(name)                        \
     static __typeof__(name) *real_##name; \
     if (!real_##name) real_##name = (__typeof__(name) *)real_sym(#name)
 
 static int ours(void) { return atomic_load(&rs_state) == RS_ST_RUNNING && getpid() == rs_pid; }
 
-#define RS_END_EXIT 0
+#define RS_END_EXIT   0
 #define RS_END_SIGNAL 1
-#define RS_END_EXEC 2
-#define RS_END__EXIT 3
+#define RS_END_EXEC   2
+#define RS_END__EXIT  3
 
 static void final_flush(int32_t status, uint32_t reason, unsigned timeout_ms)
 {
     if (!ours()) return;
     int g = rs_tls.guard;
     rs_tls.guard = 1;
-    if (reason != RS_END_SIGNAL) rs_run_shutdown_hooks();   /* not from a signal handler: hooks may lock */
+    if (reason != RS_END_SIGNAL) rs_run_shutdown_hooks(); /* not from a signal handler: hooks may lock */
     rs_core_request(1, status, reason, timeout_ms, reason != RS_END_SIGNAL);
     rs_tls.guard = g;
 }
@@ -61,7 +62,7 @@ RS_EXPORT void _exit(int status)
     REAL(_exit);
     final_flush(status, RS_END__EXIT, 5000);
     if (real__exit) real__exit(status);
-    for (;;) syscall(SYS_exit_group, status);   /* unreachable in practice */
+    for (;;) syscall(SYS_exit_group, status); /* unreachable in practice */
 }
 
 RS_EXPORT void _Exit(int status)
@@ -80,14 +81,14 @@ RS_EXPORT void _Exit(int status)
 
 static const int term_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGABRT};
 #define RS_NSIG 65
-static _Atomic int sig_ours[RS_NSIG];          /* our handler is what the kernel has */
-static struct sigaction sig_app[RS_NSIG];     /* what the application believes is installed */
+static _Atomic int sig_ours[RS_NSIG];     /* our handler is what the kernel has */
+static struct sigaction sig_app[RS_NSIG]; /* what the application believes is installed */
 
 RS_NO_SANITIZE static int real_sigaction_call(int sig, const struct sigaction *act, struct sigaction *old)
 {
     static int (*real)(int, const struct sigaction *, struct sigaction *);
     if (!real) real = (int (*)(int, const struct sigaction *, struct sigaction *))real_sym("sigaction");
-    if (!real) return (int)syscall(SYS_rt_sigaction, sig, act, old, 8);   /* not reached with glibc */
+    if (!real) return (int)syscall(SYS_rt_sigaction, sig, act, old, 8); /* not reached with glibc */
     return real(sig, act, old);
 }
 
@@ -104,7 +105,7 @@ static void on_term_signal(int sig, siginfo_t *si, void *uc)
     (void)uc;
     int saved = errno;
     if (ours()) {
-        atomic_store(&rs_dying, 1);   /* other recording threads park: nothing they return from is lost */
+        atomic_store(&rs_dying, 1); /* other recording threads park: nothing they return from is lost */
         final_flush(128 + sig, RS_END_SIGNAL, 3000);
     }
     struct sigaction dfl;
@@ -113,7 +114,7 @@ static void on_term_signal(int sig, siginfo_t *si, void *uc)
     sigemptyset(&dfl.sa_mask);
     atomic_store(&sig_ours[sig], 0);
     real_sigaction_call(sig, &dfl, NULL);
-    raise(sig);   /* blocked until we return, then the default action */
+    raise(sig); /* blocked until we return, then the default action */
     errno = saved;
 }
 
@@ -135,7 +136,7 @@ static void install_signals(void)
         int sig = term_signals[i];
         struct sigaction old;
         if (real_sigaction_call(sig, NULL, &old) != 0) continue;
-        if (old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO)) continue;   /* app's own or SIG_IGN */
+        if (old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO)) continue; /* app's own or SIG_IGN */
         sig_app[sig] = old;
         install_ours(sig);
     }
@@ -152,7 +153,7 @@ RS_NO_SANITIZE RS_EXPORT int sigaction(int sig, const struct sigaction *act, str
         struct sigaction prev = sig_app[sig];
         if (act) {
             if (is_dfl(act)) {
-                sig_app[sig] = *act;   /* still default as far as anyone can tell: keep ours */
+                sig_app[sig] = *act; /* still default as far as anyone can tell: keep ours */
             } else {
                 int r = real_sigaction_call(sig, act, NULL);
                 if (r != 0) return r;
@@ -203,8 +204,8 @@ static void fork_child(void)
     rs_pid = getpid();
     rs_rings_after_fork_child();
     rs_writer_child_reset();
-    rs_run_fork_child_hooks();   /* before the child's writer thread can run tick hooks */
-    rs_writer_thread_start(0);   /* the child's file is created at its first event, or at its end */
+    rs_run_fork_child_hooks(); /* before the child's writer thread can run tick hooks */
+    rs_writer_thread_start(0); /* the child's file is created at its first event, or at its end */
 }
 
 RS_EXPORT pid_t fork(void)
@@ -282,14 +283,14 @@ RS_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 }
 
 /* execl*: collect the variadic arguments into an argv and go through the execv* wrappers above. */
-#define COLLECT_ARGS(arg0, ap, argv, n)                         \
-    size_t n = 1;                                               \
-    va_start(ap, arg0);                                         \
-    while (va_arg(ap, const char *)) n++;                       \
-    va_end(ap);                                                 \
-    const char *argv[n + 1];                                    \
-    argv[0] = arg0;                                             \
-    va_start(ap, arg0);                                         \
+#define COLLECT_ARGS(arg0, ap, argv, n)   \
+    size_t n = 1;                         \
+    va_start(ap, arg0);                   \
+    while (va_arg(ap, const char *)) n++; \
+    va_end(ap);                           \
+    const char *argv[n + 1];              \
+    argv[0] = arg0;                       \
+    va_start(ap, arg0);                   \
     for (size_t i = 1; i <= n; i++) argv[i] = va_arg(ap, const char *);
 
 RS_EXPORT int execl(const char *path, const char *arg, ...)
@@ -320,7 +321,7 @@ RS_EXPORT int execle(const char *path, const char *arg, ...)
 void rs_lifecycle_init(void)
 {
     static int done;
-    if (done) return;   /* registrations survive fork; an exec'd image starts from scratch anyway */
+    if (done) return; /* registrations survive fork; an exec'd image starts from scratch anyway */
     done = 1;
     on_exit(on_exit_flush, NULL);
     pthread_atfork(fork_prepare, fork_parent, fork_child);

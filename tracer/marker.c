@@ -5,8 +5,7 @@
 
 RS_EXPORT void railscope_mark(const char *name, uint64_t value)
 {
-    if (!name || !rs_on(RS_FAM_core) || !rs_guard_enter())
-        return;
+    if (!name || !rs_on(RS_FAM_core) || !rs_guard_enter()) return;
     struct rs_ev_MARK ev;
     RS_EV_INIT(&ev, MARK, rs_now());
     ev.value = value;

@@ -43,8 +43,8 @@ void rs_procinfo_fill(struct rs_file_info *fi, char *host, size_t hostlen, char 
                       size_t exelen, char *boot_id, size_t bootlen)
 {
     static const char *const rank[] = {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", NULL};
-    static const char *const lrank[] = {"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK",
-                                        "MPI_LOCALRANKID", NULL};
+    static const char *const lrank[] = {"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
+                                        NULL};
     static const char *const wsize[] = {"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", NULL};
     memset(fi, 0, sizeof *fi);
     if (gethostname(host, hostlen) != 0) snprintf(host, hostlen, "unknown");
@@ -56,7 +56,7 @@ void rs_procinfo_fill(struct rs_file_info *fi, char *host, size_t hostlen, char 
     fi->local_rank = env_int(lrank);
     fi->world_size = env_int(wsize);
     size_t n = read_small("/proc/self/cmdline", cmdline, cmdcap);
-    while (n && cmdline[n - 1] == 0) n--;   /* the trailing NUL is a terminator, not an empty argument */
+    while (n && cmdline[n - 1] == 0) n--; /* the trailing NUL is a terminator, not an empty argument */
     fi->cmdline = n ? cmdline : NULL;
     fi->cmdline_len = n;
     ssize_t k = readlink("/proc/self/exe", exe, exelen - 1);
@@ -115,15 +115,13 @@ int rs_open_trace_file(char *path, size_t pathlen)
     char host[256];
     if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "unknown");
     host[sizeof host - 1] = 0;
-    char *dot = strchr(host, '.');   /* short name: file names stay readable */
+    char *dot = strchr(host, '.'); /* short name: file names stay readable */
     if (dot && dot != host) *dot = 0;
     sanitize(host);
     int pid = getpid();
     for (int gen = 0; gen < 1000; gen++) {
-        if (gen == 0)
-            snprintf(path, pathlen, "%s/%s-%d.rtrace", rs_cfg.outdir, host, pid);
-        else
-            snprintf(path, pathlen, "%s/%s-%d.%d.rtrace", rs_cfg.outdir, host, pid, gen);
+        if (gen == 0) snprintf(path, pathlen, "%s/%s-%d.rtrace", rs_cfg.outdir, host, pid);
+        else snprintf(path, pathlen, "%s/%s-%d.%d.rtrace", rs_cfg.outdir, host, pid, gen);
         int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd >= 0) {
             /* Keep clear of the low descriptor numbers applications like to dup2() onto. */

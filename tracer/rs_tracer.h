@@ -20,18 +20,21 @@
 
 #include "../formats/rtrace.h"
 
-#define RS_EXPORT __attribute__((visibility("default")))
+#define RS_EXPORT      __attribute__((visibility("default")))
 /* For code a sanitizer runtime can reach before it is initialised (its start-up calls sigaction and dlsym,
  * which this library interposes): no instrumentation, so no call into the not-yet-ready runtime. */
 #define RS_NO_SANITIZE __attribute__((no_sanitize("address", "undefined", "thread")))
-#define RS_LIKELY(x) __builtin_expect(!!(x), 1)
+#define RS_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define RS_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* Bit mask of enabled families (1u << RS_FAM_x); 0 until the core has started, 0 again after shutdown
  * and in processes left untraced (setuid, RAILSCOPE_DISABLE). */
 extern unsigned rs_enabled_mask;
 /* Relaxed atomic: written once at start and at shutdown while any thread may be reading it (a plain load on x86). */
-static inline bool rs_on(enum rs_family fam) { return RS_LIKELY(__atomic_load_n(&rs_enabled_mask, __ATOMIC_RELAXED) & (1u << fam)); }
+static inline bool rs_on(enum rs_family fam)
+{
+    return RS_LIKELY(__atomic_load_n(&rs_enabled_mask, __ATOMIC_RELAXED) & (1u << fam));
+}
 
 /* The calibrated TSC behind rs_now() (tracer/clock.c). The writer thread publishes a conversion
  * ns = base_ns + (tsc - base_tsc) * mult / 2^32 into the slot that readers do not use, then bumps seq;
@@ -60,9 +63,9 @@ static inline uint64_t rs_now(void)
         uint64_t bt = __atomic_load_n(&c->base_tsc, __ATOMIC_ACQUIRE);
         uint64_t bn = __atomic_load_n(&c->base_ns, __ATOMIC_ACQUIRE);
         uint32_t lo, hi;
-        __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi)::"memory");   /* "memory": stays between the loads */
+        __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi)::"memory"); /* "memory": stays between the loads */
         if (RS_LIKELY(__atomic_load_n(&rs_clk.seq, __ATOMIC_ACQUIRE) == s)) {
-            int64_t d = (int64_t)((((uint64_t)hi << 32) | lo) - bt);   /* < 0 before a base set ahead */
+            int64_t d = (int64_t)((((uint64_t)hi << 32) | lo) - bt); /* < 0 before a base set ahead */
             return bn + (uint64_t)(int64_t)(((__int128)d * (__int128)mult) >> 32);
         }
     }
@@ -94,9 +97,9 @@ void rs_guard_exit(void);
  * WARNING event. rs_warn_once() prints a given call site's message once per process. */
 void rs_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rs_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-#define rs_warn_once(...)                                                   \
-    do {                                                                    \
-        static int rs_warned_;                                              \
+#define rs_warn_once(...)                                                                 \
+    do {                                                                                  \
+        static int rs_warned_;                                                            \
         if (!__atomic_exchange_n(&rs_warned_, 1, __ATOMIC_RELAXED)) rs_warn(__VA_ARGS__); \
     } while (0)
 

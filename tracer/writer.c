@@ -15,7 +15,7 @@
 #include <zstd.h>
 
 #ifndef RS_LIKELY
-#define RS_LIKELY(x) __builtin_expect(!!(x), 1)
+#define RS_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define RS_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #endif
 
@@ -31,27 +31,27 @@ struct rs_str_ent {
 
 struct rs_writer {
     int fd;
-    int error;                  /* first error, negative errno */
+    int error; /* first error, negative errno */
     dev_t dev;
     ino_t ino;
-    uint64_t good_end;          /* file offset after the last whole frame */
+    uint64_t good_end; /* file offset after the last whole frame */
     /* The last few frame ends (the newest = good_end) and the frame numbers that follow them: where
      * rs_writer_mark_partial can cut back to when its small frame does not fit after the last one. */
     uint64_t ends[8], end_seqs[8];
     unsigned n_ends;
     uint64_t seq;
     int level;
-    int threads;                /* zstd worker threads, 0 = compress in the caller */
+    int threads; /* zstd worker threads, 0 = compress in the caller */
     ZSTD_CCtx *cctx;
 
-    unsigned char *raw;         /* current frame's payload not yet given to zstd */
+    unsigned char *raw; /* current frame's payload not yet given to zstd */
     size_t raw_len, raw_cap;
     /* Incremental compression (rs_writer_feed): the frame's first frame_base raw bytes are already in the
      * zstd stream, whose output so far is cbuf[0, c_len). */
     size_t frame_base, c_len;
     int streaming;
-    size_t feed_slice;          /* rs_writer_set_feed_slice: give raw to zstd whenever it holds this much */
-    size_t chunk_off;           /* offset of the open chunk's header in raw, or SIZE_MAX */
+    size_t feed_slice; /* rs_writer_set_feed_slice: give raw to zstd whenever it holds this much */
+    size_t chunk_off;  /* offset of the open chunk's header in raw, or SIZE_MAX */
     uint32_t chunk_tid;
     uint64_t chunk_prev_ts;
     unsigned char *cbuf;
@@ -60,9 +60,9 @@ struct rs_writer {
     rs_writer_clock_fn clock_fn;
     void *clock_arg;
     int in_anchor;
-    uint64_t last_ts;           /* latest event time appended: stamps STRING and DROPS records */
+    uint64_t last_ts; /* latest event time appended: stamps STRING and DROPS records */
 
-    struct rs_str_ent *strs;    /* open-addressing table for rs_writer_intern */
+    struct rs_str_ent *strs; /* open-addressing table for rs_writer_intern */
     uint32_t strs_cap, strs_n, next_id;
 
     struct rs_writer_stats st;
@@ -284,7 +284,7 @@ void rs_writer_set_level(struct rs_writer *w, int level) { w->level = level; }
 void rs_writer_set_field_delta(struct rs_writer *w, int on)
 {
     w->field_delta = on;
-    chunk_close(w);   /* the flag is per chunk */
+    chunk_close(w); /* the flag is per chunk */
 }
 
 void rs_writer_set_feed_slice(struct rs_writer *w, size_t bytes)
@@ -401,16 +401,16 @@ static int put_run(struct rs_writer *w, uint32_t tid, const unsigned char *ev, s
             }
             if (RS_UNLIKELY(off + hs.size > lim)) {
                 if (off + hs.size > room) {
-                    if (off || frame_total(w)) break;   /* frame full (an oversized event gets a frame of its own) */
+                    if (off || frame_total(w)) break; /* frame full (an oversized event gets a frame of its own) */
                 } else if (off || w->raw_len) {
-                    slice_full = 1;                     /* slice full: feed, then go on */
+                    slice_full = 1; /* slice full: feed, then go on */
                     break;
-                }                                       /* else an event larger than a slice, alone: taken */
+                } /* else an event larger than a slice, alone: taken */
             }
             uint64_t ts = hs.ts;
             struct rs_ev_hdr *h = (struct rs_ev_hdr *)(dst + off);
             *h = hs;
-            if (!(new_chunk && cnt == 0)) h->ts = ts - prev;   /* wraps for out-of-order ts: fine */
+            if (!(new_chunk && cnt == 0)) h->ts = ts - prev; /* wraps for out-of-order ts: fine */
             prev = ts;
             if (ts > last && hs.kind != RS_EV_STRING) last = ts;
             const unsigned char *src = src0 + off + sizeof hs;
@@ -630,7 +630,7 @@ static int stream_in(struct rs_writer *w, ZSTD_EndDirective end)
     w->frame_base += w->raw_len;
     w->raw_len = 0;
     if (end != ZSTD_e_end) w->st.feeds++;
-    chunk_close(w);   /* its header went to zstd: the next event opens a new chunk */
+    chunk_close(w); /* its header went to zstd: the next event opens a new chunk */
     return 0;
 }
 
@@ -708,7 +708,7 @@ int rs_writer_mark_partial(struct rs_writer *w, int err, const char *why)
     if (fd_is_ours(w)) return -EBADF;
     int saved = w->error, ret;
     rs_writer_clock_fn fn = w->clock_fn;
-    w->clock_fn = NULL;    /* keep the frame as small as possible */
+    w->clock_fn = NULL; /* keep the frame as small as possible */
     size_t n = why ? strnlen(why, 200) : 0;
     uint64_t ts = 0, real;
     if (fn) fn(w->clock_arg, &real, &ts);
@@ -727,7 +727,7 @@ int rs_writer_mark_partial(struct rs_writer *w, int err, const char *why)
         w->good_end = w->ends[w->n_ends - 1];
         w->seq = w->end_seqs[w->n_ends - 1];
     }
-    if (ret && ftruncate(w->fd, (off_t)w->good_end) == 0) w->st.file_bytes = w->good_end;   /* no torn frame */
+    if (ret && ftruncate(w->fd, (off_t)w->good_end) == 0) w->st.file_bytes = w->good_end; /* no torn frame */
     w->clock_fn = fn;
     w->error = saved ? saved : (ret ? ret : -EIO);
     w->st.error = w->error;

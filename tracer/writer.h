@@ -27,14 +27,14 @@
 struct rs_file_info {
     const char *host;
     uint64_t pid, ppid;
-    int64_t rank, local_rank, world_size;  /* -1 when the launcher did not say */
-    const char *cmdline;                   /* argv joined by NUL bytes ... */
-    size_t cmdline_len;                    /* ... total length; 0 = strlen(cmdline) */
-    uint64_t start_realtime;               /* ns since the epoch */
-    uint64_t start_mono;                   /* tracer clock at the same instant */
-    const char *clock;                     /* "monotonic" (NULL = "monotonic") */
-    const char *events;                    /* enabled families as configured, e.g. "all" */
-    const char *tracer_version;            /* NULL = the library's version */
+    int64_t rank, local_rank, world_size; /* -1 when the launcher did not say */
+    const char *cmdline;                  /* argv joined by NUL bytes ... */
+    size_t cmdline_len;                   /* ... total length; 0 = strlen(cmdline) */
+    uint64_t start_realtime;              /* ns since the epoch */
+    uint64_t start_mono;                  /* tracer clock at the same instant */
+    const char *clock;                    /* "monotonic" (NULL = "monotonic") */
+    const char *events;                   /* enabled families as configured, e.g. "all" */
+    const char *tracer_version;           /* NULL = the library's version */
     const char *exe;
     const char *boot_id;
 };
@@ -78,7 +78,7 @@ int rs_writer_append(struct rs_writer *w, uint32_t tid, const void *events, size
 int rs_writer_drops(struct rs_writer *w, uint32_t tid, uint64_t events, uint64_t bytes, uint32_t reason);
 #define RS_DROP_BUFFER_FULL 0u /* the thread's buffer was full (drop policy) */
 #define RS_DROP_WRITE_ERROR 1u /* the file could not be written */
-#define RS_DROP_SHUTDOWN 2u    /* emitted after the final flush */
+#define RS_DROP_SHUTDOWN    2u /* emitted after the final flush */
 
 /* End the current frame: compress, write. No-op when nothing is pending. */
 int rs_writer_flush(struct rs_writer *w);
@@ -111,13 +111,13 @@ uint64_t rs_writer_seq(const struct rs_writer *w);
 
 /* Introspection (tests, the core's accounting). */
 struct rs_writer_stats {
-    uint64_t frames;           /* frames written */
-    uint64_t events;           /* events appended (all kinds, including the writer's own) */
-    uint64_t raw_bytes;        /* uncompressed payload bytes written */
-    uint64_t file_bytes;       /* bytes in the file */
+    uint64_t frames;     /* frames written */
+    uint64_t events;     /* events appended (all kinds, including the writer's own) */
+    uint64_t raw_bytes;  /* uncompressed payload bytes written */
+    uint64_t file_bytes; /* bytes in the file */
     uint64_t drop_events, drop_bytes;
-    uint64_t feeds;            /* pieces given to zstd before their frame ended (rs_writer_feed, feed slices) */
-    int error;                 /* first error (negative errno) or 0 */
+    uint64_t feeds; /* pieces given to zstd before their frame ended (rs_writer_feed, feed slices) */
+    int error;      /* first error (negative errno) or 0 */
 };
 void rs_writer_stats(const struct rs_writer *w, struct rs_writer_stats *st);
 

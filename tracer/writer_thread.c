@@ -37,10 +37,10 @@ static pthread_t writer_tid;
 static pthread_mutex_t wlock = PTHREAD_MUTEX_INITIALIZER;
 static struct rs_writer *W;
 static char W_path[PATH_MAX];
-static int W_failed;           /* open or write failed: discard, count */
-static int W_closed;           /* final flush done */
+static int W_failed; /* open or write failed: discard, count */
+static int W_closed; /* final flush done */
 static uint32_t strings_written;
-static uint64_t lost_events;   /* drained but not writable */
+static uint64_t lost_events; /* drained but not writable */
 static unsigned char *scratch;
 static size_t scratch_cap;
 static int host_facts_pending;
@@ -154,7 +154,7 @@ static int ring_to_file(struct rs_ring *r, uint64_t from, uint64_t to)
         r->emitted += nev;
         from += done;
         if (e) return e;
-        if (done == seg) continue;   /* the end of the piece, the ring or the range: next segment */
+        if (done == seg) continue; /* the end of the piece, the ring or the range: next segment */
         struct rs_ev_hdr h;
         uint32_t tid = r->tid;
         ring_peek(r, from, &h, sizeof h);
@@ -166,7 +166,7 @@ static int ring_to_file(struct rs_ring *r, uint64_t from, uint64_t to)
             from += sizeof h;
             ring_peek(r, from, &h, sizeof h);
         }
-        if (h.size < sizeof h || h.size > to - from) return -EIO;   /* cannot happen: rs_emit checks */
+        if (h.size < sizeof h || h.size > to - from) return -EIO; /* cannot happen: rs_emit checks */
         if (ensure_scratch(h.size)) return -ENOMEM;
         ring_peek(r, from, scratch, h.size);
         if ((e = rs_writer_append(W, tid, scratch, h.size))) return e;
@@ -252,8 +252,9 @@ static double drain_all(void)
         uint64_t de = atomic_load_explicit(&r->drop_events, memory_order_relaxed);
         uint64_t db = atomic_load_explicit(&r->drop_bytes, memory_order_relaxed);
         if (de != r->seen_drop_events) {
-            if (W && !W_failed && (e = rs_writer_drops(W, r->tid, de - r->seen_drop_events, db - r->seen_drop_bytes,
-                                                      RS_DROP_BUFFER_FULL)))
+            if (W && !W_failed &&
+                (e = rs_writer_drops(W, r->tid, de - r->seen_drop_events, db - r->seen_drop_bytes,
+                                     RS_DROP_BUFFER_FULL)))
                 write_error(e);
             r->seen_drop_events = de;
             r->seen_drop_bytes = db;
@@ -289,7 +290,7 @@ static double drain_all(void)
             }
             if ((e = ring_to_file(r, tail, head))) {
                 write_error(e);
-                break;   /* the rest of this ring is counted lost by the next drain */
+                break; /* the rest of this ring is counted lost by the next drain */
             }
         }
         if (!busy) break;
@@ -396,12 +397,13 @@ static void *writer_main(void *arg)
     }
     uint64_t period = (uint64_t)rs_cfg.flush_ms * 1000000ull;
     uint64_t last_frame = rs_now(), last_tick = last_frame;
-    uint32_t handled = atomic_load(&done_seq);   /* requests made before this thread ran are served too */
+    uint32_t handled = atomic_load(&done_seq); /* requests made before this thread ran are served too */
     /* Producers wake the writer only when a ring is past half full (core.c ring_limit), so the writer's
-     * sleep mostly decides the zero-drop rate: a ring must not fill between two drains. The sleep follows the fastest ring's
-     * measured fill rate so that it would be at most ~1/8 full at the next drain (margin for scheduling delays on a loaded machine), and grows (doubling,
-     * up to 20 ms) only while the rings stay nearly empty. A fixed 20 ms ceiling alone capped the
-     * zero-drop rate at ring/20 ms (1.6 M 64-byte events/s per thread with 2 MiB rings). */
+     * sleep mostly decides the zero-drop rate: a ring must not fill between two drains. The sleep follows the
+     * fastest ring's measured fill rate so that it would be at most ~1/8 full at the next drain (margin for
+     * scheduling delays on a loaded machine), and grows (doubling, up to 20 ms) only while the rings stay nearly
+     * empty. A fixed 20 ms ceiling alone capped the zero-drop rate at ring/20 ms (1.6 M 64-byte events/s per
+     * thread with 2 MiB rings). */
     uint64_t sleep_us = 1000, max_sleep = (rs_cfg.flush_ms < 20 ? rs_cfg.flush_ms : 20) * 1000ull;
     uint64_t last_drain = last_frame;
     for (;;) {
@@ -459,7 +461,7 @@ int rs_writer_thread_start(int open_now)
     }
     sigset_t all, old;
     sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);   /* the writer never takes the application's signals */
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* the writer never takes the application's signals */
     pthread_attr_t a;
     pthread_attr_init(&a);
     pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
@@ -489,7 +491,7 @@ int rs_core_request(int final, int32_t status, uint32_t reason, unsigned timeout
     if (st != RS_ST_RUNNING) return st == RS_ST_STOPPED ? 0 : -1;
     if (final) {
         uint64_t none = 0, f = FINAL_SET | (uint64_t)(reason & 0x7fffffffu) << 32 | (uint32_t)status;
-        atomic_compare_exchange_strong(&final_req, &none, f);   /* the first request's status wins */
+        atomic_compare_exchange_strong(&final_req, &none, f); /* the first request's status wins */
     }
     if (here || rs_tls.is_writer || !atomic_load(&thread_running)) {
         /* Asked to (exit paths: no need to wait for the writer thread to be scheduled), or no writer
@@ -557,7 +559,7 @@ void rs_writer_child_reset(void)
 {
     pthread_mutex_init(&wlock, NULL);
     rs_strings_child_reset();
-    if (W) rs_writer_abandon(W);   /* the parent's file: its pending bytes are the parent's to write */
+    if (W) rs_writer_abandon(W); /* the parent's file: its pending bytes are the parent's to write */
     W = NULL;
     W_failed = 0;
     W_path[0] = 0;

@@ -55,7 +55,7 @@ static double median_ns(uint64_t *v, int n, int per)
 
 static void pause_for_writer(void)
 {
-    struct timespec ts = {0, 20 * 1000000};   /* let the writer drain between batches */
+    struct timespec ts = {0, 20 * 1000000}; /* let the writer drain between batches */
     nanosleep(&ts, NULL);
 }
 
@@ -63,7 +63,7 @@ static int bench_hot(void)
 {
     uint64_t empty[ROUNDS], clk[ROUNDS], now[ROUNDS], tsc[ROUNDS], emit[ROUNDS], full[ROUNDS], small[ROUNDS];
     uint64_t line[ROUNDS];
-    struct rs_ev_IBV_WC wc;   /* 64 bytes: one cache line */
+    struct rs_ev_IBV_WC wc; /* 64 bytes: one cache line */
     memset(&wc, 0, sizeof wc);
     RS_EV_INIT(&wc, IBV_WC, 1);
     wc.bytes = 4096;
@@ -79,7 +79,7 @@ static int bench_hot(void)
     for (int r = 0; r < ROUNDS; r++) {
         uint64_t t0 = now_ns();
         for (int i = 0; i < BATCH; i++) {
-            sink = (uint64_t)i;    /* the loop a wrapper would be in anyway */
+            sink = (uint64_t)i; /* the loop a wrapper would be in anyway */
         }
         uint64_t t1 = now_ns();
         for (int i = 0; i < BATCH; i++) sink = vdso_ns();
@@ -245,14 +245,15 @@ static int bench_threads(int t, long n, long rate)
         drops += a[i].dropped;
         pcpu += a[i].cpu_ns;
     }
-    rs_core_flush();   /* count the time to get everything into the file */
+    rs_core_flush(); /* count the time to get everything into the file */
     uint64_t dt = now_ns() - t0, wcpu = writer_cpu_ns() - w0;
     double rate_total = (double)n * t / ((double)dt / 1e9), nev = (double)n * t;
     /* CPU per event: producers' (timestamp + rs_emit + the loop; paced runs include their sleeps' wakeups)
      * and the writer's (drain, transform, compress, write), from the threads' CPU clocks. */
     printf("threads %d events %ld elapsed_s %.3f events_per_s %.0f drops %llu producer_cpu_ns_per_event %.1f "
-           "writer_cpu_ns_per_event %.1f\n", t, n * t, (double)dt / 1e9, rate_total, (unsigned long long)drops,
-           (double)pcpu / nev, (double)wcpu / (nev - (double)drops));
+           "writer_cpu_ns_per_event %.1f\n",
+           t, n * t, (double)dt / 1e9, rate_total, (unsigned long long)drops, (double)pcpu / nev,
+           (double)wcpu / (nev - (double)drops));
     return 0;
 }
 
@@ -260,8 +261,8 @@ static int bench_threads(int t, long n, long rate)
  * buffers, and the completions polled shortly after. */
 static int bench_bytes(const char *path, long n)
 {
-    struct rs_file_info fi = {.host = "bench", .pid = 1, .rank = 0, .local_rank = 0, .world_size = 8,
-                              .cmdline = "bench", .events = "all"};
+    struct rs_file_info fi = {
+        .host = "bench", .pid = 1, .rank = 0, .local_rank = 0, .world_size = 8, .cmdline = "bench", .events = "all"};
     int err;
     unlink(path);
     struct rs_writer *w = rs_writer_open(path, &fi, &err);
@@ -284,14 +285,14 @@ static int bench_bytes(const char *path, long n)
         uint64_t sz = sizes[(i / 64) % 4];
         struct rs_ev_IBV_POST_SEND p;
         memset(&p, 0, sizeof p);
-        ts += 800 + (seed >> 54);                         /* ~1 us apart, jittered */
+        ts += 800 + (seed >> 54); /* ~1 us apart, jittered */
         RS_EV_INIT(&p, IBV_POST_SEND, ts);
         p.wr_id = (uint64_t)i;
         p.bytes = sz;
         p.remote_addr = 0x7f3a00000000ull + (uint64_t)(i % 16) * sz;
         p.local_addr = 0x7f5b00000000ull + (uint64_t)(i % 16) * sz;
         p.qp_num = qp;
-        p.opcode = 0;   /* RDMA_WRITE */
+        p.opcode = 0; /* RDMA_WRITE */
         p.send_flags = 2;
         p.num_sge = 1;
         p.rkey = 0x2a3b;
@@ -324,9 +325,9 @@ static int bench_bytes(const char *path, long n)
     rs_writer_stats(w, &st);
     rs_writer_close(w);
     printf("bytes.level %d events %ld file_bytes %llu bytes_per_event %.2f raw_per_event %.1f "
-           "writer_events_per_s %.0f\n", level, events, (unsigned long long)st.file_bytes,
-           (double)st.file_bytes / (double)events, (double)st.raw_bytes / (double)events,
-           (double)events / ((double)busy / 1e9));
+           "writer_events_per_s %.0f\n",
+           level, events, (unsigned long long)st.file_bytes, (double)st.file_bytes / (double)events,
+           (double)st.raw_bytes / (double)events, (double)events / ((double)busy / 1e9));
     return 0;
 }
 
@@ -354,7 +355,7 @@ static void *clock_thread(void *p)
         }
         a->dev[a->n++] = r < c1 ? c1 - r : r > c2 ? r - c2 : 0;
         a->ahead += r > c2;
-        for (volatile int i = 0; i < 200; i++) {}   /* ~10 M samples/s would only measure the bracket */
+        for (volatile int i = 0; i < 200; i++) {} /* ~10 M samples/s would only measure the bracket */
     }
     return NULL;
 }
@@ -390,10 +391,10 @@ static int bench_clock(double secs, int t)
     rs_clock_get_stats(&cs);
     printf("clock.source %s threads %d seconds %.1f samples %llu skipped %llu records %llu "
            "dev_median_ns %llu dev_p99_ns %llu dev_max_ns %llu ahead %.0f%% backward %llu calib_max_err_ns %llu\n",
-           rs_clock_name(), t, secs, (unsigned long long)k, (unsigned long long)skipped,
-           (unsigned long long)cs.records, (unsigned long long)(k ? all[k / 2] : 0),
-           (unsigned long long)(k ? all[k * 99 / 100] : 0), (unsigned long long)(k ? all[k - 1] : 0),
-           k ? 100.0 * (double)ahead / (double)k : 0.0, (unsigned long long)backward, (unsigned long long)cs.max_err_ns);
+           rs_clock_name(), t, secs, (unsigned long long)k, (unsigned long long)skipped, (unsigned long long)cs.records,
+           (unsigned long long)(k ? all[k / 2] : 0), (unsigned long long)(k ? all[k * 99 / 100] : 0),
+           (unsigned long long)(k ? all[k - 1] : 0), k ? 100.0 * (double)ahead / (double)k : 0.0,
+           (unsigned long long)backward, (unsigned long long)cs.max_err_ns);
     free(all);
     return 0;
 }

@@ -16,7 +16,7 @@
 struct file_events {
     struct rs_header_info h;
     char host[64];
-    uint8_t *buf;       /* [u32 tid][u32 pad][event bytes] ... */
+    uint8_t *buf; /* [u32 tid][u32 pad][event bytes] ... */
     size_t len, n;
 };
 
@@ -74,15 +74,20 @@ int main(int argc, char **argv)
         total += fe[i].n;
         rs_reader_close(r);
     }
-    static const struct { enum rs_exp_format f; const char *name, *out; } fmts[] = {
-        {RS_EXP_PERFETTO, "perfetto", "/dev/null"}, {RS_EXP_CHROME, "chrome", "/dev/null"}};
+    static const struct {
+        enum rs_exp_format f;
+        const char *name, *out;
+    } fmts[] = {{RS_EXP_PERFETTO, "perfetto", "/dev/null"}, {RS_EXP_CHROME, "chrome", "/dev/null"}};
     printf("events in memory: %llu from %d file(s)\n", (unsigned long long)total, nf);
     for (size_t k = 0; k < sizeof fmts / sizeof fmts[0]; k++) {
         if (only && strcmp(only, fmts[k].name)) continue;
         double best_wall = 1e30, best_cpu = 1e30;
         uint64_t bytes = 0;
         for (int rep = 0; rep < reps; rep++) {
-            struct rs_exp_opts o = {.format = fmts[k].f, .out = fmts[k].out, .base_realtime_ns = base, .quiet = 1,
+            struct rs_exp_opts o = {.format = fmts[k].f,
+                                    .out = fmts[k].out,
+                                    .base_realtime_ns = base,
+                                    .quiet = 1,
                                     .split_bytes = 1ull << 62};
             char err[256];
             double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);
@@ -92,7 +97,7 @@ int main(int argc, char **argv)
                 return 1;
             }
             for (int i = 0; i < nf; i++) {
-                struct rs_exp_proc p = {fe[i].h.host, fe[i].h.pid, fe[i].h.rank, fe[i].h.world_size,
+                struct rs_exp_proc p = {fe[i].h.host,           fe[i].h.pid,        fe[i].h.rank, fe[i].h.world_size,
                                         fe[i].h.start_realtime, fe[i].h.start_mono, NULL};
                 rs_exp_begin_process(x, &p);
                 for (size_t off = 0; off < fe[i].len;) {

@@ -8,5 +8,9 @@
 #ifdef VB_ABLATE_EMIT
 /* The event still has to be built in memory (an empty asm that reads it and clobbers memory): only the
  * copy into the ring is left out, not the verbs code that fills the event. */
-#define rs_emit(h) ({ __asm__ volatile("" : : "r"(h) : "memory"); 1; })
+#define rs_emit(h)                                  \
+    ({                                              \
+        __asm__ volatile("" : : "r"(h) : "memory"); \
+        1;                                          \
+    })
 #endif

@@ -47,17 +47,18 @@ static int setup(struct side *s, struct ibv_context *ctx)
     s->mr = ibv_reg_mr(pd, s->buf, 4096, IBV_ACCESS_LOCAL_WRITE);
     s->cq = ibv_create_cq(ctx, 4096, NULL, NULL, 0);
     s->ecq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
-    struct ibv_qp_init_attr qa = { .send_cq = s->cq, .recv_cq = s->cq, .qp_type = IBV_QPT_RC,
-                                   .cap = { .max_send_wr = 4096, .max_recv_wr = 16, .max_send_sge = 1 } };
+    struct ibv_qp_init_attr qa = {.send_cq = s->cq,
+                                  .recv_cq = s->cq,
+                                  .qp_type = IBV_QPT_RC,
+                                  .cap = {.max_send_wr = 4096, .max_recv_wr = 16, .max_send_sge = 1}};
     s->qp = ibv_create_qp(pd, &qa);
     return s->mr && s->cq && s->ecq && s->qp ? 0 : -1;
 }
 
 static double post_poll(struct side *s, int iters)
 {
-    struct ibv_sge sg = { (uintptr_t)s->buf, 64, s->mr->lkey };
-    struct ibv_send_wr w = { .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED },
-                       *bad;
+    struct ibv_sge sg = {(uintptr_t)s->buf, 64, s->mr->lkey};
+    struct ibv_send_wr w = {.sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED}, *bad;
     struct ibv_wc wc;
     double t0 = now_ns();
     for (int i = 0; i < iters; i++) {
@@ -73,7 +74,7 @@ static double post_poll(struct side *s, int iters)
 #define BATCH 16
 static double post_poll_batch(struct side *s, int iters)
 {
-    struct ibv_sge sg = { (uintptr_t)s->buf, 64, s->mr->lkey };
+    struct ibv_sge sg = {(uintptr_t)s->buf, 64, s->mr->lkey};
     struct ibv_send_wr w[BATCH], *bad;
     memset(w, 0, sizeof w);
     for (int k = 0; k < BATCH; k++) {
@@ -125,7 +126,8 @@ static int floor_main(int iters, int blocks)
 {
     void (*run)(int, int) = (void (*)(int, int))dlsym(RTLD_DEFAULT, "vb_floor_run");
     if (!run) {
-        fprintf(stderr, "vb_bench: -F needs the bench copy of the library (LD_PRELOAD=.../verbs/floor/librailscope.so)\n");
+        fprintf(stderr,
+                "vb_bench: -F needs the bench copy of the library (LD_PRELOAD=.../verbs/floor/librailscope.so)\n");
         return 2;
     }
     for (int w = 0; w < 40; w++) { /* warm the ring (first-touch faults) and let the clock calibrate */
@@ -169,12 +171,12 @@ static int floor_main(int iters, int blocks)
         rd[b] = (t1 - t0) / iters;
         cg[b] = (t2 - t1) / iters;
     }
-    printf("raw clock sources, back to back: rdtsc %.1f ns, clock_gettime(CLOCK_MONOTONIC) %.1f ns\n",
-           median(rd, 9), median(cg, 9));
+    printf("raw clock sources, back to back: rdtsc %.1f ns, clock_gettime(CLOCK_MONOTONIC) %.1f ns\n", median(rd, 9),
+           median(cg, 9));
     printf("floor per post+completion (core only, median of %d blocks of %d, %s): 2 clock reads %.1f ns, "
-           "2 copies (80 + 64 B) %.1f ns, both %.1f ns\n", blocks, iters,
-           bench_clock == CLOCK_MONOTONIC ? "wall clock" : "thread CPU", med[1] - med[0], med[2] - med[0],
-           med[3] - med[0]);
+           "2 copies (80 + 64 B) %.1f ns, both %.1f ns\n",
+           blocks, iters, bench_clock == CLOCK_MONOTONIC ? "wall clock" : "thread CPU", med[1] - med[0],
+           med[2] - med[0], med[3] - med[0]);
     return 0;
 }
 
@@ -200,7 +202,7 @@ int main(int argc, char **argv)
     struct ibv_context *uctx = open_untraced(devs[0]);
     /* The tracer adopts a context it did not see opened at its first ibv_alloc_pd / create_cq: give the
      * baseline its provider's entries back after the setup. */
-    struct ibv_context_ops uops = uctx ? uctx->ops : (struct ibv_context_ops){ 0 };
+    struct ibv_context_ops uops = uctx ? uctx->ops : (struct ibv_context_ops){0};
     if (setup(&tr, ibv_open_device(devs[0])) || setup(&un, uctx)) return 1;
     un.ctx->ops = uops;
     int traced = tr.ctx->ops.post_send != un.ctx->ops.post_send;
@@ -226,10 +228,10 @@ int main(int argc, char **argv)
     double mbu = median(bu, blocks), mbt = median(bt, blocks);
     printf("ops patched by the tracer: %s; time: %s, median of %d blocks of %d\n", traced ? "yes" : "NO (not traced)",
            bench_clock == CLOCK_MONOTONIC ? "wall clock" : "thread CPU", blocks, iters);
-    printf("post_send+completion: untraced %.1f ns, traced %.1f ns, added %.1f ns, ratio %.2f\n", mpu, mpt,
-           mpt - mpu, mpt / mpu);
-    printf("empty poll_cq:        untraced %.1f ns, traced %.1f ns, added %.1f ns, ratio %.2f\n", meu, met,
-           met - meu, met / meu);
+    printf("post_send+completion: untraced %.1f ns, traced %.1f ns, added %.1f ns, ratio %.2f\n", mpu, mpt, mpt - mpu,
+           mpt / mpu);
+    printf("empty poll_cq:        untraced %.1f ns, traced %.1f ns, added %.1f ns, ratio %.2f\n", meu, met, met - meu,
+           met / meu);
     printf("batched x%d, per WR:  untraced %.1f ns, traced %.1f ns, added %.1f ns, ratio %.2f\n", BATCH, mbu, mbt,
            mbt - mbu, mbt / mbu);
     return 0;

@@ -26,19 +26,19 @@ enum rs_exp_format { RS_EXP_PERFETTO = 0, RS_EXP_CHROME = 1, RS_EXP_KINETO = 2 }
 
 struct rs_exp_opts {
     enum rs_exp_format format;
-    const char *out;              /* file (perfetto, chrome) or directory (kineto: one file per rank) */
-    int split;                    /* chrome: start OUT.1.json, OUT.2.json ... past split_bytes */
-    uint64_t split_bytes;         /* 0 = 500 MB: the size past which viewers fail (reference F2) */
-    uint64_t bw_bin_ns;           /* bandwidth counter bin; 0 = 1 ms */
-    uint64_t base_realtime_ns;    /* subtracted from every aligned timestamp */
-    int no_flows;                 /* leave flow arrows out */
-    int quiet;                    /* no warnings on stderr */
-    void *sink;                   /* in-process backends (rs_exp_open_with): their state */
+    const char *out;           /* file (perfetto, chrome) or directory (kineto: one file per rank) */
+    int split;                 /* chrome: start OUT.1.json, OUT.2.json ... past split_bytes */
+    uint64_t split_bytes;      /* 0 = 500 MB: the size past which viewers fail (reference F2) */
+    uint64_t bw_bin_ns;        /* bandwidth counter bin; 0 = 1 ms */
+    uint64_t base_realtime_ns; /* subtracted from every aligned timestamp */
+    int no_flows;              /* leave flow arrows out */
+    int quiet;                 /* no warnings on stderr */
+    void *sink;                /* in-process backends (rs_exp_open_with): their state */
     /* Parallel export (one exporter per input, outputs concatenated by the caller): the first input's
      * index, so that process ids, track uuids, flow ids and the Perfetto packet sequence stay unique
      * across parts; `part` = JSON without the file's opening and closing (rs_exp_json_head/tail). */
     uint64_t index_base;
-    uint64_t index_stride;        /* parts: how many there are (track uuids interleave: k * stride + index) */
+    uint64_t index_stride; /* parts: how many there are (track uuids interleave: k * stride + index) */
     int part;
 };
 
@@ -51,26 +51,26 @@ size_t rs_exp_json_tail(char *buf, size_t n);
 struct rs_exp_proc {
     const char *host;
     uint64_t pid;
-    int64_t rank;                 /* -1 unknown */
+    int64_t rank; /* -1 unknown */
     int64_t world_size;
-    uint64_t start_realtime, start_mono;   /* the header's clock anchor */
-    const char *label;            /* optional extra text for the process name (e.g. file name) */
+    uint64_t start_realtime, start_mono; /* the header's clock anchor */
+    const char *label;                   /* optional extra text for the process name (e.g. file name) */
 };
 
 struct rs_exp_stats {
-    uint64_t events_in;           /* events handed to rs_exp_event */
-    uint64_t items_out;           /* slices + instants + counters written */
-    uint64_t bytes_out;           /* bytes written over all output files */
+    uint64_t events_in; /* events handed to rs_exp_event */
+    uint64_t items_out; /* slices + instants + counters written */
+    uint64_t bytes_out; /* bytes written over all output files */
     uint64_t files_out;
     uint64_t wr_matched, wr_unmatched_wc, wr_no_completion;
-    uint64_t lane_overflow;       /* slices shown as instants at their end: more overlap than lanes */
+    uint64_t lane_overflow; /* slices shown as instants at their end: more overlap than lanes */
 };
 
 struct rs_exp;
 
 struct rs_exp *rs_exp_open(const struct rs_exp_opts *o, char *err, size_t errlen);
-int rs_exp_begin_process(struct rs_exp *x, const struct rs_exp_proc *p);   /* -1: see rs_exp_last_error */
-const char *rs_exp_last_error(const struct rs_exp *x);   /* why the last call failed ("" if none) */
+int rs_exp_begin_process(struct rs_exp *x, const struct rs_exp_proc *p); /* -1: see rs_exp_last_error */
+const char *rs_exp_last_error(const struct rs_exp *x);                   /* why the last call failed ("" if none) */
 /* One event of the current process; ev->ts absolute tracer clock. tid = the chunk's thread. Unknown kinds
  * and events shorter than their kind's size are skipped. */
 void rs_exp_event(struct rs_exp *x, uint32_t tid, const struct rs_ev_hdr *ev);

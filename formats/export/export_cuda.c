@@ -9,10 +9,10 @@
 
 /* ---------------- CUDA ---------------- */
 
-static const char *const memcpy_kind[] = {"", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD",
-                                          "HtoH", "PtoP"};
-static const char *const mem_kind[] = {"Unknown", "Pageable", "Pinned", "Device", "Array", "Managed",
-                                       "Device", "Managed"};
+static const char *const memcpy_kind[] = {"",     "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+                                          "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
+static const char *const mem_kind[] = {"Unknown", "Pageable", "Pinned", "Device",
+                                       "Array",   "Managed",  "Device", "Managed"};
 
 static struct xgroup *stream_group(struct rs_exp *x, uint32_t dev, uint32_t stream)
 {
@@ -20,11 +20,10 @@ static struct xgroup *stream_group(struct rs_exp *x, uint32_t dev, uint32_t stre
     if (g && !g->nlanes) {
         g->maxl = XLANES_ASYNC;
         g->name = xl_name_f(x, "GPU %u stream %u", dev, stream);
-        if (x->o.format == RS_EXP_KINETO) {   /* Kineto: pid = device, tid = stream */
+        if (x->o.format == RS_EXP_KINETO) { /* Kineto: pid = device, tid = stream */
             g->jpid = dev;
             g->jtid0 = stream;
-        } else
-            g->jtid0 = xl_synth_jtid(x);
+        } else g->jtid0 = xl_synth_jtid(x);
         g->sort = 1000000 + (int32_t)(dev % 1000) * 1000 + (int32_t)(stream % 1000);
         xl_lane_new(x, g);
     }
@@ -58,7 +57,9 @@ static void gpu_common(struct rs_exp *x, struct rs_xitem *it, uint32_t corr, uin
 /* "[x, y, z]" for grid/block arguments, cached by value. */
 static uint32_t dim_nid(struct rs_exp *x, int32_t a, int32_t b, int32_t c)
 {
-    uint32_t h = (uint32_t)mix64((uint64_t)(uint32_t)a * 0x9e3779b1u ^ (uint64_t)(uint32_t)b << 20 ^ (uint64_t)(uint32_t)c << 40) & 255;
+    uint32_t h = (uint32_t)mix64((uint64_t)(uint32_t)a * 0x9e3779b1u ^ (uint64_t)(uint32_t)b << 20 ^
+                                 (uint64_t)(uint32_t)c << 40) &
+                 255;
     if (x->dim_cache[h].nid && x->dim_cache[h].v[0] == a && x->dim_cache[h].v[1] == b && x->dim_cache[h].v[2] == c)
         return x->dim_cache[h].nid;
     uint32_t n = xl_name_f(x, "[%d, %d, %d]", a, b, c);
@@ -83,11 +84,12 @@ void xl_on_memcpy(struct rs_exp *x, const struct rs_ev_CUDA_MEMCPY *e)
     struct rs_xitem it;
     uint64_t ts = al(x, e->h.ts), end = al(x, e->end), dur = end > ts ? end - ts : 0;
     uint32_t n, *c = e->copy_kind < 11 && e->src_kind < 8 && e->dst_kind < 8
-                         ? &x->memcpy_nid[e->copy_kind][e->src_kind][e->dst_kind] : NULL;
+                         ? &x->memcpy_nid[e->copy_kind][e->src_kind][e->dst_kind]
+                         : NULL;
     if (c && *c) n = *c;
     else {
         n = xl_name_f(x, "Memcpy %s (%s -> %s)", e->copy_kind < 11 ? memcpy_kind[e->copy_kind] : "?",
-                   e->src_kind < 8 ? mem_kind[e->src_kind] : "?", e->dst_kind < 8 ? mem_kind[e->dst_kind] : "?");
+                      e->src_kind < 8 ? mem_kind[e->src_kind] : "?", e->dst_kind < 8 ? mem_kind[e->dst_kind] : "?");
         if (c) *c = n;
     }
     item_init(&it, ts, dur, n, RS_XCAT_gpu_memcpy);
@@ -116,8 +118,7 @@ void xl_on_memset(struct rs_exp *x, const struct rs_ev_CUDA_MEMSET *e)
 
 void xl_on_sync(struct rs_exp *x, const struct rs_ev_CUDA_SYNC *e)
 {
-    static const char *const types[] = {"cuda sync", "Event Sync", "Stream Wait Event", "Stream Sync",
-                                        "Context Sync"};
+    static const char *const types[] = {"cuda sync", "Event Sync", "Stream Wait Event", "Stream Sync", "Context Sync"};
     struct rs_xitem it;
     uint64_t ts = al(x, e->h.ts), end = al(x, e->end);
     uint32_t ty = e->type < 5 ? e->type : 0;
@@ -154,7 +155,7 @@ void xl_on_api(struct rs_exp *x, uint32_t tid, const struct rs_ev_CUDA_API *e)
     if (e->ret) arg_u(&it, RS_XK_ret, RS_XA_I64, e->ret);
     /* whether the call links to GPU work, cached per name (direct-mapped) */
     uint32_t *lc = &x->api_link_cache[nid & 255];
-    if ((*lc >> 1) != nid) *lc = nid << 1 | (uint32_t)!!api_links(n);
+    if ((*lc >> 1) != nid) *lc = nid << 1 | (uint32_t) !!api_links(n);
     if ((*lc & 1) && (it.flow_out = xl_corr_flow(x, e->correlation))) corr_started(x, e->correlation);
     uint32_t t = e->tid ? e->tid : tid;
     xl_emit_slice(x, xl_thread_side_group(x, XG_CUDA, t, "cuda"), &it);
@@ -192,13 +193,14 @@ void xl_on_nvtx_push(struct rs_exp *x, uint32_t tid, const struct rs_ev_NVTX_PUS
     if (!g || !g->nlanes) return;
     uint64_t ts = al(x, e->h.ts);
     struct xlane *l = g->lane[0];
-    if (ts < l->last_start) ts = l->last_start;   /* B/E must stay ordered on the track */
+    if (ts < l->last_start) ts = l->last_start; /* B/E must stay ordered on the track */
     if (g->nvtx_depth >= XNVTX_DEPTH) return;
     l->last_start = ts;
     xl_declare(x, &l->t);
     if (x->o.format == RS_EXP_KINETO) {
         if (!g->pushes && !(g->pushes = malloc(XNVTX_DEPTH * sizeof *g->pushes))) return;
-        g->pushes[g->nvtx_depth++] = (struct xpush){ts, xl_str_nid(x, e->message), e->domain ? xl_str_nid(x, e->domain) : 0};
+        g->pushes[g->nvtx_depth++] =
+            (struct xpush){ts, xl_str_nid(x, e->message), e->domain ? xl_str_nid(x, e->domain) : 0};
         return;
     }
     g->nvtx_depth++;
@@ -235,7 +237,7 @@ void xl_on_nvtx_start(struct rs_exp *x, const struct rs_ev_NVTX_START *e)
 void xl_on_nvtx_end(struct rs_exp *x, const struct rs_ev_NVTX_END *e)
 {
     struct xcache *s = cache_slot(x->p.nvtxr, e->id + 1);
-    if (s->key != e->id + 1) return;   /* start not seen (or evicted) */
+    if (s->key != e->id + 1) return; /* start not seen (or evicted) */
     s->key = 0;
     struct rs_xitem it;
     uint64_t ts = al(x, s->ts), end = al(x, e->h.ts);
@@ -255,8 +257,11 @@ void xl_on_nvml(struct rs_exp *x, const struct rs_ev_NVML_SAMPLE *e)
     uint64_t key = (uint64_t)e->field << 32 | e->scope;
     struct xgroup *g = xl_group_get(x, XG_CTR_NVML, e->device, key);
     if (g && !g->nlanes) {
-        const char *what = e->field == 138 ? "NVLink TX KiB" : e->field == 139 ? "NVLink RX KiB"
-                         : e->field == 197 ? "PCIe TX bytes" : e->field == 198 ? "PCIe RX bytes" : NULL;
+        const char *what = e->field == 138   ? "NVLink TX KiB"
+                           : e->field == 139 ? "NVLink RX KiB"
+                           : e->field == 197 ? "PCIe TX bytes"
+                           : e->field == 198 ? "PCIe RX bytes"
+                                             : NULL;
         char b[64];
         if (!what) {
             snprintf(b, sizeof b, "NVML field %u", e->field);
@@ -273,7 +278,7 @@ void xl_cuda_end(struct rs_exp *x)
 {
     struct xproc *p = &x->p;
     uint64_t end = p->last_ts;
-    for (uint32_t i = 0; i < p->gcap; i++) {   /* close NVTX ranges left open */
+    for (uint32_t i = 0; i < p->gcap; i++) { /* close NVTX ranges left open */
         struct xgroup *g = p->gtab[i];
         if (g && g->gk == XG_NVTX && g->nlanes) {
             uint64_t ts = end > g->lane[0]->last_start ? end : g->lane[0]->last_start;

@@ -12,7 +12,7 @@
 
 #include "export_int.h"
 
-struct jtrack {                /* declared tracks, re-announced at the top of each split file */
+struct jtrack { /* declared tracks, re-announced at the top of each split file */
     int64_t jpid, jtid;
     uint32_t name, kind;
     int32_t sort;
@@ -22,22 +22,22 @@ struct jw {
     struct rs_exp *x;
     int kineto;
     struct rs_xout out;
-    int first;                 /* no comma before the next event */
+    int first; /* no comma before the next event */
     int file_open;
     const struct rs_exp_opts *o;
-    char base[4096];           /* chrome: OUT without ".json"; kineto: the directory */
-    int part;                  /* chrome split: file number */
+    char base[4096]; /* chrome: OUT without ".json"; kineto: the directory */
+    int part;        /* chrome split: file number */
     int warned;
-    uint64_t bytes_done;       /* bytes of closed files */
+    uint64_t bytes_done; /* bytes of closed files */
     uint64_t files;
     struct jtrack *tr;
     size_t ntr, captr;
-    int64_t rank, world;       /* kineto: current file's rank */
+    int64_t rank, world; /* kineto: current file's rank */
     uint64_t pid;
     char host[128];
     int64_t *ranks_used;
     size_t nranks_used;
-    uint64_t gpu_named;        /* kineto: device pids given a process_name in this file */
+    uint64_t gpu_named; /* kineto: device pids given a process_name in this file */
     int err;
     char errmsg[4400];
 };
@@ -45,12 +45,18 @@ struct jw {
 #define RES (RS_XOUT_MAX_ITEM)
 
 /* Pre-quoted pieces: "key": per argument key, ,"cat":"<cat>","name": per category. */
-static const struct { const char *s; size_t n; } jkeys[RS_XK_COUNT] = {
+static const struct {
+    const char *s;
+    size_t n;
+} jkeys[RS_XK_COUNT] = {
 #define JK(id, str) {"\"" str "\":", sizeof("\"" str "\":") - 1},
     RS_XKEYS(JK)
 #undef JK
 };
-static const struct { const char *s; size_t n; } jcats[RS_XCAT_COUNT] = {
+static const struct {
+    const char *s;
+    size_t n;
+} jcats[RS_XCAT_COUNT] = {
 #define JC(c) {"\",\"cat\":\"" #c "\",\"name\":", sizeof("\",\"cat\":\"" #c "\",\"name\":") - 1},
     RS_XCATS(JC)
 #undef JC
@@ -87,8 +93,9 @@ static inline size_t cpy(char *d, const char *s, size_t n)
 
 size_t rs_exp_json_head(char *buf, size_t n, uint64_t base_realtime_ns)
 {
-    int k = snprintf(buf, n, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"railscope\","
-                             "\"baseTimeNanoseconds\":%llu},\"traceEvents\":[\n",
+    int k = snprintf(buf, n,
+                     "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"railscope\","
+                     "\"baseTimeNanoseconds\":%llu},\"traceEvents\":[\n",
                      (unsigned long long)base_realtime_ns);
     return k < 0 ? 0 : (size_t)k < n ? (size_t)k : n - 1;
 }
@@ -103,7 +110,7 @@ static void file_header(struct jw *w)
     char b[1024];
     size_t n;
     w->first = 1;
-    if (w->o->part && !w->kineto) return;   /* the caller writes the head once around all parts */
+    if (w->o->part && !w->kineto) return; /* the caller writes the head once around all parts */
     if (w->kineto) {
         int k = snprintf(b, sizeof b,
                          "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [],\n"
@@ -113,8 +120,7 @@ static void file_header(struct jw *w)
                          (long long)(w->rank >= 0 ? w->rank : 0), (long long)(w->world > 0 ? w->world : 1),
                          (unsigned long long)w->o->base_realtime_ns, w->host, (unsigned long long)w->pid);
         n = k < 0 ? 0 : (size_t)k;
-    } else
-        n = rs_exp_json_head(b, sizeof b, w->o->base_realtime_ns);
+    } else n = rs_exp_json_head(b, sizeof b, w->o->base_realtime_ns);
     rs_xout_write(&w->out, b, n);
 }
 
@@ -210,7 +216,7 @@ static void meta(struct jw *w, const char *what, int64_t pid, int64_t tid, uint3
 
 static void announce(struct jw *w, const struct jtrack *t)
 {
-    if (t->kind == RS_XT_COUNTER) return;   /* counters are named by their C events */
+    if (t->kind == RS_XT_COUNTER) return; /* counters are named by their C events */
     if (t->kind == RS_XT_PROCESS) meta(w, "process", t->jpid, 0, t->name, t->sort);
     else meta(w, "thread", t->jpid, t->jtid, t->name, t->sort);
 }
@@ -221,8 +227,9 @@ static void maybe_split(struct jw *w)
     if (w->kineto || w->out.bytes < w->o->split_bytes) return;
     if (!w->o->split) {
         if (!w->warned++)
-            rs_xwarn(w->x, "%s passed %llu MB: chrome://tracing and the Perfetto UI may fail to load it "
-                           "(use --split, or --format perfetto)",
+            rs_xwarn(w->x,
+                     "%s passed %llu MB: chrome://tracing and the Perfetto UI may fail to load it "
+                     "(use --split, or --format perfetto)",
                      w->out.path, (unsigned long long)(w->o->split_bytes >> 20));
         return;
     }
@@ -251,8 +258,7 @@ static void *jw_open_common(struct rs_exp *x, const struct rs_exp_opts *o, int k
             return NULL;
         }
         if (stat(o->out, &sb) || !S_ISDIR(sb.st_mode)) {
-            snprintf(err, errlen, "%s exists and is not a directory (kineto writes one file per rank into it)",
-                     o->out);
+            snprintf(err, errlen, "%s exists and is not a directory (kineto writes one file per rank into it)", o->out);
             free(w);
             return NULL;
         }
@@ -283,7 +289,7 @@ static int jw_begin_process(void *b, const struct rs_xproc_out *p, char *err, si
 {
     struct jw *w = b;
     w->gpu_named = 0;
-    w->ntr = 0;   /* tracks of earlier processes are complete: split files announce only the current one */
+    w->ntr = 0; /* tracks of earlier processes are complete: split files announce only the current one */
     if (!w->kineto) return 0;
     w->rank = p->rank;
     w->world = p->world_size;
@@ -329,7 +335,7 @@ static void jw_track(void *b, const struct rs_xtrack *t)
     if (!w->file_open) return;
     struct jtrack jt = {t->jpid, t->jtid, t->name, t->kind, t->sort};
     size_t i;
-    for (i = 0; i < w->ntr; i++)   /* rename of a known track: update the remembered entry */
+    for (i = 0; i < w->ntr; i++) /* rename of a known track: update the remembered entry */
         if (w->tr[i].jpid == jt.jpid && w->tr[i].jtid == jt.jtid && w->tr[i].kind == jt.kind) break;
     if (i == w->ntr) {
         if (w->ntr == w->captr) {
@@ -343,7 +349,7 @@ static void jw_track(void *b, const struct rs_xtrack *t)
     }
     w->tr[i] = jt;
     if (w->kineto && t->kind != RS_XT_PROCESS && t->jpid >= 0 && t->jpid < 64 && (uint64_t)t->jpid != w->pid &&
-        !(w->gpu_named & (1ull << t->jpid))) {   /* Kineto's GPU rows: pid = device */
+        !(w->gpu_named & (1ull << t->jpid))) { /* Kineto's GPU rows: pid = device */
         w->gpu_named |= 1ull << t->jpid;
         char nm[32];
         snprintf(nm, sizeof nm, "GPU %lld", (long long)t->jpid);
@@ -385,10 +391,9 @@ static size_t args(struct jw *w, char *d, const struct rs_xitem *it)
         }
         case RS_XA_STR: {
             const struct rs_xname *nm = rs_xname_get(w->x, a->v.nid);
-            if (a->key == RS_XK_grid || a->key == RS_XK_block)   /* "[x, y, z]" arrays, as Kineto */
+            if (a->key == RS_XK_grid || a->key == RS_XK_block) /* "[x, y, z]" arrays, as Kineto */
                 n += cpy(d + n, nm->s, nm->len);
-            else
-                n += cpy(d + n, nm->json, nm->json_len);
+            else n += cpy(d + n, nm->json, nm->json_len);
             break;
         }
         }
@@ -517,7 +522,7 @@ static int jw_close(void *b, struct rs_exp_stats *st, char *err, size_t errlen)
 
 static void jw_instant(void *b, const struct rs_xitem *it) { jw_slice(b, it); }
 
-const struct rs_xbackend rs_xbackend_chrome = {chrome_open, jw_begin_process, jw_track, jw_slice, jw_instant,
-                                               jw_begin, jw_end, jw_counter, jw_end_process, jw_close};
-const struct rs_xbackend rs_xbackend_kineto = {kineto_open, jw_begin_process, jw_track, jw_slice, jw_instant,
-                                               jw_begin, jw_end, jw_counter, jw_end_process, jw_close};
+const struct rs_xbackend rs_xbackend_chrome = {chrome_open, jw_begin_process, jw_track,   jw_slice,       jw_instant,
+                                               jw_begin,    jw_end,           jw_counter, jw_end_process, jw_close};
+const struct rs_xbackend rs_xbackend_kineto = {kineto_open, jw_begin_process, jw_track,   jw_slice,       jw_instant,
+                                               jw_begin,    jw_end,           jw_counter, jw_end_process, jw_close};

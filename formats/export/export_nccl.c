@@ -69,9 +69,9 @@ static struct xgroup *proxy_group(struct rs_exp *x, uint32_t gk, uint32_t ch, ui
     if (g && !g->nlanes) {
         g->maxl = XLANES_ASYNC;
         g->name = ch == UINT32_MAX ? xl_name_f(x, "NCCL proxy %s %s", is_send ? "send" : "recv",
-                                            gk == XG_STATES ? "step states" : "steps")
+                                               gk == XG_STATES ? "step states" : "steps")
                                    : xl_name_f(x, "NCCL proxy ch %u %s%s", ch, is_send ? "send" : "recv",
-                                            gk == XG_STATES ? " states" : "");
+                                               gk == XG_STATES ? " states" : "");
         g->jtid0 = xl_synth_jtid(x);
         xl_lane_new(x, g);
     }
@@ -116,18 +116,18 @@ static void state_close(struct rs_exp *x, struct xcache *s, uint64_t end_raw)
         if (s->v < 32) x->state_nid[s->v] = nid;
     }
     item_init(&it, ts, end > ts ? end - ts : 0, nid, RS_XCAT_nccl);
-    xl_emit_slice(x, proxy_group(x, XG_STATES, UINT32_MAX, s->v2), &it);   /* one track per direction */
+    xl_emit_slice(x, proxy_group(x, XG_STATES, UINT32_MAX, s->v2), &it); /* one track per direction */
 }
 
 void xl_on_proxy_state(struct rs_exp *x, const struct rs_ev_NCCL_PROXY_STATE *e)
 {
-    if (e->state == 19) return;   /* ProxyOp state: the op's slice shows it */
+    if (e->state == 19) return; /* ProxyOp state: the op's slice shows it */
     struct xcache *s = cache_slot(x->p.states, e->handle);
     if (s->key == e->handle && e->h.ts >= s->ts) state_close(x, s, e->h.ts);
     s->key = e->handle;
     s->ts = e->h.ts;
     s->v = e->state;
-    s->v2 = e->state == 8 || e->state == 9 || e->state == 20;   /* the send-side states */
+    s->v2 = e->state == 8 || e->state == 9 || e->state == 20; /* the send-side states */
 }
 
 void xl_on_proxy_step(struct rs_exp *x, const struct rs_ev_NCCL_PROXY_STEP *e)
@@ -206,13 +206,14 @@ void xl_on_prof_init(struct rs_exp *x, const struct rs_ev_NCCL_PROF_INIT *e)
 {
     struct xgroup *g = comm_group(x, e->comm_hash);
     if (g && e->comm_name && !g->lane[0]->t.declared)
-        g->name = g->lane[0]->t.name = xl_name_f(x, "NCCL comm %s (%#llx)", rs_xname_get(x, xl_str_nid(x, e->comm_name))->s,
-                                              (unsigned long long)e->comm_hash);
+        g->name = g->lane[0]->t.name =
+            xl_name_f(x, "NCCL comm %s (%#llx)", rs_xname_get(x, xl_str_nid(x, e->comm_name))->s,
+                      (unsigned long long)e->comm_hash);
 }
 
 void xl_nccl_end(struct rs_exp *x)
 {
-    for (uint32_t i = 0; i < XCACHE; i++) {   /* proxy states never closed by their step */
+    for (uint32_t i = 0; i < XCACHE; i++) { /* proxy states never closed by their step */
         struct xcache *s = &x->p.states[i];
         if (s->key) state_close(x, s, s->ts);
     }

@@ -13,10 +13,8 @@ int rs_xout_open(struct rs_xout *o, const char *path)
 {
     memset(o, 0, sizeof *o);
     snprintf(o->path, sizeof o->path, "%s", path);
-    if (!strcmp(path, "-"))
-        o->fd = dup(1);
-    else
-        o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (!strcmp(path, "-")) o->fd = dup(1);
+    else o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (o->fd < 0) return o->err = errno;
     o->buf = malloc(RS_XOUT_CAP);
     if (!o->buf) {
@@ -40,7 +38,7 @@ int rs_xout_flush(struct rs_xout *o)
         }
         off += (size_t)n;
     }
-    o->len = 0;   /* after an error the rest is discarded: the caller reports err at close */
+    o->len = 0; /* after an error the rest is discarded: the caller reports err at close */
     return o->err;
 }
 

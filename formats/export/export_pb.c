@@ -13,51 +13,51 @@
 #include "export_int.h"
 
 /* TracePacket */
-#define PB_TRACE_PACKET 1
-#define PB_TP_TIMESTAMP 8
-#define PB_TP_SEQ_ID 10
-#define PB_TP_TRACK_EVENT 11
-#define PB_TP_INTERNED 12
-#define PB_TP_SEQ_FLAGS 13
-#define PB_TP_TRACK_DESC 60
-#define SEQ_CLEARED 1
-#define SEQ_NEEDS 2
+#define PB_TRACE_PACKET      1
+#define PB_TP_TIMESTAMP      8
+#define PB_TP_SEQ_ID         10
+#define PB_TP_TRACK_EVENT    11
+#define PB_TP_INTERNED       12
+#define PB_TP_SEQ_FLAGS      13
+#define PB_TP_TRACK_DESC     60
+#define SEQ_CLEARED          1
+#define SEQ_NEEDS            2
 /* TrackDescriptor / ProcessDescriptor */
-#define PB_TD_UUID 1
-#define PB_TD_NAME 2
-#define PB_TD_PROCESS 3
-#define PB_TD_PARENT 5
-#define PB_TD_COUNTER 8
-#define PB_PD_PID 1
-#define PB_PD_NAME 6
+#define PB_TD_UUID           1
+#define PB_TD_NAME           2
+#define PB_TD_PROCESS        3
+#define PB_TD_PARENT         5
+#define PB_TD_COUNTER        8
+#define PB_PD_PID            1
+#define PB_PD_NAME           6
 /* TrackEvent */
-#define PB_TE_CAT_IIDS 3
-#define PB_TE_DEBUG 4
-#define PB_TE_TYPE 9
-#define PB_TE_NAME_IID 10
-#define PB_TE_TRACK 11
+#define PB_TE_CAT_IIDS       3
+#define PB_TE_DEBUG          4
+#define PB_TE_TYPE           9
+#define PB_TE_NAME_IID       10
+#define PB_TE_TRACK          11
 #define PB_TE_DOUBLE_COUNTER 44
-#define PB_TE_FLOW 47
-#define PB_TE_TERM_FLOW 48
-#define TE_BEGIN 1
-#define TE_END 2
-#define TE_INSTANT 3
-#define TE_COUNTER 4
+#define PB_TE_FLOW           47
+#define PB_TE_TERM_FLOW      48
+#define TE_BEGIN             1
+#define TE_END               2
+#define TE_INSTANT           3
+#define TE_COUNTER           4
 /* DebugAnnotation */
-#define PB_DA_NAME_IID 1
-#define PB_DA_UINT 3
-#define PB_DA_INT 4
-#define PB_DA_DOUBLE 5
-#define PB_DA_STRING 6
-#define PB_DA_POINTER 7
+#define PB_DA_NAME_IID       1
+#define PB_DA_UINT           3
+#define PB_DA_INT            4
+#define PB_DA_DOUBLE         5
+#define PB_DA_STRING         6
+#define PB_DA_POINTER        7
 /* InternedData */
-#define PB_ID_CATEGORIES 1
-#define PB_ID_NAMES 2
-#define PB_ID_ARGNAMES 3
+#define PB_ID_CATEGORIES     1
+#define PB_ID_NAMES          2
+#define PB_ID_ARGNAMES       3
 
 #define WT_VARINT 0
-#define WT_I64 1
-#define WT_LEN 2
+#define WT_I64    1
+#define WT_LEN    2
 
 struct pbuf {
     uint8_t *p;
@@ -68,12 +68,12 @@ struct pb {
     struct rs_exp *x;
     struct rs_xout out;
     struct pbuf pk, te, tmp, idata;
-    uint8_t *name_done;        /* nid -> interned on the sequence */
+    uint8_t *name_done; /* nid -> interned on the sequence */
     size_t name_done_cap;
     uint8_t cat_done[RS_XCAT_COUNT], key_done[RS_XK_COUNT];
-    uint64_t ts;               /* of the packet being built */
-    uint8_t *d0, *tlen;        /* packet start and TrackEvent length byte in the output buffer */
-    uint64_t seq;              /* trusted_packet_sequence_id: 1, or 1 + index_base for parts */
+    uint64_t ts;        /* of the packet being built */
+    uint8_t *d0, *tlen; /* packet start and TrackEvent length byte in the output buffer */
+    uint64_t seq;       /* trusted_packet_sequence_id: 1, or 1 + index_base for parts */
 };
 
 static inline void pb_need(struct pbuf *b, size_t n)
@@ -82,7 +82,7 @@ static inline void pb_need(struct pbuf *b, size_t n)
         size_t nc = b->cap ? b->cap * 2 : 4096;
         while (nc < b->n + n) nc *= 2;
         uint8_t *np = realloc(b->p, nc);
-        if (!np) abort();   /* scratch buffers are tiny; out of memory here is fatal */
+        if (!np) abort(); /* scratch buffers are tiny; out of memory here is fatal */
         b->p = np;
         b->cap = nc;
     }
@@ -108,7 +108,7 @@ static inline void pb_fixed64(struct pbuf *b, unsigned field, uint64_t v)
 {
     pb_tag(b, field, WT_I64);
     pb_need(b, 8);
-    memcpy(b->p + b->n, &v, 8);   /* little-endian host */
+    memcpy(b->p + b->n, &v, 8); /* little-endian host */
     b->n += 8;
 }
 static inline void pb_double(struct pbuf *b, unsigned field, double d)
@@ -125,7 +125,10 @@ static inline void pb_bytes(struct pbuf *b, unsigned field, const void *s, size_
     memcpy(b->p + b->n, s, n);
     b->n += n;
 }
-static inline void pb_sub(struct pbuf *b, unsigned field, const struct pbuf *sub) { pb_bytes(b, field, sub->p, sub->n); }
+static inline void pb_sub(struct pbuf *b, unsigned field, const struct pbuf *sub)
+{
+    pb_bytes(b, field, sub->p, sub->n);
+}
 
 /* Interned entry {iid = 1, name = 2} appended to idata under `field`. */
 static void intern_entry(struct pb *w, unsigned field, uint64_t iid, const char *s, size_t n)
@@ -227,7 +230,7 @@ static inline uint8_t *patch_len(uint8_t *lp, uint8_t *end)
         *lp = (uint8_t)len;
         return end;
     }
-    size_t extra = vlen(len) - 1;   /* room for it was reserved by pk_begin */
+    size_t extra = vlen(len) - 1; /* room for it was reserved by pk_begin */
     memmove(lp + 1 + extra, lp + 1, len);
     put_varint(lp, len);
     return end + extra;
@@ -253,7 +256,7 @@ static void *pb_open(struct rs_exp *x, const struct rs_exp_opts *o, char *err, s
     struct pb *w = calloc(1, sizeof *w);
     if (!w) return NULL;
     w->x = x;
-    w->seq = 1 + o->index_base;   /* each part its own sequence: interning is per sequence */
+    w->seq = 1 + o->index_base; /* each part its own sequence: interning is per sequence */
     if (rs_xout_open(&w->out, o->out)) {
         snprintf(err, errlen, "cannot write %s: %s", o->out, strerror(w->out.err));
         free(w);
@@ -340,7 +343,7 @@ static uint8_t *pb_head(struct pb *w, const struct rs_xitem *it, int type)
             *d++ = PB_DA_UINT << 3 | WT_VARINT;
             d = put_varint(d, a->v.u);
             break;
-        case RS_XA_I64:   /* int64 varint = two's complement */
+        case RS_XA_I64: /* int64 varint = two's complement */
             *d++ = PB_DA_INT << 3 | WT_VARINT;
             d = put_varint(d, a->v.u);
             break;
@@ -366,7 +369,7 @@ static uint8_t *pb_head(struct pb *w, const struct rs_xitem *it, int type)
         if (len < 0x80) {
             *lp = (uint8_t)len;
         } else {
-            size_t extra = vlen(len) - 1;   /* room was counted in `need` (32 per argument) */
+            size_t extra = vlen(len) - 1; /* room was counted in `need` (32 per argument) */
             memmove(s0 + extra, s0, len);
             put_varint(lp, len);
             d += extra;
@@ -432,7 +435,7 @@ static void pb_counter(void *b, const struct rs_xtrack *t, uint64_t ts, double v
     struct pb *w = b;
     pk_event(w, ts);
     uint8_t *d = te_type_track(pk_begin(w, ts, 32), TE_COUNTER, t->uuid);
-    *d++ = (uint8_t)((PB_TE_DOUBLE_COUNTER << 3 | WT_I64) & 0x7f) | 0x80;   /* field 44: two-byte tag */
+    *d++ = (uint8_t)((PB_TE_DOUBLE_COUNTER << 3 | WT_I64) & 0x7f) | 0x80; /* field 44: two-byte tag */
     *d++ = (PB_TE_DOUBLE_COUNTER << 3 | WT_I64) >> 7;
     memcpy(d, &v, 8);
     pk_end(w, d + 8);
@@ -459,5 +462,5 @@ static int pb_close(void *b, struct rs_exp_stats *st, char *err, size_t errlen)
     return e ? -1 : 0;
 }
 
-const struct rs_xbackend rs_xbackend_perfetto = {pb_open, pb_begin_process, pb_track, pb_slice, pb_instant,
-                                                 pb_begin, pb_end, pb_counter, pb_end_process, pb_close};
+const struct rs_xbackend rs_xbackend_perfetto = {pb_open,  pb_begin_process, pb_track,   pb_slice,       pb_instant,
+                                                 pb_begin, pb_end,           pb_counter, pb_end_process, pb_close};

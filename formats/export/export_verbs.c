@@ -14,7 +14,7 @@
 static void bw_flush(struct rs_exp *x, struct xbw *bw)
 {
     uint64_t w = x->o.bw_bin_ns;
-    xl_emit_counter(x, bw->g, bw->bin * w, (double)bw->bytes / (double)w);  /* bytes/ns = GB/s */
+    xl_emit_counter(x, bw->g, bw->bin * w, (double)bw->bytes / (double)w); /* bytes/ns = GB/s */
 }
 static void bw_add(struct rs_exp *x, struct xbw *bw, uint64_t ts, uint64_t bytes)
 {
@@ -42,11 +42,11 @@ static void bw_end(struct rs_exp *x, struct xbw *bw)
 
 /* ---------------- verbs ---------------- */
 
-static const char *const wr_op_names[] = {"RDMA_WRITE", "RDMA_WRITE_WITH_IMM", "SEND", "SEND_WITH_IMM",
-                                          "RDMA_READ", "ATOMIC_CMP_AND_SWP", "ATOMIC_FETCH_AND_ADD",
-                                          "LOCAL_INV", "BIND_MW", "SEND_WITH_INV", "TSO"};
+static const char *const wr_op_names[] = {
+    "RDMA_WRITE",           "RDMA_WRITE_WITH_IMM", "SEND",    "SEND_WITH_IMM", "RDMA_READ", "ATOMIC_CMP_AND_SWP",
+    "ATOMIC_FETCH_AND_ADD", "LOCAL_INV",           "BIND_MW", "SEND_WITH_INV", "TSO"};
 #define IBV_SEND_SIGNALED_BIT 2u
-#define XQP_SRQ 0x80000000u
+#define XQP_SRQ               0x80000000u
 
 static struct xctx *ctx_get(struct rs_exp *x, uint64_t ctx)
 {
@@ -108,22 +108,22 @@ static void wr_emit(struct rs_exp *x, struct xqp *q, const struct xwr *w, uint64
     struct rs_xitem it;
     item_init(&it, w->ts, end > w->ts ? end - w->ts : 0, name, RS_XCAT_rdma);
     arg_u(&it, RS_XK_bytes, RS_XA_U64, w->bytes);
-    arg_u(&it, RS_XK_wr_id, RS_XA_HEX, w->wr_id);   /* (the QP is the track) */
+    arg_u(&it, RS_XK_wr_id, RS_XA_HEX, w->wr_id); /* (the QP is the track) */
     if (status) arg_u(&it, RS_XK_status, RS_XA_I64, (uint64_t)(int64_t)status);
     if (completed_by != UINT64_MAX) arg_u(&it, RS_XK_completed_by, RS_XA_HEX, completed_by);
     if (last) it.flow_step = w->flow;
     else it.flow_in = w->flow;
     /* receives get their own track: pre-posted receive queues (hundreds deep) would crowd out the sends */
     struct xgroup *g = w->opcode != 128 ? q->g
-                     : q->is_srq ? xl_async_group(x, XG_QP, q->qp_num, 2, "SRQ %u recv", q->qp_num & ~XQP_SRQ)
-                                 : xl_async_group(x, XG_QP, q->qp_num, 2, "QP %u recv", q->qp_num);
+                       : q->is_srq      ? xl_async_group(x, XG_QP, q->qp_num, 2, "SRQ %u recv", q->qp_num & ~XQP_SRQ)
+                                        : xl_async_group(x, XG_QP, q->qp_num, 2, "QP %u recv", q->qp_num);
     xl_emit_slice(x, g, &it);
 }
 
 static void fifo_push(struct rs_exp *x, struct xqp *q, struct xfifo *f, const struct xwr *w)
 {
     if (f->n == f->cap) {
-        if (f->cap >= XFIFO_MAX) {   /* never completed as far as we can tell: show it, forget it */
+        if (f->cap >= XFIFO_MAX) { /* never completed as far as we can tell: show it, forget it */
             struct xwr *old = fifo_at(f, 0);
             wr_emit(x, q, old, old->ts, NID(x, NOCOMP), 0, UINT64_MAX, 0);
             x->st.wr_no_completion++;
@@ -212,7 +212,7 @@ void xl_on_wc(struct rs_exp *x, uint32_t tid, const struct rs_ev_IBV_WC *e)
     if (q) {
         f = recv ? &q->rq : &q->sq;
         k = fifo_find(f, e->wr_id);
-        if (k < 0 && recv) {   /* posted to a shared receive queue */
+        if (k < 0 && recv) { /* posted to a shared receive queue */
             for (uint32_t i = 0; i < x->p.qcap && k < 0; i++) {
                 struct xqp *s = &x->p.qps[i];
                 if (!s->used || !s->is_srq) continue;
@@ -222,7 +222,7 @@ void xl_on_wc(struct rs_exp *x, uint32_t tid, const struct rs_ev_IBV_WC *e)
                     k = kk;
                 }
             }
-            q = qp_get(x, e->qp_num);   /* the table may have moved */
+            q = qp_get(x, e->qp_num); /* the table may have moved */
             owner = q;
         }
     }
@@ -242,7 +242,7 @@ void xl_on_wc(struct rs_exp *x, uint32_t tid, const struct rs_ev_IBV_WC *e)
         struct xwr w = *fifo_at(f, (uint32_t)k);
         wr_emit(x, owner, &w, ts, wr_name(x, recv ? 128 : w.opcode), (int)e->status, UINT64_MAX, 1);
         flow = w.flow;
-        if (recv) {   /* remove entry k, keep order */
+        if (recv) { /* remove entry k, keep order */
             for (int64_t i = k; i > 0; i--) *fifo_at(f, (uint32_t)i) = *fifo_at(f, (uint32_t)i - 1);
             f->head = (f->head + 1) & (f->cap - 1);
             f->n--;
@@ -291,7 +291,7 @@ void xl_on_open_device(struct rs_exp *x, uint32_t tid, const struct rs_ev_IBV_OP
     if (c) {
         c->dev_nid = xl_str_nid(x, e->device);
         c->tx.g = xl_counter_group(x, XG_CTR_LINK, e->ctx, 0,
-                                xl_name_f(x, "link %s tx GB/s", rs_xname_get(x, c->dev_nid)->s));
+                                   xl_name_f(x, "link %s tx GB/s", rs_xname_get(x, c->dev_nid)->s));
     }
     struct rs_xitem it;
     item_init(&it, al(x, e->h.ts), 0, NID(x, OPEN_DEVICE), RS_XCAT_verbs);

@@ -86,7 +86,7 @@ uint32_t xl_name_n(struct rs_exp *x, const char *s, size_t n)
     if (!s) s = "", n = 0;
     n = sanitize(clean, s, n);
     uint32_t h = hash_bytes(clean, n);
-    if (x->nnames * 2 + 2 >= x->nhcap) {   /* grow + rehash */
+    if (x->nnames * 2 + 2 >= x->nhcap) { /* grow + rehash */
         uint32_t nc = x->nhcap ? x->nhcap * 2 : 1024;
         uint32_t *nt = calloc(nc, sizeof *nt);
         if (!nt) return 0;
@@ -123,11 +123,10 @@ uint32_t xl_name_n(struct rs_exp *x, const char *s, size_t n)
         if (c == '"' || c == '\\') {
             *q++ = '\\';
             *q++ = (char)c;
-        } else if (c == '<') {   /* keeps the JSON safe to embed in HTML too */
+        } else if (c == '<') { /* keeps the JSON safe to embed in HTML too */
             memcpy(q, "\\u003c", 6);
             q += 6;
-        } else
-            *q++ = (char)c;
+        } else *q++ = (char)c;
     }
     *q++ = '"';
     *q = 0;
@@ -166,14 +165,14 @@ static const char *const xname_str[XN_COUNT] = {
 
 
 const char rs_xdigits2[200] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-                               "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-                               "8081828384858687888990919293949596979899";
+                              "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                              "8081828384858687888990919293949596979899";
 
 void xl_declare(struct rs_exp *x, struct rs_xtrack *t)
 {
     if (!t->declared) {
         t->declared = 1;
-        char *d = t->jpt;   /* "pid":P,"tid":T: at most 6+20+7+20 = 53 > 47 only for absurd ids */
+        char *d = t->jpt; /* "pid":P,"tid":T: at most 6+20+7+20 = 53 > 47 only for absurd ids */
         char tmp[64];
         size_t n = 0;
         memcpy(tmp, "\"pid\":", 6);
@@ -181,7 +180,7 @@ void xl_declare(struct rs_exp *x, struct rs_xtrack *t)
         memcpy(tmp + n, ",\"tid\":", 7);
         n += 7;
         n += rs_xfmt_i64(tmp + n, t->jtid);
-        if (n > sizeof t->jpt) n = 0;   /* the backend formats it each time then */
+        if (n > sizeof t->jpt) n = 0; /* the backend formats it each time then */
         memcpy(d, tmp, n);
         t->jpt_len = (uint8_t)n;
         x->be->track(x->b, t);
@@ -252,7 +251,7 @@ struct xlane *xl_lane_new(struct rs_exp *x, struct xgroup *g)
     l->t.name = k == 0 ? g->name : xl_name_f(x, "%s #%d", rs_xname_get(x, g->name)->s, k + 1);
     l->t.jpid = g->jpid;
     l->t.jtid = k == 0 ? g->jtid0 : xl_synth_jtid(x);
-    int64_t sort = (int64_t)g->sort * 64 + k;   /* ids from the trace are hostile input: clamp */
+    int64_t sort = (int64_t)g->sort * 64 + k; /* ids from the trace are hostile input: clamp */
     l->t.sort = sort > INT32_MAX ? INT32_MAX : sort < INT32_MIN ? INT32_MIN : (int32_t)sort;
     l->t.pid = x->p.pid;
     if (g->gk == XG_THREAD && k == 0) {
@@ -293,7 +292,7 @@ static void group_free(struct xgroup *g)
 /* Named groups. */
 struct xgroup *xl_thread_group(struct rs_exp *x, uint32_t tid)
 {
-    struct xgroup *g = x->p.last_thread;   /* most events come in runs of one thread */
+    struct xgroup *g = x->p.last_thread; /* most events come in runs of one thread */
     if (g && g->a == tid) return g;
     g = xl_group_get(x, XG_THREAD, tid, 0);
     x->p.last_thread = g;
@@ -365,7 +364,6 @@ struct xgroup *xl_counter_group(struct rs_exp *x, uint32_t gk, uint64_t a, uint6
 /* ---------------- emitting ---------------- */
 
 
-
 void xl_emit_slice(struct rs_exp *x, struct xgroup *g, struct rs_xitem *it)
 {
     if (!g) return;
@@ -392,7 +390,7 @@ void xl_emit_slice(struct rs_exp *x, struct xgroup *g, struct rs_xitem *it)
 
 void xl_emit_instant(struct rs_exp *x, struct xgroup *g, struct rs_xitem *it)
 {
-    xl_emit_slice(x, g, it);   /* a zero-length slice: flows bind to it in every viewer */
+    xl_emit_slice(x, g, it); /* a zero-length slice: flows bind to it in every viewer */
 }
 
 void xl_emit_counter(struct rs_exp *x, struct xgroup *g, uint64_t ts, double v)
@@ -425,7 +423,8 @@ uint32_t xl_str_nid(struct rs_exp *x, uint32_t id)
 
 void rs_exp_string(struct rs_exp *x, uint32_t id, const char *s, size_t len)
 {
-    if (!x->in_proc || !id || id > (1u << 22)) return;   /* 4 M strings: far beyond real traces, bounded for hostile ones */
+    if (!x->in_proc || !id || id > (1u << 22))
+        return; /* 4 M strings: far beyond real traces, bounded for hostile ones */
     if (id >= x->p.nstr) {
         uint32_t nc = x->p.nstr ? x->p.nstr : 256;
         while (nc <= id) nc *= 2;
@@ -483,7 +482,7 @@ void rs_exp_event(struct rs_exp *x, uint32_t tid, const struct rs_ev_hdr *h)
             g->name = n;
             struct rs_xtrack *t = &g->lane[0]->t;
             t->name = n;
-            if (t->declared) x->be->track(x->b, t);   /* rename */
+            if (t->declared) x->be->track(x->b, t); /* rename */
         }
         break;
     }
@@ -554,7 +553,7 @@ void rs_exp_event(struct rs_exp *x, uint32_t tid, const struct rs_ev_hdr *h)
         xl_emit_slice(x, xl_thread_group(x, tid), &it);
         break;
     }
-    default: break;   /* not shown: HOST_FACT, MODULE, STACK, lifecycle, ... */
+    default: break; /* not shown: HOST_FACT, MODULE, STACK, lifecycle, ... */
     }
 }
 
@@ -562,9 +561,10 @@ void rs_exp_event(struct rs_exp *x, uint32_t tid, const struct rs_ev_hdr *h)
 
 struct rs_exp *rs_exp_open(const struct rs_exp_opts *o, char *err, size_t errlen)
 {
-    return rs_exp_open_with(o, o->format == RS_EXP_PERFETTO ? &rs_xbackend_perfetto
-                               : o->format == RS_EXP_CHROME ? &rs_xbackend_chrome
-                                                            : &rs_xbackend_kineto,
+    return rs_exp_open_with(o,
+                            o->format == RS_EXP_PERFETTO ? &rs_xbackend_perfetto
+                            : o->format == RS_EXP_CHROME ? &rs_xbackend_chrome
+                                                         : &rs_xbackend_kineto,
                             err, errlen);
 }
 
@@ -602,7 +602,7 @@ int rs_exp_begin_process(struct rs_exp *x, const struct rs_exp_proc *pi)
     p->rank = pi->rank;
     p->off = pi->start_realtime - x->o.base_realtime_ns - pi->start_mono;
     p->base_flow = (p->index + 1) << 40;
-    p->next_jtid = 1000000000;  /* synthetic JSON tids stay clear of real ones */
+    p->next_jtid = 1000000000; /* synthetic JSON tids stay clear of real ones */
     x->in_proc = 1;
     struct rs_xtrack *t = &p->ptrack;
     t->uuid = new_uuid(x);
@@ -612,14 +612,13 @@ int rs_exp_begin_process(struct rs_exp *x, const struct rs_exp_proc *pi)
     t->sort = pi->rank >= 0 ? (int32_t)pi->rank : (int32_t)(100000 + p->index);
     char host[128];
     snprintf(host, sizeof host, "%s", pi->host ? pi->host : "?");
-    if (pi->rank < 0 && pi->pid == 0)
-        t->name = xl_name_f(x, "%s", host);
+    if (pi->rank < 0 && pi->pid == 0) t->name = xl_name_f(x, "%s", host);
     else if (pi->rank >= 0)
         t->name = xl_name_f(x, "rank %lld (%s pid %llu)%s%s", (long long)pi->rank, host, (unsigned long long)pi->pid,
-                         pi->label ? " " : "", pi->label ? pi->label : "");
+                            pi->label ? " " : "", pi->label ? pi->label : "");
     else
         t->name = xl_name_f(x, "%s pid %llu%s%s", host, (unsigned long long)pi->pid, pi->label ? " " : "",
-                         pi->label ? pi->label : "");
+                            pi->label ? pi->label : "");
     struct rs_xproc_out po = {p->index, pi->pid, pi->rank, pi->world_size, pi->host, t};
     if (x->be->begin_process(x->b, &po, x->last_err, sizeof x->last_err)) {
         x->in_proc = 0;
@@ -633,7 +632,7 @@ int rs_exp_end_process(struct rs_exp *x)
 {
     if (!x->in_proc) return 0;
     struct xproc *p = &x->p;
-    xl_verbs_end(x);   /* each family closes what it holds open */
+    xl_verbs_end(x); /* each family closes what it holds open */
     xl_cuda_end(x);
     xl_nccl_end(x);
     x->be->end_process(x->b);
@@ -651,8 +650,8 @@ const char *rs_exp_last_error(const struct rs_exp *x) { return x->last_err; }
 
 void rs_exp_annotation(struct rs_exp *x, uint64_t ts_ns, const char *title, const char *text)
 {
-    if (x->o.format == RS_EXP_KINETO) return;   /* HTA would take an extra file for a rank */
-    if (!x->findings_proc) {   /* a pseudo-process after the real ones: "railscope analysis" */
+    if (x->o.format == RS_EXP_KINETO) return; /* HTA would take an extra file for a rank */
+    if (!x->findings_proc) {                  /* a pseudo-process after the real ones: "railscope analysis" */
         if (x->in_proc) rs_exp_end_process(x);
         struct rs_exp_proc pi = {.host = "railscope analysis", .pid = 0, .rank = -1, .label = NULL};
         pi.start_realtime = x->o.base_realtime_ns;

@@ -9,15 +9,31 @@
 
 #include "export_int.h"
 
-#define XSTACK 8            /* nesting depth tracked per lane */
-#define XLANES_NEST 8       /* thread-like tracks (nesting allowed) */
-#define XLANES_ASYNC 32     /* QPs, NCCL: overlapping work */
-#define XFIFO_MAX (1u << 16)/* outstanding WRs remembered per queue */
-#define XCACHE 4096         /* handle caches (NCCL proxy ops/steps, NVTX start/end ids) */
-#define XNVTX_DEPTH 64
+#define XSTACK       8          /* nesting depth tracked per lane */
+#define XLANES_NEST  8          /* thread-like tracks (nesting allowed) */
+#define XLANES_ASYNC 32         /* QPs, NCCL: overlapping work */
+#define XFIFO_MAX    (1u << 16) /* outstanding WRs remembered per queue */
+#define XCACHE       4096       /* handle caches (NCCL proxy ops/steps, NVTX start/end ids) */
+#define XNVTX_DEPTH  64
 
-enum xgkind { XG_THREAD = 1, XG_CUDA, XG_NVTX, XG_STREAM, XG_CSYNC, XG_QP, XG_COMM, XG_PROXY, XG_STEPS, XG_STATES,
-              XG_KCH, XG_NVTXASYNC, XG_CTR_QP, XG_CTR_LINK, XG_CTR_NVML, XG_RS };
+enum xgkind {
+    XG_THREAD = 1,
+    XG_CUDA,
+    XG_NVTX,
+    XG_STREAM,
+    XG_CSYNC,
+    XG_QP,
+    XG_COMM,
+    XG_PROXY,
+    XG_STEPS,
+    XG_STATES,
+    XG_KCH,
+    XG_NVTXASYNC,
+    XG_CTR_QP,
+    XG_CTR_LINK,
+    XG_CTR_NVML,
+    XG_RS
+};
 
 struct xlane {
     struct rs_xtrack t;
@@ -27,16 +43,19 @@ struct xlane {
 };
 
 struct xgroup {
-    uint32_t gk;             /* enum xgkind */
-    uint64_t a, b;           /* key */
-    uint32_t name;           /* nid */
+    uint32_t gk;   /* enum xgkind */
+    uint64_t a, b; /* key */
+    uint32_t name; /* nid */
     uint8_t nest, maxl, nlanes, counter;
-    int64_t jpid, jtid0;     /* JSON placement of lane 0 */
+    int64_t jpid, jtid0; /* JSON placement of lane 0 */
     int32_t sort;
     struct xlane *lane[XLANES_ASYNC];
     /* NVTX push/pop stack (XG_NVTX); Kineto output keeps the pushes to write complete events at the pop */
     int nvtx_depth;
-    struct xpush { uint64_t ts; uint32_t msg, dom; } *pushes;
+    struct xpush {
+        uint64_t ts;
+        uint32_t msg, dom;
+    } * pushes;
 };
 
 struct xwr {
@@ -73,25 +92,25 @@ struct xcache {
 struct xproc {
     uint64_t index, pid;
     int64_t rank;
-    uint64_t off;            /* aligned = ts + off (mod 2^64: anchors are hostile input, no signed overflow) */
-    uint64_t last_ts;        /* aligned, max seen */
+    uint64_t off;     /* aligned = ts + off (mod 2^64: anchors are hostile input, no signed overflow) */
+    uint64_t last_ts; /* aligned, max seen */
     uint64_t base_flow;
     uint64_t flow_seq;
     int64_t next_jtid;
     int32_t next_sort;
     struct rs_xtrack ptrack;
-    uint32_t *strmap;        /* trace string id -> nid */
+    uint32_t *strmap; /* trace string id -> nid */
     uint32_t nstr;
-    struct xgroup **gtab;    /* open addressing on (gk, a, b) */
+    struct xgroup **gtab; /* open addressing on (gk, a, b) */
     struct xgroup *last_thread;
-    uint32_t *corr;          /* see corr_started() */
+    uint32_t *corr; /* see corr_started() */
     uint32_t gcap, gn;
-    struct xqp *qps;         /* open addressing on qp_num (+srq bit) */
+    struct xqp *qps; /* open addressing on qp_num (+srq bit) */
     uint32_t qcap, qn, last_qp;
     struct xctx ctxs[16];
     uint32_t nctx;
-    struct xcache states[XCACHE];  /* proxy step handle -> last state, ts */
-    struct xcache nvtxr[XCACHE];   /* NVTX start id -> message nid, ts */
+    struct xcache states[XCACHE]; /* proxy step handle -> last state, ts */
+    struct xcache nvtxr[XCACHE];  /* NVTX start id -> message nid, ts */
 };
 
 struct rs_exp {
@@ -109,31 +128,40 @@ struct rs_exp {
     struct rs_exp_stats st;
     int findings_proc;
     char last_err[512];
-    uint32_t nid_cache[64];   /* fixed names, see XN_* */
+    uint32_t nid_cache[64]; /* fixed names, see XN_* */
     /* per-event names built from numbers: cached so the hot path does not format or hash */
     uint32_t wr_nid[16];
     uint32_t memcpy_nid[11][8][8], memset_nid[8];
-    struct { int32_t v[3]; uint32_t nid; } dim_cache[256];
+    struct {
+        int32_t v[3];
+        uint32_t nid;
+    } dim_cache[256];
     uint32_t state_nid[32], sync_nid[5], copy_nid[2][6];
-    uint32_t api_link_cache[256];   /* nid << 1 | links-to-GPU-work */
+    uint32_t api_link_cache[256]; /* nid << 1 | links-to-GPU-work */
 };
 
 /* Fixed names used per event: interned once. */
-#define XNAMES(X)                                                                                       \
-    X(EMPTY, "") X(POST_SEND, "ibv_post_send") X(POST_RECV, "ibv_post_recv") X(WC, "ibv_poll_cq: completion") \
-    X(WC_UNMATCHED, "ibv_poll_cq: completion (post not seen)") X(RECV, "RECV") X(REG_MR, "ibv_reg_mr")   \
-    X(WARNING, "railscope warning") X(DROPS, "railscope: events lost") X(PARTIAL, "trace incomplete")    \
-    X(MARK, "mark") X(NVTX, "nvtx") X(MEMSET, "Memset") X(SYNC, "cuda sync") X(NCCL_CALL, "nccl call")  \
-    X(COPY_CALL, "cudaMemcpy") X(NOCOMP, "WR (no completion seen)") X(PROXY_OP, "ProxyOp")               \
-    X(PROXY_STEP, "ProxyStep") X(KERNEL_CH, "KernelCh") X(GROUP, "ncclGroup") X(NET_IB, "NCCL net IB WR") \
-    X(NET_SOCK, "NCCL net socket") X(COMM_INIT, "ncclCommInit") X(UNKNOWN, "?") X(CREATE_QP, "ibv_create_qp") \
-    X(MODIFY_QP, "ibv_modify_qp") X(OPEN_DEVICE, "ibv_open_device") X(CUPTI_DROPPED, "CUPTI records lost") \
-    X(FINDING, "finding") X(PROF_API, "nccl api")
+/* clang-format off */
+#define XNAMES(X)                                                                                               \
+    X(EMPTY, "")                                                                                                \
+    X(POST_SEND, "ibv_post_send")                                                                               \
+    X(POST_RECV, "ibv_post_recv")                                                                               \
+    X(WC, "ibv_poll_cq: completion")                                                                            \
+    X(WC_UNMATCHED, "ibv_poll_cq: completion (post not seen)") X(RECV, "RECV") X(REG_MR, "ibv_reg_mr")          \
+        X(WARNING, "railscope warning") X(DROPS, "railscope: events lost") X(PARTIAL, "trace incomplete")       \
+            X(MARK, "mark") X(NVTX, "nvtx") X(MEMSET, "Memset") X(SYNC, "cuda sync") X(NCCL_CALL, "nccl call")  \
+                X(COPY_CALL, "cudaMemcpy") X(NOCOMP, "WR (no completion seen)") X(PROXY_OP, "ProxyOp")          \
+                    X(PROXY_STEP, "ProxyStep") X(KERNEL_CH, "KernelCh") X(GROUP, "ncclGroup")                   \
+                        X(NET_IB, "NCCL net IB WR") X(NET_SOCK, "NCCL net socket") X(COMM_INIT, "ncclCommInit") \
+                            X(UNKNOWN, "?") X(CREATE_QP, "ibv_create_qp") X(MODIFY_QP, "ibv_modify_qp")         \
+                                X(OPEN_DEVICE, "ibv_open_device") X(CUPTI_DROPPED, "CUPTI records lost")        \
+                                    X(FINDING, "finding") X(PROF_API, "nccl api")
+/* clang-format on */
 enum {
 #define XN_ENUM(id, s) XN_##id,
     XNAMES(XN_ENUM)
 #undef XN_ENUM
-    XN_COUNT
+        XN_COUNT
 };
 #define NID(x, id) ((x)->nid_cache[XN_##id])
 
@@ -141,7 +169,7 @@ enum {
 uint32_t xl_name_n(struct rs_exp *x, const char *s, size_t n);
 uint32_t xl_name_s(struct rs_exp *x, const char *s);
 uint32_t xl_name_f(struct rs_exp *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-uint32_t xl_str_nid(struct rs_exp *x, uint32_t id);   /* trace string id of the current process */
+uint32_t xl_str_nid(struct rs_exp *x, uint32_t id); /* trace string id of the current process */
 
 /* tracks and lanes (export_xlate.c) */
 void xl_declare(struct rs_exp *x, struct rs_xtrack *t);
@@ -168,7 +196,7 @@ void xl_on_create_qp(struct rs_exp *x, uint32_t tid, const struct rs_ev_IBV_CREA
 void xl_on_post_send(struct rs_exp *x, uint32_t tid, const struct rs_ev_IBV_POST_SEND *e);
 void xl_on_post_recv(struct rs_exp *x, uint32_t tid, const struct rs_ev_IBV_POST_RECV *e);
 void xl_on_wc(struct rs_exp *x, uint32_t tid, const struct rs_ev_IBV_WC *e);
-void xl_verbs_end(struct rs_exp *x);   /* outstanding WRs, last bandwidth bins */
+void xl_verbs_end(struct rs_exp *x); /* outstanding WRs, last bandwidth bins */
 void xl_on_kernel(struct rs_exp *x, const struct rs_ev_CUDA_KERNEL *e);
 void xl_on_memcpy(struct rs_exp *x, const struct rs_ev_CUDA_MEMCPY *e);
 void xl_on_memset(struct rs_exp *x, const struct rs_ev_CUDA_MEMSET *e);
@@ -181,7 +209,7 @@ void xl_on_nvtx_start(struct rs_exp *x, const struct rs_ev_NVTX_START *e);
 void xl_on_nvtx_end(struct rs_exp *x, const struct rs_ev_NVTX_END *e);
 void xl_on_nvtx_mark(struct rs_exp *x, uint32_t tid, const struct rs_ev_NVTX_MARK *e);
 void xl_on_nvml(struct rs_exp *x, const struct rs_ev_NVML_SAMPLE *e);
-void xl_cuda_end(struct rs_exp *x);    /* NVTX ranges left open */
+void xl_cuda_end(struct rs_exp *x); /* NVTX ranges left open */
 void xl_on_nccl_call(struct rs_exp *x, uint32_t tid, const struct rs_ev_NCCL_CALL *e);
 void xl_on_prof_init(struct rs_exp *x, const struct rs_ev_NCCL_PROF_INIT *e);
 void xl_on_coll(struct rs_exp *x, const struct rs_ev_NCCL_COLL *e);
@@ -194,7 +222,7 @@ void xl_on_group(struct rs_exp *x, const struct rs_ev_NCCL_GROUP *e);
 void xl_on_net_ib(struct rs_exp *x, const struct rs_ev_NCCL_NET_IB *e);
 void xl_on_net_sock(struct rs_exp *x, const struct rs_ev_NCCL_NET_SOCK *e);
 void xl_on_prof_api(struct rs_exp *x, const struct rs_ev_NCCL_PROF_API *e);
-void xl_nccl_end(struct rs_exp *x);    /* step states never closed by their step */
+void xl_nccl_end(struct rs_exp *x); /* step states never closed by their step */
 
 /* small inline helpers */
 static inline uint64_t mix64(uint64_t v)
@@ -209,7 +237,7 @@ static inline uint64_t mix64(uint64_t v)
 static inline uint64_t al(struct rs_exp *x, uint64_t ts)
 {
     uint64_t r = ts + x->p.off;
-    if (r >> 62) r = 0;   /* before the run's origin (wrapped below 0) or absurd: the origin */
+    if (r >> 62) r = 0; /* before the run's origin (wrapped below 0) or absurd: the origin */
     if (r > x->p.last_ts) x->p.last_ts = r;
     return r;
 }

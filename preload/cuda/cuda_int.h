@@ -9,12 +9,12 @@
 
 /* What CUPTI is doing for us (CUDA_KERNEL_WINDOW.state). */
 enum rs_cupti_state {
-    RS_CUPTI_DELIVERING = 0,   /* activity records arrive */
-    RS_CUPTI_UNAVAILABLE = 1,  /* no libcupti, no injection, or set-up failed */
-    RS_CUPTI_TAKEN_OVER = 2,   /* another client (torch.profiler/Kineto) registered its own buffers */
+    RS_CUPTI_DELIVERING = 0,  /* activity records arrive */
+    RS_CUPTI_UNAVAILABLE = 1, /* no libcupti, no injection, or set-up failed */
+    RS_CUPTI_TAKEN_OVER = 2,  /* another client (torch.profiler/Kineto) registered its own buffers */
 };
-extern int rs_cupti_state;            /* enum rs_cupti_state; UNAVAILABLE until InitializeInjection works */
-extern uint64_t rs_cuda_copy_calls;   /* cudaMemcpy* calls seen by the cudart wrappers (evidence of work) */
+extern int rs_cupti_state;          /* enum rs_cupti_state; UNAVAILABLE until InitializeInjection works */
+extern uint64_t rs_cuda_copy_calls; /* cudaMemcpy* calls seen by the cudart wrappers (evidence of work) */
 
 /* Records converted into trace events, by kind (for the take-over check and the tests). */
 struct rs_cupti_counts {

@@ -113,33 +113,33 @@ static inline int fallback_on(void)
     return rs_on(RS_FAM_cuda) && __atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) != RS_CUPTI_DELIVERING;
 }
 
-#define RS_CUDART_WRAPPER(fn, async, stackable, dst_, src_, bytes_, kind_, stream_, params, args) \
-    typedef cudaError_t (*fn##_fn) params;                                                    \
-    static fn##_fn real_##fn##_slot;                                                             \
-    RS_EXPORT cudaError_t fn params                                                           \
-    {                                                                                            \
-        static fn##_fn real_;                                                                    \
-        if (RS_UNLIKELY(!real_))                                                                 \
-            real_ = real_##fn##_slot ? real_##fn##_slot : (fn##_fn)rs_dl_real("libcudart.so", #fn); \
-        if (RS_UNLIKELY(!real_)) {                                                               \
+#define RS_CUDART_WRAPPER(fn, async, stackable, dst_, src_, bytes_, kind_, stream_, params, args)             \
+    typedef cudaError_t(*fn##_fn) params;                                                                     \
+    static fn##_fn real_##fn##_slot;                                                                          \
+    RS_EXPORT cudaError_t fn params                                                                           \
+    {                                                                                                         \
+        static fn##_fn real_;                                                                                 \
+        if (RS_UNLIKELY(!real_))                                                                              \
+            real_ = real_##fn##_slot ? real_##fn##_slot : (fn##_fn)rs_dl_real("libcudart.so", #fn);           \
+        if (RS_UNLIKELY(!real_)) {                                                                            \
             rs_warn_once("%s: the real CUDA runtime function is not found; returning cudaErrorUnknown", #fn); \
-            return RS_CUDA_ERROR_UNKNOWN;                                                        \
-        }                                                                                        \
-        __atomic_fetch_add(&rs_cuda_copy_calls, 1, __ATOMIC_RELAXED);                            \
-        if (RS_LIKELY(!fallback_on())) {                                                         \
-            if (RS_LIKELY(!stack_candidate(stackable, kind_)) || !rs_guard_enter()) return real_ args; \
-            uint64_t t0 = rs_now();                                                              \
-            cudaError_t ret = real_ args;                                                     \
-            stack_only(t0, (void *)(dst_), (const void *)(src_), kind_);                         \
-            rs_guard_exit();                                                                     \
-            return ret;                                                                          \
-        }                                                                                        \
-        if (!rs_guard_enter()) return real_ args;                                                \
-        uint64_t t0 = rs_now();                                                                  \
-        cudaError_t ret = real_ args;                                                         \
+            return RS_CUDA_ERROR_UNKNOWN;                                                                     \
+        }                                                                                                     \
+        __atomic_fetch_add(&rs_cuda_copy_calls, 1, __ATOMIC_RELAXED);                                         \
+        if (RS_LIKELY(!fallback_on())) {                                                                      \
+            if (RS_LIKELY(!stack_candidate(stackable, kind_)) || !rs_guard_enter()) return real_ args;        \
+            uint64_t t0 = rs_now();                                                                           \
+            cudaError_t ret = real_ args;                                                                     \
+            stack_only(t0, (void *)(dst_), (const void *)(src_), kind_);                                      \
+            rs_guard_exit();                                                                                  \
+            return ret;                                                                                       \
+        }                                                                                                     \
+        if (!rs_guard_enter()) return real_ args;                                                             \
+        uint64_t t0 = rs_now();                                                                               \
+        cudaError_t ret = real_ args;                                                                         \
         record_copy(t0, (void *)(dst_), (const void *)(src_), bytes_, kind_, async, stackable, stream_, ret); \
-        rs_guard_exit();                                                                         \
-        return ret;                                                                              \
+        rs_guard_exit();                                                                                      \
+        return ret;                                                                                           \
     }
 
 RS_CUDART_WRAPPER(cudaMemcpy, 0, 1, dst, src, count, kind, (cudaStream_t)0,
@@ -147,11 +147,11 @@ RS_CUDART_WRAPPER(cudaMemcpy, 0, 1, dst, src, count, kind, (cudaStream_t)0,
 RS_CUDART_WRAPPER(cudaMemcpyAsync, 1, 1, dst, src, count, kind, stream,
                   (void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream),
                   (dst, src, count, kind, stream))
-RS_CUDART_WRAPPER(cudaMemcpy2D, 0, 1, dst, src, width * height, kind, (cudaStream_t)0,
+RS_CUDART_WRAPPER(cudaMemcpy2D, 0, 1, dst, src, width *height, kind, (cudaStream_t)0,
                   (void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
                    enum cudaMemcpyKind kind),
                   (dst, dpitch, src, spitch, width, height, kind))
-RS_CUDART_WRAPPER(cudaMemcpy2DAsync, 1, 1, dst, src, width * height, kind, stream,
+RS_CUDART_WRAPPER(cudaMemcpy2DAsync, 1, 1, dst, src, width *height, kind, stream,
                   (void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
                    enum cudaMemcpyKind kind, cudaStream_t stream),
                   (dst, dpitch, src, spitch, width, height, kind, stream))
@@ -167,7 +167,7 @@ __attribute__((constructor)) static void cudart_register(void)
 {
     static const struct rs_dl_redirect redirects[] = {
         RS_CUDART_REDIRECT(cudaMemcpy) RS_CUDART_REDIRECT(cudaMemcpyAsync) RS_CUDART_REDIRECT(cudaMemcpy2D)
-        RS_CUDART_REDIRECT(cudaMemcpy2DAsync) RS_CUDART_REDIRECT(cudaMemcpyPeer)
-        RS_CUDART_REDIRECT(cudaMemcpyPeerAsync)};
+            RS_CUDART_REDIRECT(cudaMemcpy2DAsync) RS_CUDART_REDIRECT(cudaMemcpyPeer)
+                RS_CUDART_REDIRECT(cudaMemcpyPeerAsync)};
     rs_dl_register(redirects, (int)(sizeof redirects / sizeof redirects[0]));
 }

@@ -41,13 +41,13 @@ int rs_cupti_state = RS_CUPTI_UNAVAILABLE;
 uint64_t rs_cuda_copy_calls;
 
 /* ---- libcupti entry points (types from the installed headers) ---- */
-#define RS_CUPTI_REQUIRED(X)                                                                        \
-    X(cuptiActivityRegisterCallbacks) X(cuptiActivityEnable) X(cuptiActivityDisable)                   \
-    X(cuptiActivityGetNextRecord) X(cuptiActivityFlushAll)
-#define RS_CUPTI_OPTIONAL(X)                                                                        \
-    X(cuptiActivityRegisterTimestampCallback) X(cuptiActivityGetNumDroppedRecords)                     \
-    X(cuptiActivityEnableRuntimeApi) X(cuptiSetThreadIdType) X(cuptiGetCallbackName)                   \
-    X(cuptiActivitySetAttribute)
+#define RS_CUPTI_REQUIRED(X)          \
+    X(cuptiActivityRegisterCallbacks) \
+    X(cuptiActivityEnable) X(cuptiActivityDisable) X(cuptiActivityGetNextRecord) X(cuptiActivityFlushAll)
+#define RS_CUPTI_OPTIONAL(X)                  \
+    X(cuptiActivityRegisterTimestampCallback) \
+    X(cuptiActivityGetNumDroppedRecords)      \
+    X(cuptiActivityEnableRuntimeApi) X(cuptiSetThreadIdType) X(cuptiGetCallbackName) X(cuptiActivitySetAttribute)
 #define RS_CUPTI_PTR(fn) static __typeof__(fn) *p_##fn;
 RS_CUPTI_REQUIRED(RS_CUPTI_PTR)
 RS_CUPTI_OPTIONAL(RS_CUPTI_PTR)
@@ -58,18 +58,18 @@ static int kmode = RS_KMODE_SAMPLED;
 static uint64_t win_on_ns = 1000ull * 1000000, win_period_ns = 20000ull * 1000000;
 static uint64_t t_init;
 static int kernels_on;
-static int want_api = -1, want_sync = -1;   /* RAILSCOPE_CUDA_API, RAILSCOPE_CUDA_SYNC; -1 = by mode */
+static int want_api = -1, want_sync = -1; /* RAILSCOPE_CUDA_API, RAILSCOPE_CUDA_SYNC; -1 = by mode */
 static char cupti_path[PATH_MAX + 64];
 
 /* Runtime API callback ids we record, by class; names interned at set-up. */
 #define RS_MAX_CBID 1024
 static uint32_t api_name_id[RS_MAX_CBID];
-static uint8_t api_class[RS_MAX_CBID];   /* 0 no, 1 copy/set/sync (always), 2 launch (with kernels) */
+static uint8_t api_class[RS_MAX_CBID]; /* 0 no, 1 copy/set/sync (always), 2 launch (with kernels) */
 
 uint32_t rs_cupti_api_name(uint32_t cbid) { return cbid < RS_MAX_CBID ? api_name_id[cbid] : 0; }
 
 /* ---- buffers: CUPTI asks on application threads, rarely (one per 2 MiB of records); a small free list ---- */
-#define RS_CUPTI_BUF (2u << 20)
+#define RS_CUPTI_BUF    (2u << 20)
 #define RS_CUPTI_SPARES 16
 static pthread_mutex_t buf_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t *spares[RS_CUPTI_SPARES];
@@ -196,7 +196,8 @@ static int load_cupti(void)
     void *h = find_cupti();
     if (!h) return -1;
     int ok = 1;
-#define RS_CUPTI_LOAD_REQ(fn) if (!(p_##fn = (__typeof__(fn) *)dlsym(h, #fn))) ok = 0;
+#define RS_CUPTI_LOAD_REQ(fn) \
+    if (!(p_##fn = (__typeof__(fn) *)dlsym(h, #fn))) ok = 0;
 #define RS_CUPTI_LOAD_OPT(fn) p_##fn = (__typeof__(fn) *)dlsym(h, #fn);
     RS_CUPTI_REQUIRED(RS_CUPTI_LOAD_REQ)
     RS_CUPTI_OPTIONAL(RS_CUPTI_LOAD_OPT)
@@ -270,9 +271,9 @@ static void parse_modes(void)
 static void select_api(void)
 {
     if (!want_api || !p_cuptiActivityEnableRuntimeApi || !p_cuptiGetCallbackName) return;
-    static const char *const always[] = {"cudaMemcpy", "cudaMemset", "cudaStreamSynchronize",
-                                         "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaStreamWaitEvent",
-                                         NULL};
+    static const char *const always[] = {
+        "cudaMemcpy",          "cudaMemset", "cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize",
+        "cudaStreamWaitEvent", NULL};
     static const char *const launch[] = {"cudaLaunch", "__cudaLaunch", "cudaGraphLaunch", NULL};
     for (uint32_t cbid = 1; cbid < RS_MAX_CBID && cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; cbid++) {
         const char *name = NULL;
@@ -319,7 +320,7 @@ static void cupti_exit_quiesce(void)
     if (__atomic_exchange_n(&quiesced, 1, __ATOMIC_SEQ_CST)) return;
     for (int i = 0; i < 2000 && __atomic_load_n(&ticking, __ATOMIC_SEQ_CST); i++) {
         struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);   /* a tick runs against a live CUDA: it ends */
+        nanosleep(&ts, NULL); /* a tick runs against a live CUDA: it ends */
     }
     if (__atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) == RS_CUPTI_DELIVERING)
         p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -353,11 +354,12 @@ static void cupti_tick(void)
  * mark the trace, and let the cudart wrappers record copies from here on. The client's call is forwarded
  * unchanged: torch.profiler works as without railscope. */
 RS_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
-                                                      CUpti_BuffersCallbackCompleteFunc done)
+                                                     CUpti_BuffersCallbackCompleteFunc done)
 {
     __typeof__(cuptiActivityRegisterCallbacks) *real = p_cuptiActivityRegisterCallbacks;
-    if (!real) real = (__typeof__(cuptiActivityRegisterCallbacks) *)rs_dl_real("libcupti.so",
-                                                                                 "cuptiActivityRegisterCallbacks");
+    if (!real)
+        real =
+            (__typeof__(cuptiActivityRegisterCallbacks) *)rs_dl_real("libcupti.so", "cuptiActivityRegisterCallbacks");
     if (!real) return CUPTI_ERROR_NOT_INITIALIZED;
     if (req != buf_request) __atomic_store_n(&foreign_client, 1, __ATOMIC_RELAXED);
     if (req != buf_request && __atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) == RS_CUPTI_DELIVERING) {
@@ -392,7 +394,7 @@ static int unavailable(const char *why)
     __atomic_store_n(&rs_cupti_state, RS_CUPTI_UNAVAILABLE, __ATOMIC_RELAXED);
     rs_warn("CUDA activity capture off: %s; cudaMemcpy* calls are still recorded by the cudart wrappers", why);
     emit_window();
-    return 1;   /* never make the driver's initialisation fail */
+    return 1; /* never make the driver's initialisation fail */
 }
 
 RS_EXPORT int InitializeInjection(void)
@@ -400,7 +402,7 @@ RS_EXPORT int InitializeInjection(void)
     rs_core_start();
     static int done;
     if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL)) return 1;
-    rs_nvml_start();   /* only with RAILSCOPE_NVML_MS */
+    rs_nvml_start(); /* only with RAILSCOPE_NVML_MS */
     if (!rs_on(RS_FAM_cuda)) return 1;
     parse_modes();
     if (__atomic_load_n(&foreign_client, __ATOMIC_RELAXED)) {
@@ -412,8 +414,9 @@ RS_EXPORT int InitializeInjection(void)
         emit_window();
         return 1;
     }
-    if (load_cupti() != 0) return unavailable("libcupti not found (looked in the process, beside libcudart, "
-                                              "in CUDA_HOME and on the library path)");
+    if (load_cupti() != 0)
+        return unavailable("libcupti not found (looked in the process, beside libcudart, "
+                           "in CUDA_HOME and on the library path)");
     if (p_cuptiSetThreadIdType) p_cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
     int ts_refused = 0;
     if (!p_cuptiActivityRegisterTimestampCallback ||
@@ -421,8 +424,8 @@ RS_EXPORT int InitializeInjection(void)
         struct timespec rt, mono;
         clock_gettime(CLOCK_REALTIME, &rt);
         clock_gettime(CLOCK_MONOTONIC, &mono);
-        rs_cupti_ts_offset = ((int64_t)rt.tv_sec - (int64_t)mono.tv_sec) * 1000000000ll +
-                             ((int64_t)rt.tv_nsec - (int64_t)mono.tv_nsec);
+        rs_cupti_ts_offset =
+            ((int64_t)rt.tv_sec - (int64_t)mono.tv_sec) * 1000000000ll + ((int64_t)rt.tv_nsec - (int64_t)mono.tv_nsec);
         rs_debug("CUPTI: timestamp callback refused; GPU times converted from CLOCK_REALTIME");
         ts_refused = 1;
     }
@@ -446,7 +449,8 @@ RS_EXPORT int InitializeInjection(void)
         snprintf(why, sizeof why, "CUPTI (%s) enabled no activity kind (error %d)", cupti_path, (int)err);
         return unavailable(why);
     }
-    if (enabled < (int)(sizeof kinds / sizeof kinds[0]) - !want_sync) rs_warn("CUPTI: some activity kinds not enabled (error %d)", (int)err);
+    if (enabled < (int)(sizeof kinds / sizeof kinds[0]) - !want_sync)
+        rs_warn("CUPTI: some activity kinds not enabled (error %d)", (int)err);
     if (ts_refused) rs_warn("CUPTI refused our timestamp callback: GPU times are converted from CLOCK_REALTIME");
     select_api();
     __atomic_store_n(&rs_cupti_state, RS_CUPTI_DELIVERING, __ATOMIC_RELAXED);
@@ -460,6 +464,8 @@ RS_EXPORT int InitializeInjection(void)
     rs_at_fork_child(cupti_fork_child);
     atexit(cupti_exit_quiesce);
     rs_debug("CUPTI from %s, kernels %s", cupti_path,
-             kmode == RS_KMODE_ALL ? "all" : kmode == RS_KMODE_OFF ? "off" : "sampled");
+             kmode == RS_KMODE_ALL   ? "all"
+             : kmode == RS_KMODE_OFF ? "off"
+                                     : "sampled");
     return 1;
 }

@@ -79,7 +79,7 @@ int rs_cupti_convert(const CUpti_Activity *rec)
         struct rs_ev_CUDA_KERNEL ev;
         RS_EV_INIT(&ev, CUDA_KERNEL, ts_of(r->start));
         ev.end = ts_of(r->end);
-        ev.name = rs_ptrcache_id(&kernel_names, r->name);   /* CUPTI's name strings live as long as CUPTI */
+        ev.name = rs_ptrcache_id(&kernel_names, r->name); /* CUPTI's name strings live as long as CUPTI */
         ev.correlation = r->correlationId;
         ev.device = r->deviceId;
         ev.stream = r->streamId;
@@ -121,10 +121,8 @@ int rs_cupti_convert(const CUpti_Activity *rec)
         count(&rs_cupti_counts.sync);
         return rs_emit_as(0, &ev.h);
     }
-    default:
-        count(&rs_cupti_counts.other);
-        return 0;
+    default: count(&rs_cupti_counts.other); return 0;
     }
-    count(&rs_cupti_counts.untimed);   /* start = 0 (device buffer too small) or no end yet (forced flush) */
+    count(&rs_cupti_counts.untimed); /* start = 0 (device buffer too small) or no end yet (forced flush) */
     return 0;
 }

@@ -23,10 +23,10 @@ int main(int argc, char **argv)
     static uint32_t tid_of[MAXIDX];
     uint64_t marks = 0, gaps = 0, order = 0, tidmix = 0, drops = 0, thread_start = 0, thread_end = 0, proc_end = 0;
     uint64_t as_tid = 0, hook_ticks = 0, hook_end = 0, late_start = 0;
-    static uint32_t started[MAXIDX];   /* tids with a THREAD_START so far, in this file */
+    static uint32_t started[MAXIDX]; /* tids with a THREAD_START so far, in this file */
     uint64_t events = 0, frames = 0, clocks = 0, forks = 0, warnings = 0, partial = 0, strings_bad = 0;
     int32_t end_status = -1;
-    int64_t clock_off = 0;   /* realtime - tracer clock, from the latest CLOCK anchor */
+    int64_t clock_off = 0; /* realtime - tracer clock, from the latest CLOCK anchor */
     uint64_t last_mark_rt = 0;
     uint32_t end_reason = 99;
     const char *status = "complete";
@@ -77,7 +77,7 @@ int main(int argc, char **argv)
             default: continue;
             }
             uint64_t idx = v >> 32, seq = v & 0xffffffffu;
-            if (e.tid == 1000004242u) {   /* emitter's rs_emit_as tid (above any real tid): checked separately */
+            if (e.tid == 1000004242u) { /* emitter's rs_emit_as tid (above any real tid): checked separately */
                 as_tid++;
                 continue;
             }

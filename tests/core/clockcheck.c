@@ -42,7 +42,7 @@ static void *run(void *p)
         a->backward += r < last;
         last = r;
         if (c2 > end) break;
-        if (c2 - c1 > 2000) continue;   /* preempted inside the bracket */
+        if (c2 - c1 > 2000) continue; /* preempted inside the bracket */
         uint64_t d = r < c1 ? c1 - r : r > c2 ? r - c2 : 0;
         if (d > a->maxdev) a->maxdev = d;
         a->samples++;
@@ -83,7 +83,7 @@ int main(int argc, char **argv)
     int t = atoi(argv[2]);
     if (t < 1 || t > 64) return 2;
     if (argc > 3 && !strcmp(argv[3], "-f")) {
-        check("", secs / 2, t);    /* calibrated in the parent first */
+        check("", secs / 2, t); /* calibrated in the parent first */
         pid_t p = fork();
         if (p == 0) {
             check("child ", secs / 2, 2);

@@ -36,7 +36,7 @@ static uint32_t name_id;
 static void emit_one(uint64_t value)
 {
     bool okk;
-    errno = 4242;   /* a wrapper's rs_emit comes after the real call set errno: it must survive */
+    errno = 4242; /* a wrapper's rs_emit comes after the real call set errno: it must survive */
     if (verbs) {
         struct rs_ev_IBV_POST_SEND e;
         memset(&e, 0, sizeof e);
@@ -147,12 +147,13 @@ int main(int argc, char **argv)
         for (long i = 0; i < nthreads; i++) pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)i);
     for (long i = 0; i < nthreads; i++) pthread_join(t[i], NULL);
     printf("emitted=%lu dropped=%lu\n", (unsigned long)emitted, (unsigned long)dropped);
-    if (errno_changed) printf("errno_changed=%lu\n", (unsigned long)errno_changed);   /* fails every check of the line above */
+    if (errno_changed)
+        printf("errno_changed=%lu\n", (unsigned long)errno_changed); /* fails every check of the line above */
     fflush(stdout);
     if (do_pause) {
         printf("ready\n");
         fflush(stdout);
-        alarm(120);  /* a test that never sends its signal must not leave us behind */
+        alarm(120); /* a test that never sends its signal must not leave us behind */
         for (;;) pause();
     }
     if (do_exit_) _exit(0);

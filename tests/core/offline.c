@@ -22,7 +22,7 @@ static void sim_clock(void *arg, uint64_t *real, uint64_t *mono)
 {
     uint64_t *now = arg;
     *mono = *now;
-    *real = 1700000000000000000ull + *now + 2500000000ull;   /* this host's clock is 2.5 s ahead */
+    *real = 1700000000000000000ull + *now + 2500000000ull; /* this host's clock is 2.5 s ahead */
 }
 
 /* A second file beside the first, with the simulated clock: NULL (and a diagnostic) if it cannot be made. */
@@ -50,10 +50,18 @@ int main(int argc, char **argv)
     if (argc < 2) return 2;
     const char *path = argv[1];
     printf("1..23\n");
-    alarm(60);   /* a writer that loops forever fails the test instead of hanging the suite */
-    struct rs_file_info fi = {.host = "sim-node-3", .pid = 4242, .ppid = 1, .rank = 5, .local_rank = 1,
-                              .world_size = 16, .cmdline = "python\0train.py", .cmdline_len = 15,
-                              .start_realtime = 1700000000000000000ull, .start_mono = 1000, .events = "all"};
+    alarm(60); /* a writer that loops forever fails the test instead of hanging the suite */
+    struct rs_file_info fi = {.host = "sim-node-3",
+                              .pid = 4242,
+                              .ppid = 1,
+                              .rank = 5,
+                              .local_rank = 1,
+                              .world_size = 16,
+                              .cmdline = "python\0train.py",
+                              .cmdline_len = 15,
+                              .start_realtime = 1700000000000000000ull,
+                              .start_mono = 1000,
+                              .events = "all"};
     int err = 0;
     struct rs_writer *w = rs_writer_open(path, &fi, &err);
     ok(w != NULL, "rs_writer_open creates the file");
@@ -61,7 +69,8 @@ int main(int argc, char **argv)
     uint64_t now = 1000;
     rs_writer_set_clock(w, sim_clock, &now);
     uint32_t name = rs_writer_intern(w, "step");
-    ok(name == 1 && rs_writer_intern(w, "step") == 1 && rs_writer_intern(w, "other") == 2, "intern: dense ids, same id for the same string");
+    ok(name == 1 && rs_writer_intern(w, "step") == 1 && rs_writer_intern(w, "other") == 2,
+       "intern: dense ids, same id for the same string");
     struct rs_ev_MARK m[100];
     for (int i = 0; i < 100; i++) {
         now += 1000;
@@ -115,7 +124,7 @@ int main(int argc, char **argv)
     char path2[4096];
     if (!(w = open_beside(path2, sizeof path2, path, "fed", &fi, &now))) return 1;
     name = rs_writer_intern(w, "fed");
-    const long total = 300000;   /* 300k 32-byte events = 9.6 MB raw: more than two full frames */
+    const long total = 300000; /* 300k 32-byte events = 9.6 MB raw: more than two full frames */
     int feeds_ok = 1;
     static struct rs_ev_MARK batch[1000];
     for (long i = 0; i < total;) {
@@ -149,7 +158,7 @@ int main(int argc, char **argv)
      * slice at a time; events bigger than a slice (65528 bytes, an unknown kind: read back by size) go
      * alone between slices; frames still fill up and are cut. */
     if (!(w = open_beside(path2, sizeof path2, path, "sliced", &fi, &now))) return 1;
-    rs_writer_set_feed_slice(w, 1);   /* rounded up to the 64 KiB minimum */
+    rs_writer_set_feed_slice(w, 1); /* rounded up to the 64 KiB minimum */
     name = rs_writer_intern(w, "sliced");
     enum { BIG = 65528, RUN = 3000, RUNS = 60, BIG_KIND = 62 };
     static unsigned char run[RUN * sizeof(struct rs_ev_MARK) + BIG];
@@ -165,7 +174,7 @@ int main(int argc, char **argv)
             mk.pad = 0;
             memcpy(run + used, &mk, sizeof mk);
             used += sizeof mk;
-            if (j == RUN / 2 && k % 3 == 0) {   /* a big one in the middle of every third run */
+            if (j == RUN / 2 && k % 3 == 0) { /* a big one in the middle of every third run */
                 struct rs_ev_hdr bh = {9000 + (uint64_t)seq * 7, BIG_KIND, BIG, (uint32_t)bigs};
                 memcpy(run + used, &bh, sizeof bh);
                 for (size_t b = sizeof bh; b < BIG; b++) run[used + b] = (unsigned char)(b * 31 + (size_t)bigs);
@@ -178,7 +187,8 @@ int main(int argc, char **argv)
     struct rs_writer_stats ws;
     rs_writer_stats(w, &ws);
     /* one feed per 64 KiB slice, give or take the frames' ends */
-    const unsigned long long appended = (unsigned long long)seq * sizeof(struct rs_ev_MARK) + (unsigned long long)bigs * BIG;
+    const unsigned long long appended =
+        (unsigned long long)seq * sizeof(struct rs_ev_MARK) + (unsigned long long)bigs * BIG;
     printf("# sliced: %llu feeds for %llu bytes appended\n", (unsigned long long)ws.feeds, appended);
     if (rs_writer_close(w) != 0) sliced_ok = 0;
     ok(sliced_ok && ws.feeds + 4 >= appended / 65536,
@@ -232,7 +242,7 @@ int main(int argc, char **argv)
     setrlimit(RLIMIT_FSIZE, &lim);
     for (int k = 0; k < 1000; k++) {
         RS_EV_INIT(&batch[k], MARK, now += 10);
-        batch[k].value = (uint64_t)(1000 + k * 7919u);   /* less compressible: more than 50 bytes */
+        batch[k].value = (uint64_t)(1000 + k * 7919u); /* less compressible: more than 50 bytes */
         batch[k].name = name;
         batch[k].pad = 0;
     }
@@ -242,7 +252,8 @@ int main(int argc, char **argv)
     setrlimit(RLIMIT_FSIZE, &old_lim);
     printf("# limit: flush %d, mark_partial %d\n", ferr, pm);
     rs_writer_close(w);
-    ok(frames_ok && ferr == -EFBIG && pm == 0, "size limit 50 bytes past a frame: EFBIG, and the PARTIAL frame still written");
+    ok(frames_ok && ferr == -EFBIG && pm == 0,
+       "size limit 50 bytes past a frame: EFBIG, and the PARTIAL frame still written");
     if (!(r = open_read(path2))) return 1;
     long lim_marks = 0;
     while (rs_reader_next(r, &ev) > 0)

@@ -19,10 +19,10 @@
 int rs_writer_append_run(struct rs_writer *w, uint32_t tid, const void *events, size_t bytes, int stop_kind,
                          size_t *done, uint64_t *nevents);
 
-#define MARKER 0xffffu   /* kind of an rs_emit_as marker in a ring (never on disk) */
-#define AS_TID 777u
-#define KIND_LO 300u     /* test events use unknown kinds 300..429: the reader hands them out by size */
-#define KIND_N 130u
+#define MARKER  0xffffu /* kind of an rs_emit_as marker in a ring (never on disk) */
+#define AS_TID  777u
+#define KIND_LO 300u /* test events use unknown kinds 300..429: the reader hands them out by size */
+#define KIND_N  130u
 
 static uint64_t rng;
 static uint64_t rnd(void)
@@ -122,9 +122,15 @@ int main(int argc, char **argv)
         uint32_t tid = 1 + (uint32_t)(rnd() % 3);
         switch (rnd() % 10) {
         case 0: rs_writer_feed(w); continue;
-        case 1: if (rnd() % 4 == 0) rs_writer_flush(w); continue;
-        case 2: if (rnd() % 8 == 0) rs_writer_set_field_delta(w, (int)(rnd() % 2)); continue;
-        case 3: if (rnd() % 8 == 0) rs_writer_set_feed_slice(w, slices[rnd() % 7]); continue;
+        case 1:
+            if (rnd() % 4 == 0) rs_writer_flush(w);
+            continue;
+        case 2:
+            if (rnd() % 8 == 0) rs_writer_set_field_delta(w, (int)(rnd() % 2));
+            continue;
+        case 3:
+            if (rnd() % 8 == 0) rs_writer_set_feed_slice(w, slices[rnd() % 7]);
+            continue;
         case 4: {
             char s[40];
             snprintf(s, sizeof s, "str%llu", (unsigned long long)(rnd() % 500));
@@ -137,9 +143,9 @@ int main(int argc, char **argv)
         int ring_like = (int)(rnd() % 2);
         while (used < target) {
             unsigned r = (unsigned)(rnd() % 100);
-            uint16_t size = r < 80 ? (uint16_t)(16 + 8 * (rnd() % 15))    /* <= 128 B: field delta */
-                          : r < 95 ? (uint16_t)(16 + 8 * (rnd() % 500))
-                                   : (uint16_t)(65528 - 8 * (rnd() % 4));
+            uint16_t size = r < 80   ? (uint16_t)(16 + 8 * (rnd() % 15)) /* <= 128 B: field delta */
+                            : r < 95 ? (uint16_t)(16 + 8 * (rnd() % 500))
+                                     : (uint16_t)(65528 - 8 * (rnd() % 4));
             uint32_t etid = tid;
             if (ring_like && rnd() % 20 == 0) {
                 struct rs_ev_hdr m = {0, MARKER, 16, AS_TID};

@@ -65,8 +65,8 @@ int main(int argc, char **argv)
         long n = 0;
         while (rs_reader_next(r, &e) > 0) n++;
         const struct rs_read_stats *st = rs_reader_stats(r);
-        printf("%s %s %ld %llu %llu | %s\n", name, rs_read_status_name(st->status), n,
-               (unsigned long long)st->frames, (unsigned long long)st->unknown_events, st->reason);
+        printf("%s %s %ld %llu %llu | %s\n", name, rs_read_status_name(st->status), n, (unsigned long long)st->frames,
+               (unsigned long long)st->unknown_events, st->reason);
         rs_reader_close(r);
     }
     return 0;

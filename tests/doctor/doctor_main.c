@@ -7,7 +7,6 @@
 
 int main(int argc, char **argv)
 {
-    if (argc > 1 && strcmp(argv[1], "doctor") == 0)
-        return cmd_doctor(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "doctor") == 0) return cmd_doctor(argc - 1, argv + 1);
     return cmd_doctor(argc, argv);
 }

@@ -24,8 +24,7 @@ int main(int argc, char **argv)
         rs_hostfacts_collect(argc > 1 ? argv[1] : NULL, cb, NULL);
         clock_gettime(CLOCK_MONOTONIC, &b);
         double ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
-        if (ms < best)
-            best = ms;
+        if (ms < best) best = ms;
     }
     printf("%s: %d facts, best of 20: %.2f ms\n", argc > 1 ? argv[1] : "/", n, best);
     return 0;

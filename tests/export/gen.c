@@ -28,8 +28,8 @@ static void put(uint32_t tid, void *ev)
         exit(1);
     }
 }
-#define EV(KIND, var, tsv) \
-    struct rs_ev_##KIND var; \
+#define EV(KIND, var, tsv)       \
+    struct rs_ev_##KIND var;     \
     memset(&var, 0, sizeof var); \
     RS_EV_INIT(&var, KIND, tsv)
 
@@ -62,9 +62,18 @@ int main(int argc, char **argv)
         snprintf(host, sizeof host, "node%d", r / 2);
         unlink(path);
         uint64_t mono0 = 5000000000ull + (uint64_t)r * 777000000ull; /* per-host monotonic base */
-        struct rs_file_info fi = {.host = host, .pid = 4000u + (uint64_t)r, .ppid = 1, .rank = unranked ? -1 : r,
-                                  .local_rank = unranked ? -1 : r % 2, .world_size = unranked ? -1 : ranks, .cmdline = "train.py", .start_realtime = rt0,
-                                  .start_mono = mono0, .clock = "monotonic", .events = "all", .exe = "/usr/bin/python3"};
+        struct rs_file_info fi = {.host = host,
+                                  .pid = 4000u + (uint64_t)r,
+                                  .ppid = 1,
+                                  .rank = unranked ? -1 : r,
+                                  .local_rank = unranked ? -1 : r % 2,
+                                  .world_size = unranked ? -1 : ranks,
+                                  .cmdline = "train.py",
+                                  .start_realtime = rt0,
+                                  .start_mono = mono0,
+                                  .clock = "monotonic",
+                                  .events = "all",
+                                  .exe = "/usr/bin/python3"};
         int err = 0;
         w = rs_writer_open(path, &fi, &err);
         if (!w) {

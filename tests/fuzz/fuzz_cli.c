@@ -97,8 +97,7 @@ static void cleanup(void)
     while (d && (de = readdir(d))) {
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
         int k = 0;
-        for (; keep[k] && strcmp(keep[k], de->d_name); k++) {
-        }
+        for (; keep[k] && strcmp(keep[k], de->d_name); k++) {}
         if (!keep[k]) rm_rf(de->d_name);
     }
     if (d) closedir(d);
@@ -116,10 +115,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const struct {
         const char *name;
         int (*fn)(int, char **);
-    } cmds[] = {{"dump", cmd_dump}, {"info", cmd_info}, {"report", cmd_report}, {"export", cmd_export},
-                {"doctor", cmd_doctor}};
+    } cmds[] = {
+        {"dump", cmd_dump}, {"info", cmd_info}, {"report", cmd_report}, {"export", cmd_export}, {"doctor", cmd_doctor}};
     unsigned which = data[0] % (sizeof cmds / sizeof cmds[0]);
-    char *buf = malloc(size);   /* words live here; argv points into it */
+    char *buf = malloc(size); /* words live here; argv points into it */
     FZ_CHECK(buf != NULL);
     memcpy(buf, data + 1, size - 1);
     buf[size - 1] = 0;

@@ -18,12 +18,12 @@
 
 #include "reader.h"
 
-#define FZ_CHECK(cond)                                                                       \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
+#define FZ_CHECK(cond)                                                                         \
+    do {                                                                                       \
+        if (!(cond)) {                                                                         \
             fprintf(stderr, "fuzz invariant failed: %s (%s:%d)\n", #cond, __FILE__, __LINE__); \
-            abort();                                                                         \
-        }                                                                                    \
+            abort();                                                                           \
+        }                                                                                      \
     } while (0)
 
 /* A check for a bug already reported (tests/corpus/regress/ holds its reproducer, .notes/hardening.md the
@@ -34,13 +34,12 @@ static inline int fz_known(const char *bug)
     const char *v = getenv("RS_FUZZ_KNOWN");
     return v && strstr(v, bug);
 }
-#define FZ_KNOWN(bug, cond)                                                                   \
-    do {                                                                                      \
-        if (!(cond) && !fz_known(bug)) {                                                      \
-            fprintf(stderr, "fuzz invariant failed (known bug %s): %s (%s:%d)\n", bug, #cond, \
-                    __FILE__, __LINE__);                                                      \
-            abort();                                                                          \
-        }                                                                                     \
+#define FZ_KNOWN(bug, cond)                                                                                        \
+    do {                                                                                                           \
+        if (!(cond) && !fz_known(bug)) {                                                                           \
+            fprintf(stderr, "fuzz invariant failed (known bug %s): %s (%s:%d)\n", bug, #cond, __FILE__, __LINE__); \
+            abort();                                                                                               \
+        }                                                                                                          \
     } while (0)
 
 /* Write bytes into a fresh memfd; returns its fd (path in *path), -1 if the kernel refuses. */
@@ -154,7 +153,7 @@ static inline long fz_drain_path(const char *path, long max_events)
     struct rs_reader *r = rs_reader_open(path, err, sizeof err);
     if (!r) {
         FZ_CHECK(memchr(err, 0, sizeof err) != NULL);
-        FZ_CHECK(err[0] != 0);   /* a refusal always says why */
+        FZ_CHECK(err[0] != 0); /* a refusal always says why */
         return -1;
     }
     fz_check_header(rs_reader_header(r));
@@ -169,7 +168,7 @@ static inline long fz_drain_path(const char *path, long max_events)
         n++;
     }
     if (n < max_events) {
-        FZ_CHECK(rs_reader_next(r, &e) == 0);   /* stays ended */
+        FZ_CHECK(rs_reader_next(r, &e) == 0); /* stays ended */
         const struct rs_read_stats *st = rs_reader_stats(r);
         fz_check_stats(st);
         FZ_CHECK(st->events == (uint64_t)n);

@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (len) memcpy(p, bytes, len);
             fz_put_raw_frame(&f, p, padded, seq);
             free(p);
-            if (!(flags & 2)) memcpy(f.b + start + 8, &raw, 4);   /* a raw size that may lie */
+            if (!(flags & 2)) memcpy(f.b + start + 8, &raw, 4); /* a raw size that may lie */
         } else {
             fz_put_frame(&f, bytes, (uint32_t)len, (flags & 2) ? (uint32_t)len : raw, seq);
         }

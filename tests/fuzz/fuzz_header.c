@@ -17,8 +17,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     pre.minor = (mode & 0x10) ? 0xffff : RS_FORMAT_MINOR;
     pre.header_bytes = (uint32_t)size;
     switch (mode & 7) {
-    case 1: pre.header_bytes = (uint32_t)size + 1 + (mode >> 5); break;            /* claims more than is there */
-    case 2: pre.header_bytes = size ? (uint32_t)size - 1 : 0; break;                 /* one byte short */
+    case 1: pre.header_bytes = (uint32_t)size + 1 + (mode >> 5); break; /* claims more than is there */
+    case 2: pre.header_bytes = size ? (uint32_t)size - 1 : 0; break;    /* one byte short */
     case 3: pre.header_bytes = RS_MAX_HEADER_BYTES + 1; break;
     case 4: pre.header_bytes = 0xffffffffu; break;
     case 5: pre.major = (uint16_t)(RS_FORMAT_MAJOR + 1 + (mode >> 5)); break;
@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         uint64_t raw[4] = {0};
         struct rs_chunk_hdr c = {RS_CHUNK_MAGIC, 7, 16, 0};
         memcpy(raw, &c, sizeof c);
-        struct rs_ev_hdr h = {123, RS_EV_NONE + 0x7fff, 16, 0};   /* an unknown kind, skipped by size */
+        struct rs_ev_hdr h = {123, RS_EV_NONE + 0x7fff, 16, 0}; /* an unknown kind, skipped by size */
         memcpy(&raw[2], &h, sizeof h);
         fz_put_raw_frame(&f, raw, sizeof raw, 0);
     }

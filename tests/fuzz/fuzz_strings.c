@@ -10,10 +10,10 @@ static uint32_t pick_id(uint32_t x)
 {
     switch (x & 7) {
     case 0: return 0;
-    case 1: return 0x7fffffffu;              /* the writer's PARTIAL reason slot */
-    case 2: return (1u << 22) - 1 + ((x >> 3) & 3);   /* around the reader's id limit */
-    case 3: return x;                         /* anything */
-    default: return 1 + ((x >> 3) & 511);    /* small dense ids, where the real tables live */
+    case 1: return 0x7fffffffu;                     /* the writer's PARTIAL reason slot */
+    case 2: return (1u << 22) - 1 + ((x >> 3) & 3); /* around the reader's id limit */
+    case 3: return x;                               /* anything */
+    default: return 1 + ((x >> 3) & 511);           /* small dense ids, where the real tables live */
     }
 }
 
@@ -85,8 +85,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         struct rs_reader *r = rs_reader_open(path, err, sizeof err);
         if (r) {
             struct rs_event e;
-            while (rs_reader_next(r, &e) > 0) {
-            }
+            while (rs_reader_next(r, &e) > 0) {}
             for (unsigned i = 0; i < nids; i++) {
                 size_t len = 0;
                 const char *s = rs_reader_string(r, ids[i], &len);

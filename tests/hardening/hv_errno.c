@@ -35,10 +35,11 @@ int main(void)
     struct ibv_mr *mr = ibv_reg_mr(pd, buf, sizeof buf, IBV_ACCESS_LOCAL_WRITE);
     show("reg_mr ok", mr != NULL, errno, -1);
     errno = SENTINEL;
-    struct ibv_mr *bad_mr = ibv_reg_mr(pd, buf, sizeof buf, IBV_ACCESS_REMOTE_WRITE);  /* needs LOCAL_WRITE */
+    struct ibv_mr *bad_mr = ibv_reg_mr(pd, buf, sizeof buf, IBV_ACCESS_REMOTE_WRITE); /* needs LOCAL_WRITE */
     show("reg_mr remote-write without local-write", bad_mr != NULL, errno, -1);
     if (bad_mr) ibv_dereg_mr(bad_mr);
-    struct ibv_qp_init_attr qa = {.send_cq = cq, .recv_cq = cq,
+    struct ibv_qp_init_attr qa = {.send_cq = cq,
+                                  .recv_cq = cq,
                                   .cap = {.max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1},
                                   .qp_type = IBV_QPT_RC};
     errno = SENTINEL;
@@ -122,7 +123,7 @@ int main(void)
     errno = SENTINEL;
     r = ibv_destroy_cq(cq);
     show("destroy_cq", r, errno, -1);
-    if (busy_pd) {   /* the device refused the busy PD (rdma-core: EBUSY); a device that freed it already */
+    if (busy_pd) { /* the device refused the busy PD (rdma-core: EBUSY); a device that freed it already */
         errno = SENTINEL;
         r = ibv_dealloc_pd(pd);
         show("dealloc_pd", r, errno, -1);

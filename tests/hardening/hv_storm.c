@@ -42,7 +42,7 @@ static int early, ready;
 static long abort_ms;
 static _Atomic uint64_t *posted_count;
 static _Atomic uint64_t total_posts, total_comps, failures;
-static _Atomic int got[MAXT][2];   /* completions per thread: [0] send, [1] recv */
+static _Atomic int got[MAXT][2]; /* completions per thread: [0] send, [1] recv */
 
 struct th {
     int idx;
@@ -63,36 +63,42 @@ static double now_ms(void)
 
 static struct ibv_qp *mkqp(struct ibv_cq *cq)
 {
-    struct ibv_qp_init_attr a = {.send_cq = cq, .recv_cq = cq,
+    struct ibv_qp_init_attr a = {.send_cq = cq,
+                                 .recv_cq = cq,
                                  .cap = {.max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1},
                                  .qp_type = IBV_QPT_RC};
     struct ibv_qp *qp = ibv_create_qp(pd, &a);
     if (!qp) return NULL;
-    struct ibv_qp_attr m = {.qp_state = IBV_QPS_INIT, .port_num = 1,
-                            .qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE};
+    struct ibv_qp_attr m = {
+        .qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE};
     if (ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) return NULL;
     return qp;
 }
 
 static int connect_to(struct ibv_qp *qp, uint32_t dest)
 {
-    struct ibv_qp_attr a = {.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024, .dest_qp_num = dest,
-                            .max_dest_rd_atomic = 1, .min_rnr_timer = 12,
+    struct ibv_qp_attr a = {.qp_state = IBV_QPS_RTR,
+                            .path_mtu = IBV_MTU_1024,
+                            .dest_qp_num = dest,
+                            .max_dest_rd_atomic = 1,
+                            .min_rnr_timer = 12,
                             .ah_attr = {.dlid = port.lid, .port_num = 1}};
     if (use_gid) {
         a.ah_attr.is_global = 1;
         a.ah_attr.grh.hop_limit = 1;
         a.ah_attr.grh.dgid = gid;
     }
-    if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                                  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+    if (ibv_modify_qp(qp, &a,
+                      IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                          IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
         return -1;
     a.qp_state = IBV_QPS_RTS;
     a.timeout = 14;
     a.retry_cnt = 7;
     a.rnr_retry = 7;
-    return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                                     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+    return ibv_modify_qp(qp, &a,
+                         IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+                             IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
 /* Poll cq once; credit each completion to the thread named in its wr_id. */
@@ -125,8 +131,12 @@ static void *worker(void *arg)
             break;
         }
         struct ibv_sge ss = {(uintptr_t)t->buf, 64, t->mr->lkey};
-        struct ibv_send_wr swr = {.wr_id = (uint64_t)t->idx << 1, .sg_list = &ss, .num_sge = 1,
-                                  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED}, *sbad;
+        struct ibv_send_wr swr = {.wr_id = (uint64_t)t->idx << 1,
+                                  .sg_list = &ss,
+                                  .num_sge = 1,
+                                  .opcode = IBV_WR_SEND,
+                                  .send_flags = IBV_SEND_SIGNALED},
+                           *sbad;
         if (ibv_post_send(t->a, &swr, &sbad)) {
             atomic_fetch_add(&failures, 1);
             break;
@@ -214,7 +224,7 @@ int main(int argc, char **argv)
                 execl("/bin/true", "true", (char *)NULL);
                 _exit(127);
             }
-            volatile double x = 0;   /* a DataLoader worker: some CPU, no verbs (fork-unsafe) */
+            volatile double x = 0; /* a DataLoader worker: some CPU, no verbs (fork-unsafe) */
             for (int k = 0; k < 200000; k++) x += k * 0.5;
             _exit(0);
         }

@@ -18,8 +18,12 @@ int main(int argc, char **argv)
     for (; i < argc && argv[i][0] == '-'; i++) {
         if (!strcmp(argv[i], "-s") && i + 1 < argc) {
             const char *s = argv[++i];
-            sig = !strcmp(s, "KILL") ? SIGKILL : !strcmp(s, "TERM") ? SIGTERM : !strcmp(s, "INT") ? SIGINT
-                : !strcmp(s, "HUP") ? SIGHUP : !strcmp(s, "QUIT") ? SIGQUIT : atoi(s);
+            sig = !strcmp(s, "KILL")   ? SIGKILL
+                  : !strcmp(s, "TERM") ? SIGTERM
+                  : !strcmp(s, "INT")  ? SIGINT
+                  : !strcmp(s, "HUP")  ? SIGHUP
+                  : !strcmp(s, "QUIT") ? SIGQUIT
+                                       : atoi(s);
         } else if (!strcmp(argv[i], "-w")) {
             wait_ready = 1;
         } else {
@@ -48,8 +52,7 @@ int main(int argc, char **argv)
     close(pfd[1]);
     if (wait_ready) {
         char c;
-        while (read(pfd[0], &c, 1) == 1 && c != '\n') {
-        }
+        while (read(pfd[0], &c, 1) == 1 && c != '\n') {}
     }
     struct timespec d = {ms / 1000, (ms % 1000) * 1000000L};
     nanosleep(&d, NULL);

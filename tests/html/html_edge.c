@@ -8,10 +8,7 @@
 #include "analyzer/report_html.h"
 
 static int n;
-static void check(int cond, const char *what)
-{
-    printf("%sok %d - %s\n", cond ? "" : "not ", ++n, what);
-}
+static void check(int cond, const char *what) { printf("%sok %d - %s\n", cond ? "" : "not ", ++n, what); }
 
 static char *render(const struct rs_analysis *a, int *rc)
 {
@@ -40,7 +37,8 @@ int main(void)
     strcpy(ranks[0].host, "<script>alert(1)</script>");
     ranks[1].rank = 1;
     ranks[1].input = RS_AN_TRUNCATED;
-    struct rs_an_step st[2] = {{.id = 7, .start_ns = 0, .end_ns = 1000000}, {.id = 8, .start_ns = 1000000, .end_ns = 1000000}};
+    struct rs_an_step st[2] = {{.id = 7, .start_ns = 0, .end_ns = 1000000},
+                               {.id = 8, .start_ns = 1000000, .end_ns = 1000000}};
     st[0].attr[RS_CAT_COMPUTE] = 1e-3;
     ranks[0].steps = st;
     ranks[0].nsteps = 2;

@@ -61,8 +61,8 @@ int main(int argc, char **argv)
         memcpy_fn mc = (memcpy_fn)dlsym(RTLD_DEFAULT, "cudaMemcpy");
         int bad = 0;
         for (int i = 0; i < 10; i++) bad += mc((void *)0x2000, i & 1 ? (void *)0x1000 : (void *)0x5000, 4096, 1) != 0;
-        bad += mc((void *)0x5000, (void *)0x2000, 64, 3) != 0;   /* device-to-device */
-        bad += mc((void *)0x2000, (void *)0x6000, 64, 1) != 0;   /* a source the attribute query rejects */
+        bad += mc((void *)0x5000, (void *)0x2000, 64, 3) != 0; /* device-to-device */
+        bad += mc((void *)0x2000, (void *)0x6000, 64, 1) != 0; /* a source the attribute query rejects */
         int (*last)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "cudaGetLastError");
         int *copies = (int *)dlsym(rt, "fake_cudart_copies");
         printf("copies=%d bad=%d last_error=%d\n", copies ? *copies : -1, bad, last ? last() : -1);

@@ -20,16 +20,21 @@ EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cu
     fake_cudart_copies++;
     return cudaSuccess;
 }
-static cudaError_t last_err;   /* the runtime's sticky "last error", as cudaGetLastError reports it */
+static cudaError_t last_err; /* the runtime's sticky "last error", as cudaGetLastError reports it */
 EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a, const void *p)
 {
-    if (p == (const void *)0x6000) return last_err = cudaErrorInvalidValue;   /* a pointer CUDA rejects */
+    if (p == (const void *)0x6000) return last_err = cudaErrorInvalidValue; /* a pointer CUDA rejects */
     memset(a, 0, sizeof *a);
-    a->type = p == (const void *)0x1000 ? cudaMemoryTypeHost : p == (const void *)0x2000 ? cudaMemoryTypeDevice
-                                                                                         : cudaMemoryTypeUnregistered;
+    a->type = p == (const void *)0x1000   ? cudaMemoryTypeHost
+              : p == (const void *)0x2000 ? cudaMemoryTypeDevice
+                                          : cudaMemoryTypeUnregistered;
     return cudaSuccess;
 }
-EXPORT cudaError_t cudaGetDevice(int *d) { *d = 0; return cudaSuccess; }
+EXPORT cudaError_t cudaGetDevice(int *d)
+{
+    *d = 0;
+    return cudaSuccess;
+}
 EXPORT cudaError_t cudaPeekAtLastError(void) { return last_err; }
 EXPORT cudaError_t cudaGetLastError(void)
 {

@@ -12,7 +12,7 @@
 #include <cupti.h>
 
 #define EXPORT __attribute__((visibility("default")))
-#define SLOT 512   /* every synthetic record sits in a 512-byte slot; GetNextRecord walks them */
+#define SLOT   512 /* every synthetic record sits in a 512-byte slot; GetNextRecord walks them */
 
 static CUpti_BuffersCallbackRequestFunc req;
 static CUpti_BuffersCallbackCompleteFunc comp;
@@ -21,7 +21,8 @@ static int enabled[128], any_enabled, ts_after_enable, runtime_api[1024];
 static size_t pending_dropped;
 static int final_sent;
 
-EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc r, CUpti_BuffersCallbackCompleteFunc c)
+EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc r,
+                                                  CUpti_BuffersCallbackCompleteFunc c)
 {
     req = r;
     comp = c;
@@ -29,7 +30,7 @@ EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFu
 }
 EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc f)
 {
-    if (any_enabled) {   /* CUPTI requires it before any kind is enabled */
+    if (any_enabled) { /* CUPTI requires it before any kind is enabled */
         ts_after_enable = 1;
         return CUPTI_ERROR_INVALID_OPERATION;
     }
@@ -69,7 +70,11 @@ EXPORT CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t 
     if (cbid < 1024) runtime_api[cbid] = en;
     return CUPTI_SUCCESS;
 }
-EXPORT CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType t) { (void)t; return CUPTI_SUCCESS; }
+EXPORT CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType t)
+{
+    (void)t;
+    return CUPTI_SUCCESS;
+}
 EXPORT CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute a, size_t *s, void *v)
 {
     (void)a, (void)s, (void)v;
@@ -98,7 +103,8 @@ static uint64_t now(void)
 
 static const char kname[] = "_Z40ncclDevKernel_AllReduce_Sum_bf16_RING_LL24ncclDevKernelArgsStorageILm4096EE";
 
-static uint8_t *memcpy_rec(uint8_t *p, uint64_t t, uint8_t copy, uint8_t src, uint8_t dst, uint64_t bytes, uint32_t corr)
+static uint8_t *memcpy_rec(uint8_t *p, uint64_t t, uint8_t copy, uint8_t src, uint8_t dst, uint64_t bytes,
+                           uint32_t corr)
 {
     CUpti_ActivityMemcpy6 *m = (void *)p;
     m->kind = CUPTI_ACTIVITY_KIND_MEMCPY;
@@ -130,7 +136,7 @@ static int fill(uint8_t *b, size_t size, size_t *valid)
     p = memcpy_rec(p, t + 4000, CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
                    CUPTI_ACTIVITY_MEMORY_KIND_PINNED, 4, 12);
     p = memcpy_rec(p, 0, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE,
-                   CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 99, 13);   /* untimed: must be skipped */
+                   CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 99, 13); /* untimed: must be skipped */
     CUpti_ActivityMemcpyPtoP4 *pp = (void *)p;
     pp->kind = CUPTI_ACTIVITY_KIND_MEMCPY2;
     pp->copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
@@ -185,7 +191,7 @@ static int fill(uint8_t *b, size_t size, size_t *valid)
     s->correlationId = 18;
     s->streamId = 7;
     p += SLOT;
-    ((CUpti_Activity *)p)->kind = CUPTI_ACTIVITY_KIND_OVERHEAD;   /* a kind railscope does not keep */
+    ((CUpti_Activity *)p)->kind = CUPTI_ACTIVITY_KIND_OVERHEAD; /* a kind railscope does not keep */
     p += SLOT;
     *valid = (size_t)(p - b);
     return (int)(*valid / SLOT);
@@ -219,7 +225,8 @@ EXPORT int fake_cupti_deliver_many(int n)
     uint64_t t = now();
     for (; i < n && (size_t)(i + 1) * SLOT <= size; i++)
         memcpy_rec(b + (size_t)i * SLOT, t + (uint64_t)i * 10, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD,
-                   CUPTI_ACTIVITY_MEMORY_KIND_PINNED, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 1000 + (uint64_t)i, 1000 + (uint32_t)i);
+                   CUPTI_ACTIVITY_MEMORY_KIND_PINNED, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 1000 + (uint64_t)i,
+                   1000 + (uint32_t)i);
     comp(NULL, 0, b, size, (size_t)i * SLOT);
     return i;
 }

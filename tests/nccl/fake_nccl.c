@@ -8,11 +8,17 @@
 #include <string.h>
 
 typedef int ncclResult_t;
-struct fake_comm { int rank, nranks, dev; uint64_t hash; void *prof_ctx; };
+struct fake_comm {
+    int rank, nranks, dev;
+    uint64_t hash;
+    void *prof_ctx;
+};
 typedef struct fake_comm *ncclComm_t;
-typedef struct { char internal[128]; } ncclUniqueId;
+typedef struct {
+    char internal[128];
+} ncclUniqueId;
 
-#define EXPORT __attribute__((visibility("default")))
+#define EXPORT   __attribute__((visibility("default")))
 #define ALIAS(f) __attribute__((weak, alias("p" #f)))
 
 EXPORT int fake_nccl_calls;
@@ -28,7 +34,7 @@ EXPORT ncclResult_t pncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId
     c->rank = rank;
     c->nranks = nranks;
     c->dev = 0;
-    memcpy(&c->hash, id.internal, sizeof c->hash);   /* the test puts the hash in the id */
+    memcpy(&c->hash, id.internal, sizeof c->hash); /* the test puts the hash in the id */
     const char *plugin = getenv("NCCL_PROFILER_PLUGIN");
     if (plugin) {
         void *h = dlopen(plugin, RTLD_NOW | RTLD_LOCAL);
@@ -42,8 +48,12 @@ EXPORT ncclResult_t pncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId
 }
 EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *, int, ncclUniqueId, int) ALIAS(ncclCommInitRank);
 
-#define COLL(name, params)                                                      \
-    EXPORT ncclResult_t p##name params { fake_nccl_calls++; return 0; }         \
+#define COLL(name, params)             \
+    EXPORT ncclResult_t p##name params \
+    {                                  \
+        fake_nccl_calls++;             \
+        return 0;                      \
+    }                                  \
     EXPORT ncclResult_t name params ALIAS(name);
 COLL(ncclAllReduce, (const void *s, void *r, size_t n, int dt, int op, ncclComm_t c, void *st))
 COLL(ncclAllGather, (const void *s, void *r, size_t n, int dt, ncclComm_t c, void *st))
@@ -54,11 +64,28 @@ COLL(ncclRecv, (void *r, size_t n, int dt, int peer, ncclComm_t c, void *st))
 COLL(ncclGroupStart, (void))
 COLL(ncclGroupEnd, (void))
 
-EXPORT ncclResult_t pncclCommUserRank(ncclComm_t c, int *r) { *r = c->rank; return 0; }
+EXPORT ncclResult_t pncclCommUserRank(ncclComm_t c, int *r)
+{
+    *r = c->rank;
+    return 0;
+}
 EXPORT ncclResult_t ncclCommUserRank(ncclComm_t, int *) ALIAS(ncclCommUserRank);
-EXPORT ncclResult_t pncclCommCount(ncclComm_t c, int *n) { *n = c->nranks; return 0; }
+EXPORT ncclResult_t pncclCommCount(ncclComm_t c, int *n)
+{
+    *n = c->nranks;
+    return 0;
+}
 EXPORT ncclResult_t ncclCommCount(ncclComm_t, int *) ALIAS(ncclCommCount);
-EXPORT ncclResult_t pncclCommCuDevice(ncclComm_t c, int *d) { *d = c->dev; return 0; }
+EXPORT ncclResult_t pncclCommCuDevice(ncclComm_t c, int *d)
+{
+    *d = c->dev;
+    return 0;
+}
 EXPORT ncclResult_t ncclCommCuDevice(ncclComm_t, int *) ALIAS(ncclCommCuDevice);
-EXPORT ncclResult_t pncclCommDestroy(ncclComm_t c) { free(c); fake_nccl_calls++; return 0; }
+EXPORT ncclResult_t pncclCommDestroy(ncclComm_t c)
+{
+    free(c);
+    fake_nccl_calls++;
+    return 0;
+}
 EXPORT ncclResult_t ncclCommDestroy(ncclComm_t) ALIAS(ncclCommDestroy);

@@ -12,8 +12,16 @@ typedef struct {
 
 static unsigned long long counter;
 EXPORT int nvmlInit_v2(void) { return 0; }
-EXPORT int nvmlDeviceGetCount_v2(unsigned *n) { *n = 1; return 0; }
-EXPORT int nvmlDeviceGetHandleByIndex_v2(unsigned i, void **h) { *h = (void *)(unsigned long)(0x100 + i); return 0; }
+EXPORT int nvmlDeviceGetCount_v2(unsigned *n)
+{
+    *n = 1;
+    return 0;
+}
+EXPORT int nvmlDeviceGetHandleByIndex_v2(unsigned i, void **h)
+{
+    *h = (void *)(unsigned long)(0x100 + i);
+    return 0;
+}
 EXPORT int nvmlDeviceGetFieldValues(void *dev, int n, field_t *v)
 {
     (void)dev;
@@ -23,7 +31,7 @@ EXPORT int nvmlDeviceGetFieldValues(void *dev, int n, field_t *v)
             v[i].nvmlReturn = 0;
             v[i].value = counter + v[i].fieldId;
         } else {
-            v[i].nvmlReturn = 3;   /* NVML_ERROR_NOT_SUPPORTED */
+            v[i].nvmlReturn = 3; /* NVML_ERROR_NOT_SUPPORTED */
         }
     }
     return 0;

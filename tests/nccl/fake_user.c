@@ -6,7 +6,9 @@
 
 typedef int ncclResult_t;
 typedef struct fake_comm *ncclComm_t;
-typedef struct { char internal[128]; } ncclUniqueId;
+typedef struct {
+    char internal[128];
+} ncclUniqueId;
 ncclResult_t ncclCommInitRank(ncclComm_t *, int, ncclUniqueId, int);
 ncclResult_t ncclAllReduce(const void *, void *, size_t, int, int, ncclComm_t, void *);
 ncclResult_t ncclGather(const void *, void *, size_t, int, int, ncclComm_t, void *);

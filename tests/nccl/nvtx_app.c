@@ -8,7 +8,7 @@
 #include <nvtx3/nvToolsExt.h>
 #include <nvtx3/nvToolsExtPayload.h>
 
-struct nccl_allreduce_payload {   /* NCCL's NcclNvtxParamsAllReduce: comm hash, bytes, reduction op */
+struct nccl_allreduce_payload { /* NCCL's NcclNvtxParamsAllReduce: comm hash, bytes, reduction op */
     uint64_t comm;
     size_t bytes;
     int op;
@@ -19,7 +19,7 @@ int main(void)
     char msg[32];
     int levels = 0;
     for (int step = 0; step < 3; step++) {
-        snprintf(msg, sizeof msg, "step %d", step);   /* the same buffer, other bytes each time */
+        snprintf(msg, sizeof msg, "step %d", step); /* the same buffer, other bytes each time */
         levels += nvtxRangePushA(msg);
         levels += nvtxRangePushA("forward");
         levels += nvtxRangePop();

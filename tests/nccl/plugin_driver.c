@@ -26,53 +26,154 @@
 #include <time.h>
 
 enum {
-    T_GROUPAPI = 1 << 8, T_COLLAPI = 1 << 9, T_KERNELLAUNCH = 1 << 11,
-    T_GROUP = 1 << 0, T_COLL = 1 << 1, T_P2P = 1 << 2, T_PROXYOP = 1 << 3, T_PROXYSTEP = 1 << 4,
-    T_KERNELCH = 1 << 6, T_NET = 1 << 7,
+    T_GROUPAPI = 1 << 8,
+    T_COLLAPI = 1 << 9,
+    T_KERNELLAUNCH = 1 << 11,
+    T_GROUP = 1 << 0,
+    T_COLL = 1 << 1,
+    T_P2P = 1 << 2,
+    T_PROXYOP = 1 << 3,
+    T_PROXYSTEP = 1 << 4,
+    T_KERNELCH = 1 << 6,
+    T_NET = 1 << 7,
 };
 enum {
-    S_OP_IN_PROGRESS = 19, S_SEND_GPU_WAIT = 8, S_SEND_PEER_WAIT = 20, S_SEND_WAIT = 9, S_RECV_WAIT = 10,
-    S_RECV_FLUSH_WAIT = 11, S_RECV_GPU_WAIT = 12, S_KERNEL_CH_STOP = 22,
+    S_OP_IN_PROGRESS = 19,
+    S_SEND_GPU_WAIT = 8,
+    S_SEND_PEER_WAIT = 20,
+    S_SEND_WAIT = 9,
+    S_RECV_WAIT = 10,
+    S_RECV_FLUSH_WAIT = 11,
+    S_RECV_GPU_WAIT = 12,
+    S_KERNEL_CH_STOP = 22,
 };
 
 struct coll_v4 {
-    uint64_t seqNumber; const char *func; const void *sendBuff; void *recvBuff; size_t count; int root;
-    const char *datatype; uint8_t nChannels; uint8_t nWarps; const char *algo; const char *proto;
+    uint64_t seqNumber;
+    const char *func;
+    const void *sendBuff;
+    void *recvBuff;
+    size_t count;
+    int root;
+    const char *datatype;
+    uint8_t nChannels;
+    uint8_t nWarps;
+    const char *algo;
+    const char *proto;
 };
 struct coll_v5 {
-    uint64_t seqNumber; const char *func; const void *sendBuff; void *recvBuff; size_t count; int root;
-    const char *datatype; uint8_t nChannels; uint8_t nWarps; const char *algo; const char *proto; void *parentGroup;
+    uint64_t seqNumber;
+    const char *func;
+    const void *sendBuff;
+    void *recvBuff;
+    size_t count;
+    int root;
+    const char *datatype;
+    uint8_t nChannels;
+    uint8_t nWarps;
+    const char *algo;
+    const char *proto;
+    void *parentGroup;
 };
-struct p2p_v5 { const char *func; void *buff; const char *datatype; size_t count; int peer; uint8_t nChannels; void *parentGroup; };
-struct groupapi_v5 { bool graphCaptured; int groupDepth; };
-struct collapi_v5 { const char *func; size_t count; const char *datatype; int root; void *stream; bool graphCaptured; };
-struct proxyop { pid_t pid; uint8_t channelId; int peer; int nSteps; int chunkSize; int isSend; };
-struct kernelch { uint8_t channelId; uint64_t pTimer; };
-struct netplugin { int64_t id; void *data; };
+struct p2p_v5 {
+    const char *func;
+    void *buff;
+    const char *datatype;
+    size_t count;
+    int peer;
+    uint8_t nChannels;
+    void *parentGroup;
+};
+struct groupapi_v5 {
+    bool graphCaptured;
+    int groupDepth;
+};
+struct collapi_v5 {
+    const char *func;
+    size_t count;
+    const char *datatype;
+    int root;
+    void *stream;
+    bool graphCaptured;
+};
+struct proxyop {
+    pid_t pid;
+    uint8_t channelId;
+    int peer;
+    int nSteps;
+    int chunkSize;
+    int isSend;
+};
+struct kernelch {
+    uint8_t channelId;
+    uint64_t pTimer;
+};
+struct netplugin {
+    int64_t id;
+    void *data;
+};
 
 typedef struct {
     uint8_t type;
     void *parentObj;
     int rank;
-    union { struct coll_v4 coll; struct proxyop proxyOp; struct { int step; } proxyStep; struct kernelch kernelCh;
-            struct netplugin netPlugin; };
+    union {
+        struct coll_v4 coll;
+        struct proxyop proxyOp;
+        struct {
+            int step;
+        } proxyStep;
+        struct kernelch kernelCh;
+        struct netplugin netPlugin;
+    };
 } descr_v4;
 typedef struct {
     uint64_t type;
     void *parentObj;
     int rank;
-    union { struct groupapi_v5 groupApi; struct collapi_v5 collApi; struct { void *stream; } kernelLaunch;
-            struct coll_v5 coll; struct p2p_v5 p2p; struct proxyop proxyOp; struct { int step; } proxyStep;
-            struct kernelch kernelCh; struct netplugin netPlugin; };
+    union {
+        struct groupapi_v5 groupApi;
+        struct collapi_v5 collApi;
+        struct {
+            void *stream;
+        } kernelLaunch;
+        struct coll_v5 coll;
+        struct p2p_v5 p2p;
+        struct proxyop proxyOp;
+        struct {
+            int step;
+        } proxyStep;
+        struct kernelch kernelCh;
+        struct netplugin netPlugin;
+    };
 } descr_v5;
-typedef union { struct { size_t transSize; } proxyStep; struct { uint64_t pTimer; } kernelCh; } state_args;
+typedef union {
+    struct {
+        size_t transSize;
+    } proxyStep;
+    struct {
+        uint64_t pTimer;
+    } kernelCh;
+} state_args;
 
-struct ib_descr_v1 { uint8_t type; union { struct { int device; uint64_t wr_id; int opcode; int qpNum; size_t length; } qp; }; };
+struct ib_descr_v1 {
+    uint8_t type;
+    union {
+        struct {
+            int device;
+            uint64_t wr_id;
+            int opcode;
+            int qpNum;
+            size_t length;
+        } qp;
+    };
+};
 
 typedef void (*logger_t)(int, unsigned long, const char *, int, const char *, ...);
 typedef struct {
     const char *name;
-    int (*init)(void **ctx, int *mask, const char *commName, uint64_t commHash, int nNodes, int nranks, int rank, logger_t);
+    int (*init)(void **ctx, int *mask, const char *commName, uint64_t commHash, int nNodes, int nranks, int rank,
+                logger_t);
     int (*startEvent)(void *ctx, void **h, void *descr);
     int (*stopEvent)(void *h);
     int (*recordEventState)(void *h, int state, state_args *a);
@@ -80,7 +181,8 @@ typedef struct {
 } prof_v4;
 typedef struct {
     const char *name;
-    int (*init)(void **ctx, uint64_t commId, int *mask, const char *commName, int nNodes, int nranks, int rank, logger_t);
+    int (*init)(void **ctx, uint64_t commId, int *mask, const char *commName, int nNodes, int nranks, int rank,
+                logger_t);
     int (*startEvent)(void *ctx, void **h, void *descr);
     int (*stopEvent)(void *h);
     int (*recordEventState)(void *h, int state, state_args *a);
@@ -90,7 +192,7 @@ typedef struct {
 static int v4;
 static prof_v4 *p4;
 static prof_v5 *p5;
-static int events, failures;   /* updated atomically: threads share them */
+static int events, failures; /* updated atomically: threads share them */
 
 static int (*start_fn)(void *, void **, void *);
 static int (*stop_fn)(void *);
@@ -105,7 +207,10 @@ static void check(int rc, const char *what)
 }
 
 /* One descriptor of either version, garbage-filled first. */
-union any_descr { descr_v4 d4; descr_v5 d5; };
+union any_descr {
+    descr_v4 d4;
+    descr_v5 d5;
+};
 static void *start(void *ctx, int mask, uint64_t type, void *parent, int rank, void (*fill)(union any_descr *, void *),
                    void *arg)
 {
@@ -141,25 +246,41 @@ static void state(void *h, int s, size_t trans, uint64_t timer)
     check(state_fn(h, s, &a), "recordEventState");
 }
 
-struct coll_arg { uint64_t seq; void *group; void *collapi; };
-static void fill_groupapi(union any_descr *d, void *arg) { (void)arg; d->d5.groupApi = (struct groupapi_v5){false, 1}; }
+struct coll_arg {
+    uint64_t seq;
+    void *group;
+    void *collapi;
+};
+static void fill_groupapi(union any_descr *d, void *arg)
+{
+    (void)arg;
+    d->d5.groupApi = (struct groupapi_v5){false, 1};
+}
 static void fill_collapi(union any_descr *d, void *arg)
 {
     (void)arg;
     d->d5.collApi = (struct collapi_v5){"AllReduce", 1048576, "ncclFloat32", -1, (void *)0x99, false};
 }
-static void fill_launch(union any_descr *d, void *arg) { (void)arg; d->d5.kernelLaunch.stream = (void *)0x99; }
-static void fill_group(union any_descr *d, void *arg) { (void)d; (void)arg; }
+static void fill_launch(union any_descr *d, void *arg)
+{
+    (void)arg;
+    d->d5.kernelLaunch.stream = (void *)0x99;
+}
+static void fill_group(union any_descr *d, void *arg)
+{
+    (void)d;
+    (void)arg;
+}
 static void fill_coll(union any_descr *d, void *arg)
 {
     struct coll_arg *c = arg;
     if (v4) {
         d->d4.coll = (struct coll_v4){c->seq, "AllReduce", (void *)0x1000, (void *)0x2000, 1048576, 0, "ncclFloat32",
-                                      2, 16, "RING", "SIMPLE"};
+                                      2,      16,          "RING",         "SIMPLE"};
     } else {
-        d->d5.parentObj = c->collapi;   /* the CollApi event when enabled, else NULL (then parentGroup) */
+        d->d5.parentObj = c->collapi; /* the CollApi event when enabled, else NULL (then parentGroup) */
         d->d5.coll = (struct coll_v5){c->seq, "AllReduce", (void *)0x1000, (void *)0x2000, 1048576, 0, "ncclFloat32",
-                                      2, 16, "RING", "SIMPLE", c->group};
+                                      2,      16,          "RING",         "SIMPLE",       c->group};
     }
 }
 static void fill_p2p(union any_descr *d, void *arg)
@@ -167,7 +288,9 @@ static void fill_p2p(union any_descr *d, void *arg)
     d->d5.parentObj = NULL;
     d->d5.p2p = (struct p2p_v5){"Send", (void *)0x3000, "ncclBfloat16", 4096, 1, 1, arg};
 }
-struct op_arg { int channel, is_send; };
+struct op_arg {
+    int channel, is_send;
+};
 static void fill_op(union any_descr *d, void *arg)
 {
     struct op_arg *o = arg;
@@ -206,7 +329,7 @@ static void one_collective(void *ctx, int mask, int rank, uint64_t seq)
     void *g = start(ctx, mask, T_GROUP, NULL, rank, fill_group, NULL);
     struct coll_arg ca = {seq, g, capi};
     void *c = start(ctx, mask, T_COLL, v4 ? g : NULL, rank, fill_coll, &ca);
-    stop(c);   /* enqueued */
+    stop(c); /* enqueued */
     void *p = v4 ? NULL : start(ctx, mask, T_P2P, NULL, rank, fill_p2p, g);
     stop(p);
     stop(g);
@@ -248,14 +371,17 @@ static void one_collective(void *ctx, int mask, int rank, uint64_t seq)
     }
 }
 
-struct thr { int i, ncoll; };
+struct thr {
+    int i, ncoll;
+};
 static void *thread_main(void *arg)
 {
     struct thr *t = arg;
     void *ctx;
     int mask = 0;
     uint64_t hash = 0x1000 + (uint64_t)t->i;
-    check(v4 ? p4->init(&ctx, &mask, "thr", hash, 1, 8, t->i, NULL) : p5->init(&ctx, hash, &mask, "thr", 1, 8, t->i, NULL),
+    check(v4 ? p4->init(&ctx, &mask, "thr", hash, 1, 8, t->i, NULL)
+             : p5->init(&ctx, hash, &mask, "thr", 1, 8, t->i, NULL),
           "init");
     for (int n = 0; n < t->ncoll; n++) one_collective(ctx, mask, t->i, (uint64_t)n);
     check(v4 ? p4->finalize(ctx) : p5->finalize(ctx), "finalize");
@@ -300,14 +426,18 @@ int main(int argc, char **argv)
         printf("events=%d failures=%d\n", events, failures);
         return failures ? 1 : 0;
     }
-    const struct { uint64_t hash; int rank, nranks; const char *name; } comms[2] = {
-        {0x1111, 0, 2, "world"}, {0x2222, 1, 4, "split"}};
+    const struct {
+        uint64_t hash;
+        int rank, nranks;
+        const char *name;
+    } comms[2] = {{0x1111, 0, 2, "world"}, {0x2222, 1, 4, "split"}};
     void *ctx[2];
     int mask[2];
     for (int i = 0; i < 2; i++) {
         mask[i] = 0x5a5a;
-        int rc = v4 ? p4->init(&ctx[i], &mask[i], comms[i].name, comms[i].hash, 1, comms[i].nranks, comms[i].rank, NULL)
-                    : p5->init(&ctx[i], comms[i].hash, &mask[i], comms[i].name, 1, comms[i].nranks, comms[i].rank, NULL);
+        int rc =
+            v4 ? p4->init(&ctx[i], &mask[i], comms[i].name, comms[i].hash, 1, comms[i].nranks, comms[i].rank, NULL)
+               : p5->init(&ctx[i], comms[i].hash, &mask[i], comms[i].name, 1, comms[i].nranks, comms[i].rank, NULL);
         check(rc, "init");
     }
     struct timespec t0, t1;
@@ -316,9 +446,10 @@ int main(int argc, char **argv)
         for (int i = 0; i < 2; i++) one_collective(ctx[i], mask[i], comms[i].rank, (uint64_t)n);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double ns = (double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec);
-    int calls = events * 2 + events;   /* start + stop per event, and about one state update per event */
-    if (getenv("PLUGIN_BENCH")) fprintf(stderr, "plugin_driver: %d events in %.3f ms: %.0f ns per event (~%.0f ns per callback)\n",
-                                        events, ns / 1e6, ns / events, ns / calls);
+    int calls = events * 2 + events; /* start + stop per event, and about one state update per event */
+    if (getenv("PLUGIN_BENCH"))
+        fprintf(stderr, "plugin_driver: %d events in %.3f ms: %.0f ns per event (~%.0f ns per callback)\n", events,
+                ns / 1e6, ns / events, ns / calls);
     for (int i = 0; i < 2; i++) {
         check(v4 ? p4->finalize(ctx[i]) : p5->finalize(ctx[i]), "finalize");
         printf("comm %d mask=0x%x\n", i, mask[i]);

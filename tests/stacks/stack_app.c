@@ -21,7 +21,7 @@ typedef int (*memcpy_async_fn)(void *, const void *, size_t, int, void *);
 static memcpy_fn mc;
 static memcpy_async_fn mca;
 static char pageable[4096];
-#define DEV ((void *)0x2000)
+#define DEV    ((void *)0x2000)
 #define PINNED ((void *)0x1000)
 
 __attribute__((noinline)) int stk_copy_in(const void *src) { return mc(DEV, src, sizeof pageable, 1); }

@@ -14,7 +14,7 @@ static void check(const char *what, size_t ours, size_t theirs)
     printf("%s %d - %s: ours %zu, verbs.h %zu\n", ours == theirs ? "ok" : "not ok", n, what, ours, theirs);
 }
 #define OFF(vs, vf, is, if_) check(#is "." #if_, offsetof(struct vs, vf), offsetof(struct is, if_))
-#define SZ(vs, is) check("sizeof " #is, sizeof(struct vs), sizeof(struct is))
+#define SZ(vs, is)           check("sizeof " #is, sizeof(struct vs), sizeof(struct is))
 
 int main(void)
 {

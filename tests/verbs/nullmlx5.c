@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define EXPORT __attribute__((visibility("default")))
+#define EXPORT       __attribute__((visibility("default")))
 #define V(name, ver) __asm__(".symver " #name "_impl, " #name "@@" ver)
 
 struct ibv_device;

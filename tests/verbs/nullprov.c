@@ -30,8 +30,8 @@
 #undef ibv_reg_mr_iova
 
 #define NULLPROV_BAD_LKEY 0xdeadu
-#define RING 4096
-#define EXPORT __attribute__((visibility("default")))
+#define RING              4096
+#define EXPORT            __attribute__((visibility("default")))
 
 struct np_cq {
     struct ibv_cq_ex cq; /* an ibv_cq is the first member of ibv_cq_ex */
@@ -102,8 +102,8 @@ static void np_exec(struct np_qp *q, uint64_t wr_id, unsigned flags, unsigned op
     enum ibv_wc_status st = lkey == NULLPROV_BAD_LKEY ? IBV_WC_LOC_PROT_ERR : IBV_WC_SUCCESS;
     if ((flags & IBV_SEND_SIGNALED) || q->sig_all || st != IBV_WC_SUCCESS)
         cq_push((struct np_cq *)q->qp.send_cq, wr_id, st, wc_op(op), len, q->qp.qp_num);
-    int consumes = st == IBV_WC_SUCCESS && (op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM ||
-                                            op == IBV_WR_RDMA_WRITE_WITH_IMM);
+    int consumes =
+        st == IBV_WC_SUCCESS && (op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM || op == IBV_WR_RDMA_WRITE_WITH_IMM);
     struct np_srq *srq = (struct np_srq *)q->qp.srq;
     if (consumes && srq && srq->head != srq->tail) {
         cq_push((struct np_cq *)q->qp.recv_cq, srq->wr_id[srq->head++ % RING], IBV_WC_SUCCESS, IBV_WC_RECV, len,
@@ -295,8 +295,13 @@ static struct ibv_qp *np_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_ini
         errno = EINVAL;
         return NULL;
     }
-    struct ibv_qp_init_attr b = { .qp_context = a->qp_context, .send_cq = a->send_cq, .recv_cq = a->recv_cq,
-                                  .srq = a->srq, .cap = a->cap, .qp_type = a->qp_type, .sq_sig_all = a->sq_sig_all };
+    struct ibv_qp_init_attr b = {.qp_context = a->qp_context,
+                                 .send_cq = a->send_cq,
+                                 .recv_cq = a->recv_cq,
+                                 .srq = a->srq,
+                                 .cap = a->cap,
+                                 .qp_type = a->qp_type,
+                                 .sq_sig_all = a->sq_sig_all};
     int ex = (a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) && a->send_ops_flags;
     return np_qp_new(pd, &b, ex);
 }
@@ -485,8 +490,7 @@ EXPORT struct ibv_mr *ibv_reg_mr_iova_impl(struct ibv_pd *pd, void *addr, size_t
 }
 V(ibv_reg_mr_iova, "IBVERBS_1.7");
 
-EXPORT struct ibv_mr *ibv_reg_mr_iova2_impl(struct ibv_pd *pd, void *addr, size_t len, uint64_t iova,
-                                            unsigned access)
+EXPORT struct ibv_mr *ibv_reg_mr_iova2_impl(struct ibv_pd *pd, void *addr, size_t len, uint64_t iova, unsigned access)
 {
     (void)iova, (void)access;
     return mr_new(pd, addr, len);
@@ -558,10 +562,7 @@ EXPORT int ibv_destroy_srq_impl(struct ibv_srq *srq)
 }
 V(ibv_destroy_srq, "IBVERBS_1.1");
 
-EXPORT struct ibv_qp *ibv_create_qp_impl(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
-{
-    return np_qp_new(pd, a, 0);
-}
+EXPORT struct ibv_qp *ibv_create_qp_impl(struct ibv_pd *pd, struct ibv_qp_init_attr *a) { return np_qp_new(pd, a, 0); }
 V(ibv_create_qp, "IBVERBS_1.1");
 
 EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex_impl(struct ibv_qp *qp) { return &((struct np_qp *)qp)->qpx; }

@@ -30,8 +30,8 @@ int main(int argc, char **argv)
     if (!pd_first && cq) pd = ibv_alloc_pd(ctx);
     char *buf = malloc(4096);
     struct ibv_mr *mr = pd ? ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE) : NULL;
-    struct ibv_qp_init_attr qa = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
-                                   .cap = { .max_send_wr = 64, .max_send_sge = 1 } };
+    struct ibv_qp_init_attr qa = {
+        .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC, .cap = {.max_send_wr = 64, .max_send_sge = 1}};
     struct ibv_qp *qp = mr && cq ? ibv_create_qp(pd, &qa) : NULL;
     if (!qp) {
         printf("setup failed\n");
@@ -39,9 +39,13 @@ int main(int argc, char **argv)
     }
     long sends = 0, wcs = 0;
     for (int i = 0; i < iters; i++) {
-        struct ibv_sge sg = { (uintptr_t)buf, 128, mr->lkey };
-        struct ibv_send_wr w = { .wr_id = 0xf00 + i, .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_SEND,
-                                 .send_flags = IBV_SEND_SIGNALED }, *bad;
+        struct ibv_sge sg = {(uintptr_t)buf, 128, mr->lkey};
+        struct ibv_send_wr w = {.wr_id = 0xf00 + i,
+                                .sg_list = &sg,
+                                .num_sge = 1,
+                                .opcode = IBV_WR_SEND,
+                                .send_flags = IBV_SEND_SIGNALED},
+                           *bad;
         if (!ibv_post_send(qp, &w, &bad)) sends++;
         struct ibv_wc wc;
         while (ibv_poll_cq(cq, 1, &wc) == 0) {}

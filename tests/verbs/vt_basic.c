@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #define BAD_LKEY 0xdeadu
-#define EMPTY 100
+#define EMPTY    100
 
 static int drain(struct ibv_cq *cq, int want, int *errors, const char *what)
 {
@@ -78,12 +78,14 @@ int main(int argc, char **argv)
         struct ibv_mr *lmr = ibv_reg_mr(pd, lbuf, sz, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
         struct ibv_cq *scq = ibv_create_cq(ctx, 4096, NULL, NULL, 0);
         struct ibv_cq *rcq = ibv_create_cq(ctx, 4096, NULL, NULL, 0);
-        struct ibv_qp_init_attr qa = { .send_cq = scq, .recv_cq = rcq, .qp_type = IBV_QPT_RC,
-                                       .cap = { .max_send_wr = 4096, .max_recv_wr = 4096, .max_send_sge = 1,
-                                                .max_recv_sge = 1 } };
+        struct ibv_qp_init_attr qa = {
+            .send_cq = scq,
+            .recv_cq = rcq,
+            .qp_type = IBV_QPT_RC,
+            .cap = {.max_send_wr = 4096, .max_recv_wr = 4096, .max_send_sge = 1, .max_recv_sge = 1}};
         struct ibv_qp *qp = ibv_create_qp(pd, &qa);
         if (!pd || !hmr || !lmr || !scq || !rcq || !qp) return 1;
-        struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+        struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1};
         ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PORT);
         a.qp_state = IBV_QPS_RTR;
         a.dest_qp_num = qp->qp_num;
@@ -97,16 +99,20 @@ int main(int argc, char **argv)
 
         /* receives, then signaled sends consuming them */
         for (int i = 0; i < iters; i++) {
-            struct ibv_sge sg = { (uintptr_t)hbuf + 4096, 256, hmr->lkey };
-            struct ibv_recv_wr rw = { .wr_id = 1000 + i, .sg_list = &sg, .num_sge = 1 }, *bad = NULL;
+            struct ibv_sge sg = {(uintptr_t)hbuf + 4096, 256, hmr->lkey};
+            struct ibv_recv_wr rw = {.wr_id = 1000 + i, .sg_list = &sg, .num_sge = 1}, *bad = NULL;
             int r = ibv_post_recv(qp, &rw, &bad);
             if (r) printf("post_recv %d -> %d\n", i, r);
             recvs++;
         }
         for (int i = 0; i < iters; i++) {
-            struct ibv_sge sg = { (uintptr_t)hbuf, 64 + i, hmr->lkey };
-            struct ibv_send_wr w = { .wr_id = i, .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_SEND,
-                                     .send_flags = IBV_SEND_SIGNALED }, *bad = NULL;
+            struct ibv_sge sg = {(uintptr_t)hbuf, 64 + i, hmr->lkey};
+            struct ibv_send_wr w = {.wr_id = i,
+                                    .sg_list = &sg,
+                                    .num_sge = 1,
+                                    .opcode = IBV_WR_SEND,
+                                    .send_flags = IBV_SEND_SIGNALED},
+                               *bad = NULL;
             int r = ibv_post_send(qp, &w, &bad);
             if (r) printf("post_send %d -> %d\n", i, r);
             sends++;
@@ -116,28 +122,36 @@ int main(int argc, char **argv)
         wcs += drain(rcq, iters, &e, "recv");
         /* unsignaled RDMA writes from mlocked memory, the last one signaled */
         for (int i = 0; i <= iters; i++) {
-            struct ibv_sge sg = { (uintptr_t)lbuf, 4096, lmr->lkey };
-            struct ibv_send_wr w = { .wr_id = 5000 + i, .sg_list = &sg, .num_sge = 1,
-                                     .opcode = IBV_WR_RDMA_WRITE, .send_flags = i == iters ? IBV_SEND_SIGNALED : 0,
-                                     .wr.rdma = { .remote_addr = 0x10000 + i, .rkey = lmr->rkey } }, *bad = NULL;
+            struct ibv_sge sg = {(uintptr_t)lbuf, 4096, lmr->lkey};
+            struct ibv_send_wr w = {.wr_id = 5000 + i,
+                                    .sg_list = &sg,
+                                    .num_sge = 1,
+                                    .opcode = IBV_WR_RDMA_WRITE,
+                                    .send_flags = i == iters ? IBV_SEND_SIGNALED : 0,
+                                    .wr.rdma = {.remote_addr = 0x10000 + i, .rkey = lmr->rkey}},
+                               *bad = NULL;
             ibv_post_send(qp, &w, &bad);
             sends++;
         }
         wcs += drain(scq, 1, &e, "write");
         /* an error completion */
         {
-            struct ibv_sge sg = { (uintptr_t)hbuf, 8, BAD_LKEY };
-            struct ibv_send_wr w = { .wr_id = 7777, .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_SEND,
-                                     .send_flags = IBV_SEND_SIGNALED }, *bad = NULL;
+            struct ibv_sge sg = {(uintptr_t)hbuf, 8, BAD_LKEY};
+            struct ibv_send_wr w = {.wr_id = 7777,
+                                    .sg_list = &sg,
+                                    .num_sge = 1,
+                                    .opcode = IBV_WR_SEND,
+                                    .send_flags = IBV_SEND_SIGNALED},
+                               *bad = NULL;
             ibv_post_send(qp, &w, &bad);
             sends++;
             wcs += drain(scq, 1, &e, "error");
         }
         /* a single WR the provider refuses (the tracer fills a single WR's event before the call) */
         {
-            struct ibv_sge sg = { (uintptr_t)hbuf, 8, hmr->lkey };
-            struct ibv_send_wr w = { .wr_id = 9100, .sg_list = &sg, .num_sge = 1,
-                                     .opcode = (enum ibv_wr_opcode)99 }, *bad = NULL;
+            struct ibv_sge sg = {(uintptr_t)hbuf, 8, hmr->lkey};
+            struct ibv_send_wr w = {.wr_id = 9100, .sg_list = &sg, .num_sge = 1, .opcode = (enum ibv_wr_opcode)99},
+                               *bad = NULL;
             errno = 0;
             int r = ibv_post_send(qp, &w, &bad);
             int en = errno;
@@ -146,7 +160,7 @@ int main(int argc, char **argv)
         }
         /* a list whose second WR the provider refuses */
         {
-            struct ibv_sge sg = { (uintptr_t)hbuf, 8, hmr->lkey };
+            struct ibv_sge sg = {(uintptr_t)hbuf, 8, hmr->lkey};
             struct ibv_send_wr w[3], *bad = NULL;
             memset(w, 0, sizeof w);
             for (int i = 0; i < 3; i++) {
@@ -180,9 +194,13 @@ int main(int argc, char **argv)
             printf("spin: %ld empty polls in %d ms, non-empty %d\n", spins, spin_ms, nonempty);
         }
         for (int r = 0; r < waits && k == 0; r++) {
-            struct ibv_sge sg = { (uintptr_t)hbuf, 8, hmr->lkey };
-            struct ibv_send_wr w = { .wr_id = 20000 + r, .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
-                                     .send_flags = IBV_SEND_SIGNALED }, *bad;
+            struct ibv_sge sg = {(uintptr_t)hbuf, 8, hmr->lkey};
+            struct ibv_send_wr w = {.wr_id = 20000 + r,
+                                    .sg_list = &sg,
+                                    .num_sge = 1,
+                                    .opcode = IBV_WR_RDMA_WRITE,
+                                    .send_flags = IBV_SEND_SIGNALED},
+                               *bad;
             ibv_post_send(qp, &w, &bad);
             while (ibv_poll_cq(scq, 1, &wc) == 0) {}
             ibv_poll_cq(scq, 1, &wc); /* drains: empty */

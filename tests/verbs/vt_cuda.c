@@ -50,23 +50,31 @@ int main(void)
     struct ibv_context *c = devs && devs[0] ? ibv_open_device(devs[0]) : NULL;
     struct ibv_pd *pd = c ? ibv_alloc_pd(c) : NULL;
     struct ibv_cq *cq = c ? ibv_create_cq(c, 64, NULL, NULL, 0) : NULL;
-    struct ibv_qp_init_attr qa = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
-                                   .cap = { .max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 1 } };
+    struct ibv_qp_init_attr qa = {.send_cq = cq,
+                                  .recv_cq = cq,
+                                  .qp_type = IBV_QPT_RC,
+                                  .cap = {.max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 1}};
     struct ibv_qp *qp = pd ? ibv_create_qp(pd, &qa) : NULL;
     if (!qp) {
         printf("verbs setup failed\n");
         return 1;
     }
-    struct { const char *name; void *p; } bufs[] = {
-        { "device", (void *)(uintptr_t)d }, { "pinned", h }, { "managed", (void *)(uintptr_t)m }, { "host", plain } };
+    struct {
+        const char *name;
+        void *p;
+    } bufs[] = {{"device", (void *)(uintptr_t)d}, {"pinned", h}, {"managed", (void *)(uintptr_t)m}, {"host", plain}};
     int sends = 0;
     for (int i = 0; i < 4; i++) {
         struct ibv_mr *mr = ibv_reg_mr(pd, bufs[i].p, sz, IBV_ACCESS_LOCAL_WRITE);
         if (!mr) return 1;
         printf("mr %s lkey=0x%x\n", bufs[i].name, mr->lkey);
-        struct ibv_sge sg = { (uintptr_t)bufs[i].p, 4096, mr->lkey };
-        struct ibv_send_wr w = { .wr_id = 100 + i, .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
-                                 .send_flags = IBV_SEND_SIGNALED }, *bad;
+        struct ibv_sge sg = {(uintptr_t)bufs[i].p, 4096, mr->lkey};
+        struct ibv_send_wr w = {.wr_id = 100 + i,
+                                .sg_list = &sg,
+                                .num_sge = 1,
+                                .opcode = IBV_WR_RDMA_WRITE,
+                                .send_flags = IBV_SEND_SIGNALED},
+                           *bad;
         if (!ibv_post_send(qp, &w, &bad)) sends++;
         struct ibv_wc wc;
         while (ibv_poll_cq(cq, 1, &wc) == 0) {}

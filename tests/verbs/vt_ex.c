@@ -24,24 +24,27 @@ int main(int argc, char **argv)
     struct ibv_pd *pd = ctx ? ibv_alloc_pd(ctx) : NULL;
     char *buf = malloc(1 << 16);
     struct ibv_mr *mr = pd ? ibv_reg_mr(pd, buf, 1 << 16, IBV_ACCESS_LOCAL_WRITE) : NULL;
-    struct ibv_cq_init_attr_ex ca = { .cqe = 4096, .wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM };
+    struct ibv_cq_init_attr_ex ca = {.cqe = 4096, .wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM};
     struct ibv_cq_ex *cq = ctx ? ibv_create_cq_ex(ctx, &ca) : NULL;
     if (!mr || !cq) {
         printf("setup failed\n");
         return 1;
     }
     struct ibv_qp_init_attr_ex qa = {
-        .send_cq = ibv_cq_ex_to_cq(cq), .recv_cq = ibv_cq_ex_to_cq(cq), .qp_type = IBV_QPT_RC,
-        .cap = { .max_send_wr = 4096, .max_recv_wr = 4096, .max_send_sge = 1, .max_recv_sge = 1 },
-        .comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, .pd = pd,
-        .send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE };
+        .send_cq = ibv_cq_ex_to_cq(cq),
+        .recv_cq = ibv_cq_ex_to_cq(cq),
+        .qp_type = IBV_QPT_RC,
+        .cap = {.max_send_wr = 4096, .max_recv_wr = 4096, .max_send_sge = 1, .max_recv_sge = 1},
+        .comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+        .pd = pd,
+        .send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE};
     struct ibv_qp *qp = ibv_create_qp_ex(ctx, &qa);
     if (!qp) {
         printf("create_qp_ex failed: %d\n", errno);
         return 1;
     }
     struct ibv_qp_ex *qx = ibv_qp_to_qp_ex(qp);
-    struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT };
+    struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT};
     ibv_modify_qp(qp, &a, IBV_QP_STATE);
     a.qp_state = IBV_QPS_RTR;
     ibv_modify_qp(qp, &a, IBV_QP_STATE);
@@ -50,8 +53,8 @@ int main(int argc, char **argv)
 
     long sends = 0, recvs = 0, wcs = 0;
     for (int i = 0; i < iters + 3; i++) {
-        struct ibv_sge sg = { (uintptr_t)buf + 8192, 512, mr->lkey };
-        struct ibv_recv_wr rw = { .wr_id = 100 + i, .sg_list = &sg, .num_sge = 1 }, *bad;
+        struct ibv_sge sg = {(uintptr_t)buf + 8192, 512, mr->lkey};
+        struct ibv_recv_wr rw = {.wr_id = 100 + i, .sg_list = &sg, .num_sge = 1}, *bad;
         if (!ibv_post_recv(qp, &rw, &bad)) recvs++;
     }
     for (int i = 0; i < iters; i++) {
@@ -80,7 +83,7 @@ int main(int argc, char **argv)
     ibv_wr_set_sge(qx, mr->lkey, (uintptr_t)buf, 8);
     ibv_wr_abort(qx);
 
-    struct ibv_poll_cq_attr pa = { 0 };
+    struct ibv_poll_cq_attr pa = {0};
     int empties = 0;
     for (int round = 0; round < 5; round++) {
         int r = ibv_start_poll(cq, &pa);

@@ -34,16 +34,22 @@ int main(int argc, char **argv)
         unsigned s = (unsigned)((x >> 6) ^ (x >> 16)) & 4095;
         collide += taken[s];
         taken[s] = 1;
-        struct ibv_qp_init_attr qa = { .send_cq = cqs[i], .recv_cq = cqs[i], .qp_type = IBV_QPT_RC,
-                                       .cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1 } };
+        struct ibv_qp_init_attr qa = {.send_cq = cqs[i],
+                                      .recv_cq = cqs[i],
+                                      .qp_type = IBV_QPT_RC,
+                                      .cap = {.max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1}};
         qps[i] = ibv_create_qp(pd, &qa);
         if (!qps[i]) return 1;
     }
     long wcs = 0, empties = 0;
     for (int i = 0; i < n; i++) {
-        struct ibv_sge sg = { (uintptr_t)buf, 64, mr->lkey };
-        struct ibv_send_wr w = { .wr_id = 100000 + i, .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_SEND,
-                                 .send_flags = IBV_SEND_SIGNALED }, *bad = NULL;
+        struct ibv_sge sg = {(uintptr_t)buf, 64, mr->lkey};
+        struct ibv_send_wr w = {.wr_id = 100000 + i,
+                                .sg_list = &sg,
+                                .num_sge = 1,
+                                .opcode = IBV_WR_SEND,
+                                .send_flags = IBV_SEND_SIGNALED},
+                           *bad = NULL;
         if (ibv_post_send(qps[i], &w, &bad)) return 1;
         struct ibv_wc wc;
         int got;

@@ -36,8 +36,10 @@ int main(int argc, char **argv)
     /* an fd the provider accepts (its number is all that matters to the null provider) */
     struct ibv_mr *mr = pd ? dv_reg_dmabuf(pd, 0, 1 << 20, 0x7f1200000000ull, 0, IBV_ACCESS_LOCAL_WRITE, 1) : NULL;
     struct ibv_cq *cq = ctx ? ibv_create_cq(ctx, 64, NULL, NULL, 0) : NULL;
-    struct ibv_qp_init_attr qa = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
-                                   .cap = { .max_send_wr = 64, .max_recv_wr = 16, .max_send_sge = 1 } };
+    struct ibv_qp_init_attr qa = {.send_cq = cq,
+                                  .recv_cq = cq,
+                                  .qp_type = IBV_QPT_RC,
+                                  .cap = {.max_send_wr = 64, .max_recv_wr = 16, .max_send_sge = 1}};
     struct ibv_qp *qp = mr && cq ? ibv_create_qp(pd, &qa) : NULL;
     if (!qp) {
         printf("setup failed\n");
@@ -45,9 +47,13 @@ int main(int argc, char **argv)
     }
     long sends = 0, wcs = 0;
     for (int i = 0; i < iters; i++) {
-        struct ibv_sge sg = { 0x7f1200000000ull + 4096 * i, 4096, mr->lkey };
-        struct ibv_send_wr w = { .wr_id = 700 + i, .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
-                                 .send_flags = IBV_SEND_SIGNALED }, *bad;
+        struct ibv_sge sg = {0x7f1200000000ull + 4096 * i, 4096, mr->lkey};
+        struct ibv_send_wr w = {.wr_id = 700 + i,
+                                .sg_list = &sg,
+                                .num_sge = 1,
+                                .opcode = IBV_WR_RDMA_WRITE,
+                                .send_flags = IBV_SEND_SIGNALED},
+                           *bad;
         if (!ibv_post_send(qp, &w, &bad)) sends++;
         struct ibv_wc wc;
         while (ibv_poll_cq(cq, 1, &wc) == 0) {}

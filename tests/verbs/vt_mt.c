@@ -27,9 +27,13 @@ static void *worker(void *arg)
     struct th *t = arg;
     struct ibv_wc wc[4];
     for (int i = 0; i < iters; i++) {
-        struct ibv_sge sg = { (uintptr_t)t->buf, 128, t->mr->lkey };
-        struct ibv_send_wr w = { .wr_id = i, .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_SEND,
-                                 .send_flags = IBV_SEND_SIGNALED }, *bad;
+        struct ibv_sge sg = {(uintptr_t)t->buf, 128, t->mr->lkey};
+        struct ibv_send_wr w = {.wr_id = i,
+                                .sg_list = &sg,
+                                .num_sge = 1,
+                                .opcode = IBV_WR_SEND,
+                                .send_flags = IBV_SEND_SIGNALED},
+                           *bad;
         ibv_post_send(t->qp, &w, &bad);
         int n;
         while ((n = ibv_poll_cq(t->cq, 4, wc)) == 0) {}
@@ -55,8 +59,10 @@ int main(int argc, char **argv)
         ts[i].buf = malloc(4096);
         ts[i].mr = ibv_reg_mr(pd, ts[i].buf, 4096, IBV_ACCESS_LOCAL_WRITE);
         ts[i].cq = ibv_create_cq(ctx, 256, NULL, NULL, 0);
-        struct ibv_qp_init_attr qa = { .send_cq = ts[i].cq, .recv_cq = ts[i].cq, .qp_type = IBV_QPT_RC,
-                                       .cap = { .max_send_wr = 256, .max_recv_wr = 16, .max_send_sge = 1 } };
+        struct ibv_qp_init_attr qa = {.send_cq = ts[i].cq,
+                                      .recv_cq = ts[i].cq,
+                                      .qp_type = IBV_QPT_RC,
+                                      .cap = {.max_send_wr = 256, .max_recv_wr = 16, .max_send_sge = 1}};
         ts[i].qp = ibv_create_qp(pd, &qa);
         if (!ts[i].mr || !ts[i].cq || !ts[i].qp) return 1;
     }

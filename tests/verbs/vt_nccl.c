@@ -10,17 +10,17 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#define SYMS(X)                                                                                          \
-    X(ibv_get_device_list, struct ibv_device **, (int *))                                                 \
-    X(ibv_open_device, struct ibv_context *, (struct ibv_device *))                                       \
-    X(ibv_close_device, int, (struct ibv_context *))                                                      \
-    X(ibv_alloc_pd, struct ibv_pd *, (struct ibv_context *))                                              \
-    X(ibv_reg_mr, struct ibv_mr *, (struct ibv_pd *, void *, size_t, int))                                \
-    X(ibv_dereg_mr, int, (struct ibv_mr *))                                                               \
+#define SYMS(X)                                                                                            \
+    X(ibv_get_device_list, struct ibv_device **, (int *))                                                  \
+    X(ibv_open_device, struct ibv_context *, (struct ibv_device *))                                        \
+    X(ibv_close_device, int, (struct ibv_context *))                                                       \
+    X(ibv_alloc_pd, struct ibv_pd *, (struct ibv_context *))                                               \
+    X(ibv_reg_mr, struct ibv_mr *, (struct ibv_pd *, void *, size_t, int))                                 \
+    X(ibv_dereg_mr, int, (struct ibv_mr *))                                                                \
     X(ibv_create_cq, struct ibv_cq *, (struct ibv_context *, int, void *, struct ibv_comp_channel *, int)) \
-    X(ibv_destroy_cq, int, (struct ibv_cq *))                                                             \
-    X(ibv_create_qp, struct ibv_qp *, (struct ibv_pd *, struct ibv_qp_init_attr *))                       \
-    X(ibv_modify_qp, int, (struct ibv_qp *, struct ibv_qp_attr *, int))                                   \
+    X(ibv_destroy_cq, int, (struct ibv_cq *))                                                              \
+    X(ibv_create_qp, struct ibv_qp *, (struct ibv_pd *, struct ibv_qp_init_attr *))                        \
+    X(ibv_modify_qp, int, (struct ibv_qp *, struct ibv_qp_attr *, int))                                    \
     X(ibv_destroy_qp, int, (struct ibv_qp *))
 
 #define DECL(name, ret, args) static ret(*p_##name) args;
@@ -41,11 +41,11 @@ int main(int argc, char **argv)
         printf("no libibverbs: %s\n", dlerror());
         return 1;
     }
-#define LOAD(name, ret, args)                                      \
-    p_##name = (ret(*) args)dlvsym(h, #name, "IBVERBS_1.1");      \
-    if (!p_##name) {                                               \
-        printf("dlvsym %s failed\n", #name);                       \
-        return 1;                                                  \
+#define LOAD(name, ret, args)                                \
+    p_##name = (ret(*) args)dlvsym(h, #name, "IBVERBS_1.1"); \
+    if (!p_##name) {                                         \
+        printf("dlvsym %s failed\n", #name);                 \
+        return 1;                                            \
     }
     SYMS(LOAD)
     /* optional ones, as NCCL loads them */
@@ -71,24 +71,31 @@ int main(int argc, char **argv)
                                         : NULL;
     printf("iova2: %s\n", mr2 ? "ok" : "missing");
     struct ibv_cq *cq = p_ibv_create_cq(ctx, 4096, NULL, NULL, 0);
-    struct ibv_qp_init_attr qa = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
-                                   .cap = { .max_send_wr = 4096, .max_recv_wr = 4096, .max_send_sge = 1,
-                                            .max_recv_sge = 1 } };
+    struct ibv_qp_init_attr qa = {
+        .send_cq = cq,
+        .recv_cq = cq,
+        .qp_type = IBV_QPT_RC,
+        .cap = {.max_send_wr = 4096, .max_recv_wr = 4096, .max_send_sge = 1, .max_recv_sge = 1}};
     struct ibv_qp *qp = p_ibv_create_qp(pd, &qa);
     if (!mr || !qp) return 1;
-    struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT };
+    struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT};
     p_ibv_modify_qp(qp, &a, IBV_QP_STATE);
     long sends = 0, recvs = 0, wcs = 0;
     for (int i = 0; i < iters; i++) {
-        struct ibv_sge sg = { (uintptr_t)buf, 0, mr->lkey };
-        struct ibv_recv_wr rw = { .wr_id = i, .sg_list = &sg, .num_sge = 0 }, *bad; /* NCCL: no SGE */
+        struct ibv_sge sg = {(uintptr_t)buf, 0, mr->lkey};
+        struct ibv_recv_wr rw = {.wr_id = i, .sg_list = &sg, .num_sge = 0}, *bad; /* NCCL: no SGE */
         if (!qp->context->ops.post_recv(qp, &rw, &bad)) recvs++;
     }
     for (int i = 0; i < iters; i++) {
-        struct ibv_sge sg = { (uintptr_t)buf, 4096, mr->lkey };
-        struct ibv_send_wr w = { .wr_id = (uint64_t)i << 8, .sg_list = &sg, .num_sge = 1,
-                                 .opcode = IBV_WR_RDMA_WRITE_WITH_IMM, .send_flags = IBV_SEND_SIGNALED,
-                                 .imm_data = htobe32(4096), .wr.rdma = { 0x7000, 0x42 } }, *bad;
+        struct ibv_sge sg = {(uintptr_t)buf, 4096, mr->lkey};
+        struct ibv_send_wr w = {.wr_id = (uint64_t)i << 8,
+                                .sg_list = &sg,
+                                .num_sge = 1,
+                                .opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+                                .send_flags = IBV_SEND_SIGNALED,
+                                .imm_data = htobe32(4096),
+                                .wr.rdma = {0x7000, 0x42}},
+                           *bad;
         if (!qp->context->ops.post_send(qp, &w, &bad)) sends++;
     }
     struct ibv_wc wc[8];

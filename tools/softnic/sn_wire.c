@@ -24,818 +24,758 @@ enum { APPLIED, PARK_RNR, PARK_STATE };
 /* ---------------- addressing ---------------- */
 static socklen_t qp_addr(struct sockaddr_un *sa, uint32_t qpn)
 {
-	memset(sa, 0, sizeof *sa);
-	sa->sun_family = AF_UNIX;
-	int n = snprintf(sa->sun_path + 1, sizeof sa->sun_path - 1, "softnic:%.80s/qp-%06x", sn_cfg()->dir, qpn);
-	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+    memset(sa, 0, sizeof *sa);
+    sa->sun_family = AF_UNIX;
+    int n = snprintf(sa->sun_path + 1, sizeof sa->sun_path - 1, "softnic:%.80s/qp-%06x", sn_cfg()->dir, qpn);
+    return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
 }
 
 static struct sn_conn *conn_new(struct sn_ctx *c, enum sn_conn_kind k, int fd, struct sn_qp *qp)
 {
-	struct sn_conn *cn = calloc(1, sizeof *cn);
-	if (!cn)
-		return NULL;
-	cn->kind = k;
-	cn->fd = fd;
-	cn->qp = qp;
-	pthread_mutex_lock(&c->lock);
-	cn->next = c->conns;
-	c->conns = cn;
-	pthread_mutex_unlock(&c->lock);
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = cn };
-	epoll_ctl(c->epfd, EPOLL_CTL_ADD, fd, &ev);
-	return cn;
+    struct sn_conn *cn = calloc(1, sizeof *cn);
+    if (!cn) return NULL;
+    cn->kind = k;
+    cn->fd = fd;
+    cn->qp = qp;
+    pthread_mutex_lock(&c->lock);
+    cn->next = c->conns;
+    c->conns = cn;
+    pthread_mutex_unlock(&c->lock);
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = cn};
+    epoll_ctl(c->epfd, EPOLL_CTL_ADD, fd, &ev);
+    return cn;
 }
 
 static void sock_tune(int fd)
 {
-	int sz = 4 << 20;
-	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
-	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
-	/* a peer that stops mid-frame must not hang RX forever */
-	struct timeval tv = { .tv_sec = 5 };
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    int sz = 4 << 20;
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
+    /* a peer that stops mid-frame must not hang RX forever */
+    struct timeval tv = {.tv_sec = 5};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 }
 
 int sn_qp_listen(struct sn_qp *qp)
 {
-	static uint32_t next;
-	if (!next)
-		next = ((uint32_t)getpid() * 2654435761u ^ (uint32_t)sn_now()) & 0xffffff;
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	for (int tries = 0; tries < 4096; tries++) {
-		uint32_t qpn = __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED) & 0xffffff;
-		if (qpn < 0x100)
-			continue;
-		struct sockaddr_un sa;
-		socklen_t len = qp_addr(&sa, qpn);
-		if (bind(fd, (struct sockaddr *)&sa, len) == 0) {
-			if (listen(fd, 128))
-				break;
-			qp->ex.qp_base.qp_num = qpn;
-			qp->listen = conn_new(qp->ctx, SN_C_LISTEN, fd, qp);
-			if (!qp->listen)
-				break;
-			return 0;
-		}
-		if (errno != EADDRINUSE)
-			break;
-	}
-	close(fd);
-	return -1;
+    static uint32_t next;
+    if (!next) next = ((uint32_t)getpid() * 2654435761u ^ (uint32_t)sn_now()) & 0xffffff;
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    for (int tries = 0; tries < 4096; tries++) {
+        uint32_t qpn = __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED) & 0xffffff;
+        if (qpn < 0x100) continue;
+        struct sockaddr_un sa;
+        socklen_t len = qp_addr(&sa, qpn);
+        if (bind(fd, (struct sockaddr *)&sa, len) == 0) {
+            if (listen(fd, 128)) break;
+            qp->ex.qp_base.qp_num = qpn;
+            qp->listen = conn_new(qp->ctx, SN_C_LISTEN, fd, qp);
+            if (!qp->listen) break;
+            return 0;
+        }
+        if (errno != EADDRINUSE) break;
+    }
+    close(fd);
+    return -1;
 }
 
 void sn_rx_kick(struct sn_ctx *c)
 {
-	uint64_t one = 1;
-	if (write(c->wake_fd, &one, sizeof one) < 0) {
-		/* counter saturated: RX is already due to wake */
-	}
+    uint64_t one = 1;
+    if (write(c->wake_fd, &one, sizeof one) < 0) {
+        /* counter saturated: RX is already due to wake */
+    }
 }
 
 void sn_tx_push(struct sn_ctx *c, struct sn_job *j)
 {
-	j->next = NULL;
-	if (c->txq_tail)
-		c->txq_tail->next = j;
-	else
-		c->txq = j;
-	c->txq_tail = j;
-	pthread_cond_signal(&c->tx_cond);
+    j->next = NULL;
+    if (c->txq_tail) c->txq_tail->next = j;
+    else c->txq = j;
+    c->txq_tail = j;
+    pthread_cond_signal(&c->tx_cond);
 }
 
 static void drop_parked(struct sn_ctx *c, struct sn_conn *cn)
 {
-	while (cn->parked) {
-		struct sn_parked *p = cn->parked;
-		cn->parked = p->next;
-		free(p->data);
-		free(p);
-		c->nparked--;
-	}
-	cn->parked_tail = NULL;
+    while (cn->parked) {
+        struct sn_parked *p = cn->parked;
+        cn->parked = p->next;
+        free(p->data);
+        free(p);
+        c->nparked--;
+    }
+    cn->parked_tail = NULL;
 }
 
 void sn_qp_detach(struct sn_qp *qp, int all)
 {
-	struct sn_ctx *c = qp->ctx;
-	for (struct sn_conn *cn = c->conns; cn; cn = cn->next)
-		if (cn->qp == qp && (all || cn->kind != SN_C_LISTEN))
-			__atomic_store_n(&cn->closing, 1, __ATOMIC_RELEASE);
-	qp->req = NULL;
-	if (all)
-		qp->listen = NULL;
-	while (qp->tx_inflight)
-		pthread_cond_wait(&c->cond, &c->lock);
-	if (c->stop)
-		return;
-	uint64_t gen = ++c->rx_gen;
-	sn_rx_kick(c);
-	while (c->rx_done < gen && !c->stop)
-		pthread_cond_wait(&c->cond, &c->lock);
+    struct sn_ctx *c = qp->ctx;
+    for (struct sn_conn *cn = c->conns; cn; cn = cn->next)
+        if (cn->qp == qp && (all || cn->kind != SN_C_LISTEN)) __atomic_store_n(&cn->closing, 1, __ATOMIC_RELEASE);
+    qp->req = NULL;
+    if (all) qp->listen = NULL;
+    while (qp->tx_inflight) pthread_cond_wait(&c->cond, &c->lock);
+    if (c->stop) return;
+    uint64_t gen = ++c->rx_gen;
+    sn_rx_kick(c);
+    while (c->rx_done < gen && !c->stop) pthread_cond_wait(&c->cond, &c->lock);
 }
 
 /* ---------------- socket I/O ---------------- */
 static int read_full(int fd, void *buf, size_t len)
 {
-	char *p = buf;
-	while (len) {
-		ssize_t n = read(fd, p, len);
-		if (n > 0) {
-			p += n;
-			len -= (size_t)n;
-		} else if (n < 0 && errno == EINTR) {
-			continue;
-		} else {
-			return -1;
-		}
-	}
-	return 0;
+    char *p = buf;
+    while (len) {
+        ssize_t n = read(fd, p, len);
+        if (n > 0) {
+            p += n;
+            len -= (size_t)n;
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else {
+            return -1;
+        }
+    }
+    return 0;
 }
 
 static int readv_full(int fd, struct iovec *iov, int cnt)
 {
-	while (cnt) {
-		ssize_t n = readv(fd, iov, cnt);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		while (cnt && (size_t)n >= iov->iov_len) {
-			n -= (ssize_t)iov->iov_len;
-			iov++;
-			cnt--;
-		}
-		if (cnt) {
-			iov->iov_base = (char *)iov->iov_base + n;
-			iov->iov_len -= (size_t)n;
-		}
-	}
-	return 0;
+    while (cnt) {
+        ssize_t n = readv(fd, iov, cnt);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return -1;
+        while (cnt && (size_t)n >= iov->iov_len) {
+            n -= (ssize_t)iov->iov_len;
+            iov++;
+            cnt--;
+        }
+        if (cnt) {
+            iov->iov_base = (char *)iov->iov_base + n;
+            iov->iov_len -= (size_t)n;
+        }
+    }
+    return 0;
 }
 
 static int discard(int fd, uint64_t len)
 {
-	static __thread char sink[65536];
-	while (len) {
-		size_t k = len < sizeof sink ? len : sizeof sink;
-		if (read_full(fd, sink, k))
-			return -1;
-		len -= k;
-	}
-	return 0;
+    static __thread char sink[65536];
+    while (len) {
+        size_t k = len < sizeof sink ? len : sizeof sink;
+        if (read_full(fd, sink, k)) return -1;
+        len -= k;
+    }
+    return 0;
 }
 
 static int send_full(int fd, struct iovec *iov, int cnt)
 {
-	while (cnt) {
-		struct msghdr m = { .msg_iov = iov, .msg_iovlen = (size_t)cnt };
-		ssize_t n = sendmsg(fd, &m, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		while (cnt && (size_t)n >= iov->iov_len) {
-			n -= (ssize_t)iov->iov_len;
-			iov++;
-			cnt--;
-		}
-		if (cnt) {
-			iov->iov_base = (char *)iov->iov_base + n;
-			iov->iov_len -= (size_t)n;
-		}
-	}
-	return 0;
+    while (cnt) {
+        struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)cnt};
+        ssize_t n = sendmsg(fd, &m, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return -1;
+        while (cnt && (size_t)n >= iov->iov_len) {
+            n -= (ssize_t)iov->iov_len;
+            iov++;
+            cnt--;
+        }
+        if (cnt) {
+            iov->iov_base = (char *)iov->iov_base + n;
+            iov->iov_len -= (size_t)n;
+        }
+    }
+    return 0;
 }
 
 /* ---------------- responder side ---------------- */
 static void respond(struct sn_ctx *c, struct sn_qp *qp, struct sn_conn *cn, int type, uint64_t seq, uint8_t st)
 {
-	struct sn_job *j = calloc(1, sizeof *j);
-	if (!j)
-		return;
-	j->qp = qp;
-	j->conn = cn;
-	j->type = type;
-	j->seq = seq;
-	j->status = st;
-	j->ts = sn_now();
-	sn_tx_push(c, j);
+    struct sn_job *j = calloc(1, sizeof *j);
+    if (!j) return;
+    j->qp = qp;
+    j->conn = cn;
+    j->type = type;
+    j->seq = seq;
+    j->status = st;
+    j->ts = sn_now();
+    sn_tx_push(c, j);
 }
 
 /* Build the iovec for [addr, addr+len) spread over a list of local SGEs (receive buffers or READ
  * destinations).  Returns 0, or the ibv_wc_status that describes the local error. */
 static int local_iov(struct sn_ctx *c, struct sn_qp *qp, const struct ibv_sge *sge, int n, uint32_t len,
-		     struct iovec *iov, int *cnt)
+                     struct iovec *iov, int *cnt)
 {
-	uint64_t room = 0;
-	*cnt = 0;
-	for (int i = 0; i < n && len; i++) {
-		if (!sge[i].length)
-			continue;
-		struct sn_mr *m = sn_mr_find(c, sge[i].lkey, 0);
-		void *p = m ? sn_mr_ptr(m, sge[i].addr, sge[i].length) : NULL;
-		if (!p || m->mr.pd != qp->ex.qp_base.pd || !(m->access & IBV_ACCESS_LOCAL_WRITE))
-			return IBV_WC_LOC_PROT_ERR;
-		uint32_t take = sge[i].length < len ? sge[i].length : len;
-		iov[*cnt].iov_base = p;
-		iov[*cnt].iov_len = take;
-		(*cnt)++;
-		len -= take;
-		room += take;
-	}
-	return len ? IBV_WC_LOC_LEN_ERR : 0;
+    uint64_t room = 0;
+    *cnt = 0;
+    for (int i = 0; i < n && len; i++) {
+        if (!sge[i].length) continue;
+        struct sn_mr *m = sn_mr_find(c, sge[i].lkey, 0);
+        void *p = m ? sn_mr_ptr(m, sge[i].addr, sge[i].length) : NULL;
+        if (!p || m->mr.pd != qp->ex.qp_base.pd || !(m->access & IBV_ACCESS_LOCAL_WRITE)) return IBV_WC_LOC_PROT_ERR;
+        uint32_t take = sge[i].length < len ? sge[i].length : len;
+        iov[*cnt].iov_base = p;
+        iov[*cnt].iov_len = take;
+        (*cnt)++;
+        len -= take;
+        room += take;
+    }
+    return len ? IBV_WC_LOC_LEN_ERR : 0;
 }
 
 static uint64_t rnr_timer_ns(uint8_t code)
 {
-	/* IB spec encoding of min_rnr_timer, microseconds x100 */
-	static const uint32_t t[32] = { 65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192,
-					256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288,
-					16384, 24576, 32768, 49152 };
-	return (uint64_t)t[code & 31] * 10000ull;
+    /* IB spec encoding of min_rnr_timer, microseconds x100 */
+    static const uint32_t t[32] = {65536, 1,    2,    3,    4,    6,     8,     12,    16,    24,   32,
+                                   48,    64,   96,   128,  192,  256,   384,   512,   768,   1024, 1536,
+                                   2048,  3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152};
+    return (uint64_t)t[code & 31] * 10000ull;
 }
 
 /* Apply one request.  `data` holds the payload when the request was buffered, else it is still on
  * the socket.  Lock held on entry and exit (dropped while payload bytes are copied). */
 static int apply(struct sn_ctx *c, struct sn_conn *cn, const struct sn_hdr *h, const uint8_t *data)
 {
-	struct sn_qp *qp = cn->qp;
-	enum ibv_qp_state st = qp->ex.qp_base.state;
-	uint64_t plen = (h->type == SN_REQ_READ || (h->flags & SN_F_BOUNCE)) ? 0 : h->len;
-	int fd = cn->fd;
-#define DROP_PAYLOAD() \
-	do { if (!data && plen) { pthread_mutex_unlock(&c->lock); discard(fd, plen); pthread_mutex_lock(&c->lock); } } while (0)
+    struct sn_qp *qp = cn->qp;
+    enum ibv_qp_state st = qp->ex.qp_base.state;
+    uint64_t plen = (h->type == SN_REQ_READ || (h->flags & SN_F_BOUNCE)) ? 0 : h->len;
+    int fd = cn->fd;
+#define DROP_PAYLOAD()                      \
+    do {                                    \
+        if (!data && plen) {                \
+            pthread_mutex_unlock(&c->lock); \
+            discard(fd, plen);              \
+            pthread_mutex_lock(&c->lock);   \
+        }                                   \
+    } while (0)
 
-	if (h->flags & SN_F_BOUNCE) {
-		respond(c, qp, cn, SN_RSP_NAK, h->seq, h->status);
-		return APPLIED;
-	}
-	if (qp->dead || st == IBV_QPS_ERR || st == IBV_QPS_RESET) {
-		DROP_PAYLOAD();
-		respond(c, qp, cn, SN_RSP_NAK, h->seq, IBV_WC_RETRY_EXC_ERR);
-		return APPLIED;
-	}
-	if (st == IBV_QPS_INIT)
-		return PARK_STATE;
+    if (h->flags & SN_F_BOUNCE) {
+        respond(c, qp, cn, SN_RSP_NAK, h->seq, h->status);
+        return APPLIED;
+    }
+    if (qp->dead || st == IBV_QPS_ERR || st == IBV_QPS_RESET) {
+        DROP_PAYLOAD();
+        respond(c, qp, cn, SN_RSP_NAK, h->seq, IBV_WC_RETRY_EXC_ERR);
+        return APPLIED;
+    }
+    if (st == IBV_QPS_INIT) return PARK_STATE;
 
-	struct sn_rq *rq = qp->srq ? &qp->srq->rq : &qp->rq;
-	if (h->type == SN_REQ_READ || h->type == SN_REQ_WRITE) {
-		unsigned need = h->type == SN_REQ_READ ? IBV_ACCESS_REMOTE_READ : IBV_ACCESS_REMOTE_WRITE;
-		void *p = NULL;
-		if (h->len) {
-			struct sn_mr *m = sn_mr_find(c, h->rkey, 1);
-			p = m ? sn_mr_ptr(m, h->raddr, h->len) : NULL;
-			if (!p || m->mr.pd != qp->ex.qp_base.pd || !(m->access & need) ||
-			    !(qp->attr.qp_access_flags & need)) {
-				DROP_PAYLOAD();
-				respond(c, qp, cn, SN_RSP_NAK, h->seq, IBV_WC_REM_ACCESS_ERR);
-				return APPLIED;
-			}
-		}
-		if (h->type == SN_REQ_READ) {
-			struct sn_job *j = calloc(1, sizeof *j);
-			if (j) {
-				j->qp = qp;
-				j->conn = cn;
-				j->type = SN_RSP_READ;
-				j->seq = h->seq;
-				j->rd_ptr = p;
-				j->rd_len = h->len;
-				j->ts = sn_now();
-				sn_tx_push(c, j);
-			}
-			return APPLIED;
-		}
-		if ((h->flags & SN_F_IMM) && !rq->count)
-			return PARK_RNR;
-		if (h->len) {
-			pthread_mutex_unlock(&c->lock);
-			int bad = 0;
-			if (data)
-				memcpy(p, data, h->len);
-			else
-				bad = read_full(fd, p, h->len);
-			pthread_mutex_lock(&c->lock);
-			if (bad)
-				return APPLIED; /* connection lost: the requester's QP sees it */
-		}
-		if (h->flags & SN_F_IMM) {
-			struct sn_rwr r;
-			if (!sn_rq_pop(rq, &r))
-				sn_recv_cqe(qp, r.wr_id, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, h->len, h);
-		}
-		respond(c, qp, cn, SN_RSP_ACK, h->seq, 0);
-		return APPLIED;
-	}
+    struct sn_rq *rq = qp->srq ? &qp->srq->rq : &qp->rq;
+    if (h->type == SN_REQ_READ || h->type == SN_REQ_WRITE) {
+        unsigned need = h->type == SN_REQ_READ ? IBV_ACCESS_REMOTE_READ : IBV_ACCESS_REMOTE_WRITE;
+        void *p = NULL;
+        if (h->len) {
+            struct sn_mr *m = sn_mr_find(c, h->rkey, 1);
+            p = m ? sn_mr_ptr(m, h->raddr, h->len) : NULL;
+            if (!p || m->mr.pd != qp->ex.qp_base.pd || !(m->access & need) || !(qp->attr.qp_access_flags & need)) {
+                DROP_PAYLOAD();
+                respond(c, qp, cn, SN_RSP_NAK, h->seq, IBV_WC_REM_ACCESS_ERR);
+                return APPLIED;
+            }
+        }
+        if (h->type == SN_REQ_READ) {
+            struct sn_job *j = calloc(1, sizeof *j);
+            if (j) {
+                j->qp = qp;
+                j->conn = cn;
+                j->type = SN_RSP_READ;
+                j->seq = h->seq;
+                j->rd_ptr = p;
+                j->rd_len = h->len;
+                j->ts = sn_now();
+                sn_tx_push(c, j);
+            }
+            return APPLIED;
+        }
+        if ((h->flags & SN_F_IMM) && !rq->count) return PARK_RNR;
+        if (h->len) {
+            pthread_mutex_unlock(&c->lock);
+            int bad = 0;
+            if (data) memcpy(p, data, h->len);
+            else bad = read_full(fd, p, h->len);
+            pthread_mutex_lock(&c->lock);
+            if (bad) return APPLIED; /* connection lost: the requester's QP sees it */
+        }
+        if (h->flags & SN_F_IMM) {
+            struct sn_rwr r;
+            if (!sn_rq_pop(rq, &r)) sn_recv_cqe(qp, r.wr_id, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, h->len, h);
+        }
+        respond(c, qp, cn, SN_RSP_ACK, h->seq, 0);
+        return APPLIED;
+    }
 
-	/* SEND */
-	struct sn_rwr r;
-	if (sn_rq_pop(rq, &r))
-		return PARK_RNR;
-	struct iovec iov[SN_MAX_SGE];
-	int cnt, err = local_iov(c, qp, r.sge, r.num_sge, h->len, iov, &cnt);
-	if (err) {
-		DROP_PAYLOAD();
-		sn_recv_cqe(qp, r.wr_id, (enum ibv_wc_status)err, IBV_WC_RECV, h->len, h);
-		respond(c, qp, cn, SN_RSP_NAK, h->seq,
-			err == IBV_WC_LOC_LEN_ERR ? IBV_WC_REM_INV_REQ_ERR : IBV_WC_REM_OP_ERR);
-		sn_qp_error(qp);
-		return APPLIED;
-	}
-	pthread_mutex_unlock(&c->lock);
-	int bad = 0;
-	if (data) {
-		uint64_t off = 0;
-		for (int i = 0; i < cnt; i++) {
-			memcpy(iov[i].iov_base, data + off, iov[i].iov_len);
-			off += iov[i].iov_len;
-		}
-	} else if (cnt) {
-		bad = readv_full(fd, iov, cnt);
-	}
-	pthread_mutex_lock(&c->lock);
-	if (bad)
-		return APPLIED;
-	sn_recv_cqe(qp, r.wr_id, IBV_WC_SUCCESS, IBV_WC_RECV, h->len, h);
-	respond(c, qp, cn, SN_RSP_ACK, h->seq, 0);
-	return APPLIED;
+    /* SEND */
+    struct sn_rwr r;
+    if (sn_rq_pop(rq, &r)) return PARK_RNR;
+    struct iovec iov[SN_MAX_SGE];
+    int cnt, err = local_iov(c, qp, r.sge, r.num_sge, h->len, iov, &cnt);
+    if (err) {
+        DROP_PAYLOAD();
+        sn_recv_cqe(qp, r.wr_id, (enum ibv_wc_status)err, IBV_WC_RECV, h->len, h);
+        respond(c, qp, cn, SN_RSP_NAK, h->seq, err == IBV_WC_LOC_LEN_ERR ? IBV_WC_REM_INV_REQ_ERR : IBV_WC_REM_OP_ERR);
+        sn_qp_error(qp);
+        return APPLIED;
+    }
+    pthread_mutex_unlock(&c->lock);
+    int bad = 0;
+    if (data) {
+        uint64_t off = 0;
+        for (int i = 0; i < cnt; i++) {
+            memcpy(iov[i].iov_base, data + off, iov[i].iov_len);
+            off += iov[i].iov_len;
+        }
+    } else if (cnt) {
+        bad = readv_full(fd, iov, cnt);
+    }
+    pthread_mutex_lock(&c->lock);
+    if (bad) return APPLIED;
+    sn_recv_cqe(qp, r.wr_id, IBV_WC_SUCCESS, IBV_WC_RECV, h->len, h);
+    respond(c, qp, cn, SN_RSP_ACK, h->seq, 0);
+    return APPLIED;
 #undef DROP_PAYLOAD
 }
 
 static void park(struct sn_ctx *c, struct sn_conn *cn, const struct sn_hdr *h, uint8_t *data, int why)
 {
-	struct sn_parked *p = calloc(1, sizeof *p);
-	if (!p) {
-		free(data);
-		return;
-	}
-	p->h = *h;
-	p->data = data;
-	p->rnr = why == PARK_RNR;
-	if (p->rnr)
-		p->deadline = h->rnr_retry >= 7 ? 0
-			      : sn_now() + (uint64_t)(h->rnr_retry + 1) * rnr_timer_ns(cn->qp->attr.min_rnr_timer);
-	else
-		p->deadline = sn_now() + 1000000000ull; /* peer QP not yet RTR: give it a second */
-	if (cn->parked_tail)
-		cn->parked_tail->next = p;
-	else
-		cn->parked = p;
-	cn->parked_tail = p;
-	c->nparked++;
+    struct sn_parked *p = calloc(1, sizeof *p);
+    if (!p) {
+        free(data);
+        return;
+    }
+    p->h = *h;
+    p->data = data;
+    p->rnr = why == PARK_RNR;
+    if (p->rnr)
+        p->deadline =
+            h->rnr_retry >= 7 ? 0 : sn_now() + (uint64_t)(h->rnr_retry + 1) * rnr_timer_ns(cn->qp->attr.min_rnr_timer);
+    else p->deadline = sn_now() + 1000000000ull; /* peer QP not yet RTR: give it a second */
+    if (cn->parked_tail) cn->parked_tail->next = p;
+    else cn->parked = p;
+    cn->parked_tail = p;
+    c->nparked++;
 }
 
 /* retry buffered requests in order; expire the ones whose RNR/retry budget ran out (lock held) */
 static uint64_t retry_parked(struct sn_ctx *c)
 {
-	uint64_t next = 0, now = sn_now();
-	for (struct sn_conn *cn = c->conns; cn; cn = cn->next) {
-		while (cn->parked && !cn->closing) {
-			struct sn_parked *p = cn->parked;
-			int r = apply(c, cn, &p->h, p->data);
-			if (r == APPLIED) {
-				cn->parked = p->next;
-				if (!cn->parked)
-					cn->parked_tail = NULL;
-				free(p->data);
-				free(p);
-				c->nparked--;
-				continue;
-			}
-			if (p->deadline && p->deadline <= now) {
-				respond(c, cn->qp, cn, SN_RSP_NAK, p->h.seq,
-					r == PARK_RNR ? IBV_WC_RNR_RETRY_EXC_ERR : IBV_WC_RETRY_EXC_ERR);
-				drop_parked(c, cn); /* the requester errors out and flushes the rest */
-				break;
-			}
-			if (p->deadline && (!next || p->deadline < next))
-				next = p->deadline;
-			break;
-		}
-	}
-	return next;
+    uint64_t next = 0, now = sn_now();
+    for (struct sn_conn *cn = c->conns; cn; cn = cn->next) {
+        while (cn->parked && !cn->closing) {
+            struct sn_parked *p = cn->parked;
+            int r = apply(c, cn, &p->h, p->data);
+            if (r == APPLIED) {
+                cn->parked = p->next;
+                if (!cn->parked) cn->parked_tail = NULL;
+                free(p->data);
+                free(p);
+                c->nparked--;
+                continue;
+            }
+            if (p->deadline && p->deadline <= now) {
+                respond(c, cn->qp, cn, SN_RSP_NAK, p->h.seq,
+                        r == PARK_RNR ? IBV_WC_RNR_RETRY_EXC_ERR : IBV_WC_RETRY_EXC_ERR);
+                drop_parked(c, cn); /* the requester errors out and flushes the rest */
+                break;
+            }
+            if (p->deadline && (!next || p->deadline < next)) next = p->deadline;
+            break;
+        }
+    }
+    return next;
 }
 
 static void conn_close(struct sn_ctx *c, struct sn_conn *cn) /* RX thread, lock held */
 {
-	if (cn->closed)
-		return;
-	__atomic_store_n(&cn->closing, 1, __ATOMIC_RELEASE); /* TX takes no new frame for it... */
-	while (c->tx_fd == cn->fd && !c->stop) /* ...and finishes the one it may be writing on this fd */
-		pthread_cond_wait(&c->cond, &c->lock);
-	epoll_ctl(c->epfd, EPOLL_CTL_DEL, cn->fd, NULL);
-	close(cn->fd);
-	cn->closed = 1;
-	__atomic_store_n(&cn->closing, 1, __ATOMIC_RELEASE);
-	drop_parked(c, cn);
-	struct sn_qp *qp = cn->qp;
-	if (qp && qp->req == cn) {
-		qp->req = NULL;
-		/* the peer went away with our requests outstanding: they cannot complete */
-		if (qp->sq_count && qp->ex.qp_base.state != IBV_QPS_ERR && !qp->dead) {
-			sn_send_cqe(qp, &qp->sq[qp->sq_head], IBV_WC_RETRY_EXC_ERR);
-			qp->sq_head = (qp->sq_head + 1) % qp->cap.max_send_wr;
-			qp->sq_count--;
-			sn_qp_error(qp);
-		}
-	}
+    if (cn->closed) return;
+    __atomic_store_n(&cn->closing, 1, __ATOMIC_RELEASE); /* TX takes no new frame for it... */
+    while (c->tx_fd == cn->fd && !c->stop)               /* ...and finishes the one it may be writing on this fd */
+        pthread_cond_wait(&c->cond, &c->lock);
+    epoll_ctl(c->epfd, EPOLL_CTL_DEL, cn->fd, NULL);
+    close(cn->fd);
+    cn->closed = 1;
+    __atomic_store_n(&cn->closing, 1, __ATOMIC_RELEASE);
+    drop_parked(c, cn);
+    struct sn_qp *qp = cn->qp;
+    if (qp && qp->req == cn) {
+        qp->req = NULL;
+        /* the peer went away with our requests outstanding: they cannot complete */
+        if (qp->sq_count && qp->ex.qp_base.state != IBV_QPS_ERR && !qp->dead) {
+            sn_send_cqe(qp, &qp->sq[qp->sq_head], IBV_WC_RETRY_EXC_ERR);
+            qp->sq_head = (qp->sq_head + 1) % qp->cap.max_send_wr;
+            qp->sq_count--;
+            sn_qp_error(qp);
+        }
+    }
 }
 
 static void rx_request(struct sn_ctx *c, struct sn_conn *cn)
 {
-	struct sn_hdr h;
-	if (read_full(cn->fd, &h, sizeof h)) {
-		pthread_mutex_lock(&c->lock);
-		conn_close(c, cn);
-		pthread_mutex_unlock(&c->lock);
-		return;
-	}
-	if (h.deliver_at > sn_now())
-		sn_sleep_until(h.deliver_at);
-	uint64_t plen = (h.type == SN_REQ_READ || (h.flags & SN_F_BOUNCE)) ? 0 : h.len;
-	pthread_mutex_lock(&c->lock);
-	if (cn->closing) {
-		pthread_mutex_unlock(&c->lock);
-		discard(cn->fd, plen);
-		return;
-	}
-	int r = cn->parked ? PARK_RNR : apply(c, cn, &h, NULL);
-	if (r != APPLIED) { /* keep order: buffer this one behind the others */
-		uint8_t *buf = plen ? malloc(plen) : NULL;
-		pthread_mutex_unlock(&c->lock);
-		int bad = plen && (!buf || read_full(cn->fd, buf, plen));
-		pthread_mutex_lock(&c->lock);
-		if (bad) {
-			free(buf);
-			conn_close(c, cn);
-		} else {
-			park(c, cn, &h, buf, cn->parked ? (cn->parked->rnr ? PARK_RNR : PARK_STATE) : r);
-		}
-	}
-	pthread_mutex_unlock(&c->lock);
+    struct sn_hdr h;
+    if (read_full(cn->fd, &h, sizeof h)) {
+        pthread_mutex_lock(&c->lock);
+        conn_close(c, cn);
+        pthread_mutex_unlock(&c->lock);
+        return;
+    }
+    if (h.deliver_at > sn_now()) sn_sleep_until(h.deliver_at);
+    uint64_t plen = (h.type == SN_REQ_READ || (h.flags & SN_F_BOUNCE)) ? 0 : h.len;
+    pthread_mutex_lock(&c->lock);
+    if (cn->closing) {
+        pthread_mutex_unlock(&c->lock);
+        discard(cn->fd, plen);
+        return;
+    }
+    int r = cn->parked ? PARK_RNR : apply(c, cn, &h, NULL);
+    if (r != APPLIED) { /* keep order: buffer this one behind the others */
+        uint8_t *buf = plen ? malloc(plen) : NULL;
+        pthread_mutex_unlock(&c->lock);
+        int bad = plen && (!buf || read_full(cn->fd, buf, plen));
+        pthread_mutex_lock(&c->lock);
+        if (bad) {
+            free(buf);
+            conn_close(c, cn);
+        } else {
+            park(c, cn, &h, buf, cn->parked ? (cn->parked->rnr ? PARK_RNR : PARK_STATE) : r);
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
 }
 
 /* ---------------- requester side ---------------- */
 static void sq_pop_ok(struct sn_qp *qp, uint64_t upto)
 {
-	while (qp->sq_count && qp->sq[qp->sq_head].seq <= upto) {
-		sn_send_cqe(qp, &qp->sq[qp->sq_head], IBV_WC_SUCCESS);
-		qp->sq_head = (qp->sq_head + 1) % qp->cap.max_send_wr;
-		qp->sq_count--;
-	}
+    while (qp->sq_count && qp->sq[qp->sq_head].seq <= upto) {
+        sn_send_cqe(qp, &qp->sq[qp->sq_head], IBV_WC_SUCCESS);
+        qp->sq_head = (qp->sq_head + 1) % qp->cap.max_send_wr;
+        qp->sq_count--;
+    }
 }
 
 static void rx_response(struct sn_ctx *c, struct sn_conn *cn)
 {
-	struct sn_hdr h;
-	if (read_full(cn->fd, &h, sizeof h)) {
-		pthread_mutex_lock(&c->lock);
-		conn_close(c, cn);
-		pthread_mutex_unlock(&c->lock);
-		return;
-	}
-	if (h.deliver_at > sn_now())
-		sn_sleep_until(h.deliver_at);
-	uint64_t plen = h.type == SN_RSP_READ ? h.len : 0;
-	pthread_mutex_lock(&c->lock);
-	struct sn_qp *qp = cn->qp;
-	if (cn->closing || qp->dead || qp->ex.qp_base.state == IBV_QPS_ERR || !qp->sq_count) {
-		pthread_mutex_unlock(&c->lock);
-		discard(cn->fd, plen);
-		return;
-	}
-	if (h.type == SN_RSP_ACK) {
-		sq_pop_ok(qp, h.seq);
-	} else if (h.type == SN_RSP_NAK) {
-		if (h.seq)
-			sq_pop_ok(qp, h.seq - 1);
-		if (qp->sq_count && qp->sq[qp->sq_head].seq == h.seq) {
-			sn_send_cqe(qp, &qp->sq[qp->sq_head], (enum ibv_wc_status)h.status);
-			qp->sq_head = (qp->sq_head + 1) % qp->cap.max_send_wr;
-			qp->sq_count--;
-		}
-		sn_qp_error(qp);
-	} else if (h.type == SN_RSP_READ) {
-		if (h.seq)
-			sq_pop_ok(qp, h.seq - 1);
-		struct sn_swr *w = qp->sq_count ? &qp->sq[qp->sq_head] : NULL;
-		struct iovec iov[SN_MAX_SGE];
-		int cnt = 0, err = IBV_WC_BAD_RESP_ERR;
-		if (w && w->seq == h.seq && w->opcode == IBV_WR_RDMA_READ)
-			err = local_iov(c, qp, w->sge, w->num_sge, h.len, iov, &cnt);
-		if (err) {
-			pthread_mutex_unlock(&c->lock);
-			discard(cn->fd, plen);
-			pthread_mutex_lock(&c->lock);
-			if (w && w->seq == h.seq && qp->ex.qp_base.state != IBV_QPS_ERR) {
-				sn_send_cqe(qp, w, (enum ibv_wc_status)err);
-				qp->sq_head = (qp->sq_head + 1) % qp->cap.max_send_wr;
-				qp->sq_count--;
-				sn_qp_error(qp);
-			}
-		} else {
-			pthread_mutex_unlock(&c->lock);
-			int bad = cnt ? readv_full(cn->fd, iov, cnt) : 0;
-			pthread_mutex_lock(&c->lock);
-			if (bad)
-				conn_close(c, cn);
-			else if (qp->sq_count && &qp->sq[qp->sq_head] == w && w->seq == h.seq)
-				sq_pop_ok(qp, h.seq);
-		}
-	}
-	pthread_mutex_unlock(&c->lock);
+    struct sn_hdr h;
+    if (read_full(cn->fd, &h, sizeof h)) {
+        pthread_mutex_lock(&c->lock);
+        conn_close(c, cn);
+        pthread_mutex_unlock(&c->lock);
+        return;
+    }
+    if (h.deliver_at > sn_now()) sn_sleep_until(h.deliver_at);
+    uint64_t plen = h.type == SN_RSP_READ ? h.len : 0;
+    pthread_mutex_lock(&c->lock);
+    struct sn_qp *qp = cn->qp;
+    if (cn->closing || qp->dead || qp->ex.qp_base.state == IBV_QPS_ERR || !qp->sq_count) {
+        pthread_mutex_unlock(&c->lock);
+        discard(cn->fd, plen);
+        return;
+    }
+    if (h.type == SN_RSP_ACK) {
+        sq_pop_ok(qp, h.seq);
+    } else if (h.type == SN_RSP_NAK) {
+        if (h.seq) sq_pop_ok(qp, h.seq - 1);
+        if (qp->sq_count && qp->sq[qp->sq_head].seq == h.seq) {
+            sn_send_cqe(qp, &qp->sq[qp->sq_head], (enum ibv_wc_status)h.status);
+            qp->sq_head = (qp->sq_head + 1) % qp->cap.max_send_wr;
+            qp->sq_count--;
+        }
+        sn_qp_error(qp);
+    } else if (h.type == SN_RSP_READ) {
+        if (h.seq) sq_pop_ok(qp, h.seq - 1);
+        struct sn_swr *w = qp->sq_count ? &qp->sq[qp->sq_head] : NULL;
+        struct iovec iov[SN_MAX_SGE];
+        int cnt = 0, err = IBV_WC_BAD_RESP_ERR;
+        if (w && w->seq == h.seq && w->opcode == IBV_WR_RDMA_READ)
+            err = local_iov(c, qp, w->sge, w->num_sge, h.len, iov, &cnt);
+        if (err) {
+            pthread_mutex_unlock(&c->lock);
+            discard(cn->fd, plen);
+            pthread_mutex_lock(&c->lock);
+            if (w && w->seq == h.seq && qp->ex.qp_base.state != IBV_QPS_ERR) {
+                sn_send_cqe(qp, w, (enum ibv_wc_status)err);
+                qp->sq_head = (qp->sq_head + 1) % qp->cap.max_send_wr;
+                qp->sq_count--;
+                sn_qp_error(qp);
+            }
+        } else {
+            pthread_mutex_unlock(&c->lock);
+            int bad = cnt ? readv_full(cn->fd, iov, cnt) : 0;
+            pthread_mutex_lock(&c->lock);
+            if (bad) conn_close(c, cn);
+            else if (qp->sq_count && &qp->sq[qp->sq_head] == w && w->seq == h.seq) sq_pop_ok(qp, h.seq);
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
 }
 
 /* ---------------- RX thread ---------------- */
 static void *rx_main(void *arg)
 {
-	struct sn_ctx *c = arg;
-	prctl(PR_SET_TIMERSLACK, 1UL);
-	prctl(PR_SET_NAME, "softnic-rx");
-	struct epoll_event ev[32];
-	int timeout = -1;
-	for (;;) {
-		int n = epoll_wait(c->epfd, ev, 32, timeout);
-		if (__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE))
-			break;
-		for (int i = 0; i < n; i++) {
-			struct sn_conn *cn = ev[i].data.ptr;
-			if (cn->kind == SN_C_WAKE) {
-				uint64_t v;
-				if (read(c->wake_fd, &v, sizeof v) < 0) {
-					/* nothing pending */
-				}
-				continue;
-			}
-			if (__atomic_load_n(&cn->closing, __ATOMIC_ACQUIRE)) /* set under the lock by detach */
-				continue;
-			if (cn->kind == SN_C_LISTEN) {
-				int fd = accept4(cn->fd, NULL, NULL, SOCK_CLOEXEC);
-				if (fd >= 0) {
-					sock_tune(fd);
-					conn_new(c, SN_C_RESP, fd, cn->qp);
-				}
-			} else if (cn->kind == SN_C_RESP) {
-				rx_request(c, cn);
-			} else {
-				rx_response(c, cn);
-			}
-		}
-		pthread_mutex_lock(&c->lock);
-		for (struct sn_conn *cn = c->conns; cn; cn = cn->next)
-			if (cn->closing && !cn->closed)
-				conn_close(c, cn);
-		uint64_t next = c->nparked ? retry_parked(c) : 0;
-		c->rx_done = c->rx_gen;
-		pthread_cond_broadcast(&c->cond);
-		pthread_mutex_unlock(&c->lock);
-		if (next) {
-			uint64_t now = sn_now();
-			timeout = next > now ? (int)((next - now) / 1000000 + 1) : 0;
-		} else {
-			timeout = -1;
-		}
-	}
-	return NULL;
+    struct sn_ctx *c = arg;
+    prctl(PR_SET_TIMERSLACK, 1UL);
+    prctl(PR_SET_NAME, "softnic-rx");
+    struct epoll_event ev[32];
+    int timeout = -1;
+    for (;;) {
+        int n = epoll_wait(c->epfd, ev, 32, timeout);
+        if (__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) break;
+        for (int i = 0; i < n; i++) {
+            struct sn_conn *cn = ev[i].data.ptr;
+            if (cn->kind == SN_C_WAKE) {
+                uint64_t v;
+                if (read(c->wake_fd, &v, sizeof v) < 0) {
+                    /* nothing pending */
+                }
+                continue;
+            }
+            if (__atomic_load_n(&cn->closing, __ATOMIC_ACQUIRE)) /* set under the lock by detach */
+                continue;
+            if (cn->kind == SN_C_LISTEN) {
+                int fd = accept4(cn->fd, NULL, NULL, SOCK_CLOEXEC);
+                if (fd >= 0) {
+                    sock_tune(fd);
+                    conn_new(c, SN_C_RESP, fd, cn->qp);
+                }
+            } else if (cn->kind == SN_C_RESP) {
+                rx_request(c, cn);
+            } else {
+                rx_response(c, cn);
+            }
+        }
+        pthread_mutex_lock(&c->lock);
+        for (struct sn_conn *cn = c->conns; cn; cn = cn->next)
+            if (cn->closing && !cn->closed) conn_close(c, cn);
+        uint64_t next = c->nparked ? retry_parked(c) : 0;
+        c->rx_done = c->rx_gen;
+        pthread_cond_broadcast(&c->cond);
+        pthread_mutex_unlock(&c->lock);
+        if (next) {
+            uint64_t now = sn_now();
+            timeout = next > now ? (int)((next - now) / 1000000 + 1) : 0;
+        } else {
+            timeout = -1;
+        }
+    }
+    return NULL;
 }
 
 /* ---------------- TX thread ---------------- */
 static void tx_fail(struct sn_ctx *c, struct sn_qp *qp, uint64_t seq) /* lock held */
 {
-	if (qp->dead || qp->ex.qp_base.state == IBV_QPS_ERR)
-		return;
-	if (seq)
-		sq_pop_ok(qp, seq - 1); /* earlier WRs were already on the wire */
-	if (qp->sq_count && qp->sq[qp->sq_head].seq == seq) {
-		sn_send_cqe(qp, &qp->sq[qp->sq_head], IBV_WC_RETRY_EXC_ERR);
-		qp->sq_head = (qp->sq_head + 1) % qp->cap.max_send_wr;
-		qp->sq_count--;
-	}
-	sn_qp_error(qp);
-	(void)c;
+    if (qp->dead || qp->ex.qp_base.state == IBV_QPS_ERR) return;
+    if (seq) sq_pop_ok(qp, seq - 1); /* earlier WRs were already on the wire */
+    if (qp->sq_count && qp->sq[qp->sq_head].seq == seq) {
+        sn_send_cqe(qp, &qp->sq[qp->sq_head], IBV_WC_RETRY_EXC_ERR);
+        qp->sq_head = (qp->sq_head + 1) % qp->cap.max_send_wr;
+        qp->sq_count--;
+    }
+    sn_qp_error(qp);
+    (void)c;
 }
 
 static int tx_connect(struct sn_ctx *c, struct sn_qp *qp, uint32_t dest)
 {
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	struct sockaddr_un sa;
-	socklen_t len = qp_addr(&sa, dest);
-	if (connect(fd, (struct sockaddr *)&sa, len)) {
-		close(fd);
-		return -1;
-	}
-	sock_tune(fd);
-	struct sn_conn *cn = conn_new(c, SN_C_REQ, fd, qp);
-	if (!cn) {
-		close(fd);
-		return -1;
-	}
-	pthread_mutex_lock(&c->lock);
-	qp->req = cn;
-	pthread_mutex_unlock(&c->lock);
-	return 0;
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    struct sockaddr_un sa;
+    socklen_t len = qp_addr(&sa, dest);
+    if (connect(fd, (struct sockaddr *)&sa, len)) {
+        close(fd);
+        return -1;
+    }
+    sock_tune(fd);
+    struct sn_conn *cn = conn_new(c, SN_C_REQ, fd, qp);
+    if (!cn) {
+        close(fd);
+        return -1;
+    }
+    pthread_mutex_lock(&c->lock);
+    qp->req = cn;
+    pthread_mutex_unlock(&c->lock);
+    return 0;
 }
 
 static void *tx_main(void *arg)
 {
-	struct sn_ctx *c = arg;
-	prctl(PR_SET_TIMERSLACK, 1UL);
-	prctl(PR_SET_NAME, "softnic-tx");
-	const struct sn_config *cfg = sn_cfg();
-	pthread_mutex_lock(&c->lock);
-	for (;;) {
-		while (!c->txq && !c->stop)
-			pthread_cond_wait(&c->tx_cond, &c->lock);
-		if (c->stop)
-			break;
-		struct sn_job *j = c->txq;
-		c->txq = j->next;
-		if (!c->txq)
-			c->txq_tail = NULL;
-		struct sn_qp *qp = j->qp;
-		struct sn_hdr h;
-		memset(&h, 0, sizeof h);
-		struct iovec iov[SN_MAX_SGE + 1];
-		int cnt = 1;
-		uint8_t inl[SN_MAX_INLINE];
-		uint64_t bytes = 0;
-		int fd = -1, request = j->type <= SN_REQ_READ;
-		h.type = (uint8_t)j->type;
-		h.seq = j->seq;
-		h.src_qpn = qp->ex.qp_base.qp_num;
-		if (qp->dead) {
-			free(j);
-			continue;
-		}
-		if (request) {
-			struct sn_swr *w = &qp->sq[j->sq_idx];
-			enum ibv_qp_state st = qp->ex.qp_base.state;
-			if (!qp->sq_count || w->seq != j->seq || (st != IBV_QPS_RTS && st != IBV_QPS_SQD)) {
-				free(j); /* flushed meanwhile */
-				continue;
-			}
-			h.dst_qpn = qp->dest_qpn;
-			h.len = w->len;
-			h.rkey = w->rkey;
-			h.raddr = w->raddr;
-			h.imm = w->imm;
-			h.rnr_retry = qp->attr.rnr_retry;
-			if (w->opcode == IBV_WR_SEND_WITH_IMM || w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
-				h.flags |= SN_F_IMM;
-			if (w->flags & IBV_SEND_SOLICITED)
-				h.flags |= SN_F_SOLICITED;
-			if (w->opcode != IBV_WR_RDMA_READ) {
-				if (w->flags & IBV_SEND_INLINE) {
-					memcpy(inl, w->inl, w->len);
-					iov[cnt].iov_base = inl;
-					iov[cnt++].iov_len = w->len;
-				} else {
-					for (int i = 0; i < w->num_sge; i++) {
-						if (!w->sge[i].length)
-							continue;
-						struct sn_mr *m = sn_mr_find(c, w->sge[i].lkey, 0);
-						void *p = m ? sn_mr_ptr(m, w->sge[i].addr, w->sge[i].length) : NULL;
-						if (!p || m->mr.pd != qp->ex.qp_base.pd) {
-							h.flags |= SN_F_BOUNCE;
-							h.status = IBV_WC_LOC_PROT_ERR;
-							cnt = 1;
-							break;
-						}
-						iov[cnt].iov_base = p;
-						iov[cnt++].iov_len = w->sge[i].length;
-					}
-				}
-				if (!(h.flags & SN_F_BOUNCE))
-					bytes = w->len;
-			} else {
-				for (int i = 0; i < w->num_sge; i++) { /* READ destinations: check before asking */
-					struct sn_mr *m = w->sge[i].length ? sn_mr_find(c, w->sge[i].lkey, 0) : NULL;
-					if (w->sge[i].length &&
-					    (!m || !sn_mr_ptr(m, w->sge[i].addr, w->sge[i].length) ||
-					     !(m->access & IBV_ACCESS_LOCAL_WRITE))) {
-						h.flags |= SN_F_BOUNCE;
-						h.status = IBV_WC_LOC_PROT_ERR;
-					}
-				}
-			}
-			w->sent = 1;
-			fd = qp->req && !qp->req->closing ? qp->req->fd : -1;
-		} else {
-			if (!j->conn || j->conn->closing) {
-				free(j);
-				continue;
-			}
-			fd = j->conn->fd;
-			h.status = j->status;
-			if (j->type == SN_RSP_READ) {
-				h.len = j->rd_len;
-				if (j->rd_len) {
-					iov[cnt].iov_base = j->rd_ptr;
-					iov[cnt++].iov_len = j->rd_len;
-				}
-				bytes = j->rd_len;
-			}
-		}
-		uint32_t dest = qp->dest_qpn;
-		qp->tx_inflight++;
-		c->tx_fd = fd;
-		pthread_mutex_unlock(&c->lock);
+    struct sn_ctx *c = arg;
+    prctl(PR_SET_TIMERSLACK, 1UL);
+    prctl(PR_SET_NAME, "softnic-tx");
+    const struct sn_config *cfg = sn_cfg();
+    pthread_mutex_lock(&c->lock);
+    for (;;) {
+        while (!c->txq && !c->stop) pthread_cond_wait(&c->tx_cond, &c->lock);
+        if (c->stop) break;
+        struct sn_job *j = c->txq;
+        c->txq = j->next;
+        if (!c->txq) c->txq_tail = NULL;
+        struct sn_qp *qp = j->qp;
+        struct sn_hdr h;
+        memset(&h, 0, sizeof h);
+        struct iovec iov[SN_MAX_SGE + 1];
+        int cnt = 1;
+        uint8_t inl[SN_MAX_INLINE];
+        uint64_t bytes = 0;
+        int fd = -1, request = j->type <= SN_REQ_READ;
+        h.type = (uint8_t)j->type;
+        h.seq = j->seq;
+        h.src_qpn = qp->ex.qp_base.qp_num;
+        if (qp->dead) {
+            free(j);
+            continue;
+        }
+        if (request) {
+            struct sn_swr *w = &qp->sq[j->sq_idx];
+            enum ibv_qp_state st = qp->ex.qp_base.state;
+            if (!qp->sq_count || w->seq != j->seq || (st != IBV_QPS_RTS && st != IBV_QPS_SQD)) {
+                free(j); /* flushed meanwhile */
+                continue;
+            }
+            h.dst_qpn = qp->dest_qpn;
+            h.len = w->len;
+            h.rkey = w->rkey;
+            h.raddr = w->raddr;
+            h.imm = w->imm;
+            h.rnr_retry = qp->attr.rnr_retry;
+            if (w->opcode == IBV_WR_SEND_WITH_IMM || w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) h.flags |= SN_F_IMM;
+            if (w->flags & IBV_SEND_SOLICITED) h.flags |= SN_F_SOLICITED;
+            if (w->opcode != IBV_WR_RDMA_READ) {
+                if (w->flags & IBV_SEND_INLINE) {
+                    memcpy(inl, w->inl, w->len);
+                    iov[cnt].iov_base = inl;
+                    iov[cnt++].iov_len = w->len;
+                } else {
+                    for (int i = 0; i < w->num_sge; i++) {
+                        if (!w->sge[i].length) continue;
+                        struct sn_mr *m = sn_mr_find(c, w->sge[i].lkey, 0);
+                        void *p = m ? sn_mr_ptr(m, w->sge[i].addr, w->sge[i].length) : NULL;
+                        if (!p || m->mr.pd != qp->ex.qp_base.pd) {
+                            h.flags |= SN_F_BOUNCE;
+                            h.status = IBV_WC_LOC_PROT_ERR;
+                            cnt = 1;
+                            break;
+                        }
+                        iov[cnt].iov_base = p;
+                        iov[cnt++].iov_len = w->sge[i].length;
+                    }
+                }
+                if (!(h.flags & SN_F_BOUNCE)) bytes = w->len;
+            } else {
+                for (int i = 0; i < w->num_sge; i++) { /* READ destinations: check before asking */
+                    struct sn_mr *m = w->sge[i].length ? sn_mr_find(c, w->sge[i].lkey, 0) : NULL;
+                    if (w->sge[i].length && (!m || !sn_mr_ptr(m, w->sge[i].addr, w->sge[i].length) ||
+                                             !(m->access & IBV_ACCESS_LOCAL_WRITE))) {
+                        h.flags |= SN_F_BOUNCE;
+                        h.status = IBV_WC_LOC_PROT_ERR;
+                    }
+                }
+            }
+            w->sent = 1;
+            fd = qp->req && !qp->req->closing ? qp->req->fd : -1;
+        } else {
+            if (!j->conn || j->conn->closing) {
+                free(j);
+                continue;
+            }
+            fd = j->conn->fd;
+            h.status = j->status;
+            if (j->type == SN_RSP_READ) {
+                h.len = j->rd_len;
+                if (j->rd_len) {
+                    iov[cnt].iov_base = j->rd_ptr;
+                    iov[cnt++].iov_len = j->rd_len;
+                }
+                bytes = j->rd_len;
+            }
+        }
+        uint32_t dest = qp->dest_qpn;
+        qp->tx_inflight++;
+        c->tx_fd = fd;
+        pthread_mutex_unlock(&c->lock);
 
-		/* link model: the port sends frames one after another at the configured rate, never inside
+        /* link model: the port sends frames one after another at the configured rate, never inside
 		 * a pause window; the peer treats the frame as arrived at end-of-frame + latency */
-		uint64_t start = j->ts > c->tx_free ? j->ts : c->tx_free;
-		start = sn_unpause(start);
-		uint64_t end = sn_tx_end(start, bytes);
-		c->tx_free = end;
-		h.deliver_at = end + cfg->latency_ns;
-		if (start > sn_now())
-			sn_sleep_until(start);
-		int err = 0;
-		if (fd < 0 && request) {
-			err = tx_connect(c, qp, dest);
-			pthread_mutex_lock(&c->lock);
-			fd = !err && qp->req ? qp->req->fd : -1;
-			c->tx_fd = fd;
-			pthread_mutex_unlock(&c->lock);
-			err = fd < 0;
-		}
-		iov[0].iov_base = &h;
-		iov[0].iov_len = sizeof h;
-		if (!err)
-			err = send_full(fd, iov, cnt);
+        uint64_t start = j->ts > c->tx_free ? j->ts : c->tx_free;
+        start = sn_unpause(start);
+        uint64_t end = sn_tx_end(start, bytes);
+        c->tx_free = end;
+        h.deliver_at = end + cfg->latency_ns;
+        if (start > sn_now()) sn_sleep_until(start);
+        int err = 0;
+        if (fd < 0 && request) {
+            err = tx_connect(c, qp, dest);
+            pthread_mutex_lock(&c->lock);
+            fd = !err && qp->req ? qp->req->fd : -1;
+            c->tx_fd = fd;
+            pthread_mutex_unlock(&c->lock);
+            err = fd < 0;
+        }
+        iov[0].iov_base = &h;
+        iov[0].iov_len = sizeof h;
+        if (!err) err = send_full(fd, iov, cnt);
 
-		pthread_mutex_lock(&c->lock);
-		qp->tx_inflight--;
-		c->tx_fd = -1;
-		pthread_cond_broadcast(&c->cond);
-		if (err && request)
-			tx_fail(c, qp, j->seq);
-		free(j);
-	}
-	pthread_mutex_unlock(&c->lock);
-	return NULL;
+        pthread_mutex_lock(&c->lock);
+        qp->tx_inflight--;
+        c->tx_fd = -1;
+        pthread_cond_broadcast(&c->cond);
+        if (err && request) tx_fail(c, qp, j->seq);
+        free(j);
+    }
+    pthread_mutex_unlock(&c->lock);
+    return NULL;
 }
 
 /* ---------------- lifecycle ---------------- */
 int sn_wire_start(struct sn_ctx *c)
 {
-	c->tx_fd = -1;
-	c->epfd = epoll_create1(EPOLL_CLOEXEC);
-	c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (c->epfd < 0 || c->wake_fd < 0)
-		goto fail;
-	c->wake.kind = SN_C_WAKE;
-	c->wake.fd = c->wake_fd;
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &c->wake };
-	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->wake_fd, &ev))
-		goto fail;
-	if (pthread_create(&c->rx_thr, NULL, rx_main, c))
-		goto fail;
-	if (pthread_create(&c->tx_thr, NULL, tx_main, c)) {
-		c->stop = 1;
-		sn_rx_kick(c);
-		pthread_join(c->rx_thr, NULL);
-		goto fail;
-	}
-	return 0;
+    c->tx_fd = -1;
+    c->epfd = epoll_create1(EPOLL_CLOEXEC);
+    c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (c->epfd < 0 || c->wake_fd < 0) goto fail;
+    c->wake.kind = SN_C_WAKE;
+    c->wake.fd = c->wake_fd;
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &c->wake};
+    if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->wake_fd, &ev)) goto fail;
+    if (pthread_create(&c->rx_thr, NULL, rx_main, c)) goto fail;
+    if (pthread_create(&c->tx_thr, NULL, tx_main, c)) {
+        c->stop = 1;
+        sn_rx_kick(c);
+        pthread_join(c->rx_thr, NULL);
+        goto fail;
+    }
+    return 0;
 fail:
-	if (c->epfd >= 0)
-		close(c->epfd);
-	if (c->wake_fd >= 0)
-		close(c->wake_fd);
-	return -1;
+    if (c->epfd >= 0) close(c->epfd);
+    if (c->wake_fd >= 0) close(c->wake_fd);
+    return -1;
 }
 
 void sn_wire_stop(struct sn_ctx *c)
 {
-	pthread_mutex_lock(&c->lock);
-	sn_tx_drain(c, NULL);
-	__atomic_store_n(&c->stop, 1, __ATOMIC_RELEASE);
-	pthread_cond_broadcast(&c->tx_cond);
-	pthread_cond_broadcast(&c->cond);
-	pthread_mutex_unlock(&c->lock);
-	sn_rx_kick(c);
-	pthread_join(c->tx_thr, NULL);
-	pthread_join(c->rx_thr, NULL);
-	for (struct sn_conn *cn = c->conns, *n; cn; cn = n) {
-		n = cn->next;
-		if (!cn->closed)
-			close(cn->fd);
-		drop_parked(c, cn);
-		free(cn);
-	}
-	c->conns = NULL;
-	for (struct sn_job *j = c->txq, *n; j; j = n) {
-		n = j->next;
-		free(j);
-	}
-	c->txq = c->txq_tail = NULL;
-	close(c->epfd);
-	close(c->wake_fd);
+    pthread_mutex_lock(&c->lock);
+    sn_tx_drain(c, NULL);
+    __atomic_store_n(&c->stop, 1, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&c->tx_cond);
+    pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->lock);
+    sn_rx_kick(c);
+    pthread_join(c->tx_thr, NULL);
+    pthread_join(c->rx_thr, NULL);
+    for (struct sn_conn *cn = c->conns, *n; cn; cn = n) {
+        n = cn->next;
+        if (!cn->closed) close(cn->fd);
+        drop_parked(c, cn);
+        free(cn);
+    }
+    c->conns = NULL;
+    for (struct sn_job *j = c->txq, *n; j; j = n) {
+        n = j->next;
+        free(j);
+    }
+    c->txq = c->txq_tail = NULL;
+    close(c->epfd);
+    close(c->wake_fd);
 }

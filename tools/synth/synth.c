@@ -44,7 +44,7 @@ struct cfg {
     const char *step_name; /* printf format of the NVTX step range name */
     int mark_steps;        /* core MARK events named "step" at each step start instead of NVTX */
     int buckets;           /* gradient buckets: buckets-1 early AllReduces hidden under backward */
-    int garbage; /* random events of random kinds per rank (robustness of readers of the trace) */
+    int garbage;           /* random events of random kinds per rank (robustness of readers of the trace) */
     unsigned seed;
 };
 
@@ -74,13 +74,14 @@ struct rank_step {
     double stall; /* this rank's own QP stall */
 };
 
-#define CAT_KEYS(X) X(compute) X(h2d_exposed) X(intra_node_exposed) X(network_transfer) X(network_stall) \
-    X(peer_wait) X(host_idle) X(other)
+#define CAT_KEYS(X) \
+    X(compute)      \
+    X(h2d_exposed) X(intra_node_exposed) X(network_transfer) X(network_stall) X(peer_wait) X(host_idle) X(other)
 enum {
 #define E(k) C_##k,
     CAT_KEYS(E)
 #undef E
-    NCAT
+        NCAT
 };
 static const char *cat_names[] = {
 #define S(k) #k,
@@ -122,8 +123,7 @@ static void wr_times(const struct model *m, int s, int r, int i, double *post, d
     double per = wire + (m->c.no_gpudirect ? m->t_copy : 0);
     double p = x->net_start + i * per + (m->c.no_gpudirect ? m->t_copy : 0);
     double pause = paused(m, r, s) && i >= m->nwr / 2 ? m->c.pause_ms * 1e6 : 0;
-    if (paused(m, r, s) && i > m->nwr / 2)
-        p += pause; /* later WRs queue behind the stalled one */
+    if (paused(m, r, s) && i > m->nwr / 2) p += pause; /* later WRs queue behind the stalled one */
     *post = p;
     *done = p + wire + (paused(m, r, s) && i == m->nwr / 2 ? pause : 0);
 }
@@ -136,12 +136,10 @@ static void build_model(struct model *m)
     int N = c->nodes, G = c->gpus;
     m->t_intra_half = G > 1 ? ((G - 1.0) / G * S / (c->nvlink_gbps / 8.0)) + 20e3 : 5e3;
     double net_bytes = 0;
-    if (N > 1)
-        net_bytes = (!strcmp(c->algo, "tree") ? 2.0 : 2.0 * (N - 1) / N) * S / G;
+    if (N > 1) net_bytes = (!strcmp(c->algo, "tree") ? 2.0 : 2.0 * (N - 1) / N) * S / G;
     double chunk = c->chunk_mb * 1048576.0;
     m->nwr = N > 1 ? (int)ceil(net_bytes / chunk) : 0;
-    if (m->nwr < 0)
-        m->nwr = 0;
+    if (m->nwr < 0) m->nwr = 0;
     m->wr_bytes = m->nwr ? floor(net_bytes / m->nwr / 8) * 8 : 0;
     m->ideal_net = m->nwr * m->wr_bytes / (c->net_gbps / 8.0);
     m->t_copy = m->wr_bytes / (c->pcie_gbps / 8.0);
@@ -152,15 +150,13 @@ static void build_model(struct model *m)
     m->truth = calloc(m->n, sizeof *m->truth);
     m->host_offset = calloc(N, sizeof(double));
     m->mono_base = calloc(N, sizeof(double));
-    if (!m->rs || !m->truth || !m->host_offset || !m->mono_base)
-        die("out of memory");
+    if (!m->rs || !m->truth || !m->host_offset || !m->mono_base) die("out of memory");
     for (int h = 0; h < N; h++) {
         m->host_offset[h] = (rnd() * 2 - 1) * c->skew_ms * 1e6;
         m->mono_base[h] = 1e12 * (1 + h % 7) + floor(rnd() * 1e9);
     }
     double *next_start = calloc(m->n, sizeof(double));
-    for (int r = 0; r < m->n; r++)
-        next_start[r] = 2e6; /* 2 ms of setup */
+    for (int r = 0; r < m->n; r++) next_start[r] = 2e6; /* 2 ms of setup */
     for (int s = 0; s < c->steps; s++) {
         struct rank_step *row = &m->rs[(size_t)s * m->n];
         double L = 0;
@@ -171,8 +167,7 @@ static void build_model(struct model *m)
             x->h2d_t = c->h2d_mb * 1048576.0 / ((pg ? c->pageable_gbps : c->pin_gbps) / 8.0);
             x->compute = c->compute_ms * 1e6 + (r == c->straggler_rank ? c->straggler_ms * 1e6 : 0);
             x->arrive = x->start + c->idle_ms * 1e6 + x->h2d_t + x->compute;
-            if (x->arrive > L)
-                L = x->arrive;
+            if (x->arrive > L) L = x->arrive;
         }
         double E = L + m->t_intra_half;
         for (int r = 0; r < m->n; r++) {
@@ -185,12 +180,10 @@ static void build_model(struct model *m)
                 x->net_end = d;
                 x->stall = (d - x->net_start) - m->ideal_net - (c->no_gpudirect ? m->nwr * m->t_copy : 0);
             }
-            if (x->net_end > E)
-                E = x->net_end;
+            if (x->net_end > E) E = x->net_end;
         }
         double net_stall = E - (L + m->t_intra_half) - m->ideal_net - (c->no_gpudirect ? m->nwr * m->t_copy : 0);
-        if (net_stall < 0)
-            net_stall = 0;
+        if (net_stall < 0) net_stall = 0;
         for (int j = 0; j + 1 < c->buckets; j++) {
             /* early bucket j: ready during backward (the last 60 % of compute) at 40 % + 50 % * (j+1)/B of each
              * rank's compute; runs when the last rank is ready */
@@ -198,19 +191,16 @@ static void build_model(struct model *m)
             for (int r = 0; r < m->n; r++) {
                 const struct rank_step *x = &row[r];
                 double ready = x->arrive - x->compute + x->compute * (0.4 + 0.5 * (j + 1) / c->buckets);
-                if (ready > Lj)
-                    Lj = ready;
-                if (x->arrive < endc)
-                    endc = x->arrive;
+                if (ready > Lj) Lj = ready;
+                if (x->arrive < endc) endc = x->arrive;
                 double w = m->bk_nwr * m->wr_bytes / rate_of(m, r);
-                if (w > wire)
-                    wire = w;
+                if (w > wire) wire = w;
             }
             double end = Lj + 2 * m->t_intra_half / c->buckets + wire + 4e3;
             if (end >= endc)
                 die("--buckets %d: early bucket %d would end after compute (%.3f > %.3f ms into step %d); "
-                    "use fewer buckets or more --compute-ms", c->buckets, j, (end - row[0].start) * 1e-6,
-                    (endc - row[0].start) * 1e-6, s);
+                    "use fewer buckets or more --compute-ms",
+                    c->buckets, j, (end - row[0].start) * 1e-6, (endc - row[0].start) * 1e-6, s);
             m->bk_L[(size_t)s * c->buckets + j] = Lj;
             m->bk_end[(size_t)s * c->buckets + j] = end;
         }
@@ -245,8 +235,7 @@ struct emit {
 
 static void flush_buf(struct emit *e)
 {
-    if (e->len && rs_writer_append(e->w, e->tid, e->buf, e->len) < 0)
-        die("rs_writer_append failed");
+    if (e->len && rs_writer_append(e->w, e->tid, e->buf, e->len) < 0) die("rs_writer_append failed");
     e->len = 0;
 }
 static void put(struct emit *e, uint32_t tid, const void *ev)
@@ -264,14 +253,13 @@ static uint32_t S(struct emit *e, const char *s)
 {
     flush_buf(e); /* the STRING record must precede the events that use it */
     uint32_t id = rs_writer_intern(e->w, s);
-    if (!id)
-        die("rs_writer_intern failed");
+    if (!id) die("rs_writer_intern failed");
     return id;
 }
 
-#define TID_MAIN(e) (100000u + (uint32_t)(e)->r * 10)
+#define TID_MAIN(e)  (100000u + (uint32_t)(e)->r * 10)
 #define TID_PROXY(e) (TID_MAIN(e) + 1)
-#define TID_DEV 0u
+#define TID_DEV      0u
 
 static void clock_anchor(struct emit *e, double t)
 {
@@ -358,8 +346,7 @@ static void write_rank(const struct model *m, int r)
     int err = 0;
     unlink(path);
     e->w = rs_writer_open(path, &fi, &err);
-    if (!e->w)
-        die("cannot create %s: %s", path, strerror(-err));
+    if (!e->w) die("cannot create %s: %s", path, strerror(-err));
     rs_writer_set_clock(e->w, NULL, NULL);
     clock_anchor(e, 0);
 
@@ -432,12 +419,11 @@ static void write_rank(const struct model *m, int r)
         put(e, tm, &ci);
     }
     static const char *knames[] = {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64",
-                                   "void at::native::vectorized_elementwise_kernel<4>",
-                                   "flash_fwd_kernel", "flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel",
+                                   "void at::native::vectorized_elementwise_kernel<4>", "flash_fwd_kernel",
+                                   "flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel",
                                    "void at::native::reduce_kernel<512, 1>"};
     uint32_t kid[5];
-    for (int i = 0; i < 5; i++)
-        kid[i] = S(e, knames[i]);
+    for (int i = 0; i < 5; i++) kid[i] = S(e, knames[i]);
     char nk[128];
     snprintf(nk, sizeof nk, "ncclDevKernel_AllReduce_Sum_f32_%s_SIMPLE", !strcmp(c->algo, "tree") ? "TREE" : "RING");
     uint32_t nccl_k = S(e, nk), opt_k = S(e, "multi_tensor_apply_kernel<AdamFunctor>");
@@ -475,8 +461,7 @@ static void write_rank(const struct model *m, int r)
         memcpy_ev(e, t, t + x->h2d_t, c->h2d_mb * 1048576.0, 1, pg ? 1 : 2, 3);
         t += x->h2d_t;
         double kd = x->compute / c->kernels;
-        for (int k = 0; k < c->kernels; k++, t += kd)
-            kernel_ev(e, t, t + kd, kid[k % 5], corr++);
+        for (int k = 0; k < c->kernels; k++, t += kd) kernel_ev(e, t, t + kd, kid[k % 5], corr++);
         /* Early gradient buckets: AllReduces on the communication stream while backward still computes. */
         for (int j = 0; j + 1 < c->buckets; j++) {
             double ready = x->arrive - x->compute + x->compute * (0.4 + 0.5 * (j + 1) / c->buckets);
@@ -554,8 +539,7 @@ static void write_rank(const struct model *m, int r)
             nc.nranks = m->n;
             nc.peer = -1;
             put(e, tm, &nc);
-            if (c->no_plugin)
-                goto no_coll;
+            if (c->no_plugin) goto no_coll;
             struct rs_ev_NCCL_COLL co;
             memset(&co, 0, sizeof co);
             RS_EV_INIT(&co, NCCL_COLL, mono(e, x->arrive - 28e3));
@@ -587,12 +571,9 @@ static void write_rank(const struct model *m, int r)
                 double p, d, pp, pd;
                 wr_times(m, s, r, i, &p, &d);
                 wr_times(m, s, prev, i, &pp, &pd); /* what we receive: prev's write i */
-                if (pp < rfirst)
-                    rfirst = pp;
-                if (pd > rlast)
-                    rlast = pd;
-                if (c->no_gpudirect)
-                    memcpy_ev(e, p - m->t_copy, p, m->wr_bytes, 2, 3, 2);
+                if (pp < rfirst) rfirst = pp;
+                if (pd > rlast) rlast = pd;
+                if (c->no_gpudirect) memcpy_ev(e, p - m->t_copy, p, m->wr_bytes, 2, 3, 2);
                 uint64_t wr_id = ((uint64_t)s << 20) | (uint64_t)i;
                 if (!c->no_verbs) {
                     struct rs_ev_IBV_POST_RECV pr;
@@ -613,7 +594,7 @@ static void write_rank(const struct model *m, int r)
                     ps.remote_addr = 0x7e0000100000ull;
                     ps.local_addr = c->no_gpudirect ? 0x7f0000000000ull : 0x7e0000000000ull;
                     ps.qp_num = qp_send(r);
-                    ps.opcode = 1; /* RDMA_WRITE_WITH_IMM */
+                    ps.opcode = 1;     /* RDMA_WRITE_WITH_IMM */
                     ps.send_flags = 2; /* SIGNALED */
                     ps.num_sge = 1;
                     ps.mem = (uint32_t)mem;
@@ -634,8 +615,7 @@ static void write_rank(const struct model *m, int r)
                     wc.bytes = (uint32_t)m->wr_bytes;
                     put(e, tp, &wc);
                 }
-                if (c->no_gpudirect)
-                    memcpy_ev(e, pd + 2e3, pd + 2e3 + m->t_copy, m->wr_bytes, 1, 2, 3);
+                if (c->no_gpudirect) memcpy_ev(e, pd + 2e3, pd + 2e3 + m->t_copy, m->wr_bytes, 1, 2, 3);
                 if (!c->no_proxy) {
                     /* file order as the profiler plugin writes it: state transitions while the step runs,
                      * the step record at its stop */
@@ -714,8 +694,7 @@ static void write_rank(const struct model *m, int r)
         }
         if (s % 4 == 3) {
             flush_buf(e);
-            if (rs_writer_flush(e->w) < 0)
-                die("flush failed");
+            if (rs_writer_flush(e->w) < 0) die("flush failed");
         }
     }
     /* Hostile but decodable input: fixed-size events of any kind with random fields and times. */
@@ -739,16 +718,14 @@ static void write_rank(const struct model *m, int r)
         put(e, 0, &pe);
     }
     flush_buf(e);
-    if (rs_writer_close(e->w) != 0)
-        die("write of %s failed", path);
+    if (rs_writer_close(e->w) != 0) die("write of %s failed", path);
 }
 
 static void write_truth(const struct model *m)
 {
     const struct cfg *c = &m->c;
     FILE *f = fopen(c->truth, "w");
-    if (!f)
-        die("cannot write %s", c->truth);
+    if (!f) die("cannot write %s", c->truth);
     double step_mean = 0;
     for (int s = 0; s < c->steps; s++)
         for (int r = 0; r < m->n; r++) {
@@ -756,8 +733,8 @@ static void write_truth(const struct model *m)
             step_mean += (x->step_end - x->start) * 1e-9;
         }
     step_mean /= (double)c->steps * m->n;
-    fprintf(f, "{\n  \"nodes\": %d, \"gpus\": %d, \"ranks\": %d, \"steps\": %d, \"algo\": \"%s\",\n", c->nodes,
-            c->gpus, m->n, c->steps, c->algo);
+    fprintf(f, "{\n  \"nodes\": %d, \"gpus\": %d, \"ranks\": %d, \"steps\": %d, \"algo\": \"%s\",\n", c->nodes, c->gpus,
+            m->n, c->steps, c->algo);
     fprintf(f, "  \"net_gbps\": %g, \"step_mean_s\": %.9f,\n", c->net_gbps, step_mean);
     fprintf(f, "  \"gpudirect\": \"%s\",\n", c->no_gpudirect ? "NOT USED" : (c->nodes > 1 ? "USED" : "UNKNOWN"));
     fprintf(f, "  \"problems\": [");
@@ -765,30 +742,35 @@ static void write_truth(const struct model *m)
     double per_step_pause = 0;
     int paused_steps = 0;
     for (int s = 0; s < c->steps; s++)
-        if (c->pause_ms > 0 && s % c->pause_every == 0)
-            paused_steps++;
+        if (c->pause_ms > 0 && s % c->pause_every == 0) paused_steps++;
     per_step_pause = c->pause_ms * 1e-3 * paused_steps / c->steps;
     if (c->straggler_rank >= 0)
-        fprintf(f, "%s\n    {\"kind\": \"straggler\", \"category\": \"peer_wait\", \"rank\": %d, \"cost_per_step_s\": %.9f}",
-                np++ ? "," : "", c->straggler_rank, c->straggler_ms * 1e-3);
+        fprintf(
+            f,
+            "%s\n    {\"kind\": \"straggler\", \"category\": \"peer_wait\", \"rank\": %d, \"cost_per_step_s\": %.9f}",
+            np++ ? "," : "", c->straggler_rank, c->straggler_ms * 1e-3);
     if (c->pause_rank >= 0 && m->nwr)
-        fprintf(f, "%s\n    {\"kind\": \"paused_link\", \"category\": \"network_stall\", \"rank\": %d, \"qp\": %u, "
-                   "\"cost_per_step_s\": %.9f, \"paused_steps\": %d}",
+        fprintf(f,
+                "%s\n    {\"kind\": \"paused_link\", \"category\": \"network_stall\", \"rank\": %d, \"qp\": %u, "
+                "\"cost_per_step_s\": %.9f, \"paused_steps\": %d}",
                 np++ ? "," : "", c->pause_rank, qp_send(c->pause_rank), per_step_pause, paused_steps);
     if (c->slow_rank >= 0 && m->nwr)
-        fprintf(f, "%s\n    {\"kind\": \"slow_link\", \"category\": \"network_stall\", \"rank\": %d, \"qp\": %u, "
-                   "\"cost_per_step_s\": %.9f, \"factor\": %g}",
+        fprintf(f,
+                "%s\n    {\"kind\": \"slow_link\", \"category\": \"network_stall\", \"rank\": %d, \"qp\": %u, "
+                "\"cost_per_step_s\": %.9f, \"factor\": %g}",
                 np++ ? "," : "", c->slow_rank, qp_send(c->slow_rank), (c->slow_factor - 1) * m->ideal_net * 1e-9,
                 c->slow_factor);
     if (c->pageable_rank != -1) {
         double extra = c->h2d_mb * 1048576.0 * (8.0 / c->pageable_gbps - 8.0 / c->pin_gbps) * 1e-9;
-        fprintf(f, "%s\n    {\"kind\": \"pageable_h2d\", \"category\": \"h2d_exposed\", \"rank\": %d, "
-                   "\"cost_per_step_s\": %.9f}",
+        fprintf(f,
+                "%s\n    {\"kind\": \"pageable_h2d\", \"category\": \"h2d_exposed\", \"rank\": %d, "
+                "\"cost_per_step_s\": %.9f}",
                 np++ ? "," : "", c->pageable_rank == -2 ? -1 : c->pageable_rank, extra);
     }
     if (c->no_gpudirect)
-        fprintf(f, "%s\n    {\"kind\": \"no_gpudirect\", \"category\": \"intra_node_exposed\", \"rank\": -1, "
-                   "\"cost_per_step_s\": %.9f}",
+        fprintf(f,
+                "%s\n    {\"kind\": \"no_gpudirect\", \"category\": \"intra_node_exposed\", \"rank\": -1, "
+                "\"cost_per_step_s\": %.9f}",
                 np++ ? "," : "", m->nwr * m->t_copy * 1e-9);
     fprintf(f, "\n  ],\n  \"collectives\": [");
     /* the main AllReduce of every step; tree: its reduce phase runs from the last arrival to the last
@@ -811,39 +793,37 @@ static void write_truth(const struct model *m)
         fprintf(f, "}");
     }
     fprintf(f, "\n  ],\n  \"clock_offsets_ms\": [");
-    for (int h = 0; h < c->nodes; h++)
-        fprintf(f, "%s%.6f", h ? ", " : "", m->host_offset[h] * 1e-6);
+    for (int h = 0; h < c->nodes; h++) fprintf(f, "%s%.6f", h ? ", " : "", m->host_offset[h] * 1e-6);
     fprintf(f, "],\n  \"ranks\": [");
     for (int r = 0; r < m->n; r++) {
         fprintf(f, "%s\n    {\"rank\": %d, \"host\": \"node%03d\", \"attribution\": {", r ? "," : "", r, r / c->gpus);
-        for (int k = 0; k < NCAT; k++)
-            fprintf(f, "%s\"%s\": %.9f", k ? ", " : "", cat_names[k], m->truth[r][k]);
+        for (int k = 0; k < NCAT; k++) fprintf(f, "%s\"%s\": %.9f", k ? ", " : "", cat_names[k], m->truth[r][k]);
         fprintf(f, "}}");
     }
     fprintf(f, "\n  ]\n}\n");
-    if (fclose(f) != 0)
-        die("cannot write %s", c->truth);
+    if (fclose(f) != 0) die("cannot write %s", c->truth);
 }
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: rs-synth -o DIR [--truth FILE] [options]\n"
-            "  --nodes N --gpus G --steps S --kernels K   cluster and loop shape (2 x 4, 10 steps, 20 kernels)\n"
-            "  --algo ring|tree --grad-mb MB --h2d-mb MB --compute-ms MS --idle-ms MS --opt-ms MS --chunk-mb MB\n"
-            "  --net-gbps R --nvlink-gbps R --pin-gbps R --pageable-gbps R --pcie-gbps R\n"
-            "  --straggler RANK:MS        extra compute on one rank every step\n"
-            "  --pause RANK:MS[:EVERY]    that rank's send QP stalls MS in the middle of its transfer every EVERY-th step\n"
-            "  --slow RANK:FACTOR         that rank's NIC runs at rate/FACTOR\n"
-            "  --pageable RANK|all        H2D copies from pageable memory\n"
-            "  --no-gpudirect             host bounce buffers for the network\n"
-            "  --skew-ms MS               per-host REALTIME offsets up to +-MS\n"
-            "  --no-nvtx --no-verbs --no-proxy --no-hostfacts --seed N\n"
-            "  --no-plugin                no NCCL profiler plugin records (API calls only, no proxy events)\n"
-            "  --step-name FMT            NVTX step range name, one %%d (default ProfilerStep#%%d)\n"
-            "  --mark-steps               MARK events named \"step\" instead of NVTX ranges\n"
-            "  --buckets B                B gradient buckets: B-1 early AllReduces hidden under backward\n"
-            "  --garbage N                N random events of random kinds per rank (robustness tests)\n");
+    fprintf(
+        f,
+        "usage: rs-synth -o DIR [--truth FILE] [options]\n"
+        "  --nodes N --gpus G --steps S --kernels K   cluster and loop shape (2 x 4, 10 steps, 20 kernels)\n"
+        "  --algo ring|tree --grad-mb MB --h2d-mb MB --compute-ms MS --idle-ms MS --opt-ms MS --chunk-mb MB\n"
+        "  --net-gbps R --nvlink-gbps R --pin-gbps R --pageable-gbps R --pcie-gbps R\n"
+        "  --straggler RANK:MS        extra compute on one rank every step\n"
+        "  --pause RANK:MS[:EVERY]    that rank's send QP stalls MS in the middle of its transfer every EVERY-th step\n"
+        "  --slow RANK:FACTOR         that rank's NIC runs at rate/FACTOR\n"
+        "  --pageable RANK|all        H2D copies from pageable memory\n"
+        "  --no-gpudirect             host bounce buffers for the network\n"
+        "  --skew-ms MS               per-host REALTIME offsets up to +-MS\n"
+        "  --no-nvtx --no-verbs --no-proxy --no-hostfacts --seed N\n"
+        "  --no-plugin                no NCCL profiler plugin records (API calls only, no proxy events)\n"
+        "  --step-name FMT            NVTX step range name, one %%d (default ProfilerStep#%%d)\n"
+        "  --mark-steps               MARK events named \"step\" instead of NVTX ranges\n"
+        "  --buckets B                B gradient buckets: B-1 early AllReduces hidden under backward\n"
+        "  --garbage N                N random events of random kinds per rank (robustness tests)\n");
 }
 
 int main(int argc, char **argv)
@@ -851,39 +831,78 @@ int main(int argc, char **argv)
     struct model m;
     memset(&m, 0, sizeof m);
     struct cfg *c = &m.c;
-    *c = (struct cfg){.nodes = 2, .gpus = 4, .steps = 10, .kernels = 20, .algo = "ring", .net_gbps = 200,
-                      .nvlink_gbps = 3600, .pin_gbps = 200, .pageable_gbps = 50, .pcie_gbps = 400, .grad_mb = 256,
-                      .h2d_mb = 64, .compute_ms = 60, .idle_ms = 1, .opt_ms = 2, .chunk_mb = 1,
-                      .straggler_rank = -1, .pause_rank = -1, .pause_every = 1, .slow_rank = -1, .slow_factor = 1,
-                      .pageable_rank = -1, .seed = 1, .step_name = "ProfilerStep#%d", .buckets = 1};
+    *c = (struct cfg){.nodes = 2,
+                      .gpus = 4,
+                      .steps = 10,
+                      .kernels = 20,
+                      .algo = "ring",
+                      .net_gbps = 200,
+                      .nvlink_gbps = 3600,
+                      .pin_gbps = 200,
+                      .pageable_gbps = 50,
+                      .pcie_gbps = 400,
+                      .grad_mb = 256,
+                      .h2d_mb = 64,
+                      .compute_ms = 60,
+                      .idle_ms = 1,
+                      .opt_ms = 2,
+                      .chunk_mb = 1,
+                      .straggler_rank = -1,
+                      .pause_rank = -1,
+                      .pause_every = 1,
+                      .slow_rank = -1,
+                      .slow_factor = 1,
+                      .pageable_rank = -1,
+                      .seed = 1,
+                      .step_name = "ProfilerStep#%d",
+                      .buckets = 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 #define NUM(opt, field, conv)                 \
     if (!strcmp(a, opt)) {                    \
-        if (!v)                               \
-            die("%s needs a value", opt);     \
+        if (!v) die("%s needs a value", opt); \
         c->field = conv(v);                   \
         i++;                                  \
         continue;                             \
-    }
-        NUM("--nodes", nodes, atoi) NUM("--gpus", gpus, atoi) NUM("--steps", steps, atoi)
-        NUM("--kernels", kernels, atoi) NUM("--grad-mb", grad_mb, atof) NUM("--h2d-mb", h2d_mb, atof)
-        NUM("--compute-ms", compute_ms, atof) NUM("--idle-ms", idle_ms, atof) NUM("--opt-ms", opt_ms, atof)
-        NUM("--chunk-mb", chunk_mb, atof) NUM("--net-gbps", net_gbps, atof) NUM("--nvlink-gbps", nvlink_gbps, atof)
-        NUM("--pin-gbps", pin_gbps, atof) NUM("--pageable-gbps", pageable_gbps, atof)
-        NUM("--pcie-gbps", pcie_gbps, atof) NUM("--skew-ms", skew_ms, atof) NUM("--seed", seed, (unsigned)atoi)
-        NUM("--garbage", garbage, atoi) NUM("--buckets", buckets, atoi)
+    } else (void)0
+        NUM("--nodes", nodes, atoi);
+        NUM("--gpus", gpus, atoi);
+        NUM("--steps", steps, atoi);
+        NUM("--kernels", kernels, atoi);
+        NUM("--grad-mb", grad_mb, atof);
+        NUM("--h2d-mb", h2d_mb, atof);
+        NUM("--compute-ms", compute_ms, atof);
+        NUM("--idle-ms", idle_ms, atof);
+        NUM("--opt-ms", opt_ms, atof);
+        NUM("--chunk-mb", chunk_mb, atof);
+        NUM("--net-gbps", net_gbps, atof);
+        NUM("--nvlink-gbps", nvlink_gbps, atof);
+        NUM("--pin-gbps", pin_gbps, atof);
+        NUM("--pageable-gbps", pageable_gbps, atof);
+        NUM("--pcie-gbps", pcie_gbps, atof);
+        NUM("--skew-ms", skew_ms, atof);
+        NUM("--seed", seed, (unsigned)atoi);
+        NUM("--garbage", garbage, atoi);
+        NUM("--buckets", buckets, atoi);
 #undef NUM
-        if (!strcmp(a, "-o") && v) { c->out = v; i++; }
-        else if (!strcmp(a, "--truth") && v) { c->truth = v; i++; }
-        else if (!strcmp(a, "--algo") && v) { c->algo = v; i++; }
-        else if (!strcmp(a, "--step-name") && v) {
+        if (!strcmp(a, "-o") && v) {
+            c->out = v;
+            i++;
+        } else if (!strcmp(a, "--truth") && v) {
+            c->truth = v;
+            i++;
+        } else if (!strcmp(a, "--algo") && v) {
+            c->algo = v;
+            i++;
+        } else if (!strcmp(a, "--step-name") && v) {
             if (strstr(v, "%") && !strstr(v, "%d")) die("--step-name takes one %%d");
             c->step_name = v;
             i++;
-        } else if (!strcmp(a, "--mark-steps")) { c->mark_steps = 1; c->no_nvtx = 1; }
-        else if (!strcmp(a, "--straggler") && v) {
+        } else if (!strcmp(a, "--mark-steps")) {
+            c->mark_steps = 1;
+            c->no_nvtx = 1;
+        } else if (!strcmp(a, "--straggler") && v) {
             if (sscanf(v, "%d:%lf", &c->straggler_rank, &c->straggler_ms) != 2) die("bad --straggler %s", v);
             i++;
         } else if (!strcmp(a, "--pause") && v) {
@@ -900,27 +919,28 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--no-nvtx")) c->no_nvtx = 1;
         else if (!strcmp(a, "--no-verbs")) c->no_verbs = 1;
         else if (!strcmp(a, "--no-proxy")) c->no_proxy = 1;
-        else if (!strcmp(a, "--no-plugin")) { c->no_plugin = 1; c->no_proxy = 1; }
-        else if (!strcmp(a, "--no-hostfacts")) c->no_hostfacts = 1;
-        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return 0; }
-        else { usage(stderr); die("unknown option %s", a); }
+        else if (!strcmp(a, "--no-plugin")) {
+            c->no_plugin = 1;
+            c->no_proxy = 1;
+        } else if (!strcmp(a, "--no-hostfacts")) c->no_hostfacts = 1;
+        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        } else {
+            usage(stderr);
+            die("unknown option %s", a);
+        }
     }
-    if (!c->out)
-        die("-o DIR is required");
+    if (!c->out) die("-o DIR is required");
     if (c->nodes < 1 || c->gpus < 1 || c->steps < 1 || c->kernels < 1 || c->nodes * c->gpus > 65536)
         die("bad cluster shape");
-    if (c->buckets < 1 || c->buckets > 64)
-        die("--buckets is 1..64");
-    if (strcmp(c->algo, "ring") && strcmp(c->algo, "tree"))
-        die("--algo is ring or tree");
+    if (c->buckets < 1 || c->buckets > 64) die("--buckets is 1..64");
+    if (strcmp(c->algo, "ring") && strcmp(c->algo, "tree")) die("--algo is ring or tree");
     rng_state = 0x9e3779b97f4a7c15ull ^ ((uint64_t)c->seed * 0x2545f4914f6cdd1dull);
-    if (mkdir(c->out, 0755) < 0 && errno != EEXIST)
-        die("cannot create %s: %s", c->out, strerror(errno));
+    if (mkdir(c->out, 0755) < 0 && errno != EEXIST) die("cannot create %s: %s", c->out, strerror(errno));
     build_model(&m);
-    for (int r = 0; r < m.n; r++)
-        write_rank(&m, r);
-    if (c->truth)
-        write_truth(&m);
+    for (int r = 0; r < m.n; r++) write_rank(&m, r);
+    if (c->truth) write_truth(&m);
     free(m.rs);
     free(m.truth);
     free(m.host_offset);
