@@ -34,14 +34,14 @@ endif
 
 # Sources are chosen by directory (HACKING.md has the map):
 #   the library   tracer/ (recording core) + preload/ (interposers) + the format's name tables
-#   the CLI       cli/ (one file per command) + analyzer/ + doctor/ + formats/ (reader) + formats/export/
+#   the CLI       cli/ (one file per command) + analyzer/ + doctor/ + formats/ (reader) + formats/export/ + util/
 #   both          hostfacts/ (snapshotted by the tracer, checked by doctor)
 # preload/cuda/ holds the parts that need the CUDA headers.
 LIB_SRCS := $(wildcard tracer/*.c preload/*.c) formats/rtrace_tables.c
 ifeq ($(HAVE_CUDA),1)
   LIB_SRCS += $(wildcard preload/cuda/*.c)
 endif
-CLI_SRCS := $(wildcard cli/*.c analyzer/*.c doctor/*.c formats/*.c formats/export/*.c)
+CLI_SRCS := $(wildcard cli/*.c analyzer/*.c doctor/*.c formats/*.c formats/export/*.c util/*.c)
 SHARED_SRCS := $(wildcard hostfacts/*.c)
 
 LIB_OBJS := $(patsubst %.c,$(B)/lib/%.o,$(LIB_SRCS) $(SHARED_SRCS))
@@ -49,7 +49,7 @@ CLI_OBJS := $(patsubst %.c,$(B)/cli/%.o,$(CLI_SRCS) $(SHARED_SRCS))
 # The recording core alone (no interposers), for test and bench programs that link it statically.
 CORE_OBJS := $(patsubst %.c,$(B)/lib/%.o,$(wildcard tracer/*.c) formats/rtrace_tables.c $(SHARED_SRCS))
 # The exporters with the reader they run on.
-EXPORT_OBJS := $(patsubst %.c,$(B)/cli/%.o,$(wildcard formats/export/*.c) formats/reader.c formats/rtrace_tables.c)
+EXPORT_OBJS := $(patsubst %.c,$(B)/cli/%.o,$(wildcard formats/export/*.c) formats/reader.c formats/rtrace_tables.c util/xalloc.c)
 # The CLI without its main() and the record launcher, for programs that call cmd_<name>() in-process.
 CLI_LIB_OBJS := $(filter-out $(B)/cli/cli/main.o $(B)/cli/cli/record.o,$(CLI_OBJS))
 
