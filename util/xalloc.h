@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 void *rs_xmalloc(size_t n, const char *what);
-void *rs_xcalloc(size_t count, size_t size, const char *what);     /* also fails on count*size overflow */
+void *rs_xcalloc(size_t count, size_t size, const char *what); /* also fails on count*size overflow */
 void *rs_xrealloc(void *p, size_t n, const char *what);
 void *rs_xreallocarray(void *p, size_t count, size_t size, const char *what);
 char *rs_xstrdup(const char *s, const char *what);

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Every process the tracer saw ends its file with a PROC_END, however it ends (.notes/hardening.md bugs
+# Every process the tracer saw ends its file with a PROC_END, however it ends (docs/dev/journal/hardening.md bugs
 # 17, 17b): a forked child that records nothing and leaves at once (exit or _exit) still gets its own file
 # (its file is opened lazily, at the first event or at the end); a file an exec replaces ends with a
 # PROC_END of reason 2 (exec); when the exec fails, the process goes on recording into the same file and

@@ -26,7 +26,7 @@
         }                                                                                      \
     } while (0)
 
-/* A check for a bug already reported (tests/corpus/regress/ holds its reproducer, .notes/hardening.md the
+/* A check for a bug already reported (tests/corpus/regress/ holds its reproducer, docs/dev/journal/hardening.md the
  * diagnosis): it fails like FZ_CHECK unless RS_FUZZ_KNOWN (comma list of bug ids) names it, so a long
  * campaign can keep looking for new bugs while an old one awaits its fix. */
 static inline int fz_known(const char *bug)

@@ -9,7 +9,7 @@
 #     core under threads, early thread exits and forks (tests/core/emitter, core linked
 #     statically), and the traced verbs storm on the software test NIC (softnic) with the TSan library
 #     preloaded (the whole tests/core suite is not run under TSan here: 5.5 min on 2 cores, and it fails
-#     today on bug 18 of .notes/hardening.md; `make soak` runs it).
+#     today on bug 18 of docs/dev/journal/hardening.md; `make soak` runs it).
 # The suites that preload the library into uninstrumented programs (verbs, softnic, nccl, the hardening
 # campaigns) run under ASan+UBSan in sanitizers_preload.t, beside this file under prove -j2.
 # A sanitizer report anywhere fails the test (halt_on_error). RS_SAN_SKIP=1 skips it (e.g. a quick

@@ -12,7 +12,7 @@ if [ $rc -eq 124 ]; then
     # Open softnic bug: once in a clean-clone CI run (sanitizer builds beside it) this run hung until the
     # limit with no output (it takes ~2 s at load 5; ~70 runs under load here did not reproduce it). One retry,
     # said out loud; a second hang fails the test.
-    diag "verbs_pingpong hung (30 s limit): retrying once (open softnic bug, see .notes/softnic.md)"
+    diag "verbs_pingpong hung (30 s limit): retrying once (open softnic bug, see docs/dev/journal/softnic.md)"
     out=$(run_timeout 30 "$RS_BUILD/examples/verbs_pingpong" -s 64K -n 200 2>&1)
     rc=$?
 fi
