@@ -11,6 +11,7 @@
 
 #include "analyze_int.h"
 #include "formats/reader.h"
+#include "util/xalloc.h"
 
 static const char *const cat_keys[] = {
 #define K(e, key, words) #key,
@@ -115,7 +116,7 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
         return -1;
     }
     struct work w = {.files = files, .nfiles = nf, .o = opts};
-    w.ranks = calloc((size_t)nf, sizeof *w.ranks);
+    w.ranks = rs_xcalloc((size_t)nf, sizeof *w.ranks, "analyze ranks");
     if (!w.ranks) {
         snprintf(err, errlen, "out of memory");
         rs_paths_free(files, nf);
@@ -146,7 +147,7 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
     for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
     if (shown) fprintf(stderr, "\rrailscope: report: %d files read%30s\n", nf, "");
 
-    struct rs_analysis *a = calloc(1, sizeof *a);
+    struct rs_analysis *a = rs_xcalloc(1, sizeof *a, "analyze a");
     if (!a) {
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -228,7 +229,8 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
         int seen = 0;
         for (size_t k = 0; k < a->nhostchecks && !seen; k++) seen = !strcmp(a->hostchecks[k].host, r->out.host);
         if (seen) continue;
-        struct rs_an_hostcheck *nh = realloc(a->hostchecks, (a->nhostchecks + r->nchecks) * sizeof *nh);
+        struct rs_an_hostcheck *nh =
+            rs_xrealloc(a->hostchecks, (a->nhostchecks + r->nchecks) * sizeof *nh, "analyze nh");
         if (!nh) break;
         a->hostchecks = nh;
         for (size_t k = 0; k < r->nchecks; k++)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analyze_local.h"
+#include "util/xalloc.h"
 
 #define HM_EMPTY 0xffffffffffffffffull
 
@@ -16,7 +17,7 @@ static void hm_grow(struct hmap *m)
     struct hm_slot *o = m->s;
     size_t ocap = m->cap;
     m->cap = ocap ? ocap * 2 : 64;
-    m->s = malloc(m->cap * sizeof *m->s);
+    m->s = rs_xmalloc(m->cap * sizeof *m->s, "analyze_hmap s");
     if (!m->s) {
         fprintf(stderr, "railscope: out of memory\n");
         exit(2);

@@ -5,13 +5,14 @@
 #include <string.h>
 
 #include "analyze_int.h"
+#include "util/xalloc.h"
 
 void *an_grow(void *p, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap) return p;
     size_t nc = *cap ? *cap * 2 : 16;
     while (nc < need) nc *= 2;
-    void *q = realloc(p, nc * elem);
+    void *q = rs_xrealloc(p, nc * elem, "analyze_iv q");
     if (!q) {
         fprintf(stderr, "railscope: out of memory\n");
         exit(2);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analyze_local.h"
+#include "util/xalloc.h"
 
 /* A rank's collective in a joined group; kend copied in (the clock refinement reads it in several passes,
  * and the ranks' collective arrays are scattered over the heap). */
@@ -53,7 +54,7 @@ static void dsort(double *b, size_t n, double *tmp)
 static double median(double *v, size_t n)
 {
     if (!n) return 0;
-    double small[256], *tmp = n <= 256 ? small : malloc(n * sizeof *tmp);
+    double small[256], *tmp = n <= 256 ? small : rs_xmalloc(n * sizeof *tmp, "analyze_join");
     if (tmp) {
         dsort(v, n, tmp);
         if (tmp != small) free(tmp);
@@ -82,7 +83,7 @@ static double bus_factor(const char *func, int n)
 /* Spread of collective ends with the current offsets: median over collectives of max |end - median end|. */
 static double end_spread(struct member *m, size_t nm, const double *off, double *tmp)
 {
-    double *sp = malloc((nm + 1) * sizeof *sp);
+    double *sp = rs_xmalloc((nm + 1) * sizeof *sp, "analyze_join sp");
     size_t ns = 0;
     for (size_t i = 0; i < nm;) {
         size_t j = i;
@@ -103,9 +104,9 @@ static double end_spread(struct member *m, size_t nm, const double *off, double 
 static void refine_clocks(struct rs_analysis *a, struct member *m, size_t nm, struct an_rank *R, size_t n, double *off)
 {
     /* hosts: same boot id (or host name) = same monotonic clock */
-    int *grp = malloc(n * sizeof *grp);
+    int *grp = rs_xmalloc(n * sizeof *grp, "analyze_join grp");
     size_t ng = 0;
-    const char **gname = malloc(n * sizeof *gname);
+    const char **gname = rs_xmalloc(n * sizeof *gname, "analyze_join gname");
     for (size_t i = 0; i < n; i++) {
         const char *key = R[i].boot_id[0] ? R[i].boot_id : R[i].out.host;
         size_t g = 0;
@@ -114,11 +115,13 @@ static void refine_clocks(struct rs_analysis *a, struct member *m, size_t nm, st
         grp[i] = (int)g;
     }
     /* a group can exceed n (several communicators without a hash): size by members */
-    double *tmp = malloc((nm + 1) * sizeof *tmp);
+    double *tmp = rs_xmalloc((nm + 1) * sizeof *tmp, "analyze_join tmp");
     a->anchor_skew_s = end_spread(m, nm, off, tmp);
     if (ng >= 2) {
-        size_t *cnt = calloc(ng, sizeof *cnt), *pos = calloc(ng + 1, sizeof *pos);
-        double *d = malloc((nm + 1) * sizeof *d), *corr = malloc(ng * sizeof *corr);
+        size_t *cnt = rs_xcalloc(ng, sizeof *cnt, "analyze_join cnt"),
+               *pos = rs_xcalloc(ng + 1, sizeof *pos, "analyze_join pos");
+        double *d = rs_xmalloc((nm + 1) * sizeof *d, "analyze_join d"),
+               *corr = rs_xmalloc(ng * sizeof *corr, "analyze_join corr");
         for (int round = 0; round < 3; round++) {
             memset(cnt, 0, ng * sizeof *cnt);
             for (size_t i = 0; i < nm; i++) cnt[grp[m[i].r]]++;
@@ -170,7 +173,7 @@ static void stragglers(struct rs_analysis *a, const double *late_count, const do
     size_t ns = 0;
     for (size_t i = 0; i < n; i++)
         if (late_count[i] > 0) ns++;
-    a->stragglers = calloc(ns ? ns : 1, sizeof *a->stragglers);
+    a->stragglers = rs_xcalloc(ns ? ns : 1, sizeof *a->stragglers, "analyze_join stragglers");
     for (size_t i = 0; i < n; i++) {
         if (late_count[i] <= 0) continue;
         struct rs_an_straggler *s = &a->stragglers[a->nstragglers++];
@@ -195,7 +198,7 @@ static void stragglers(struct rs_analysis *a, const double *late_count, const do
 void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs_report_opts *o)
 {
     (void)o;
-    double *off = calloc(n, sizeof *off);
+    double *off = rs_xcalloc(n, sizeof *off, "analyze_join off");
     int noanchor = 0;
     for (size_t i = 0; i < n; i++) {
         off[i] = R[i].have_anchor ? (double)R[i].anchor_offset : 0;
@@ -249,14 +252,14 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
         if (R[r].nlsteps > a->nsteps) a->nsteps = R[r].nlsteps;
 
     double rate_bpns = a->link_gbps / 8.0; /* bytes per ns */
-    a->colls = calloc(ng ? ng : 1, sizeof *a->colls);
-    double *late_count = calloc(n, sizeof(double)), *late_sum = calloc(n, sizeof(double)),
-           *cost = calloc(n, sizeof(double));
-    uint64_t *late_steps = calloc(n, sizeof(uint64_t));
-    int64_t *last_late_step = malloc(n * sizeof(int64_t));
+    a->colls = rs_xcalloc(ng ? ng : 1, sizeof *a->colls, "analyze_join colls");
+    double *late_count = rs_xcalloc(n, sizeof(double), "analyze_join late_count"),
+           *late_sum = rs_xcalloc(n, sizeof(double), "analyze_join late_sum"), *cost = calloc(n, sizeof(double));
+    uint64_t *late_steps = rs_xcalloc(n, sizeof(uint64_t), "analyze_join late_steps");
+    int64_t *last_late_step = rs_xmalloc(n * sizeof(int64_t), "analyze_join last_late_step");
     for (size_t i = 0; i < n; i++) last_late_step[i] = -1;
     uint64_t considered = 0;
-    double *tmp = malloc((nm + 1) * sizeof *tmp);
+    double *tmp = rs_xmalloc((nm + 1) * sizeof *tmp, "analyze_join tmp");
     double late_thr = fmax(20e3, 0.01 * step_mean_ns);
 
     for (size_t i = 0; i < nm;) {
@@ -375,7 +378,7 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
 
     /* per-rank output */
     a->nranks = n;
-    a->ranks = calloc(n, sizeof *a->ranks);
+    a->ranks = rs_xcalloc(n, sizeof *a->ranks, "analyze_join ranks");
     double step_sum = 0;
     uint64_t step_cnt = 0;
     const char *src = NULL;
@@ -386,7 +389,7 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
         if (rr->has_gpu) a->gpu_ranks++;
         if (!src && rr->step_source[0]) src = rr->step_source;
         out->nsteps = rr->nlsteps;
-        out->steps = calloc(rr->nlsteps ? rr->nlsteps : 1, sizeof *out->steps);
+        out->steps = rs_xcalloc(rr->nlsteps ? rr->nlsteps : 1, sizeof *out->steps, "analyze_join steps");
         for (size_t k = 0; k < rr->nlsteps; k++) {
             struct an_lstep *ls = &rr->lsteps[k];
             struct rs_an_step *s = &out->steps[k];
@@ -419,7 +422,7 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
         out->step_mean_s = rr->nlsteps ? tot / rr->nlsteps : 0;
         /* QPs */
         out->nqps = rr->nqps;
-        out->qps = calloc(rr->nqps ? rr->nqps : 1, sizeof *out->qps);
+        out->qps = rs_xcalloc(rr->nqps ? rr->nqps : 1, sizeof *out->qps, "analyze_join qps");
         for (size_t q = 0; q < rr->nqps; q++) {
             const struct an_qpacc *x = &rr->qps[q];
             struct rs_an_qp *y = &out->qps[q];

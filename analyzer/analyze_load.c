@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "analyze_local.h"
+#include "util/xalloc.h"
 
 /* ---- names ---- */
 /* "ProfilerStep#12", "step 3", "train_step_7", "Step#4": a step range; *id = its number or -1. */
@@ -51,7 +52,7 @@ static int kclass(struct pass *p, uint32_t id)
     if (id >= p->kcls_n) {
         size_t nn = p->kcls_n ? p->kcls_n : 256;
         while (nn <= id) nn *= 2;
-        p->kcls = realloc(p->kcls, nn);
+        p->kcls = rs_xrealloc(p->kcls, nn, "analyze_load kcls");
         if (!p->kcls) {
             fprintf(stderr, "railscope: out of memory\n");
             exit(2);
@@ -403,7 +404,7 @@ void an_load_rank(const char *path, const struct rs_report_opts *o, double link_
     }
     struct pass *p = tl_pass; /* the worker's pass of its previous file, recycled */
     tl_pass = NULL;
-    if (!p && !(p = calloc(1, sizeof *p))) {
+    if (!p && !(p = rs_xcalloc(1, sizeof *p, "analyze_load p"))) {
         fprintf(stderr, "railscope: out of memory\n");
         exit(2);
     }

@@ -10,6 +10,7 @@
 
 #include "analyze_local.h"
 #include "doctor/doctor_checks.h"
+#include "util/xalloc.h"
 
 /* qsort that first checks whether the input is already in order (the usual case: file order is mostly
  * time order), saving the sort's cost on the common path. */
@@ -131,15 +132,16 @@ static void match_kernels(struct pass *p)
 static void account_wrs(struct pass *p, struct ivec *free_net)
 {
     size_t n = 0;
-    uint32_t *idx = malloc((p->nwrs + 1) * sizeof *idx);
+    uint32_t *idx = rs_xmalloc((p->nwrs + 1) * sizeof *idx, "analyze_local idx");
     if (!idx) exit(2);
     for (size_t i = 0; i < p->nwrs; i++)
         if (p->wrs[i].done >= p->wrs[i].post && p->wrs[i].done) idx[n++] = (uint32_t)i;
     /* (qp, post) order: post order (usually the file's), then a stable counting sort by QP */
     g_wrs = p->wrs;
     an_sort(idx, n, sizeof *idx, cmp_wr_post);
-    size_t *cnt = calloc(p->nqps + 1, sizeof *cnt);
-    uint32_t *tmp = malloc((n + 1) * sizeof *tmp), *qi = malloc((n + 1) * sizeof *qi);
+    size_t *cnt = rs_xcalloc(p->nqps + 1, sizeof *cnt, "analyze_local cnt");
+    uint32_t *tmp = rs_xmalloc((n + 1) * sizeof *tmp, "analyze_local tmp"),
+             *qi = rs_xmalloc((n + 1) * sizeof *qi, "analyze_local qi");
     if (!cnt || !tmp || !qi) exit(2);
     for (size_t k = 0; k < n; k++) {
         uint64_t v = 0;
@@ -217,7 +219,7 @@ static void find_bounces(struct pass *p)
 {
     if (!p->ncopies || !p->nwrs) return;
     an_sort(p->copies, p->ncopies, sizeof *p->copies, cmp_copy_b);
-    uint32_t *idx = malloc(p->nwrs * sizeof *idx);
+    uint32_t *idx = rs_xmalloc(p->nwrs * sizeof *idx, "analyze_local idx");
     if (!idx) exit(2);
     for (size_t i = 0; i < p->nwrs; i++) idx[i] = (uint32_t)i;
     g_wrs = p->wrs;
@@ -264,7 +266,7 @@ static size_t steps_from_gaps(const struct iv *v, size_t n, int first_open, stru
     if (n < 2) return 0;
     /* The boundary gaps are the largest ones: cut the sorted gaps at their largest ratio jump, so that
      * one unusually long pause does not hide the ordinary step boundaries. Uniform gaps: every gap is one. */
-    uint64_t *g = malloc((n - 1) * sizeof *g);
+    uint64_t *g = rs_xmalloc((n - 1) * sizeof *g, "analyze_local g");
     size_t ng = 0;
     for (size_t i = 0; i + 1 < n; i++) /* start-to-start: robust to work that completes just in time */
         if (v[i + 1].a > v[i].a) g[ng++] = v[i + 1].a - v[i].a;
@@ -274,7 +276,7 @@ static size_t steps_from_gaps(const struct iv *v, size_t n, int first_open, stru
     }
     qsort(g, ng, sizeof *g, cmp_u64_desc);
     /* Two classes in log space (Otsu): boundary gaps and gaps inside a step. */
-    double *lg = malloc(ng * sizeof *lg), tot = 0;
+    double *lg = rs_xmalloc(ng * sizeof *lg, "analyze_local lg"), tot = 0;
     for (size_t i = 0; i < ng; i++) {
         lg[i] = log((double)g[i] + 1.0);
         tot += lg[i];
@@ -336,7 +338,7 @@ static void detect_steps(struct pass *p, struct ivec *free_net, struct srange **
     if (p->nmarks >= 2) {
         an_sort(p->marks, p->nmarks, sizeof *p->marks, cmp_range);
         /* a mark starts a step; the last one runs to the rank's last event */
-        struct srange *s = calloc(p->nmarks, sizeof *s);
+        struct srange *s = rs_xcalloc(p->nmarks, sizeof *s, "analyze_local s");
         for (size_t i = 0; i < p->nmarks; i++) {
             s[i].a = p->marks[i].a;
             s[i].b = i + 1 < p->nmarks ? p->marks[i + 1].a : p->last_ts;
@@ -348,7 +350,7 @@ static void detect_steps(struct pass *p, struct ivec *free_net, struct srange **
         return;
     }
     if (p->ncolls >= 2) {
-        struct iv *v = malloc(p->ncolls * sizeof *v);
+        struct iv *v = rs_xmalloc(p->ncolls * sizeof *v, "analyze_local v");
         for (size_t i = 0; i < p->ncolls; i++) v[i] = (struct iv){p->colls[i].kstart, p->colls[i].kend};
         *nsteps = steps_from_gaps(v, p->ncolls, 0, steps);
         free(v);
@@ -361,7 +363,7 @@ static void detect_steps(struct pass *p, struct ivec *free_net, struct srange **
         /* data-carrying sends in post order (zero-byte credits and acks blur the pattern) */
         struct iv *v = NULL;
         size_t nv = 0, cap = 0;
-        uint32_t *idx = malloc(p->nwrs * sizeof *idx);
+        uint32_t *idx = rs_xmalloc(p->nwrs * sizeof *idx, "analyze_local idx");
         size_t ni = 0;
         for (size_t i = 0; i < p->nwrs; i++)
             if (!p->wrs[i].ctrl && p->wrs[i].done) idx[ni++] = (uint32_t)i;
@@ -401,7 +403,7 @@ static void attribute(struct pass *p, const struct srange *steps, size_t nsteps,
         *AN_PUSH(fw, nfw, fwcap) = (struct iv){w->post, w->done};
         *AN_PUSH(fb, nfb, fbcap) = w->bytes;
     }
-    r->lsteps = calloc(nsteps ? nsteps : 1, sizeof *r->lsteps);
+    r->lsteps = rs_xcalloc(nsteps ? nsteps : 1, sizeof *r->lsteps, "analyze_local lsteps");
     r->nlsteps = nsteps;
     size_t ci = 0;
     for (size_t k = 0; k < nsteps; k++) {
@@ -514,10 +516,10 @@ void an_local(struct pass *p, double link_gbps_hint)
     r->ncolls = p->ncolls;
     p->colls = NULL;
     if (r->colls && r->ncolls) { /* kept until the join: give back the growth slack (~1/3 on average) */
-        struct an_lcoll *c = realloc(r->colls, r->ncolls * sizeof *c);
+        struct an_lcoll *c = rs_xrealloc(r->colls, r->ncolls * sizeof *c, "analyze_local c");
         if (c) r->colls = c;
     }
-    r->qps = calloc(p->nqps ? p->nqps : 1, sizeof *r->qps);
+    r->qps = rs_xcalloc(p->nqps ? p->nqps : 1, sizeof *r->qps, "analyze_local qps");
     r->nqps = p->nqps;
     for (size_t i = 0; i < p->nqps; i++) r->qps[i] = p->qps[i].acc;
     host_checks(p);
@@ -551,7 +553,7 @@ static void host_checks(struct pass *p)
     rs_facts_sort(&p->facts); /* as rs_doctor_check does first: the snapshot in canonical order */
     size_t len = 0;
     for (size_t i = 0; i < p->facts.n; i++) len += strlen(p->facts.v[i].key) + strlen(p->facts.v[i].value) + 2;
-    char *flat = malloc(len ? len : 1);
+    char *flat = rs_xmalloc(len ? len : 1, "analyze_local flat");
     if (!flat) {
         fprintf(stderr, "railscope: out of memory\n");
         exit(2);
@@ -569,7 +571,7 @@ static void host_checks(struct pass *p)
         if (chk_cache[k].facts && chk_cache[k].len == len && !memcmp(chk_cache[k].facts, flat, len)) {
             hit = 1;
             nres = cap = chk_cache[k].n;
-            res = malloc((cap ? cap : 1) * sizeof *res);
+            res = rs_xmalloc((cap ? cap : 1) * sizeof *res, "analyze_local res");
             if (!res) {
                 fprintf(stderr, "railscope: out of memory\n");
                 exit(2);
@@ -591,7 +593,7 @@ static void host_checks(struct pass *p)
             snprintf(c->fix, sizeof c->fix, "%.319s", v.v[i].fix);
         }
         rs_verdicts_free(&v);
-        struct rs_an_hostcheck *keep = malloc((nres ? nres : 1) * sizeof *keep);
+        struct rs_an_hostcheck *keep = rs_xmalloc((nres ? nres : 1) * sizeof *keep, "analyze_local keep");
         if (keep) {
             if (nres) memcpy(keep, res, nres * sizeof *keep);
             pthread_mutex_lock(&chk_mu);
@@ -610,7 +612,7 @@ static void host_checks(struct pass *p)
     for (size_t i = 0; i < nres; i++) {
         const struct rs_an_hostcheck *x = &res[i];
         size_t l1 = strlen(x->check) + 1, l2 = strlen(x->subject) + 1, l3 = strlen(x->msg) + 1, l4 = strlen(x->fix) + 1;
-        char *b = malloc(l1 + l2 + l3 + l4);
+        char *b = rs_xmalloc(l1 + l2 + l3 + l4, "analyze_local b");
         if (!b) {
             fprintf(stderr, "railscope: out of memory\n");
             exit(2);

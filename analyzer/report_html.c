@@ -22,6 +22,7 @@
 extern size_t rs_an_run_steps(const struct rs_analysis *a, struct rs_an_runstep **out) __attribute__((weak));
 #include "formats/export/export_int.h"
 #include "formats/reader.h"
+#include "util/xalloc.h"
 
 /* ---------------- small output helpers ---------------- */
 
@@ -116,7 +117,7 @@ static void bw_track(void *b, const struct rs_xtrack *t)
     if (sscanf(name, "QP %u tx", &qp) != 1) return;
     if (k->n == k->cap) {
         size_t nc = k->cap ? k->cap * 2 : 8;
-        struct bw_series *ns = realloc(k->s, nc * sizeof *ns);
+        struct bw_series *ns = rs_xrealloc(k->s, nc * sizeof *ns, "report_html ns");
         if (!ns) return;
         k->s = ns;
         k->cap = nc;

@@ -10,6 +10,7 @@
 #include "analysis.h"
 #include "analyze_int.h"
 #include "formats/rtrace.h"
+#include "util/xalloc.h"
 
 /* Output goes through a 64 KB buffer written with fwrite: a 1024-rank report is ~1 M members, and stdio
  * calls (fputs, fputc, printf) cost a function call, a lock or a format parse each. The hot members are
@@ -60,7 +61,7 @@ static void jp(struct jw *w, const char *fmt, ...)
         jw_mem(w, b, (size_t)k);
         return;
     }
-    char *m = malloc((size_t)k + 1);
+    char *m = rs_xmalloc((size_t)k + 1, "report_json m");
     if (!m) return;
     va_start(ap, fmt);
     vsnprintf(m, (size_t)k + 1, fmt, ap);
@@ -189,7 +190,7 @@ void rs_report_json(const struct rs_analysis *a, FILE *f)
 {
     for (int c = 0; c < RS_CAT_COUNT; c++)
         cat_pre_len[c] = (size_t)snprintf(cat_pre[c], sizeof cat_pre[c], "%s\"%s\": ", c ? ", " : "{", rs_cat_key(c));
-    struct jw *w = malloc(sizeof *w);
+    struct jw *w = rs_xmalloc(sizeof *w, "report_json w");
     if (!w) { /* out of memory: the caller sees the failed write */
         fputs("railscope: report: out of memory\n", stderr);
         exit(2);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "util/xalloc.h"
 
 #define MS(x)    ((x)*1e3)
 #define MAX_ROWS 16
@@ -66,7 +67,7 @@ void rs_report_text(const struct rs_analysis *a, FILE *f)
     fprintf(f, "  GPUDirect\n");
     /* Many ranks: show the MAX_ROWS with the most time outside compute (where the problems are). */
     size_t nshow = a->nranks > MAX_ROWS + 1 ? MAX_ROWS : a->nranks;
-    char *show = calloc(a->nranks ? a->nranks : 1, 1);
+    char *show = rs_xcalloc(a->nranks ? a->nranks : 1, 1, "report_text show");
     size_t shown = 0;
     /* first the ranks the findings and stragglers name: they are the causes, not the ones waiting */
     for (size_t i = 0; i < a->nranks && show && nshow < a->nranks; i++) {
@@ -138,7 +139,7 @@ void rs_report_text(const struct rs_analysis *a, FILE *f)
 
     if (a->ncolls) {
         size_t n = a->ncolls;
-        const struct rs_an_coll **v = malloc(n * sizeof *v);
+        const struct rs_an_coll **v = rs_xmalloc(n * sizeof *v, "report_text v");
         double skew = 0, bus = 0, rs = 0, ag = 0, red = 0, bc = 0;
         size_t ntree = 0;
         for (size_t i = 0; i < n; i++) {

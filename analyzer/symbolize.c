@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "symbolize.h"
+#include "util/xalloc.h"
 
 #define SYM_MAX_TABLE   (256ull << 20) /* bytes of one symbol or string table we accept */
 #define SYM_MAX_SYMS    (8u << 20)     /* function symbols kept per module */
@@ -43,7 +44,7 @@ struct rs_symbolizer {
     char *last; /* the last demangled name (one frame is printed at a time) */
 };
 
-struct rs_symbolizer *rs_sym_new(void) { return calloc(1, sizeof(struct rs_symbolizer)); }
+struct rs_symbolizer *rs_sym_new(void) { return rs_xcalloc(1, sizeof(struct rs_symbolizer), "symbolize"); }
 
 void rs_sym_free(struct rs_symbolizer *s)
 {
@@ -62,7 +63,7 @@ void rs_sym_free(struct rs_symbolizer *s)
 static void *read_at(int fd, uint64_t off, uint64_t n)
 {
     if (n == 0 || n > SYM_MAX_TABLE) return NULL;
-    unsigned char *b = malloc((size_t)n);
+    unsigned char *b = rs_xmalloc((size_t)n, "symbolize b");
     if (!b) return NULL;
     size_t got = 0;
     while (got < n) {
@@ -111,14 +112,14 @@ static int add_table(struct module *m, int fd, uint64_t fsize, const Elf64_Shdr 
         size_t len = (size_t)(end - nm) + 1;
         if (m->names_len + len > SYM_MAX_TABLE) break;
         if (m->nsyms % 4096 == 0) {
-            struct sym *ns = realloc(m->syms, (m->nsyms + 4096) * sizeof *ns);
+            struct sym *ns = rs_xrealloc(m->syms, (m->nsyms + 4096) * sizeof *ns, "symbolize ns");
             if (!ns) break;
             m->syms = ns;
         }
         if (m->names_len + len > m->names_cap) {
             size_t cap = m->names_cap ? m->names_cap : 1u << 16;
             while (cap < m->names_len + len) cap *= 2;
-            char *nn = realloc(m->names, cap);
+            char *nn = rs_xrealloc(m->names, cap, "symbolize nn");
             if (!nn) break;
             m->names = nn;
             m->names_cap = cap;
@@ -173,14 +174,14 @@ static struct module *module_get(struct rs_symbolizer *s, const char *path, size
     if (s->nmods >= SYM_MAX_MODULES || memchr(path, '\0', n)) return NULL;
     if (s->nmods == s->cap) {
         size_t cap = s->cap ? s->cap * 2 : 16;
-        struct module *nm = realloc(s->mods, cap * sizeof *nm);
+        struct module *nm = rs_xrealloc(s->mods, cap * sizeof *nm, "symbolize nm");
         if (!nm) return NULL;
         s->mods = nm;
         s->cap = cap;
     }
     struct module *m = &s->mods[s->nmods];
     memset(m, 0, sizeof *m);
-    m->path = malloc(n + 1);
+    m->path = rs_xmalloc(n + 1, "symbolize path");
     if (!m->path) return NULL;
     memcpy(m->path, path, n);
     m->path[n] = '\0';
