@@ -50,11 +50,19 @@ static void on_exit_flush(int status, void *arg)
     final_flush(status, RS_END_EXIT, 10000);
 }
 
+/* Destructors run from _dl_fini, which glibc registers (__libc_start_main) after a preloaded library's
+ * constructor has registered on_exit_flush: at exit() or a return from main, this runs first and
+ * on_exit_flush after it. The exit status is known only there, so this writes what has been recorded
+ * (shutdown hooks first, as before other libraries are gone) and leaves PROC_END to on_exit_flush. When
+ * the library was loaded after main started (dlopen), on_exit_flush ran already and this is a no-op. */
 __attribute__((destructor)) static void rs_core_dtor(void)
 {
-    /* Reached without exit() (e.g. return from main in a program that never called atexit handlers
-     * registered after ours): the on_exit handler normally ran already and this is a no-op. */
-    final_flush(0, RS_END_EXIT, 10000);
+    if (!ours()) return;
+    int g = rs_tls.guard;
+    rs_tls.guard = 1;
+    rs_run_shutdown_hooks();
+    rs_core_request(0, 0, 0, 10000, 1);
+    rs_tls.guard = g;
 }
 
 RS_EXPORT void _exit(int status)
