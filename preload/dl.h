@@ -4,6 +4,11 @@
 #ifndef RAILSCOPE_DL_H
 #define RAILSCOPE_DL_H
 
+#include <errno.h>
+#include <stdint.h>
+
+#include "tracer/rs_tracer.h"
+
 /* dlsym(RTLD_NEXT, name) / dlvsym(RTLD_NEXT, name, version) through the real dlsym (not our wrapper). */
 void *rs_dl_next(const char *name);
 void *rs_dl_next_v(const char *name, const char *version);
@@ -37,5 +42,77 @@ void rs_dl_register(const struct rs_dl_redirect *r, int n);
  * - a plain dlsym matches a registration whatever its version (dlsym returns the default version);
  *   dlvsym matches only the registered version (NULL registered version = any);
  * - the real dlsym/dlvsym are found in glibc's symbol table directly, never through dlsym itself. */
+
+/* ---- THE interposer skeleton ----
+ * Every wrapper in preload/ is written with these macros (tracer/rs_tracer.h's comment points here):
+ *
+ *   RS_REAL(name, ret, params, lookup)     at file scope, once per wrapped function: the type name##_fn,
+ *       the real-function slot `real_##name` (void *: a dlsym redirect's real_slot, see
+ *       RS_DL_REDIRECT) and `rs_real_##name()`, its typed accessor: the slot, else `lookup` (an expression,
+ *       usually rs_dl_real[_v](lib, "name"[, version]): RTLD_NEXT, then the already-loaded object), stored
+ *       once found. NULL when nowhere: the caller fails the call, it never calls NULL. Lock-free.
+ *
+ *   Inside the wrapper, in this order (the guard is the wrapper's own: `guard` names a pair guard##_enter()
+ *   (true = entered; false = this thread is already inside, do not record) and guard##_exit(); the
+ *   tracer's is rs_guard, a family may keep its own depth counter):
+ *   RS_WRAP_REAL(name, on_missing)         rs_fn = the real function; `on_missing` (a statement that
+ *                                          returns, e.g. `errno = ENOSYS; return NULL;`) when it is NULL
+ *   RS_WRAP_ENTER(fam, guard)              rs_rec = family on && guard entered; rs_t0 = rs_now()
+ *   ... work before the call ...
+ *   RS_WRAP_CALL(args)                     rs_ret = rs_fn args; rs_errno = errno (rs_fn: RS_WRAP_REAL's, or
+ *                                          a pointer the wrapper found itself, e.g. a patched entry's original)
+ *   ... bookkeeping (always), the event (only if rs_rec) ...
+ *   RS_WRAP_LEAVE(guard)                   guard exited if entered; errno = rs_errno; return rs_ret
+ *
+ *   RS_WRAP_FORWARD(fam, guard, args)      for wrappers with nothing to keep when not recording: after
+ *                                          RS_WRAP_REAL, forwards untouched (no clock read) unless the family
+ *                                          is on and the guard is entered; then rs_rec = 1 and rs_t0 is set.
+ *
+ * So a wrapper returns exactly what the real call returned, with the errno it left, whatever the wrapper
+ * did afterwards; an event is emitted only with the guard held (a nested wrapper forwards silently). */
+#define RS_REAL(name, ret, params, lookup)                              \
+    typedef ret(*name##_fn) params;                                     \
+    static void *real_##name;                                           \
+    static inline name##_fn rs_real_##name(void)                        \
+    {                                                                   \
+        void *p = __atomic_load_n(&real_##name, __ATOMIC_ACQUIRE);      \
+        if (RS_UNLIKELY(!p)) {                                          \
+            p = (lookup);                                               \
+            if (p) __atomic_store_n(&real_##name, p, __ATOMIC_RELEASE); \
+        }                                                               \
+        return (name##_fn)p;                                            \
+    }
+
+#define RS_WRAP_REAL(name, on_missing)  \
+    name##_fn rs_fn = rs_real_##name(); \
+    if (RS_UNLIKELY(!rs_fn)) {          \
+        on_missing;                     \
+    }                                   \
+    (void)0
+
+#define RS_WRAP_ENTER(fam, guard)                     \
+    const int rs_rec = rs_on(fam) && guard##_enter(); \
+    const uint64_t rs_t0 = rs_now()
+
+#define RS_WRAP_FORWARD(fam, guard, args)                   \
+    if (!rs_on(fam) || !guard##_enter()) return rs_fn args; \
+    const int rs_rec = 1;                                   \
+    const uint64_t rs_t0 = rs_now()
+
+#define RS_WRAP_CALL(args)                      \
+    __typeof__(rs_fn args) rs_ret = rs_fn args; \
+    const int rs_errno = errno
+
+#define RS_WRAP_LEAVE(guard)        \
+    do {                            \
+        if (rs_rec) guard##_exit(); \
+        errno = rs_errno;           \
+        return rs_ret;              \
+    } while (0)
+
+/* A dlsym/dlvsym redirect entry for a wrapper declared with RS_REAL (version NULL = any). */
+/* clang-format off */
+#define RS_DL_REDIRECT(name, version, wrapper) {#name, version, (void *)(wrapper), &real_##name}
+/* clang-format on */
 
 #endif

@@ -9,9 +9,11 @@
  * redirected here too. A call whose real function cannot be found returns ncclInternalError; nothing
  * ever calls NULL.
  *
- * The wrappers do not hold the tracer's reentrancy guard across the real call: NCCL registers memory and
- * posts verbs work inside these calls, and the verbs wrappers must see it. A per-thread depth counter keeps
- * NCCL's own nested API calls from being recorded twice. */
+ * Every wrapper is the skeleton of preload/dl.h (RS_REAL, RS_WRAP_REAL, RS_WRAP_FORWARD, RS_WRAP_CALL,
+ * RS_WRAP_LEAVE). Its guard is not the tracer's: NCCL registers memory and posts verbs work inside these
+ * calls, and the verbs wrappers must see it. nccl_guard, a per-thread flag, keeps NCCL's own nested API
+ * calls from being recorded twice. */
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,6 +36,13 @@ typedef struct rs_ncclConfig ncclConfig_t;
 
 __thread struct rs_nccl_init_tls rs_nccl_init_tls;
 static __thread int nccl_depth;
+static inline bool nccl_guard_enter(void)
+{
+    if (nccl_depth) return false;
+    nccl_depth = 1;
+    return true;
+}
+static inline void nccl_guard_exit(void) { nccl_depth = 0; }
 
 enum {
 #define RS_NF_ENUM(id, name) RS_NF_##name = id,
@@ -133,25 +142,26 @@ static void record_call(uint64_t t0, unsigned func, ncclComm_t comm, size_t coun
     rs_emit(&ev.h);
 }
 
-/* Wrapper body: resolve, forward when not tracing or nested, else time and record. */
-#define RS_NCCL_COLL_WRAPPER(fn, func, count_, dt_, op_, peer_, comm_, stream_, params, args)              \
-    typedef ncclResult_t(*fn##_fn) params;                                                                 \
-    static fn##_fn real_##fn##_slot;                                                                       \
-    RS_EXPORT ncclResult_t fn params                                                                       \
-    {                                                                                                      \
-        static fn##_fn real_;                                                                              \
-        if (RS_UNLIKELY(!real_)) real_ = real_##fn##_slot ? real_##fn##_slot : (fn##_fn)nccl_sym("p" #fn); \
-        if (RS_UNLIKELY(!real_)) {                                                                         \
-            rs_warn_once("%s: the real NCCL function is not found; returning ncclInternalError", #fn);     \
-            return RS_NCCL_INTERNAL_ERROR;                                                                 \
-        }                                                                                                  \
-        if (!rs_on(RS_FAM_nccl) || nccl_depth) return real_ args;                                          \
-        nccl_depth++;                                                                                      \
-        uint64_t t0 = rs_now();                                                                            \
-        ncclResult_t ret = real_ args;                                                                     \
-        record_call(t0, func, comm_, count_, dt_, op_, peer_, stream_, ret);                               \
-        nccl_depth--;                                                                                      \
-        return ret;                                                                                        \
+/* The skeleton's pieces for NCCL: the real function is NCCL's pncclX (else ncclX); a missing one fails the
+ * call with ncclInternalError; not recording (family off, or nested in another NCCL call) forwards. */
+#define NCCL_REAL(fn, params) RS_REAL(fn, ncclResult_t, params, nccl_sym("p" #fn))
+#define NCCL_MISSING(fn)                                                                           \
+    do {                                                                                           \
+        rs_warn_once("%s: the real NCCL function is not found; returning ncclInternalError", #fn); \
+        return RS_NCCL_INTERNAL_ERROR;                                                             \
+    } while (0)
+#define NCCL_ENTER(fn, args)            \
+    RS_WRAP_REAL(fn, NCCL_MISSING(fn)); \
+    RS_WRAP_FORWARD(RS_FAM_nccl, nccl_guard, args)
+
+#define RS_NCCL_COLL_WRAPPER(fn, func, count_, dt_, op_, peer_, comm_, stream_, params, args) \
+    NCCL_REAL(fn, params)                                                                     \
+    RS_EXPORT ncclResult_t fn params                                                          \
+    {                                                                                         \
+        NCCL_ENTER(fn, args);                                                                 \
+        RS_WRAP_CALL(args);                                                                   \
+        record_call(rs_t0, func, comm_, count_, dt_, op_, peer_, stream_, rs_ret);            \
+        RS_WRAP_LEAVE(nccl_guard);                                                            \
     }
 
 RS_NCCL_COLL_WRAPPER(ncclAllReduce, RS_NF_AllReduce, count, dt, op, -1, comm, stream,
@@ -242,122 +252,85 @@ static uint64_t init_end(void)
     return rs_nccl_init_tls.seen ? rs_nccl_init_tls.comm_hash : 0;
 }
 
-#define RS_NCCL_INIT_PROLOGUE(fn, type)                                                             \
-    static type real_;                                                                              \
-    if (RS_UNLIKELY(!real_)) real_ = real_##fn##_slot ? real_##fn##_slot : (type)nccl_sym("p" #fn); \
-    if (RS_UNLIKELY(!real_)) {                                                                      \
-        rs_warn_once("%s: the real NCCL function is not found; returning ncclInternalError", #fn);  \
-        return RS_NCCL_INTERNAL_ERROR;                                                              \
-    }
-
-typedef ncclResult_t (*ncclCommInitRank_fn)(ncclComm_t *, int, ncclUniqueId, int);
-static ncclCommInitRank_fn real_ncclCommInitRank_slot;
+NCCL_REAL(ncclCommInitRank, (ncclComm_t *, int, ncclUniqueId, int))
 RS_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank)
 {
-    RS_NCCL_INIT_PROLOGUE(ncclCommInitRank, ncclCommInitRank_fn)
-    if (!rs_on(RS_FAM_nccl) || nccl_depth) return real_(comm, nranks, id, rank);
-    nccl_depth++;
-    uint64_t t0 = rs_now();
+    NCCL_ENTER(ncclCommInitRank, (comm, nranks, id, rank));
     init_begin();
-    ncclResult_t ret = real_(comm, nranks, id, rank);
+    RS_WRAP_CALL((comm, nranks, id, rank));
     uint64_t hash = init_end();
-    record_init(t0, comm ? *comm : NULL, rank, nranks, 0, ret, hash);
-    nccl_depth--;
-    return ret;
+    record_init(rs_t0, comm ? *comm : NULL, rank, nranks, 0, rs_ret, hash);
+    RS_WRAP_LEAVE(nccl_guard);
 }
 
-typedef ncclResult_t (*ncclCommInitRankConfig_fn)(ncclComm_t *, int, ncclUniqueId, int, ncclConfig_t *);
-static ncclCommInitRankConfig_fn real_ncclCommInitRankConfig_slot;
+NCCL_REAL(ncclCommInitRankConfig, (ncclComm_t *, int, ncclUniqueId, int, ncclConfig_t *))
 RS_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank,
                                               ncclConfig_t *config)
 {
-    RS_NCCL_INIT_PROLOGUE(ncclCommInitRankConfig, ncclCommInitRankConfig_fn)
-    if (!rs_on(RS_FAM_nccl) || nccl_depth) return real_(comm, nranks, id, rank, config);
-    nccl_depth++;
-    uint64_t t0 = rs_now();
+    NCCL_ENTER(ncclCommInitRankConfig, (comm, nranks, id, rank, config));
     init_begin();
-    ncclResult_t ret = real_(comm, nranks, id, rank, config);
+    RS_WRAP_CALL((comm, nranks, id, rank, config));
     uint64_t hash = init_end();
-    record_init(t0, comm ? *comm : NULL, rank, nranks, 1, ret, hash);
-    nccl_depth--;
-    return ret;
+    record_init(rs_t0, comm ? *comm : NULL, rank, nranks, 1, rs_ret, hash);
+    RS_WRAP_LEAVE(nccl_guard);
 }
 
-typedef ncclResult_t (*ncclCommInitAll_fn)(ncclComm_t *, int, const int *);
-static ncclCommInitAll_fn real_ncclCommInitAll_slot;
+NCCL_REAL(ncclCommInitAll, (ncclComm_t *, int, const int *))
 RS_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comms_out, int ndev, const int *devlist)
 {
-    RS_NCCL_INIT_PROLOGUE(ncclCommInitAll, ncclCommInitAll_fn)
-    if (!rs_on(RS_FAM_nccl) || nccl_depth) return real_(comms_out, ndev, devlist);
-    nccl_depth++;
-    uint64_t t0 = rs_now();
-    ncclResult_t ret = real_(comms_out, ndev, devlist);
-    for (int i = 0; comms_out && i < ndev; i++) record_init(t0, ret == 0 ? comms_out[i] : NULL, i, ndev, 2, ret, 0);
-    nccl_depth--;
-    return ret;
+    NCCL_ENTER(ncclCommInitAll, (comms_out, ndev, devlist));
+    RS_WRAP_CALL((comms_out, ndev, devlist));
+    for (int i = 0; comms_out && i < ndev; i++)
+        record_init(rs_t0, rs_ret == 0 ? comms_out[i] : NULL, i, ndev, 2, rs_ret, 0);
+    RS_WRAP_LEAVE(nccl_guard);
 }
 
-typedef ncclResult_t (*ncclCommSplit_fn)(ncclComm_t, int, int, ncclComm_t *, ncclConfig_t *);
-static ncclCommSplit_fn real_ncclCommSplit_slot;
+NCCL_REAL(ncclCommSplit, (ncclComm_t, int, int, ncclComm_t *, ncclConfig_t *))
 RS_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm, ncclConfig_t *config)
 {
-    RS_NCCL_INIT_PROLOGUE(ncclCommSplit, ncclCommSplit_fn)
-    if (!rs_on(RS_FAM_nccl) || nccl_depth) return real_(comm, color, key, newcomm, config);
-    nccl_depth++;
-    uint64_t t0 = rs_now();
+    NCCL_ENTER(ncclCommSplit, (comm, color, key, newcomm, config));
     init_begin();
-    ncclResult_t ret = real_(comm, color, key, newcomm, config);
+    RS_WRAP_CALL((comm, color, key, newcomm, config));
     uint64_t hash = init_end();
-    ncclComm_t nc = (ret == 0 && newcomm) ? *newcomm : NULL;
-    record_init(t0, nc, -1, -1, 3, ret, hash); /* rank/nranks asked from NCCL on first use */
+    ncclComm_t nc = (rs_ret == 0 && newcomm) ? *newcomm : NULL;
+    record_init(rs_t0, nc, -1, -1, 3, rs_ret, hash); /* rank/nranks asked from NCCL on first use */
     if (nc) {
         struct rs_comm_state *s = comm_state(nc, false);
         if (s) s->rank = s->nranks = -2;
     }
-    nccl_depth--;
-    return ret;
+    RS_WRAP_LEAVE(nccl_guard);
 }
 
-typedef ncclResult_t (*ncclCommInitRankScalable_fn)(ncclComm_t *, int, int, int, ncclUniqueId *, ncclConfig_t *);
-static ncclCommInitRankScalable_fn real_ncclCommInitRankScalable_slot;
+NCCL_REAL(ncclCommInitRankScalable, (ncclComm_t *, int, int, int, ncclUniqueId *, ncclConfig_t *))
 RS_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *comm, int nranks, int rank, int nid, ncclUniqueId *ids,
                                                 ncclConfig_t *config)
 {
-    RS_NCCL_INIT_PROLOGUE(ncclCommInitRankScalable, ncclCommInitRankScalable_fn)
-    if (!rs_on(RS_FAM_nccl) || nccl_depth) return real_(comm, nranks, rank, nid, ids, config);
-    nccl_depth++;
-    uint64_t t0 = rs_now();
+    NCCL_ENTER(ncclCommInitRankScalable, (comm, nranks, rank, nid, ids, config));
     init_begin();
-    ncclResult_t ret = real_(comm, nranks, rank, nid, ids, config);
+    RS_WRAP_CALL((comm, nranks, rank, nid, ids, config));
     uint64_t hash = init_end();
-    record_init(t0, comm ? *comm : NULL, rank, nranks, 4, ret, hash);
-    nccl_depth--;
-    return ret;
+    record_init(rs_t0, comm ? *comm : NULL, rank, nranks, 4, rs_ret, hash);
+    RS_WRAP_LEAVE(nccl_guard);
 }
 
-typedef ncclResult_t (*comm_end_fn)(ncclComm_t);
-static ncclResult_t comm_end(comm_end_fn real_, ncclComm_t comm, unsigned how)
+static void record_end(uint64_t t0, ncclComm_t comm, unsigned how, ncclResult_t ret)
 {
-    if (!rs_on(RS_FAM_nccl) || nccl_depth) return real_(comm);
-    nccl_depth++;
-    uint64_t t0 = rs_now();
-    ncclResult_t ret = real_(comm);
     struct rs_ev_NCCL_COMM_END ev;
     RS_EV_INIT(&ev, NCCL_COMM_END, t0);
     ev.comm = (uint64_t)(uintptr_t)comm;
     ev.abort = how;
     ev.ret = ret;
     rs_emit(&ev.h);
-    nccl_depth--;
-    return ret;
 }
 
 #define RS_NCCL_END_WRAPPER(fn, how)           \
-    static comm_end_fn real_##fn##_slot;       \
+    NCCL_REAL(fn, (ncclComm_t))                \
     RS_EXPORT ncclResult_t fn(ncclComm_t comm) \
     {                                          \
-        RS_NCCL_INIT_PROLOGUE(fn, comm_end_fn) \
-        return comm_end(real_, comm, how);     \
+        NCCL_ENTER(fn, (comm));                \
+        RS_WRAP_CALL((comm));                  \
+        record_end(rs_t0, comm, how, rs_ret);  \
+        RS_WRAP_LEAVE(nccl_guard);             \
     }
 RS_NCCL_END_WRAPPER(ncclCommDestroy, 0)
 RS_NCCL_END_WRAPPER(ncclCommAbort, 1)
@@ -365,7 +338,7 @@ RS_NCCL_END_WRAPPER(ncclCommFinalize, 2)
 
 /* Programs that dlopen libnccl and look the entry points up with dlsym get the wrappers too; the slot
  * receives the function their look-up found. */
-#define RS_NCCL_REDIRECT(fn) {#fn, NULL, (void *)fn, (void **)&real_##fn##_slot},
+#define RS_NCCL_REDIRECT(fn) RS_DL_REDIRECT(fn, NULL, fn),
 /* clang-format off */
 #define RS_NCCL_WRAPPED(X)                                                                                            \
     X(ncclAllReduce)                                                                                                  \

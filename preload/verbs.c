@@ -60,21 +60,10 @@
       (struct vb_pd * pd, uint64_t off, size_t len, uint64_t iova, int fd, int access, int mlx5_access),               \
       (pd, off, len, iova, fd, access, mlx5_access))
 
-/* Real-function slots, typed, and their lazy resolution. */
-#define VB_DECL_REAL(name, ver, ret, params, args)                      \
-    typedef ret(*name##_fn) params;                                     \
-    static void *real_##name;                                           \
-    static name##_fn get_##name(void)                                   \
-    {                                                                   \
-        void *p = __atomic_load_n(&real_##name, __ATOMIC_ACQUIRE);      \
-        if (RS_UNLIKELY(!p)) {                                          \
-            p = rs_dl_real_v(VB_LIB_OF(#name), #name, ver);             \
-            if (p) __atomic_store_n(&real_##name, p, __ATOMIC_RELEASE); \
-        }                                                               \
-        return (name##_fn)p;                                            \
-    }
-VB_ENTRIES(VB_DECL_REAL)
-#undef VB_DECL_REAL
+/* Real-function slots, typed, resolved lazily (the skeleton's RS_REAL, preload/dl.h). */
+#define VB_REAL(name, ver, ret, params, args) RS_REAL(name, ret, params, rs_dl_real_v(VB_LIB_OF(#name), #name, ver))
+VB_ENTRIES(VB_REAL)
+#undef VB_REAL
 
 /* The wrapper for NAME is vbw_NAME (hidden); NAME itself is an exported alias. */
 #define VB_DECL_WRAP(name, ver, ret, params, args) static ret vbw_##name params;
@@ -84,25 +73,28 @@ VB_ENTRIES(VB_DECL_WRAP)
 VB_ENTRIES(VB_ALIAS)
 #undef VB_ALIAS
 
-#define FAIL_NOSYS(val) \
+/* Every wrapper is the skeleton of preload/dl.h: RS_WRAP_REAL (a missing real function fails the call with
+ * ENOSYS), RS_WRAP_ENTER (rs_rec: the verbs family is on and this thread took the tracer's guard),
+ * RS_WRAP_CALL, the tables (always), the event (if rs_rec), RS_WRAP_LEAVE. The helpers below never take or
+ * release the guard: the wrapper owns it. */
+#define VB_NOSYS(val)   \
     do {                \
         errno = ENOSYS; \
         return val;     \
     } while (0)
-
-/* Record when the family is on and this thread is not already inside a wrapper. */
-static inline int rec_begin(void) { return rs_on(RS_FAM_verbs) && rs_guard_enter(); }
+#define VB_ENTER(name, fail)            \
+    RS_WRAP_REAL(name, VB_NOSYS(fail)); \
+    RS_WRAP_ENTER(RS_FAM_verbs, rs_guard)
 
 /* Teardown calls record {handle, ret}: close_device, dereg_mr and destroy_cq share that layout. */
-#define EMIT_RELEASE(KIND, FIELD, obj, t0, ret) \
+#define EMIT_RELEASE(KIND, FIELD, obj, t0, rv)  \
     do {                                        \
         struct rs_ev_##KIND ev_;                \
         RS_EV_INIT(&ev_, KIND, t0);             \
         ev_.FIELD = (uint64_t)(uintptr_t)(obj); \
-        ev_.ret = (ret);                        \
+        ev_.ret = (rv);                         \
         ev_.pad = 0;                            \
         rs_emit(&ev_.h);                        \
-        rs_guard_exit();                        \
     } while (0)
 
 /* ---- device ---- */
@@ -129,13 +121,12 @@ static void ctx_opened(int rec, struct vb_context *ctx, const struct vb_device *
     ev.device = c ? c->dev_str : 0;
     ev.pad = 0;
     rs_emit(&ev.h);
-    rs_guard_exit();
 }
 
 /* A context opened out of our sight (libibverbs' private verbs_open_device called directly by a provider
  * library, or any other path that skips the exported opens): patched when the application first uses it
  * through an exported entry point that only succeeds on a live context (ibv_alloc_pd, ibv_create_cq,
- * ibv_create_qp), and recorded then as IBV_OPEN_DEVICE with aux = 4. rec: the caller holds the guard. */
+ * ibv_create_qp), and recorded then as IBV_OPEN_DEVICE with aux = 4 (if rec: the wrapper holds the guard). */
 static void ctx_adopt(struct vb_context *ctx, uint64_t t0, int rec)
 {
     if (!ctx || vb_ctx_find(ctx)) return;
@@ -158,63 +149,36 @@ static void ctx_adopt(struct vb_context *ctx, uint64_t t0, int rec)
     rs_emit(&ev.h);
 }
 
-/* ctx_adopt from a wrapper that does not hold the guard. */
-static void ctx_adopt_unguarded(struct vb_context *ctx, uint64_t t0)
-{
-    if (!ctx || vb_ctx_find(ctx)) return;
-    int rec = rec_begin();
-    ctx_adopt(ctx, t0, rec);
-    if (rec) rs_guard_exit();
-}
-
 static struct vb_context *vbw_ibv_open_device(struct vb_device *dev)
 {
-    ibv_open_device_fn real = get_ibv_open_device();
-    if (!real) FAIL_NOSYS(NULL);
-    int rec = rec_begin();
-    uint64_t t0 = rs_now();
-    struct vb_context *ctx = real(dev);
-    int saved = errno;
-    ctx_opened(rec, ctx, dev, t0, saved, 0);
-    errno = saved;
-    return ctx;
+    VB_ENTER(ibv_open_device, NULL);
+    RS_WRAP_CALL((dev));
+    ctx_opened(rs_rec, rs_ret, dev, rs_t0, rs_errno, 0);
+    RS_WRAP_LEAVE(rs_guard);
 }
 
 /* A context shared from another process through its command fd (aux = 2 on success). */
 static struct vb_context *vbw_ibv_import_device(int cmd_fd)
 {
-    ibv_import_device_fn real = get_ibv_import_device();
-    if (!real) FAIL_NOSYS(NULL);
-    int rec = rec_begin();
-    uint64_t t0 = rs_now();
-    struct vb_context *ctx = real(cmd_fd);
-    int saved = errno;
-    ctx_opened(rec, ctx, ctx ? ctx->device : NULL, t0, saved, 2);
-    errno = saved;
-    return ctx;
+    VB_ENTER(ibv_import_device, NULL);
+    RS_WRAP_CALL((cmd_fd));
+    ctx_opened(rs_rec, rs_ret, rs_ret ? rs_ret->device : NULL, rs_t0, rs_errno, 2);
+    RS_WRAP_LEAVE(rs_guard);
 }
 
 /* mlx5's own open (DEVX, AES-XTS users; libmlx5 reaches the private verbs_open_device, not
  * ibv_open_device): aux = 3. */
 static struct vb_context *vbw_mlx5dv_open_device(struct vb_device *dev, void *attr)
 {
-    mlx5dv_open_device_fn real = get_mlx5dv_open_device();
-    if (!real) FAIL_NOSYS(NULL);
-    int rec = rec_begin();
-    uint64_t t0 = rs_now();
-    struct vb_context *ctx = real(dev, attr);
-    int saved = errno;
-    ctx_opened(rec, ctx, dev, t0, saved, 3);
-    errno = saved;
-    return ctx;
+    VB_ENTER(mlx5dv_open_device, NULL);
+    RS_WRAP_CALL((dev, attr));
+    ctx_opened(rs_rec, rs_ret, dev, rs_t0, rs_errno, 3);
+    RS_WRAP_LEAVE(rs_guard);
 }
 
 static int vbw_ibv_close_device(struct vb_context *ctx)
 {
-    ibv_close_device_fn real = get_ibv_close_device();
-    if (!real) FAIL_NOSYS(-1);
-    int rec = rec_begin();
-    uint64_t t0 = rs_now();
+    VB_ENTER(ibv_close_device, -1);
     /* The context's memory goes away with the call: restore its ops and forget it first. */
     struct vb_ctx_rec *c = ctx ? vb_ctx_find(ctx) : NULL;
     if (c) {
@@ -225,43 +189,34 @@ static int vbw_ibv_close_device(struct vb_context *ctx)
         vb_cq_unbind_ctx(c);
         vb_ctx_del(ctx);
     }
-    int ret = real(ctx);
-    int saved = errno;
-    if (ret && c && (c = vb_ctx_add(ctx))) { /* still open: keep tracing it */
+    RS_WRAP_CALL((ctx));
+    if (rs_ret && c && (c = vb_ctx_add(ctx))) { /* still open: keep tracing it */
         vb_patch_ops(c);
         vb_patch_vctx(c);
     }
-    if (rec) EMIT_RELEASE(IBV_CLOSE_DEVICE, ctx, ctx, t0, ret);
-    errno = saved;
-    return ret;
+    if (rs_rec) EMIT_RELEASE(IBV_CLOSE_DEVICE, ctx, ctx, rs_t0, rs_ret);
+    RS_WRAP_LEAVE(rs_guard);
 }
 
 static struct vb_pd *vbw_ibv_alloc_pd(struct vb_context *ctx)
 {
-    ibv_alloc_pd_fn real = get_ibv_alloc_pd();
-    if (!real) FAIL_NOSYS(NULL);
-    int rec = rec_begin();
-    uint64_t t0 = rs_now();
-    struct vb_pd *pd = real(ctx);
-    int saved = errno;
-    if (pd) ctx_adopt(ctx, t0, rec);
-    if (rec) {
+    VB_ENTER(ibv_alloc_pd, NULL);
+    RS_WRAP_CALL((ctx));
+    if (rs_ret) ctx_adopt(ctx, rs_t0, rs_rec);
+    if (rs_rec) {
         struct rs_ev_IBV_ALLOC_PD ev;
-        RS_EV_INIT(&ev, IBV_ALLOC_PD, t0);
-        ev.h.aux = pd ? 0 : (uint32_t)saved;
-        ev.pd = (uint64_t)(uintptr_t)pd;
+        RS_EV_INIT(&ev, IBV_ALLOC_PD, rs_t0);
+        ev.h.aux = rs_ret ? 0 : (uint32_t)rs_errno;
+        ev.pd = (uint64_t)(uintptr_t)rs_ret;
         ev.ctx = (uint64_t)(uintptr_t)ctx;
         rs_emit(&ev.h);
-        rs_guard_exit();
     }
-    errno = saved;
-    return pd;
+    RS_WRAP_LEAVE(rs_guard);
 }
 
 /* ---- memory registration ---- */
 
-/* Table and event for any registration; dmabuf MRs are of kind dmabuf, their CUDA device found from iova.
- * Like ctx_opened, ends the wrapper's guard when it records. */
+/* Table and event for any registration; dmabuf MRs are of kind dmabuf, their CUDA device found from iova. */
 static void mr_done(int rec, struct vb_pd *pd, struct vb_mr *mr, uint64_t addr, uint64_t len, uint64_t iova,
                     unsigned access, int is_dmabuf, int dmabuf_fd, uint64_t t0, int err)
 {
@@ -297,83 +252,58 @@ static void mr_done(int rec, struct vb_pd *pd, struct vb_mr *mr, uint64_t addr, 
     ev.err = mr ? 0 : err;
     ev.pad = 0;
     rs_emit(&ev.h);
-    rs_guard_exit();
 }
 
 static struct vb_mr *vbw_ibv_reg_mr(struct vb_pd *pd, void *addr, size_t len, int access)
 {
-    ibv_reg_mr_fn real = get_ibv_reg_mr();
-    if (!real) FAIL_NOSYS(NULL);
-    int rec = rec_begin();
-    uint64_t t0 = rs_now();
-    struct vb_mr *mr = real(pd, addr, len, access);
-    int saved = errno;
-    mr_done(rec, pd, mr, (uintptr_t)addr, len, (uintptr_t)addr, (unsigned)access, 0, -1, t0, saved);
-    errno = saved;
-    return mr;
+    VB_ENTER(ibv_reg_mr, NULL);
+    RS_WRAP_CALL((pd, addr, len, access));
+    mr_done(rs_rec, pd, rs_ret, (uintptr_t)addr, len, (uintptr_t)addr, (unsigned)access, 0, -1, rs_t0, rs_errno);
+    RS_WRAP_LEAVE(rs_guard);
 }
 
 static struct vb_mr *vbw_ibv_reg_mr_iova(struct vb_pd *pd, void *addr, size_t len, uint64_t iova, int access)
 {
-    ibv_reg_mr_iova_fn real = get_ibv_reg_mr_iova();
-    if (!real) FAIL_NOSYS(NULL);
-    int rec = rec_begin();
-    uint64_t t0 = rs_now();
-    struct vb_mr *mr = real(pd, addr, len, iova, access);
-    int saved = errno;
-    mr_done(rec, pd, mr, (uintptr_t)addr, len, iova, (unsigned)access, 0, -1, t0, saved);
-    errno = saved;
-    return mr;
+    VB_ENTER(ibv_reg_mr_iova, NULL);
+    RS_WRAP_CALL((pd, addr, len, iova, access));
+    mr_done(rs_rec, pd, rs_ret, (uintptr_t)addr, len, iova, (unsigned)access, 0, -1, rs_t0, rs_errno);
+    RS_WRAP_LEAVE(rs_guard);
 }
 
 static struct vb_mr *vbw_ibv_reg_mr_iova2(struct vb_pd *pd, void *addr, size_t len, uint64_t iova, unsigned access)
 {
-    ibv_reg_mr_iova2_fn real = get_ibv_reg_mr_iova2();
-    if (!real) FAIL_NOSYS(NULL);
-    int rec = rec_begin();
-    uint64_t t0 = rs_now();
-    struct vb_mr *mr = real(pd, addr, len, iova, access);
-    int saved = errno;
-    mr_done(rec, pd, mr, (uintptr_t)addr, len, iova, access, 0, -1, t0, saved);
-    errno = saved;
-    return mr;
+    VB_ENTER(ibv_reg_mr_iova2, NULL);
+    RS_WRAP_CALL((pd, addr, len, iova, access));
+    mr_done(rs_rec, pd, rs_ret, (uintptr_t)addr, len, iova, access, 0, -1, rs_t0, rs_errno);
+    RS_WRAP_LEAVE(rs_guard);
 }
 
 static struct vb_mr *vbw_ibv_reg_dmabuf_mr(struct vb_pd *pd, uint64_t off, size_t len, uint64_t iova, int fd,
                                            int access)
 {
-    ibv_reg_dmabuf_mr_fn real = get_ibv_reg_dmabuf_mr();
-    if (!real) FAIL_NOSYS(NULL);
-    int rec = rec_begin();
-    uint64_t t0 = rs_now();
-    struct vb_mr *mr = real(pd, off, len, iova, fd, access);
-    int saved = errno;
+    VB_ENTER(ibv_reg_dmabuf_mr, NULL);
+    RS_WRAP_CALL((pd, off, len, iova, fd, access));
     /* mr->addr holds the offset for dmabuf MRs: the iova argument is the address the WRs use */
-    mr_done(rec, pd, mr, off, len, iova, (unsigned)access, 1, fd, t0, saved);
-    errno = saved;
-    return mr;
+    mr_done(rs_rec, pd, rs_ret, off, len, iova, (unsigned)access, 1, fd, rs_t0, rs_errno);
+    RS_WRAP_LEAVE(rs_guard);
 }
 
 /* Re-registration may move the MR (new address, PD, keys): the old lkey leaves the table, the new one
  * enters with a fresh classification; recorded as an IBV_REG_MR with hdr.aux = 1 (err = the return value). */
 static int vbw_ibv_rereg_mr(struct vb_mr *mr, int flags, struct vb_pd *pd, void *addr, size_t len, int access)
 {
-    ibv_rereg_mr_fn real = get_ibv_rereg_mr();
-    if (!real) FAIL_NOSYS(-1);
-    int rec = rec_begin();
-    uint64_t t0 = rs_now();
+    VB_ENTER(ibv_rereg_mr, -1);
     struct vb_ctx_rec *c = mr ? vb_ctx_find(mr->context) : NULL;
     uint32_t old_lkey = mr ? mr->lkey : 0;
-    int ret = real(mr, flags, pd, addr, len, access);
-    int saved = errno;
-    if (!ret && mr) {
+    RS_WRAP_CALL((mr, flags, pd, addr, len, access));
+    if (!rs_ret && mr) {
         if (c) vb_mr_del(c, old_lkey);
-        mr_done(0, mr->pd, mr, (uintptr_t)mr->addr, mr->length, (uintptr_t)mr->addr, (unsigned)access, 0, -1, t0, 0);
+        mr_done(0, mr->pd, mr, (uintptr_t)mr->addr, mr->length, (uintptr_t)mr->addr, (unsigned)access, 0, -1, rs_t0, 0);
     }
-    if (rec) {
+    if (rs_rec) {
         struct rs_ev_IBV_REG_MR ev;
         memset(&ev, 0, sizeof ev);
-        RS_EV_INIT(&ev, IBV_REG_MR, t0);
+        RS_EV_INIT(&ev, IBV_REG_MR, rs_t0);
         ev.h.aux = 1;
         ev.mr = (uint64_t)(uintptr_t)mr;
         if (mr) {
@@ -386,15 +316,13 @@ static int vbw_ibv_rereg_mr(struct vb_mr *mr, int flags, struct vb_pd *pd, void 
             ev.mem = c ? vb_mr_kind(c, mr->lkey) : RS_MEM_UNKNOWN;
         }
         ev.access = (uint32_t)access;
-        ev.dur = rs_now() - t0;
+        ev.dur = rs_now() - rs_t0;
         ev.dmabuf_fd = -1;
         ev.cuda_device = -1;
-        ev.err = ret;
+        ev.err = rs_ret;
         rs_emit(&ev.h);
-        rs_guard_exit();
     }
-    errno = saved;
-    return ret;
+    RS_WRAP_LEAVE(rs_guard);
 }
 
 /* NCCL's Data Direct registration (ConnectX-8): a dmabuf MR through libmlx5. Recorded as any dmabuf MR;
@@ -402,36 +330,27 @@ static int vbw_ibv_rereg_mr(struct vb_mr *mr, int flags, struct vb_pd *pd, void 
 static struct vb_mr *vbw_mlx5dv_reg_dmabuf_mr(struct vb_pd *pd, uint64_t off, size_t len, uint64_t iova, int fd,
                                               int access, int mlx5_access)
 {
-    mlx5dv_reg_dmabuf_mr_fn real = get_mlx5dv_reg_dmabuf_mr();
-    if (!real) FAIL_NOSYS(NULL);
-    int rec = rec_begin();
-    uint64_t t0 = rs_now();
-    struct vb_mr *mr = real(pd, off, len, iova, fd, access, mlx5_access);
-    int saved = errno;
-    mr_done(rec, pd, mr, off, len, iova, (unsigned)access, 1, fd, t0, saved);
-    errno = saved;
-    return mr;
+    VB_ENTER(mlx5dv_reg_dmabuf_mr, NULL);
+    RS_WRAP_CALL((pd, off, len, iova, fd, access, mlx5_access));
+    mr_done(rs_rec, pd, rs_ret, off, len, iova, (unsigned)access, 1, fd, rs_t0, rs_errno);
+    RS_WRAP_LEAVE(rs_guard);
 }
 
 static int vbw_ibv_dereg_mr(struct vb_mr *mr)
 {
-    ibv_dereg_mr_fn real = get_ibv_dereg_mr();
-    if (!real) FAIL_NOSYS(EINVAL);
-    int rec = rec_begin();
-    uint64_t t0 = rs_now();
+    VB_ENTER(ibv_dereg_mr, EINVAL);
     struct vb_ctx_rec *c = mr ? vb_ctx_find(mr->context) : NULL;
     uint32_t lkey = mr ? mr->lkey : 0;
-    int ret = real(mr);
-    int saved = errno;
-    if (!ret && c) vb_mr_del(c, lkey);
-    if (rec) EMIT_RELEASE(IBV_DEREG_MR, mr, mr, t0, ret);
-    errno = saved;
-    return ret;
+    RS_WRAP_CALL((mr));
+    if (!rs_ret && c) vb_mr_del(c, lkey);
+    if (rs_rec) EMIT_RELEASE(IBV_DEREG_MR, mr, mr, rs_t0, rs_ret);
+    RS_WRAP_LEAVE(rs_guard);
 }
 
 /* ---- CQs ---- */
 
-void vb_cq_created(struct vb_context *ctx, struct vb_cq *cq, int cqe, int ex, uint64_t wc_flags, uint64_t t0, int err)
+void vb_cq_created(int rec, struct vb_context *ctx, struct vb_cq *cq, int cqe, int ex, uint64_t wc_flags, uint64_t t0,
+                   int err)
 {
     struct vb_ctx_rec *c = ctx ? vb_ctx_find(ctx) : NULL;
     if (cq && c) {
@@ -441,7 +360,7 @@ void vb_cq_created(struct vb_context *ctx, struct vb_cq *cq, int cqe, int ex, ui
             vb_patch_cq_ex(q);
         }
     }
-    if (!rec_begin()) return;
+    if (!rec) return;
     struct rs_ev_IBV_CREATE_CQ ev;
     RS_EV_INIT(&ev, IBV_CREATE_CQ, t0);
     ev.h.aux = cq ? 0 : (uint32_t)err;
@@ -450,41 +369,31 @@ void vb_cq_created(struct vb_context *ctx, struct vb_cq *cq, int cqe, int ex, ui
     ev.cqe = (uint32_t)(cq ? cq->cqe : cqe);
     ev.ext = (uint32_t)ex;
     rs_emit(&ev.h);
-    rs_guard_exit();
 }
 
+/* The guard is held across the real call, so that a provider creating the CQ through create_cq_ex (our
+ * w_create_cq_ex) keeps its tables there but records nothing: the CQ is recorded once, here. */
 static struct vb_cq *vbw_ibv_create_cq(struct vb_context *ctx, int cqe, void *cq_ctx, void *channel, int vec)
 {
-    ibv_create_cq_fn real = get_ibv_create_cq();
-    if (!real) FAIL_NOSYS(NULL);
-    /* Held across the real call so that a provider creating the CQ through create_cq_ex records once. */
-    int g = rs_guard_enter();
-    uint64_t t0 = rs_now();
-    struct vb_cq *cq = real(ctx, cqe, cq_ctx, channel, vec);
-    int saved = errno;
-    if (g) rs_guard_exit();
-    if (cq) ctx_adopt_unguarded(ctx, t0);
-    vb_cq_created(ctx, cq, cqe, 0, 0, t0, saved);
-    errno = saved;
-    return cq;
+    VB_ENTER(ibv_create_cq, NULL);
+    RS_WRAP_CALL((ctx, cqe, cq_ctx, channel, vec));
+    if (rs_ret) ctx_adopt(ctx, rs_t0, rs_rec);
+    vb_cq_created(rs_rec, ctx, rs_ret, cqe, 0, 0, rs_t0, rs_errno);
+    RS_WRAP_LEAVE(rs_guard);
 }
 
 static int vbw_ibv_destroy_cq(struct vb_cq *cq)
 {
-    ibv_destroy_cq_fn real = get_ibv_destroy_cq();
-    if (!real) FAIL_NOSYS(EINVAL);
-    int rec = rec_begin();
-    uint64_t t0 = rs_now();
+    VB_ENTER(ibv_destroy_cq, EINVAL);
     struct vb_cq_rec *q = cq ? vb_cq_find(cq) : NULL;
     struct vb_cq_rec keep;
     if (q) {
-        if (rec) vb_flush_empty(q, t0); /* the last interval of this CQ */
+        if (rs_rec) vb_flush_empty(q, rs_t0); /* the last interval of this CQ */
         keep = *q;
         vb_cq_del(cq);
     }
-    int ret = real(cq);
-    int saved = errno;
-    if (ret && q) { /* still alive: keep counting it */
+    RS_WRAP_CALL((cq));
+    if (rs_ret && q) { /* still alive: keep counting it */
         struct vb_cq_rec *n = vb_cq_add(cq, keep.c);
         if (n && keep.ex) {
             n->wc_flags = keep.wc_flags;
@@ -494,15 +403,14 @@ static int vbw_ibv_destroy_cq(struct vb_cq *cq)
             n->ex = 1;
         }
     }
-    if (rec) EMIT_RELEASE(IBV_DESTROY_CQ, cq, cq, t0, ret);
-    errno = saved;
-    return ret;
+    if (rs_rec) EMIT_RELEASE(IBV_DESTROY_CQ, cq, cq, rs_t0, rs_ret);
+    RS_WRAP_LEAVE(rs_guard);
 }
 
 /* ---- QPs ---- */
 
-void vb_qp_created(struct vb_context *ctx, struct vb_qp *qp, const struct vb_qp_init_attr *a, int ex, uint64_t t0,
-                   int err)
+void vb_qp_created(int rec, struct vb_context *ctx, struct vb_qp *qp, const struct vb_qp_init_attr *a, int ex,
+                   uint64_t t0, int err)
 {
     struct vb_ctx_rec *c = ctx ? vb_ctx_find(ctx) : NULL;
     if (qp && c && ex == 2) {
@@ -514,7 +422,7 @@ void vb_qp_created(struct vb_context *ctx, struct vb_qp *qp, const struct vb_qp_
             struct vb_cq_rec *q = vb_cq_find(i ? qp->recv_cq : qp->send_cq);
             if (q && q->qp_single != qp->qp_num) q->qp_single = q->qp_single ? UINT32_MAX : qp->qp_num;
         }
-    if (!rec_begin()) return;
+    if (!rec) return;
     struct rs_ev_IBV_CREATE_QP ev;
     RS_EV_INIT(&ev, IBV_CREATE_QP, t0);
     ev.h.aux = qp ? 0 : (uint32_t)err;
@@ -531,39 +439,28 @@ void vb_qp_created(struct vb_context *ctx, struct vb_qp *qp, const struct vb_qp_
     ev.ext = (uint32_t)ex;
     ev.pad = 0;
     rs_emit(&ev.h);
-    rs_guard_exit();
 }
 
 static struct vb_qp *vbw_ibv_create_qp(struct vb_pd *pd, struct vb_qp_init_attr *attr)
 {
-    ibv_create_qp_fn real = get_ibv_create_qp();
-    if (!real) FAIL_NOSYS(NULL);
-    int g = rs_guard_enter();
-    uint64_t t0 = rs_now();
-    struct vb_qp *qp = real(pd, attr);
-    int saved = errno;
-    if (g) rs_guard_exit();
-    if (qp) ctx_adopt_unguarded(qp->context, t0);
-    vb_qp_created(pd ? pd->context : NULL, qp, attr, 0, t0, saved);
-    errno = saved;
-    return qp;
+    VB_ENTER(ibv_create_qp, NULL); /* held across the call: a provider going through create_qp_ex records once */
+    RS_WRAP_CALL((pd, attr));
+    if (rs_ret) ctx_adopt(rs_ret->context, rs_t0, rs_rec);
+    vb_qp_created(rs_rec, pd ? pd->context : NULL, rs_ret, attr, 0, rs_t0, rs_errno);
+    RS_WRAP_LEAVE(rs_guard);
 }
 
 static int vbw_ibv_modify_qp(struct vb_qp *qp, struct vb_qp_attr *attr, int mask)
 {
-    ibv_modify_qp_fn real = get_ibv_modify_qp();
-    if (!real) FAIL_NOSYS(EINVAL);
-    int rec = rec_begin();
-    uint64_t t0 = rs_now();
-    int ret = real(qp, attr, mask);
-    int saved = errno;
+    VB_ENTER(ibv_modify_qp, EINVAL);
+    RS_WRAP_CALL((qp, attr, mask));
     /* Providers may swap builders on state changes (mlx5's wr_complete): re-patch, keeping the new ones. */
     struct vb_qp_rec *r = qp ? vb_qp_find(qp) : NULL;
     if (r && r->ex) vb_patch_qp_ex(r);
-    if (rec) {
+    if (rs_rec) {
         unsigned m = (unsigned)mask;
         struct rs_ev_IBV_MODIFY_QP ev;
-        RS_EV_INIT(&ev, IBV_MODIFY_QP, t0);
+        RS_EV_INIT(&ev, IBV_MODIFY_QP, rs_t0);
         ev.qp_num = qp ? qp->qp_num : 0;
         ev.attr_mask = m;
         ev.state = attr && (m & VB_QP_STATE) ? attr->qp_state : 0;
@@ -574,75 +471,55 @@ static int vbw_ibv_modify_qp(struct vb_qp *qp, struct vb_qp_attr *attr, int mask
         ev.retry_cnt = attr && (m & VB_QP_RETRY_CNT) ? attr->retry_cnt : 0;
         ev.rnr_retry = attr && (m & VB_QP_RNR_RETRY) ? attr->rnr_retry : 0;
         ev.port = attr && (m & VB_QP_PORT) ? attr->port_num : 0;
-        ev.ret = ret;
+        ev.ret = rs_ret;
         ev.pad = 0;
         rs_emit(&ev.h);
-        rs_guard_exit();
     }
-    errno = saved;
-    return ret;
+    RS_WRAP_LEAVE(rs_guard);
 }
 
 static int vbw_ibv_destroy_qp(struct vb_qp *qp)
 {
-    ibv_destroy_qp_fn real = get_ibv_destroy_qp();
-    if (!real) FAIL_NOSYS(EINVAL);
-    int rec = rec_begin();
-    uint64_t t0 = rs_now();
+    VB_ENTER(ibv_destroy_qp, EINVAL);
     uint32_t qpn = qp ? qp->qp_num : 0;
-    int ret = real(qp);
-    int saved = errno;
-    if (!ret && qp) vb_qp_del(qp);
-    if (rec) {
+    RS_WRAP_CALL((qp));
+    if (!rs_ret && qp) vb_qp_del(qp);
+    if (rs_rec) {
         struct rs_ev_IBV_DESTROY_QP ev;
-        RS_EV_INIT(&ev, IBV_DESTROY_QP, t0);
+        RS_EV_INIT(&ev, IBV_DESTROY_QP, rs_t0);
         ev.qp_num = qpn;
-        ev.ret = ret;
+        ev.ret = rs_ret;
         rs_emit(&ev.h);
-        rs_guard_exit();
     }
-    errno = saved;
-    return ret;
+    RS_WRAP_LEAVE(rs_guard);
 }
 
 /* ---- SRQs ---- */
 
 static struct vb_srq *vbw_ibv_create_srq(struct vb_pd *pd, struct vb_srq_init_attr *attr)
 {
-    ibv_create_srq_fn real = get_ibv_create_srq();
-    if (!real) FAIL_NOSYS(NULL);
-    int g = rs_guard_enter(); /* a provider going through create_srq_ex records once */
-    uint64_t t0 = rs_now();
-    struct vb_srq *srq = real(pd, attr);
-    int saved = errno;
-    if (g) rs_guard_exit();
-    vb_srq_created(pd ? pd->context : NULL, pd, srq, attr ? attr->max_wr : 0, 0, t0, saved);
-    errno = saved;
-    return srq;
+    VB_ENTER(ibv_create_srq, NULL); /* held across the call: a provider going through create_srq_ex records once */
+    RS_WRAP_CALL((pd, attr));
+    vb_srq_created(rs_rec, pd ? pd->context : NULL, pd, rs_ret, attr ? attr->max_wr : 0, 0, rs_t0, rs_errno);
+    RS_WRAP_LEAVE(rs_guard);
 }
 
 static int vbw_ibv_destroy_srq(struct vb_srq *srq)
 {
-    ibv_destroy_srq_fn real = get_ibv_destroy_srq();
-    if (!real) FAIL_NOSYS(EINVAL);
-    int rec = rec_begin();
-    uint64_t t0 = rs_now();
+    VB_ENTER(ibv_destroy_srq, EINVAL);
     /* forgotten before the call (the address may be reused as soon as it is freed), back if it stays */
     uint32_t id = srq ? vb_srq_del(srq) : 0;
-    int ret = real(srq);
-    int saved = errno;
-    if (ret && srq && id != VB_SRQ_UNKNOWN) vb_srq_add(srq, id);
-    if (rec) {
+    RS_WRAP_CALL((srq));
+    if (rs_ret && srq && id != VB_SRQ_UNKNOWN) vb_srq_add(srq, id);
+    if (rs_rec) {
         struct rs_ev_IBV_DESTROY_SRQ ev;
-        RS_EV_INIT(&ev, IBV_DESTROY_SRQ, t0);
+        RS_EV_INIT(&ev, IBV_DESTROY_SRQ, rs_t0);
         ev.srq = (uint64_t)(uintptr_t)srq;
         ev.id = id;
-        ev.ret = ret;
+        ev.ret = rs_ret;
         rs_emit(&ev.h);
-        rs_guard_exit();
     }
-    errno = saved;
-    return ret;
+    RS_WRAP_LEAVE(rs_guard);
 }
 
 /* ---- mlx5 direct verbs creating QPs and CQs without the verbs_context entries ---- */
@@ -650,32 +527,20 @@ static int vbw_ibv_destroy_srq(struct vb_srq *srq)
 /* Recorded and patched like create_qp_ex / create_cq_ex (ext 1, or 2 with ibv_wr_* builders). */
 static struct vb_qp *vbw_mlx5dv_create_qp(struct vb_context *ctx, struct vb_qp_init_attr_ex *attr, void *mlx5_attr)
 {
-    mlx5dv_create_qp_fn real = get_mlx5dv_create_qp();
-    if (!real) FAIL_NOSYS(NULL);
-    int g = rs_guard_enter();
-    uint64_t t0 = rs_now();
-    struct vb_qp *qp = real(ctx, attr, mlx5_attr);
-    int saved = errno;
-    if (g) rs_guard_exit();
-    int ex = qp && attr && (attr->comp_mask & VB_QP_INIT_ATTR_SEND_OPS_FLAGS) && attr->send_ops_flags;
-    vb_qp_created(ctx, qp, (const struct vb_qp_init_attr *)attr, ex ? 2 : 1, t0, qp ? 0 : saved);
-    errno = saved;
-    return qp;
+    VB_ENTER(mlx5dv_create_qp, NULL);
+    RS_WRAP_CALL((ctx, attr, mlx5_attr));
+    int ex = rs_ret && attr && (attr->comp_mask & VB_QP_INIT_ATTR_SEND_OPS_FLAGS) && attr->send_ops_flags;
+    vb_qp_created(rs_rec, ctx, rs_ret, (const struct vb_qp_init_attr *)attr, ex ? 2 : 1, rs_t0, rs_ret ? 0 : rs_errno);
+    RS_WRAP_LEAVE(rs_guard);
 }
 
 static struct vb_cq_ex *vbw_mlx5dv_create_cq(struct vb_context *ctx, struct vb_cq_init_attr_ex *attr, void *mlx5_attr)
 {
-    mlx5dv_create_cq_fn real = get_mlx5dv_create_cq();
-    if (!real) FAIL_NOSYS(NULL);
-    int g = rs_guard_enter();
-    uint64_t t0 = rs_now();
-    struct vb_cq_ex *cq = real(ctx, attr, mlx5_attr);
-    int saved = errno;
-    if (g) rs_guard_exit();
-    vb_cq_created(ctx, cq ? &cq->cq_base : NULL, attr ? (int)attr->cqe : 0, 1, attr ? attr->wc_flags : 0, t0,
-                  cq ? 0 : saved);
-    errno = saved;
-    return cq;
+    VB_ENTER(mlx5dv_create_cq, NULL);
+    RS_WRAP_CALL((ctx, attr, mlx5_attr));
+    vb_cq_created(rs_rec, ctx, rs_ret ? &rs_ret->cq_base : NULL, attr ? (int)attr->cqe : 0, 1,
+                  attr ? attr->wc_flags : 0, rs_t0, rs_ret ? 0 : rs_errno);
+    RS_WRAP_LEAVE(rs_guard);
 }
 
 /* ---- registration ---- */
@@ -685,7 +550,7 @@ static void vb_tick(void) { vb_flush_empty_all(); }
 __attribute__((constructor)) static void verbs_init(void)
 {
     static const struct rs_dl_redirect tab[] = {
-#define VB_REDIRECT(name, ver, ret, params, args) {#name, ver, (void *)vbw_##name, &real_##name},
+#define VB_REDIRECT(name, ver, ret, params, args) RS_DL_REDIRECT(name, ver, vbw_##name),
         VB_ENTRIES(VB_REDIRECT)
 #undef VB_REDIRECT
     };

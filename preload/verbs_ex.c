@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "preload/dl.h"
 #include "preload/verbs_int.h"
 
 /* ---- verbs_context entries ---- */
@@ -25,8 +26,11 @@ static void **vctx_slot(struct vb_context *ctx, unsigned off)
     return (void **)((char *)ctx - (VB_VCTX_CTX_OFF - off));
 }
 
-/* Record when the family is on and this thread is not already inside a wrapper. */
-static inline int rec_begin_ex(void) { return rs_on(RS_FAM_verbs) && rs_guard_enter(); }
+/* The wrappers of the context's entries follow the skeleton of preload/dl.h, with rs_fn the provider's
+ * original kept in the context record instead of a resolved symbol: RS_WRAP_ENTER (rs_rec: the verbs family
+ * is on and this thread took the tracer's guard, held across the call so that a provider going through
+ * ibv_create_cq & co. records once), RS_WRAP_CALL, tables, event if rs_rec, RS_WRAP_LEAVE. */
+#define VB_ENTER_EX() RS_WRAP_ENTER(RS_FAM_verbs, rs_guard)
 
 typedef struct vb_cq_ex *(*create_cq_ex_fn)(struct vb_context *, struct vb_cq_init_attr_ex *);
 typedef struct vb_qp *(*create_qp_ex_fn)(struct vb_context *, struct vb_qp_init_attr_ex *);
@@ -38,15 +42,12 @@ static struct vb_cq_ex *w_create_cq_ex(struct vb_context *ctx, struct vb_cq_init
         errno = EOPNOTSUPP;
         return NULL;
     }
-    int g = rs_guard_enter(); /* a provider going through ibv_create_cq records once */
-    uint64_t t0 = rs_now();
-    struct vb_cq_ex *cq = ((create_cq_ex_fn)c->create_cq_ex)(ctx, attr);
-    int saved = errno;
-    if (g) rs_guard_exit();
-    vb_cq_created(ctx, cq ? &cq->cq_base : NULL, attr ? (int)attr->cqe : 0, 1, attr ? attr->wc_flags : 0, t0,
-                  cq ? 0 : saved);
-    errno = saved;
-    return cq;
+    create_cq_ex_fn rs_fn = (create_cq_ex_fn)c->create_cq_ex;
+    VB_ENTER_EX();
+    RS_WRAP_CALL((ctx, attr));
+    vb_cq_created(rs_rec, ctx, rs_ret ? &rs_ret->cq_base : NULL, attr ? (int)attr->cqe : 0, 1,
+                  attr ? attr->wc_flags : 0, rs_t0, rs_ret ? 0 : rs_errno);
+    RS_WRAP_LEAVE(rs_guard);
 }
 
 static struct vb_qp *w_create_qp_ex(struct vb_context *ctx, struct vb_qp_init_attr_ex *attr)
@@ -56,15 +57,12 @@ static struct vb_qp *w_create_qp_ex(struct vb_context *ctx, struct vb_qp_init_at
         errno = EOPNOTSUPP;
         return NULL;
     }
-    int g = rs_guard_enter();
-    uint64_t t0 = rs_now();
-    struct vb_qp *qp = ((create_qp_ex_fn)c->create_qp_ex)(ctx, attr);
-    int saved = errno;
-    if (g) rs_guard_exit();
-    int ex = qp && attr && (attr->comp_mask & VB_QP_INIT_ATTR_SEND_OPS_FLAGS) && attr->send_ops_flags;
-    vb_qp_created(ctx, qp, (const struct vb_qp_init_attr *)attr, ex ? 2 : 1, t0, qp ? 0 : saved);
-    errno = saved;
-    return qp;
+    create_qp_ex_fn rs_fn = (create_qp_ex_fn)c->create_qp_ex;
+    VB_ENTER_EX();
+    RS_WRAP_CALL((ctx, attr));
+    int ex = rs_ret && attr && (attr->comp_mask & VB_QP_INIT_ATTR_SEND_OPS_FLAGS) && attr->send_ops_flags;
+    vb_qp_created(rs_rec, ctx, rs_ret, (const struct vb_qp_init_attr *)attr, ex ? 2 : 1, rs_t0, rs_ret ? 0 : rs_errno);
+    RS_WRAP_LEAVE(rs_guard);
 }
 
 /* ---- SRQs and WQs ---- */
@@ -73,11 +71,11 @@ typedef struct vb_srq *(*create_srq_ex_fn)(struct vb_context *, struct vb_srq_in
 typedef struct vb_wq *(*create_wq_fn)(struct vb_context *, struct vb_wq_init_attr *);
 typedef int (*destroy_wq_fn)(struct vb_wq *);
 
-void vb_srq_created(struct vb_context *ctx, struct vb_pd *pd, struct vb_srq *srq, uint32_t max_wr, int ext, uint64_t t0,
-                    int err)
+void vb_srq_created(int rec, struct vb_context *ctx, struct vb_pd *pd, struct vb_srq *srq, uint32_t max_wr, int ext,
+                    uint64_t t0, int err)
 {
     uint32_t id = srq ? vb_srq_add(srq, 0) : 0;
-    if (!rec_begin_ex()) return;
+    if (!rec) return;
     struct rs_ev_IBV_CREATE_SRQ ev;
     RS_EV_INIT(&ev, IBV_CREATE_SRQ, t0);
     ev.h.aux = srq ? 0 : (uint32_t)err;
@@ -89,7 +87,6 @@ void vb_srq_created(struct vb_context *ctx, struct vb_pd *pd, struct vb_srq *srq
     ev.ext = (uint32_t)ext;
     ev.pad = 0;
     rs_emit(&ev.h);
-    rs_guard_exit();
 }
 
 static struct vb_srq *w_create_srq_ex(struct vb_context *ctx, struct vb_srq_init_attr_ex *attr)
@@ -99,15 +96,12 @@ static struct vb_srq *w_create_srq_ex(struct vb_context *ctx, struct vb_srq_init
         errno = EOPNOTSUPP;
         return NULL;
     }
-    int g = rs_guard_enter(); /* a provider going through ibv_create_srq records once */
-    uint64_t t0 = rs_now();
-    struct vb_srq *srq = ((create_srq_ex_fn)c->create_srq_ex)(ctx, attr);
-    int saved = errno;
-    if (g) rs_guard_exit();
-    vb_srq_created(ctx, attr && (attr->comp_mask & VB_SRQ_INIT_ATTR_PD) ? attr->pd : NULL, srq, attr ? attr->max_wr : 0,
-                   1, t0, saved);
-    errno = saved;
-    return srq;
+    create_srq_ex_fn rs_fn = (create_srq_ex_fn)c->create_srq_ex;
+    VB_ENTER_EX();
+    RS_WRAP_CALL((ctx, attr));
+    vb_srq_created(rs_rec, ctx, attr && (attr->comp_mask & VB_SRQ_INIT_ATTR_PD) ? attr->pd : NULL, rs_ret,
+                   attr ? attr->max_wr : 0, 1, rs_t0, rs_errno);
+    RS_WRAP_LEAVE(rs_guard);
 }
 
 static struct vb_wq *w_create_wq(struct vb_context *ctx, struct vb_wq_init_attr *attr)
@@ -117,16 +111,16 @@ static struct vb_wq *w_create_wq(struct vb_context *ctx, struct vb_wq_init_attr 
         errno = EOPNOTSUPP;
         return NULL;
     }
-    int rec = rec_begin_ex();
-    uint64_t t0 = rs_now();
-    struct vb_wq *wq = ((create_wq_fn)c->create_wq)(ctx, attr);
-    int saved = errno;
+    create_wq_fn rs_fn = (create_wq_fn)c->create_wq;
+    VB_ENTER_EX();
+    RS_WRAP_CALL((ctx, attr));
+    struct vb_wq *wq = rs_ret;
     if (wq && wq->post_recv && wq->post_recv != vb_w_wq_post_recv && vb_wq_add(wq, c, wq->post_recv))
         __atomic_store_n(&wq->post_recv, vb_w_wq_post_recv, __ATOMIC_RELEASE);
-    if (rec) {
+    if (rs_rec) {
         struct rs_ev_IBV_CREATE_WQ ev;
-        RS_EV_INIT(&ev, IBV_CREATE_WQ, t0);
-        ev.h.aux = wq ? 0 : (uint32_t)saved;
+        RS_EV_INIT(&ev, IBV_CREATE_WQ, rs_t0);
+        ev.h.aux = wq ? 0 : (uint32_t)rs_errno;
         ev.wq = (uint64_t)(uintptr_t)wq;
         ev.ctx = (uint64_t)(uintptr_t)ctx;
         ev.pd = (uint64_t)(uintptr_t)(wq ? wq->pd : attr ? attr->pd : NULL);
@@ -136,37 +130,32 @@ static struct vb_wq *w_create_wq(struct vb_context *ctx, struct vb_wq_init_attr 
         ev.max_wr = attr ? attr->max_wr : 0;
         ev.pad = 0;
         rs_emit(&ev.h);
-        rs_guard_exit();
     }
-    errno = saved;
-    return wq;
+    RS_WRAP_LEAVE(rs_guard);
 }
 
 static int w_destroy_wq(struct vb_wq *wq)
 {
     struct vb_ctx_rec *c = wq ? vb_ctx_find(wq->context) : NULL;
     if (!c || !c->destroy_wq) return EOPNOTSUPP;
-    int rec = rec_begin_ex();
-    uint64_t t0 = rs_now();
+    destroy_wq_fn rs_fn = (destroy_wq_fn)c->destroy_wq;
+    VB_ENTER_EX();
     uint32_t wqn = wq->wq_num;
     /* The WQ's memory goes with the call: forget it first, give it back its own post_recv if it stays. */
     struct vb_wq_rec *r = vb_wq_find(wq);
     vb_wq_post_recv_fn orig = r ? r->post_recv : NULL;
     if (r) vb_wq_del(wq);
-    int ret = ((destroy_wq_fn)c->destroy_wq)(wq);
-    int saved = errno;
-    if (ret && orig && !vb_wq_add(wq, c, orig)) wq->post_recv = orig;
-    if (rec) {
+    RS_WRAP_CALL((wq));
+    if (rs_ret && orig && !vb_wq_add(wq, c, orig)) wq->post_recv = orig;
+    if (rs_rec) {
         struct rs_ev_IBV_DESTROY_WQ ev;
-        RS_EV_INIT(&ev, IBV_DESTROY_WQ, t0);
+        RS_EV_INIT(&ev, IBV_DESTROY_WQ, rs_t0);
         ev.wq = (uint64_t)(uintptr_t)wq;
         ev.wq_num = wqn;
-        ev.ret = ret;
+        ev.ret = rs_ret;
         rs_emit(&ev.h);
-        rs_guard_exit();
     }
-    errno = saved;
-    return ret;
+    RS_WRAP_LEAVE(rs_guard);
 }
 
 /* vctx entries wrapped: offset, where the original is kept, the wrapper */

@@ -153,11 +153,13 @@ void vb_unpatch_vctx(struct vb_ctx_rec *c);
 void vb_patch_qp_ex(struct vb_qp_rec *r); /* (re)installs wr_* wrappers, keeping new originals */
 void vb_patch_cq_ex(struct vb_cq_rec *q);
 /* Bookkeeping shared by ibv_create_qp and create_qp_ex / ibv_create_cq and create_cq_ex. */
-void vb_qp_created(struct vb_context *ctx, struct vb_qp *qp, const struct vb_qp_init_attr *a, int ex, uint64_t t0,
+/* rec: record the event (the calling wrapper holds the guard); the tables are kept either way. */
+void vb_qp_created(int rec, struct vb_context *ctx, struct vb_qp *qp, const struct vb_qp_init_attr *a, int ex,
+                   uint64_t t0, int err);
+void vb_srq_created(int rec, struct vb_context *ctx, struct vb_pd *pd, struct vb_srq *srq, uint32_t max_wr, int ext,
+                    uint64_t t0, int err);
+void vb_cq_created(int rec, struct vb_context *ctx, struct vb_cq *cq, int cqe, int ex, uint64_t wc_flags, uint64_t t0,
                    int err);
-void vb_srq_created(struct vb_context *ctx, struct vb_pd *pd, struct vb_srq *srq, uint32_t max_wr, int ext, uint64_t t0,
-                    int err);
-void vb_cq_created(struct vb_context *ctx, struct vb_cq *cq, int cqe, int ex, uint64_t wc_flags, uint64_t t0, int err);
 
 /* Objects are heap blocks of >= 64 bytes: dropping the low bits and folding in the page number spreads
  * them well enough for linear probing, for a fraction of a multiplicative hash's cost. */

@@ -2,14 +2,16 @@
  * before or after the core has started, and from inside wrappers; the hot-path calls never lock, never
  * allocate and never block. The core knows nothing of verbs, CUDA or NCCL.
  *
- * A wrapper's skeleton:
- *     static real_fn_t real;                                  resolve lazily and safely (preload/dl.h)
- *     if (!real && !(real = ...)) { errno = ENOSYS; return -1; }   never call NULL
- *     if (!rs_on(RS_FAM_verbs) || !rs_guard_enter()) return real(args);   reentrancy guard
- *     uint64_t t0 = rs_now();                                 timestamp
- *     int ret = real(args); int saved = errno;                real call
- *     struct rs_ev_X ev; RS_EV_INIT(&ev, X, t0); ...; rs_emit(&ev.h);   record
- *     rs_guard_exit(); errno = saved; return ret;             return exactly what the real call returned
+ * A wrapper's skeleton is the macros of preload/dl.h (the one way to write a wrapper; verbs.c, nccl.c):
+ *     RS_REAL(ibv_foo, int, (int a), rs_dl_real("libx.so", "ibv_foo"))   typed slot, lazy safe resolution
+ *     static int wrap_ibv_foo(int a) {
+ *         RS_WRAP_REAL(ibv_foo, errno = ENOSYS; return -1);     never call NULL
+ *         RS_WRAP_ENTER(RS_FAM_verbs, rs_guard);               rs_rec: family on and the guard is ours; rs_t0
+ *         RS_WRAP_CALL((a));                                   rs_ret, rs_errno: the real call's
+ *         if (rs_rec) { struct rs_ev_X ev; RS_EV_INIT(&ev, X, rs_t0); ...; rs_emit(&ev.h); }   record
+ *         RS_WRAP_LEAVE(rs_guard);                             guard exit, errno = rs_errno, return rs_ret
+ *     }
+ * (RS_WRAP_FORWARD instead of RS_WRAP_ENTER forwards untouched when not recording.)
  */
 #ifndef RAILSCOPE_TRACER_H
 #define RAILSCOPE_TRACER_H
