@@ -13,6 +13,7 @@
 #include "doctor/doctor_out.h"
 #include "doctor/doctor_trace.h"
 #include "doctor/doctor_verbs.h"
+#include "util/xalloc.h"
 
 static const char usage[] =
     "usage: railscope doctor [--json] [--quiet] [--sysfs-root DIR | --facts FILE | --trace PATH] [--env FILE]\n"
@@ -49,7 +50,7 @@ static char **read_env_file(const char *path)
     FILE *in = fopen(path, "r");
     if (!in) return NULL;
     size_t n = 0, cap = 16;
-    char **env = calloc(cap, sizeof *env), *line = NULL;
+    char **env = rs_xcalloc(cap, sizeof *env, "doctor env"), *line = NULL;
     size_t lc = 0;
     ssize_t len;
     while (env && (len = getline(&line, &lc, in)) >= 0) {
@@ -58,11 +59,11 @@ static char **read_env_file(const char *path)
         const char *l = line;
         if (strncmp(l, "export ", 7) == 0) l += 7;
         if (n + 2 > cap) {
-            char **e2 = realloc(env, (cap *= 2) * sizeof *env);
+            char **e2 = rs_xrealloc(env, (cap *= 2) * sizeof *env, "doctor e2");
             if (!e2) break;
             env = e2;
         }
-        env[n++] = strdup(l);
+        env[n++] = rs_xstrdup(l, "doctor");
         env[n] = NULL;
     }
     free(line);

@@ -22,6 +22,7 @@
 #include "cli.h"
 #include "formats/export/export.h"
 #include "formats/reader.h"
+#include "util/xalloc.h"
 
 /* The analyzer may be missing from a partial build: findings are then simply not available. */
 extern int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths, struct rs_analysis **out,
@@ -145,7 +146,7 @@ static void stream_events(struct rs_exp *x, struct rs_reader *r, int pipelined)
     struct pipe P = {.r = r};
     int ok = pipelined;
     for (int i = 0; i < PIPE_N && ok; i++)
-        if (!(P.blk[i] = malloc(PIPE_BLK))) ok = 0;
+        if (!(P.blk[i] = rs_xmalloc(PIPE_BLK, "export"))) ok = 0;
     pthread_t th;
     if (ok) {
         pthread_mutex_init(&P.mu, NULL);
@@ -258,7 +259,7 @@ static int export_serial(const struct rs_exp_opts *o, char **paths, int n, int f
 /* Kineto names its files by rank: parallel exporters must not pick the same name. */
 static int ranks_unique(char **paths, int n)
 {
-    int64_t *rk = calloc((size_t)n, sizeof *rk);
+    int64_t *rk = rs_xcalloc((size_t)n, sizeof *rk, "export rk");
     if (!rk) return 0;
     int ok = 1;
     for (int i = 0; i < n && ok; i++) {
@@ -366,16 +367,16 @@ static int export_parallel(const struct rs_exp_opts *o, char **paths, int n, int
                      findings,
                      0,
                      NULL,
-                     calloc((size_t)np, sizeof *J.st),
-                     calloc((size_t)np, sizeof *J.result),
-                     calloc((size_t)np, sizeof *J.errs)};
+                     rs_xcalloc((size_t)np, sizeof *J.st, "export"),
+                     rs_xcalloc((size_t)np, sizeof *J.result, "export"),
+                     rs_xcalloc((size_t)np, sizeof *J.errs, "export")};
     int rc = -1;
     if (!J.st || !J.result || !J.errs) {
         snprintf(err, errlen, "out of memory");
         goto out;
     }
     if (!kineto) {
-        if (!(J.parts = calloc((size_t)np, sizeof *J.parts))) goto out;
+        if (!(J.parts = rs_xcalloc((size_t)np, sizeof *J.parts, "export parts"))) goto out;
         for (int i = 0; i < np; i++)
             if (asprintf(&J.parts[i], "%s.part%d.tmp", o->out, i) < 0) {
                 J.parts[i] = NULL;

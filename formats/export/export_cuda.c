@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "export_xlate.h"
+#include "util/xalloc.h"
 
 /* ---------------- CUDA ---------------- */
 
@@ -36,7 +37,7 @@ static struct xgroup *stream_group(struct rs_exp *x, uint32_t dev, uint32_t stre
 #define XCORR (1u << 16)
 static void corr_started(struct rs_exp *x, uint32_t corr)
 {
-    if (!x->p.corr && !(x->p.corr = calloc(XCORR, sizeof *x->p.corr))) return;
+    if (!x->p.corr && !(x->p.corr = rs_xcalloc(XCORR, sizeof *x->p.corr, "export_cuda corr"))) return;
     x->p.corr[corr & (XCORR - 1)] = corr;
 }
 static int corr_take(struct rs_exp *x, uint32_t corr)
@@ -198,7 +199,7 @@ void xl_on_nvtx_push(struct rs_exp *x, uint32_t tid, const struct rs_ev_NVTX_PUS
     l->last_start = ts;
     xl_declare(x, &l->t);
     if (x->o.format == RS_EXP_KINETO) {
-        if (!g->pushes && !(g->pushes = malloc(XNVTX_DEPTH * sizeof *g->pushes))) return;
+        if (!g->pushes && !(g->pushes = rs_xmalloc(XNVTX_DEPTH * sizeof *g->pushes, "export_cuda pushes"))) return;
         g->pushes[g->nvtx_depth++] =
             (struct xpush){ts, xl_str_nid(x, e->message), e->domain ? xl_str_nid(x, e->domain) : 0};
         return;

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "export_int.h"
+#include "util/xalloc.h"
 
 struct jtrack { /* declared tracks, re-announced at the top of each split file */
     int64_t jpid, jtid;
@@ -244,7 +245,7 @@ static void maybe_split(struct jw *w)
 
 static void *jw_open_common(struct rs_exp *x, const struct rs_exp_opts *o, int kineto, char *err, size_t errlen)
 {
-    struct jw *w = calloc(1, sizeof *w);
+    struct jw *w = rs_xcalloc(1, sizeof *w, "export_json w");
     if (!w) return NULL;
     w->x = x;
     w->o = o;
@@ -300,7 +301,7 @@ static int jw_begin_process(void *b, const struct rs_xproc_out *p, char *err, si
     int dup = 0;
     for (size_t i = 0; i < w->nranks_used; i++)
         if (w->ranks_used[i] == p->rank) dup = 1;
-    int64_t *nr = realloc(w->ranks_used, (w->nranks_used + 1) * sizeof *nr);
+    int64_t *nr = rs_xrealloc(w->ranks_used, (w->nranks_used + 1) * sizeof *nr, "export_json nr");
     if (nr) {
         w->ranks_used = nr;
         nr[w->nranks_used++] = p->rank;
@@ -340,7 +341,7 @@ static void jw_track(void *b, const struct rs_xtrack *t)
     if (i == w->ntr) {
         if (w->ntr == w->captr) {
             size_t nc = w->captr ? w->captr * 2 : 64;
-            struct jtrack *nt = realloc(w->tr, nc * sizeof *nt);
+            struct jtrack *nt = rs_xrealloc(w->tr, nc * sizeof *nt, "export_json nt");
             if (!nt) return;
             w->tr = nt;
             w->captr = nc;

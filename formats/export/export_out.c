@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "export_int.h"
+#include "util/xalloc.h"
 
 #define RS_XOUT_CAP (1u << 20)
 
@@ -16,7 +17,7 @@ int rs_xout_open(struct rs_xout *o, const char *path)
     if (!strcmp(path, "-")) o->fd = dup(1);
     else o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (o->fd < 0) return o->err = errno;
-    o->buf = malloc(RS_XOUT_CAP);
+    o->buf = rs_xmalloc(RS_XOUT_CAP, "export_out buf");
     if (!o->buf) {
         close(o->fd);
         o->fd = -1;

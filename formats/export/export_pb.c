@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "export_int.h"
+#include "util/xalloc.h"
 
 /* TracePacket */
 #define PB_TRACE_PACKET      1
@@ -81,7 +82,7 @@ static inline void pb_need(struct pbuf *b, size_t n)
     if (b->n + n > b->cap) {
         size_t nc = b->cap ? b->cap * 2 : 4096;
         while (nc < b->n + n) nc *= 2;
-        uint8_t *np = realloc(b->p, nc);
+        uint8_t *np = rs_xrealloc(b->p, nc, "export_pb np");
         if (!np) abort(); /* scratch buffers are tiny; out of memory here is fatal */
         b->p = np;
         b->cap = nc;
@@ -144,7 +145,7 @@ static void name_ref(struct pb *w, uint32_t nid)
     if (nid >= w->name_done_cap) {
         size_t nc = w->name_done_cap ? w->name_done_cap : 1024;
         while (nc <= nid) nc *= 2;
-        uint8_t *nd = realloc(w->name_done, nc);
+        uint8_t *nd = rs_xrealloc(w->name_done, nc, "export_pb nd");
         if (!nd) abort();
         memset(nd + w->name_done_cap, 0, nc - w->name_done_cap);
         w->name_done = nd;
@@ -253,7 +254,7 @@ static void pk_end(struct pb *w, uint8_t *d)
 
 static void *pb_open(struct rs_exp *x, const struct rs_exp_opts *o, char *err, size_t errlen)
 {
-    struct pb *w = calloc(1, sizeof *w);
+    struct pb *w = rs_xcalloc(1, sizeof *w, "export_pb w");
     if (!w) return NULL;
     w->x = x;
     w->seq = 1 + o->index_base; /* each part its own sequence: interning is per sequence */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "export_xlate.h"
+#include "util/xalloc.h"
 
 /* ---------------- bandwidth counters ---------------- */
 
@@ -65,7 +66,7 @@ static struct xqp *qp_get(struct rs_exp *x, uint32_t key)
     struct xproc *p = &x->p;
     if (p->qn * 2 + 2 >= p->qcap) {
         uint32_t nc = p->qcap ? p->qcap * 2 : 64;
-        struct xqp *nt = calloc(nc, sizeof *nt);
+        struct xqp *nt = rs_xcalloc(nc, sizeof *nt, "export_verbs nt");
         if (!nt) return NULL;
         for (uint32_t i = 0; i < p->qcap; i++) {
             if (!p->qps[i].used) continue;
@@ -131,7 +132,7 @@ static void fifo_push(struct rs_exp *x, struct xqp *q, struct xfifo *f, const st
             f->n--;
         } else {
             uint32_t nc = f->cap ? f->cap * 2 : 64;
-            struct xwr *nv = malloc(nc * sizeof *nv);
+            struct xwr *nv = rs_xmalloc(nc * sizeof *nv, "export_verbs nv");
             if (!nv) return;
             for (uint32_t i = 0; i < f->n; i++) nv[i] = *fifo_at(f, i);
             free(f->v);

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "export_xlate.h"
+#include "util/xalloc.h"
 
 const char *const rs_xcat_names[RS_XCAT_COUNT] = {
 #define RS_XCAT_NAME(n) #n,
@@ -88,7 +89,7 @@ uint32_t xl_name_n(struct rs_exp *x, const char *s, size_t n)
     uint32_t h = hash_bytes(clean, n);
     if (x->nnames * 2 + 2 >= x->nhcap) { /* grow + rehash */
         uint32_t nc = x->nhcap ? x->nhcap * 2 : 1024;
-        uint32_t *nt = calloc(nc, sizeof *nt);
+        uint32_t *nt = rs_xcalloc(nc, sizeof *nt, "export_xlate nt");
         if (!nt) return 0;
         for (uint32_t i = 1; i < x->nnames; i++) {
             uint32_t j = hash_bytes(x->names[i].s, x->names[i].len) & (nc - 1);
@@ -107,13 +108,13 @@ uint32_t xl_name_n(struct rs_exp *x, const char *s, size_t n)
     }
     if (x->nnames >= x->capnames) {
         uint32_t nc = x->capnames ? x->capnames * 2 : 256;
-        struct rs_xname *nn = realloc(x->names, nc * sizeof *nn);
+        struct rs_xname *nn = rs_xrealloc(x->names, nc * sizeof *nn, "export_xlate nn");
         if (!nn) return 0;
         x->names = nn;
         x->capnames = nc;
     }
     /* one allocation: the plain string, then its JSON literal */
-    char *mem = malloc(n + 1 + n * 6 + 3);
+    char *mem = rs_xmalloc(n + 1 + n * 6 + 3, "export_xlate mem");
     if (!mem) return 0;
     memcpy(mem, clean, n + 1);
     char *js = mem + n + 1, *q = js;
@@ -209,7 +210,7 @@ struct xgroup *xl_group_get(struct rs_exp *x, uint32_t gk, uint64_t a, uint64_t 
     struct xproc *p = &x->p;
     if (p->gn * 2 + 2 >= p->gcap) {
         uint32_t nc = p->gcap ? p->gcap * 2 : 64;
-        struct xgroup **nt = calloc(nc, sizeof *nt);
+        struct xgroup **nt = rs_xcalloc(nc, sizeof *nt, "export_xlate nt");
         if (!nt) return NULL;
         for (uint32_t i = 0; i < p->gcap; i++) {
             struct xgroup *g = p->gtab[i];
@@ -228,7 +229,7 @@ struct xgroup *xl_group_get(struct rs_exp *x, uint32_t gk, uint64_t a, uint64_t 
         if (g->gk == gk && g->a == a && g->b == b) return g;
         j = (j + 1) & (p->gcap - 1);
     }
-    struct xgroup *g = calloc(1, sizeof *g);
+    struct xgroup *g = rs_xcalloc(1, sizeof *g, "export_xlate g");
     if (!g) return NULL;
     g->gk = gk;
     g->a = a;
@@ -242,7 +243,7 @@ struct xgroup *xl_group_get(struct rs_exp *x, uint32_t gk, uint64_t a, uint64_t 
 
 struct xlane *xl_lane_new(struct rs_exp *x, struct xgroup *g)
 {
-    struct xlane *l = calloc(1, sizeof *l);
+    struct xlane *l = rs_xcalloc(1, sizeof *l, "export_xlate l");
     if (!l) return NULL;
     int k = g->nlanes;
     l->t.uuid = new_uuid(x);
@@ -428,7 +429,7 @@ void rs_exp_string(struct rs_exp *x, uint32_t id, const char *s, size_t len)
     if (id >= x->p.nstr) {
         uint32_t nc = x->p.nstr ? x->p.nstr : 256;
         while (nc <= id) nc *= 2;
-        uint32_t *nm = realloc(x->p.strmap, nc * sizeof *nm);
+        uint32_t *nm = rs_xrealloc(x->p.strmap, nc * sizeof *nm, "export_xlate nm");
         if (!nm) return;
         memset(nm + x->p.nstr, 0, (nc - x->p.nstr) * sizeof *nm);
         x->p.strmap = nm;
@@ -570,7 +571,7 @@ struct rs_exp *rs_exp_open(const struct rs_exp_opts *o, char *err, size_t errlen
 
 struct rs_exp *rs_exp_open_with(const struct rs_exp_opts *o, const struct rs_xbackend *be, char *err, size_t errlen)
 {
-    struct rs_exp *x = calloc(1, sizeof *x);
+    struct rs_exp *x = rs_xcalloc(1, sizeof *x, "export_xlate x");
     if (!x) {
         snprintf(err, errlen, "out of memory");
         return NULL;
