@@ -153,14 +153,15 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
         return -1;
     }
     /* Processes with no rank and nothing traced (launchers, shells) are not ranks: leave them out. */
-    int idle = 0;
+    int idle = 0, nread = 0; /* launchers are left out only when a readable file remains (issue 17 D10) */
     for (int i = 0; i < nf; i++) {
         struct an_rank *r = &w.ranks[i];
+        nread += r->out.input != RS_AN_UNREADABLE;
         if (r->out.rank < 0 && r->out.input != RS_AN_UNREADABLE && !r->has_gpu && !r->has_verbs && !r->has_nccl &&
             !r->ncolls)
             idle++;
     }
-    if (idle && idle < nf) {
+    if (idle && idle < nread) {
         int o = 0;
         for (int i = 0; i < nf; i++) {
             struct an_rank *r = &w.ranks[i];

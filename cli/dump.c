@@ -24,8 +24,9 @@ static void usage(FILE *f)
                "           hex-typed fields (addresses, keys) as \"0x...\" strings\n"
                "  --abs    text mode: absolute timestamps in ns (default: seconds since the trace started)\n"
                "\n"
-               "Exit status: 0 all files complete, 1 a file is partial, truncated or damaged (everything\n"
-               "decodable is still printed, and the reason goes to stderr), 2 usage or unreadable input.\n");
+               "Exit status: 0 all files complete, 1 a file is partial, truncated, damaged or unreadable while\n"
+               "others were read (everything decodable is still printed, and the reason goes to stderr), 2 usage\n"
+               "or no readable input.\n");
 }
 
 /* JSON string body: valid UTF-8 passes through, control characters and invalid bytes are escaped. */
@@ -240,13 +241,13 @@ int cmd_dump(int argc, char **argv)
     char err[512], **paths;
     int n = cli_trace_args("dump", argc, argv, flags, usage, &paths);
     if (n <= 0) return n < 0 ? 2 : 0;
-    int rc = 0;
+    int rc = 0, nbad = 0;
     struct rs_symbolizer *sym = rs_sym_new();
     for (int k = 0; k < n; k++) {
         struct rs_reader *r = rs_reader_open(paths[k], err, sizeof err);
         if (!r) {
             fprintf(stderr, "railscope: dump: %s\n", err);
-            rc = 2;
+            nbad++;
             continue;
         }
         if (!json && n > 1) {
@@ -262,6 +263,8 @@ int cmd_dump(int argc, char **argv)
         }
         rs_reader_close(r);
     }
+    /* unreadable files beside readable ones: partial (exit 1); nothing readable: exit 2 (issue 17 D10) */
+    if (nbad) rc = nbad == n ? 2 : 1;
     rs_paths_free(paths, n);
     rs_sym_free(sym);
     if (fflush(stdout) != 0 || ferror(stdout)) {

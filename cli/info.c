@@ -18,7 +18,7 @@ static void usage(FILE *f)
                "events dropped by the recorder, time span, and whether the file is complete.\n"
                "\n"
                "Exit status: 0 all files complete (drops are reported, not an error), 1 a file is partial,\n"
-               "truncated or damaged, 2 usage or unreadable input.\n");
+               "truncated, damaged or unreadable while others were read, 2 usage or no readable input.\n");
 }
 
 #define MAX_TIDS 4096
@@ -33,7 +33,9 @@ static int info_one(const char *path)
     char err[512];
     struct rs_reader *r = rs_reader_open(path, err, sizeof err);
     if (!r) {
+        /* flagged in the listing too, so the output accounts for every file; the caller decides the exit */
         fprintf(stderr, "railscope: info: %s\n", err);
+        printf("file:       %s\nstatus:     unreadable: %s\n", path, err);
         return 2;
     }
     const struct rs_header_info *h = rs_reader_header(r);
@@ -112,12 +114,16 @@ int cmd_info(int argc, char **argv)
     char **paths;
     int n = cli_trace_args("info", argc, argv, NULL, usage, &paths);
     if (n <= 0) return n < 0 ? 2 : 0;
-    int rc = 0;
+    int rc = 0, nbad = 0;
     for (int k = 0; k < n; k++) {
         if (k) putchar('\n');
         int r = info_one(paths[k]);
-        if (r > rc) rc = r;
+        if (r == 2) nbad++;
+        else if (r > rc) rc = r;
     }
     rs_paths_free(paths, n);
+    /* An unreadable file (empty, headerless, not a trace) beside readable ones makes the result partial
+     * (exit 1), not unusable; only when nothing could be read is it exit 2 (issue 17 D10). */
+    if (nbad) rc = nbad == n ? 2 : 1;
     return rc;
 }

@@ -325,9 +325,24 @@ static void kinfo_init(void)
 
 struct rs_reader *rs_reader_open(const char *path, char *err, size_t errlen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO (or a device) put where a trace was expected must not block the open; only a
+     * regular file is read (issue 17 D11). The flag changes nothing for regular files. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        snprintf(err, errlen, "%s: %s", path,
+                 S_ISDIR(sb.st_mode) ? "is a directory"
+                                     : "is not a regular file (a FIFO, device or socket is not read)");
+        close(fd);
         return NULL;
     }
     struct rs_reader *r = reader_alloc();
@@ -854,40 +869,93 @@ static int ends_with(const char *s, const char *suf)
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-static int scan_dir(struct path_list *l, const char *dir, int depth)
+/* What a directory scan (or the operands) left out, for one summary line per kind instead of a line per
+ * entry: a directory holding 1,000 planted links gives one warning, not 1,000 (issue 17 D12). */
+struct skipped {
+    unsigned links, special;
+    char link_ex[160], special_ex[160]; /* the first of each */
+    const char *special_type;
+};
+
+static const char *file_type_name(mode_t m)
+{
+    return S_ISFIFO(m)                ? "a FIFO"
+           : S_ISCHR(m) || S_ISBLK(m) ? "a device"
+           : S_ISSOCK(m)              ? "a socket"
+                                      : "not a regular file";
+}
+
+static void skip_special(struct skipped *sk, const char *path, mode_t m)
+{
+    if (!sk->special++) {
+        snprintf(sk->special_ex, sizeof sk->special_ex, "%s", path);
+        sk->special_type = file_type_name(m);
+    }
+}
+
+/* Entries are examined without following links (fstatat AT_SYMLINK_NOFOLLOW) and without opening them: a
+ * trace directory holds regular files, so a symbolic link (to a file or a directory) is skipped and
+ * counted, as is a FIFO, device or socket named *.rtrace (opening a FIFO for reading would block). */
+static int scan_dir(struct path_list *l, const char *dir, int depth, struct skipped *sk)
 {
     struct dirent **ents;
     int n = scandir(dir, &ents, NULL, alphasort);
     if (n < 0) return -1;
-    int ret = 0;
-    for (int i = 0; i < n; i++) {
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int ret = dfd < 0 ? -1 : 0;
+    for (int i = 0; i < n && !ret; i++) {
         const char *name = ents[i]->d_name;
         if (name[0] == '.') continue;
-        size_t plen = strlen(dir) + strlen(name) + 2;
-        char *p = malloc(plen);
-        if (!p) {
-            ret = -1;
-            break;
-        }
-        snprintf(p, plen, "%s/%s", dir, name);
         struct stat sb;
-        if (stat(p, &sb) == 0) {
-            if (S_ISREG(sb.st_mode) && ends_with(name, ".rtrace")) {
-                if (pl_add(l, dir, name)) ret = -1;
-            } else if (S_ISDIR(sb.st_mode) && depth == 0) {
-                scan_dir(l, p, 1); /* unreadable subdirectories are skipped */
+        if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0) continue; /* gone meanwhile */
+        int is_trace = ends_with(name, ".rtrace");
+        if (S_ISREG(sb.st_mode)) {
+            if (is_trace && pl_add(l, dir, name)) ret = -1;
+        } else if (S_ISDIR(sb.st_mode)) {
+            if (depth > 0) continue;
+            size_t plen = strlen(dir) + strlen(name) + 2;
+            char *p = malloc(plen);
+            if (!p) {
+                ret = -1;
+                break;
             }
+            snprintf(p, plen, "%s/%s", dir, name);
+            if (scan_dir(l, p, 1, sk) && errno == ENOMEM) ret = -1; /* unreadable subdirectories are skipped */
+            free(p);
+        } else if (S_ISLNK(sb.st_mode)) {
+            struct stat tb; /* a link matters when it names a trace or (at the top) a directory */
+            if (is_trace || (depth == 0 && fstatat(dfd, name, &tb, 0) == 0 && S_ISDIR(tb.st_mode))) {
+                if (!sk->links++) snprintf(sk->link_ex, sizeof sk->link_ex, "%s/%s", dir, name);
+            }
+        } else if (is_trace) {
+            char p[160];
+            snprintf(p, sizeof p, "%s/%s", dir, name);
+            skip_special(sk, p, sb.st_mode);
         }
-        free(p);
     }
+    if (dfd >= 0) close(dfd);
     for (int i = 0; i < n; i++) free(ents[i]);
     free(ents);
+    if (ret && !errno) errno = ENOMEM;
     return ret;
+}
+
+static void warn_skipped(const struct skipped *sk)
+{
+    if (sk->links)
+        fprintf(stderr,
+                "railscope: skipped %u symbolic link%s in trace directories (not followed; name a file to read it): "
+                "%s%s\n",
+                sk->links, sk->links > 1 ? "s" : "", sk->link_ex, sk->links > 1 ? ", ..." : "");
+    if (sk->special)
+        fprintf(stderr, "railscope: skipped %u non-regular file%s (never opened): %s is %s%s\n", sk->special,
+                sk->special > 1 ? "s" : "", sk->special_ex, sk->special_type, sk->special > 1 ? ", ..." : "");
 }
 
 int rs_expand_paths(int n, char *const *operands, char ***out, char *err, size_t errlen)
 {
     struct path_list l = {0};
+    struct skipped sk = {0};
     for (int i = 0; i < n; i++) {
         struct stat sb;
         if (stat(operands[i], &sb) != 0) {
@@ -896,19 +964,28 @@ int rs_expand_paths(int n, char *const *operands, char ***out, char *err, size_t
         }
         if (S_ISDIR(sb.st_mode)) {
             int before = l.n;
-            if (scan_dir(&l, operands[i], 0)) {
+            unsigned skipped_before = sk.links + sk.special;
+            if (scan_dir(&l, operands[i], 0, &sk)) {
                 snprintf(err, errlen, "%s: cannot read directory: %s", operands[i], strerror(errno));
                 goto fail;
             }
-            if (l.n == before) {
+            if (l.n == before && sk.links + sk.special == skipped_before) {
                 snprintf(err, errlen, "%s: no .rtrace files in this directory", operands[i]);
                 goto fail;
             }
             qsort(l.v + before, (size_t)(l.n - before), sizeof *l.v, cmp_str);
+        } else if (!S_ISREG(sb.st_mode)) {
+            skip_special(&sk, operands[i], sb.st_mode);
         } else if (pl_add(&l, "", operands[i])) {
             snprintf(err, errlen, "out of memory");
             goto fail;
         }
+    }
+    warn_skipped(&sk);
+    if (!l.n) {
+        snprintf(err, errlen, "no trace file to read (%s)",
+                 sk.special ? "the only operands are not regular files" : "only symbolic links were found");
+        goto fail;
     }
     *out = l.v;
     return l.n;

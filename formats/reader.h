@@ -121,10 +121,15 @@ const char *rs_kind_lname(unsigned kind); /* NULL when unknown */
 /* Offset of field i of a known kind (sizeof(struct rs_ev_hdr) + sizes of the fields before it). */
 size_t rs_field_offset(const struct rs_kind_desc *d, unsigned i);
 
-/* Expand command-line operands into trace file paths: a file is taken as is; a directory contributes its
- * *.rtrace files and those of its immediate subdirectories, sorted by name. Returns the number of paths
- * (*out malloc'ed array of malloc'ed strings; free with rs_paths_free), or -1 with a reason in err
- * (nonexistent operand, unreadable directory). A directory with no trace files is an error too. */
+/* Expand command-line operands into trace file paths: a file is taken as is (a symbolic link named on the
+ * command line is followed); a directory contributes its regular *.rtrace files and those of its immediate
+ * subdirectories, sorted by name. Inside directories symbolic links are not followed and FIFOs, devices
+ * and sockets are never opened: they are skipped, as is a non-regular operand, with one summary line per
+ * kind on stderr ("railscope: skipped N symbolic links ...", "railscope: skipped N non-regular files ...").
+ * Returns the number of paths (> 0; *out malloc'ed array of malloc'ed strings; free with rs_paths_free),
+ * or -1 with a reason in err (nonexistent operand, unreadable directory, nothing left to read). A
+ * directory with no trace files (nothing skipped either) is an error too. rs_reader_open() itself opens
+ * O_NONBLOCK and refuses anything but a regular file, so a FIFO swapped in later cannot block a reader. */
 int rs_expand_paths(int n, char *const *operands, char ***out, char *err, size_t errlen);
 void rs_paths_free(char **paths, int n);
 

@@ -9,7 +9,8 @@
  *     mkhostile utf8 FILE                hostile strings (invalid UTF-8, encoded surrogates, overlong forms,
  *                                        control characters, quotes) as header fields, thread names, mark
  *                                        names, warnings and host facts (D9)
- *     mkhostile enums FILE               one event per verbs/CUDA kind with enum fields (18.6 names)
+ *     mkhostile enums FILE               one event of every kind, enum fields set (18.6 names)
+ *     mkhostile plain FILE               a small complete trace of a process without a rank (a launcher)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,7 +76,8 @@ static void put_mark(struct rawf *r, uint64_t ts, uint64_t value, uint32_t name)
     fz_put(&r->b, &m, sizeof m);
 }
 
-/* A header like the writer's (rank 0 of 1, monotonic clock). */
+/* A header like the writer's (rank 0 of 1, monotonic clock; no rank tags for a launcher-like process). */
+static int no_rank;
 static void put_header(struct fz_buf *f, const char *host, const char *cmd, size_t cmdlen)
 {
     struct fz_buf t = {0};
@@ -96,9 +98,11 @@ static void put_header(struct fz_buf *f, const char *host, const char *cmd, size
     TLV_STR(RS_HDR_HOST, host, strlen(host));
     TLV_U64(RS_HDR_PID, 4242);
     TLV_U64(RS_HDR_PPID, 1);
-    TLV_U64(RS_HDR_RANK, 0);
-    TLV_U64(RS_HDR_LOCAL_RANK, 0);
-    TLV_U64(RS_HDR_WORLD_SIZE, 1);
+    if (!no_rank) {
+        TLV_U64(RS_HDR_RANK, 0);
+        TLV_U64(RS_HDR_LOCAL_RANK, 0);
+        TLV_U64(RS_HDR_WORLD_SIZE, 1);
+    }
     TLV_STR(RS_HDR_CMDLINE, cmd, cmdlen);
     TLV_U64(RS_HDR_START_REALTIME, 1700000000000000000ull);
     TLV_U64(RS_HDR_START_MONO, 1000);
@@ -318,8 +322,11 @@ int main(int argc, char **argv)
     else if (argc >= 4 && !strcmp(argv[1], "threads")) mk_threads(argv[2], atol(argv[3]));
     else if (argc >= 3 && !strcmp(argv[1], "utf8")) mk_utf8(argv[2]);
     else if (argc >= 3 && !strcmp(argv[1], "enums")) mk_enums(argv[2]);
-    else {
-        fprintf(stderr, "usage: mkhostile marks|strings|threads|utf8|enums FILE [ARGS]\n");
+    else if (argc >= 3 && !strcmp(argv[1], "plain")) {
+        no_rank = 1;
+        mk_threads(argv[2], 2);
+    } else {
+        fprintf(stderr, "usage: mkhostile marks|strings|threads|utf8|enums|plain FILE [ARGS]\n");
         return 2;
     }
     return 0;
