@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "preload/dl.h"
+#include "preload/ptrmap.h"
 #include "preload/rs_gpu_common.h"
 #include "tracer/rs_tracer.h"
 
@@ -50,14 +51,16 @@ enum {
 #undef RS_NF_ENUM
 };
 
-/* ---- per-communicator state: lock-free open addressing keyed by the ncclComm_t pointer ---- */
+/* ---- per-communicator state: a pointer-keyed table (preload/ptrmap.h) on the ncclComm_t, claimed
+ * lock-free (communicators are never removed: a destroyed one's address reused by a new one starts fresh
+ * at its init) ---- */
 #define RS_COMM_SLOTS 1024u
 struct rs_comm_state {
-    uintptr_t comm;
     uint64_t hash;
     int32_t rank, nranks; /* -2 = not asked yet */
     uint64_t seq[RS_NCCL_NFUNCS];
 };
+static uintptr_t comm_keys[RS_COMM_SLOTS];
 static struct rs_comm_state comms[RS_COMM_SLOTS];
 
 typedef ncclResult_t (*comm_int_fn)(ncclComm_t, int *);
@@ -72,30 +75,16 @@ static void *nccl_sym(const char *pname)
 
 static struct rs_comm_state *comm_state(ncclComm_t comm, bool fresh)
 {
-    uintptr_t key = (uintptr_t)comm;
-    if (!key) return NULL;
-    uint64_t h = (key >> 4) * 0x9E3779B97F4A7C15ull;
-    for (unsigned i = 0; i < 32; i++) {
-        struct rs_comm_state *s = &comms[((h >> 40) + i) & (RS_COMM_SLOTS - 1)];
-        uintptr_t k = __atomic_load_n(&s->comm, __ATOMIC_ACQUIRE);
-        if (k == key) {
-            if (fresh) {
-                for (int f = 0; f < RS_NCCL_NFUNCS; f++) __atomic_store_n(&s->seq[f], 0, __ATOMIC_RELAXED);
-                s->hash = 0;
-                s->rank = s->nranks = -2;
-            }
-            return s;
-        }
-        if (k == 0) {
-            uintptr_t expect = 0;
-            if (__atomic_compare_exchange_n(&s->comm, &expect, key, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-                s->rank = s->nranks = -2;
-                return s;
-            }
-            if (expect == key) return s;
-        }
+    if (!comm) return NULL;
+    int claimed, slot = rs_ptrmap_claim(comm_keys, RS_COMM_SLOTS, (uintptr_t)comm, &claimed);
+    if (slot < 0) return NULL; /* table full: calls are still recorded, without rank or sequence */
+    struct rs_comm_state *s = &comms[slot];
+    if (fresh && !claimed) {
+        for (int f = 0; f < RS_NCCL_NFUNCS; f++) __atomic_store_n(&s->seq[f], 0, __ATOMIC_RELAXED);
+        s->hash = 0;
     }
-    return NULL; /* table full: calls are still recorded, without rank or sequence */
+    if (fresh || claimed) s->rank = s->nranks = -2;
+    return s;
 }
 
 static void comm_fill(struct rs_comm_state *s, ncclComm_t comm)

@@ -1,9 +1,9 @@
 /* MR table and memory-kind classification.
  *
- * The data path finds the memory kind of a posted SGE from its lkey: the lkey names the MR directly, so a
- * hash keyed by (context id, lkey) answers in one or two probes. Each slot is one 64-bit word
- * [ctx id:24 | kind:8 | lkey:32], read with a single atomic load, so a reader never sees half an entry.
- * Empty = 0 (context ids start at 1), deleted = all ones.
+ * The data path finds the memory kind of a posted SGE from its lkey: the lkey names the MR directly, so the
+ * MR table (a pointer-keyed table, preload/ptrmap.h, keyed by (context id, lkey): see verbs_int.h) answers
+ * in one or two probes, behind a one-entry cache per thread. A slot's kind is written before its key is
+ * published; a re-registration of a live key rewrites the kind in place (a reader sees the old or the new).
  *
  * Classification happens once, at registration (control path): CUDA memory via cuPointerGetAttribute from
  * a libcuda that is already loaded (RTLD_NOLOAD: we never load CUDA into a process that has none), mlocked
@@ -16,15 +16,8 @@
 #include "preload/dl.h"
 #include "preload/verbs_int.h"
 
-#define MR_SLOTS      VB_MR_SLOTS
-#define MR_PROBES     VB_MR_PROBES
-#define MR_TOMB       (~0ull)
-#define MR_KIND_SHIFT VB_MR_KIND_SHIFT
-#define mr_hash       vb_mr_hash
-#define mr_key        vb_mr_key
-#define mr_tab        vb_mr_tab
-
-uint64_t vb_mr_tab[VB_MR_SLOTS];
+uintptr_t vb_mr_keys[VB_MR_SLOTS];
+uint8_t vb_mr_kinds[VB_MR_SLOTS];
 static pthread_mutex_t mr_lock = PTHREAD_MUTEX_INITIALIZER;
 __thread struct vb_mr_cache vb_mr_last __attribute__((tls_model("initial-exec")));
 uint32_t vb_mr_gen;
@@ -37,16 +30,8 @@ uint8_t vb_mr_kind_lookup(uint64_t want, uint32_t id, uint32_t lkey)
 {
     /* the generation before the table: a change in between leaves the entry stale, never wrong */
     uint32_t gen = __atomic_load_n(&vb_mr_gen, __ATOMIC_ACQUIRE);
-    uint8_t kind = RS_MEM_UNKNOWN;
-    uint32_t h = mr_hash(id, lkey);
-    for (unsigned i = 0; i < MR_PROBES; i++) {
-        uint64_t e = __atomic_load_n(&mr_tab[(h + i) & (MR_SLOTS - 1)], __ATOMIC_ACQUIRE);
-        if ((e & ~(0xffull << MR_KIND_SHIFT)) == want) {
-            kind = (uint8_t)(e >> MR_KIND_SHIFT);
-            break;
-        }
-        if (!e) break;
-    }
+    long s = rs_ptrmap_find_h(vb_mr_keys, VB_MR_SLOTS, want, vb_mr_hash(id, lkey));
+    uint8_t kind = s >= 0 ? __atomic_load_n(&vb_mr_kinds[s], __ATOMIC_RELAXED) : RS_MEM_UNKNOWN;
     vb_mr_last.key = want;
     vb_mr_last.gen = gen;
     vb_mr_last.kind = kind;
@@ -55,43 +40,23 @@ uint8_t vb_mr_kind_lookup(uint64_t want, uint32_t id, uint32_t lkey)
 
 void vb_mr_add(const struct vb_ctx_rec *c, uint32_t lkey, uint8_t kind)
 {
-    uint64_t key = mr_key(c->id, lkey), val = key | ((uint64_t)kind << MR_KIND_SHIFT);
-    uint32_t h = mr_hash(c->id, lkey);
+    uint64_t key = vb_mr_key(c->id, lkey);
     pthread_mutex_lock(&mr_lock);
-    int done = 0;
-    /* Replace a live entry with the same key (re-registration after a missed dereg), else first free slot. */
-    for (unsigned i = 0; i < MR_PROBES && !done; i++) {
-        uint64_t *s = &mr_tab[(h + i) & (MR_SLOTS - 1)];
-        if (!*s) break;
-        if ((*s & ~(0xffull << MR_KIND_SHIFT)) == key) {
-            __atomic_store_n(s, val, __ATOMIC_RELAXED);
-            done = 1;
-        }
-    }
-    for (unsigned i = 0; i < MR_PROBES && !done; i++) {
-        uint64_t *s = &mr_tab[(h + i) & (MR_SLOTS - 1)];
-        if (*s && *s != MR_TOMB) continue;
-        __atomic_store_n(s, val, __ATOMIC_RELAXED);
-        done = 1;
+    /* A live entry with the same key (re-registration after a missed dereg) is replaced in place. */
+    int found, s = rs_ptrmap_slot_h(vb_mr_keys, VB_MR_SLOTS, key, vb_mr_hash(c->id, lkey), &found);
+    if (s >= 0) {
+        __atomic_store_n(&vb_mr_kinds[s], kind, __ATOMIC_RELAXED);
+        if (!found) rs_ptrmap_publish(vb_mr_keys, s, key);
     }
     mr_changed();
     pthread_mutex_unlock(&mr_lock);
-    if (!done) rs_warn_once("verbs: MR table full; posts from further MRs show memory kind 'unknown'");
+    if (s < 0) rs_warn_once("verbs: MR table full; posts from further MRs show memory kind 'unknown'");
 }
 
 void vb_mr_del(const struct vb_ctx_rec *c, uint32_t lkey)
 {
-    uint64_t key = mr_key(c->id, lkey);
-    uint32_t h = mr_hash(c->id, lkey);
     pthread_mutex_lock(&mr_lock);
-    for (unsigned i = 0; i < MR_PROBES; i++) {
-        uint64_t *s = &mr_tab[(h + i) & (MR_SLOTS - 1)];
-        if (!*s) break;
-        if ((*s & ~(0xffull << MR_KIND_SHIFT)) == key) {
-            __atomic_store_n(s, MR_TOMB, __ATOMIC_RELAXED);
-            break;
-        }
-    }
+    rs_ptrmap_remove_h(vb_mr_keys, VB_MR_SLOTS, vb_mr_key(c->id, lkey), vb_mr_hash(c->id, lkey));
     mr_changed();
     pthread_mutex_unlock(&mr_lock);
 }
@@ -100,10 +65,10 @@ void vb_mr_del(const struct vb_ctx_rec *c, uint32_t lkey)
 void vb_mr_purge(uint32_t ctx_id)
 {
     pthread_mutex_lock(&mr_lock);
-    for (unsigned i = 0; i < MR_SLOTS; i++) {
-        uint64_t e = mr_tab[i];
-        if (e && e != MR_TOMB && (uint32_t)(e >> VB_MR_CTX_SHIFT) == ctx_id)
-            __atomic_store_n(&mr_tab[i], MR_TOMB, __ATOMIC_RELAXED);
+    for (unsigned i = 0; i < VB_MR_SLOTS; i++) {
+        uintptr_t k = vb_mr_keys[i];
+        if (k != RS_PTRMAP_EMPTY && k != RS_PTRMAP_TOMB && (uint32_t)(k >> VB_MR_CTX_SHIFT) == ctx_id)
+            __atomic_store_n(&vb_mr_keys[i], RS_PTRMAP_TOMB, __ATOMIC_RELEASE);
     }
     mr_changed();
     pthread_mutex_unlock(&mr_lock);

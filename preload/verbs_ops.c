@@ -313,9 +313,10 @@ static __attribute__((noinline)) int poll_slow(struct vb_cq *cq, int n, struct v
  * nothing but q and wc has to live across the provider call. */
 static int w_poll_cq(struct vb_cq *cq, int n, struct vb_wc *wc)
 {
-    unsigned s = (unsigned)vb_hash_ptr(cq) & (VB_MAX_CQ - 1);
+    uintptr_t key = (uintptr_t)cq;
+    unsigned s = (unsigned)rs_ptrmap_hash(key) & (VB_MAX_CQ - 1); /* the first slot of its probe sequence */
     struct vb_cq_rec *q = &vb_cq_recs[s];
-    if (RS_UNLIKELY(__atomic_load_n(&vb_cq_keys[s], __ATOMIC_ACQUIRE) != (uintptr_t)cq ||
+    if (RS_UNLIKELY(__atomic_load_n(&vb_cq_keys[s], __ATOMIC_ACQUIRE) != key ||
                     __atomic_load_n(&q->ctx, __ATOMIC_ACQUIRE) != cq->context || !q->poll_cq))
         return poll_slow(cq, n, wc);
     int ret = q->poll_cq(cq, n, wc);

@@ -1,8 +1,9 @@
-/* Context, CQ and QP tables of the verbs interposer, and the per-CQ empty-poll counters' emission.
- * Open addressing on the object pointer; a slot's key is published with a release store after its record
- * is filled, so a lock-free reader that sees the key sees the record. Deleted slots become tombstones and are
- * reused by later insertions. An object used after its destruction is the application's bug; we only
- * promise not to crash on the lookups themselves (static storage). */
+/* Context, CQ, QP, SRQ and WQ tables of the verbs interposer, and the per-CQ empty-poll counters' emission.
+ * Each table is a pointer-keyed table (preload/ptrmap.h) on the object pointer: keys apart from records (the
+ * tick's scan of CQs touches only the keys), a record filled before its key is published, so a lock-free
+ * reader that sees the key sees the record; removed keys become tombstones reused by later insertions.
+ * Writers hold tab_lock. An object used after its destruction is the application's bug; we only promise not
+ * to crash on the lookups themselves (static storage). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -23,16 +24,15 @@ struct vb_ctx_rec *vb_ctx_add(struct vb_context *ctx)
     struct vb_ctx_rec *r = vb_ctx_find(ctx);
     if (r) return r;
     pthread_mutex_lock(&tab_lock);
-    uint64_t h = vb_hash_ptr(ctx);
-    for (unsigned i = 0; i < VB_MAX_CTX && !r; i++) {
-        unsigned s = (unsigned)(h + i) & (VB_MAX_CTX - 1);
-        uintptr_t k = vb_ctx_keys[s];
-        if (k && k != TOMB) continue;
+    int found, s = rs_ptrmap_slot(vb_ctx_keys, VB_MAX_CTX, (uintptr_t)ctx, &found);
+    if (s >= 0) {
         r = &vb_ctx_recs[s];
-        memset(r, 0, sizeof *r);
-        r->ctx = ctx;
-        r->id = s + 1;
-        __atomic_store_n(&vb_ctx_keys[s], (uintptr_t)ctx, __ATOMIC_RELEASE);
+        if (!found) {
+            memset(r, 0, sizeof *r);
+            r->ctx = ctx;
+            r->id = (uint32_t)s + 1;
+            rs_ptrmap_publish(vb_ctx_keys, s, (uintptr_t)ctx);
+        }
     }
     pthread_mutex_unlock(&tab_lock);
     return r;
@@ -41,32 +41,21 @@ struct vb_ctx_rec *vb_ctx_add(struct vb_context *ctx)
 void vb_ctx_del(struct vb_context *ctx)
 {
     pthread_mutex_lock(&tab_lock);
-    struct vb_ctx_rec *r = vb_ctx_find(ctx);
-    if (r) __atomic_store_n(&vb_ctx_keys[r->id - 1], TOMB, __ATOMIC_RELEASE);
+    rs_ptrmap_remove(vb_ctx_keys, VB_MAX_CTX, (uintptr_t)ctx);
     pthread_mutex_unlock(&tab_lock);
 }
 
 /* The probe sequences after a first slot that held another key (vb_ctx_find / vb_cq_find inline). */
 struct vb_ctx_rec *vb_ctx_find_more(const struct vb_context *ctx, unsigned s0)
 {
-    for (unsigned i = 1; i < VB_MAX_CTX; i++) {
-        unsigned s = (s0 + i) & (VB_MAX_CTX - 1);
-        uintptr_t k = __atomic_load_n(&vb_ctx_keys[s], __ATOMIC_ACQUIRE);
-        if (k == (uintptr_t)ctx) return &vb_ctx_recs[s];
-        if (!k) return NULL;
-    }
-    return NULL;
+    long s = rs_ptrmap_find_more(vb_ctx_keys, VB_MAX_CTX, (uintptr_t)ctx, s0);
+    return s >= 0 ? &vb_ctx_recs[s] : NULL;
 }
 
 struct vb_cq_rec *vb_cq_find_more(const struct vb_cq *cq, unsigned s0)
 {
-    for (unsigned i = 1; i < VB_MAX_CQ; i++) {
-        unsigned s = (s0 + i) & (VB_MAX_CQ - 1);
-        uintptr_t k = __atomic_load_n(&vb_cq_keys[s], __ATOMIC_ACQUIRE);
-        if (k == (uintptr_t)cq) return &vb_cq_recs[s];
-        if (!k) return NULL;
-    }
-    return NULL;
+    long s = rs_ptrmap_find_more(vb_cq_keys, VB_MAX_CQ, (uintptr_t)cq, s0);
+    return s >= 0 ? &vb_cq_recs[s] : NULL;
 }
 
 /* ---- CQs: keys apart from records, so that the tick's scan touches only the keys ---- */
@@ -75,26 +64,22 @@ struct vb_cq_rec vb_cq_recs[VB_MAX_CQ];
 
 static struct vb_cq_rec *cq_insert_locked(struct vb_cq *cq, struct vb_ctx_rec *c)
 {
-    struct vb_cq_rec *r = vb_cq_find(cq);
-    if (r) {
+    int found, s = rs_ptrmap_slot(vb_cq_keys, VB_MAX_CQ, (uintptr_t)cq, &found);
+    if (s < 0) {
+        rs_warn_once("verbs: more than %d live CQs; further CQs are not counted", VB_MAX_CQ);
+        return NULL;
+    }
+    struct vb_cq_rec *r = &vb_cq_recs[s];
+    if (found) {
         vb_cq_bind(r, c);
         return r;
     }
-    uint64_t h = vb_hash_ptr(cq);
-    for (unsigned i = 0; i < VB_MAX_CQ; i++) {
-        unsigned s = (unsigned)(h + i) & (VB_MAX_CQ - 1);
-        uintptr_t k = vb_cq_keys[s];
-        if (k && k != TOMB) continue;
-        r = &vb_cq_recs[s];
-        memset(r, 0, sizeof *r);
-        r->cq = cq;
-        vb_cq_bind(r, c);
-        r->emitted_ts = rs_now();
-        __atomic_store_n(&vb_cq_keys[s], (uintptr_t)cq, __ATOMIC_RELEASE);
-        return r;
-    }
-    rs_warn_once("verbs: more than %d live CQs; further CQs are not counted", VB_MAX_CQ);
-    return NULL;
+    memset(r, 0, sizeof *r);
+    r->cq = cq;
+    vb_cq_bind(r, c);
+    r->emitted_ts = rs_now();
+    rs_ptrmap_publish(vb_cq_keys, s, (uintptr_t)cq);
+    return r;
 }
 
 struct vb_cq_rec *vb_cq_add(struct vb_cq *cq, struct vb_ctx_rec *c)
@@ -138,10 +123,7 @@ void vb_cq_unbind_ctx(const struct vb_ctx_rec *c)
 void vb_cq_del(struct vb_cq *cq)
 {
     pthread_mutex_lock(&tab_lock);
-    struct vb_cq_rec *r = vb_cq_find(cq);
-    if (r) {
-        __atomic_store_n(&vb_cq_keys[r - vb_cq_recs], TOMB, __ATOMIC_RELEASE);
-    }
+    rs_ptrmap_remove(vb_cq_keys, VB_MAX_CQ, (uintptr_t)cq);
     pthread_mutex_unlock(&tab_lock);
 }
 
@@ -158,21 +140,17 @@ struct vb_qp_rec *vb_qp_add(struct vb_qp *qp, struct vb_ctx_rec *c)
     r->qp = qp;
     r->c = c;
     pthread_mutex_lock(&tab_lock);
-    uint64_t h = vb_hash_ptr(qp);
-    unsigned i;
-    for (i = 0; i < VB_MAX_QP; i++) {
-        unsigned s = (unsigned)(h + i) & (VB_MAX_QP - 1);
-        uintptr_t k = vb_qp_keys[s];
-        if (k && k != TOMB) continue;
+    int found, s = rs_ptrmap_slot(vb_qp_keys, VB_MAX_QP, (uintptr_t)qp, &found);
+    struct vb_qp_rec *had = s >= 0 && found ? vb_qp_recs[s] : NULL;
+    if (s >= 0 && !found) {
         vb_qp_recs[s] = r;
-        __atomic_store_n(&vb_qp_keys[s], (uintptr_t)qp, __ATOMIC_RELEASE);
-        break;
+        rs_ptrmap_publish(vb_qp_keys, s, (uintptr_t)qp);
     }
     pthread_mutex_unlock(&tab_lock);
-    if (i == VB_MAX_QP) {
-        rs_warn_once("verbs: more than %d live QPs; further QPs' ibv_wr_* posts are not traced", VB_MAX_QP);
+    if (s < 0) rs_warn_once("verbs: more than %d live QPs; further QPs' ibv_wr_* posts are not traced", VB_MAX_QP);
+    if (s < 0 || had) {
         free(r);
-        return NULL;
+        return had; /* another thread added it meanwhile */
     }
     return r;
 }
@@ -181,16 +159,8 @@ void vb_qp_del(struct vb_qp *qp)
 {
     struct vb_qp_rec *dead = NULL;
     pthread_mutex_lock(&tab_lock);
-    uint64_t h = vb_hash_ptr(qp);
-    for (unsigned i = 0; i < VB_MAX_QP; i++) {
-        unsigned s = (unsigned)(h + i) & (VB_MAX_QP - 1);
-        uintptr_t k = vb_qp_keys[s];
-        if (!k) break;
-        if (k != (uintptr_t)qp) continue;
-        dead = vb_qp_recs[s];
-        __atomic_store_n(&vb_qp_keys[s], TOMB, __ATOMIC_RELEASE);
-        break;
-    }
+    int s = rs_ptrmap_remove(vb_qp_keys, VB_MAX_QP, (uintptr_t)qp);
+    if (s >= 0) dead = vb_qp_recs[s];
     pthread_mutex_unlock(&tab_lock);
     free(dead);
 }
@@ -204,18 +174,11 @@ uint32_t vb_srq_add(struct vb_srq *srq, uint32_t id)
 {
     uint32_t got = 0;
     pthread_mutex_lock(&tab_lock);
-    uint64_t h = vb_hash_ptr(srq);
-    for (unsigned i = 0; i < VB_MAX_SRQ; i++) {
-        unsigned s = (unsigned)(h + i) & (VB_MAX_SRQ - 1);
-        uintptr_t k = vb_srq_keys[s];
-        if (k == (uintptr_t)srq) { /* created again behind a missed destroy: a new SRQ, a new id */
-            got = vb_srq_ids[s] = id ? id : srq_next_id++;
-            break;
-        }
-        if (k && k != TOMB) continue;
+    /* A key still there was created again behind a missed destroy: a new SRQ, a new id. */
+    int found, s = rs_ptrmap_slot(vb_srq_keys, VB_MAX_SRQ, (uintptr_t)srq, &found);
+    if (s >= 0) {
         got = vb_srq_ids[s] = id ? id : srq_next_id++;
-        __atomic_store_n(&vb_srq_keys[s], (uintptr_t)srq, __ATOMIC_RELEASE);
-        break;
+        if (!found) rs_ptrmap_publish(vb_srq_keys, s, (uintptr_t)srq);
     }
     pthread_mutex_unlock(&tab_lock);
     if (!got) rs_warn_once("verbs: more than %d live SRQs; posts to further SRQs show srq 1", VB_MAX_SRQ);
@@ -224,18 +187,9 @@ uint32_t vb_srq_add(struct vb_srq *srq, uint32_t id)
 
 uint32_t vb_srq_del(struct vb_srq *srq)
 {
-    uint32_t id = VB_SRQ_UNKNOWN;
     pthread_mutex_lock(&tab_lock);
-    uint64_t h = vb_hash_ptr(srq);
-    for (unsigned i = 0; i < VB_MAX_SRQ; i++) {
-        unsigned s = (unsigned)(h + i) & (VB_MAX_SRQ - 1);
-        uintptr_t k = vb_srq_keys[s];
-        if (!k) break;
-        if (k != (uintptr_t)srq) continue;
-        id = vb_srq_ids[s];
-        __atomic_store_n(&vb_srq_keys[s], TOMB, __ATOMIC_RELEASE);
-        break;
-    }
+    int s = rs_ptrmap_remove(vb_srq_keys, VB_MAX_SRQ, (uintptr_t)srq);
+    uint32_t id = s >= 0 ? vb_srq_ids[s] : VB_SRQ_UNKNOWN;
     pthread_mutex_unlock(&tab_lock);
     return id;
 }
@@ -247,17 +201,13 @@ struct vb_wq_rec *vb_wq_add(struct vb_wq *wq, struct vb_ctx_rec *c, vb_wq_post_r
 {
     struct vb_wq_rec *r = NULL;
     pthread_mutex_lock(&tab_lock);
-    uint64_t h = vb_hash_ptr(wq);
-    for (unsigned i = 0; i < VB_MAX_WQ; i++) {
-        unsigned s = (unsigned)(h + i) & (VB_MAX_WQ - 1);
-        uintptr_t k = vb_wq_keys[s];
-        if (k != (uintptr_t)wq && k && k != TOMB) continue;
+    int found, s = rs_ptrmap_slot(vb_wq_keys, VB_MAX_WQ, (uintptr_t)wq, &found);
+    if (s >= 0) {
         r = &vb_wq_recs[s];
         r->wq = wq;
         r->c = c;
         __atomic_store_n(&r->post_recv, orig, __ATOMIC_RELAXED);
-        __atomic_store_n(&vb_wq_keys[s], (uintptr_t)wq, __ATOMIC_RELEASE);
-        break;
+        if (!found) rs_ptrmap_publish(vb_wq_keys, s, (uintptr_t)wq);
     }
     pthread_mutex_unlock(&tab_lock);
     if (!r) rs_warn_once("verbs: more than %d live WQs; posts to further WQs are not traced", VB_MAX_WQ);
@@ -267,15 +217,7 @@ struct vb_wq_rec *vb_wq_add(struct vb_wq *wq, struct vb_ctx_rec *c, vb_wq_post_r
 void vb_wq_del(struct vb_wq *wq)
 {
     pthread_mutex_lock(&tab_lock);
-    uint64_t h = vb_hash_ptr(wq);
-    for (unsigned i = 0; i < VB_MAX_WQ; i++) {
-        unsigned s = (unsigned)(h + i) & (VB_MAX_WQ - 1);
-        uintptr_t k = vb_wq_keys[s];
-        if (!k) break;
-        if (k != (uintptr_t)wq) continue;
-        __atomic_store_n(&vb_wq_keys[s], TOMB, __ATOMIC_RELEASE);
-        break;
-    }
+    rs_ptrmap_remove(vb_wq_keys, VB_MAX_WQ, (uintptr_t)wq);
     pthread_mutex_unlock(&tab_lock);
 }
 

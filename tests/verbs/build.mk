@@ -42,12 +42,17 @@ $(VT)/abi_check: tests/verbs/abi_check.c preload/verbs_abi.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL)
 
+# unit test of the interposers' pointer-keyed table (preload/ptrmap.c alone)
+$(VT)/vt_ptrmap: tests/verbs/vt_ptrmap.c preload/ptrmap.c preload/ptrmap.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ tests/verbs/vt_ptrmap.c preload/ptrmap.c $(LDFLAGS_ALL) -lpthread
+
 # trace printer (reader library only)
 $(VT)/vt_dump: tests/verbs/vt_dump.c formats/reader.c formats/rtrace_tables.c formats/reader.h formats/rtrace.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ tests/verbs/vt_dump.c formats/reader.c formats/rtrace_tables.c $(LDFLAGS_ALL) -lzstd
 
-VT_BINS := $(VT_VERBS_BINS) $(VT)/vt_dlsym $(VT)/vt_nccl $(VT)/vt_local $(VT)/abi_check $(VT)/vt_dump
+VT_BINS := $(VT_VERBS_BINS) $(VT)/vt_dlsym $(VT)/vt_nccl $(VT)/vt_local $(VT)/abi_check $(VT)/vt_dump $(VT)/vt_ptrmap
 EXTRA_TARGETS += $(NULLPROV_LIB) $(NULLMLX5_LIB)
 TEST_BINS += $(VT_BINS)
 verbs-tests: $(NULLPROV_LIB) $(NULLMLX5_LIB) $(VT_BINS)
