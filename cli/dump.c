@@ -8,6 +8,8 @@
 #include "cli.h"
 #include "reader.h"
 #include "analyzer/symbolize.h"
+#include "util/utf8.h"
+#include "util/xalloc.h"
 
 static void usage(FILE *f)
 {
@@ -29,37 +31,16 @@ static void usage(FILE *f)
                "or no readable input.\n");
 }
 
-/* JSON string body: valid UTF-8 passes through, control characters and invalid bytes are escaped. */
+/* A JSON string: control characters escaped, ill-formed UTF-8 (invalid bytes, encoded surrogates, overlong
+ * forms) replaced by U+FFFD, so every line is valid UTF-8 JSON (issue 17 D9; util/utf8.h). */
 static void json_str(FILE *o, const char *s, size_t n)
 {
+    char small[6 * 512 + 1], *d = n <= 512 ? small : rs_xmalloc(6 * n + 1, "dump json string");
+    size_t k = rs_json_escape(d, s, n, 0);
     fputc('"', o);
-    const unsigned char *p = (const unsigned char *)s;
-    for (size_t i = 0; i < n; i++) {
-        unsigned c = p[i];
-        if (c == '"' || c == '\\') {
-            fputc('\\', o);
-            fputc((int)c, o);
-        } else if (c == '\n') {
-            fputs("\\n", o);
-        } else if (c == '\t') {
-            fputs("\\t", o);
-        } else if (c < 0x20 || c == 0x7f) {
-            fprintf(o, "\\u%04x", c);
-        } else if (c < 0x80) {
-            fputc((int)c, o);
-        } else {
-            size_t len = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-            int valid = len && i + len <= n;
-            for (size_t k = 1; valid && k < len; k++) valid = (p[i + k] & 0xc0) == 0x80;
-            if (valid) {
-                fwrite(p + i, 1, len, o);
-                i += len - 1;
-            } else {
-                fprintf(o, "\\u%04x", c);
-            }
-        }
-    }
+    fwrite(d, 1, k, o);
     fputc('"', o);
+    if (d != small) free(d);
 }
 
 static void text_str(FILE *o, const char *s, size_t n)

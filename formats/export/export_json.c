@@ -296,8 +296,12 @@ static int jw_begin_process(void *b, const struct rs_xproc_out *p, char *err, si
     w->world = p->world_size;
     w->pid = p->pid;
     snprintf(w->host, sizeof w->host, "%s", p->host ? p->host : "?");
+    /* the host goes into the Kineto header and into a file name (other/HOST-pidN...): letters, digits and
+     * ".-_" only, so a hostile header can neither break the JSON (D9) nor name a path ('/') */
     for (char *c = w->host; *c; c++)
-        if (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20) *c = '_';
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '.' ||
+              *c == '-' || *c == '_'))
+            *c = '_';
     int dup = 0;
     for (size_t i = 0; i < w->nranks_used; i++)
         if (w->ranks_used[i] == p->rank) dup = 1;

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "export_xlate.h"
+#include "util/utf8.h"
 #include "util/xalloc.h"
 
 const char *const rs_xcat_names[RS_XCAT_COUNT] = {
@@ -51,30 +52,30 @@ static uint32_t hash_bytes(const char *s, size_t n)
     return h ? h : 1;
 }
 
-/* Copy s into a valid-UTF-8 string (bad bytes -> '?', controls -> ' '), cut at RS_XNAME_MAX. */
+/* Copy s into a well-formed UTF-8 string, cut at RS_XNAME_MAX input bytes: controls -> ' ', ill-formed
+ * sequences (invalid bytes, encoded surrogates, overlong forms, > U+10FFFF) -> U+FFFD (util/utf8.h), so
+ * every JSON and protobuf string the exporters write is valid UTF-8 (issue 17 D9). d needs 3 * n + 1. */
 static size_t sanitize(char *d, const char *s, size_t n)
 {
+    const unsigned char *p = (const unsigned char *)s;
     size_t o = 0;
     if (n > RS_XNAME_MAX) n = RS_XNAME_MAX;
     for (size_t i = 0; i < n;) {
-        unsigned char c = (unsigned char)s[i];
+        unsigned char c = p[i];
         if (c < 0x80) {
             d[o++] = c < 0x20 || c == 0x7f ? ' ' : (char)c;
             i++;
             continue;
         }
-        size_t len = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-        if (c >= 0xf5) len = 0;
-        int ok = len && i + len <= n;
-        for (size_t k = 1; ok && k < len; k++)
-            if (((unsigned char)s[i + k] & 0xc0) != 0x80) ok = 0;
-        if (ok) {
+        size_t bad, len = rs_utf8_seq(p + i, n - i, &bad);
+        if (len) {
             memcpy(d + o, s + i, len);
             o += len;
             i += len;
         } else {
-            d[o++] = '?';
-            i++;
+            memcpy(d + o, RS_UTF8_REPLACEMENT, 3);
+            o += 3;
+            i += bad;
         }
     }
     d[o] = 0;

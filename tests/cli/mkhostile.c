@@ -11,12 +11,14 @@
  *                                        names, warnings and host facts (D9)
  *     mkhostile enums FILE               one event of every kind, enum fields set (18.6 names)
  *     mkhostile plain FILE               a small complete trace of a process without a rank (a launcher)
+ *     mkhostile clean                    filter: each stdin line through util/utf8.h's rs_utf8_clean
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fuzz_common.h"
+#include "util/utf8.h"
 
 static void save(const char *path, const struct fz_buf *f)
 {
@@ -315,8 +317,28 @@ static void mk_enums(const char *path)
     save(path, &f);
 }
 
+static void clean_lines(void)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    while ((n = getline(&line, &cap, stdin)) > 0) {
+        if (line[n - 1] == '\n') n--;
+        char *d = malloc(3 * (size_t)n + 1);
+        size_t k = rs_utf8_clean(d, line, (size_t)n);
+        fwrite(d, 1, k, stdout);
+        putchar('\n');
+        free(d);
+    }
+    free(line);
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && !strcmp(argv[1], "clean")) {
+        clean_lines();
+        return 0;
+    }
     if (argc >= 4 && !strcmp(argv[1], "marks")) mk_marks(argv[2], atol(argv[3]));
     else if (argc >= 5 && !strcmp(argv[1], "strings")) mk_strings(argv[2], atol(argv[3]), atol(argv[4]));
     else if (argc >= 4 && !strcmp(argv[1], "threads")) mk_threads(argv[2], atol(argv[3]));
