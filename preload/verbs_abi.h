@@ -1,5 +1,6 @@
-/* The libibverbs ABI the verbs interposer reads and patches, declared here from the layouts in
- * shared/reference/rdma-verbs.md (rdma-core v44, x86-64; stable ABI). We do not include <infiniband/verbs.h>:
+/* The libibverbs ABI the verbs interposer reads and patches, declared here from the layouts of rdma-core's
+ * public header libibverbs/verbs.h, installed as <infiniband/verbs.h> (rdma-core v44.0, x86-64; a stable ABI:
+ * https://github.com/linux-rdma/rdma-core/blob/v44.0/libibverbs/verbs.h). We do not include <infiniband/verbs.h>:
  * it turns ibv_reg_mr into a macro, it may come from a newer rdma-core than the running library, and the
  * product must build without it. tests/verbs/abi_check.c compares every offset below with the installed
  * header. Only the members railscope touches are named; the rest is padding.
