@@ -80,23 +80,50 @@ static int make_default_dir(char *out, size_t cap)
     return -1;
 }
 
-static int mkdir_p(const char *dir)
+/* mkdir -p, one component at a time with O_NOFOLLOW (as the library does, tracer/procinfo.c): a symbolic
+ * link on the way is followed only when it belongs to root or to this user; one planted by someone else
+ * (e.g. in a shared sticky /tmp) is refused (-1, errno ELOOP, its path in bad). */
+static int mkdir_p(const char *dir, char *bad, size_t badcap, unsigned *owner)
 {
     char p[PATH_MAX];
-    snprintf(p, sizeof p, "%s", dir);
-    for (char *s = p + 1; *s; s++) {
-        if (*s != '/') continue;
-        *s = 0;
-        if (mkdir(p, 0755) != 0 && errno != EEXIST) return -1;
-        *s = '/';
+    if (snprintf(p, sizeof p, "%s", dir) >= (int)sizeof p) return errno = ENAMETOOLONG, -1;
+    int dfd = open(p[0] == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) return -1;
+    char *s = p;
+    while (*s == '/') s++;
+    while (*s) {
+        char *e = strchr(s, '/');
+        if (e) *e = 0;
+        int fd = openat(dfd, s, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 && errno == ENOENT) {
+            if (mkdirat(dfd, s, 0755) != 0 && errno != EEXIST) fd = -1;
+            else fd = openat(dfd, s, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        }
+        if (fd < 0 && (errno == ELOOP || errno == ENOTDIR)) {
+            int err = errno;
+            struct stat sb;
+            if (fstatat(dfd, s, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(sb.st_mode)) {
+                if (sb.st_uid != 0 && sb.st_uid != geteuid()) {
+                    close(dfd);
+                    snprintf(bad, badcap, "%s", p);
+                    *owner = (unsigned)sb.st_uid;
+                    return errno = ELOOP, -1;
+                }
+                fd = openat(dfd, s, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            } else {
+                errno = err;
+            }
+        }
+        int err = errno;
+        close(dfd);
+        if (fd < 0) return errno = err, -1;
+        dfd = fd;
+        if (!e) break;
+        *e = '/';
+        s = e + 1;
+        while (*s == '/') s++;
     }
-    if (mkdir(p, 0755) != 0 && errno != EEXIST) return -1;
-    struct stat sb;
-    if (stat(p, &sb) != 0) return -1;
-    if (!S_ISDIR(sb.st_mode)) {
-        errno = ENOTDIR;
-        return -1;
-    }
+    close(dfd);
     return 0;
 }
 
@@ -213,8 +240,15 @@ int cmd_record(int argc, char **argv)
     }
     char dir[PATH_MAX], absdir[PATH_MAX];
     if (out) {
-        if (mkdir_p(out) != 0) {
-            fprintf(stderr, "railscope: record: cannot create %s: %s\n", out, strerror(errno));
+        char bad[PATH_MAX] = "";
+        unsigned owner = 0;
+        if (mkdir_p(out, bad, sizeof bad, &owner) != 0) {
+            if (bad[0])
+                fprintf(stderr,
+                        "railscope: record: refusing to follow the symbolic link %s (owned by uid %u: only links "
+                        "of root or of this user are followed)\n",
+                        bad, owner);
+            else fprintf(stderr, "railscope: record: cannot create %s: %s\n", out, strerror(errno));
             return 2;
         }
         snprintf(dir, sizeof dir, "%s", out);

@@ -92,16 +92,26 @@ int rs_config_load(void)
 
     const char *out = getenv("RAILSCOPE_OUT");
     if (!out || !*out) out = RS_DEFAULT_OUT;
+    /* The directory is a path of at most PATH_MAX - 1 bytes, made absolute here (a relative one against
+     * the working directory at start). Longer: not traced, one warning (never cut to another path). */
+    size_t outlen = strnlen(out, PATH_MAX);
     if (out[0] == '/') {
-        snprintf(rs_cfg.outdir, sizeof rs_cfg.outdir, "%s", out);
+        if (outlen < PATH_MAX) memcpy(rs_cfg.outdir, out, outlen + 1);
     } else {
         char cwd[PATH_MAX];
         if (!getcwd(cwd, sizeof cwd)) snprintf(cwd, sizeof cwd, ".");
         size_t n = strlen(cwd);
-        if (n + 1 + strlen(out) + 1 > sizeof rs_cfg.outdir) n = 1, cwd[0] = '.';
-        memcpy(rs_cfg.outdir, cwd, n);
-        rs_cfg.outdir[n] = '/';
-        memcpy(rs_cfg.outdir + n + 1, out, strlen(out) + 1);
+        if (n + 1 + outlen < PATH_MAX) {
+            memcpy(rs_cfg.outdir, cwd, n);
+            rs_cfg.outdir[n] = '/';
+            memcpy(rs_cfg.outdir + n + 1, out, outlen + 1);
+        } else if (outlen < PATH_MAX) {
+            memcpy(rs_cfg.outdir, out, outlen + 1); /* the working directory alone is too long: relative */
+        }
+    }
+    if (!rs_cfg.outdir[0]) {
+        rs_warn("RAILSCOPE_OUT is longer than %d bytes; this process is not traced", PATH_MAX - 1);
+        return -1;
     }
 
     v = getenv("RAILSCOPE_EVENTS");

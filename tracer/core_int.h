@@ -103,9 +103,11 @@ int rs_writer_append_run(struct rs_writer *w, uint32_t tid, const void *events, 
 #define RS_EV_AS_MARKER 0xffffu /* in rings only, never written: "the next event belongs to tid aux" */
 
 /* Writer thread (writer_thread.c) */
-int rs_writer_thread_start(int open_now); /* open_now=0: open the file when the first event shows (or at
+int rs_writer_thread_start(int open_now);       /* open_now=0: open the file when the first event shows (or at
                                               * the final flush: a child that recorded nothing still ends) */
-void rs_writer_child_reset(void);         /* atfork child: forget the parent's file and thread */
+void rs_writer_child_reset(void);               /* atfork child: forget the parent's file and thread */
+int rs_writer_thread_stop(unsigned timeout_ms); /* before a credential change: 1 = stopped, restart it */
+void rs_writer_thread_restart(void);
 void rs_writer_fork_prepare(void);
 void rs_writer_fork_parent(void);
 /* Ask the writer for a flush and wait up to timeout_ms for it. final: also run shutdown hooks, write
@@ -121,7 +123,9 @@ void rs_run_fork_child_hooks(void);
 void rs_procinfo_fill(struct rs_file_info *fi, char *host, size_t hostlen, char *cmdline, size_t cmdcap, char *exe,
                       size_t exelen, char *boot_id, size_t bootlen);
 /* File name for this process: "<dir>/<host>-<pid>.rtrace", or with ".<n>" before .rtrace when taken
- * (an exec'd image has the same pid as its predecessor). Returns an open fd or -errno. */
+ * (an exec'd image has the same pid as its predecessor). Returns an open fd or -errno, or RS_OPEN_REFUSED
+ * (a symbolic link someone else planted on the way: warned about already). */
+#define RS_OPEN_REFUSED (-100000)
 int rs_open_trace_file(char *path, size_t pathlen);
 
 /* Clock (clock.c): which source rs_now() reads. rs_clock_init after rs_config_load (decides, no thread);

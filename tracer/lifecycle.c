@@ -4,6 +4,7 @@
  * A vfork child shares our memory but is not our process: getpid() != rs_pid, and we stay out of it. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -32,13 +33,23 @@ static int ours(void) { return atomic_load(&rs_state) == RS_ST_RUNNING && getpid
 #define RS_END_EXEC   2
 #define RS_END__EXIT  3
 
+/* The thread running the final sequence of an exit (0: none yet), and whether it has finished. */
+static _Atomic uint32_t final_tid;
+static _Atomic uint32_t final_done;
+
 static void final_flush(int32_t status, uint32_t reason, unsigned timeout_ms)
 {
     if (!ours()) return;
     int g = rs_tls.guard;
     rs_tls.guard = 1;
+    uint32_t none = 0;
+    if (reason != RS_END_SIGNAL) atomic_compare_exchange_strong(&final_tid, &none, rs_gettid());
     if (reason != RS_END_SIGNAL) rs_run_shutdown_hooks(); /* not from a signal handler: hooks may lock */
     rs_core_request(1, status, reason, timeout_ms, reason != RS_END_SIGNAL);
+    if (reason != RS_END_SIGNAL) {
+        atomic_store(&final_done, 1);
+        rs_futex_wake(&final_done);
+    }
     rs_tls.guard = g;
 }
 
@@ -48,6 +59,40 @@ static void on_exit_flush(int status, void *arg)
 {
     (void)arg;
     final_flush(status, RS_END_EXIT, 10000);
+}
+
+/* Registered before on_exit_flush, so it runs after it. glibc's exit() runs the handlers one at a time
+ * from a shared list: when two threads are in exit() at once (a return from main, which does not go
+ * through our exit() below, and a thread calling exit()), the one that finds the list empty calls _exit
+ * at once and would end the process while the other is still writing the trace. The thread that takes
+ * this last handler waits (up to 10 s) until the final sequence of the other one is done. */
+static void on_exit_barrier(int status, void *arg)
+{
+    (void)status;
+    (void)arg;
+    uint32_t t = atomic_load(&final_tid);
+    if (!t || t == rs_gettid() || getpid() != rs_pid) return;
+    for (int i = 0; i < 10000 && !atomic_load(&final_done); i++) rs_futex_wait(&final_done, 0, 1);
+}
+
+/* exit() from several threads at once: glibc runs the handlers in whichever thread gets to each, and the
+ * first to find none left ends the process, in the middle of another thread's final flush (3 threads
+ * calling exit() at once left a file without events nor PROC_END in 19 of 20 runs). The first exit() of
+ * the process goes on; a second one, from another thread, waits for the process to end, which is what
+ * C and POSIX leave open and what newer C libraries and Rust's std (rust-lang/rust#126606) do. A thread
+ * calling exit() again from an exit handler goes on (glibc's nested exit). */
+static _Atomic uint32_t exit_tid;
+
+RS_EXPORT void exit(int status)
+{
+    REAL(exit);
+    if (ours()) {
+        uint32_t me = rs_gettid(), none = 0;
+        if (!atomic_compare_exchange_strong(&exit_tid, &none, me) && none != me)
+            for (;;) pause(); /* the other thread's exit ends us */
+    }
+    if (real_exit) real_exit(status);
+    for (;;) syscall(SYS_exit_group, status);
 }
 
 /* Destructors run from _dl_fini, which glibc registers (__libc_start_main) after a preloaded library's
@@ -210,6 +255,9 @@ static void fork_child(void)
 {
     if (atomic_load(&rs_state) != RS_ST_RUNNING) return;
     rs_pid = getpid();
+    atomic_store(&exit_tid, 0);
+    atomic_store(&final_tid, 0);
+    atomic_store(&final_done, 0);
     rs_rings_after_fork_child();
     rs_writer_child_reset();
     rs_run_fork_child_hooks(); /* before the child's writer thread can run tick hooks */
@@ -237,6 +285,39 @@ RS_EXPORT pid_t fork(void)
     }
     return p;
 }
+
+/* ---- credentials ----
+ * glibc makes setuid() & co. process-wide by signalling every thread it knows to make the same system
+ * call, and aborts the process when a thread's result differs from the caller's. The writer thread's
+ * could: capabilities, PR_SET_KEEPCAPS and securebits are per thread (setpriv --reuid=... raises its
+ * capabilities in its own thread between setresuid and setresgid; the writer's setresgid then failed with
+ * EPERM and the program died of SIGABRT). So the writer thread is stopped for the change and started again
+ * after it from the calling thread, whose credentials the new thread copies. The program sees the real
+ * call's result and errno. Callers serialise here (glibc serialises the changes themselves too). */
+
+static pthread_mutex_t cred_lock = PTHREAD_MUTEX_INITIALIZER;
+
+#define CRED_WRAP(name, call)                                 \
+    REAL(name);                                               \
+    if (!real_##name) return errno = ENOSYS, -1;              \
+    if (!ours() || rs_tls.is_writer) return real_##name call; \
+    pthread_mutex_lock(&cred_lock);                           \
+    int stopped = rs_writer_thread_stop(2000);                \
+    int r = real_##name call, saved = errno;                  \
+    if (stopped) rs_writer_thread_restart();                  \
+    pthread_mutex_unlock(&cred_lock);                         \
+    errno = saved;                                            \
+    return r
+
+RS_EXPORT int setuid(uid_t u) { CRED_WRAP(setuid, (u)); }
+RS_EXPORT int setgid(gid_t g) { CRED_WRAP(setgid, (g)); }
+RS_EXPORT int seteuid(uid_t u) { CRED_WRAP(seteuid, (u)); }
+RS_EXPORT int setegid(gid_t g) { CRED_WRAP(setegid, (g)); }
+RS_EXPORT int setreuid(uid_t r_, uid_t e) { CRED_WRAP(setreuid, (r_, e)); }
+RS_EXPORT int setregid(gid_t r_, gid_t e) { CRED_WRAP(setregid, (r_, e)); }
+RS_EXPORT int setresuid(uid_t r_, uid_t e, uid_t s) { CRED_WRAP(setresuid, (r_, e, s)); }
+RS_EXPORT int setresgid(gid_t r_, gid_t e, gid_t s) { CRED_WRAP(setresgid, (r_, e, s)); }
+RS_EXPORT int setgroups(size_t n, const gid_t *list) { CRED_WRAP(setgroups, (n, list)); }
 
 /* ---- exec: write what we have before the image is replaced (the new image traces itself) ---- */
 
@@ -331,6 +412,7 @@ void rs_lifecycle_init(void)
     static int done;
     if (done) return; /* registrations survive fork; an exec'd image starts from scratch anyway */
     done = 1;
+    on_exit(on_exit_barrier, NULL);
     on_exit(on_exit_flush, NULL);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     install_signals();

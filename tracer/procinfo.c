@@ -78,22 +78,57 @@ void rs_procinfo_fill(struct rs_file_info *fi, char *host, size_t hostlen, char 
     fi->events = rs_cfg.events;
 }
 
-/* mkdir -p, tolerating a concurrent creator (every rank of a job starts at once). */
-static int mkdirs(const char *dir)
+/* Open the directory dir, creating what is missing (mode 0755, tolerating a concurrent creator: every
+ * rank of a job starts at once), one component at a time with O_NOFOLLOW: a symbolic link on the way is
+ * followed only when it belongs to root or to this process's user. One planted by anyone else (in a shared
+ * sticky directory such as /tmp, where the kernel's protected_symlinks lets the directory's owner's links
+ * through) is refused: one warning, and the process is not traced (RS_OPEN_REFUSED). Returns a directory
+ * descriptor or -errno. */
+static int open_dir_safe(const char *dir)
 {
     char p[PATH_MAX];
-    snprintf(p, sizeof p, "%s", dir);
-    for (char *s = p + 1; *s; s++) {
-        if (*s != '/') continue;
-        *s = 0;
-        if (mkdir(p, 0755) != 0 && errno != EEXIST) return -errno;
-        *s = '/';
+    if (snprintf(p, sizeof p, "%s", dir) >= (int)sizeof p) return -ENAMETOOLONG;
+    int dfd = open(p[0] == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) return -errno;
+    char *s = p;
+    while (*s == '/') s++;
+    while (*s) {
+        char *e = strchr(s, '/');
+        if (e) *e = 0;
+        int fd = openat(dfd, s, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 && errno == ENOENT) {
+            if (mkdirat(dfd, s, 0755) != 0 && errno != EEXIST) fd = -1;
+            else fd = openat(dfd, s, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        }
+        if (fd < 0 && (errno == ELOOP || errno == ENOTDIR)) {
+            int err = errno;
+            struct stat sb;
+            if (fstatat(dfd, s, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(sb.st_mode)) {
+                if (sb.st_uid != 0 && sb.st_uid != geteuid()) {
+                    close(dfd);
+                    rs_warn("refusing to follow the symbolic link %s (owned by uid %u: only links of root or of "
+                            "this user are followed); this process is not traced",
+                            p, (unsigned)sb.st_uid);
+                    return RS_OPEN_REFUSED;
+                }
+                fd = openat(dfd, s, O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* ours or root's: follow it */
+            } else {
+                errno = err;
+            }
+        }
+        if (fd < 0) {
+            int err = errno;
+            close(dfd);
+            return -err;
+        }
+        close(dfd);
+        dfd = fd;
+        if (!e) break;
+        *e = '/';
+        s = e + 1;
+        while (*s == '/') s++;
     }
-    if (mkdir(p, 0755) != 0 && errno != EEXIST) return -errno;
-    struct stat sb;
-    if (stat(p, &sb) != 0) return -errno;
-    if (!S_ISDIR(sb.st_mode)) return -ENOTDIR;
-    return 0;
+    return dfd;
 }
 
 /* Host names go into file names: keep [A-Za-z0-9._-]. */
@@ -107,10 +142,10 @@ static void sanitize(char *s)
 
 int rs_open_trace_file(char *path, size_t pathlen)
 {
-    int e = mkdirs(rs_cfg.outdir);
-    if (e) {
+    int dfd = open_dir_safe(rs_cfg.outdir);
+    if (dfd < 0) {
         snprintf(path, pathlen, "%s", rs_cfg.outdir);
-        return e;
+        return dfd;
     }
     char host[256];
     if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "unknown");
@@ -120,10 +155,20 @@ int rs_open_trace_file(char *path, size_t pathlen)
     sanitize(host);
     int pid = getpid();
     for (int gen = 0; gen < 1000; gen++) {
-        if (gen == 0) snprintf(path, pathlen, "%s/%s-%d.rtrace", rs_cfg.outdir, host, pid);
-        else snprintf(path, pathlen, "%s/%s-%d.%d.rtrace", rs_cfg.outdir, host, pid, gen);
-        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        char name[320];
+        if (gen == 0) snprintf(name, sizeof name, "%s-%d.rtrace", host, pid);
+        else snprintf(name, sizeof name, "%s-%d.%d.rtrace", host, pid, gen);
+        snprintf(path, pathlen, "%s/%s", rs_cfg.outdir, name);
+        const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+        int fd = openat(dfd, name, flags, 0600);
+        if (fd < 0 && errno == EMFILE && dfd >= 0) {
+            /* No descriptor left beside the directory's (a tight RLIMIT_NOFILE): by name, as before. */
+            close(dfd);
+            dfd = -1;
+            fd = open(path, flags, 0600);
+        }
         if (fd >= 0) {
+            if (dfd >= 0) close(dfd);
             /* Keep clear of the low descriptor numbers applications like to dup2() onto. */
             int hi = fcntl(fd, F_DUPFD_CLOEXEC, 100);
             if (hi >= 0) {
@@ -132,11 +177,17 @@ int rs_open_trace_file(char *path, size_t pathlen)
             }
             return fd;
         }
-        if (errno != EEXIST) return -errno;
+        if (errno != EEXIST) {
+            int err = errno;
+            if (dfd >= 0) close(dfd);
+            return -err;
+        }
         struct stat sb;
-        if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode))
+        if (fstatat(dfd >= 0 ? dfd : AT_FDCWD, dfd >= 0 ? name : path, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+            S_ISLNK(sb.st_mode))
             rs_warn("refusing to write through the symbolic link %s", path);
         /* An exec'd image has its predecessor's pid: take the next generation. */
     }
+    if (dfd >= 0) close(dfd);
     return -EEXIST;
 }

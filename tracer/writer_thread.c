@@ -27,6 +27,7 @@ static _Atomic uint32_t req_seq, done_seq;
 static _Atomic uint64_t final_req;
 #define FINAL_SET (1ull << 63)
 static _Atomic int thread_running;
+static _Atomic int stop_req; /* rs_writer_thread_stop: leave the loop, keep the file (a credential change) */
 /* 0 from pthread_create until the writer thread runs its own code. In between, the thread library (and a
  * sanitizer's runtime) set the thread up and may hold allocator locks: a fork then would hand the child
  * a lock nobody releases (seen with ASan, whose allocator has no fork handlers: a bash forking right
@@ -69,7 +70,8 @@ static int open_file(void)
     int fd = rs_open_trace_file(W_path, sizeof W_path);
     if (fd < 0) {
         W_failed = 1;
-        rs_warn("cannot create a trace file in %s: %s; this process is not traced", rs_cfg.outdir, strerror(-fd));
+        if (fd != RS_OPEN_REFUSED)
+            rs_warn("cannot create a trace file in %s: %s; this process is not traced", rs_cfg.outdir, strerror(-fd));
         return fd;
     }
     struct rs_file_info fi;
@@ -408,7 +410,9 @@ static void *writer_main(void *arg)
     uint64_t last_drain = last_frame;
     for (;;) {
         uint32_t w0 = atomic_load(&rs_writer_wake);
-        if (atomic_load(&req_seq) == handled) rs_futex_wait_us(&rs_writer_wake, w0, sleep_us);
+        if (atomic_load(&req_seq) == handled && !atomic_load(&stop_req))
+            rs_futex_wait_us(&rs_writer_wake, w0, sleep_us);
+        if (atomic_load(&stop_req)) break; /* the rings keep their events for the next writer thread */
         uint32_t req = atomic_load(&req_seq);
         uint64_t now = rs_now();
         if (now - last_tick >= period) {
@@ -463,8 +467,8 @@ int rs_writer_thread_start(int open_now)
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old); /* the writer never takes the application's signals */
     pthread_attr_t a;
-    pthread_attr_init(&a);
-    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    pthread_attr_init(&a); /* joinable: rs_writer_thread_stop waits until it is gone */
+    atomic_store(&stop_req, 0);
     atomic_store(&thread_running, 1);
     atomic_store(&thread_entered, 0);
     int e = pthread_create(&writer_tid, &a, writer_main, NULL);
@@ -476,6 +480,37 @@ int rs_writer_thread_start(int open_now)
         rs_warn("cannot start the writer thread: %s; events are written at exit only", strerror(e));
     }
     return 0;
+}
+
+/* A credential change (setuid & co., lifecycle.c) is about to happen: glibc applies it to every thread by
+ * a signal (SIGSETXID) and aborts the process when one thread's result differs from the caller's. Ours
+ * could differ (capabilities, PR_SET_KEEPCAPS and securebits are per thread, and a program such as
+ * setpriv changes them in its own thread only), so the writer thread leaves and is started again after
+ * the change, from the changed thread (a new thread copies its credentials). Returns 1 if a writer
+ * thread was stopped (then restart it with rs_writer_thread_restart), 0 if none ran. Waits up to
+ * timeout_ms for the thread to be gone. */
+int rs_writer_thread_stop(unsigned timeout_ms)
+{
+    if (!atomic_load(&thread_running) || rs_tls.is_writer) return 0;
+    atomic_store(&stop_req, 1);
+    atomic_fetch_add(&rs_writer_wake, 1);
+    rs_futex_wake(&rs_writer_wake);
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += timeout_ms / 1000;
+    dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (dl.tv_nsec >= 1000000000L) dl.tv_sec++, dl.tv_nsec -= 1000000000L;
+    if (pthread_timedjoin_np(writer_tid, NULL, &dl) != 0) {
+        rs_warn_once("the writer thread did not stop for a credential change in %u ms", timeout_ms);
+        return 0; /* still running: it will take the change with the others */
+    }
+    atomic_store(&thread_running, 0);
+    return 1;
+}
+
+void rs_writer_thread_restart(void)
+{
+    if (atomic_load(&rs_state) == RS_ST_RUNNING) rs_writer_thread_start(0);
 }
 
 static uint64_t mono_ms(void)
@@ -570,5 +605,6 @@ void rs_writer_child_reset(void)
     atomic_store(&final_req, 0);
     atomic_store(&rs_orphan_drops, 0);
     atomic_store(&thread_running, 0);
+    atomic_store(&stop_req, 0);
     host_facts_pending = 0;
 }

@@ -11,14 +11,22 @@
  *     -A       every 10th event of each thread goes through rs_emit_as(RS_AS_TID, ...) (chunk tid 1000004242)
  *     -W       with -F: fork the children while the worker threads are emitting
  *     -H       register a tick hook and a shutdown hook that each emit MARKs with index 3000/3001
+ *     -U       (root) after the threads: drop privileges as setpriv does (PR_SET_KEEPCAPS, setresuid, raise the
+ *              capabilities again in this thread only, setresgid, setgroups), then emit 10 MARKs (index 2000);
+ *              prints "cred=ok" or "cred=fail STEP errno"
+ *     -u       each worker calls setresgid/setgroups/setresuid (to the ids it has) halfway through
  * Prints "emitted=N dropped=M" (totals of rs_emit's answers in this process) on stdout at the end. */
 #include <errno.h>
+#include <grp.h>
+#include <linux/capability.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,7 +37,8 @@
 #define RS_AS_TID 1000004242u
 
 static long nthreads = 1, nevents = 1000, rate, forks, exec_every;
-static int do_pause, do_exit_, early, verbs, as_other, hooks, fork_during;
+static int do_pause, do_exit_, early, verbs, as_other, hooks, fork_during, cred_drop, cred_threads;
+static _Atomic int cred_failed;
 static _Atomic unsigned long emitted, dropped, errno_changed;
 static uint32_t name_id;
 
@@ -69,6 +78,22 @@ static void *short_lived(void *arg)
     return NULL;
 }
 
+/* What setpriv --reuid=65534 --regid=65534 --clear-groups does, in this (one) thread. */
+static const char *drop_privileges(void)
+{
+    struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct d[2];
+    if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0)) return "keepcaps";
+    if (setresuid(65534, 65534, 65534)) return "setresuid";
+    if (syscall(SYS_capget, &h, d)) return "capget";
+    d[0].effective = d[0].permitted;
+    d[1].effective = d[1].permitted;
+    if (syscall(SYS_capset, &h, d)) return "capset";
+    if (setresgid(65534, 65534, 65534)) return "setresgid";
+    if (setgroups(0, NULL)) return "setgroups";
+    return NULL;
+}
+
 static void *worker(void *arg)
 {
     uint64_t idx = (uint64_t)(uintptr_t)arg;
@@ -85,6 +110,12 @@ static void *worker(void *arg)
                 continue;
             }
         }
+        if (cred_threads && i <= nevents / 2 && due > nevents / 2) {
+            for (; i < nevents / 2; i++) emit_one(idx << 32 | (uint64_t)i);
+            gid_t g = getegid();
+            uid_t u = geteuid();
+            if (setresgid(g, g, g) || setgroups(1, &g) || setresuid(u, u, u)) cred_failed = errno;
+        }
         for (; i < due; i++) emit_one(idx << 32 | (uint64_t)i);
     }
     if (early) {
@@ -98,7 +129,7 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
     int c;
-    while ((c = getopt(argc, argv, "t:n:r:pxF:X:EVAHW")) != -1) {
+    while ((c = getopt(argc, argv, "t:n:r:pxF:X:EVAHWUu")) != -1) {
         switch (c) {
         case 't': nthreads = atol(optarg); break;
         case 'n': nevents = atol(optarg); break;
@@ -112,6 +143,8 @@ int main(int argc, char **argv)
         case 'A': as_other = 1; break;
         case 'H': hooks = 1; break;
         case 'W': fork_during = 1; break;
+        case 'U': cred_drop = 1; break;
+        case 'u': cred_threads = 1; break;
         default: fprintf(stderr, "usage: see the comment at the top of emitter.c\n"); return 2;
         }
     }
@@ -146,6 +179,13 @@ int main(int argc, char **argv)
     if (!fork_during)
         for (long i = 0; i < nthreads; i++) pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)i);
     for (long i = 0; i < nthreads; i++) pthread_join(t[i], NULL);
+    if (cred_threads) printf("cred_threads=%s\n", cred_failed ? strerror(cred_failed) : "ok");
+    if (cred_drop) {
+        const char *fail = drop_privileges();
+        if (fail) printf("cred=fail %s %s\n", fail, strerror(errno));
+        else printf("cred=ok uid=%u gid=%u\n", (unsigned)geteuid(), (unsigned)getegid());
+        for (uint64_t k = 0; k < 10; k++) emit_one((uint64_t)2000 << 32 | k);
+    }
     printf("emitted=%lu dropped=%lu\n", (unsigned long)emitted, (unsigned long)dropped);
     if (errno_changed)
         printf("errno_changed=%lu\n", (unsigned long)errno_changed); /* fails every check of the line above */
