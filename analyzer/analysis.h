@@ -14,14 +14,15 @@
 
 /* Attribution categories: X(ENUM, json_key, plain words). Order = precedence when intervals overlap
  * (compute hides everything under it, an exposed H2D copy hides idle time, and so on). */
-#define RS_CATS(X)                                                                          \
-    X(COMPUTE, compute, "compute")                                                          \
-    X(H2D, h2d_exposed, "exposed host-to-device copies")                                    \
-    X(INTRA, intra_node_exposed, "exposed NVLink/intra-node communication")                 \
-    X(NET, network_transfer, "exposed network transfer")                                    \
-    X(STALL, network_stall, "network stall (time beyond what the bytes need at link rate)") \
-    X(PEER_WAIT, peer_wait, "waiting in collectives for late ranks")                        \
-    X(IDLE, host_idle, "host/launch idle (GPU idle outside collectives)")                   \
+#define RS_CATS(X)                                                                         \
+    X(COMPUTE, compute, "compute")                                                         \
+    X(H2D, h2d_exposed, "exposed host-to-device copies")                                   \
+    X(INTRA, intra_node_exposed, "exposed NVLink/intra-node communication")                \
+    X(NET, network_transfer, "exposed network transfer")                                   \
+    X(STALL, network_stall, "network stall (beyond bytes at link rate plus base latency)") \
+    X(LATENCY, network_latency, "network latency (round trips, small messages)")           \
+    X(PEER_WAIT, peer_wait, "waiting for late ranks (collectives, peer transfers)")        \
+    X(IDLE, host_idle, "host/launch idle (GPU idle outside collectives)")                  \
     X(OTHER, other, "other")
 
 enum rs_cat {
@@ -69,7 +70,8 @@ struct rs_an_qp {
     double ctrl_busy_s;   /* time with a control WR outstanding (synchronisation with the peer) */
     double busy_s;        /* time with data send WRs outstanding (union of post->completion) */
     double ideal_s;       /* bytes_sent / link rate */
-    double stall_s;       /* busy - ideal, >= 0 */
+    double latency_s;     /* base latency charged once per burst of data WRs (round trips, small messages) */
+    double stall_s;       /* busy - ideal - latency, >= 0 */
     double achieved_gbps; /* bytes_sent*8 / busy */
     double max_wait_s;    /* longest single post->completion */
     struct rs_an_gd gd;
@@ -79,6 +81,16 @@ struct rs_an_step {
     int64_t id;                /* ProfilerStep#N number, marker value, or index from 0 */
     uint64_t start_ns, end_ns; /* aligned run clock */
     double attr[RS_CAT_COUNT]; /* seconds; sum == (end_ns-start_ns)/1e9 */
+};
+
+/* Verbs errors of one rank: failed creations and posts, error completions (flushed WRs apart). */
+struct rs_an_verrs {
+    uint64_t create_fail;   /* ibv_open_device/alloc_pd/create_cq/create_qp/reg_mr/create_srq/... that failed */
+    uint64_t post_fail;     /* WRs ibv_post_send/recv refused */
+    uint64_t wc_err;        /* completions with an error status other than WR_FLUSH_ERR */
+    uint64_t wc_flush;      /* WR_FLUSH_ERR completions (WRs flushed after a QP went to error) */
+    double cost_s;          /* time send WRs were outstanding before completing in error */
+    char first[RS_AN_TEXT]; /* the first failures, in words ("ibv_create_qp failed: errno 95 ...") */
 };
 
 /* Input status per rank file, as the reader reported it. */
@@ -102,7 +114,11 @@ struct rs_an_rank {
     size_t nqps;
     struct rs_an_qp *qps;
     uint64_t h2d_pageable_bytes, h2d_pinned_bytes;
-    double late_s; /* total time this rank made others wait (as last arrival) */
+    double late_s;                  /* total time this rank made others wait (as last arrival) */
+    double base_latency_s;          /* measured: low percentile of WR post->completion beyond bytes at link rate */
+    char transport[48];             /* NCCL's transport as the trace shows it: "NET/Socket", "NET/IB", "P2P/SHM", "" */
+    char transport_why[RS_AN_TEXT]; /* the evidence, in words */
+    struct rs_an_verrs verrs;
 };
 
 /* One collective joined across ranks by (comm_hash, seq). */
@@ -118,11 +134,13 @@ struct rs_an_coll {
     double arrival_skew_s;                              /* last - first arrival */
     double dur_s;                                       /* last arrival -> last end: the collective's own time */
     double algbw_gbps, busbw_gbps;                      /* nccl-tests formulas over dur_s; GB/s = 1e9 bytes/s */
-    double rs_s, ag_s;              /* ring: reduce-scatter and all-gather halves (0 when unknown) */
-    double reduce_s, bcast_s;       /* tree: reduce (up) phase from the last arrival to the end of the last
+    double rs_s, ag_s;                     /* ring: reduce-scatter and all-gather halves (0 when unknown) */
+    double reduce_s, bcast_s;              /* tree: reduce (up) phase from the last arrival to the end of the last
                                * rank's reduce, and the broadcast (down) after it (0 when unknown) */
-    double intra_s, net_s, stall_s; /* split of dur_s */
-    int32_t stall_rank;             /* rank owning the worst-stalled QP, -1 none */
+    double intra_s, net_s, lat_s, stall_s; /* split of dur_s */
+    char transport[24];                    /* "NET/Socket", "NET/IB", "NET", "P2P/SHM", "" unknown */
+    int inter;                             /* 1 through the network (NET), 0 intra-node only, -1 unknown */
+    int32_t stall_rank;                    /* rank owning the worst-stalled QP, -1 none */
     uint32_t stall_qp;
 };
 
@@ -165,6 +183,11 @@ struct rs_analysis {
     char link_source[48];      /* "host fact ib/...", "--link-gbps", "softnic", "default" */
     double residual_skew_s;    /* max |end - median end| over joined collectives after alignment */
     double anchor_skew_s;      /* same, with REALTIME anchors only */
+    int one_clock;             /* every rank on one host clock (same boot id): skew 0 by construction */
+    int stragglers_known;      /* 0: the trace cannot tell who is late (no collectives, no per-step traffic) */
+    char straggler_basis[48];  /* "collectives", "verbs: first data post per step", "" */
+    char transport[64];        /* run level: "NET/Socket", "NET/IB", "P2P/SHM", "NET/Socket + P2P/SHM", "" */
+    uint64_t verbs_errors;     /* failed creations + posts + error completions over ranks */
     uint64_t events;           /* all events read */
     uint64_t drops;
     int partial;                    /* some input truncated/corrupt/unreadable */
@@ -174,7 +197,7 @@ struct rs_analysis {
                                     * GPUDirect NOT USED is no finding */
     uint64_t run_start_realtime_ns; /* realtime of run clock 0 */
     size_t nwarnings;
-    char warnings[8][RS_AN_TEXT];
+    char warnings[16][RS_AN_TEXT];
     size_t nhostchecks; /* doctor's WARN/FAIL verdicts on the recorded host facts, per host */
     struct rs_an_hostcheck *hostchecks;
 };

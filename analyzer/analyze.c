@@ -265,6 +265,7 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
         an_warn(a, "%d collective records without a communicator hash: joined by (function, sequence) only", nohash);
     an_join(a, w.ranks, (size_t)nf, opts);
     an_gpudirect(a, w.ranks, (size_t)nf);
+    an_verbs_warnings(a);
     an_findings(a, w.ranks, (size_t)nf);
     work_free(&w, nf);
     *out = a;

@@ -59,6 +59,9 @@ struct an_lcoll {
     uint64_t rs_end;       /* end of the reduce-scatter half (ring, from send proxy steps), 0 unknown */
     uint64_t up_end;       /* tree: end of this rank's reduce (up) phase, from proxy ops, 0 unknown */
     int32_t nranks, step;  /* step index on this rank, -1 none */
+    int32_t nnodes;        /* the communicator's nNodes (plugin init), 0 unknown */
+    uint32_t nproxy;       /* NCCL proxy ops of this collective on this rank (network transport) */
+    uint64_t qp_lat;       /* latency charged on the busiest QP's bursts in this collective */
     int32_t timed;         /* 1 when the interval is GPU/proxy time, 0 = only the enqueue call */
     char func[24], algo[16];
     /* network in this collective: the busiest send QP */
@@ -74,6 +77,7 @@ struct an_qpacc {
     int32_t peer_rank;
     uint32_t dest_qpn;
     uint64_t bytes_sent, sends, busy, max_wait; /* data WRs only */
+    uint64_t lat;                               /* base latency charged per data burst */
     uint64_t ctrl_sends, ctrl_busy;             /* control WRs (<= AN_CTRL_BYTES): count, outstanding union */
     uint64_t posted[RS_AN_MEMKINDS];
     uint64_t bounce_d2h, bounce_h2d;
@@ -86,6 +90,11 @@ struct an_lstep {
     uint64_t t[RS_CAT_COUNT];       /* PEER_WAIT/INTRA/NET/STALL of collectives added in the join */
     uint64_t coll_exposed;          /* to be split */
     uint64_t free_busy, free_bytes; /* network sends outside collectives: busy time, bytes */
+    uint64_t free_lat;              /* base latency charged to those sends' bursts */
+    uint64_t arrive;                /* first data-carrying send posted in the step (local clock), 0 none */
+#define AN_STEP_BUSY 8
+    struct iv busy[AN_STEP_BUSY]; /* the first data-send busy intervals from `arrive` on (peer-wait split) */
+    int nbusy;
 };
 
 /* A host check kept per rank: rs_an_hostcheck's strings (as truncated there) in one block,
@@ -109,6 +118,7 @@ struct an_rank {
     int has_gpu, has_verbs, has_nccl;
     char step_source[32];
     char coll_source[32]; /* "" = NCCL profiler plugin records */
+    uint64_t base_lat;    /* measured base latency of this rank's WRs (ns) */
     size_t nlsteps;
     struct an_lstep *lsteps;
     size_t ncolls;
@@ -136,9 +146,12 @@ void an_load_done(void);
 void an_join(struct rs_analysis *a, struct an_rank *ranks, size_t n, const struct rs_report_opts *o);
 void an_gpudirect(struct rs_analysis *a, struct an_rank *ranks, size_t n);
 void an_findings(struct rs_analysis *a, struct an_rank *ranks, size_t n);
+void an_verbs_warnings(struct rs_analysis *a); /* verbs failures per rank as warnings; a->verbs_errors */
 void an_warn(struct rs_analysis *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-int an_is_step_name(const char *s, int64_t *id);
+/* Step-likeness of an NVTX range or mark name (0 none .. 3 ProfilerStep#N), its counter (-1 none) and the
+ * hash of the name without the counter (analyze_load.c). */
+int an_step_name(const char *s, int64_t *id, uint64_t *stem);
 
 /* printf("%.9g", v) into buf (RS_FMT_G9_MAX bytes), byte for byte, without printf's slow exact path for
  * most values (fmt_num.c). Returns the length. */

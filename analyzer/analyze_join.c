@@ -114,9 +114,24 @@ static void refine_clocks(struct rs_analysis *a, struct member *m, size_t nm, st
         if (g == ng) gname[ng++] = key;
         grp[i] = (int)g;
     }
+    /* One host, one monotonic clock: every rank of a boot-id group gets the group's median anchor, so
+     * ranks of one host are aligned exactly (their own anchors differ by the jitter of reading two clocks),
+     * and with a single group there is no skew to measure: differences of collective ends between its
+     * processes are real, not clock error. */
+    for (size_t g = 0; g < ng; g++) {
+        double *v = rs_xmalloc(n * sizeof *v, "analyze_join anchors");
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (grp[i] == (int)g && R[i].have_anchor && R[i].boot_id[0]) v[k++] = off[i];
+        double med = k ? median(v, k) : 0;
+        for (size_t i = 0; i < n && k; i++)
+            if (grp[i] == (int)g && R[i].have_anchor && R[i].boot_id[0]) off[i] = med;
+        free(v);
+    }
+    a->one_clock = ng == 1 && n > 0 && R[0].boot_id[0];
     /* a group can exceed n (several communicators without a hash): size by members */
     double *tmp = rs_xmalloc((nm + 1) * sizeof *tmp, "analyze_join tmp");
-    a->anchor_skew_s = end_spread(m, nm, off, tmp);
+    a->anchor_skew_s = a->one_clock ? 0 : end_spread(m, nm, off, tmp);
     if (ng >= 2) {
         size_t *cnt = rs_xcalloc(ng, sizeof *cnt, "analyze_join cnt"),
                *pos = rs_xcalloc(ng + 1, sizeof *pos, "analyze_join pos");
@@ -161,7 +176,7 @@ static void refine_clocks(struct rs_analysis *a, struct member *m, size_t nm, st
         free(d);
         free(corr);
     }
-    a->residual_skew_s = end_spread(m, nm, off, tmp);
+    a->residual_skew_s = a->one_clock ? 0 : end_spread(m, nm, off, tmp);
     free(tmp);
     free(grp);
     free(gname);
@@ -195,252 +210,363 @@ static void stragglers(struct rs_analysis *a, const double *late_count, const do
         }
 }
 
-void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs_report_opts *o)
-{
-    (void)o;
-    double *off = rs_xcalloc(n, sizeof *off, "analyze_join off");
-    int noanchor = 0;
-    for (size_t i = 0; i < n; i++) {
-        off[i] = R[i].have_anchor ? (double)R[i].anchor_offset : 0;
-        noanchor += !R[i].have_anchor && R[i].out.input != RS_AN_UNREADABLE;
-    }
-    if (noanchor)
-        an_warn(a, "%d rank file%s without clock anchors: their times are not aligned", noanchor,
-                noanchor > 1 ? "s" : "");
+/* The join's shared state: ranks, clock offsets, run clock origin, straggler accounting. */
+struct join {
+    struct rs_analysis *a;
+    struct an_rank *R;
+    size_t n;
+    double *off, t0, rate_bpns, late_thr;
+    struct member *m;
+    size_t nm;
+    uint32_t ng;
+    double *late_count, *late_sum, *cost;
+    uint64_t *late_steps;
+    int64_t *last_late_step;
+    uint64_t considered;
+    double *tmp;
+};
+#define RUN(r, t) ((double)(t) + J->off[r] - J->t0) /* local ns -> run clock ns */
 
-    /* join collectives */
-    size_t nm = 0, mcap = 0;
-    struct member *m = NULL;
+/* Phase 1: members of joined collectives (comm_hash, func, seq), grouped; clocks aligned. */
+static void join_members(struct join *J)
+{
+    struct an_rank *R = J->R;
     struct hmap gmap = {0};
-    uint32_t ng = 0;
-    for (size_t r = 0; r < n; r++)
+    size_t mcap = 0;
+    for (size_t r = 0; r < J->n; r++)
         for (size_t c = 0; c < R[r].ncolls; c++) {
             uint64_t k = coll_key(&R[r].colls[c]), g;
             if (!hm_get(&gmap, k, &g)) {
-                g = ng++;
+                g = J->ng++;
                 hm_put(&gmap, k, g);
             }
-            *AN_PUSH(m, nm, mcap) = (struct member){(uint32_t)g, (uint32_t)r, (uint32_t)c, R[r].colls[c].kend};
+            *AN_PUSH(J->m, J->nm, mcap) = (struct member){(uint32_t)g, (uint32_t)r, (uint32_t)c, R[r].colls[c].kend};
         }
     hm_free(&gmap);
-    if (nm) qsort(m, nm, sizeof *m, cmp_member);
-    refine_clocks(a, m, nm, R, n, off);
+    if (J->nm) qsort(J->m, J->nm, sizeof *J->m, cmp_member);
+    refine_clocks(J->a, J->m, J->nm, R, J->n, J->off);
+}
 
-    /* run clock zero: earliest aligned step start or collective */
+/* Phase 2: run clock zero (earliest aligned step start or collective), step count, late threshold. */
+static void run_clock(struct join *J)
+{
+    struct rs_analysis *a = J->a;
+    struct an_rank *R = J->R;
     double t0 = INFINITY;
-    for (size_t r = 0; r < n; r++) {
-        if (R[r].nlsteps) t0 = fmin(t0, (double)R[r].lsteps[0].start + off[r]);
-        if (R[r].ncolls) t0 = fmin(t0, (double)R[r].colls[0].kstart + off[r]);
+    for (size_t r = 0; r < J->n; r++) {
+        if (R[r].nlsteps) t0 = fmin(t0, (double)R[r].lsteps[0].start + J->off[r]);
+        if (R[r].ncolls) t0 = fmin(t0, (double)R[r].colls[0].kstart + J->off[r]);
     }
     if (!isfinite(t0)) t0 = 0;
+    J->t0 = t0;
     a->run_start_realtime_ns = (uint64_t)fmax(t0, 0);
     /* documented in analysis.h: tracer clock + clock_offset_ns = run clock (ns since run_start_realtime_ns) */
-    for (size_t i = 0; i < n; i++)
-        R[i].out.clock_offset_ns = (int64_t)llround(off[i] - (double)a->run_start_realtime_ns);
-#define RUN(r, t) ((double)(t) + off[r] - t0) /* local ns -> run clock ns */
-
-    /* per-step mean for thresholds */
+    for (size_t i = 0; i < J->n; i++)
+        R[i].out.clock_offset_ns = (int64_t)llround(J->off[i] - (double)a->run_start_realtime_ns);
     double steps_total = 0;
     uint64_t steps_n = 0;
-    for (size_t r = 0; r < n; r++)
+    for (size_t r = 0; r < J->n; r++) {
         for (size_t k = 0; k < R[r].nlsteps; k++) {
             steps_total += (double)(R[r].lsteps[k].end - R[r].lsteps[k].start);
             steps_n++;
         }
-    double step_mean_ns = steps_n ? steps_total / steps_n : 0;
-    for (size_t r = 0; r < n; r++)
         if (R[r].nlsteps > a->nsteps) a->nsteps = R[r].nlsteps;
-
-    double rate_bpns = a->link_gbps / 8.0; /* bytes per ns */
-    a->colls = rs_xcalloc(ng ? ng : 1, sizeof *a->colls, "analyze_join colls");
-    double *late_count = rs_xcalloc(n, sizeof(double), "analyze_join late_count"),
-           *late_sum = rs_xcalloc(n, sizeof(double), "analyze_join late_sum"), *cost = calloc(n, sizeof(double));
-    uint64_t *late_steps = rs_xcalloc(n, sizeof(uint64_t), "analyze_join late_steps");
-    int64_t *last_late_step = rs_xmalloc(n * sizeof(int64_t), "analyze_join last_late_step");
-    for (size_t i = 0; i < n; i++) last_late_step[i] = -1;
-    uint64_t considered = 0;
-    double *tmp = rs_xmalloc((nm + 1) * sizeof *tmp, "analyze_join tmp");
-    double late_thr = fmax(20e3, 0.01 * step_mean_ns);
-
-    for (size_t i = 0; i < nm;) {
-        size_t j = i;
-        while (j < nm && m[j].g == m[i].g) j++;
-        struct rs_an_coll *gc = &a->colls[a->ncolls++];
-        const struct an_lcoll *c0 = &R[m[i].r].colls[m[i].c];
-        gc->comm_hash = c0->comm_hash;
-        gc->seq = c0->seq;
-        snprintf(gc->func, sizeof gc->func, "%s", c0->func);
-        snprintf(gc->algo, sizeof gc->algo, "%s", c0->algo);
-        gc->bytes = c0->bytes;
-        gc->nranks = c0->nranks > 0 ? c0->nranks : (int32_t)(j - i);
-        gc->nseen = (int32_t)(j - i);
-        gc->step = c0->step >= 0 ? R[m[i].r].lsteps[c0->step].id : -1;
-        double first = INFINITY, L = -INFINITY, L2 = -INFINITY, end = -INFINITY;
-        int32_t last = -1;
-        double stall = 0, transfer = 0;
-        int32_t stall_rank = -1;
-        uint32_t stall_qp = 0;
-        size_t nrs = 0;
-        double up = -INFINITY;
-        for (size_t k = i; k < j; k++) {
-            const struct an_lcoll *c = &R[m[k].r].colls[m[k].c];
-            double arr = RUN(m[k].r, c->kstart), e = RUN(m[k].r, c->kend);
-            first = fmin(first, arr);
-            if (arr > L) {
-                L2 = L;
-                L = arr;
-                last = R[m[k].r].out.rank;
-            } else if (arr > L2) L2 = arr;
-            end = fmax(end, e);
-            if (c->qp_busy) {
-                double ideal = c->qp_bytes / rate_bpns, st = (double)c->qp_busy - ideal;
-                transfer = fmax(transfer, fmin(ideal, (double)c->qp_busy));
-                if (st > stall) {
-                    stall = st;
-                    stall_rank = R[m[k].r].out.rank;
-                    stall_qp = c->qp;
-                }
-            }
-            if (c->rs_end) tmp[nrs++] = RUN(m[k].r, c->rs_end);
-            if (c->up_end) /* the reduce is over when the last rank (the root) has its children's sums */
-                up = fmax(up, RUN(m[k].r, c->up_end));
-        }
-        gc->first_arrival_ns = (uint64_t)fmax(first, 0);
-        gc->last_arrival_ns = (uint64_t)fmax(L, 0);
-        gc->end_ns = (uint64_t)fmax(end, 0);
-        gc->last_rank = last;
-        gc->arrival_skew_s = (L - first) * 1e-9;
-        gc->dur_s = fmax(end - L, 0) * 1e-9;
-        int timed = 1;
-        for (size_t k = i; k < j; k++) timed &= R[m[k].r].colls[m[k].c].timed;
-        if (gc->dur_s > 0 && timed && gc->nranks > 1) { /* enqueue-only intervals say nothing about bandwidth */
-            gc->algbw_gbps = gc->bytes / gc->dur_s / 1e9;
-            gc->busbw_gbps = gc->algbw_gbps * bus_factor(gc->func, gc->nranks);
-        }
-        if (up > -INFINITY) {
-            gc->reduce_s = fmax(up - L, 0) * 1e-9;
-            gc->bcast_s = fmax(end - fmax(up, L), 0) * 1e-9;
-        }
-        if (nrs) {
-            double rs = median(tmp, nrs);
-            gc->rs_s = fmax(rs - L, 0) * 1e-9;
-            gc->ag_s = fmax(end - rs, 0) * 1e-9;
-        }
-        gc->stall_s = stall * 1e-9;
-        gc->net_s = transfer * 1e-9;
-        gc->intra_s = fmax(gc->dur_s - gc->stall_s - gc->net_s, 0);
-        gc->stall_rank = stall_rank;
-        gc->stall_qp = stall_qp;
-        /* straggler accounting (its cost is the exposed waiting it causes: computed in the split below) */
-        long late_rank_idx = -1;
-        if (j - i >= 2) {
-            considered++;
-            if (L - L2 > late_thr) {
-                size_t lr = 0;
-                for (size_t k = i; k < j; k++)
-                    if (R[m[k].r].out.rank == last) lr = m[k].r;
-                late_count[lr] += 1;
-                late_sum[lr] += L - L2;
-                late_rank_idx = (long)lr;
-                int64_t st = c0->step;
-                if (st != last_late_step[lr]) {
-                    late_steps[lr]++;
-                    last_late_step[lr] = st;
-                }
-            }
-        }
-        /* split each member's exposed time */
-        double pw_sum = 0;
-        for (size_t k = i; k < j; k++) {
-            struct an_rank *rr = &R[m[k].r];
-            const struct an_lcoll *c = &rr->colls[m[k].c];
-            if (c->step < 0 || (size_t)c->step >= rr->nlsteps) continue;
-            struct an_lstep *st = &rr->lsteps[c->step];
-            double arr = RUN(m[k].r, c->kstart), pw = 0, rest = 0;
-            for (int q = 0; q < c->nexp; q++) {
-                double x = RUN(m[k].r, c->exp[q].a), y = RUN(m[k].r, c->exp[q].b);
-                double cut = fmin(fmax(L, x), y);
-                pw += cut - x;
-                rest += y - cut;
-            }
-            (void)arr;
-            double s_ = fmin(stall, rest), t_ = fmin(transfer, rest - s_), in_ = rest - s_ - t_;
-            st->t[RS_CAT_PEER_WAIT] += (uint64_t)llround(pw);
-            pw_sum += pw;
-            st->t[RS_CAT_STALL] += (uint64_t)llround(s_);
-            st->t[RS_CAT_NET] += (uint64_t)llround(t_);
-            st->t[RS_CAT_INTRA] += (uint64_t)llround(in_);
-        }
-        if (late_rank_idx >= 0) cost[late_rank_idx] += pw_sum / (double)(j - i);
-        i = j;
     }
-    free(tmp);
+    J->late_thr = fmax(20e3, 0.01 * (steps_n ? steps_total / steps_n : 0));
+}
 
-    /* per-rank output */
-    a->nranks = n;
-    a->ranks = rs_xcalloc(n, sizeof *a->ranks, "analyze_join ranks");
+/* A late arrival of rank index lr (by `late` ns) in step st. */
+static void count_late(struct join *J, size_t lr, double late, int64_t st)
+{
+    J->late_count[lr] += 1;
+    J->late_sum[lr] += late;
+    if (st != J->last_late_step[lr]) {
+        J->late_steps[lr]++;
+        J->last_late_step[lr] = st;
+    }
+}
+
+/* The collective's transport from its members: through the network when any member ran proxy ops or its
+ * communicator spans nodes; intra-node when the communicator is on one node, or the profiler recorded no
+ * proxy op on any member (P2P/SHM move data without the proxy). */
+static void coll_transport(struct join *J, struct rs_an_coll *gc, size_t i, size_t j)
+{
+    int net = 0, known = 0, one_node = 1;
+    const char *label = NULL;
+    for (size_t k = i; k < j; k++) {
+        const struct an_lcoll *c = &J->R[J->m[k].r].colls[J->m[k].c];
+        const char *t = J->R[J->m[k].r].out.transport;
+        net |= c->nproxy > 0 || c->nnodes > 1;
+        one_node &= c->nnodes == 1;
+        known |= t[0] != 0;
+        if (!label && t[0]) label = t;
+    }
+    if (net) {
+        gc->inter = 1;
+        snprintf(gc->transport, sizeof gc->transport, "%.23s", label && !strncmp(label, "NET", 3) ? label : "NET");
+        char *plus = strstr(gc->transport, " +");
+        if (plus && gc->nseen <= 2) *plus = 0;
+    } else if (known || one_node) {
+        gc->inter = 0;
+        snprintf(gc->transport, sizeof gc->transport, "P2P/SHM");
+    } else gc->inter = -1;
+}
+
+/* Phase 3, per joined collective: arrivals, the network's share, phases, the straggler, and the split of
+ * every member's exposed time. */
+static void join_coll(struct join *J, size_t i, size_t j)
+{
+    struct rs_analysis *a = J->a;
+    struct an_rank *R = J->R;
+    const struct member *m = J->m;
+    struct rs_an_coll *gc = &a->colls[a->ncolls++];
+    const struct an_lcoll *c0 = &R[m[i].r].colls[m[i].c];
+    gc->comm_hash = c0->comm_hash;
+    gc->seq = c0->seq;
+    snprintf(gc->func, sizeof gc->func, "%s", c0->func);
+    snprintf(gc->algo, sizeof gc->algo, "%s", c0->algo);
+    gc->bytes = c0->bytes;
+    gc->nranks = c0->nranks > 0 ? c0->nranks : (int32_t)(j - i);
+    gc->nseen = (int32_t)(j - i);
+    gc->step = c0->step >= 0 ? R[m[i].r].lsteps[c0->step].id : -1;
+    gc->stall_rank = -1;
+    double first = INFINITY, L = -INFINITY, L2 = -INFINITY, end = -INFINITY, up = -INFINITY;
+    int32_t last = -1;
+    size_t lr = 0, nrs = 0;
+    double stall = 0, transfer = 0, lat = 0;
+    for (size_t k = i; k < j; k++) {
+        const struct an_lcoll *c = &R[m[k].r].colls[m[k].c];
+        double arr = RUN(m[k].r, c->kstart), e = RUN(m[k].r, c->kend);
+        first = fmin(first, arr);
+        if (arr > L) {
+            L2 = L;
+            L = arr;
+            last = R[m[k].r].out.rank;
+            lr = m[k].r;
+        } else if (arr > L2) L2 = arr;
+        end = fmax(end, e);
+        if (c->qp_busy) {
+            double ideal = c->qp_bytes / J->rate_bpns, tr = fmin(ideal, (double)c->qp_busy);
+            double la = fmin((double)c->qp_lat, (double)c->qp_busy - tr), st = (double)c->qp_busy - tr - la;
+            transfer = fmax(transfer, tr);
+            lat = fmax(lat, la);
+            if (st > stall) {
+                stall = st;
+                gc->stall_rank = R[m[k].r].out.rank;
+                gc->stall_qp = c->qp;
+            }
+        }
+        if (c->rs_end && c->rs_end >= c->kstart && c->rs_end <= c->kend) J->tmp[nrs++] = RUN(m[k].r, c->rs_end);
+        if (c->up_end) /* the reduce is over when the last rank (the root) has its children's sums */
+            up = fmax(up, RUN(m[k].r, c->up_end));
+    }
+    gc->first_arrival_ns = (uint64_t)fmax(first, 0);
+    gc->last_arrival_ns = (uint64_t)fmax(L, 0);
+    gc->end_ns = (uint64_t)fmax(end, 0);
+    gc->last_rank = last;
+    gc->arrival_skew_s = (L - first) * 1e-9;
+    gc->dur_s = fmax(end - L, 0) * 1e-9;
+    int timed = 1;
+    for (size_t k = i; k < j; k++) timed &= R[m[k].r].colls[m[k].c].timed;
+    if (gc->dur_s > 0 && timed && gc->nranks > 1) { /* enqueue-only intervals say nothing about bandwidth */
+        gc->algbw_gbps = gc->bytes / gc->dur_s / 1e9;
+        gc->busbw_gbps = gc->algbw_gbps * bus_factor(gc->func, gc->nranks);
+    }
+    if (up > -INFINITY) {
+        gc->reduce_s = fmax(up - L, 0) * 1e-9;
+        gc->bcast_s = fmax(end - fmax(up, L), 0) * 1e-9;
+    }
+    if (nrs) { /* ring halves: within the collective's own time by construction */
+        double rs = fmin(fmax(median(J->tmp, nrs), L), end);
+        gc->rs_s = fmax(rs - L, 0) * 1e-9;
+        gc->ag_s = fmax(end - rs, 0) * 1e-9;
+    }
+    coll_transport(J, gc, i, j);
+    /* A collective only through the network (every peer on another node): the time after the last arrival
+     * beyond the bytes and latency is the network's too (the pipeline waits on the network path), never
+     * intra-node. */
+    int net_only = gc->inter == 1;
+    for (size_t k = i; k < j; k++) { /* known: every rank of the communicator on a node of its own */
+        const struct an_lcoll *c = &R[m[k].r].colls[m[k].c];
+        net_only &= c->nnodes > 1 && c->nnodes >= c->nranks;
+    }
+    double own = fmax(end - L, 0);
+    if (net_only && own > transfer + lat + stall) stall = own - transfer - lat;
+    gc->stall_s = stall * 1e-9;
+    gc->net_s = transfer * 1e-9;
+    gc->lat_s = lat * 1e-9;
+    gc->intra_s = fmax(gc->dur_s - gc->stall_s - gc->net_s - gc->lat_s, 0);
+    /* straggler accounting (its cost is the exposed waiting it causes: computed in the split below) */
+    long late_rank_idx = -1;
+    if (j - i >= 2) {
+        J->considered++;
+        if (L - L2 > J->late_thr) {
+            count_late(J, lr, L - L2, c0->step);
+            late_rank_idx = (long)lr;
+        }
+    }
+    /* split each member's exposed time */
+    double pw_sum = 0;
+    for (size_t k = i; k < j; k++) {
+        struct an_rank *rr = &R[m[k].r];
+        const struct an_lcoll *c = &rr->colls[m[k].c];
+        if (c->step < 0 || (size_t)c->step >= rr->nlsteps) continue;
+        struct an_lstep *st = &rr->lsteps[c->step];
+        double pw = 0, rest = 0;
+        for (int q = 0; q < c->nexp; q++) {
+            double x = RUN(m[k].r, c->exp[q].a), y = RUN(m[k].r, c->exp[q].b);
+            double cut = fmin(fmax(L, x), y);
+            pw += cut - x;
+            rest += y - cut;
+        }
+        double t_ = fmin(transfer, rest), l_ = fmin(lat, rest - t_), s_ = fmin(stall, rest - t_ - l_),
+               in_ = rest - t_ - l_ - s_;
+        if (net_only) s_ += in_, in_ = 0;
+        st->t[RS_CAT_PEER_WAIT] += (uint64_t)llround(pw);
+        pw_sum += pw;
+        st->t[RS_CAT_STALL] += (uint64_t)llround(s_);
+        st->t[RS_CAT_NET] += (uint64_t)llround(t_);
+        st->t[RS_CAT_LATENCY] += (uint64_t)llround(l_);
+        st->t[RS_CAT_INTRA] += (uint64_t)llround(in_);
+    }
+    if (late_rank_idx >= 0) J->cost[late_rank_idx] += pw_sum / (double)(j - i);
+}
+
+/* Without collectives (verbs-only programs): each step's first data-carrying send is the rank's arrival.
+ * The last rank to arrive (by more than the threshold) is late; every other rank's time from its own
+ * arrival to the late rank's, less its own data transfers in that time, is waiting for it: it moves from
+ * other/idle to peer wait and is charged to the late rank. */
+static void verbs_stragglers(struct join *J)
+{
+    struct rs_analysis *a = J->a;
+    struct an_rank *R = J->R;
+    double *arr = rs_xmalloc((J->n + 1) * sizeof *arr, "analyze_join arrivals");
+    for (uint64_t k = 0; k < a->nsteps; k++) {
+        double L = -INFINITY, L2 = -INFINITY;
+        size_t lr = 0, seen = 0;
+        for (size_t r = 0; r < J->n; r++) {
+            arr[r] = NAN;
+            if (k >= R[r].nlsteps || R[r].ncolls || !R[r].lsteps[k].arrive) continue;
+            arr[r] = RUN(r, R[r].lsteps[k].arrive);
+            seen++;
+            if (arr[r] > L) {
+                L2 = L;
+                L = arr[r];
+                lr = r;
+            } else if (arr[r] > L2) L2 = arr[r];
+        }
+        if (seen < 2) continue;
+        J->considered++;
+        if (L - L2 <= J->late_thr) continue;
+        count_late(J, lr, L - L2, (int64_t)k);
+        double pw_sum = 0;
+        for (size_t r = 0; r < J->n; r++) {
+            if (r == lr || isnan(arr[r])) continue;
+            struct an_lstep *st = &R[r].lsteps[k];
+            double wait = L - arr[r];
+            for (int q = 0; q < st->nbusy; q++) { /* its own sends in [arrival, L] are not waiting */
+                double x = fmax(RUN(r, st->busy[q].a), arr[r]), y = fmin(RUN(r, st->busy[q].b), L);
+                if (y > x) wait -= y - x;
+            }
+            uint64_t w = (uint64_t)llround(fmax(wait, 0)),
+                     from_other = w < st->t[RS_CAT_OTHER] ? w : st->t[RS_CAT_OTHER];
+            uint64_t from_idle = w - from_other < st->t[RS_CAT_IDLE] ? w - from_other : st->t[RS_CAT_IDLE];
+            st->t[RS_CAT_OTHER] -= from_other;
+            st->t[RS_CAT_IDLE] -= from_idle;
+            st->t[RS_CAT_PEER_WAIT] += from_other + from_idle;
+            pw_sum += (double)(from_other + from_idle);
+        }
+        J->cost[lr] += pw_sum / (double)seen;
+    }
+    free(arr);
+    if (J->considered && !a->ncolls)
+        snprintf(a->straggler_basis, sizeof a->straggler_basis, "first data send per step");
+}
+
+/* Phase 4: each rank's steps (the network sends outside collectives split into transfer, latency and
+ * stall; categories scaled to add up to the step exactly) and QPs. */
+static void rank_steps(struct join *J, size_t r, double *step_sum, uint64_t *step_cnt)
+{
+    struct an_rank *rr = &J->R[r];
+    struct rs_an_rank *out = &J->a->ranks[r];
+    out->nsteps = rr->nlsteps;
+    out->steps = rs_xcalloc(rr->nlsteps ? rr->nlsteps : 1, sizeof *out->steps, "analyze_join steps");
+    for (size_t k = 0; k < rr->nlsteps; k++) {
+        struct an_lstep *ls = &rr->lsteps[k];
+        struct rs_an_step *s = &out->steps[k];
+        uint64_t len = ls->end > ls->start ? ls->end - ls->start : 0;
+        /* exposed collective time not claimed by a joined collective: intra-node */
+        uint64_t split = ls->t[RS_CAT_PEER_WAIT] + ls->t[RS_CAT_STALL] + ls->t[RS_CAT_NET] + ls->t[RS_CAT_INTRA] +
+                         ls->t[RS_CAT_LATENCY];
+        if (ls->coll_exposed > split) ls->t[RS_CAT_INTRA] += ls->coll_exposed - split;
+        /* network sends outside collectives (verbs programs): bytes at link rate, then latency, then stall */
+        double ideal = ls->free_bytes / J->rate_bpns;
+        uint64_t tr = (uint64_t)fmin(ideal, (double)ls->free_busy);
+        uint64_t la = ls->free_lat < ls->free_busy - tr ? ls->free_lat : ls->free_busy - tr;
+        ls->t[RS_CAT_NET] += tr;
+        ls->t[RS_CAT_LATENCY] += la;
+        ls->t[RS_CAT_STALL] += ls->free_busy - tr - la;
+        s->id = ls->id;
+        s->start_ns = (uint64_t)fmax(RUN(r, ls->start), 0);
+        s->end_ns = s->start_ns + len;
+        double sum = 0;
+        for (int cat = 0; cat < RS_CAT_COUNT; cat++) sum += (double)ls->t[cat];
+        /* rounding and folded exposure parts: scale so the categories add up to the step exactly */
+        double scale = sum > 0 ? (double)len / sum : 0;
+        for (int cat = 0; cat < RS_CAT_COUNT; cat++) {
+            s->attr[cat] = (double)ls->t[cat] * scale * 1e-9;
+            out->attr[cat] += s->attr[cat];
+        }
+        *step_sum += len * 1e-9;
+        (*step_cnt)++;
+    }
+    double tot = 0;
+    for (int cat = 0; cat < RS_CAT_COUNT; cat++) tot += out->attr[cat];
+    out->step_mean_s = rr->nlsteps ? tot / rr->nlsteps : 0;
+}
+
+static void rank_qps(struct join *J, size_t r)
+{
+    struct an_rank *rr = &J->R[r];
+    struct rs_an_rank *out = &J->a->ranks[r];
+    out->base_latency_s = rr->base_lat * 1e-9;
+    out->nqps = rr->nqps;
+    out->qps = rs_xcalloc(rr->nqps ? rr->nqps : 1, sizeof *out->qps, "analyze_join qps");
+    for (size_t q = 0; q < rr->nqps; q++) {
+        const struct an_qpacc *x = &rr->qps[q];
+        struct rs_an_qp *y = &out->qps[q];
+        y->qp_num = x->qp_num;
+        y->peer_rank = x->peer_rank;
+        y->bytes_sent = x->bytes_sent;
+        y->sends = x->sends;
+        y->ctrl_sends = x->ctrl_sends;
+        y->ctrl_busy_s = x->ctrl_busy * 1e-9;
+        y->busy_s = x->busy * 1e-9;
+        y->ideal_s = x->bytes_sent / J->rate_bpns * 1e-9;
+        y->latency_s = fmin(x->lat * 1e-9, fmax(y->busy_s - y->ideal_s, 0));
+        y->stall_s = fmax(y->busy_s - y->ideal_s - y->latency_s, 0);
+        y->achieved_gbps = x->busy ? x->bytes_sent * 8.0 / x->busy : 0;
+        y->max_wait_s = x->max_wait * 1e-9;
+    }
+}
+
+static void rank_outputs(struct join *J)
+{
+    struct rs_analysis *a = J->a;
+    a->nranks = J->n;
+    a->ranks = rs_xcalloc(J->n, sizeof *a->ranks, "analyze_join ranks");
     double step_sum = 0;
     uint64_t step_cnt = 0;
     const char *src = NULL;
-    for (size_t r = 0; r < n; r++) {
-        struct an_rank *rr = &R[r];
-        struct rs_an_rank *out = &a->ranks[r];
-        *out = rr->out;
-        if (rr->has_gpu) a->gpu_ranks++;
-        if (!src && rr->step_source[0]) src = rr->step_source;
-        out->nsteps = rr->nlsteps;
-        out->steps = rs_xcalloc(rr->nlsteps ? rr->nlsteps : 1, sizeof *out->steps, "analyze_join steps");
-        for (size_t k = 0; k < rr->nlsteps; k++) {
-            struct an_lstep *ls = &rr->lsteps[k];
-            struct rs_an_step *s = &out->steps[k];
-            uint64_t len = ls->end > ls->start ? ls->end - ls->start : 0;
-            /* exposed collective time not claimed by a joined collective: intra-node */
-            uint64_t split = ls->t[RS_CAT_PEER_WAIT] + ls->t[RS_CAT_STALL] + ls->t[RS_CAT_NET] + ls->t[RS_CAT_INTRA];
-            if (ls->coll_exposed > split) ls->t[RS_CAT_INTRA] += ls->coll_exposed - split;
-            /* network sends outside collectives (verbs programs) */
-            double ideal = ls->free_bytes / rate_bpns;
-            uint64_t tr = (uint64_t)fmin(ideal, (double)ls->free_busy);
-            ls->t[RS_CAT_NET] += tr;
-            ls->t[RS_CAT_STALL] += ls->free_busy - tr;
-            s->id = ls->id;
-            s->start_ns = (uint64_t)fmax(RUN(r, ls->start), 0);
-            s->end_ns = s->start_ns + len;
-            double sum = 0;
-            for (int cat = 0; cat < RS_CAT_COUNT; cat++) sum += (double)ls->t[cat];
-            /* rounding and folded exposure parts: scale so the categories add up to the step exactly */
-            double scale = sum > 0 ? (double)len / sum : 0;
-            for (int cat = 0; cat < RS_CAT_COUNT; cat++) {
-                s->attr[cat] = (double)ls->t[cat] * scale * 1e-9;
-                out->attr[cat] += s->attr[cat];
-            }
-            step_sum += len * 1e-9;
-            step_cnt++;
-        }
-        out->step_mean_s = rr->nlsteps ? 0 : 0;
-        double tot = 0;
-        for (int cat = 0; cat < RS_CAT_COUNT; cat++) tot += out->attr[cat];
-        out->step_mean_s = rr->nlsteps ? tot / rr->nlsteps : 0;
-        /* QPs */
-        out->nqps = rr->nqps;
-        out->qps = rs_xcalloc(rr->nqps ? rr->nqps : 1, sizeof *out->qps, "analyze_join qps");
-        for (size_t q = 0; q < rr->nqps; q++) {
-            const struct an_qpacc *x = &rr->qps[q];
-            struct rs_an_qp *y = &out->qps[q];
-            y->qp_num = x->qp_num;
-            y->peer_rank = x->peer_rank;
-            y->bytes_sent = x->bytes_sent;
-            y->sends = x->sends;
-            y->ctrl_sends = x->ctrl_sends;
-            y->ctrl_busy_s = x->ctrl_busy * 1e-9;
-            y->busy_s = x->busy * 1e-9;
-            y->ideal_s = x->bytes_sent / rate_bpns * 1e-9;
-            y->stall_s = fmax(y->busy_s - y->ideal_s, 0);
-            y->achieved_gbps = x->busy ? x->bytes_sent * 8.0 / x->busy : 0;
-            y->max_wait_s = x->max_wait * 1e-9;
-        }
+    for (size_t r = 0; r < J->n; r++) {
+        a->ranks[r] = J->R[r].out;
+        if (J->R[r].has_gpu) a->gpu_ranks++;
+        if (!src && J->R[r].step_source[0]) src = J->R[r].step_source;
+        rank_steps(J, r, &step_sum, &step_cnt);
+        rank_qps(J, r);
     }
     size_t live = 0;
-    for (size_t r = 0; r < n; r++)
+    for (size_t r = 0; r < J->n; r++)
         if (a->ranks[r].nsteps) {
             live++;
             for (int cat = 0; cat < RS_CAT_COUNT; cat++) a->attr[cat] += a->ranks[r].attr[cat];
@@ -448,13 +574,60 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
     for (int cat = 0; cat < RS_CAT_COUNT && live; cat++) a->attr[cat] /= (double)live;
     a->step_mean_s = step_cnt ? step_sum / step_cnt : 0;
     snprintf(a->step_source, sizeof a->step_source, "%s", src ? src : "none");
-    stragglers(a, late_count, late_sum, cost, late_steps, n, R, considered);
-    free(late_count);
-    free(late_sum);
-    free(cost);
-    free(late_steps);
-    free(last_late_step);
-    free(m);
-    free(off);
-#undef RUN
 }
+
+/* Run-level transport: the distinct per-rank transports, joined with " + ". */
+static void run_transport(struct rs_analysis *a)
+{
+    for (size_t r = 0; r < a->nranks; r++) {
+        const char *t = a->ranks[r].transport;
+        if (!t[0] || strstr(a->transport, t)) continue;
+        size_t l = strlen(a->transport);
+        snprintf(a->transport + l, sizeof a->transport - l, "%s%s", l ? " + " : "", t);
+    }
+}
+
+void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs_report_opts *o)
+{
+    (void)o;
+    struct join J0 = {.a = a, .R = R, .n = n}, *J = &J0;
+    J->off = rs_xcalloc(n ? n : 1, sizeof *J->off, "analyze_join off");
+    int noanchor = 0;
+    for (size_t i = 0; i < n; i++) {
+        J->off[i] = R[i].have_anchor ? (double)R[i].anchor_offset : 0;
+        noanchor += !R[i].have_anchor && R[i].out.input != RS_AN_UNREADABLE;
+    }
+    if (noanchor)
+        an_warn(a, "%d rank file%s without clock anchors: their times are not aligned", noanchor,
+                noanchor > 1 ? "s" : "");
+    join_members(J);
+    run_clock(J);
+    J->rate_bpns = a->link_gbps / 8.0; /* bytes per ns */
+    a->colls = rs_xcalloc(J->ng ? J->ng : 1, sizeof *a->colls, "analyze_join colls");
+    J->late_count = rs_xcalloc(n + 1, sizeof(double), "analyze_join late_count");
+    J->late_sum = rs_xcalloc(n + 1, sizeof(double), "analyze_join late_sum");
+    J->cost = rs_xcalloc(n + 1, sizeof(double), "analyze_join cost");
+    J->late_steps = rs_xcalloc(n + 1, sizeof(uint64_t), "analyze_join late_steps");
+    J->last_late_step = rs_xmalloc((n + 1) * sizeof(int64_t), "analyze_join last_late_step");
+    for (size_t i = 0; i < n; i++) J->last_late_step[i] = -1;
+    J->tmp = rs_xmalloc((J->nm + 1) * sizeof *J->tmp, "analyze_join tmp");
+    for (size_t i = 0, j; i < J->nm; i = j) {
+        for (j = i; j < J->nm && J->m[j].g == J->m[i].g; j++) continue;
+        join_coll(J, i, j);
+    }
+    if (J->considered) snprintf(a->straggler_basis, sizeof a->straggler_basis, "collectives");
+    verbs_stragglers(J);
+    a->stragglers_known = J->considered > 0;
+    rank_outputs(J);
+    run_transport(a);
+    stragglers(a, J->late_count, J->late_sum, J->cost, J->late_steps, n, R, J->considered);
+    free(J->tmp);
+    free(J->late_count);
+    free(J->late_sum);
+    free(J->cost);
+    free(J->late_steps);
+    free(J->last_late_step);
+    free(J->m);
+    free(J->off);
+}
+#undef RUN

@@ -3,6 +3,7 @@
  * The event loop is a switch on the kind with no allocation per event beyond amortised array growth.
  * analyze_local.c then reduces this to the rank's summary and frees the rest. */
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,30 +13,45 @@
 #include "util/xalloc.h"
 
 /* ---- names ---- */
-/* "ProfilerStep#12", "step 3", "train_step_7", "Step#4": a step range; *id = its number or -1. */
-int an_is_step_name(const char *s, int64_t *id)
+/* How step-like an NVTX range or mark name is, with its counter and the hash of its name without the
+ * counter (the "stem": ranges of one stem repeat once per step). 3: "ProfilerStep#12"; 2: a step word with
+ * a counter ("step 3", "Step#4", "iteration 12", "iter12", "train_step_7", "batch 5"); 1: a step word alone
+ * ("train_step") or any name with a trailing counter ("fwd_bwd 3"); 0: not a step name. */
+static int step_word(const char *w, size_t n)
 {
-    if (!s) return 0;
-    const char *p = strcasestr(s, "step");
-    if (!p) return 0;
-    /* prefix: nothing, "Profiler", "train_", "training_" */
-    size_t pre = (size_t)(p - s);
-    if (pre && strncasecmp(s, "profiler", pre) && strncasecmp(s, "train_", pre) && strncasecmp(s, "training_", pre) &&
-        strncasecmp(s, "train ", pre))
-        return 0;
-    p += 4;
-    while (*p == '#' || *p == ' ' || *p == '_' || *p == ':' || *p == '=') p++;
-    if (!*p) {
-        *id = -1;
-        return 1;
-    }
-    char *end;
-    long long v = strtoll(p, &end, 10);
-    if (end == p || *end) return 0;
-    *id = v;
-    return 1;
+    static const char *const words[] = {"step", "iteration", "iter", "itr", "it", "batch"};
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+        if (n == strlen(words[i]) && !strncasecmp(w, words[i], n)) return 1;
+    return 0;
 }
-
+static int is_sep(char c) { return c == ' ' || c == '#' || c == '_' || c == ':' || c == '=' || c == '-' || c == '.'; }
+int an_step_name(const char *s, int64_t *id, uint64_t *stem)
+{
+    if (!s || !*s) return 0;
+    size_t n = strlen(s), e = n;
+    while (e && s[e - 1] >= '0' && s[e - 1] <= '9') e--;
+    int has_num = e < n && n - e <= 18;
+    *id = has_num ? strtoll(s + e, NULL, 10) : -1;
+    while (e && is_sep(s[e - 1])) e--;
+    if (!e) return 0;
+    uint64_t h = 1469598103934665603ull; /* FNV-1a over the lower-case stem */
+    int letters = 0;
+    for (size_t i = 0; i < e; i++) {
+        char c = s[i] >= 'A' && s[i] <= 'Z' ? (char)(s[i] + 32) : s[i];
+        letters |= c >= 'a' && c <= 'z';
+        h = (h ^ (uint8_t)c) * 1099511628211ull;
+    }
+    *stem = h;
+    if (!letters) return 0;
+    if (e == 12 && !strncasecmp(s, "profilerstep", 12)) return has_num ? 3 : 1;
+    /* an optional "train"/"training" prefix, then the step word */
+    size_t w = 0;
+    if (!strncasecmp(s, "training", 8) && e > 8 && is_sep(s[8])) w = 9;
+    else if (!strncasecmp(s, "train", 5) && e > 5 && is_sep(s[5])) w = 6;
+    if (step_word(s + w, e - w)) return has_num ? 2 : 1;
+    if (!strncasecmp(s, "train", 5) && step_word(s + 5, e - 5)) return has_num ? 2 : 1; /* "trainstep" */
+    return has_num ? 1 : 0;
+}
 static int is_nccl_kernel(const char *name)
 {
     return name && (!strncmp(name, "nccl", 4) || strstr(name, "ncclKernel") || strstr(name, "ncclDevKernel"));
@@ -100,6 +116,9 @@ static void on_fact(struct pass *p, const struct rs_ev_HOST_FACT *e)
             p->r->link_gbps = g;
             snprintf(p->r->link_fact, sizeof p->r->link_fact, "softnic %s", k);
         }
+    } else if ((!strcmp(k, "env/NCCL_NET") && !strcasecmp(v, "Socket")) ||
+               (!strcmp(k, "env/NCCL_IB_DISABLE") && atoi(v) == 1)) {
+        p->env_socket = 1;
     } else if (!strcmp(k, "gpudirect/nvidia_peermem") || !strcmp(k, "gpudirect/nv_peer_mem")) {
         if (!strcmp(v, "loaded")) p->r->peermem = 1;
         else if (p->r->peermem < 0) p->r->peermem = 0;
@@ -116,62 +135,129 @@ static struct nvstack *nv_stack(struct pass *p, uint32_t tid)
     return s;
 }
 
-/* A range opened by push/start: is it a step range? */
-static int range_is_step(struct pass *p, uint32_t msg, int64_t *id)
+/* A range or mark name: its step priority (0: not a step), counter and stem. With --step-marker NAME only
+ * names starting with NAME count (priority 4). */
+static int name_is_step(struct pass *p, const char *s, int64_t *id, uint64_t *stem)
 {
-    const char *s = rs_reader_string(p->rd, msg, NULL);
     if (!s) return 0;
     if (p->o->step_marker) {
         size_t ml = strlen(p->o->step_marker);
         if (strncmp(s, p->o->step_marker, ml)) return 0;
         *id = -1;
+        *stem = 4;
         const char *q = s + ml;
         while (*q == '#' || *q == ' ' || *q == '_') q++;
         if (*q) *id = strtoll(q, NULL, 10);
-        return 1;
+        return 4;
     }
-    return an_is_step_name(s, id);
+    return an_step_name(s, id, stem);
 }
 
-static void add_range(struct pass *p, uint64_t a, uint64_t b, int64_t id)
+static void add_range(struct pass *p, uint64_t a, uint64_t b, const struct nvent *x)
 {
     struct srange *s = AN_PUSH(p->ranges, p->nranges, p->rangecap);
     s->a = a;
     s->b = b;
-    s->id = id;
+    s->id = x->id;
+    s->stem = x->stem;
+    s->prio = x->is_step;
+    s->pad = 0;
 }
 
 static void on_mark(struct pass *p, uint64_t ts, uint32_t name, int64_t value)
 {
     const char *s = rs_reader_string(p->rd, name, NULL);
-    if (!s) return;
-    int64_t id = value;
-    if (p->o->step_marker ? strncmp(s, p->o->step_marker, strlen(p->o->step_marker)) : !an_is_step_name(s, &id)) return;
+    int64_t id = -1;
+    uint64_t stem = 0;
+    int prio = name_is_step(p, s, &id, &stem);
+    if (!prio) return;
     struct srange *m = AN_PUSH(p->marks, p->nmarks, p->markcap);
     m->a = m->b = ts;
-    m->id = id;
+    m->id = id >= 0 ? id : value;
+    m->stem = stem;
+    m->prio = prio;
+    m->pad = 0;
 }
 
-static inline void on_event(struct pass *p, const struct rs_ev_hdr *h, uint32_t tid)
+/* ---- verbs failures ---- */
+static const char *wc_status_name(unsigned st)
 {
-    /* Kernel records are most of a trace and come in long runs: a predictable branch before the switch's
-     * indirect jump. */
-    if (__builtin_expect(h->kind == RS_EV_CUDA_KERNEL, 1)) {
-        const struct rs_ev_CUDA_KERNEL *e = (const void *)h;
-        p->r->has_gpu = 1;
-        if (e->end <= h->ts) return;
-        if (kclass(p, e->name) == 2) /* one entry per collective kernel: never merged */
-            *AN_PUSH(p->nk.v, p->nk.n, p->nk.cap) = (struct iv){h->ts, e->end};
-        else iv_add(&p->compute, h->ts, e->end);
-        return;
+    static const char *const n[] = {"SUCCESS",          "LOC_LEN_ERR",       "LOC_QP_OP_ERR",     "LOC_EEC_OP_ERR",
+                                    "LOC_PROT_ERR",     "WR_FLUSH_ERR",      "MW_BIND_ERR",       "BAD_RESP_ERR",
+                                    "LOC_ACCESS_ERR",   "REM_INV_REQ_ERR",   "REM_ACCESS_ERR",    "REM_OP_ERR",
+                                    "RETRY_EXC_ERR",    "RNR_RETRY_EXC_ERR", "LOC_RDD_VIOL_ERR",  "REM_INV_RD_REQ_ERR",
+                                    "REM_ABORT_ERR",    "INV_EECN_ERR",      "INV_EEC_STATE_ERR", "FATAL_ERR",
+                                    "RESP_TIMEOUT_ERR", "GENERAL_ERR"};
+    return st < sizeof n / sizeof *n ? n[st] : "unknown status";
+}
+
+void an_verr(struct pass *p, uint64_t ts, const char *fmt, ...)
+{
+    (void)ts;
+    struct rs_an_verrs *v = &p->r->out.verrs;
+    size_t l = strlen(v->first);
+    if (l + 8 >= sizeof v->first) return;
+    if (l) {
+        memcpy(v->first + l, "; ", 3);
+        l += 2;
     }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(v->first + l, sizeof v->first - l, fmt, ap);
+    va_end(ap);
+}
+
+static void create_failed(struct pass *p, const struct rs_ev_hdr *h, const char *call)
+{
+    p->r->out.verrs.create_fail++;
+    p->r->has_verbs = 1;
+    if (p->r->out.verrs.create_fail <= 3)
+        an_verr(p, h->ts, "%s failed (errno %u: %s)", call, h->aux, h->aux ? strerror((int)h->aux) : "?");
+}
+
+/* Creation events carry errno in hdr.aux and a zero object when the call failed. */
+static void on_verbs_create(struct pass *p, const struct rs_ev_hdr *h)
+{
     switch (h->kind) {
-    case RS_EV_CLOCK: {
-        const struct rs_ev_CLOCK *e = (const void *)h;
-        int64_t *o = AN_PUSH(p->anchors, p->nanchors, p->anchorcap);
-        *o = (int64_t)(e->realtime_ns - e->mono_ns);
+    case RS_EV_IBV_OPEN_DEVICE:
+        if (!((const struct rs_ev_IBV_OPEN_DEVICE *)h)->ctx) create_failed(p, h, "ibv_open_device");
         break;
+    case RS_EV_IBV_ALLOC_PD:
+        if (!((const struct rs_ev_IBV_ALLOC_PD *)h)->pd) create_failed(p, h, "ibv_alloc_pd");
+        break;
+    case RS_EV_IBV_CREATE_CQ:
+        if (!((const struct rs_ev_IBV_CREATE_CQ *)h)->cq) create_failed(p, h, "ibv_create_cq");
+        break;
+    case RS_EV_IBV_CREATE_QP:
+        if (!((const struct rs_ev_IBV_CREATE_QP *)h)->qp) create_failed(p, h, "ibv_create_qp");
+        break;
+    case RS_EV_IBV_CREATE_SRQ:
+        if (!((const struct rs_ev_IBV_CREATE_SRQ *)h)->srq) create_failed(p, h, "ibv_create_srq");
+        break;
+    case RS_EV_IBV_CREATE_WQ:
+        if (!((const struct rs_ev_IBV_CREATE_WQ *)h)->wq) create_failed(p, h, "ibv_create_wq");
+        break;
+    default: break;
     }
+}
+
+static void on_wc(struct pass *p, const struct rs_ev_IBV_WC *e)
+{
+    if (e->status) {
+        struct rs_an_verrs *v = &p->r->out.verrs;
+        p->r->has_verbs = 1;
+        if (e->status == 5) v->wc_flush++;
+        else if (++v->wc_err <= 2)
+            an_verr(p, e->h.ts, "QP 0x%x: completion %s (vendor_err 0x%x)", e->qp_num, wc_status_name(e->status),
+                    e->vendor_err);
+    }
+    an_on_wc(p, e);
+}
+
+/* ---- CUDA ---- */
+static void on_cuda(struct pass *p, const struct rs_ev_hdr *h)
+{
+    switch (h->kind) {
     case RS_EV_CUDA_KERNEL_WINDOW: {
         /* kernel records are sampled in windows: GPU idle is only known inside them */
         const struct rs_ev_CUDA_KERNEL_WINDOW *e = (const void *)h;
@@ -217,57 +303,72 @@ static inline void on_event(struct pass *p, const struct rs_ev_hdr *h, uint32_t 
         }
         break;
     }
-    case RS_EV_NCCL_COLL: {
-        const struct rs_ev_NCCL_COLL *e = (const void *)h;
-        p->r->has_nccl = 1;
-        struct an_lcoll *c = AN_PUSH(p->colls, p->ncolls, p->collcap);
-        memset(c, 0, sizeof *c);
-        c->comm_hash = e->comm_hash;
-        c->seq = e->seq;
-        c->handle = e->handle;
-        c->host_ts = h->ts;
-        c->kstart = h->ts;
-        c->kend = e->end > h->ts ? e->end : h->ts;
-        c->step = -1;
-        cpystr(p, c->func, sizeof c->func, e->func);
-        cpystr(p, c->algo, sizeof c->algo, e->algo);
-        const char *dt = rs_reader_string(p->rd, e->datatype, NULL);
-        unsigned dsz = 4;
-        if (dt && (strstr(dt, "64") || strstr(dt, "Double"))) dsz = 8;
-        else if (dt && (strstr(dt, "16") || strstr(dt, "Half"))) dsz = 2;
-        else if (dt && (strstr(dt, "8") || strstr(dt, "Char"))) dsz = 1;
-        c->bytes = e->count * dsz;
-        c->nranks = p->nranks;
-        hm_put(&p->collmap, e->handle, p->ncolls - 1);
-        break;
+    default: break;
     }
-    case RS_EV_NCCL_CALL: {
-        /* API-level record: stands in for the plugin's NCCL_COLL when that is absent (analyze_local.c) */
-        const struct rs_ev_NCCL_CALL *e = (const void *)h;
-        static const char *const fn[] = {
+}
+
+/* ---- NCCL ---- */
+static void on_nccl_coll(struct pass *p, const struct rs_ev_NCCL_COLL *e)
+{
+    p->r->has_nccl = 1;
+    struct an_lcoll *c = AN_PUSH(p->colls, p->ncolls, p->collcap);
+    memset(c, 0, sizeof *c);
+    c->comm_hash = e->comm_hash;
+    c->seq = e->seq;
+    c->handle = e->handle;
+    c->host_ts = e->h.ts;
+    c->kstart = e->h.ts;
+    c->kend = e->end > e->h.ts ? e->end : e->h.ts;
+    c->step = -1;
+    cpystr(p, c->func, sizeof c->func, e->func);
+    cpystr(p, c->algo, sizeof c->algo, e->algo);
+    const char *dt = rs_reader_string(p->rd, e->datatype, NULL);
+    unsigned dsz = 4;
+    if (dt && (strstr(dt, "64") || strstr(dt, "Double"))) dsz = 8;
+    else if (dt && (strstr(dt, "16") || strstr(dt, "Half"))) dsz = 2;
+    else if (dt && (strstr(dt, "8") || strstr(dt, "Char"))) dsz = 1;
+    c->bytes = e->count * dsz;
+    c->nranks = p->nranks;
+    for (size_t i = 0; i < p->ncomms; i++)
+        if (p->comms[i].hash == e->comm_hash) {
+            c->nnodes = p->comms[i].nnodes;
+            if (p->comms[i].nranks > 0) c->nranks = p->comms[i].nranks;
+        }
+    hm_put(&p->collmap, e->handle, p->ncolls - 1);
+}
+
+/* API-level record: stands in for the plugin's NCCL_COLL when that is absent (analyze_local.c) */
+static void on_nccl_call(struct pass *p, const struct rs_ev_NCCL_CALL *e)
+{
+    static const char *const fn[] = {
 #define RS_FN(id, name) [id] = #name,
-            RS_NCCL_FUNCS(RS_FN)
+        RS_NCCL_FUNCS(RS_FN)
 #undef RS_FN
-        };
-        /* ncclDataType_t: int8 uint8 int32 uint32 int64 uint64 f16 f32 f64 bf16 f8e4m3 f8e5m2 */
-        static const uint8_t dsz[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
-        p->r->has_nccl = 1;
-        if (e->func > 5 || e->ret != 0) /* collectives only (Send/Recv/Group are not joined) */
-            break;
-        struct an_lcoll *c = AN_PUSH(p->calls, p->ncalls, p->callcap);
-        memset(c, 0, sizeof *c);
-        c->comm_hash = e->comm_hash;
-        c->seq = e->seq;
-        c->handle = 0;
-        c->host_ts = h->ts;
-        c->kstart = h->ts;
-        c->kend = h->ts + e->dur;
-        c->step = -1;
-        cpy(c->func, sizeof c->func, fn[e->func]);
-        c->bytes = e->count * (e->datatype < sizeof dsz ? dsz[e->datatype] : 4);
-        c->nranks = e->nranks > 0 ? e->nranks : p->nranks;
-        break;
-    }
+    };
+    /* ncclDataType_t: int8 uint8 int32 uint32 int64 uint64 f16 f32 f64 bf16 f8e4m3 f8e5m2 */
+    static const uint8_t dsz[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
+    p->r->has_nccl = 1;
+    if (e->func > 5 || e->ret != 0) /* collectives only (Send/Recv/Group are not joined) */
+        return;
+    struct an_lcoll *c = AN_PUSH(p->calls, p->ncalls, p->callcap);
+    memset(c, 0, sizeof *c);
+    c->comm_hash = e->comm_hash;
+    c->seq = e->seq;
+    c->handle = 0;
+    c->host_ts = e->h.ts;
+    c->kstart = e->h.ts;
+    c->kend = e->h.ts + e->dur;
+    c->step = -1;
+    cpy(c->func, sizeof c->func, fn[e->func]);
+    c->bytes = e->count * (e->datatype < sizeof dsz ? dsz[e->datatype] : 4);
+    c->nranks = e->nranks > 0 ? e->nranks : p->nranks;
+}
+
+static void on_nccl(struct pass *p, const struct rs_ev_hdr *h)
+{
+    switch (h->kind) {
+    case RS_EV_NCCL_COLL: on_nccl_coll(p, (const void *)h); break;
+    case RS_EV_NCCL_CALL: on_nccl_call(p, (const void *)h); break;
     case RS_EV_NCCL_COMM_INIT: {
         const struct rs_ev_NCCL_COMM_INIT *e = (const void *)h;
         if (e->nranks > 0) p->nranks = e->nranks;
@@ -276,9 +377,17 @@ static inline void on_event(struct pass *p, const struct rs_ev_hdr *h, uint32_t 
     case RS_EV_NCCL_PROF_INIT: {
         const struct rs_ev_NCCL_PROF_INIT *e = (const void *)h;
         if (e->nranks > 0) p->nranks = e->nranks;
+        p->prof_mask |= e->mask;
+        struct an_comm *c = AN_PUSH(p->comms, p->ncomms, p->commcap);
+        c->hash = e->comm_hash;
+        c->nnodes = e->nnodes;
+        c->nranks = e->nranks;
         break;
     }
-    case RS_EV_NCCL_PROXY_OP: an_on_proxy_op(p, (const void *)h); break;
+    case RS_EV_NCCL_PROXY_OP:
+        p->proxy_ops++;
+        an_on_proxy_op(p, (const void *)h);
+        break;
     case RS_EV_NCCL_PROXY_STEP: an_on_proxy_step(p, (const void *)h); break;
     case RS_EV_NCCL_PROXY_STATE: {
         const struct rs_ev_NCCL_PROXY_STATE *e = (const void *)h;
@@ -286,19 +395,44 @@ static inline void on_event(struct pass *p, const struct rs_ev_hdr *h, uint32_t 
             an_on_proxy_state_sendwait(p, e->handle, h->ts);
         break;
     }
-    case RS_EV_IBV_POST_SEND:
+    case RS_EV_NCCL_NET_IB: p->net_ib_ev++; break;
+    case RS_EV_NCCL_NET_SOCK: p->net_sock_ev++; break;
+    default: break;
+    }
+}
+
+/* ---- verbs ---- */
+static void on_verbs(struct pass *p, const struct rs_ev_hdr *h)
+{
+    switch (h->kind) {
+    case RS_EV_IBV_POST_SEND: {
+        const struct rs_ev_IBV_POST_SEND *e = (const void *)h;
         p->r->has_verbs = 1;
-        an_on_post_send(p, (const void *)h);
+        if (e->ret && ++p->r->out.verrs.post_fail <= 2)
+            an_verr(p, h->ts, "ibv_post_send on QP 0x%x refused a WR (%d: %s)", e->qp_num, e->ret,
+                    strerror(e->ret < 0 ? -e->ret : e->ret));
+        an_on_post_send(p, e);
         break;
-    case RS_EV_IBV_POST_RECV:
+    }
+    case RS_EV_IBV_POST_RECV: {
+        const struct rs_ev_IBV_POST_RECV *e = (const void *)h;
         p->r->has_verbs = 1;
-        an_on_post_recv(p, (const void *)h);
+        if (e->ret && ++p->r->out.verrs.post_fail <= 2)
+            an_verr(p, h->ts, "ibv_post_recv on QP 0x%x refused a WR (%d: %s)", e->qp_num, e->ret,
+                    strerror(e->ret < 0 ? -e->ret : e->ret));
+        an_on_post_recv(p, e);
         break;
-    case RS_EV_IBV_WC: an_on_wc(p, (const void *)h); break;
+    }
+    case RS_EV_IBV_WC: on_wc(p, (const void *)h); break;
     case RS_EV_IBV_REG_MR: {
         const struct rs_ev_IBV_REG_MR *e = (const void *)h;
         p->r->has_verbs = 1;
-        if (e->err) break;
+        if (e->err) {
+            if (++p->r->out.verrs.create_fail <= 3)
+                an_verr(p, h->ts, "ibv_reg_mr of %llu B failed (%d: %s)", (unsigned long long)e->length, e->err,
+                        strerror(e->err < 0 ? -e->err : e->err));
+            break;
+        }
         unsigned mem = e->mem < RS_AN_MEMKINDS ? e->mem : 0;
         p->mr_bytes[mem] += e->length;
         if (e->dmabuf_fd >= 0 || mem == RS_MEM_DMABUF) p->dmabuf_mrs++;
@@ -307,34 +441,43 @@ static inline void on_event(struct pass *p, const struct rs_ev_hdr *h, uint32_t 
     case RS_EV_IBV_MODIFY_QP: {
         const struct rs_ev_IBV_MODIFY_QP *e = (const void *)h;
         if (e->ret == 0 && e->dest_qpn) qp_get(p, e->qp_num)->acc.dest_qpn = e->dest_qpn;
+        else if (e->ret && ++p->r->out.verrs.create_fail <= 3)
+            an_verr(p, h->ts, "ibv_modify_qp of QP 0x%x to state %u failed (%d: %s)", e->qp_num, e->state, e->ret,
+                    strerror(e->ret < 0 ? -e->ret : e->ret));
         break;
     }
-    case RS_EV_HOST_FACT: on_fact(p, (const void *)h); break;
+    default: on_verbs_create(p, h); break;
+    }
+}
+
+/* ---- NVTX ranges and marks ---- */
+static void on_nvtx(struct pass *p, const struct rs_ev_hdr *h, uint32_t tid)
+{
+    switch (h->kind) {
     case RS_EV_NVTX_PUSH: {
         const struct rs_ev_NVTX_PUSH *e = (const void *)h;
         struct nvstack *s = nv_stack(p, tid);
         struct nvent *x = AN_PUSH(s->v, s->n, s->cap);
         x->ts = h->ts;
         x->id = -1;
-        x->is_step = (uint8_t)range_is_step(p, e->message, &x->id);
+        x->stem = 0;
+        x->is_step = (uint8_t)name_is_step(p, rs_reader_string(p->rd, e->message, NULL), &x->id, &x->stem);
         break;
     }
     case RS_EV_NVTX_POP: {
         struct nvstack *s = nv_stack(p, tid);
         if (!s->n) break;
         struct nvent x = s->v[--s->n];
-        if (x.is_step) add_range(p, x.ts, h->ts, x.id);
+        if (x.is_step) add_range(p, x.ts, h->ts, &x);
         break;
     }
     case RS_EV_NVTX_START: {
         const struct rs_ev_NVTX_START *e = (const void *)h;
-        int64_t id = -1;
-        if (range_is_step(p, e->message, &id)) {
+        struct nvent x = {h->ts, -1, 0, 0};
+        x.is_step = (uint8_t)name_is_step(p, rs_reader_string(p->rd, e->message, NULL), &x.id, &x.stem);
+        if (x.is_step) {
             hm_put(&p->nvstart, e->id, (uint64_t)p->nstarts);
-            struct nvent *x = AN_PUSH(p->starts, p->nstarts, p->startcap);
-            x->ts = h->ts;
-            x->id = id;
-            x->is_step = 1;
+            *AN_PUSH(p->starts, p->nstarts, p->startcap) = x;
         }
         break;
     }
@@ -342,7 +485,7 @@ static inline void on_event(struct pass *p, const struct rs_ev_hdr *h, uint32_t 
         const struct rs_ev_NVTX_END *e = (const void *)h;
         uint64_t i;
         if (hm_get(&p->nvstart, e->id, &i) && i < p->nstarts && p->starts[i].is_step) {
-            add_range(p, p->starts[i].ts, h->ts, p->starts[i].id);
+            add_range(p, p->starts[i].ts, h->ts, &p->starts[i]);
             p->starts[i].is_step = 0;
         }
         break;
@@ -352,11 +495,64 @@ static inline void on_event(struct pass *p, const struct rs_ev_hdr *h, uint32_t 
         on_mark(p, h->ts, e->message, (int64_t)e->payload);
         break;
     }
+    default: break;
+    }
+}
+
+static inline void on_event(struct pass *p, const struct rs_ev_hdr *h, uint32_t tid)
+{
+    /* Kernel records are most of a trace and come in long runs: a predictable branch before the family
+     * dispatch. */
+    if (__builtin_expect(h->kind == RS_EV_CUDA_KERNEL, 1)) {
+        const struct rs_ev_CUDA_KERNEL *e = (const void *)h;
+        p->r->has_gpu = 1;
+        if (e->end <= h->ts) return;
+        if (kclass(p, e->name) == 2) /* one entry per collective kernel: never merged */
+            *AN_PUSH(p->nk.v, p->nk.n, p->nk.cap) = (struct iv){h->ts, e->end};
+        else iv_add(&p->compute, h->ts, e->end);
+        return;
+    }
+    switch (h->kind) {
+    case RS_EV_CLOCK: {
+        const struct rs_ev_CLOCK *e = (const void *)h;
+        *AN_PUSH(p->anchors, p->nanchors, p->anchorcap) = (int64_t)(e->realtime_ns - e->mono_ns);
+        break;
+    }
+    case RS_EV_HOST_FACT: on_fact(p, (const void *)h); break;
     case RS_EV_MARK: {
         const struct rs_ev_MARK *e = (const void *)h;
         on_mark(p, h->ts, e->name, (int64_t)e->value);
         break;
     }
+    case RS_EV_CUDA_KERNEL_WINDOW:
+    case RS_EV_CUDA_MEMCPY:
+    case RS_EV_CUDA_MEMSET:
+    case RS_EV_CUDA_COPY_CALL: on_cuda(p, h); break;
+    case RS_EV_NCCL_COLL:
+    case RS_EV_NCCL_CALL:
+    case RS_EV_NCCL_COMM_INIT:
+    case RS_EV_NCCL_PROF_INIT:
+    case RS_EV_NCCL_PROXY_OP:
+    case RS_EV_NCCL_PROXY_STEP:
+    case RS_EV_NCCL_PROXY_STATE:
+    case RS_EV_NCCL_NET_IB:
+    case RS_EV_NCCL_NET_SOCK: on_nccl(p, h); break;
+    case RS_EV_IBV_OPEN_DEVICE:
+    case RS_EV_IBV_ALLOC_PD:
+    case RS_EV_IBV_CREATE_CQ:
+    case RS_EV_IBV_CREATE_QP:
+    case RS_EV_IBV_CREATE_SRQ:
+    case RS_EV_IBV_CREATE_WQ:
+    case RS_EV_IBV_POST_SEND:
+    case RS_EV_IBV_POST_RECV:
+    case RS_EV_IBV_WC:
+    case RS_EV_IBV_REG_MR:
+    case RS_EV_IBV_MODIFY_QP: on_verbs(p, h); break;
+    case RS_EV_NVTX_PUSH:
+    case RS_EV_NVTX_POP:
+    case RS_EV_NVTX_START:
+    case RS_EV_NVTX_END:
+    case RS_EV_NVTX_MARK: on_nvtx(p, h, tid); break;
     default: break;
     }
 }
@@ -369,6 +565,23 @@ static pthread_once_t known_once = PTHREAD_ONCE_INIT;
 static void known_init(void)
 {
     for (unsigned k = 0; k < 256; k++) span_kind[k] = (uint8_t)(rs_kind_known(k) && k > RS_EV_VERBS_BASE_);
+}
+
+/* Whether the header's event list ("all", "all,-verbs", "nccl,cuda", ...) records family fam. */
+static int family_on(const char *ev, const char *fam)
+{
+    if (!ev || !*ev) return 1;
+    int on = 0;
+    size_t fl = strlen(fam);
+    for (const char *q = ev; *q;) {
+        size_t l = strcspn(q, ",");
+        int neg = *q == '-';
+        const char *w = q + neg;
+        size_t wl = l - (size_t)neg;
+        if ((wl == 3 && !strncmp(w, "all", 3)) || (wl == fl && !strncmp(w, fam, fl))) on = !neg;
+        q += l + (q[l] == ',');
+    }
+    return on;
 }
 
 /* Each worker thread keeps its pass between files (an_pass_recycle), freed by an_load_done(). */
@@ -413,6 +626,7 @@ void an_load_rank(const char *path, const struct rs_report_opts *o, double link_
     p->o = o;
     p->first_ts = UINT64_MAX;
     rs_facts_init(&p->facts);
+    p->verbs_captured = family_on(hi->events, "verbs");
     p->nranks = hi->world_size > 0 && hi->world_size < (1 << 30) ? (int32_t)hi->world_size : 0;
     struct rs_chunk c;
     uint64_t n = 0, told = 0;

@@ -39,11 +39,6 @@ static int cmp_iv(const void *x, const void *y)
     const struct iv *a = x, *b = y;
     return a->a < b->a ? -1 : a->a > b->a;
 }
-static int cmp_range(const void *x, const void *y)
-{
-    const struct srange *a = x, *b = y;
-    return a->a < b->a ? -1 : a->a > b->a;
-}
 static int cmp_coll_host(const void *x, const void *y)
 {
     const struct an_lcoll *a = x, *b = y;
@@ -108,7 +103,10 @@ static void attach_proxy(struct pass *p)
 }
 
 /* Pair collectives with NCCL kernels (GPU time) in order: a kernel belongs to the first collective
- * enqueued before it ends. */
+ * enqueued before it ends. With sampled kernels (CUDA_KERNEL_WINDOW) only collectives enqueued inside a
+ * window have their kernel in the trace: the others keep their proxy/enqueue interval (pairing them with a
+ * kernel of a later window gave collectives of seconds and ring halves longer than any collective). A
+ * collective timed by its proxy ops never takes a kernel that starts after those ops ended. */
 static void match_kernels(struct pass *p)
 {
     an_sort(p->colls, p->ncolls, sizeof *p->colls, cmp_coll_host);
@@ -116,8 +114,10 @@ static void match_kernels(struct pass *p)
     size_t j = 0;
     for (size_t i = 0; i < p->ncolls; i++) {
         struct an_lcoll *c = &p->colls[i];
+        if (p->kwin_seen && !iv_cover(&p->kwin, c->host_ts, c->host_ts + 1)) continue;
         while (j < p->nk.n && p->nk.v[j].b < c->host_ts) j++;
         if (j < p->nk.n) {
+            if (c->nproxy && p->nk.v[j].a > c->kend) continue; /* a later collective's kernel */
             c->timed = 1;
             c->kstart = p->nk.v[j].a;
             if (p->nk.v[j].b > c->kend || c->kend <= c->host_ts + 1000000) c->kend = p->nk.v[j].b;
@@ -128,8 +128,37 @@ static void match_kernels(struct pass *p)
     an_sort(p->colls, p->ncolls, sizeof *p->colls, cmp_coll_k);
 }
 
+/* Base latency of this rank's work requests: the median, over bursts of at most 64 KiB, of post->completion
+ * beyond the bytes' time at the link rate (rate: the option, else this rank's recorded rate, else 100 Gb/s;
+ * the report's final rate may differ slightly). A burst's first `base` ns beyond its bytes are latency, not
+ * stall (docs/report.md "Latency is not stall"). */
+static uint64_t base_latency(struct pass *p, double rate_bpns)
+{
+    size_t n = 0;
+    uint64_t *v = rs_xmalloc((p->nwrs + 1) * sizeof *v, "analyze_local latency");
+    for (size_t i = 0; i < p->nwrs; i++) {
+        const struct wrrec *w = &p->wrs[i];
+        if (!w->done || w->done < w->post || w->bytes > 65536) continue;
+        double x = (double)(w->done - w->post) - (double)w->bytes / rate_bpns;
+        v[n++] = x > 0 ? (uint64_t)x : 0;
+    }
+    uint64_t r = 0;
+    if (n) {
+        qsort(v, n, sizeof *v, cmp_u64_desc);
+        r = v[n / 2];
+    }
+    free(v);
+    return r;
+}
+static inline uint64_t burst_lat(const struct pass *p, const struct wrrec *w, double rate_bpns)
+{
+    double x = (double)(w->done - w->post) - (double)w->bytes / rate_bpns;
+    if (x <= 0) return 0;
+    return (uint64_t)x < p->r->base_lat ? (uint64_t)x : p->r->base_lat;
+}
+
 /* Work requests: per-QP busy time (union of post->completion), per-collective busiest QP, free sends. */
-static void account_wrs(struct pass *p, struct ivec *free_net)
+static void account_wrs(struct pass *p, struct ivec *free_net, double rate_bpns)
 {
     size_t n = 0;
     uint32_t *idx = rs_xmalloc((p->nwrs + 1) * sizeof *idx, "analyze_local idx");
@@ -161,7 +190,7 @@ static void account_wrs(struct pass *p, struct ivec *free_net)
         struct qpst *q = qp_get(p, qp);
         uint64_t cur_b = 0, busy = 0, ccur_b = 0, cbusy_ctrl = 0;
         long cc = -2;
-        uint64_t cbusy = 0, cbytes = 0;
+        uint64_t cbusy = 0, cbytes = 0, clat = 0, lat = 0;
         for (; i < n && p->wrs[idx[i]].qp == qp; i++) {
             const struct wrrec *w = &p->wrs[idx[i]];
             if (w->ctrl) { /* synchronisation, not transfer: its own union, nothing else */
@@ -179,11 +208,15 @@ static void account_wrs(struct pass *p, struct ivec *free_net)
                 if (cc >= 0 && cbusy > p->colls[cc].qp_busy) {
                     p->colls[cc].qp_busy = cbusy;
                     p->colls[cc].qp_bytes = cbytes;
+                    p->colls[cc].qp_lat = clat;
                     p->colls[cc].qp = qp;
                 }
                 cc = c;
-                cbusy = cbytes = 0;
+                cbusy = cbytes = clat = 0;
             }
+            uint64_t bl = burst_lat(p, w, rate_bpns);
+            lat += bl;
+            clat += bl;
             if (c >= 0) {
                 p->colls[c].net_bytes += w->bytes;
                 cbytes += w->bytes;
@@ -202,9 +235,11 @@ static void account_wrs(struct pass *p, struct ivec *free_net)
         if (cc >= 0 && cbusy > p->colls[cc].qp_busy) {
             p->colls[cc].qp_busy = cbusy;
             p->colls[cc].qp_bytes = cbytes;
+            p->colls[cc].qp_lat = clat;
             p->colls[cc].qp = qp;
         }
         q->acc.busy = busy;
+        q->acc.lat = lat < busy ? lat : busy;
         q->acc.ctrl_busy = cbusy_ctrl;
     }
     free(idx);
@@ -258,30 +293,17 @@ static void find_bounces(struct pass *p)
     }
 }
 
-/* Split a sequence of activity intervals into steps at its large gaps: step k runs from the end of
- * group k-1 to the end of group k (the first group only opens the first step). */
-static size_t steps_from_gaps(const struct iv *v, size_t n, int first_open, struct srange **out)
+/* Boundary threshold for a sequence of start-to-start gaps: the boundary gaps are the largest ones; cut the
+ * sorted gaps into two classes in log space (Otsu; the classes must differ by 2x). 0: no split. */
+static uint64_t gap_split(uint64_t *g, size_t ng)
 {
-    *out = NULL;
-    if (n < 2) return 0;
-    /* The boundary gaps are the largest ones: cut the sorted gaps at their largest ratio jump, so that
-     * one unusually long pause does not hide the ordinary step boundaries. Uniform gaps: every gap is one. */
-    uint64_t *g = rs_xmalloc((n - 1) * sizeof *g, "analyze_local g");
-    size_t ng = 0;
-    for (size_t i = 0; i + 1 < n; i++) /* start-to-start: robust to work that completes just in time */
-        if (v[i + 1].a > v[i].a) g[ng++] = v[i + 1].a - v[i].a;
-    if (!ng) {
-        free(g);
-        return 0;
-    }
     qsort(g, ng, sizeof *g, cmp_u64_desc);
-    /* Two classes in log space (Otsu): boundary gaps and gaps inside a step. */
     double *lg = rs_xmalloc(ng * sizeof *lg, "analyze_local lg"), tot = 0;
     for (size_t i = 0; i < ng; i++) {
         lg[i] = log((double)g[i] + 1.0);
         tot += lg[i];
     }
-    uint64_t thr = g[ng - 1];
+    uint64_t thr = 0;
     double best = -1, head = 0;
     for (size_t k = 1; k < ng; k++) { /* first k gaps (the largest) are boundaries */
         head += lg[k - 1];
@@ -293,20 +315,73 @@ static size_t steps_from_gaps(const struct iv *v, size_t n, int first_open, stru
         }
     }
     free(lg);
+    return thr;
+}
+
+/* A split is a step structure only when it repeats: most steps hold the same number of intervals (the
+ * collectives or sends of one iteration). Random long gaps in a uniform stream (a loaded host's scheduling
+ * hiccups) give steps of random sizes: such a split changed from run to run (95 to 892 steps on identical
+ * ibv_rc_pingpong runs). */
+static int split_regular(const struct iv *v, size_t n, uint64_t thr)
+{
+    size_t *sz = rs_xmalloc((n + 1) * sizeof *sz, "analyze_local sizes"), ns = 0, cur = 0;
+    for (size_t i = 0; i < n; i++) {
+        cur++;
+        if (i + 1 == n || (v[i + 1].a > v[i].a && v[i + 1].a - v[i].a >= thr)) {
+            sz[ns++] = cur;
+            cur = 0;
+        }
+    }
+    size_t best = 0, bestc = 0; /* the most common size */
+    for (size_t i = 0; i < ns; i++) {
+        size_t c = 0;
+        for (size_t j = 0; j < ns && ns < 4096; j++) c += sz[j] == sz[i];
+        if (c > bestc) {
+            bestc = c;
+            best = sz[i];
+        }
+    }
+    size_t near = 0; /* within 10 % (gradient buckets may vary by one) */
+    for (size_t i = 0; i < ns; i++) near += sz[i] * 10 >= best * 9 && sz[i] * 10 <= best * 11 + 10;
+    free(sz);
+    return ns >= 2 && near * 4 >= ns * 3;
+}
+
+/* Split a sequence of activity intervals into steps at its large gaps: step k runs from the end of
+ * group k-1 to the end of group k (the first group only opens the first step). No repeating split: with
+ * regular gaps (interquartile range within the median) every interval is a step (a ping-pong's round
+ * trips); else there is no step structure (0). */
+static size_t steps_from_gaps(const struct iv *v, size_t n, int first_open, struct srange **out)
+{
+    *out = NULL;
+    if (n < 2) return 0;
+    uint64_t *g = rs_xmalloc((n - 1) * sizeof *g, "analyze_local g");
+    size_t ng = 0;
+    for (size_t i = 0; i + 1 < n; i++) /* start-to-start: robust to work that completes just in time */
+        if (v[i + 1].a > v[i].a) g[ng++] = v[i + 1].a - v[i].a;
+    if (!ng) {
+        free(g);
+        return 0;
+    }
+    uint64_t thr = gap_split(g, ng); /* g is sorted descending now */
+    if (!thr || !split_regular(v, n, thr)) {
+        uint64_t q1 = g[ng * 3 / 4], med = g[ng / 2], q3 = g[ng / 4];
+        thr = q3 - q1 <= med ? 1 : 0;
+    }
     free(g);
+    if (!thr) return 0;
     size_t ns = 0, cap = 0;
     struct srange *s = NULL;
-    uint64_t prev_end;
     /* Collectives end a step (the compute before the first one is not seen as a whole): the first group
      * only opens the first step. Verbs traffic is the work itself: the first step starts with it. */
-    uint64_t prev_end0 = v[0].a;
+    uint64_t prev_end = v[0].a;
     int have_prev = first_open;
-    prev_end = prev_end0;
     for (size_t i = 0; i < n; i++) {
         int boundary = i + 1 == n || (v[i + 1].a > v[i].a && v[i + 1].a - v[i].a >= thr);
         if (!boundary) continue;
         if (have_prev) {
             struct srange *x = AN_PUSH(s, ns, cap);
+            memset(x, 0, sizeof *x);
             x->a = prev_end;
             x->b = v[i].b;
             x->id = (int64_t)ns - 1;
@@ -318,16 +393,61 @@ static size_t steps_from_gaps(const struct iv *v, size_t n, int first_open, stru
     return ns;
 }
 
+/* The NVTX ranges or marks that are steps: of the names that repeat, the most step-like (priority, see
+ * an_step_name), then the most frequent; their outermost ranges. Returns how many are kept at the front
+ * of r (sorted by start), 0 when no name qualifies (a priority-1 name must repeat at least 3 times). */
+static int cmp_stem(const void *x, const void *y)
+{
+    const struct srange *a = x, *b = y;
+    if (a->prio != b->prio) return a->prio > b->prio ? -1 : 1;
+    if (a->stem != b->stem) return a->stem < b->stem ? -1 : 1;
+    return a->a < b->a ? -1 : a->a > b->a;
+}
+static size_t pick_stem(struct srange *r, size_t n, int outermost)
+{
+    an_sort(r, n, sizeof *r, cmp_stem);
+    size_t bi = 0, bcount = 0;
+    for (size_t i = 0, j; i < n && r[i].prio == r[0].prio; i = j) {
+        for (j = i; j < n && r[j].prio == r[i].prio && r[j].stem == r[i].stem; j++) continue;
+        if (j - i > bcount) {
+            bcount = j - i;
+            bi = i;
+        }
+    }
+    if (!n || !r[0].prio || (r[0].prio == 1 && bcount < 3)) return 0;
+    memmove(r, r + bi, bcount * sizeof *r); /* sorted by start within the name */
+    if (!outermost) return bcount;
+    size_t k = 0;
+    for (size_t i = 0; i < bcount; i++)
+        if (!k || r[i].a >= r[k - 1].b) r[k++] = r[i];
+    return k;
+}
+
+/* Steps from data-carrying sends in post order (verbs-only programs; zero-byte credits and acks blur the
+ * pattern). */
+static size_t steps_from_sends(struct pass *p, struct srange **steps)
+{
+    struct iv *v = NULL;
+    size_t nv = 0, cap = 0, ni = 0;
+    uint32_t *idx = rs_xmalloc((p->nwrs + 1) * sizeof *idx, "analyze_local idx");
+    for (size_t i = 0; i < p->nwrs; i++)
+        if (!p->wrs[i].ctrl && p->wrs[i].done) idx[ni++] = (uint32_t)i;
+    g_wrs = p->wrs;
+    an_sort(idx, ni, sizeof *idx, cmp_wr_post);
+    for (size_t i = 0; i < ni; i++) *AN_PUSH(v, nv, cap) = (struct iv){p->wrs[idx[i]].post, p->wrs[idx[i]].done};
+    free(idx);
+    size_t n = steps_from_gaps(v, nv, 1, steps);
+    free(v);
+    return n;
+}
+
 static void detect_steps(struct pass *p, struct ivec *free_net, struct srange **steps, size_t *nsteps)
 {
     struct an_rank *r = p->r;
     const char *mk = p->o->step_marker;
-    if (p->nranges) {
-        an_sort(p->ranges, p->nranges, sizeof *p->ranges, cmp_range);
-        size_t o = 0; /* keep outermost ranges only */
-        for (size_t i = 0; i < p->nranges; i++)
-            if (!o || p->ranges[i].a >= p->ranges[o - 1].b) p->ranges[o++] = p->ranges[i];
-        p->nranges = o;
+    size_t k = p->nranges ? pick_stem(p->ranges, p->nranges, 1) : 0;
+    if (k) {
+        p->nranges = k;
         *steps = p->ranges;
         *nsteps = p->nranges;
         p->ranges = NULL;
@@ -335,17 +455,17 @@ static void detect_steps(struct pass *p, struct ivec *free_net, struct srange **
         snprintf(r->step_source, sizeof r->step_source, "%s%.20s", mk ? "marker " : "nvtx ranges", mk ? mk : "");
         return;
     }
-    if (p->nmarks >= 2) {
-        an_sort(p->marks, p->nmarks, sizeof *p->marks, cmp_range);
+    k = p->nmarks >= 2 ? pick_stem(p->marks, p->nmarks, 0) : 0;
+    if (k >= 2) {
         /* a mark starts a step; the last one runs to the rank's last event */
-        struct srange *s = rs_xcalloc(p->nmarks, sizeof *s, "analyze_local s");
-        for (size_t i = 0; i < p->nmarks; i++) {
+        struct srange *s = rs_xcalloc(k, sizeof *s, "analyze_local s");
+        for (size_t i = 0; i < k; i++) {
             s[i].a = p->marks[i].a;
-            s[i].b = i + 1 < p->nmarks ? p->marks[i + 1].a : p->last_ts;
+            s[i].b = i + 1 < k ? p->marks[i + 1].a : p->last_ts;
             s[i].id = p->marks[i].id;
         }
         *steps = s;
-        *nsteps = p->nmarks - (p->last_ts > p->marks[p->nmarks - 1].a ? 0 : 1);
+        *nsteps = k - (p->last_ts > p->marks[k - 1].a ? 0 : 1);
         snprintf(r->step_source, sizeof r->step_source, "%s%.20s", mk ? "marker " : "marks", mk ? mk : "");
         return;
     }
@@ -359,50 +479,72 @@ static void detect_steps(struct pass *p, struct ivec *free_net, struct srange **
             return;
         }
     }
-    if (free_net->n >= 2) {
-        /* data-carrying sends in post order (zero-byte credits and acks blur the pattern) */
-        struct iv *v = NULL;
-        size_t nv = 0, cap = 0;
-        uint32_t *idx = rs_xmalloc(p->nwrs * sizeof *idx, "analyze_local idx");
-        size_t ni = 0;
-        for (size_t i = 0; i < p->nwrs; i++)
-            if (!p->wrs[i].ctrl && p->wrs[i].done) idx[ni++] = (uint32_t)i;
-        g_wrs = p->wrs;
-        an_sort(idx, ni, sizeof *idx, cmp_wr_post);
-        for (size_t i = 0; i < ni; i++) *AN_PUSH(v, nv, cap) = (struct iv){p->wrs[idx[i]].post, p->wrs[idx[i]].done};
-        free(idx);
-        *nsteps = steps_from_gaps(v, nv, 1, steps);
-        free(v);
-        if (*nsteps) {
-            snprintf(r->step_source, sizeof r->step_source, "verbs traffic periodicity");
-            return;
-        }
+    if (free_net->n >= 2 && (*nsteps = steps_from_sends(p, steps))) {
+        snprintf(r->step_source, sizeof r->step_source, "verbs traffic periodicity");
+        return;
     }
     /* one step: the whole trace */
-    *steps = calloc(1, sizeof **steps);
+    *steps = rs_xcalloc(1, sizeof **steps, "analyze_local steps");
     (*steps)[0].a = p->first_ts == UINT64_MAX ? 0 : p->first_ts;
     (*steps)[0].b = p->last_ts;
     (*steps)[0].id = 0;
     *nsteps = p->last_ts > (*steps)[0].a ? 1 : 0;
-    snprintf(r->step_source, sizeof r->step_source, "whole trace");
+    snprintf(r->step_source, sizeof r->step_source,
+             p->ncolls >= 2 || free_net->n >= 2 ? "none found (whole trace)" : "whole trace");
 }
 
-static void attribute(struct pass *p, const struct srange *steps, size_t nsteps, struct ivec *free_net)
+/* A data-carrying send burst outside collectives (verbs programs). */
+struct fsend {
+    uint64_t post, done, bytes, lat;
+};
+static int cmp_fsend(const void *x, const void *y)
+{
+    const struct fsend *a = x, *b = y;
+    return a->post < b->post ? -1 : a->post > b->post;
+}
+static struct fsend *free_sends(struct pass *p, double rate_bpns, size_t *n, size_t *cap)
+{
+    struct fsend *fs = NULL;
+    for (size_t i = 0; i < p->nwrs; i++) {
+        const struct wrrec *w = &p->wrs[i];
+        if (!w->done || w->ctrl || coll_at(p->colls, p->ncolls, w->post) >= 0) continue;
+        *AN_PUSH(fs, *n, *cap) = (struct fsend){w->post, w->done, w->bytes, burst_lat(p, w, rate_bpns)};
+    }
+    an_sort(fs, *n, sizeof *fs, cmp_fsend);
+    return fs;
+}
+/* The step's free sends: bytes, latency, the first post (the rank's arrival in the step) and the first
+ * AN_STEP_BUSY merged busy intervals from it (the join moves the rest of [arrival, last rank's arrival]
+ * into peer wait). */
+static void step_sends(struct an_lstep *st, const struct fsend *fs, size_t n, uint64_t s, uint64_t e)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (fs[mid].post < s) lo = mid + 1;
+        else hi = mid;
+    }
+    for (size_t q = lo; q < n && fs[q].post < e; q++) {
+        st->free_bytes += fs[q].bytes;
+        st->free_lat += fs[q].lat;
+        if (!st->arrive) st->arrive = fs[q].post;
+        uint64_t b = fs[q].done < e ? fs[q].done : e;
+        if (st->nbusy && fs[q].post <= st->busy[st->nbusy - 1].b) {
+            if (b > st->busy[st->nbusy - 1].b) st->busy[st->nbusy - 1].b = b;
+        } else if (st->nbusy < AN_STEP_BUSY) st->busy[st->nbusy++] = (struct iv){fs[q].post, b};
+    }
+}
+
+static void attribute(struct pass *p, const struct srange *steps, size_t nsteps, struct ivec *free_net,
+                      double rate_bpns)
 {
     struct an_rank *r = p->r;
     struct ivec K = {0}, tmp = {0}, Kx = {0};
     for (size_t i = 0; i < p->ncolls; i++) iv_add(&K, p->colls[i].kstart, p->colls[i].kend);
     iv_normalize(&K);
-    /* free sends sorted by post, for bytes per step */
-    struct iv *fw = NULL;
-    uint64_t *fb = NULL;
-    size_t nfw = 0, fwcap = 0, fbcap = 0, nfb = 0;
-    for (size_t i = 0; i < p->nwrs; i++) {
-        const struct wrrec *w = &p->wrs[i];
-        if (!w->done || w->ctrl || coll_at(p->colls, p->ncolls, w->post) >= 0) continue;
-        *AN_PUSH(fw, nfw, fwcap) = (struct iv){w->post, w->done};
-        *AN_PUSH(fb, nfb, fbcap) = w->bytes;
-    }
+    /* free sends sorted by post, for bytes, latency, first post and busy intervals per step */
+    size_t nfs = 0, fscap = 0;
+    struct fsend *fs = free_sends(p, rate_bpns, &nfs, &fscap);
     r->lsteps = rs_xcalloc(nsteps ? nsteps : 1, sizeof *r->lsteps, "analyze_local lsteps");
     r->nlsteps = nsteps;
     size_t ci = 0;
@@ -435,9 +577,8 @@ static void attribute(struct pass *p, const struct srange *steps, size_t nsteps,
         }
         const struct ivec *m2[] = {&p->compute, &K};
         iv_clip_minus(free_net, s, e, m2, 2, &tmp);
-        uint64_t fbusy = iv_total(&tmp), fbytes = 0;
-        for (size_t q = 0; q < nfw; q++)
-            if (fw[q].a >= s && fw[q].a < e) fbytes += fb[q];
+        uint64_t fbusy = iv_total(&tmp);
+        step_sends(st, fs, nfs, s, e);
         const struct ivec *m3[] = {&p->compute, &K, free_net};
         iv_clip_minus(&p->h2d, s, e, m3, 3, &tmp);
         uint64_t h2d = iv_total(&tmp);
@@ -448,7 +589,6 @@ static void attribute(struct pass *p, const struct srange *steps, size_t nsteps,
         st->t[RS_CAT_COMPUTE] = comp;
         st->coll_exposed = kexp;
         st->free_busy = fbusy;
-        st->free_bytes = fbytes;
         st->t[RS_CAT_H2D] = h2d;
         st->t[RS_CAT_OTHER] = oth;
         if (used < len) {
@@ -465,8 +605,7 @@ static void attribute(struct pass *p, const struct srange *steps, size_t nsteps,
         }
         r->steps_ns += len;
     }
-    free(fw);
-    free(fb);
+    free(fs);
     iv_free(&K);
     iv_free(&Kx);
     iv_free(&tmp);
@@ -474,10 +613,52 @@ static void attribute(struct pass *p, const struct srange *steps, size_t nsteps,
 
 static void host_checks(struct pass *p);
 
+/* NCCL's transport on this rank, from what the trace holds: the profiler plugin's net events name the net
+ * plugin (NET_IB / NET_SOCK); proxy ops exist only for network transports (P2P/NVLink and SHM move data
+ * from the GPU kernels without the proxy); the communicator's nNodes (plugin init) says whether any peer is
+ * on another node; without net events, verbs traffic means IB and none (or NCCL_NET=Socket,
+ * NCCL_IB_DISABLE=1) means Socket. Never from host names (containers on one node differ; NCCL_HOSTID can
+ * force ranks of one host through NET). */
+static void an_transport(struct pass *p)
+{
+    struct an_rank *r = p->r;
+    int32_t nnodes = 0, nranks = 0;
+    for (size_t i = 0; i < p->ncomms; i++)
+        if (p->comms[i].nranks > 1 && p->comms[i].nnodes > nnodes) {
+            nnodes = p->comms[i].nnodes;
+            nranks = p->comms[i].nranks;
+        }
+    if (!p->ncolls && !p->proxy_ops) return;
+    const char *net = p->net_ib_ev        ? "NET/IB"
+                      : p->net_sock_ev    ? "NET/Socket"
+                      : p->posts          ? "NET/IB"
+                      : p->verbs_captured ? "NET/Socket"
+                                          : "NET";
+    const char *why = p->net_ib_ev         ? "NCCL net plugin IB events"
+                      : p->net_sock_ev     ? "NCCL net plugin socket events"
+                      : p->posts           ? "verbs work requests recorded"
+                      : !p->verbs_captured ? "verbs not captured (RAILSCOPE_EVENTS): IB or Socket cannot be told"
+                      : p->env_socket      ? "NCCL_NET=Socket or NCCL_IB_DISABLE=1 and no verbs work requests recorded"
+                                           : "no verbs work requests recorded while verbs were captured";
+    int intra_too = nnodes > 1 && nranks > nnodes;
+    if (p->proxy_ops || nnodes > 1)
+        snprintf(r->out.transport, sizeof r->out.transport, "%s%s", net, intra_too ? " + P2P/SHM" : "");
+    else if (nnodes == 1 || (p->prof_mask & 8)) snprintf(r->out.transport, sizeof r->out.transport, "P2P/SHM");
+    else return; /* API records only: nothing says */
+    char comm[64] = "";
+    if (nnodes > 0) snprintf(comm, sizeof comm, "; communicator of %d ranks on %d nodes", nranks, nnodes);
+    snprintf(r->out.transport_why, sizeof r->out.transport_why,
+             "%llu NCCL proxy ops, %llu net plugin events (IB %llu, socket %llu), %llu verbs WRs%s%s%s",
+             (unsigned long long)p->proxy_ops, (unsigned long long)(p->net_ib_ev + p->net_sock_ev),
+             (unsigned long long)p->net_ib_ev, (unsigned long long)p->net_sock_ev, (unsigned long long)p->posts, comm,
+             p->proxy_ops || nnodes > 1 ? "; network: " : "", p->proxy_ops || nnodes > 1 ? why : "");
+}
+
 void an_local(struct pass *p, double link_gbps_hint)
 {
     struct an_rank *r = p->r;
-    (void)link_gbps_hint;
+    double gbps = link_gbps_hint > 0 ? link_gbps_hint : r->link_gbps > 0 ? r->link_gbps : 100;
+    double rate_bpns = gbps / 8.0;
     if (p->nanchors) {
         qsort(p->anchors, p->nanchors, sizeof *p->anchors, cmp_i64);
         r->anchor_offset = p->anchors[p->nanchors / 2];
@@ -503,12 +684,13 @@ void an_local(struct pass *p, double link_gbps_hint)
     attach_proxy(p);
     match_kernels(p);
     struct ivec free_net = {0};
-    account_wrs(p, &free_net);
+    r->base_lat = base_latency(p, rate_bpns);
+    account_wrs(p, &free_net, rate_bpns);
     find_bounces(p);
     struct srange *steps = NULL;
     size_t nsteps = 0;
     detect_steps(p, &free_net, &steps, &nsteps);
-    attribute(p, steps, nsteps, &free_net);
+    attribute(p, steps, nsteps, &free_net, rate_bpns);
     free(steps);
     iv_free(&free_net);
     /* keep: collectives, QPs, GPUDirect counters */
@@ -523,6 +705,7 @@ void an_local(struct pass *p, double link_gbps_hint)
     r->nqps = p->nqps;
     for (size_t i = 0; i < p->nqps; i++) r->qps[i] = p->qps[i].acc;
     host_checks(p);
+    an_transport(p);
     r->lost_wrs = p->lost_wrs;
     memcpy(r->out.gd.mr_bytes, p->mr_bytes, sizeof p->mr_bytes);
     memcpy(r->out.gd.posted_bytes, p->posted, sizeof p->posted);
@@ -671,6 +854,7 @@ void an_pass_recycle(struct pass *p)
     memset(p, 0, sizeof *p);
 #define KEEP(a, cap) (p->a = k.a, p->cap = k.a ? k.cap : 0) /* (a moved-out array may leave its cap) */
     KEEP(treeops, treeopcap);
+    KEEP(comms, commcap);
     KEEP(compute.v, compute.cap);
     KEEP(nk.v, nk.cap);
     KEEP(h2d.v, h2d.cap);
@@ -705,6 +889,7 @@ void an_pass_recycle(struct pass *p)
 void an_pass_free(struct pass *p)
 {
     free(p->treeops);
+    free(p->comms);
     rs_facts_free(&p->facts);
     free(p->kcls);
     iv_free(&p->compute);

@@ -53,14 +53,20 @@ struct opacc {
     size_t nends, endcap, sidxcap;
     int used;
 };
+/* A step range or mark; stem = hash of its name without the counter, prio = how step-like the name is
+ * (analyze_load.c step_name: 4 --step-marker, 3 ProfilerStep#N, 2 step/iteration word + counter, 1 a
+ * step word alone or any shared name + counter). */
 struct srange {
     uint64_t a, b;
     int64_t id;
+    uint64_t stem;
+    int prio, pad;
 };
 struct nvent {
     uint64_t ts;
     int64_t id;
-    uint8_t is_step;
+    uint64_t stem;
+    uint8_t is_step; /* = prio */
 };
 struct nvstack {
     uint32_t tid;
@@ -137,10 +143,24 @@ struct pass {
     int64_t *anchors;
     size_t nanchors, anchorcap;
     uint64_t mr_bytes[RS_AN_MEMKINDS], posted[RS_AN_MEMKINDS], dmabuf_mrs, posts;
-    uint64_t lost_wrs;     /* sends forgotten after AN_PEND_MAX outstanding on a QP */
+    uint64_t lost_wrs; /* sends forgotten after AN_PEND_MAX outstanding on a QP */
+    /* NCCL transport evidence (analyze_load.c): per communicator nNodes from the plugin's init, net plugin
+     * events by type, proxy ops; the report's transport comes from these (an_transport) */
+    struct an_comm *comms;
+    size_t ncomms, commcap;
+    uint64_t net_ib_ev, net_sock_ev, proxy_ops, prof_mask;
+    int env_socket;        /* NCCL_NET=Socket or NCCL_IB_DISABLE=1 recorded in the host facts */
+    int verbs_captured;    /* the header's event families include verbs (else no verbs WRs proves nothing) */
     struct rs_facts facts; /* HOST_FACT snapshot, for doctor's checks */
     size_t chkcap;
 };
+
+struct an_comm {
+    uint64_t hash;
+    int32_t nnodes, nranks;
+};
+/* analyze_load.c: a verbs failure of this rank (creation, post, completion) in the rank's summary */
+void an_verr(struct pass *p, uint64_t ts, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* One proxy op of a tree AllReduce: which collective, with whom, which way, when it ended. */
 struct treeop {

@@ -91,7 +91,7 @@ void an_on_post_recv(struct pass *p, const struct rs_ev_IBV_POST_RECV *e)
 
 void an_on_wc(struct pass *p, const struct rs_ev_IBV_WC *e)
 {
-    if (e->opcode & 128) { /* receive side */
+    if (e->status == 0 && (e->opcode & 128)) { /* receive side (the opcode is only valid on success) */
         struct tsb *t = AN_PUSH(p->rwc, p->nrwc, p->rwccap);
         t->ts = e->h.ts;
         t->bytes = e->bytes;
@@ -102,8 +102,15 @@ void an_on_wc(struct pass *p, const struct rs_ev_IBV_WC *e)
     /* RC send queues complete in order: a completion also completes every earlier unsignaled WR. */
     size_t k = q->head;
     while (k < q->npend && q->pend[k].wr_id != e->wr_id) k++;
-    if (k == q->npend) return; /* a completion for a WR we did not see posted */
-    for (size_t i = q->head; i <= k; i++) complete(p, q, &q->pend[i], e->h.ts);
+    if (k == q->npend) return; /* a completion for a WR we did not see posted (or a receive in error) */
+    if (e->status) {
+        /* An error completion: the WRs before it completed; this one moved no data. Its outstanding time
+         * (retries, timeouts) is the error's cost; a flushed WR (the QP was already in error) costs
+         * nothing more and is dropped. */
+        for (size_t i = q->head; i < k; i++) complete(p, q, &q->pend[i], e->h.ts);
+        if (e->status != 5 && e->h.ts > q->pend[k].post) p->r->out.verrs.cost_s += (e->h.ts - q->pend[k].post) * 1e-9;
+    } else
+        for (size_t i = q->head; i <= k; i++) complete(p, q, &q->pend[i], e->h.ts);
     q->head = k + 1;
     if (q->head == q->npend) q->head = q->npend = 0;
 }
@@ -206,6 +213,7 @@ void an_on_proxy_op(struct pass *p, const struct rs_ev_NCCL_PROXY_OP *e)
         c = &p->colls[ci];
         if (e->end > c->kend) c->kend = e->end; /* the enqueue end is not completion: the proxy op ends later */
         c->timed = 1;
+        c->nproxy++;
     }
     if (c && !strcasecmp(c->algo, "tree")) {
         struct treeop *t = AN_PUSH(p->treeops, p->ntreeops, p->treeopcap);

@@ -55,12 +55,30 @@ static void verdict(struct rs_an_gd *g, int peermem, int with_mrs)
         snprintf(g->evidence + n, sizeof g->evidence - n, "; no RDMA traffic recorded");
 }
 
+/* No verbs traffic on the rank: NCCL's transport decides. NET/Socket moves every byte through host
+ * sockets: GPUDirect RDMA is not used, whatever the registered memory says. P2P/SHM only: no network
+ * transport, nothing for GPUDirect RDMA to do (UNKNOWN, said so). */
+static void verdict_from_transport(struct rs_an_rank *o)
+{
+    struct rs_an_gd *g = &o->gd;
+    if (g->posts || !o->transport[0]) return;
+    if (!strncmp(o->transport, "NET/Socket", 10)) {
+        g->verdict = RS_GD_NOT_USED;
+        snprintf(g->evidence, sizeof g->evidence, "NCCL used %.40s, no RDMA: %.250s", o->transport, o->transport_why);
+    } else if (!strcmp(o->transport, "P2P/SHM")) {
+        g->verdict = RS_GD_UNKNOWN;
+        snprintf(g->evidence, sizeof g->evidence, "no network transport (NCCL used P2P/SHM only): %.250s",
+                 o->transport_why);
+    }
+}
+
 void an_gpudirect(struct rs_analysis *a, struct an_rank *R, size_t n)
 {
     int seen[RS_GD_COUNT] = {0};
     for (size_t i = 0; i < n; i++) {
         struct rs_an_rank *o = &a->ranks[i];
         verdict(&o->gd, R[i].peermem, 1);
+        verdict_from_transport(o);
         seen[o->gd.verdict]++;
         for (size_t q = 0; q < o->nqps; q++) {
             struct rs_an_qp *y = &o->qps[q];
@@ -100,6 +118,46 @@ static size_t add(struct rs_an_finding *c, size_t nc, const struct rs_analysis *
 
 #define MS(x) ((x)*1e3)
 
+/* Verbs failures that cost time (send WRs outstanding until they completed in error: retries, timeouts):
+ * a finding, charged as stall. Failures without a cost are warnings only (an_verbs_warnings). */
+static size_t verbs_error_finding(struct rs_an_finding *c, size_t nc, const struct rs_analysis *a)
+{
+    double cost = 0;
+    int32_t wr = -1;
+    const struct rs_an_verrs *w = NULL;
+    for (size_t i = 0; i < a->nranks; i++) {
+        cost += a->ranks[i].verrs.cost_s;
+        if (a->ranks[i].verrs.cost_s > 0 && (!w || a->ranks[i].verrs.cost_s > w->cost_s)) {
+            w = &a->ranks[i].verrs;
+            wr = a->ranks[i].rank;
+        }
+    }
+    if (!w) return nc;
+    cost /= a->nranks ? (double)a->nranks : 1;
+    nc = add(c, nc, a, RS_CAT_STALL, wr, 0, cost);
+    struct rs_an_finding *f = &c[nc - 1];
+    snprintf(f->text, sizeof f->text,
+             "Verbs errors cost %.2f ms: work requests completed in error after waiting (rank %d: %llu error "
+             "completions, %llu flushed; %.180s)",
+             MS(w->cost_s), wr, (unsigned long long)w->wc_err, (unsigned long long)w->wc_flush, w->first);
+    return nc;
+}
+
+void an_verbs_warnings(struct rs_analysis *a)
+{
+    for (size_t i = 0; i < a->nranks; i++) {
+        const struct rs_an_verrs *v = &a->ranks[i].verrs;
+        uint64_t tot = v->create_fail + v->post_fail + v->wc_err + v->wc_flush;
+        a->verbs_errors += tot;
+        if (tot)
+            an_warn(a,
+                    "rank %d: verbs errors: %llu failed creations, %llu refused posts, %llu error completions, %llu "
+                    "flushed WRs: %.200s",
+                    a->ranks[i].rank, (unsigned long long)v->create_fail, (unsigned long long)v->post_fail,
+                    (unsigned long long)v->wc_err, (unsigned long long)v->wc_flush, v->first);
+    }
+}
+
 void an_findings(struct rs_analysis *a, struct an_rank *R, size_t n)
 {
     struct rs_an_finding c[12];
@@ -131,14 +189,14 @@ void an_findings(struct rs_analysis *a, struct an_rank *R, size_t n)
         const struct rs_an_straggler *s = a->nstragglers ? &a->stragglers[0] : NULL;
         nc = add(c, nc, a, RS_CAT_PEER_WAIT, s ? s->rank : -1, 0, a->attr[RS_CAT_PEER_WAIT]);
         struct rs_an_finding *f = &c[nc - 1];
+        int coll = !strcmp(a->straggler_basis, "collectives");
         if (s)
-            snprintf(
-                f->text, sizeof f->text,
-                "Straggler: rank %d arrives last at %llu of %llu collectives%s, %.2f ms after the next-latest rank "
-                "on average; ranks wait %.2f ms per step (%.0f %% of step time) in collectives",
-                s->rank, (unsigned long long)s->late_count, (unsigned long long)s->of,
-                s->persistent ? " (persistent)" : "", MS(s->mean_late_s), MS(a->attr[RS_CAT_PEER_WAIT] / ns),
-                100 * f->step_frac);
+            snprintf(f->text, sizeof f->text,
+                     "Straggler: rank %d arrives last at %llu of %llu %s%s, %.2f ms after the next-latest rank on "
+                     "average; the others wait %.2f ms per step (%.0f %% of step time) for it",
+                     s->rank, (unsigned long long)s->late_count, (unsigned long long)s->of,
+                     coll ? "collectives" : "steps (first data send)", s->persistent ? " (persistent)" : "",
+                     MS(s->mean_late_s), MS(a->attr[RS_CAT_PEER_WAIT] / ns), 100 * f->step_frac);
         else
             snprintf(f->text, sizeof f->text,
                      "Ranks wait %.2f ms per step (%.0f %% of step time) in collectives for late ranks (no single "
@@ -222,6 +280,23 @@ void an_findings(struct rs_analysis *a, struct an_rank *R, size_t n)
             snprintf(f->text + w, sizeof f->text - w, "; collectives reach %.1f GB/s bus bandwidth on average",
                      bus / k);
     }
+    if (a->attr[RS_CAT_LATENCY] > 0) {
+        double bl = 0;
+        int32_t br = -1;
+        for (size_t i = 0; i < a->nranks; i++)
+            if (a->ranks[i].base_latency_s > bl) {
+                bl = a->ranks[i].base_latency_s;
+                br = a->ranks[i].rank;
+            }
+        nc = add(c, nc, a, RS_CAT_LATENCY, br, 0, a->attr[RS_CAT_LATENCY]);
+        struct rs_an_finding *f = &c[nc - 1];
+        snprintf(f->text, sizeof f->text,
+                 "Network latency: %.2f ms per step (%.0f %% of step time) in round trips and small messages (base "
+                 "latency up to %.1f us per burst of work requests, rank %d): the link's latency, not its rate or a "
+                 "stall, bounds this traffic; batch small messages",
+                 MS(a->attr[RS_CAT_LATENCY] / ns), 100 * f->step_frac, a->attr[RS_CAT_LATENCY] > 0 ? bl * 1e6 : 0, br);
+    }
+    nc = verbs_error_finding(c, nc, a);
     if (a->attr[RS_CAT_INTRA] > 0) {
         nc = add(c, nc, a, RS_CAT_INTRA, -1, 0, a->attr[RS_CAT_INTRA]);
         struct rs_an_finding *f = &c[nc - 1];

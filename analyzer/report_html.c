@@ -55,8 +55,8 @@ static const char *const gd_names[RS_GD_COUNT] = {
     RS_GD_VERDICTS(X)
 #undef X
 };
-static const char *const cat_color[RS_CAT_COUNT] = {"#4e79a7", "#f28e2b", "#76b7b2", "#59a14f",
-                                                    "#e15759", "#edc948", "#b07aa1", "#bab0ac"};
+static const char *const cat_color[RS_CAT_COUNT] = {"#4e79a7", "#f28e2b", "#76b7b2", "#59a14f", "#e15759",
+                                                    "#ff9da7", "#edc948", "#b07aa1", "#bab0ac"};
 static const char *const mem_names[RS_AN_MEMKINDS] = RS_MEM_NAMES;
 
 static const char *gd_name(int v) { return v >= 0 && v < RS_GD_COUNT ? gd_names[v] : "UNKNOWN"; }
@@ -314,8 +314,8 @@ static void panel_breakdown(FILE *f, const struct rs_analysis *a)
     }
     fprintf(f, "</svg>\n");
     /* the numbers */
-    static const char *const short_names[RS_CAT_COUNT] = {"compute", "H2D",       "intra-node", "network",
-                                                          "stall",   "peer wait", "idle",       "other"};
+    static const char *const short_names[RS_CAT_COUNT] = {"compute", "H2D",       "intra-node", "network", "stall",
+                                                          "latency", "peer wait", "idle",       "other"};
     fputs("<div class=\"scroll\"><table><tr><th>rank</th><th>host</th><th>steps</th><th>mean step</th>", f);
     for (int c = 0; c < RS_CAT_COUNT; c++) {
         fprintf(f, "<th title=\"%s\">", cat_key[c]);

@@ -202,7 +202,8 @@ void rs_report_json(const struct rs_analysis *a, FILE *f)
     free(w);
 }
 
-static void json(const struct rs_analysis *a, struct jw *w)
+/* Top level: input, link, steps, clock, attribution, transport, verdict, findings. */
+static void json_head(const struct rs_analysis *a, struct jw *w)
 {
     jp(w, "{\n\"railscope_report\": 1, \"partial\": %s, \"events\": %llu, \"drops\": %llu,\n",
        a->partial ? "true" : "false", (unsigned long long)a->events, (unsigned long long)a->drops);
@@ -216,10 +217,16 @@ static void json(const struct rs_analysis *a, struct jw *w)
     js(w, ",\n\"clock\": {\"anchor_skew_s\": ");
     jnum(w, a->anchor_skew_s);
     kn(w, "residual_skew_s", a->residual_skew_s);
+    js(w, a->one_clock ? ", \"one_clock\": true" : ", \"one_clock\": false");
     jp(w, ", \"run_start_realtime_ns\": %llu},\n\"attribution\": ", (unsigned long long)a->run_start_realtime_ns);
     attr(w, a->attr, 1);
     js(w, ",\n\"attribution_per_step\": ");
     attr(w, a->attr, a->nsteps ? (double)a->nsteps : 1);
+    js(w, ",\n\"transport\": ");
+    jstr(w, a->transport);
+    js(w, a->stragglers_known ? ", \"stragglers_known\": true" : ", \"stragglers_known\": false");
+    ks(w, "straggler_basis", a->straggler_basis);
+    ku(w, "verbs_errors", a->verbs_errors);
     js(w, ",\n\"gpudirect\": {\"verdict\": ");
     jstr(w, rs_gd_name(a->gd_verdict));
     js(w, "},\n\"findings\": [");
@@ -233,69 +240,91 @@ static void json(const struct rs_analysis *a, struct jw *w)
         jc(w, '}');
     }
     js(w, "\n],\n\"ranks\": [");
-    for (size_t i = 0; i < a->nranks; i++) {
-        const struct rs_an_rank *r = &a->ranks[i];
-        js(w, i ? ",\n  {\"rank\": " : "\n  {\"rank\": ");
-        jint(w, r->rank);
-        js(w, ", \"host\": ");
-        jstr(w, r->host);
-        ku(w, "pid", r->pid);
-        js(w, ", \"path\": ");
-        jstr(w, r->path);
-        js(w, ", \"input\": \"");
-        js(w, rs_an_input_name(r->input));
+}
+
+static void json_qps(const struct rs_an_rank *r, struct jw *w)
+{
+    js(w, ",\n   \"qps\": [");
+    for (size_t q = 0; q < r->nqps; q++) {
+        const struct rs_an_qp *x = &r->qps[q];
+        js(w, q ? ",\n    {\"qp\": " : "\n    {\"qp\": ");
+        juint(w, x->qp_num);
+        js(w, ", \"qp_hex\": \"0x");
+        hex32(w, x->qp_num);
         jc(w, '"');
-        ku(w, "events", r->events);
-        ku(w, "drops", r->drops);
-        ki(w, "clock_offset_ns", (long long)r->clock_offset_ns);
-        ki(w, "clock_refinement_ns", (long long)r->refine_ns);
-        js(w, ",\n   \"nsteps\": ");
-        juint(w, r->nsteps);
-        js(w, ", \"step_mean_s\": ");
-        jnum(w, r->step_mean_s);
-        kn(w, "late_cost_s", r->late_s);
-        ku(w, "h2d_pageable_bytes", r->h2d_pageable_bytes);
-        ku(w, "h2d_pinned_bytes", r->h2d_pinned_bytes);
-        js(w, ",\n   \"attribution\": ");
-        attr(w, r->attr, 1);
-        js(w, ",\n   \"gpudirect\": ");
-        gd(w, &r->gd, 1);
-        js(w, ",\n   \"qps\": [");
-        for (size_t q = 0; q < r->nqps; q++) {
-            const struct rs_an_qp *x = &r->qps[q];
-            js(w, q ? ",\n    {\"qp\": " : "\n    {\"qp\": ");
-            juint(w, x->qp_num);
-            js(w, ", \"qp_hex\": \"0x");
-            hex32(w, x->qp_num);
-            jc(w, '"');
-            ki(w, "peer_rank", x->peer_rank);
-            ku(w, "bytes_sent", x->bytes_sent);
-            ku(w, "sends", x->sends);
-            kn(w, "busy_s", x->busy_s);
-            kn(w, "ideal_s", x->ideal_s);
-            kn(w, "stall_s", x->stall_s);
-            kn(w, "achieved_gbps", x->achieved_gbps);
-            kn(w, "max_wait_s", x->max_wait_s);
-            ku(w, "control_sends", x->ctrl_sends);
-            kn(w, "control_busy_s", x->ctrl_busy_s);
-            js(w, ", \"gpudirect\": ");
-            gd(w, &x->gd, 0);
-            jc(w, '}');
-        }
-        js(w, "],\n   \"steps\": [");
-        for (size_t k = 0; k < r->nsteps; k++) {
-            const struct rs_an_step *s = &r->steps[k];
-            js(w, &",\n    {\"id\": "[k ? 0 : 1]);
-            jint(w, (long long)s->id);
-            js(w, ", \"start_s\": ");
-            jnum(w, s->start_ns * 1e-9);
-            kn(w, "dur_s", (s->end_ns - s->start_ns) * 1e-9);
-            js(w, ", \"attribution\": ");
-            attr(w, s->attr, 1);
-            jc(w, '}');
-        }
-        js(w, "]}");
+        ki(w, "peer_rank", x->peer_rank);
+        ku(w, "bytes_sent", x->bytes_sent);
+        ku(w, "sends", x->sends);
+        kn(w, "busy_s", x->busy_s);
+        kn(w, "ideal_s", x->ideal_s);
+        kn(w, "latency_s", x->latency_s);
+        kn(w, "stall_s", x->stall_s);
+        kn(w, "achieved_gbps", x->achieved_gbps);
+        kn(w, "max_wait_s", x->max_wait_s);
+        ku(w, "control_sends", x->ctrl_sends);
+        kn(w, "control_busy_s", x->ctrl_busy_s);
+        js(w, ", \"gpudirect\": ");
+        gd(w, &x->gd, 0);
+        jc(w, '}');
     }
+    jc(w, ']');
+}
+
+static void json_rank(const struct rs_an_rank *r, int first, struct jw *w)
+{
+    js(w, first ? "\n  {\"rank\": " : ",\n  {\"rank\": ");
+    jint(w, r->rank);
+    js(w, ", \"host\": ");
+    jstr(w, r->host);
+    ku(w, "pid", r->pid);
+    js(w, ", \"path\": ");
+    jstr(w, r->path);
+    js(w, ", \"input\": \"");
+    js(w, rs_an_input_name(r->input));
+    jc(w, '"');
+    ku(w, "events", r->events);
+    ku(w, "drops", r->drops);
+    ki(w, "clock_offset_ns", (long long)r->clock_offset_ns);
+    ki(w, "clock_refinement_ns", (long long)r->refine_ns);
+    js(w, ",\n   \"nsteps\": ");
+    juint(w, r->nsteps);
+    js(w, ", \"step_mean_s\": ");
+    jnum(w, r->step_mean_s);
+    kn(w, "late_cost_s", r->late_s);
+    ku(w, "h2d_pageable_bytes", r->h2d_pageable_bytes);
+    ku(w, "h2d_pinned_bytes", r->h2d_pinned_bytes);
+    kn(w, "base_latency_s", r->base_latency_s);
+    ks(w, "transport", r->transport);
+    ks(w, "transport_evidence", r->transport_why);
+    js(w, ",\n   \"verbs_errors\": {\"create_fail\": ");
+    juint(w, r->verrs.create_fail);
+    ku(w, "post_fail", r->verrs.post_fail);
+    ku(w, "wc_error", r->verrs.wc_err);
+    ku(w, "wc_flush", r->verrs.wc_flush);
+    kn(w, "cost_s", r->verrs.cost_s);
+    ks(w, "first", r->verrs.first);
+    js(w, "},\n   \"attribution\": ");
+    attr(w, r->attr, 1);
+    js(w, ",\n   \"gpudirect\": ");
+    gd(w, &r->gd, 1);
+    json_qps(r, w);
+    js(w, ",\n   \"steps\": [");
+    for (size_t k = 0; k < r->nsteps; k++) {
+        const struct rs_an_step *s = &r->steps[k];
+        js(w, &",\n    {\"id\": "[k ? 0 : 1]);
+        jint(w, (long long)s->id);
+        js(w, ", \"start_s\": ");
+        jnum(w, s->start_ns * 1e-9);
+        kn(w, "dur_s", (s->end_ns - s->start_ns) * 1e-9);
+        js(w, ", \"attribution\": ");
+        attr(w, s->attr, 1);
+        jc(w, '}');
+    }
+    js(w, "]}");
+}
+
+static void json_runsteps(const struct rs_analysis *a, struct jw *w)
+{
     js(w, "\n],\n\"steps\": [");
     struct rs_an_runstep *rsx = NULL;
     size_t nrs = rs_an_run_steps(a, &rsx);
@@ -312,10 +341,14 @@ static void json(const struct rs_analysis *a, struct jw *w)
         jc(w, '}');
     }
     free(rsx);
+}
+
+static void json_colls(const struct rs_analysis *a, struct jw *w)
+{
     js(w, "\n],\n\"collectives\": [");
-    static const char *const names[] = {"first_arrival_s", "last_arrival_s", "end_s",      "arrival_skew_s",
-                                        "dur_s",           "algbw_gbps",     "busbw_gbps", "reduce_scatter_s",
-                                        "all_gather_s",    "intra_s",        "net_s",      "stall_s"};
+    static const char *const names[] = {
+        "first_arrival_s",  "last_arrival_s", "end_s",   "arrival_skew_s", "dur_s", "algbw_gbps", "busbw_gbps",
+        "reduce_scatter_s", "all_gather_s",   "intra_s", "net_s",          "lat_s", "stall_s"};
     for (size_t i = 0; i < a->ncolls; i++) {
         const struct rs_an_coll *c = &a->colls[i];
         js(w, i ? ",\n  {\"comm_hash\": \"0x" : "\n  {\"comm_hash\": \"0x");
@@ -329,6 +362,8 @@ static void json(const struct rs_analysis *a, struct jw *w)
         ki(w, "nseen", c->nseen);
         ki(w, "step", (long long)c->step);
         ki(w, "last_rank", c->last_rank);
+        ks(w, "transport", c->transport);
+        ki(w, "inter_node", c->inter);
         const double vals[] = {c->first_arrival_ns * 1e-9,
                                c->last_arrival_ns * 1e-9,
                                c->end_ns * 1e-9,
@@ -340,6 +375,7 @@ static void json(const struct rs_analysis *a, struct jw *w)
                                c->ag_s,
                                c->intra_s,
                                c->net_s,
+                               c->lat_s,
                                c->stall_s};
         for (size_t k = 0; k < sizeof vals / sizeof vals[0]; k++) kn(w, names[k], vals[k]);
         if (!strcasecmp(c->algo, "tree")) { /* the tree's phases (0 when its proxy ops were not traced) */
@@ -350,6 +386,10 @@ static void json(const struct rs_analysis *a, struct jw *w)
         ku(w, "stall_qp", c->stall_qp);
         jc(w, '}');
     }
+}
+
+static void json_tail(const struct rs_analysis *a, struct jw *w)
+{
     js(w, "\n],\n\"stragglers\": [");
     for (size_t i = 0; i < a->nstragglers; i++) {
         const struct rs_an_straggler *s = &a->stragglers[i];
@@ -379,4 +419,13 @@ static void json(const struct rs_analysis *a, struct jw *w)
         jstr(w, a->warnings[i]);
     }
     js(w, "\n]\n}\n");
+}
+
+static void json(const struct rs_analysis *a, struct jw *w)
+{
+    json_head(a, w);
+    for (size_t i = 0; i < a->nranks; i++) json_rank(&a->ranks[i], !i, w);
+    json_runsteps(a, w);
+    json_colls(a, w);
+    json_tail(a, w);
 }

@@ -22,7 +22,7 @@ static size_t nhosts(const struct rs_analysis *a)
     return n;
 }
 
-static const char *short_cat[] = {"compute", "h2d", "intra", "net", "stall", "wait", "idle", "other"};
+static const char *short_cat[] = {"compute", "h2d", "intra", "net", "stall", "lat", "wait", "idle", "other"};
 
 static int cmp_dur(const void *x, const void *y)
 {
@@ -31,13 +31,14 @@ static int cmp_dur(const void *x, const void *y)
     return da < db ? 1 : da > db ? -1 : 0;
 }
 
-void rs_report_text(const struct rs_analysis *a, FILE *f)
+static void text_head(const struct rs_analysis *a, FILE *f)
 {
-    double ns = a->nsteps ? (double)a->nsteps : 1;
     fprintf(f, "railscope report: %zu rank%s on %zu host%s, %llu step%s (%s), mean step %.2f ms, %llu events\n",
             a->nranks, a->nranks == 1 ? "" : "s", nhosts(a), nhosts(a) == 1 ? "" : "s", (unsigned long long)a->nsteps,
             a->nsteps == 1 ? "" : "s", a->step_source, MS(a->step_mean_s), (unsigned long long)a->events);
-    if (a->ncolls)
+    if (a->one_clock && a->nranks > 1) /* one monotonic clock: nothing to align, no skew to report */
+        fprintf(f, "clock: every rank on one host clock (same boot id): aligned exactly, no skew\n");
+    else if (a->ncolls)
         fprintf(
             f,
             "clock: REALTIME anchors leave collective ends %.1f us apart; after refinement %.1f us (residual skew)\n",
@@ -45,12 +46,18 @@ void rs_report_text(const struct rs_analysis *a, FILE *f)
     else /* nothing to measure the skew on: say so rather than print a reassuring 0.0 */
         fprintf(f, "clock: REALTIME anchors only (no collectives to refine the alignment with)\n");
     fprintf(f, "link rate: %g Gb/s (%s)\n", a->link_gbps, a->link_source);
+    if (a->transport[0]) {
+        const char *why = "";
+        for (size_t i = 0; i < a->nranks && !why[0]; i++) why = a->ranks[i].transport_why;
+        fprintf(f, "NCCL transport: %s (%s)\n", a->transport, why);
+    }
     if (a->partial) fprintf(f, "PARTIAL INPUT: results cover what could be read (see warnings)\n");
 
     fprintf(f, "\nTop findings:\n");
     if (!a->nfindings) fprintf(f, "  none\n");
     for (size_t i = 0; i < a->nfindings; i++) fprintf(f, "  %zu. %s\n", i + 1, a->findings[i].text);
 
+    double ns = a->nsteps ? (double)a->nsteps : 1;
     fprintf(f, "\nWhere each step's time goes (mean over ranks):\n");
     for (int c = 0; c < RS_CAT_COUNT; c++) {
         double v = a->attr[c] / ns;
@@ -61,16 +68,15 @@ void rs_report_text(const struct rs_analysis *a, FILE *f)
                             : rs_cat_words(c);
         fprintf(f, "  %-62s %9.2f ms %5.1f %%\n", w, MS(v), a->step_mean_s > 0 ? 100 * v / a->step_mean_s : 0);
     }
+}
 
-    fprintf(f, "\nPer rank (ms per step):\n  %5s %-16s %8s", "rank", "host", "step");
-    for (int c = 0; c < RS_CAT_COUNT; c++) fprintf(f, " %7s", short_cat[c]);
-    fprintf(f, "  GPUDirect\n");
-    /* Many ranks: show the MAX_ROWS with the most time outside compute (where the problems are). */
-    size_t nshow = a->nranks > MAX_ROWS + 1 ? MAX_ROWS : a->nranks;
+/* Many ranks: show the MAX_ROWS with the most time outside compute, after the ones the findings and
+ * stragglers name (they are the causes, not the ones waiting). */
+static char *ranks_to_show(const struct rs_analysis *a, size_t nshow)
+{
     char *show = rs_xcalloc(a->nranks ? a->nranks : 1, 1, "report_text show");
     size_t shown = 0;
-    /* first the ranks the findings and stragglers name: they are the causes, not the ones waiting */
-    for (size_t i = 0; i < a->nranks && show && nshow < a->nranks; i++) {
+    for (size_t i = 0; i < a->nranks && nshow < a->nranks; i++) {
         int named = 0;
         for (size_t k = 0; k < a->nfindings; k++) named |= a->findings[k].rank == a->ranks[i].rank;
         for (size_t k = 0; k < a->nstragglers && k < 4; k++) named |= a->stragglers[k].rank == a->ranks[i].rank;
@@ -79,7 +85,7 @@ void rs_report_text(const struct rs_analysis *a, FILE *f)
             shown++;
         }
     }
-    for (size_t k = shown; k < nshow && show; k++) {
+    for (size_t k = shown; k < nshow; k++) {
         size_t best = (size_t)-1;
         double bv = -1;
         for (size_t i = 0; i < a->nranks; i++) {
@@ -92,12 +98,22 @@ void rs_report_text(const struct rs_analysis *a, FILE *f)
         }
         if (best != (size_t)-1) show[best] = 1;
     }
+    return show;
+}
+
+static void text_ranks(const struct rs_analysis *a, FILE *f)
+{
+    fprintf(f, "\nPer rank (ms per step):\n  %5s %-16s %8s", "rank", "host", "step");
+    for (int c = 0; c < RS_CAT_COUNT; c++) fprintf(f, " %7s", short_cat[c]);
+    fprintf(f, "  GPUDirect\n");
+    size_t nshow = a->nranks > MAX_ROWS + 1 ? MAX_ROWS : a->nranks;
+    char *show = ranks_to_show(a, nshow);
     if (nshow < a->nranks)
         fprintf(f,
                 "  (%zu of %zu ranks: those the findings name, then the most time outside compute; --json has all)\n",
                 nshow, a->nranks);
     for (size_t i = 0; i < a->nranks; i++) {
-        if (show && !show[i]) continue;
+        if (!show[i]) continue;
         const struct rs_an_rank *r = &a->ranks[i];
         double d = r->nsteps ? (double)r->nsteps : 1;
         fprintf(f, "  %5d %-16.16s %8.2f", r->rank, r->host, MS(r->step_mean_s));
@@ -106,7 +122,10 @@ void rs_report_text(const struct rs_analysis *a, FILE *f)
                 r->input ? rs_an_input_name(r->input) : "");
     }
     free(show);
+}
 
+static void text_steps(const struct rs_analysis *a, FILE *f)
+{
     struct rs_an_runstep *rsx = NULL;
     size_t nrs = rs_an_run_steps(a, &rsx);
     if (nrs > 1) {
@@ -136,63 +155,87 @@ void rs_report_text(const struct rs_analysis *a, FILE *f)
         }
     }
     free(rsx);
+}
 
-    if (a->ncolls) {
-        size_t n = a->ncolls;
-        const struct rs_an_coll **v = rs_xmalloc(n * sizeof *v, "report_text v");
-        double skew = 0, bus = 0, rs = 0, ag = 0, red = 0, bc = 0;
-        size_t ntree = 0;
-        for (size_t i = 0; i < n; i++) {
-            v[i] = &a->colls[i];
-            skew += a->colls[i].arrival_skew_s;
-            bus += a->colls[i].busbw_gbps;
-            rs += a->colls[i].rs_s;
-            ag += a->colls[i].ag_s;
-            if (a->colls[i].reduce_s > 0 || a->colls[i].bcast_s > 0) {
-                red += a->colls[i].reduce_s;
-                bc += a->colls[i].bcast_s;
-                ntree++;
-            }
+static void text_colls(const struct rs_analysis *a, FILE *f)
+{
+    if (!a->ncolls) return;
+    size_t n = a->ncolls, ninter = 0, nintra = 0;
+    const struct rs_an_coll **v = rs_xmalloc(n * sizeof *v, "report_text v");
+    double skew = 0, bus = 0, rs = 0, ag = 0, red = 0, bc = 0;
+    size_t ntree = 0, nring = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct rs_an_coll *c = &a->colls[i];
+        v[i] = c;
+        skew += c->arrival_skew_s;
+        bus += c->busbw_gbps;
+        if (c->rs_s > 0 || c->ag_s > 0) {
+            rs += c->rs_s;
+            ag += c->ag_s;
+            nring++;
         }
-        fprintf(f,
-                "\nCollectives: %zu joined across ranks; mean arrival skew %.2f ms, mean bus bandwidth %.1f GB/s "
-                "(link %g Gb/s = %.1f GB/s)\n",
-                n, MS(skew / n), bus / n, a->link_gbps, a->link_gbps / 8);
-        if (rs > 0)
-            fprintf(f, "  ring halves: reduce-scatter %.2f ms, all-gather %.2f ms on average\n", MS(rs / n),
-                    MS(ag / n));
-        if (ntree)
-            fprintf(f, "  tree phases (%zu collectives): reduce (up) %.2f ms, broadcast (down) %.2f ms on average\n",
-                    ntree, MS(red / ntree), MS(bc / ntree));
-        qsort(v, n, sizeof *v, cmp_dur);
-        fprintf(f, "  slowest: %-14s %6s %5s %9s %9s %5s %8s %8s %8s %8s\n", "func", "seq", "ranks", "skew ms",
-                "dur ms", "last", "busbw", "intra", "net", "stall");
-        for (size_t i = 0; i < n && i < 5; i++)
-            fprintf(f, "           %-14.14s %6llu %5d %9.2f %9.2f %5d %8.1f %8.2f %8.2f %8.2f\n", v[i]->func,
-                    (unsigned long long)v[i]->seq, v[i]->nseen, MS(v[i]->arrival_skew_s), MS(v[i]->dur_s),
-                    v[i]->last_rank, v[i]->busbw_gbps, MS(v[i]->intra_s), MS(v[i]->net_s), MS(v[i]->stall_s));
-        free(v);
+        if (c->reduce_s > 0 || c->bcast_s > 0) {
+            red += c->reduce_s;
+            bc += c->bcast_s;
+            ntree++;
+        }
+        ninter += c->inter == 1;
+        nintra += c->inter == 0;
     }
+    fprintf(f,
+            "\nCollectives: %zu joined across ranks; mean arrival skew %.2f ms, mean bus bandwidth %.1f GB/s "
+            "(link %g Gb/s = %.1f GB/s)\n",
+            n, MS(skew / n), bus / n, a->link_gbps, a->link_gbps / 8);
+    if (ninter || nintra)
+        fprintf(f, "  transport: %zu through the network (%s), %zu intra-node (P2P/SHM), %zu unknown\n", ninter,
+                a->transport[0] ? a->transport : "NET", nintra, n - ninter - nintra);
+    if (nring) /* means over the collectives whose halves were measured */
+        fprintf(f, "  ring halves (%zu collectives): reduce-scatter %.2f ms, all-gather %.2f ms on average\n", nring,
+                MS(rs / nring), MS(ag / nring));
+    if (ntree)
+        fprintf(f, "  tree phases (%zu collectives): reduce (up) %.2f ms, broadcast (down) %.2f ms on average\n", ntree,
+                MS(red / ntree), MS(bc / ntree));
+    qsort(v, n, sizeof *v, cmp_dur);
+    fprintf(f, "  slowest: %-14s %6s %5s %9s %9s %5s %8s %8s %8s %8s %8s\n", "func", "seq", "ranks", "skew ms",
+            "dur ms", "last", "busbw", "intra", "net", "lat", "stall");
+    for (size_t i = 0; i < n && i < 5; i++)
+        fprintf(f, "           %-14.14s %6llu %5d %9.2f %9.2f %5d %8.1f %8.2f %8.2f %8.2f %8.2f\n", v[i]->func,
+                (unsigned long long)v[i]->seq, v[i]->nseen, MS(v[i]->arrival_skew_s), MS(v[i]->dur_s), v[i]->last_rank,
+                v[i]->busbw_gbps, MS(v[i]->intra_s), MS(v[i]->net_s), MS(v[i]->lat_s), MS(v[i]->stall_s));
+    free(v);
+}
 
+static void text_stragglers(const struct rs_analysis *a, FILE *f)
+{
+    int coll = !strcmp(a->straggler_basis, "collectives");
     fprintf(f, "\nStragglers:");
-    if (!a->nstragglers) fprintf(f, " none\n");
-    else fprintf(f, "\n");
+    if (!a->stragglers_known)
+        fprintf(f, " cannot tell (%s)\n",
+                a->nranks < 2 ? "one rank: nobody to compare with"
+                              : "no collectives joined across ranks and no per-step network sends to compare arrivals");
+    else if (!a->nstragglers)
+        fprintf(f, " none (arrivals compared over %s)\n", coll ? "collectives" : "steps, by first data send");
+    else fprintf(f, " (arrivals compared over %s)\n", coll ? "collectives" : "steps, by first data send");
     for (size_t i = 0; i < a->nstragglers && i < 5; i++) {
         const struct rs_an_straggler *s = &a->stragglers[i];
-        fprintf(f,
-                "  rank %d%s: last at %llu of %llu collectives, %.2f ms late on average, costs the others %.2f ms "
-                "per step\n",
+        fprintf(f, "  rank %d%s: last at %llu of %llu %s, %.2f ms late on average, costs the others %.2f ms per step\n",
                 s->rank, s->persistent ? " (persistent)" : "", (unsigned long long)s->late_count,
-                (unsigned long long)s->of, MS(s->mean_late_s), MS(s->cost_per_step_s));
+                (unsigned long long)s->of, coll ? "collectives" : "steps", MS(s->mean_late_s), MS(s->cost_per_step_s));
     }
+}
 
+static void text_gpudirect(const struct rs_analysis *a, FILE *f)
+{
     fprintf(f, "\nGPUDirect RDMA: %s%s\n", rs_gd_name(a->gd_verdict),
             a->gpu_ranks || !a->nranks ? "" : " (no GPU activity traced: a host-memory program, not a fault)");
     for (size_t i = 0; i < a->nranks && i < 8; i++)
         fprintf(f, "  rank %d: %s: %s\n", a->ranks[i].rank, rs_gd_name(a->ranks[i].gd.verdict),
                 a->ranks[i].gd.evidence);
     if (a->nranks > 8) fprintf(f, "  ... (--json has every rank and QP)\n");
+}
 
+static void text_qps(const struct rs_analysis *a, FILE *f)
+{
     /* worst QPs by stall */
     const struct rs_an_qp *worst[5] = {0};
     int32_t wrank[5];
@@ -218,15 +261,34 @@ void rs_report_text(const struct rs_analysis *a, FILE *f)
     if (worst[0]) {
         fprintf(f, "\nQueue pairs (most stalled first):\n");
         for (int k = 0; k < 5 && worst[k]; k++)
-            fprintf(f, "  rank %d QP 0x%x: %.1f MB sent, busy %.2f ms, stall %.2f ms, achieved %.1f of %g Gb/s, %s\n",
-                    wrank[k], worst[k]->qp_num, worst[k]->bytes_sent / 1e6, MS(worst[k]->busy_s), MS(worst[k]->stall_s),
-                    worst[k]->achieved_gbps, a->link_gbps, rs_gd_name(worst[k]->gd.verdict));
+            fprintf(f,
+                    "  rank %d QP 0x%x: %.1f MB sent, busy %.2f ms, latency %.2f ms, stall %.2f ms, achieved %.1f of "
+                    "%g Gb/s, %s\n",
+                    wrank[k], worst[k]->qp_num, worst[k]->bytes_sent / 1e6, MS(worst[k]->busy_s),
+                    MS(worst[k]->latency_s), MS(worst[k]->stall_s), worst[k]->achieved_gbps, a->link_gbps,
+                    rs_gd_name(worst[k]->gd.verdict));
     }
     if (nctrl)
         fprintf(f,
                 "  (%zu QP%s carried only control WRs of <= 64 B, e.g. credits: up to %.2f ms outstanding, which is "
                 "peer synchronisation and latency, not bytes on the wire: no network time)\n",
                 nctrl, nctrl == 1 ? "" : "s", MS(ctrl_busy));
+}
+
+static void text_tail(const struct rs_analysis *a, FILE *f)
+{
+    if (a->verbs_errors) {
+        fprintf(f, "\nVerbs errors:\n");
+        for (size_t i = 0; i < a->nranks; i++) {
+            const struct rs_an_verrs *v = &a->ranks[i].verrs;
+            if (!(v->create_fail + v->post_fail + v->wc_err + v->wc_flush)) continue;
+            fprintf(f,
+                    "  rank %d: %llu failed creations, %llu refused posts, %llu error completions, %llu flushed WRs, "
+                    "%.2f ms outstanding before errors: %s\n",
+                    a->ranks[i].rank, (unsigned long long)v->create_fail, (unsigned long long)v->post_fail,
+                    (unsigned long long)v->wc_err, (unsigned long long)v->wc_flush, MS(v->cost_s), v->first);
+        }
+    }
     if (a->nhostchecks) {
         fprintf(f, "\nHost checks on the recorded host facts (railscope doctor's checks):\n");
         for (size_t i = 0; i < a->nhostchecks && i < 12; i++) {
@@ -239,4 +301,16 @@ void rs_report_text(const struct rs_analysis *a, FILE *f)
         fprintf(f, "\nWarnings:\n");
         for (size_t i = 0; i < a->nwarnings; i++) fprintf(f, "  %s\n", a->warnings[i]);
     }
+}
+
+void rs_report_text(const struct rs_analysis *a, FILE *f)
+{
+    text_head(a, f);
+    text_ranks(a, f);
+    text_steps(a, f);
+    text_colls(a, f);
+    text_stragglers(a, f);
+    text_gpudirect(a, f);
+    text_qps(a, f);
+    text_tail(a, f);
 }

@@ -16,7 +16,8 @@ like "$(q '.warnings[]')" 'collectives from the NCCL API calls' "noplugin: says 
 
 # 10b. steps from a user marker, and from MARK events
 run marker --step-name "train_iter %d" --straggler 2:3
-is "$(q .step_source)" "collective periodicity" "marker: 'train_iter N' ranges are not steps by themselves"
+is "$(q .step_source),$(q .nsteps),$(q '.ranks[0].steps[4].id')" "nvtx ranges,10,4" \
+    "marker: 'train_iter N' ranges (a step word and a counter) are the steps by default"
 "$RS_CLI" report --json --step-marker train_iter "$T/marker" >"$T/marker2.json"
 J=$T/marker2.json
 is "$(q .step_source),$(q .nsteps),$(q '.ranks[0].steps[4].id')" "marker train_iter,10,4" \

@@ -339,7 +339,7 @@ static void write_rank(const struct model *m, int r)
     fi.cmdline_len = 16;
     fi.start_realtime = (uint64_t)(1.8e18 + m->host_offset[e->node]);
     fi.start_mono = mono(e, 0);
-    fi.events = "all";
+    fi.events = c->no_verbs ? "all,-verbs" : "all"; /* as RAILSCOPE_EVENTS=all,-verbs records it */
     fi.tracer_version = "rs-synth";
     fi.exe = "/usr/bin/python3";
     fi.boot_id = boot;
@@ -417,6 +417,18 @@ static void write_rank(const struct model *m, int r)
         ci.nranks = m->n;
         ci.cuda_device = e->g;
         put(e, tm, &ci);
+        if (!c->no_plugin) { /* the profiler plugin's init: the communicator's node count */
+            struct rs_ev_NCCL_PROF_INIT pi;
+            memset(&pi, 0, sizeof pi);
+            RS_EV_INIT(&pi, NCCL_PROF_INIT, mono(e, 5e5));
+            pi.comm_hash = comm_hash;
+            pi.rank = r;
+            pi.nranks = m->n;
+            pi.nnodes = c->nodes;
+            pi.mask = 0x9f; /* group coll p2p proxyop proxystep net */
+            pi.version = 5;
+            put(e, tm, &pi);
+        }
     }
     static const char *knames[] = {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64",
                                    "void at::native::vectorized_elementwise_kernel<4>", "flash_fwd_kernel",
