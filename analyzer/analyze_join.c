@@ -433,9 +433,10 @@ static void join_coll(struct join *J, size_t i, size_t j)
 }
 
 /* Without collectives (verbs-only programs): each step's first data-carrying send is the rank's arrival.
- * The last rank to arrive (by more than the threshold) is late; every other rank's time from its own
- * arrival to the late rank's, less its own data transfers in that time, is waiting for it: it moves from
- * other/idle to peer wait and is charged to the late rank. */
+ * The last rank to arrive (by more than the threshold over the next-latest) is late; like a collective's
+ * peer wait, every other rank's time from its own arrival to the late rank's is waiting for it: it moves
+ * to peer wait (its own data sends in there leave network time, the rest leaves other/idle) and is charged
+ * to the late rank. */
 static void verbs_stragglers(struct join *J)
 {
     struct rs_analysis *a = J->a;
@@ -463,18 +464,21 @@ static void verbs_stragglers(struct join *J)
         for (size_t r = 0; r < J->n; r++) {
             if (r == lr || isnan(arr[r])) continue;
             struct an_lstep *st = &R[r].lsteps[k];
-            double wait = L - arr[r];
-            for (int q = 0; q < st->nbusy; q++) { /* its own sends in [arrival, L] are not waiting */
+            double overlap = 0;
+            for (int q = 0; q < st->nbusy; q++) {
                 double x = fmax(RUN(r, st->busy[q].a), arr[r]), y = fmin(RUN(r, st->busy[q].b), L);
-                if (y > x) wait -= y - x;
+                if (y > x) overlap += y - x;
             }
-            uint64_t w = (uint64_t)llround(fmax(wait, 0)),
-                     from_other = w < st->t[RS_CAT_OTHER] ? w : st->t[RS_CAT_OTHER];
+            uint64_t ov = (uint64_t)llround(overlap);
+            if (ov > st->free_busy) ov = st->free_busy;
+            st->free_busy -= ov;
+            uint64_t w = (uint64_t)llround(fmax(L - arr[r] - (double)ov, 0));
+            uint64_t from_other = w < st->t[RS_CAT_OTHER] ? w : st->t[RS_CAT_OTHER];
             uint64_t from_idle = w - from_other < st->t[RS_CAT_IDLE] ? w - from_other : st->t[RS_CAT_IDLE];
             st->t[RS_CAT_OTHER] -= from_other;
             st->t[RS_CAT_IDLE] -= from_idle;
-            st->t[RS_CAT_PEER_WAIT] += from_other + from_idle;
-            pw_sum += (double)(from_other + from_idle);
+            st->t[RS_CAT_PEER_WAIT] += ov + from_other + from_idle;
+            pw_sum += (double)(ov + from_other + from_idle);
         }
         J->cost[lr] += pw_sum / (double)seen;
     }

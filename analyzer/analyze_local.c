@@ -131,7 +131,7 @@ static void match_kernels(struct pass *p)
 /* Base latency of this rank's work requests: the median, over bursts of at most 64 KiB, of post->completion
  * beyond the bytes' time at the link rate (rate: the option, else this rank's recorded rate, else 100 Gb/s;
  * the report's final rate may differ slightly). A burst's first `base` ns beyond its bytes are latency, not
- * stall (docs/report.md "Latency is not stall"). */
+ * stall, and all of a latency-bound burst's (docs/report.md "Latency is not stall"). */
 static uint64_t base_latency(struct pass *p, double rate_bpns)
 {
     size_t n = 0;
@@ -150,10 +150,13 @@ static uint64_t base_latency(struct pass *p, double rate_bpns)
     free(v);
     return r;
 }
+/* A latency-bound burst (its bytes need less time at the link rate than the base latency: round trips, small
+ * messages) is latency for all its time beyond the bytes; a bandwidth-bound one for at most the base. */
 static inline uint64_t burst_lat(const struct pass *p, const struct wrrec *w, double rate_bpns)
 {
-    double x = (double)(w->done - w->post) - (double)w->bytes / rate_bpns;
+    double ideal = (double)w->bytes / rate_bpns, x = (double)(w->done - w->post) - ideal;
     if (x <= 0) return 0;
+    if (ideal < (double)p->r->base_lat) return (uint64_t)x;
     return (uint64_t)x < p->r->base_lat ? (uint64_t)x : p->r->base_lat;
 }
 

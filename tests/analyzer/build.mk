@@ -1,6 +1,12 @@
 # rs-fmtcheck: the report's fast "%.9g" (analyzer/fmt_num.c) against printf, for tests/analyzer/fmt.t.
-FMTCHECK := $(B)/tests/analyzer/rs-fmtcheck
-$(FMTCHECK): tests/analyzer/fmtcheck.c $(B)/cli/analyzer/fmt_num.o analyzer/analyze_int.h
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ tests/analyzer/fmtcheck.c $(B)/cli/analyzer/fmt_num.o $(LDFLAGS_ALL) -lm
-TEST_BINS += $(FMTCHECK)
+PROGRAMS += tests/analyzer/rs-fmtcheck
+tests/analyzer/rs-fmtcheck.srcs := tests/analyzer/fmtcheck.c $(B)/cli/analyzer/fmt_num.o
+tests/analyzer/rs-fmtcheck.deps := analyzer/analyze_int.h
+tests/analyzer/rs-fmtcheck.libs := -lm
+# Verbs programs with planted truth for the analyzer's software-NIC tests: a ring AllReduce with a late rank
+# (late_ring) and a program with a known number of verbs failures (verbs_faults).
+AN_VERBS := late_ring verbs_faults
+PROGRAMS += $(addprefix tests/analyzer/,$(AN_VERBS))
+$(foreach p,$(AN_VERBS),$(eval tests/analyzer/$(p).srcs := tests/analyzer/$(p).c examples/ex_common.c))
+$(foreach p,$(AN_VERBS),$(eval tests/analyzer/$(p).deps := examples/ex_common.h))
+$(foreach p,$(AN_VERBS),$(eval tests/analyzer/$(p).libs := -libverbs -lpthread -ldl))
