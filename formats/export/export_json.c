@@ -33,6 +33,8 @@ struct jw {
     uint64_t files;
     struct jtrack *tr;
     size_t ntr, captr;
+    uint32_t *trh; /* index of tr by (jpid, jtid, kind): slot = index + 1, 0 = empty; open addressing */
+    size_t trh_cap;
     int64_t rank, world; /* kineto: current file's rank */
     uint64_t pid;
     char host[128];
@@ -241,6 +243,53 @@ static void maybe_split(struct jw *w)
     for (size_t i = 0; i < w->ntr; i++) announce(w, &w->tr[i]);
 }
 
+/* The remembered tracks are looked up by (pid, tid, kind) through a hash index, so declaring N tracks is
+ * O(N), not O(N^2): 1 M threads took minutes with a linear scan per new track (issue 17 D8). */
+static size_t tr_slot(const struct jw *w, const struct jtrack *t)
+{
+    uint64_t h = (uint64_t)t->jpid * 0x9e3779b97f4a7c15ull ^ ((uint64_t)t->jtid + t->kind * 0x632be59bd9b4e019ull);
+    h ^= h >> 31;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 29;
+    return (size_t)h & (w->trh_cap - 1);
+}
+/* Index of the track with t's key in w->tr, or w->ntr when there is none; with add, the index then is
+ * reserved for it (the caller appends tr[ntr]). */
+static size_t tr_find(struct jw *w, const struct jtrack *t, int add)
+{
+    if (add && (w->ntr + 1) * 2 > w->trh_cap) {
+        free(w->trh);
+        w->trh_cap = w->trh_cap ? w->trh_cap * 2 : 256;
+        while ((w->ntr + 1) * 2 > w->trh_cap) w->trh_cap *= 2;
+        w->trh = rs_xcalloc(w->trh_cap, sizeof *w->trh, "export track index");
+        for (size_t i = 0; i < w->ntr; i++) {
+            size_t j = tr_slot(w, &w->tr[i]);
+            while (w->trh[j]) j = (j + 1) & (w->trh_cap - 1);
+            w->trh[j] = (uint32_t)i + 1;
+        }
+    }
+    if (!w->trh_cap) return w->ntr;
+    size_t j = tr_slot(w, t);
+    for (; w->trh[j]; j = (j + 1) & (w->trh_cap - 1)) {
+        const struct jtrack *e = &w->tr[w->trh[j] - 1];
+        if (e->jpid == t->jpid && e->jtid == t->jtid && e->kind == t->kind) return w->trh[j] - 1;
+    }
+    if (add) w->trh[j] = (uint32_t)w->ntr + 1;
+    return w->ntr;
+}
+/* Forget the tracks (a new process): a big index is dropped rather than cleared for every later file. */
+static void tr_reset(struct jw *w)
+{
+    w->ntr = 0;
+    if (w->trh_cap > 4096) {
+        free(w->trh);
+        w->trh = NULL;
+        w->trh_cap = 0;
+    } else if (w->trh_cap) {
+        memset(w->trh, 0, w->trh_cap * sizeof *w->trh);
+    }
+}
+
 /* ---- backend ---- */
 
 static void *jw_open_common(struct rs_exp *x, const struct rs_exp_opts *o, int kineto, char *err, size_t errlen)
@@ -290,7 +339,7 @@ static int jw_begin_process(void *b, const struct rs_xproc_out *p, char *err, si
 {
     struct jw *w = b;
     w->gpu_named = 0;
-    w->ntr = 0; /* tracks of earlier processes are complete: split files announce only the current one */
+    tr_reset(w); /* tracks of earlier processes are complete: split files announce only the current one */
     if (!w->kineto) return 0;
     w->rank = p->rank;
     w->world = p->world_size;
@@ -339,15 +388,11 @@ static void jw_track(void *b, const struct rs_xtrack *t)
     struct jw *w = b;
     if (!w->file_open) return;
     struct jtrack jt = {t->jpid, t->jtid, t->name, t->kind, t->sort};
-    size_t i;
-    for (i = 0; i < w->ntr; i++) /* rename of a known track: update the remembered entry */
-        if (w->tr[i].jpid == jt.jpid && w->tr[i].jtid == jt.jtid && w->tr[i].kind == jt.kind) break;
+    size_t i = tr_find(w, &jt, 1); /* a rename of a known track updates the remembered entry */
     if (i == w->ntr) {
         if (w->ntr == w->captr) {
             size_t nc = w->captr ? w->captr * 2 : 64;
-            struct jtrack *nt = rs_xrealloc(w->tr, nc * sizeof *nt, "export_json nt");
-            if (!nt) return;
-            w->tr = nt;
+            w->tr = rs_xrealloc(w->tr, nc * sizeof *w->tr, "export tracks");
             w->captr = nc;
         }
         w->ntr++;
@@ -520,6 +565,7 @@ static int jw_close(void *b, struct rs_exp_stats *st, char *err, size_t errlen)
         rc = -1;
     }
     free(w->tr);
+    free(w->trh);
     free(w->ranks_used);
     free(w);
     return rc;

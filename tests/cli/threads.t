@@ -1,0 +1,35 @@
+#!/bin/bash
+# Issue 17 D8: the exports are linear in the number of threads. Before the fix Chrome and Kineto export
+# scanned every declared track for each new one (O(N^2)): 100 k threads took 4.7 s, 1 M over 120 s
+# (Perfetto 0.2 s / 3-4 s). A trace of N threads (one THREAD_START and one MARK each, mkhostile) is
+# exported at 50 k and 200 k threads: the CPU time must grow about 4x, not 16x, and 200 k threads must
+# take a few seconds at most (with a timeout, so the quadratic version fails instead of hanging).
+. "$(dirname "$0")/../lib.sh"
+need_build tests/cli/mkhostile railscope
+[ -x /usr/bin/time ] || skip_all "/usr/bin/time not installed (Debian package: time)"
+plan 9
+"$RS_BUILD/tests/cli/mkhostile" threads "$T/a.rtrace" 50000 2>/dev/null
+"$RS_BUILD/tests/cli/mkhostile" threads "$T/b.rtrace" 200000 2>/dev/null
+cpu() { # FILE FORMAT -> user+sys seconds, or 999 on failure/timeout
+    local t
+    /usr/bin/time -o "$T/time" -f 'T %U %S' timeout 30 "$RS_CLI" export -q --format "$2" -o "$T/out.$2" "$1" \
+        >/dev/null 2>&1 && t=$(awk '/^T / { print $2 + $3 }' "$T/time")
+    rm -rf "$T/out.$2"
+    echo "${t:-999}"
+}
+for f in chrome kineto perfetto; do
+    a=$(cpu "$T/a.rtrace" $f)
+    b=$(cpu "$T/b.rtrace" $f)
+    diag "$f: 50 k threads ${a} s, 200 k threads ${b} s CPU"
+    ok "$f: 200 k threads exported in under 10 s CPU (${b} s)" awk -v b="$b" 'BEGIN { exit !(b < 10) }'
+    if timing_ok; then
+        # x4 threads: linear ~4x (6x seen: caches, page faults); quadratic ~16x. 0.05 s floor for the clock's granularity.
+        ok "$f: 4x the threads costs < 11x the time (${a} s -> ${b} s)" \
+            awk -v a="$a" -v b="$b" 'BEGIN { if (a < 0.05) a = 0.05; exit !(b / a < 11) }'
+    else
+        skip "$timing_skip_reason"
+    fi
+    run_timeout 30 "$RS_CLI" export -q --format $f -o "$T/o.$f" "$T/a.rtrace" >/dev/null 2>&1
+    is $? 0 "$f: export of 50 k threads exits 0"
+done
+exit 0
