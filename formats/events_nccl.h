@@ -64,6 +64,16 @@
 #define RS_FIELDS_NCCL_PROF_API(F) F(ts, end) F(x64, handle) F(x64, parent) F(u64, count) F(x64, stream) \
     F(str, func) F(u32, type) F(i32, root) F(u32, graph)
 
+/* The transport NCCL chose for one connection, from NCCL's own INFO log ("Channel 02/0 : 0[0] -> 1[0] [send]
+ * via NET/Socket/0"; preload/nccl_profiler.c captures it, see docs/cuda-nccl.md). src -> dst are ranks of
+ * the communicator comm_hash (0 = not known); channel/conn as NCCL printed them; dir 0 send side, 1 receive
+ * side, 2 not said (P2P/SHM lines). transport: 0 other, 1 P2P, 2 SHM, 3 NET/IB, 4 NET/Socket, 5 NET (another
+ * plugin), 6 CollNet, 7 NVLS. via = NCCL's text after "via " (e.g. "NET/IB/0/GDRDMA", "P2P/CUMEM/read").
+ * "Using network X" lines give channel = src = dst = -1, via = "NET/X". hdr.ts = when railscope read the
+ * line (NCCL's log carries no time), not when NCCL connected. */
+#define RS_FIELDS_NCCL_TRANSPORT(F) F(x64, comm_hash) F(i32, channel) F(i32, conn) F(i32, src) F(i32, dst) \
+    F(u32, dir) F(u32, transport) F(str, via) F(u32, nccl_tid)
+
 #define RS_EVENTS_NCCL(X)                \
     X(NCCL_COMM_INIT, nccl, RS_FIXED)    \
     X(NCCL_COMM_END, nccl, RS_FIXED)     \
@@ -78,7 +88,8 @@
     X(NCCL_GROUP, nccl, RS_FIXED)        \
     X(NCCL_NET_IB, nccl, RS_FIXED)       \
     X(NCCL_NET_SOCK, nccl, RS_FIXED)     \
-    X(NCCL_PROF_API, nccl, RS_FIXED)
+    X(NCCL_PROF_API, nccl, RS_FIXED)     \
+    X(NCCL_TRANSPORT, nccl, RS_FIXED)
 
 /* clang-format on */
 #endif

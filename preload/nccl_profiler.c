@@ -596,3 +596,217 @@ RS_EXPORT struct rs_nccl_profiler_v5 ncclProfiler_v5 = {"railscope", init_v5,   
                                                         stop_event,  record_state, finalize};
 RS_EXPORT struct rs_nccl_profiler_v5 ncclProfiler_v6 = {"railscope", init_v6,      start_event,
                                                         stop_event,  record_state, finalize};
+
+/* ---- the transport NCCL chose, from NCCL's own INFO log ----
+ * NCCL tells which transport each connection uses ("Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0",
+ * "... via P2P/CUMEM/read", "Using network IB") only in its INFO log; the profiler plugin shows NET hops
+ * (ProxyOps) but not which network, and nothing for P2P/SHM. ncclDebugLog is not exported by libnccl, so
+ * it cannot be interposed. Instead, when the user has not set NCCL_DEBUG (nor NCCL_DEBUG_FILE) and
+ * RAILSCOPE_NCCL_LOG is not "off", the constructor below sets NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=INIT,NET
+ * and NCCL_DEBUG_FILE=<private dir>/%p.log (NCCL expands %p: one file per process, forked or exec'd
+ * children included), so the application's output does not change; the writer thread's tick reads the
+ * process's file, turns connection lines into NCCL_TRANSPORT events and forgets the rest; shutdown reads
+ * the remainder and removes the file (the creator also the directory). If the program sets NCCL_DEBUG
+ * itself later (os.environ before init), the lines read are echoed to stdout, where NCCL would have
+ * written them. RAILSCOPE_NCCL_LOG_DIR (set here, inherited by children) marks the variables as ours.
+ * When the user set NCCL_DEBUG and NCCL_DEBUG_FILE, railscope reads that file (never removes it); when
+ * NCCL_DEBUG is set without a file (the log goes to stdout), no NCCL_TRANSPORT events are recorded. */
+#include <fcntl.h>
+#include <unistd.h>
+
+static char nlog_dir[256];         /* ours: the private directory; empty when the log is the user's */
+static char nlog_tmpl[320];        /* NCCL_DEBUG_FILE as NCCL expands it (%h host, %p pid) */
+static const char *nlog_debug_env; /* getenv("NCCL_DEBUG") right after we set it */
+static int nlog_fd = -1;
+static char nlog_part[2048];
+static size_t nlog_part_n;
+static uint64_t nlog_last_hash;
+static struct {
+    uint32_t tid;
+    uint64_t hash;
+} nlog_tid_comm[16];
+
+static uint32_t nlog_kind(const char *via)
+{
+    if (!strncmp(via, "NET/IB", 6)) return 3;
+    if (!strncmp(via, "NET/Socket", 10)) return 4;
+    if (!strncmp(via, "NET/", 4)) return 5;
+    if (!strncmp(via, "P2P", 3)) return 1;
+    if (!strncmp(via, "SHM", 3)) return 2;
+    if (!strncasecmp(via, "CollNet", 7) || !strncmp(via, "COLLNET", 7)) return 6;
+    if (!strncasecmp(via, "NVLS", 4)) return 7;
+    return 0;
+}
+
+static uint64_t nlog_comm_of(uint32_t tid)
+{
+    for (unsigned i = 0; i < sizeof nlog_tid_comm / sizeof nlog_tid_comm[0]; i++)
+        if (nlog_tid_comm[i].tid == tid && tid) return nlog_tid_comm[i].hash;
+    return nlog_last_hash;
+}
+
+static void nlog_set_comm(uint32_t tid, uint64_t hash)
+{
+    unsigned n = sizeof nlog_tid_comm / sizeof nlog_tid_comm[0], free_i = n;
+    nlog_last_hash = hash;
+    for (unsigned i = 0; i < n; i++) {
+        if (nlog_tid_comm[i].tid == tid) {
+            nlog_tid_comm[i].hash = hash;
+            return;
+        }
+        if (!nlog_tid_comm[i].tid && free_i == n) free_i = i;
+    }
+    if (free_i == n) free_i = tid % n; /* full: overwrite one */
+    nlog_tid_comm[free_i].tid = tid;
+    nlog_tid_comm[free_i].hash = hash;
+}
+
+static void nlog_emit(uint64_t hash, int ch, int conn, int src, int dst, uint32_t dir, const char *via, uint32_t tid)
+{
+    struct rs_ev_NCCL_TRANSPORT ev;
+    RS_EV_INIT(&ev, NCCL_TRANSPORT, rs_now());
+    ev.comm_hash = hash;
+    ev.channel = ch;
+    ev.conn = conn;
+    ev.src = src;
+    ev.dst = dst;
+    ev.dir = dir;
+    ev.transport = nlog_kind(via);
+    ev.via = rs_intern(via);
+    ev.nccl_tid = tid;
+    rs_emit(&ev.h);
+}
+
+/* One line of NCCL's log: "host:pid:tid [dev] NCCL INFO message". Exposed for tests/nccl (through the
+ * fake NCCL, which writes such lines). */
+static void nlog_line(char *line)
+{
+    char *info = strstr(line, " NCCL INFO ");
+    if (!info) return;
+    uint32_t tid = 0;
+    char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+    if (c2 && c2 < info) tid = (uint32_t)strtoul(c2 + 1, NULL, 10);
+    char *msg = info + 11, *p;
+    if ((p = strstr(msg, "commId 0x"))) nlog_set_comm(tid, strtoull(p + 9, NULL, 16));
+    int ch, conn, src, dst, n = 0;
+    if (sscanf(msg, "Channel %d/%d : %d[%*[^]]] -> %d[%*[^]]]%n", &ch, &conn, &src, &dst, &n) == 4 && n > 0) {
+        char *rest = msg + n;
+        uint32_t dir = !strncmp(rest, " [send]", 7) ? 0 : !strncmp(rest, " [receive]", 10) ? 1 : 2;
+        char *via = strstr(rest, " via ");
+        if (!via) return;
+        via += 5;
+        via[strcspn(via, " \t\r\n")] = 0;
+        nlog_emit(nlog_comm_of(tid), ch, conn, src, dst, dir, via, tid);
+    } else if ((p = strstr(msg, "Using network "))) {
+        char via[80];
+        snprintf(via, sizeof via, "NET/%.*s", (int)strcspn(p + 14, " \t\r\n"), p + 14);
+        nlog_emit(nlog_comm_of(tid), -1, 0, -1, -1, 2, via, tid);
+    }
+}
+
+/* NCCL_DEBUG_FILE's name for this process: %h = host name up to the first '.', %p = pid (NCCL's rules). */
+static void nlog_path(char *out, size_t n)
+{
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    host[strcspn(host, ".")] = 0;
+    size_t o = 0;
+    for (const char *t = nlog_tmpl; *t && o + 1 < n; t++) {
+        if (t[0] == '%' && (t[1] == 'h' || t[1] == 'p')) {
+            int w = t[1] == 'h' ? snprintf(out + o, n - o, "%s", host) : snprintf(out + o, n - o, "%d", (int)getpid());
+            o += w > 0 ? (size_t)w : 0;
+            if (o >= n) o = n - 1;
+            t++;
+        } else out[o++] = *t;
+    }
+    out[o] = 0;
+}
+
+static void nlog_read(void)
+{
+    if (!nlog_tmpl[0]) return;
+    if (nlog_fd < 0) {
+        char path[512];
+        nlog_path(path, sizeof path);
+        nlog_fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (nlog_fd < 0) return; /* NCCL has not started logging in this process (yet) */
+    }
+    /* ours, and the program set NCCL_DEBUG itself after our constructor: it expects the log on stdout */
+    int echo = nlog_dir[0] && getenv("NCCL_DEBUG") != nlog_debug_env;
+    char buf[8192];
+    for (;;) {
+        ssize_t r = read(nlog_fd, buf, sizeof buf);
+        if (r <= 0) break;
+        if (echo) {
+            ssize_t w = write(1, buf, (size_t)r);
+            (void)w;
+        }
+        for (ssize_t i = 0; i < r; i++) {
+            if (buf[i] == '\n' || nlog_part_n == sizeof nlog_part - 1) {
+                nlog_part[nlog_part_n] = 0;
+                if (rs_on(RS_FAM_nccl)) nlog_line(nlog_part);
+                nlog_part_n = 0;
+                if (buf[i] == '\n') continue;
+            }
+            nlog_part[nlog_part_n++] = buf[i];
+        }
+    }
+}
+
+static void nlog_shutdown(void)
+{
+    nlog_read();
+    if (nlog_fd >= 0) close(nlog_fd);
+    nlog_fd = -1;
+    if (!nlog_dir[0]) return; /* the user's own log file stays */
+    char path[512];
+    nlog_path(path, sizeof path);
+    unlink(path);
+    /* The directory is "<tmp>/railscope-nccl-<pid>-XXXXXX": its creator (or what it exec'd) removes it at
+     * exit when empty; children (fork, exec) only remove their own files. */
+    char mine[40];
+    snprintf(mine, sizeof mine, "/railscope-nccl-%d-", (int)getpid());
+    if (strstr(nlog_dir, mine)) rmdir(nlog_dir);
+}
+
+static void nlog_fork_child(void) /* async-signal-safe: the child's NCCL writes its own <pid>.log */
+{
+    if (nlog_fd >= 0) close(nlog_fd);
+    nlog_fd = -1;
+    nlog_part_n = 0;
+}
+
+__attribute__((constructor)) static void nlog_setup(void)
+{
+    const char *m = getenv("RAILSCOPE_NCCL_LOG");
+    if (m && !strcasecmp(m, "off")) return;
+    const char *ours = getenv("RAILSCOPE_NCCL_LOG_DIR"), *dbg = getenv("NCCL_DEBUG"), *f = getenv("NCCL_DEBUG_FILE");
+    if (ours && *ours) { /* a traced parent set the variables: keep them, read our own <pid>.log */
+        snprintf(nlog_dir, sizeof nlog_dir, "%s", ours);
+        snprintf(nlog_tmpl, sizeof nlog_tmpl, "%s/%%p.log", nlog_dir);
+    } else if (dbg || f) {
+        /* The user's log: leave the variables alone; read the file when NCCL writes to one (what it holds
+         * depends on the user's NCCL_DEBUG_SUBSYS: INIT or NET give the connection lines). */
+        if (!dbg || !f || !*f || strlen(f) >= sizeof nlog_tmpl) return;
+        snprintf(nlog_tmpl, sizeof nlog_tmpl, "%s", f);
+    } else {
+        rs_core_start();
+        if (!rs_on(RS_FAM_nccl)) return;
+        const char *tmp = getenv("TMPDIR");
+        snprintf(nlog_dir, sizeof nlog_dir, "%s/railscope-nccl-%d-XXXXXX",
+                 tmp && *tmp && strlen(tmp) < 200 ? tmp : "/tmp", (int)getpid());
+        if (strchr(nlog_dir, '%') || !mkdtemp(nlog_dir)) {
+            nlog_dir[0] = 0;
+            return;
+        }
+        snprintf(nlog_tmpl, sizeof nlog_tmpl, "%s/%%p.log", nlog_dir);
+        setenv("RAILSCOPE_NCCL_LOG_DIR", nlog_dir, 1);
+        setenv("NCCL_DEBUG_SUBSYS", "INIT,NET", 1);
+        setenv("NCCL_DEBUG_FILE", nlog_tmpl, 1);
+        setenv("NCCL_DEBUG", "INFO", 1);
+    }
+    nlog_debug_env = getenv("NCCL_DEBUG");
+    rs_at_tick(nlog_read);
+    rs_at_shutdown(nlog_shutdown);
+    rs_at_fork_child(nlog_fork_child);
+}

@@ -1,0 +1,43 @@
+#!/bin/bash
+# The transport NCCL chose, from its INFO log (preload/nccl_profiler.c): a stand-in for NCCL's logger
+# (fake_nccl_log.py) under `railscope record`. Without NCCL_DEBUG the library sets NCCL_DEBUG=INFO,
+# NCCL_DEBUG_SUBSYS=INIT,NET and a private NCCL_DEBUG_FILE (the program's output is unchanged; the file is
+# removed at exit) and records one NCCL_TRANSPORT event per connection line; with the user's NCCL_DEBUG +
+# NCCL_DEBUG_FILE it reads that file and leaves it; with NCCL_DEBUG alone (log on stdout) or
+# RAILSCOPE_NCCL_LOG=off it changes nothing and records nothing.
+. "$(dirname "$0")/../lib.sh"
+need_cmd python3
+need_build librailscope.so
+plan 14
+FAKE="python3 $RS_TOP/tests/nccl/fake_nccl_log.py"
+TQ="python3 $RS_TOP/tests/nccl/tq.py"
+export RS_CLI TMPDIR=$T/tmp
+mkdir -p "$TMPDIR"
+unset NCCL_DEBUG NCCL_DEBUG_FILE NCCL_DEBUG_SUBSYS RAILSCOPE_NCCL_LOG RAILSCOPE_NCCL_LOG_DIR
+
+out=$("$RS_CLI" record -q -o "$T/a" -- $FAKE 2>"$T/a.err")
+like "$out" "^env NCCL_DEBUG=INFO NCCL_DEBUG_FILE=$TMPDIR/railscope-nccl-[0-9]+-[A-Za-z0-9]+/%p.log NCCL_DEBUG_SUBSYS=INIT,NET$" \
+    "no NCCL_DEBUG: the library sets NCCL_DEBUG=INFO, INIT,NET and a private per-process file"
+unlike "$out" "NCCL INFO" "no NCCL_DEBUG: the program's output has no NCCL log line"
+is "$($TQ "$T/a" "kind == 'nccl_transport' and channel >= 0")" 5 "one NCCL_TRANSPORT event per connection line"
+is "$($TQ "$T/a" "kind == 'nccl_transport'" transport | tr '\n' ' ')" "4 4 4 1 2 3 " \
+    "transport kinds: Using network Socket, NET/Socket x2, P2P, SHM, NET/IB"
+is "$($TQ "$T/a" "kind == 'nccl_transport' and channel == 4" via)" "NET/IB/0/GDRDMA" "via keeps NCCL's text (GDRDMA)"
+is "$($TQ "$T/a" "kind == 'nccl_transport' and channel == 0 and src == 1 and dst == 0 and dir == 1 and \
+    hx(comm_hash) == 0xabcdef0123456789")" 1 "receive line: src 1 -> dst 0, dir 1, comm from the Init START line"
+is "$($TQ "$T/a" "kind == 'nccl_transport' and channel == 2" dir)" 2 "P2P line: dir 2 (not said)"
+is "$(find "$TMPDIR" -name 'railscope-nccl-*' | wc -l)" 0 "the private log file and directory are gone after exit"
+
+mkdir -p "$T/ulog"
+out=$(NCCL_DEBUG=INFO NCCL_DEBUG_FILE="$T/ulog/n.%h.%p.log" "$RS_CLI" record -q -o "$T/b" -- $FAKE 2>/dev/null)
+like "$out" "^env NCCL_DEBUG=INFO NCCL_DEBUG_FILE=$T/ulog/n.%h.%p.log NCCL_DEBUG_SUBSYS=-$" \
+    "the user's NCCL_DEBUG/NCCL_DEBUG_FILE: left as they are"
+is "$($TQ "$T/b" "kind == 'nccl_transport' and channel >= 0")" 5 "the user's NCCL_DEBUG_FILE is read too"
+is "$(ls "$T/ulog" | wc -l)" 1 "the user's log file is kept"
+
+out=$(NCCL_DEBUG=INFO "$RS_CLI" record -q -o "$T/c" -- $FAKE 0 2>/dev/null)
+is "$(grep -c 'NCCL INFO' <<<"$out")" 7 "NCCL_DEBUG without a file: the log stays on stdout"
+is "$($TQ "$T/c" "kind == 'nccl_transport'")" 0 "NCCL_DEBUG without a file: nothing recorded"
+
+out=$(RAILSCOPE_NCCL_LOG=off "$RS_CLI" record -q -o "$T/d" -- $FAKE 0 2>/dev/null)
+is "$out" "env NCCL_DEBUG=- NCCL_DEBUG_FILE=- NCCL_DEBUG_SUBSYS=-" "RAILSCOPE_NCCL_LOG=off: the environment is untouched"
