@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "reader.h"
+#include "util/xalloc.h"
 
 static void usage(FILE *f)
 {
@@ -21,7 +22,28 @@ static void usage(FILE *f)
                "truncated, damaged or unreadable while others were read, 2 usage or no readable input.\n");
 }
 
-#define MAX_TIDS 4096
+/* Distinct thread ids: an open-addressing set (0 = empty; tid 0 is the tracer itself, not counted). Grows
+ * with the threads seen, i.e. with the events read: 1 M threads cost 8 MB and one probe per event. */
+struct tidset {
+    uint32_t *v;
+    size_t cap, n;
+};
+static void tid_add(struct tidset *s, uint32_t tid)
+{
+    if ((s->n + 1) * 2 > s->cap) {
+        struct tidset g = {rs_xcalloc(s->cap ? s->cap * 2 : 1024, sizeof(uint32_t), "info thread set"),
+                           s->cap ? s->cap * 2 : 1024, 0};
+        for (size_t i = 0; i < s->cap; i++)
+            if (s->v[i]) tid_add(&g, s->v[i]);
+        free(s->v);
+        *s = g;
+    }
+    size_t j = (tid * 2654435761u) & (s->cap - 1);
+    for (; s->v[j]; j = (j + 1) & (s->cap - 1))
+        if (s->v[j] == tid) return;
+    s->v[j] = tid;
+    s->n++;
+}
 
 static void print_cmdline(const char *c, size_t n)
 {
@@ -38,11 +60,12 @@ static int info_one(const char *path)
         printf("file:       %s\nstatus:     unreadable: %s\n", path, err);
         return 2;
     }
+    rs_reader_keep_strings(r, 0); /* info resolves no string: memory stays that of one frame */
     const struct rs_header_info *h = rs_reader_header(r);
     static uint64_t counts[65536];
-    static uint32_t tids[MAX_TIDS];
     memset(counts, 0, sizeof counts);
-    size_t ntids = 0, tids_over = 0;
+    struct tidset tids = {0};
+    uint32_t last_tid = 0;
     uint64_t first = UINT64_MAX, last = 0, nev = 0;
     struct rs_event e;
     while (rs_reader_next(r, &e) > 0) {
@@ -51,14 +74,7 @@ static int info_one(const char *path)
         nev++;
         if (e.ts && e.ts < first) first = e.ts;
         if (e.ts > last) last = e.ts;
-        if (e.tid) {
-            size_t k = 0;
-            while (k < ntids && tids[k] != e.tid) k++;
-            if (k == ntids) {
-                if (ntids < MAX_TIDS) tids[ntids++] = e.tid;
-                else tids_over = 1;
-            }
-        }
+        if (e.tid && e.tid != last_tid) tid_add(&tids, last_tid = e.tid); /* runs of one thread: one probe */
     }
     const struct rs_read_stats *st = rs_reader_stats(r);
     struct stat sb;
@@ -90,9 +106,9 @@ static int info_one(const char *path)
         printf("time span:  %.6f s (first event %+.6f s after start)\n", (double)(last - first) / 1e9,
                ((double)(int64_t)(first - h->start_mono)) / 1e9);
     else printf("time span:  (no events)\n");
-    printf("events:     %llu in %llu frames, %llu bytes on disk (%.2f B/event), %zu%s threads\n",
-           (unsigned long long)nev, (unsigned long long)st->frames, (unsigned long long)fsize,
-           nev ? (double)fsize / (double)nev : 0.0, ntids, tids_over ? "+" : "");
+    printf("events:     %llu in %llu frames, %llu bytes on disk (%.2f B/event), %zu threads\n", (unsigned long long)nev,
+           (unsigned long long)st->frames, (unsigned long long)fsize, nev ? (double)fsize / (double)nev : 0.0, tids.n);
+    free(tids.v);
     printf("dropped:    %llu events (%llu bytes)%s\n", (unsigned long long)st->drop_events,
            (unsigned long long)st->drop_bytes, st->drop_events ? "  <-- the recorder could not keep up" : "");
     printf("status:     %s: %s\n", rs_read_status_name(st->status), st->reason);

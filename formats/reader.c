@@ -16,7 +16,13 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#define RS_MAX_STRING_ID (1u << 22) /* ids are dense from 1; more strings than this is not a trace */
+#define RS_MAX_STRING_ID         (1u << 22) /* ids are dense from 1; more strings than this is not a trace */
+/* Memory for string text is bounded by the file's size: 64 MiB + 16 x the file's size (a real trace
+ * interns each distinct string once, and text rarely compresses 16:1; a crafted 2.5 MB file of 600 k
+ * distinct 4 KiB strings decompresses to 2.4 GB). Strings beyond it are not kept (lookups return NULL, as
+ * for an id never defined) and the file ends "partial" with the count (issue 17). */
+#define RS_STR_BUDGET(file_size) ((64ull << 20) + 16ull * (uint64_t)(file_size))
+#define RS_STR_OVERHEAD          16 /* malloc's header per kept string, counted against the budget */
 
 struct rs_reader {
     int fd;
@@ -56,6 +62,9 @@ struct rs_reader {
     uint32_t *str_len;
     uint32_t strs_cap;
     int saw_partial;
+    uint64_t str_bytes, str_budget; /* string text kept (+ per-string overhead) and its limit (RS_STR_BUDGET) */
+    uint64_t str_skipped, str_skipped_bytes;
+    int no_strings;    /* rs_reader_keep_strings(r, 0): STRING records are checked, not stored */
     char *partial_str; /* STRING with the writer's reserved PARTIAL id */
     uint32_t partial_len;
     char partial_why[200];
@@ -351,6 +360,7 @@ struct rs_reader *rs_reader_open(const char *path, char *err, size_t errlen)
         close(fd);
         return NULL;
     }
+    r->str_budget = RS_STR_BUDGET(sb.st_size);
     pthread_once(&kinfo_once, kinfo_init);
     r->fd = fd;
     r->path = strdup(path);
@@ -419,6 +429,7 @@ fail:
     return NULL;
 }
 
+void rs_reader_keep_strings(struct rs_reader *r, int keep) { r->no_strings = !keep; }
 const struct rs_header_info *rs_reader_header(const struct rs_reader *r) { return &r->hdr; }
 const char *rs_reader_path(const struct rs_reader *r) { return r->path; }
 const struct rs_read_stats *rs_reader_stats(const struct rs_reader *r) { return &r->st; }
@@ -448,6 +459,7 @@ static int store_string(struct rs_reader *r, uint32_t id, const char *s, uint32_
         return 0;
     }
     if (id > RS_MAX_STRING_ID) return -1;
+    if (r->no_strings) return 0;
     uint32_t slot = id;
     if (slot >= r->strs_cap) {
         uint32_t cap = r->strs_cap ? r->strs_cap : 256;
@@ -463,11 +475,27 @@ static int store_string(struct rs_reader *r, uint32_t id, const char *s, uint32_
         memset(nl + r->strs_cap, 0, (cap - r->strs_cap) * sizeof *nl);
         r->strs_cap = cap;
     }
+    uint64_t old = r->strs[slot] ? (uint64_t)r->str_len[slot] + 1 + RS_STR_OVERHEAD : 0;
+    uint64_t need = r->str_bytes - old + n + 1 + RS_STR_OVERHEAD;
+    if (need > r->str_budget) { /* a file still being written may have grown: look again before refusing */
+        struct stat sb;
+        if (fstat(r->fd, &sb) == 0) r->str_budget = RS_STR_BUDGET(sb.st_size);
+    }
+    if (need > r->str_budget) {
+        r->str_skipped++;
+        r->st.strings_not_kept++;
+        r->str_skipped_bytes += n;
+        free(r->strs[slot]); /* a redefinition must not leave the old text behind the id */
+        r->strs[slot] = NULL;
+        r->str_len[slot] = 0;
+        r->str_bytes -= old;
+        return 0;
+    }
     if (!(c = dup_n(s, n))) return -1;
     free(r->strs[slot]);
     r->strs[slot] = c;
     r->str_len[slot] = n;
-    (void)id;
+    r->str_bytes = need;
     return 0;
 }
 
@@ -485,6 +513,12 @@ static int load_frame(struct rs_reader *r)
     if (k == 0) {
         if (r->saw_partial)
             set_end(r, RS_READ_PARTIAL, "partial: the recorder marked this trace incomplete (%s)", r->partial_why);
+        else if (r->str_skipped)
+            set_end(r, RS_READ_PARTIAL,
+                    "partial: %llu strings (%.1f MB) not kept: the file's string text passes the reader's limit of "
+                    "%.0f MB (64 MiB + 16 x the file's size)",
+                    (unsigned long long)r->str_skipped, (double)r->str_skipped_bytes / 1e6,
+                    (double)r->str_budget / 1e6);
         else
             set_end(r, RS_READ_OK, "%llu frames, ends at a frame boundary%s", (unsigned long long)r->st.frames,
                     r->st.proc_end ? "" : "; no PROC_END: the process was killed or is still running");

@@ -65,6 +65,7 @@ struct rs_read_stats {
     uint64_t frame_gaps;              /* frames whose seq did not follow the previous one */
     uint64_t proc_end;                /* PROC_END events seen: 0 at the end of a "complete" file means the
                                    * process was killed (SIGKILL, crash) or is still running */
+    uint64_t strings_not_kept;        /* STRING records past the string-memory limit (their ids resolve to NULL) */
 };
 
 struct rs_reader;
@@ -110,6 +111,11 @@ static inline int rs_kind_known(unsigned kind) { return kind < RS_EV_COUNT && rs
 /* Interned string by id (NUL-terminated copy; *len = its length if len != NULL); NULL if the id has not
  * been seen (yet). Strings are defined before use, so lookups during iteration work. */
 const char *rs_reader_string(const struct rs_reader *r, uint32_t id, size_t *len);
+
+/* String text is kept up to 64 MiB + 16 x the file's size (a file defining more reads "partial", the
+ * strings past the limit unresolved). A consumer that never resolves strings (info) can skip storing them:
+ * rs_reader_keep_strings(r, 0) right after open; STRING records are still checked and handed out. */
+void rs_reader_keep_strings(struct rs_reader *r, int keep);
 
 const struct rs_read_stats *rs_reader_stats(const struct rs_reader *r);
 const char *rs_read_status_name(enum rs_read_status s); /* "complete", "partial", "truncated", ... */
