@@ -128,28 +128,35 @@ static void match_kernels(struct pass *p)
     an_sort(p->colls, p->ncolls, sizeof *p->colls, cmp_coll_k);
 }
 
-/* Base latency of this rank's work requests: the median, over bursts of at most 64 KiB, of post->completion
- * beyond the bytes' time at the link rate (rate: the option, else this rank's recorded rate, else 100 Gb/s;
- * the report's final rate may differ slightly). A burst's first `base` ns beyond its bytes are latency, not
- * stall, and all of a latency-bound burst's (docs/report.md "Latency is not stall"). */
+/* Base latency of this rank's work requests: the median, over data bursts of at most 64 KiB, of
+ * post->completion beyond the bytes' time at the link rate; with fewer than 5 such bursts, the 10th
+ * percentile of its control WRs' post->completion (their median includes waits for the peer to post a
+ * receive); else 0. Never from large data bursts: a slow link would pass for latency. (Rate: the option,
+ * else this rank's recorded rate, else 100 Gb/s; the report's final rate may differ slightly.)
+ * docs/report.md "Latency is not stall". */
 static uint64_t base_latency(struct pass *p, double rate_bpns)
 {
     size_t n = 0;
     uint64_t *v = rs_xmalloc((p->nwrs + 1) * sizeof *v, "analyze_local latency");
-    for (size_t i = 0; i < p->nwrs; i++) {
-        const struct wrrec *w = &p->wrs[i];
-        if (!w->done || w->done < w->post || w->bytes > 65536) continue;
-        double x = (double)(w->done - w->post) - (double)w->bytes / rate_bpns;
-        v[n++] = x > 0 ? (uint64_t)x : 0;
-    }
-    uint64_t r = 0;
-    if (n) {
-        qsort(v, n, sizeof *v, cmp_u64_desc);
-        r = v[n / 2];
+    for (int ctrl = 0; ctrl < 2 && n < 5; ctrl++) {
+        n = 0;
+        for (size_t i = 0; i < p->nwrs; i++) {
+            const struct wrrec *w = &p->wrs[i];
+            if (!w->done || w->done < w->post || w->ctrl != ctrl || w->bytes > 65536) continue;
+            double x = (double)(w->done - w->post) - (double)w->bytes / rate_bpns;
+            v[n++] = x > 0 ? (uint64_t)x : 0;
+        }
+        if (n >= 5) {
+            qsort(v, n, sizeof *v, cmp_u64_desc);
+            uint64_t r = ctrl ? v[n - 1 - n / 10] : v[n / 2];
+            free(v);
+            return r;
+        }
     }
     free(v);
-    return r;
+    return 0;
 }
+
 /* A latency-bound burst (its bytes need less time at the link rate than the base latency: round trips, small
  * messages) is latency for all its time beyond the bytes; a bandwidth-bound one for at most the base. */
 static inline uint64_t burst_lat(const struct pass *p, const struct wrrec *w, double rate_bpns)
@@ -344,10 +351,12 @@ static int split_regular(const struct iv *v, size_t n, uint64_t thr)
             best = sz[i];
         }
     }
-    size_t near = 0; /* within 10 % (gradient buckets may vary by one) */
-    for (size_t i = 0; i < ns; i++) near += sz[i] * 10 >= best * 9 && sz[i] * 10 <= best * 11 + 10;
+    size_t near = 0; /* the same size, or within 10 % for large groups (gradient buckets may vary) */
+    for (size_t i = 0; i < ns; i++)
+        near += sz[i] == best || (best >= 10 && sz[i] * 10 >= best * 9 && sz[i] * 10 <= best * 11);
     free(sz);
-    return ns >= 2 && near * 4 >= ns * 3;
+    /* most steps of one interval: the split only cut a uniform stream at its longer gaps */
+    return ns >= 2 && best >= 2 && near * 4 >= ns * 3;
 }
 
 /* Split a sequence of activity intervals into steps at its large gaps: step k runs from the end of
@@ -538,6 +547,19 @@ static void step_sends(struct an_lstep *st, const struct fsend *fs, size_t n, ui
     }
 }
 
+static int cmp_u64_asc(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+/* A data send posted after a pause in [s, e) earlier than the step's first burst is its arrival. */
+static size_t first_gpost(const struct pass *p, size_t i, uint64_t s, uint64_t e, struct an_lstep *st)
+{
+    while (i < p->ngposts && p->gposts[i] < s) i++;
+    if (i < p->ngposts && p->gposts[i] < e && st->arrive && p->gposts[i] < st->arrive) st->arrive = p->gposts[i];
+    return i;
+}
+
 static void attribute(struct pass *p, const struct srange *steps, size_t nsteps, struct ivec *free_net,
                       double rate_bpns)
 {
@@ -550,7 +572,8 @@ static void attribute(struct pass *p, const struct srange *steps, size_t nsteps,
     struct fsend *fs = free_sends(p, rate_bpns, &nfs, &fscap);
     r->lsteps = rs_xcalloc(nsteps ? nsteps : 1, sizeof *r->lsteps, "analyze_local lsteps");
     r->nlsteps = nsteps;
-    size_t ci = 0;
+    size_t ci = 0, gpi = 0;
+    an_sort(p->gposts, p->ngposts, sizeof *p->gposts, cmp_u64_asc);
     for (size_t k = 0; k < nsteps; k++) {
         uint64_t s = steps[k].a, e = steps[k].b;
         struct an_lstep *st = &r->lsteps[k];
@@ -582,6 +605,7 @@ static void attribute(struct pass *p, const struct srange *steps, size_t nsteps,
         iv_clip_minus(free_net, s, e, m2, 2, &tmp);
         uint64_t fbusy = iv_total(&tmp);
         step_sends(st, fs, nfs, s, e);
+        gpi = first_gpost(p, gpi, s, e, st);
         const struct ivec *m3[] = {&p->compute, &K, free_net};
         iv_clip_minus(&p->h2d, s, e, m3, 3, &tmp);
         uint64_t h2d = iv_total(&tmp);
@@ -858,6 +882,7 @@ void an_pass_recycle(struct pass *p)
 #define KEEP(a, cap) (p->a = k.a, p->cap = k.a ? k.cap : 0) /* (a moved-out array may leave its cap) */
     KEEP(treeops, treeopcap);
     KEEP(comms, commcap);
+    KEEP(gposts, gpostcap);
     KEEP(compute.v, compute.cap);
     KEEP(nk.v, nk.cap);
     KEEP(h2d.v, h2d.cap);
@@ -893,6 +918,7 @@ void an_pass_free(struct pass *p)
 {
     free(p->treeops);
     free(p->comms);
+    free(p->gposts);
     rs_facts_free(&p->facts);
     free(p->kcls);
     iv_free(&p->compute);

@@ -144,6 +144,10 @@ struct pass {
     size_t nanchors, anchorcap;
     uint64_t mr_bytes[RS_AN_MEMKINDS], posted[RS_AN_MEMKINDS], dmabuf_mrs, posts;
     uint64_t lost_wrs; /* sends forgotten after AN_PEND_MAX outstanding on a QP */
+    /* data sends posted >= 50 us after the rank's previous data send: the arrival of a step is its first
+     * (completed sends merge into bursts across steps when a step starts before the last one completed) */
+    uint64_t *gposts, last_dpost;
+    size_t ngposts, gpostcap;
     /* NCCL transport evidence (analyze_load.c): per communicator nNodes from the plugin's init, net plugin
      * events by type, proxy ops; the report's transport comes from these (an_transport) */
     struct an_comm *comms;

@@ -45,6 +45,10 @@ void an_on_post_send(struct pass *p, const struct rs_ev_IBV_POST_SEND *e)
         q->npend -= q->head;
         q->head = 0;
     }
+    if (e->bytes > AN_CTRL_BYTES) {
+        if (e->h.ts >= p->last_dpost + 50000) *AN_PUSH(p->gposts, p->ngposts, p->gpostcap) = e->h.ts;
+        p->last_dpost = e->h.ts;
+    }
     struct pendwr *w = AN_PUSH(q->pend, q->npend, q->pendcap);
     w->post = e->h.ts;
     w->bytes = e->bytes;

@@ -10,34 +10,79 @@
 #include "export_xlate.h"
 #include "util/xalloc.h"
 
-/* ---------------- bandwidth counters ---------------- */
+/* ---------------- bandwidth counters ----------------
+ * A WR's bytes are spread over the time it was being transferred, not put in the bin where it completed
+ * (that showed 2-8x the link rate): a queue sends in order, so the WR's interval starts when it was posted
+ * or when the previous WR of the same QP (or link) completed, whichever is later, and ends at its
+ * completion; completions reaped by one poll share a time stamp, so a WR whose interval is empty shares the
+ * previous WR's. Bins stay open for XBW_BINS bins (a link's QPs complete out of order); each closed bin is
+ * one counter value in GB/s (bytes per ns), runs of empty bins one 0. */
 
-static void bw_flush(struct rs_exp *x, struct xbw *bw)
+static void bw_emit(struct rs_exp *x, struct xbw *bw)
 {
     uint64_t w = x->o.bw_bin_ns;
-    xl_emit_counter(x, bw->g, bw->bin * w, (double)bw->bytes / (double)w); /* bytes/ns = GB/s */
+    double v = bw->bytes[0] / (double)w;
+    if (v > 0 || !bw->zero_out) xl_emit_counter(x, bw->g, bw->bin0 * w, v);
+    bw->zero_out = !(v > 0);
+    memmove(bw->bytes, bw->bytes + 1, (XBW_BINS - 1) * sizeof *bw->bytes);
+    bw->bytes[XBW_BINS - 1] = 0;
+    bw->bin0++;
 }
-static void bw_add(struct rs_exp *x, struct xbw *bw, uint64_t ts, uint64_t bytes)
+/* Close bins until `bin` is inside the window; an empty window jumps. */
+static void bw_advance(struct rs_exp *x, struct xbw *bw, uint64_t bin)
 {
-    if (!bw->g) return;
-    uint64_t bin = ts / x->o.bw_bin_ns;
+    while (bin >= bw->bin0 + XBW_BINS) {
+        int empty = 1;
+        for (int i = 0; i < XBW_BINS && empty; i++) empty = !(bw->bytes[i] > 0);
+        if (empty) {
+            if (!bw->zero_out) xl_emit_counter(x, bw->g, bw->bin0 * x->o.bw_bin_ns, 0);
+            bw->zero_out = 1;
+            bw->bin0 = bin - XBW_BINS + 1;
+            return;
+        }
+        bw_emit(x, bw);
+    }
+}
+static void bw_spread(struct rs_exp *x, struct xbw *bw, uint64_t post, uint64_t done, uint64_t bytes)
+{
+    if (!bw->g || done < post || !bytes) return;
+    uint64_t w = x->o.bw_bin_ns;
+    if (bytes <= 64 && bw->started) { /* control WRs (credits, acks): no wire time, no place in the order */
+        if (done / w >= bw->bin0) {
+            bw_advance(x, bw, done / w);
+            bw->bytes[done / w - bw->bin0] += (double)bytes;
+        }
+        return;
+    }
+    uint64_t a = post > bw->last_done ? post : bw->last_done;
+    if (a >= done && bw->started) a = bw->last_start < done ? bw->last_start : done; /* same poll */
     if (!bw->started) {
         bw->started = 1;
-        bw->bin = bin;
-        bw->bytes = 0;
-    } else if (bin > bw->bin) {
-        bw_flush(x, bw);
-        if (bin > bw->bin + 1) xl_emit_counter(x, bw->g, (bw->bin + 1) * x->o.bw_bin_ns, 0);
-        bw->bin = bin;
-        bw->bytes = 0;
+        bw->bin0 = a / w;
+        bw->zero_out = 1;
     }
-    bw->bytes += bytes;
+    bw->last_start = a;
+    bw->last_done = done;
+    bw_advance(x, bw, done / w);
+    if (a < bw->bin0 * w) a = bw->bin0 * w; /* older than the window: into its first bin */
+    if (done <= a) {
+        bw->bytes[done / w - bw->bin0] += (double)bytes;
+        return;
+    }
+    double per_ns = (double)bytes / (double)(done - a);
+    for (uint64_t t = a; t < done;) {
+        uint64_t bin = t / w, e = (bin + 1) * w < done ? (bin + 1) * w : done;
+        bw->bytes[bin - bw->bin0] += per_ns * (double)(e - t);
+        t = e;
+    }
 }
 static void bw_end(struct rs_exp *x, struct xbw *bw)
 {
     if (!bw->started) return;
-    bw_flush(x, bw);
-    xl_emit_counter(x, bw->g, (bw->bin + 1) * x->o.bw_bin_ns, 0);
+    int last = XBW_BINS - 1;
+    while (last >= 0 && !(bw->bytes[last] > 0)) last--;
+    for (int i = 0; i <= last; i++) bw_emit(x, bw);
+    if (!bw->zero_out) xl_emit_counter(x, bw->g, bw->bin0 * x->o.bw_bin_ns, 0);
     bw->started = 0;
 }
 
@@ -236,9 +281,15 @@ void xl_on_wc(struct rs_exp *x, uint32_t tid, const struct rs_ev_IBV_WC *e)
         x->st.wr_matched++;
         if (!recv) {
             /* Unsignaled sends before this one completed with it. */
-            for (int64_t i = 0; i < k; i++)
-                wr_emit(x, owner, fifo_at(f, (uint32_t)i), ts, wr_name(x, fifo_at(f, (uint32_t)i)->opcode),
-                        (int)e->status, e->wr_id, 0);
+            for (int64_t i = 0; i < k; i++) {
+                const struct xwr *u = fifo_at(f, (uint32_t)i);
+                wr_emit(x, owner, u, ts, wr_name(x, u->opcode), (int)e->status, e->wr_id, 0);
+                if (!e->status && owner) { /* their bytes moved too (they were left out of the counters) */
+                    bw_spread(x, &owner->tx, u->ts, ts, u->bytes);
+                    struct xctx *c = owner->ctx ? ctx_get(x, owner->ctx) : NULL;
+                    if (c) bw_spread(x, &c->tx, u->ts, ts, u->bytes);
+                }
+            }
         }
         struct xwr w = *fifo_at(f, (uint32_t)k);
         wr_emit(x, owner, &w, ts, wr_name(x, recv ? 128 : w.opcode), (int)e->status, UINT64_MAX, 1);
@@ -252,9 +303,9 @@ void xl_on_wc(struct rs_exp *x, uint32_t tid, const struct rs_ev_IBV_WC *e)
             f->n -= (uint32_t)k + 1;
         }
         if (!recv && !e->status && owner) {
-            bw_add(x, &owner->tx, ts, w.bytes);
+            bw_spread(x, &owner->tx, w.ts, ts, w.bytes);
             struct xctx *c = owner->ctx ? ctx_get(x, owner->ctx) : NULL;
-            if (c) bw_add(x, &c->tx, ts, w.bytes);
+            if (c) bw_spread(x, &c->tx, w.ts, ts, w.bytes);
         }
         item_init(&it, ts, 0, NID(x, WC), RS_XCAT_verbs);
     }

@@ -66,10 +66,15 @@ struct xfifo {
     struct xwr *v;
     uint32_t head, n, cap;
 };
+/* A bandwidth counter (export_verbs.c bw_*): each WR's bytes spread over its transfer interval into a window
+ * of XBW_BINS open bins from bin0 (older bins are emitted); last_* = the previous WR's interval on this
+ * QP/link (a queue transmits in order). */
+#define XBW_BINS 64
 struct xbw {
     struct xgroup *g;
-    uint64_t bin, bytes;
-    int started;
+    uint64_t bin0, last_start, last_done;
+    double bytes[XBW_BINS];
+    int started, zero_out;
 };
 struct xqp {
     uint32_t qp_num, used, is_srq, pad;

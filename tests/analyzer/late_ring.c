@@ -7,6 +7,9 @@
  * Every iteration starts with railscope_mark("step N") (when the tracer is loaded) and a barrier (all ranks
  * leave it together, as after the previous step's collective); rank RANK then spins MS milliseconds of host
  * work before its first send, so every other rank waits MS ms for it inside the ring: the planted truth.
+ * Each rank prints, per iteration, when it posted its first data send (CLOCK_MONOTONIC, shared by the
+ * ranks): the late rank's minus another's is how long that one waited for it (MS, plus or minus the
+ * scheduling delays of a loaded host).
  * Results are checked like ring_allreduce's. */
 #include <arpa/inet.h>
 #include <dlfcn.h>
@@ -25,6 +28,7 @@ struct ring {
     float *buf, *tmp;
     struct ex_peer_info right;
     int credits, data_ready, outstanding;
+    double first_post; /* ex_now() just before this iteration's first data send */
 };
 
 #define DEPTH 64
@@ -91,6 +95,7 @@ static int allreduce(struct ring *g, int rank, int world, size_t count)
                                  .wr.rdma = {.remote_addr = g->right.addr, .rkey = g->right.rkey}},
                            *bad;
         g->outstanding++;
+        if (!s) g->first_post = ex_now();
         if (ibv_post_send(g->qr, &wr, &bad)) return -1;
         while (!g->data_ready)
             if (progress(g)) return -1;
@@ -137,6 +142,7 @@ static int run_rank(struct ex_rank *r, size_t size, int iters, int late, double 
     if (send_credit(&g)) return 1;
     void (*mark)(const char *, uint64_t) = (void (*)(const char *, uint64_t))dlsym(RTLD_DEFAULT, "railscope_mark");
     int bad = 0;
+    double *lag = calloc((size_t)iters, sizeof *lag);
     for (int it = 0; it < iters; it++) {
         if (mark) {
             char name[32];
@@ -145,13 +151,18 @@ static int run_rank(struct ex_rank *r, size_t size, int iters, int late, double 
         }
         for (size_t i = 0; i < count; i++) g.buf[i] = (float)((rank + 1) * (int)(i % 251 + 1) + it % 7);
         ex_barrier(r);
+        double t_b = ex_now();
         if (rank == late) spin_ms(work_ms); /* the planted straggler: extra host work every step */
         if (allreduce(&g, rank, world, count)) return 1;
+        (void)t_b;
+        lag[it] = g.first_post * 1e3; /* CLOCK_MONOTONIC, ms: the ranks share it */
         for (size_t i = 0; i < count; i++)
             bad += g.buf[i] != (float)((world * (world + 1) / 2) * (int)(i % 251 + 1) + world * (it % 7));
     }
     ex_barrier(r);
-    printf("rank %d: result %s\n", rank, bad ? "WRONG" : "OK");
+    printf("rank %d: result %s, first send ms:", rank, bad ? "WRONG" : "OK");
+    for (int i = 0; i < iters; i++) printf(" %.4f", lag[i]);
+    printf("\n");
     fflush(stdout);
     while (g.outstanding)
         if (progress(&g)) break;

@@ -14,7 +14,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_cmd jq
 need_build railscope librailscope.so softnic/libibverbs.so.1 tests/analyzer/late_ring tests/analyzer/verbs_faults
-plan 14
+plan 17
 
 ring() { # NAME DELAY_MS
     rm -rf "$T/$1"
@@ -28,15 +28,35 @@ is "$(grep -c 'result OK' "$T/late.out")" 3 "softnic: late_ring (3 ranks, rank 1
 is "$(jq -r '"\(.nsteps),\(.stragglers[0].rank),\(.stragglers[0].persistent),\(.findings[0].category),\(.findings[0].rank)"' "$J")" \
     "10,1,true,peer_wait,1" "softnic ring: rank 1 is the persistent straggler, named by the top finding"
 # the median over steps (single steps scatter by +-50 % here: ranks of a loaded 2-core VM are scheduled late)
-w=$(jq -r '[.ranks[] | select(.rank != 1) | [.steps[].attribution.peer_wait] | sort | (.[length / 2 | floor] + .[(length - 1) / 2 | floor]) / 2]
-           | map(tostring) | join(" ")' "$J")
-diag "others' wait per step, median (s): $w, mean: $(jq -r '[.ranks[] | select(.rank != 1) | .attribution.peer_wait / .nsteps] | map(tostring) | join(" ")' "$J") (planted 0.020); straggler: $(jq -c '.stragglers[0]' "$J")"
-ok "softnic ring: each other rank waits 20 ms per step for it (median over steps), within 10 % ($w s)" \
-    awk -v w="$w" 'BEGIN { n = split(w, v, " "); if (n != 2) exit 1; for (i = 1; i <= n; i++) if (v[i] < 0.018 || v[i] > 0.022) exit 1 }'
+# truth: what the program measured, per rank and iteration: when it posted its first data send (monotonic
+# clock); the late rank's minus another's is that rank's wait in that step (20 ms +- the scheduling delays
+# of this loaded VM). Compared as totals over the steps.
+lags() { sed -n "s/^rank $1: result OK, first send ms: //p" "$T/late.out"; }
+bad=""
+for r in 0 2; do
+    want=$(awk -v l="$(lags 1)" -v o="$(lags $r)" 'BEGIN { n = split(l, a, " "); split(o, b, " "); for (i = 1; i <= n; i++) s += a[i] - b[i]; print s / 1000 }')
+    got=$(jq -r --argjson r $r '[.ranks[] | select(.rank == $r) | .attribution.peer_wait][0]' "$J")
+    diag "rank $r: waits $got s in total, measured by the program $want s"
+    awk -v g="$got" -v w="$want" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(w > 0.15 && d <= 0.1 * w) }' || bad="$bad $r"
+done
+is "$bad" "" "softnic ring: each other rank's total wait within 10 % of the wait the program measured (~20 ms per step)"
+ok "softnic ring: the planted delay is what the others waited (program measured at least 150 ms over 10 steps of 20 ms planted)" \
+    awk -v l="$(lags 1)" -v o="$(lags 0)" 'BEGIN { n = split(l, a, " "); split(o, b, " "); for (i = 1; i <= n; i++) s += a[i] - b[i]; exit !(s > 150) }'
 ok "softnic ring: the late rank itself waits for nobody" jq -e '[.ranks[] | select(.rank == 1) | .attribution.peer_wait / .nsteps][0] < 0.002' "$J"
 ring ontime 0
 is "$(jq -r '"\(.stragglers_known),\([.stragglers[] | select(.persistent)] | length)"' "$T/ontime.json")" "true,0" \
     "softnic ring without the delay: arrivals compared, no persistent straggler"
+
+# 5 (#15 item 8). Bandwidth counters of the export: each WR's bytes spread over its transfer, never above the
+#    link rate (2 Gb/s = 0.25 GB/s; before: bytes put in the completion's 1 ms bin, up to 0.35 GB/s here),
+#    and every byte sent counted once (unsignaled WRs' bytes were left out before).
+run_timeout 30 "$RS_CLI" export --format json -q -o "$T/ontime.cjson" "$T/ontime" 2>/dev/null
+read -r cmax cbytes < <(python3 "$(dirname "$0")/counters.py" "$T/ontime.cjson")
+sent=$(jq '[.ranks[].qps[].bytes_sent] | add' "$T/ontime.json")
+diag "counters: max $cmax GB/s (link 0.25), $cbytes bytes integrated, $sent sent"
+ok "export counters: no QP/link counter above the 2 Gb/s link rate (max $cmax GB/s)" awk -v m="$cmax" 'BEGIN { exit !(m > 0 && m <= 0.25) }'
+ok "export counters: the QP counters integrate to the bytes sent ($cbytes of $sent)" \
+    awk -v c="$cbytes" -v s="$sent" 'BEGIN { d = c - s; if (d < 0) d = -d; exit !(s > 0 && d <= 0.001 * s) }'
 
 # 2. ibv_rc_pingpong x 3
 if command -v ibv_rc_pingpong >/dev/null; then
