@@ -106,6 +106,8 @@ int rs_writer_append_run(struct rs_writer *w, uint32_t tid, const void *events, 
 int rs_writer_thread_start(int open_now);       /* open_now=0: open the file when the first event shows (or at
                                               * the final flush: a child that recorded nothing still ends) */
 void rs_writer_child_reset(void);               /* atfork child: forget the parent's file and thread */
+extern _Atomic int rs_trace_fd;                 /* the trace file's descriptor, -1 when none */
+int rs_trace_fd_vacate(int fd);                 /* dup2/dup3 onto our number: move our descriptor away first */
 int rs_writer_thread_stop(unsigned timeout_ms); /* before a credential change: 1 = stopped, restart it */
 void rs_writer_thread_restart(void);
 void rs_writer_fork_prepare(void);

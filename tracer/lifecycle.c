@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <grp.h>
+#include <linux/close_range.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -65,7 +66,8 @@ static void on_exit_flush(int status, void *arg)
  * from a shared list: when two threads are in exit() at once (a return from main, which does not go
  * through our exit() below, and a thread calling exit()), the one that finds the list empty calls _exit
  * at once and would end the process while the other is still writing the trace. The thread that takes
- * this last handler waits (up to 10 s) until the final sequence of the other one is done. */
+ * this last handler waits (up to 10 s) until the final sequence of the other one is done, then leaves the
+ * end to it (up to 10 s more), so that the process ends with the status its PROC_END says. */
 static void on_exit_barrier(int status, void *arg)
 {
     (void)status;
@@ -73,6 +75,11 @@ static void on_exit_barrier(int status, void *arg)
     uint32_t t = atomic_load(&final_tid);
     if (!t || t == rs_gettid() || getpid() != rs_pid) return;
     for (int i = 0; i < 10000 && !atomic_load(&final_done); i++) rs_futex_wait(&final_done, 0, 1);
+    /* Then let that thread end the process (its status is the one PROC_END holds); bounded. */
+    for (int i = 0; i < 100; i++) {
+        struct timespec ts = {0, 100000000};
+        nanosleep(&ts, NULL);
+    }
 }
 
 /* exit() from several threads at once: glibc runs the handlers in whichever thread gets to each, and the
@@ -284,6 +291,126 @@ RS_EXPORT pid_t fork(void)
         errno = saved;
     }
     return p;
+}
+
+/* ---- our descriptor ----
+ * The trace file's descriptor sits at 100 or above, a number that was free when we took it. A program
+ * that closes every descriptor (close_range, closefrom, a loop of close) or dup2()s onto that number must
+ * neither lose the trace nor notice us: close() of our number answers EBADF without closing it (untraced,
+ * the number would not be open), close_range()/closefrom() close everything around it, and dup2()/dup3()
+ * onto it move our descriptor elsewhere first, so the program gets the number it asked for. What these
+ * wrappers cannot see (a raw close_range system call) the writer notices before its next write: it opens
+ * the file again by name if it is the same file (tracer/writer.c), else it stops and warns. */
+
+static int is_trace_fd(long fd) { return fd >= 0 && fd == atomic_load(&rs_trace_fd) && getpid() == rs_pid; }
+
+/* glibc's own names for close and dup2 (exported since 2.2.5): no lookup, which could itself close
+ * descriptors before it is done. */
+extern int __close(int fd);
+extern int __dup2(int oldfd, int newfd);
+
+RS_EXPORT int close(int fd)
+{
+    if (is_trace_fd(fd)) return errno = EBADF, -1;
+    return __close(fd);
+}
+
+static int close_range_real(unsigned first, unsigned last, int flags)
+{
+    REAL(close_range);
+    if (real_close_range) return real_close_range(first, last, flags);
+    return (int)syscall(SYS_close_range, first, last, flags);
+}
+
+RS_EXPORT int close_range(unsigned first, unsigned last, int flags)
+{
+    int fd = atomic_load(&rs_trace_fd);
+    if (!is_trace_fd(fd) || (unsigned)fd < first || (unsigned)fd > last || first > last ||
+        (flags & CLOSE_RANGE_CLOEXEC)) /* ours is close-on-exec already */
+        return close_range_real(first, last, flags);
+    int r = (unsigned)fd > first ? close_range_real(first, (unsigned)fd - 1, flags) : 0;
+    if (r == 0 && (unsigned)fd < last) r = close_range_real((unsigned)fd + 1, last, flags);
+    return r;
+}
+
+RS_EXPORT void closefrom(int lowfd)
+{
+    REAL(closefrom);
+    int fd = atomic_load(&rs_trace_fd);
+    if (!is_trace_fd(fd) || fd < lowfd || lowfd < 0) {
+        if (real_closefrom) real_closefrom(lowfd);
+        else close_range_real((unsigned)lowfd, ~0u, 0);
+        return;
+    }
+    int saved = errno; /* closefrom() does not fail and leaves errno alone */
+    if (close_range(fd > lowfd ? (unsigned)lowfd : (unsigned)fd + 1, ~0u, 0) != 0) {
+        long max = sysconf(_SC_OPEN_MAX); /* no close_range (kernel < 5.9): one at a time */
+        for (long i = lowfd; i < (max > 0 && max < 1048576 ? max : 65536); i++)
+            if (i != fd) close((int)i);
+    }
+    errno = saved;
+}
+
+/* fcntl() on our number answers EBADF, as for any number that is not open: a shell about to dup2() onto
+ * a number first saves what is open there with F_DUPFD and puts it back afterwards (bash did, with our
+ * descriptor, then wrote its own output into the trace file through the copy). dup() likewise. */
+extern int __fcntl(int fd, int cmd, ...);
+
+static int fcntl_common(int fd, int cmd, va_list ap)
+{
+    void *arg = va_arg(ap, void *); /* every fcntl argument is an int or a pointer: one register */
+    if (is_trace_fd(fd)) return errno = EBADF, -1;
+    return __fcntl(fd, cmd, arg);
+}
+
+RS_EXPORT int fcntl(int fd, int cmd, ...)
+{
+    va_list ap;
+    va_start(ap, cmd);
+    int r = fcntl_common(fd, cmd, ap);
+    va_end(ap);
+    return r;
+}
+
+RS_EXPORT int fcntl64(int fd, int cmd, ...)
+{
+    va_list ap;
+    va_start(ap, cmd);
+    int r = fcntl_common(fd, cmd, ap);
+    va_end(ap);
+    return r;
+}
+
+RS_EXPORT int dup(int fd)
+{
+    REAL(dup);
+    if (is_trace_fd(fd)) return errno = EBADF, -1;
+    if (!real_dup) return (int)syscall(SYS_dup, fd);
+    return real_dup(fd);
+}
+
+RS_EXPORT int dup2(int oldfd, int newfd)
+{
+    if (is_trace_fd(oldfd)) return errno = EBADF, -1;
+    if (oldfd != newfd && is_trace_fd(newfd)) {
+        int saved = errno;
+        rs_trace_fd_vacate(newfd);
+        errno = saved;
+    }
+    return __dup2(oldfd, newfd);
+}
+
+RS_EXPORT int dup3(int oldfd, int newfd, int flags)
+{
+    REAL(dup3);
+    if (is_trace_fd(oldfd)) return errno = EBADF, -1;
+    if (oldfd != newfd && is_trace_fd(newfd)) {
+        int saved = errno;
+        rs_trace_fd_vacate(newfd);
+        errno = saved;
+    }
+    if (!real_dup3) return (int)syscall(SYS_dup3, oldfd, newfd, flags);
+    return real_dup3(oldfd, newfd, flags);
 }
 
 /* ---- credentials ----

@@ -31,7 +31,8 @@ struct rs_str_ent {
 
 struct rs_writer {
     int fd;
-    int error; /* first error, negative errno */
+    int error;         /* first error, negative errno */
+    char *reopen_path; /* rs_writer_set_reopen: where to find the file again if the descriptor is lost */
     dev_t dev;
     ino_t ino;
     uint64_t good_end; /* file offset after the last whole frame */
@@ -589,13 +590,52 @@ int rs_writer_drops(struct rs_writer *w, uint32_t tid, uint64_t events, uint64_t
     return ret ? fail(w, ret) : 0;
 }
 
-/* The file must still be the one we created: an application that closed our descriptor and got the same
- * number back for its own file must never receive trace bytes. */
-static int fd_is_ours(struct rs_writer *w)
+static int fd_same_file(struct rs_writer *w, int fd)
 {
     struct stat sb;
-    if (fstat(w->fd, &sb) != 0) return -errno;
+    if (fstat(fd, &sb) != 0) return -errno;
     if (w->ino && (sb.st_dev != w->dev || sb.st_ino != w->ino)) return -EBADF;
+    return 0;
+}
+
+/* The file must still be the one we created: an application that closed our descriptor and got the same
+ * number back for its own file must never receive trace bytes. When the descriptor is gone (closed by a
+ * system call we could not see, e.g. a raw close_range) and a path was given, the file is opened again by
+ * name, without following a link, and used only if it is the same file (device and inode): it is cut back
+ * to the last whole frame and writing goes on there, so nothing is lost. The old number is never closed:
+ * it may be the application's now. */
+static int fd_is_ours(struct rs_writer *w)
+{
+    int e = fd_same_file(w, w->fd);
+    if (!e || !w->reopen_path || !w->ino) return e;
+    int fd = open(w->reopen_path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return e;
+    int hi = fcntl(fd, F_DUPFD_CLOEXEC, 100); /* clear of the numbers programs dup2() onto */
+    if (hi >= 0) {
+        close(fd);
+        fd = hi;
+    }
+    if (fd_same_file(w, fd) || ftruncate(fd, (off_t)w->good_end) != 0 || lseek(fd, (off_t)w->good_end, SEEK_SET) < 0) {
+        close(fd);
+        return e;
+    }
+    w->fd = fd;
+    w->st.reopens++;
+    return 0;
+}
+
+void rs_writer_set_reopen(struct rs_writer *w, const char *path)
+{
+    free(w->reopen_path);
+    w->reopen_path = path ? strdup(path) : NULL;
+}
+
+int rs_writer_fd(const struct rs_writer *w) { return w ? w->fd : -1; }
+
+int rs_writer_move_fd(struct rs_writer *w, int newfd)
+{
+    if (fd_same_file(w, newfd)) return -EBADF;
+    w->fd = newfd;
     return 0;
 }
 
@@ -680,6 +720,7 @@ int rs_writer_flush(struct rs_writer *w)
     w->seq++;
     w->good_end += sizeof fh + c;
     push_end(w);
+    w->st.events_written = w->st.events;
     w->st.frames++;
     w->st.raw_bytes += total;
     w->st.file_bytes = w->good_end;
@@ -740,7 +781,10 @@ int rs_writer_close(struct rs_writer *w)
     if (!w) return 0;
     rs_writer_flush(w);
     int ret = w->error;
-    if (close(w->fd) != 0 && !ret) ret = -errno;
+    if (fd_same_file(w, w->fd) == 0) { /* never close a number the application has reused */
+        if (close(w->fd) != 0 && !ret) ret = -errno;
+    }
+    free(w->reopen_path);
     ZSTD_freeCCtx(w->cctx);
     for (uint32_t i = 0; i < w->strs_cap; i++) free(w->strs[i].s);
     free(w->strs);

@@ -116,9 +116,19 @@ struct rs_writer_stats {
     uint64_t raw_bytes;  /* uncompressed payload bytes written */
     uint64_t file_bytes; /* bytes in the file */
     uint64_t drop_events, drop_bytes;
-    uint64_t feeds; /* pieces given to zstd before their frame ended (rs_writer_feed, feed slices) */
-    int error;      /* first error (negative errno) or 0 */
+    uint64_t feeds;          /* pieces given to zstd before their frame ended (rs_writer_feed, feed slices) */
+    uint64_t reopens;        /* the descriptor was lost and the file opened again by name (rs_writer_set_reopen) */
+    uint64_t events_written; /* events in the frames written (events - this: still in the frame being built) */
+    int error;               /* first error (negative errno) or 0 */
 };
 void rs_writer_stats(const struct rs_writer *w, struct rs_writer_stats *st);
+
+/* The file's path: when its descriptor is found closed or reused before a write, the file is opened again
+ * by this name (no link followed) and used if it is the same file (device, inode); else the write fails
+ * with -EBADF as before. Off (NULL) by default. */
+void rs_writer_set_reopen(struct rs_writer *w, const char *path);
+int rs_writer_fd(const struct rs_writer *w);
+/* Write through newfd from now on (a duplicate of the file's descriptor: checked); 0 or -EBADF. */
+int rs_writer_move_fd(struct rs_writer *w, int newfd);
 
 #endif

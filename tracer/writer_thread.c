@@ -6,10 +6,12 @@
  * All writer state is protected by wlock, held by whoever drains (normally this thread). Lock order:
  * wlock, then the string table's lock. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,10 +38,13 @@ static _Atomic uint32_t thread_entered;
 static pthread_t writer_tid;
 
 static pthread_mutex_t wlock = PTHREAD_MUTEX_INITIALIZER;
+_Atomic int rs_trace_fd = -1; /* the trace file's descriptor, for the close/dup2 wrappers (lifecycle.c) */
+static uint64_t reopens_seen;
 static struct rs_writer *W;
 static char W_path[PATH_MAX];
-static int W_failed; /* open or write failed: discard, count */
-static int W_closed; /* final flush done */
+static int W_failed;   /* open or write failed: discard, count */
+static int W_unmarked; /* ... and the file could not be marked partial (its descriptor is gone): say how much */
+static int W_closed;   /* final flush done */
 static uint32_t strings_written;
 static uint64_t lost_events; /* drained but not writable */
 static unsigned char *scratch;
@@ -58,8 +63,14 @@ static void write_error(int err)
 {
     if (W_failed) return;
     W_failed = 1;
+    if (W) { /* the frame being built is lost with the file: counted (with what the rings still hold, later) */
+        struct rs_writer_stats st;
+        rs_writer_stats(W, &st);
+        lost_events += st.events - st.events_written;
+    }
     /* the reader appends strerror of the recorded errno itself */
     int r = W ? rs_writer_mark_partial(W, err, "cannot write the trace file") : -1;
+    W_unmarked = r != 0;
     rs_warn("cannot write %s: %s; tracing stops here, the trace is %s", W_path, strerror(-err),
             r == 0 ? "marked partial" : "incomplete");
 }
@@ -85,6 +96,9 @@ static int open_file(void)
     }
     rs_writer_set_level(W, rs_cfg.zstd_level);
     rs_writer_set_feed_slice(W, RS_DRAIN_PIECE);
+    rs_writer_set_reopen(W, W_path);
+    reopens_seen = 0;
+    atomic_store(&rs_trace_fd, rs_writer_fd(W));
     if (rs_cfg.zstd_threads && rs_writer_set_threads(W, rs_cfg.zstd_threads) && rs_cfg.zstd_threads_set)
         rs_warn_once("RAILSCOPE_ZSTD_THREADS: this libzstd cannot compress with threads; using one");
     strings_written = 0;
@@ -300,6 +314,20 @@ static double drain_all(void)
     return maxfill;
 }
 
+/* After a write: the descriptor may have been replaced (the program closed ours where we could not see it
+ * and the writer opened the file again): tell the wrappers, and say so once, also in the trace. */
+static void fd_check(void)
+{
+    if (!W) return;
+    atomic_store(&rs_trace_fd, rs_writer_fd(W));
+    struct rs_writer_stats st;
+    rs_writer_stats(W, &st);
+    if (st.reopens != reopens_seen) {
+        reopens_seen = st.reopens;
+        rs_warn_once("the program closed the trace file's descriptor; %s was opened again, nothing was lost", W_path);
+    }
+}
+
 static void flush_frame(void)
 {
     if (!W || W_failed) return;
@@ -307,6 +335,34 @@ static void flush_frame(void)
     int e = orphans ? rs_writer_drops(W, 0, orphans, 0, RS_DROP_BUFFER_FULL) : 0;
     if (!e) e = rs_writer_flush(W);
     if (e) write_error(e);
+    fd_check();
+}
+
+/* close()/close_range()/closefrom() spare our descriptor (lifecycle.c); dup2()/dup3() onto its number move
+ * it first: the program gets the number, as it would untraced (the number was free before we took it). */
+int rs_trace_fd_vacate(int fd)
+{
+    if (fd < 0 || fd != atomic_load(&rs_trace_fd) || rs_tls.is_writer) return 0;
+    uint64_t deadline = 0;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    deadline = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000 + 2000;
+    while (pthread_mutex_trylock(&wlock) != 0) {
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        if ((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000 >= deadline)
+            return -1; /* the writer finds the file gone at its next write and opens it again */
+        struct timespec d = {0, 1000000};
+        nanosleep(&d, NULL);
+    }
+    int ret = 0;
+    if (W && rs_writer_fd(W) == fd) {
+        int nfd = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, fd + 1); /* not our own fcntl(): it hides fd */
+        if (nfd >= 0 && rs_writer_move_fd(W, nfd) == 0) atomic_store(&rs_trace_fd, nfd);
+        else if (nfd >= 0) close(nfd), ret = -1;
+        else ret = -1;
+    }
+    pthread_mutex_unlock(&wlock);
+    return ret;
 }
 
 static void host_fact(void *arg, const char *key, const char *value)
@@ -342,7 +398,10 @@ static void final_locked(void)
     uint64_t f = atomic_load(&final_req);
     write_end((int32_t)(uint32_t)f, (uint32_t)(f >> 32) & 0x7fffffffu);
     flush_frame();
-    if (lost_events) rs_log(RS_LOG_INFO, "%llu events could not be written", (unsigned long long)lost_events);
+    if (lost_events)
+        rs_log(W_unmarked ? RS_LOG_WARN : RS_LOG_INFO, "%llu events could not be written to %s",
+               (unsigned long long)lost_events, W_path);
+    atomic_store(&rs_trace_fd, -1);
     if (W) {
         int e = rs_writer_close(W);
         if (e && !W_failed) rs_warn("closing %s: %s", W_path, strerror(-e));
@@ -594,9 +653,11 @@ void rs_writer_child_reset(void)
 {
     pthread_mutex_init(&wlock, NULL);
     rs_strings_child_reset();
+    atomic_store(&rs_trace_fd, -1);
     if (W) rs_writer_abandon(W); /* the parent's file: its pending bytes are the parent's to write */
     W = NULL;
     W_failed = 0;
+    W_unmarked = 0;
     W_path[0] = 0;
     strings_written = 0;
     lost_events = 0;

@@ -15,8 +15,15 @@
  *              capabilities again in this thread only, setresgid, setgroups), then emit 10 MARKs (index 2000);
  *              prints "cred=ok" or "cred=fail STEP errno"
  *     -u       each worker calls setresgid/setgroups/setresuid (to the ids it has) halfway through
+ *     -C HOW   after the threads (and a flush), the program goes for the trace file's descriptor: close (it),
+ *              close_range (3..~0), closefrom (3), dup2 (/dev/null onto it), dup3 (same), raw (close_range as
+ *              a raw system call), rawdup (raw close_range, then a file of its own dup'ed onto the number by
+ *              a raw system call), rawgone (raw close_range, then the file renamed: cannot be found again);
+ *              then emits 10 MARKs (index 2001) and prints "fd=N how=... result"
  * Prints "emitted=N dropped=M" (totals of rs_emit's answers in this process) on stdout at the end. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
 #include <pthread.h>
@@ -26,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -39,6 +47,7 @@
 static long nthreads = 1, nevents = 1000, rate, forks, exec_every;
 static int do_pause, do_exit_, early, verbs, as_other, hooks, fork_during, cred_drop, cred_threads;
 static _Atomic int cred_failed;
+static const char *fd_attack;
 static _Atomic unsigned long emitted, dropped, errno_changed;
 static uint32_t name_id;
 
@@ -94,6 +103,67 @@ static const char *drop_privileges(void)
     return NULL;
 }
 
+static int trace_fd(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    int found = -1;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char p[300], l[4096];
+        snprintf(p, sizeof p, "/proc/self/fd/%s", e->d_name);
+        ssize_t n = readlink(p, l, sizeof l - 1);
+        if (n > 7 && !memcmp(l + n - 7, ".rtrace", 7)) found = atoi(e->d_name);
+    }
+    if (d) closedir(d);
+    return found;
+}
+
+/* -C: what the program sees must be what it would see untraced. */
+static void attack_fd(const char *how)
+{
+    int fd = trace_fd(), r = 0, e = 0;
+    char res[256] = "";
+    if (fd < 0) {
+        printf("fd=none\n");
+        return;
+    }
+    errno = 0;
+    if (!strcmp(how, "close")) {
+        r = close(fd);
+        e = errno;
+        snprintf(res, sizeof res, "close=%d %s", r, r ? strerror(e) : "");
+    } else if (!strcmp(how, "close_range")) {
+        r = close_range(3, ~0u, 0);
+        snprintf(res, sizeof res, "close_range=%d", r);
+    } else if (!strcmp(how, "closefrom")) {
+        closefrom(3);
+        snprintf(res, sizeof res, "closefrom errno=%d", errno);
+    } else if (!strcmp(how, "dup2") || !strcmp(how, "dup3")) {
+        int n = open("/dev/null", O_WRONLY);
+        r = how[3] == '2' ? dup2(n, fd) : dup3(n, fd, O_CLOEXEC);
+        struct stat sb;
+        int devnull = fstat(fd, &sb) == 0 && S_ISCHR(sb.st_mode) && write(fd, "x", 1) == 1;
+        snprintf(res, sizeof res, "%s=%s devnull=%d", how, r == fd ? "fd" : "other", devnull);
+        close(n);
+    } else if (!strcmp(how, "rawgone")) {
+        char p[64], l[4096], m[4200];
+        snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(p, l, sizeof l - 1);
+        l[n > 0 ? n : 0] = 0;
+        r = (int)syscall(SYS_close_range, 3, ~0u, 0);
+        snprintf(m, sizeof m, "%s.moved", l);
+        snprintf(res, sizeof res, "raw=%d moved=%d", r, rename(l, m));
+    } else if (!strcmp(how, "raw") || !strcmp(how, "rawdup")) {
+        r = (int)syscall(SYS_close_range, 3, ~0u, 0);
+        snprintf(res, sizeof res, "raw=%d", r);
+        if (how[3]) {
+            int v = open("victim", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+            syscall(SYS_dup2, v, fd);
+        }
+    }
+    printf("fd=%s how=%s %s\n", fd >= 100 ? ">=100" : "low", how, res);
+}
+
 static void *worker(void *arg)
 {
     uint64_t idx = (uint64_t)(uintptr_t)arg;
@@ -129,7 +199,7 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
     int c;
-    while ((c = getopt(argc, argv, "t:n:r:pxF:X:EVAHWUu")) != -1) {
+    while ((c = getopt(argc, argv, "t:n:r:pxF:X:EVAHWUuC:")) != -1) {
         switch (c) {
         case 't': nthreads = atol(optarg); break;
         case 'n': nevents = atol(optarg); break;
@@ -145,6 +215,7 @@ int main(int argc, char **argv)
         case 'W': fork_during = 1; break;
         case 'U': cred_drop = 1; break;
         case 'u': cred_threads = 1; break;
+        case 'C': fd_attack = optarg; break;
         default: fprintf(stderr, "usage: see the comment at the top of emitter.c\n"); return 2;
         }
     }
@@ -185,6 +256,12 @@ int main(int argc, char **argv)
         if (fail) printf("cred=fail %s %s\n", fail, strerror(errno));
         else printf("cred=ok uid=%u gid=%u\n", (unsigned)geteuid(), (unsigned)getegid());
         for (uint64_t k = 0; k < 10; k++) emit_one((uint64_t)2000 << 32 | k);
+    }
+    if (fd_attack) {
+        rs_core_flush();
+        attack_fd(fd_attack);
+        for (uint64_t k = 0; k < 10; k++) emit_one((uint64_t)2001 << 32 | k);
+        rs_core_flush();
     }
     printf("emitted=%lu dropped=%lu\n", (unsigned long)emitted, (unsigned long)dropped);
     if (errno_changed)
