@@ -193,6 +193,23 @@ static int ring_to_file(struct rs_ring *r, uint64_t from, uint64_t to)
     return 0;
 }
 
+/* A ring's new drops, written before its events that follow them: read after the ring's head was loaded
+ * (acquire), so every drop that made a hole before an event about to be drained is counted here, and the
+ * DROPS record precedes the events after the hole in the file (a SIGKILL can no longer keep events after
+ * a hole whose DROPS record was not written yet). Drops made later are counted early, which is harmless. */
+static void ring_drops(struct rs_ring *r)
+{
+    uint64_t de = atomic_load_explicit(&r->drop_events, memory_order_relaxed);
+    uint64_t db = atomic_load_explicit(&r->drop_bytes, memory_order_relaxed);
+    if (de == r->seen_drop_events) return;
+    int e;
+    if (W && !W_failed &&
+        (e = rs_writer_drops(W, r->tid, de - r->seen_drop_events, db - r->seen_drop_bytes, RS_DROP_BUFFER_FULL)))
+        write_error(e);
+    r->seen_drop_events = de;
+    r->seen_drop_bytes = db;
+}
+
 struct snap {
     struct rs_ring *r;
     uint64_t head;
@@ -243,6 +260,7 @@ static double drain_all(void)
             if (e) write_error(e);
             r->started = 1;
         }
+        if (writable) ring_drops(r);
         if (writable && head != tail) {
             if ((e = ring_to_file(r, tail, head))) write_error(e);
             else tail = head;
@@ -265,16 +283,7 @@ static double drain_all(void)
             }
             atomic_store_explicit(&r->tail, head, memory_order_release);
         }
-        uint64_t de = atomic_load_explicit(&r->drop_events, memory_order_relaxed);
-        uint64_t db = atomic_load_explicit(&r->drop_bytes, memory_order_relaxed);
-        if (de != r->seen_drop_events) {
-            if (W && !W_failed &&
-                (e = rs_writer_drops(W, r->tid, de - r->seen_drop_events, db - r->seen_drop_bytes,
-                                     RS_DROP_BUFFER_FULL)))
-                write_error(e);
-            r->seen_drop_events = de;
-            r->seen_drop_bytes = db;
-        }
+        ring_drops(r); /* drops after the last event (a thread that exited on a full ring), or unwritable */
         if (snaps[i].exited) {
             if (W && !W_failed && r->started) {
                 struct rs_ev_THREAD_END t;
@@ -304,6 +313,8 @@ static double drain_all(void)
                 write_error(e);
                 break;
             }
+            ring_drops(r);
+            if (W_failed) break;
             if ((e = ring_to_file(r, tail, head))) {
                 write_error(e);
                 break; /* the rest of this ring is counted lost by the next drain */

@@ -23,6 +23,15 @@ int main(int argc, char **argv)
     static uint32_t tid_of[MAXIDX];
     uint64_t marks = 0, gaps = 0, order = 0, tidmix = 0, drops = 0, thread_start = 0, thread_end = 0, proc_end = 0;
     uint64_t as_tid = 0, hook_ticks = 0, hook_end = 0, late_start = 0;
+    /* unannounced: gaps in a thread's sequence met before DROPS records (of that thread, so far in the file)
+     * account for them: a file cut after such a gap would show events after a hole it does not explain */
+    static uint64_t gap_cum[MAXIDX];
+    static struct {
+        uint32_t tid;
+        uint64_t cum;
+    } dropc[MAXIDX];
+    size_t ndropc = 0;
+    uint64_t unannounced = 0;
     static uint32_t started[MAXIDX]; /* tids with a THREAD_START so far, in this file */
     uint64_t events = 0, frames = 0, clocks = 0, forks = 0, warnings = 0, partial = 0, strings_bad = 0;
     int32_t end_status = -1;
@@ -54,7 +63,15 @@ int main(int argc, char **argv)
                 if (!verbs) continue;
                 v = ((const struct rs_ev_IBV_POST_SEND *)e.ev)->wr_id;
                 break;
-            case RS_EV_DROPS: drops += ((const struct rs_ev_DROPS *)e.ev)->events; continue;
+            case RS_EV_DROPS: {
+                const struct rs_ev_DROPS *d = (const void *)e.ev;
+                drops += d->events;
+                size_t k = 0;
+                while (k < ndropc && dropc[k].tid != d->tid) k++;
+                if (k == ndropc && ndropc < MAXIDX) dropc[ndropc++].tid = d->tid;
+                if (k < MAXIDX) dropc[k].cum += d->events;
+                continue;
+            }
             case RS_EV_THREAD_START:
                 thread_start++;
                 if (nstarted < MAXIDX) started[nstarted++] = e.tid;
@@ -101,7 +118,13 @@ int main(int argc, char **argv)
             if (!tid_of[idx]) tid_of[idx] = e.tid;
             else if (tid_of[idx] != e.tid) tidmix++;
             if ((int64_t)seq < next[idx]) order++;
-            else if ((int64_t)seq > next[idx]) gaps += seq - (uint64_t)next[idx];
+            else if ((int64_t)seq > next[idx]) {
+                gaps += seq - (uint64_t)next[idx];
+                gap_cum[idx] += seq - (uint64_t)next[idx];
+                size_t k = 0;
+                while (k < ndropc && dropc[k].tid != e.tid) k++;
+                if (k == ndropc || dropc[k].cum < gap_cum[idx]) unannounced++;
+            }
             next[idx] = (int64_t)seq + 1;
         }
         const struct rs_read_stats *st = rs_reader_stats(r);
@@ -117,13 +140,14 @@ int main(int argc, char **argv)
     printf("status=%s marks=%llu gaps=%llu order_errors=%llu tid_mix=%llu drops=%llu thread_start=%llu "
            "thread_end=%llu proc_end=%llu end_status=%d end_reason=%u clocks=%llu frames=%llu forks=%llu "
            "warnings=%llu partial=%llu strings_bad=%llu events=%llu last_mark_rt=%llu as_tid=%llu hook_ticks=%llu "
-           "hook_end=%llu late_start=%llu reason=\"%s\"\n",
+           "hook_end=%llu late_start=%llu reason=\"%s\" unannounced=%llu\n",
            status, (unsigned long long)marks, (unsigned long long)gaps, (unsigned long long)order,
            (unsigned long long)tidmix, (unsigned long long)drops, (unsigned long long)thread_start,
            (unsigned long long)thread_end, (unsigned long long)proc_end, end_status, end_reason,
            (unsigned long long)clocks, (unsigned long long)frames, (unsigned long long)forks,
            (unsigned long long)warnings, (unsigned long long)partial, (unsigned long long)strings_bad,
            (unsigned long long)events, (unsigned long long)last_mark_rt, (unsigned long long)as_tid,
-           (unsigned long long)hook_ticks, (unsigned long long)hook_end, (unsigned long long)late_start, reason);
+           (unsigned long long)hook_ticks, (unsigned long long)hook_end, (unsigned long long)late_start, reason,
+           (unsigned long long)unannounced);
     return 0;
 }

@@ -10,7 +10,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_build tests/core/emitter tests/core/check
 E=$RS_BUILD/tests/core/emitter C=$RS_BUILD/tests/core/check
-plan 10
+plan 11
 
 out=$(RAILSCOPE_OUT=$T/paced run_timeout 60 "$E" -t 16 -n 1000000 -r 125000)
 if [ "$out" != "emitted=16000000 dropped=0" ]; then
@@ -30,6 +30,7 @@ dropped=$(echo "$out" | sed -n 's/.* dropped=\([0-9]*\)$/\1/p')
 is "$((emitted + dropped))" 16000000 "over the rate: every event either accepted or refused"
 res=$("$C" "$T"/fast/*.rtrace)
 like "$res" "marks=$emitted .*order_errors=0 tid_mix=0 drops=$dropped " "over the rate: file holds every accepted event and drops=$dropped exactly"
+like "$res" " unannounced=0$" "over the rate: every hole is preceded by the DROPS record that counts it (issue 17)"
 info=$("$RS_CLI" info "$T"/fast/*.rtrace)
 like "$info" "dropped: +$dropped events" "info reports the drop count"
 ok "info still exits 0 (drops are reported, the file is complete)" "$RS_CLI" info "$T"/fast/*.rtrace
