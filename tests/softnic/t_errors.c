@@ -226,6 +226,62 @@ int main(void)
         close(p2c[1]);
     }
 
+    /* 12. a descheduled responder: the request waits (RNR) at a peer process that is stopped for 1 s, longer
+     * than the whole RNR budget (rnr_retry 6 x 41 ms). A real NIC keeps time on its own; the software NIC
+     * must not count the time its process could not run: once resumed and the receive posted, the SEND
+     * completes (softnic charges at most 20 ms per RX pass; with a wall-clock deadline it was NAKed with
+     * RNR_RETRY_EXC at once). */
+    {
+        int c2p[2], p2c[2];
+        if (pipe(c2p) || pipe(p2c)) t_die("pipe");
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            struct t_port C;
+            t_port_open(&C, 64);
+            char *cb = calloc(1, 4096);
+            struct ibv_mr *cm = ibv_reg_mr(C.pd, cb, 4096, rw);
+            struct ibv_qp *qc = t_qp(&C, NULL, 16);
+            uint64_t mine = qc->qp_num, peer = 0, cmd = 0;
+            if (write(c2p[1], &mine, sizeof mine) != sizeof mine || read(p2c[0], &peer, sizeof peer) != sizeof peer)
+                _exit(1);
+            t_connect(qc, (uint32_t)peer, 7, 24); /* responder: min_rnr_timer code 24 = 40.96 ms */
+            if (write(c2p[1], &mine, sizeof mine) != sizeof mine || read(p2c[0], &cmd, sizeof cmd) != sizeof cmd)
+                _exit(1);
+            t_recv(qc, 1, cb, 4096, cm->lkey);
+            struct ibv_wc wc;
+            int got = t_wait(C.cq, &wc, 5);
+            usleep(200000); /* let the ACK leave */
+            _exit(got && wc.status == IBV_WC_SUCCESS ? 0 : 2);
+        }
+        struct ibv_qp *qp = t_qp(&A, NULL, 16);
+        uint64_t mine = qp->qp_num, peer = 0, go = 1;
+        int okx = read(c2p[0], &peer, sizeof peer) == sizeof peer && write(p2c[1], &mine, sizeof mine) == sizeof mine;
+        t_connect(qp, (uint32_t)peer, 6, 1); /* requester: rnr_retry 6 -> budget 7 x 40.96 ms */
+        okx = okx && read(c2p[0], &peer, sizeof peer) == sizeof peer;
+        t_post(qp, IBV_WR_SEND, 120, abuf, 128, amr->lkey, 0, 0, 0);
+        usleep(50000); /* parked at the responder now */
+        kill(pid, SIGSTOP);
+        usleep(1000000);
+        kill(pid, SIGCONT);
+        usleep(50000);
+        okx = okx && write(p2c[1], &go, sizeof go) == sizeof go;
+        struct ibv_wc wc;
+        int got = t_wait(A.cq, &wc, 5);
+        t_ok(okx && got && wc.status == IBV_WC_SUCCESS,
+             "softnic: responder stopped 1 s (> RNR budget 0.29 s), then posts its receive -> SEND succeeds (%s)",
+             got ? ibv_wc_status_str(wc.status) : "no completion");
+        int st = 0;
+        waitpid(pid, &st, 0);
+        t_ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "softnic: the stopped responder received the message");
+        ibv_destroy_qp(qp);
+        drain();
+        close(c2p[0]);
+        close(c2p[1]);
+        close(p2c[0]);
+        close(p2c[1]);
+    }
+
     /* 11. honest refusals */
     errno = 0;
     t_ok(!ibv_reg_dmabuf_mr(A.pd, 0, 0, 0, -1, 0) && errno == EOPNOTSUPP,

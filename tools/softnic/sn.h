@@ -131,8 +131,9 @@ struct sn_swr { /* a posted send, kept until its ACK/NAK/flush */
 struct sn_parked {
     struct sn_parked *next;
     struct sn_hdr h;
-    uint64_t deadline; /* 0 = wait forever (rnr_retry 7) */
-    int rnr;           /* waiting for a receive (else for the QP state) */
+    uint64_t budget;  /* ns of waiting left before the NAK; 0 = wait forever (rnr_retry 7) */
+    uint64_t charged; /* when the budget was last charged (sn_now) */
+    int rnr;          /* waiting for a receive (else for the QP state) */
     uint8_t *data;
 };
 
@@ -199,6 +200,7 @@ struct sn_ctx {
     int epfd, wake_fd, async_rd, async_wr;
     struct sn_conn wake;
     uint64_t rx_gen, rx_done; /* destroy_qp waits until RX has passed a command generation */
+    uint64_t tx_jobs;         /* frames TX has finished (sent or failed): sn_tx_drain's progress mark */
     struct sn_qp *qps;
     struct sn_conn *conns;
     struct sn_mr **mrs;

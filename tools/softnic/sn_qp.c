@@ -73,21 +73,33 @@ static void tx_purge(struct sn_ctx *c, struct sn_qp *qp) { tx_purge_some(c, qp, 
 
 /* Let the ACK/NAK/READ responses already owed to peers leave before a QP (qp) or the whole port
  * (NULL) goes away: a peer whose receive completed must also get its ACK, even when the application
- * tears down the moment it sees the completion.  Bounded: a stuck peer costs at most 0.5 s.
+ * tears down the moment it sees the completion. Bounded by progress, not by a fixed time: on a loaded
+ * host the TX thread can wait for a CPU longer than any fixed bound that is short (0.5 s was: the peer
+ * then saw "transport retry counter exceeded" for a message that had arrived). It gives up after
+ * SN_DRAIN_STUCK_S seconds of 0.25 s slices in which TX finished no frame although this thread woke on
+ * time (a peer that stopped reading its socket); slices this thread overslept (descheduled) do not count.
  * ctx lock held. */
+#define SN_DRAIN_SLICE_NS 250000000ull
+#define SN_DRAIN_STUCK_S  5
 void sn_tx_drain(struct sn_ctx *c, struct sn_qp *qp)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_nsec += 500000000;
-    if (until.tv_nsec >= 1000000000) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000;
-    }
+    uint64_t mark = c->tx_jobs, slice_end = sn_now() + SN_DRAIN_SLICE_NS;
+    int idle = 0; /* slices in which TX finished nothing although this thread was running */
     for (;;) {
         int owed = qp ? qp->tx_inflight : c->tx_fd >= 0;
         for (struct sn_job *j = c->txq; j && !owed; j = j->next) owed = (!qp || j->qp == qp) && j->type > SN_REQ_READ;
-        if (!owed || c->stop || pthread_cond_timedwait(&c->cond, &c->lock, &until)) return;
+        if (!owed || c->stop) return;
+        uint64_t now = sn_now();
+        if (now >= slice_end) {
+            if (c->tx_jobs != mark) idle = 0;
+            else if (now - slice_end < SN_DRAIN_SLICE_NS / 2) idle++; /* woke on time: a slice really idle */
+            if (idle >= (int)(SN_DRAIN_STUCK_S * 1000000000ull / SN_DRAIN_SLICE_NS)) return;
+            mark = c->tx_jobs;
+            slice_end = now + SN_DRAIN_SLICE_NS;
+        }
+        struct timespec until = {.tv_sec = (time_t)(slice_end / 1000000000ull),
+                                 .tv_nsec = (long)(slice_end % 1000000000ull)};
+        pthread_cond_timedwait(&c->cond, &c->lock, &until);
     }
 }
 

@@ -340,6 +340,18 @@ static int apply(struct sn_ctx *c, struct sn_conn *cn, const struct sn_hdr *h, c
 #undef DROP_PAYLOAD
 }
 
+/* Waiting budgets and descheduling. A parked request (RNR: no receive posted yet; or the QP not yet RTR)
+ * gets NAKed once its budget runs out: (rnr_retry + 1) x min_rnr_timer, or SN_STATE_WAIT_NS for the
+ * state. A real NIC counts that time on its own clock; a software NIC's RX thread and the application
+ * that would post the receive or move the QP share the host's CPUs, and on a loaded machine either can
+ * be descheduled for longer than the whole budget (a 2-core CI box with builds beside: seconds). So the
+ * budget is charged only for time the RX thread could watch: each pass charges what elapsed since the
+ * last one but at most SN_CHARGE_MAX_NS, and RX wakes every SN_RETRY_TICK_NS while a finite budget is
+ * pending. Unloaded, the NAK comes when it always did; a process stopped for 2 s costs 20 ms of budget. */
+#define SN_STATE_WAIT_NS 1000000000ull /* peer QP not yet RTR */
+#define SN_CHARGE_MAX_NS 20000000ull
+#define SN_RETRY_TICK_NS 10000000ull
+
 static void park(struct sn_ctx *c, struct sn_conn *cn, const struct sn_hdr *h, uint8_t *data, int why)
 {
     struct sn_parked *p = calloc(1, sizeof *p);
@@ -351,16 +363,17 @@ static void park(struct sn_ctx *c, struct sn_conn *cn, const struct sn_hdr *h, u
     p->data = data;
     p->rnr = why == PARK_RNR;
     if (p->rnr)
-        p->deadline =
-            h->rnr_retry >= 7 ? 0 : sn_now() + (uint64_t)(h->rnr_retry + 1) * rnr_timer_ns(cn->qp->attr.min_rnr_timer);
-    else p->deadline = sn_now() + 1000000000ull; /* peer QP not yet RTR: give it a second */
+        p->budget = h->rnr_retry >= 7 ? 0 : (uint64_t)(h->rnr_retry + 1) * rnr_timer_ns(cn->qp->attr.min_rnr_timer);
+    else p->budget = SN_STATE_WAIT_NS;
+    p->charged = sn_now();
     if (cn->parked_tail) cn->parked_tail->next = p;
     else cn->parked = p;
     cn->parked_tail = p;
     c->nparked++;
 }
 
-/* retry buffered requests in order; expire the ones whose RNR/retry budget ran out (lock held) */
+/* retry buffered requests in order; expire the ones whose RNR/retry budget ran out (lock held).
+ * Returns when RX should look again (0: no finite budget pending). */
 static uint64_t retry_parked(struct sn_ctx *c)
 {
     uint64_t next = 0, now = sn_now();
@@ -376,13 +389,19 @@ static uint64_t retry_parked(struct sn_ctx *c)
                 c->nparked--;
                 continue;
             }
-            if (p->deadline && p->deadline <= now) {
+            if (!p->budget) break; /* waits forever */
+            uint64_t dt = now > p->charged ? now - p->charged : 0;
+            if (dt > SN_CHARGE_MAX_NS) dt = SN_CHARGE_MAX_NS; /* we were not running: not the peer's time */
+            p->charged = now;
+            if (p->budget <= dt) {
                 respond(c, cn->qp, cn, SN_RSP_NAK, p->h.seq,
                         r == PARK_RNR ? IBV_WC_RNR_RETRY_EXC_ERR : IBV_WC_RETRY_EXC_ERR);
                 drop_parked(c, cn); /* the requester errors out and flushes the rest */
                 break;
             }
-            if (p->deadline && (!next || p->deadline < next)) next = p->deadline;
+            p->budget -= dt;
+            uint64_t at = now + (p->budget < SN_RETRY_TICK_NS ? p->budget : SN_RETRY_TICK_NS);
+            if (!next || at < next) next = at;
             break;
         }
     }
@@ -720,6 +739,7 @@ static void *tx_main(void *arg)
         pthread_mutex_lock(&c->lock);
         qp->tx_inflight--;
         c->tx_fd = -1;
+        c->tx_jobs++;
         pthread_cond_broadcast(&c->cond);
         if (err && request) tx_fail(c, qp, j->seq);
         free(j);
