@@ -73,10 +73,12 @@ $(LIB): $(LIB_OBJS) preload/librailscope.map
 $(CLI): $(CLI_OBJS)
 	$(CC) -o $@ $(CLI_OBJS) $(LDFLAGS_ALL) -lzstd -lpthread -lm
 
-# Fragments: each adds to TEST_BINS / EXTRA_TARGETS and defines its own rules.
+# Fragments: each declares its programs (PROGRAMS += name, name.srcs, name.libs ...: mk/rules.mk, included
+# after them, writes the rules); the few rules that are not "compile and link one program" stay explicit.
 TEST_BINS :=
 EXTRA_TARGETS :=
 -include $(wildcard */build.mk */*/build.mk)
+include mk/rules.mk
 all: $(EXTRA_TARGETS) $(TEST_BINS)
 
 # Tests: every tests/**/*.t is a TAP program. They find the build through RS_BUILD.

@@ -10,7 +10,7 @@ comma := ,
 FUZZ_TARGETS := $(filter-out fuzz_cli,$(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c)))
 FUZZ_READER := formats/reader.c formats/rtrace_tables.c
 FUZZ_DEPS := tests/fuzz/fuzz_common.h formats/reader.h formats/rtrace.h $(wildcard formats/events_*.h) $(FUZZ_READER)
-FUZZ_REPLAY := $(patsubst %,$(B)/fuzz/%-replay,$(FUZZ_TARGETS))
+FUZZ_REPLAY := $(patsubst %,$(B)/fuzz/%-replay,$(FUZZ_TARGETS) fuzz_cli)
 # -I. for cli.h-style includes; -w on the fuzz build: clang warns differently from gcc and the -Werror
 # gate is the gcc build's job.
 FUZZ_CFLAGS := -std=gnu11 -O1 -g -D_GNU_SOURCE -I. -Iformats -Itracer -Itests/fuzz -fno-omit-frame-pointer \
@@ -21,32 +21,32 @@ FUZZ_HAVE := $(if $(SAN),,$(shell printf 'int LLVMFuzzerTestOneInput(const char*
     $(FUZZ_CC) -x c -fsanitize=fuzzer -o /dev/null - 2>/dev/null && echo 1))
 FUZZ_BINS := $(if $(FUZZ_HAVE),$(patsubst %,$(B)/fuzz/%,$(FUZZ_TARGETS)))
 
-$(B)/fuzz/%-replay: tests/fuzz/%.c tests/fuzz/standalone.c $(FUZZ_DEPS)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Itests/fuzz -o $@ $< tests/fuzz/standalone.c $(FUZZ_READER) $(LDFLAGS_ALL) -lzstd
+# The replays: the canned recipe (mk/rules.mk).
+PROGRAMS += $(patsubst %,fuzz/%-replay,$(FUZZ_TARGETS) fuzz_cli)
+$(foreach t,$(FUZZ_TARGETS),$(eval fuzz/$(t)-replay.srcs := tests/fuzz/$(t).c tests/fuzz/standalone.c $(FUZZ_READER)))
+$(foreach t,$(FUZZ_TARGETS),$(eval fuzz/$(t)-replay.deps := $(FUZZ_DEPS)))
+$(foreach t,$(FUZZ_TARGETS) fuzz_cli,$(eval fuzz/$(t)-replay.cflags := -Itests/fuzz))
+$(foreach t,$(FUZZ_TARGETS),$(eval fuzz/$(t)-replay.libs := -lzstd))
 
+# The libFuzzer builds (clang, its own flags): not the canned recipe.
 $(FUZZ_BINS): $(B)/fuzz/%: tests/fuzz/%.c $(FUZZ_DEPS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_READER) -lzstd
 
 # The CLI target: the replay links this build's CLI objects (no main, no record); the libFuzzer build
 # compiles the CLI sources again with clang (only for `make fuzz` / `make soak`: it takes a minute).
-FUZZ_CLI_OBJS := $(CLI_LIB_OBJS)
 FUZZ_CLI_SRCS := $(filter-out cli/main.c cli/record.c,$(CLI_SRCS) $(SHARED_SRCS))
-$(B)/fuzz/fuzz_cli-replay: tests/fuzz/fuzz_cli.c tests/fuzz/standalone.c tests/fuzz/fuzz_common.h $(FUZZ_CLI_OBJS)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Itests/fuzz -o $@ tests/fuzz/fuzz_cli.c tests/fuzz/standalone.c $(FUZZ_CLI_OBJS) \
-	    $(LDFLAGS_ALL) -lzstd -lpthread -lm
+fuzz/fuzz_cli-replay.srcs := tests/fuzz/fuzz_cli.c tests/fuzz/standalone.c $(CLI_LIB_OBJS)
+fuzz/fuzz_cli-replay.deps := tests/fuzz/fuzz_common.h
+fuzz/fuzz_cli-replay.libs := -lzstd -lpthread -lm
 FUZZ_CLI_FOBJS := $(patsubst %.c,$(B)/fuzz/obj/%.o,$(FUZZ_CLI_SRCS))
 $(B)/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(subst =fuzzer$(comma),=fuzzer-no-link$(comma),$(FUZZ_CFLAGS)) -c $< -o $@
 $(B)/fuzz/fuzz_cli: tests/fuzz/fuzz_cli.c tests/fuzz/fuzz_common.h $(FUZZ_CLI_FOBJS)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_cli.c $(FUZZ_CLI_FOBJS) -lzstd -lpthread -lm
-FUZZ_REPLAY += $(B)/fuzz/fuzz_cli-replay
 fuzz: $(if $(FUZZ_HAVE),$(B)/fuzz/fuzz_cli)
 
-TEST_BINS += $(FUZZ_REPLAY)
 EXTRA_TARGETS += $(FUZZ_BINS)
 fuzz: $(FUZZ_BINS) $(FUZZ_REPLAY)
 .PHONY: fuzz

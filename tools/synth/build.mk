@@ -1,8 +1,6 @@
 # rs-synth, the synthetic cluster generator (ground truth for the analyzer's tests, the report benchmark and
 # the HTML/export tests). It writes through the real trace writer, linked statically from the library's objects.
-SYNTH := $(B)/synth/rs-synth
-SYNTH_OBJS := $(B)/lib/tracer/writer.o $(B)/lib/formats/rtrace_tables.o
-$(SYNTH): tools/synth/synth.c $(SYNTH_OBJS) tracer/writer.h formats/rtrace.h
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ tools/synth/synth.c $(SYNTH_OBJS) $(LDFLAGS_ALL) -lzstd -lpthread -lm
-EXTRA_TARGETS += $(SYNTH)
+PROGRAMS += synth/rs-synth
+synth/rs-synth.srcs := tools/synth/synth.c $(B)/lib/tracer/writer.o $(B)/lib/formats/rtrace_tables.o
+synth/rs-synth.deps := tracer/writer.h formats/rtrace.h
+synth/rs-synth.libs := -lzstd -lpthread -lm
