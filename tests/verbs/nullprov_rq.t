@@ -50,7 +50,9 @@ is "$(printf '%s\n' "$d" | grep -E '^ibv_post_send .*wr_id=0x110[01] ' | grep -o
 j=$("$RS_CLI" dump --json "$T/rq" 2>&1)
 like "$j" "\"kind\":\"ibv_create_srq\".*\"id\":$ida,\"max_wr\":128,\"ext\":0" "dump --json: ibv_create_srq with id, max_wr, ext"
 like "$j" "\"kind\":\"ibv_post_recv\".*\"wr_id\":\"0xb00\".*\"srq\":$idb" "dump --json: SRQ receive with the SRQ's id"
-like "$j" "\"kind\":\"ibv_create_wq\".*\"wq_num\":$wqn,\"wq_type\":0,\"max_wr\":64" "dump --json: ibv_create_wq with wq_num, wq_type, max_wr"
+# (enum fields may carry their name beside the number: "wq_type":0,"wq_type_name":"RQ")
+like "$j" "\"kind\":\"ibv_create_wq\".*\"wq_num\":$wqn,\"wq_type\":0,(\"wq_type_name\":\"RQ\",)?\"max_wr\":64" \
+    "dump --json: ibv_create_wq with wq_num, wq_type, max_wr"
 
 # A context opened behind ibv_open_device (libibverbs' private verbs_open_device, as libmlx5 calls it):
 # adopted at its first ibv_create_cq (or ibv_alloc_pd), recorded as ibv_open_device aux=4, then traced.
