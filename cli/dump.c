@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "reader.h"
+#include "rtrace_enums.h"
 #include "analyzer/symbolize.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
@@ -23,7 +24,9 @@ static void usage(FILE *f)
                "\n"
                "  --json   JSON Lines: one object per event with \"kind\" (lower case), \"ts_ns\", \"pid\",\n"
                "           \"tid\", \"aux\" and every field of the kind by name; strings as JSON strings,\n"
-               "           hex-typed fields (addresses, keys) as \"0x...\" strings\n"
+               "           hex-typed fields (addresses, keys) as \"0x...\" strings; enum fields (opcode, mem,\n"
+               "           status, copy_kind ...) also get FIELD_name with the value's name after the fields\n"
+               "           (\"opcode\":0, ... \"opcode_name\":\"RDMA_WRITE\"), when the value has one\n"
                "  --abs    text mode: absolute timestamps in ns (default: seconds since the trace started)\n"
                "\n"
                "Exit status: 0 all files complete, 1 a file is partial, truncated, damaged or unreadable while\n"
@@ -184,6 +187,10 @@ static void dump_event(FILE *o, int json, int abs, struct rs_reader *r, struct r
         return;
     }
     size_t off = sizeof *ev;
+    struct enum_name {
+        const char *field, *name;
+    } names[16];
+    unsigned nnames = 0;
     for (unsigned i = 0; i < d->nfields; i++) {
         const struct rs_field_desc *f = &d->fields[i];
         if (!strcmp(f->name, "pad")) {
@@ -192,6 +199,10 @@ static void dump_event(FILE *o, int json, int abs, struct rs_reader *r, struct r
         }
         fprintf(o, json ? ",\"%s\":" : " %s=", f->name);
         print_field(o, json, r, f, b + off, base);
+        if (json && nnames < 16) { /* enum fields: the value's name, from formats/rtrace_enums.h */
+            const char *en = rs_enum_name(rs_enum_of(ev->kind, i), rd(b + off, rs_ftype_size[f->type]));
+            if (en) names[nnames++] = (struct enum_name){f->name, en};
+        }
         off += rs_ftype_size[f->type];
     }
     /* Variable-length tails of the kinds that have one. */
@@ -212,6 +223,8 @@ static void dump_event(FILE *o, int json, int abs, struct rs_reader *r, struct r
     } else if (d->varlen && ev->size > d->size) {
         fprintf(o, json ? ",\"tail_bytes\":%u" : " tail_bytes=%u", ev->size - d->size);
     }
+    /* the names come after every field (FIELD_name), so the fields keep their order and adjacency */
+    for (unsigned i = 0; i < nnames; i++) fprintf(o, ",\"%s_name\":\"%s\"", names[i].field, names[i].name);
     fputs(json ? "}\n" : "\n", o);
 }
 

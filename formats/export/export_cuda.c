@@ -6,14 +6,22 @@
 #include <string.h>
 
 #include "export_xlate.h"
+#include "rtrace_enums.h"
 #include "util/xalloc.h"
 
 /* ---------------- CUDA ---------------- */
 
-static const char *const memcpy_kind[] = {"",     "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-                                          "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
-static const char *const mem_kind[] = {"Unknown", "Pageable", "Pinned", "Device",
-                                       "Array",   "Managed",  "Device", "Managed"};
+/* CUPTI's copy and memory kind names (formats/rtrace_enums.h; Kineto prints the same), "?" when unknown */
+static const char *copy_kind_name(uint32_t k)
+{
+    const char *n = k < RS_ENUM_N(CUPTI_COPY) ? rs_enum_CUPTI_COPY[k] : NULL;
+    return n ? n : "?";
+}
+static const char *mem_kind_name(uint32_t k)
+{
+    const char *n = k < RS_ENUM_N(CUPTI_MEM) ? rs_enum_CUPTI_MEM[k] : NULL;
+    return n ? n : "?";
+}
 
 static struct xgroup *stream_group(struct rs_exp *x, uint32_t dev, uint32_t stream)
 {
@@ -89,8 +97,8 @@ void xl_on_memcpy(struct rs_exp *x, const struct rs_ev_CUDA_MEMCPY *e)
                          : NULL;
     if (c && *c) n = *c;
     else {
-        n = xl_name_f(x, "Memcpy %s (%s -> %s)", e->copy_kind < 11 ? memcpy_kind[e->copy_kind] : "?",
-                      e->src_kind < 8 ? mem_kind[e->src_kind] : "?", e->dst_kind < 8 ? mem_kind[e->dst_kind] : "?");
+        n = xl_name_f(x, "Memcpy %s (%s -> %s)", copy_kind_name(e->copy_kind), mem_kind_name(e->src_kind),
+                      mem_kind_name(e->dst_kind));
         if (c) *c = n;
     }
     item_init(&it, ts, dur, n, RS_XCAT_gpu_memcpy);
@@ -107,7 +115,7 @@ void xl_on_memset(struct rs_exp *x, const struct rs_ev_CUDA_MEMSET *e)
     uint32_t n;
     if (e->memory_kind < 8 && x->memset_nid[e->memory_kind]) n = x->memset_nid[e->memory_kind];
     else {
-        n = xl_name_f(x, "Memset (%s)", e->memory_kind < 8 ? mem_kind[e->memory_kind] : "?");
+        n = xl_name_f(x, "Memset (%s)", mem_kind_name(e->memory_kind));
         if (e->memory_kind < 8) x->memset_nid[e->memory_kind] = n;
     }
     item_init(&it, ts, dur, n, RS_XCAT_gpu_memset);
@@ -164,10 +172,13 @@ void xl_on_api(struct rs_exp *x, uint32_t tid, const struct rs_ev_CUDA_API *e)
 
 void xl_on_copy_call(struct rs_exp *x, uint32_t tid, const struct rs_ev_CUDA_COPY_CALL *e)
 {
-    static const char *const k[] = {"HtoH", "HtoD", "DtoH", "DtoD", "Default"};
     struct rs_xitem it;
-    uint32_t ck = e->copy_kind < 5 ? e->copy_kind : 5, *c = &x->copy_nid[!!e->async][ck];
-    if (!*c) *c = xl_name_f(x, "%s %s", e->async ? "cudaMemcpyAsync" : "cudaMemcpy", ck < 5 ? k[ck] : "?");
+    uint32_t ck = e->copy_kind < RS_ENUM_N(CUDA_COPY) ? e->copy_kind : RS_ENUM_N(CUDA_COPY),
+             *c = &x->copy_nid[!!e->async][ck];
+    _Static_assert(RS_ENUM_N(CUDA_COPY) + 1 <= sizeof x->copy_nid[0] / sizeof x->copy_nid[0][0], "copy_nid size");
+    if (!*c)
+        *c = xl_name_f(x, "%s %s", e->async ? "cudaMemcpyAsync" : "cudaMemcpy",
+                       ck < RS_ENUM_N(CUDA_COPY) ? rs_enum_CUDA_COPY[ck] : "?");
     item_init(&it, al(x, e->h.ts), e->dur, *c, RS_XCAT_cuda_runtime);
     arg_u(&it, RS_XK_bytes, RS_XA_U64, e->bytes);
     if (e->ret) arg_u(&it, RS_XK_ret, RS_XA_I64, (uint64_t)(int64_t)e->ret);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "export_xlate.h"
+#include "rtrace_enums.h"
 #include "util/xalloc.h"
 
 /* ---------------- bandwidth counters ----------------
@@ -88,9 +89,6 @@ static void bw_end(struct rs_exp *x, struct xbw *bw)
 
 /* ---------------- verbs ---------------- */
 
-static const char *const wr_op_names[] = {
-    "RDMA_WRITE",           "RDMA_WRITE_WITH_IMM", "SEND",    "SEND_WITH_IMM", "RDMA_READ", "ATOMIC_CMP_AND_SWP",
-    "ATOMIC_FETCH_AND_ADD", "LOCAL_INV",           "BIND_MW", "SEND_WITH_INV", "TSO"};
 #define IBV_SEND_SIGNALED_BIT 2u
 #define XQP_SRQ               0x80000000u
 
@@ -231,8 +229,9 @@ void xl_on_post_recv(struct rs_exp *x, uint32_t tid, const struct rs_ev_IBV_POST
 static uint32_t wr_name(struct rs_exp *x, uint32_t opcode)
 {
     if (opcode == 128) return NID(x, RECV);
-    if (opcode < sizeof wr_op_names / sizeof wr_op_names[0]) {
-        if (!x->wr_nid[opcode]) x->wr_nid[opcode] = xl_name_s(x, wr_op_names[opcode]);
+    const char *nm = rs_enum_name(&(struct rs_enum){rs_enum_WR_OPCODE, RS_ENUM_N(WR_OPCODE)}, opcode);
+    if (nm && opcode < sizeof x->wr_nid / sizeof x->wr_nid[0]) { /* names: formats/rtrace_enums.h */
+        if (!x->wr_nid[opcode]) x->wr_nid[opcode] = xl_name_s(x, nm);
         return x->wr_nid[opcode];
     }
     return xl_name_f(x, "WR opcode %u", opcode);

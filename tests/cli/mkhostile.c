@@ -9,7 +9,7 @@
  *     mkhostile utf8 FILE                hostile strings (invalid UTF-8, encoded surrogates, overlong forms,
  *                                        control characters, quotes) as header fields, thread names, mark
  *                                        names, warnings and host facts (D9)
- *     mkhostile enums FILE               one event of every kind, enum fields set (18.6 names)
+ *     mkhostile enums FILE               every kind with all number fields = v, v in 0..40, 128..140, 255
  *     mkhostile plain FILE               a small complete trace of a process without a rank (a launcher)
  *     mkhostile clean                    filter: each stdin line through util/utf8.h's rs_utf8_clean
  */
@@ -283,7 +283,8 @@ static void mk_utf8(const char *path)
     save(path, &f);
 }
 
-/* 18.6: one event of every known kind with small field values (enum fields get valid small numbers). */
+/* 18.6: for every known kind, events whose number fields all hold v, for v in 0..40, 128..140 and 255 (so
+ * each enum field takes every value of its list); string fields name string 1. */
 static void mk_enums(const char *path)
 {
     struct fz_buf f = {0};
@@ -295,19 +296,23 @@ static void mk_enums(const char *path)
     chunk_close(&r);
     chunk_open(&r, 9, 0);
     uint64_t ts = 2000;
-    for (unsigned k = 1; k < RS_EV_COUNT; k++) {
-        if (!rs_kind_known(k) || k == RS_EV_STRING || k == RS_EV_PARTIAL || k == RS_EV_STACK) continue;
-        const struct rs_kind_desc *d = &rs_kinds[k];
-        uint64_t buf[64] = {0};
-        struct rs_ev_hdr *h = (struct rs_ev_hdr *)buf;
-        h->ts = ts += 100;
-        h->kind = (uint16_t)k;
-        h->size = (uint16_t)(d->size + (d->varlen ? 8 : 0));
-        for (unsigned i = 0; i < d->nfields; i++) {
-            uint64_t v = d->fields[i].type == RS_T_str ? 1 : 1 + i % 2;
-            memcpy((char *)buf + rs_field_offset(d, i), &v, rs_ftype_size[d->fields[i].type]);
+    for (unsigned v = 0; v <= 255; v++) {
+        if (!(v <= 40 || (v >= 128 && v <= 140) || v == 255)) continue;
+        for (unsigned k = 1; k < RS_EV_COUNT; k++) {
+            if (!rs_kind_known(k) || k == RS_EV_STRING || k == RS_EV_PARTIAL || k == RS_EV_STACK) continue;
+            const struct rs_kind_desc *d = &rs_kinds[k];
+            uint64_t buf[64] = {0};
+            struct rs_ev_hdr *h = (struct rs_ev_hdr *)buf;
+            h->ts = ts += 100;
+            h->kind = (uint16_t)k;
+            h->size = (uint16_t)(d->size + (d->varlen ? 8 : 0));
+            for (unsigned i = 0; i < d->nfields; i++) {
+                uint64_t x = d->fields[i].type == RS_T_str ? 1 : v;
+                memcpy((char *)buf + rs_field_offset(d, i), &x, rs_ftype_size[d->fields[i].type]);
+            }
+            if (k == RS_EV_CALL_STACK) ((struct rs_ev_CALL_STACK *)h)->depth = 0;
+            fz_put(&r.b, buf, h->size);
         }
-        fz_put(&r.b, buf, h->size);
     }
     chunk_close(&r);
     chunk_open(&r, 0, 0);
