@@ -63,6 +63,7 @@ struct an_lcoll {
     uint32_t nproxy;       /* NCCL proxy ops of this collective on this rank (network transport) */
     uint64_t qp_lat;       /* latency charged on the busiest QP's bursts in this collective */
     int32_t timed;         /* 1 when the interval is GPU/proxy time, 0 = only the enqueue call */
+    int32_t kpaired;       /* 1 when kstart is its NCCL kernel's start (else the enqueue time) */
     char func[24], algo[16];
     /* network in this collective: the busiest send QP */
     uint32_t qp;

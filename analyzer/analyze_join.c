@@ -334,9 +334,13 @@ static void join_coll(struct join *J, size_t i, size_t j)
     int32_t last = -1;
     size_t lr = 0, nrs = 0;
     double stall = 0, transfer = 0, lat = 0;
+    /* Arrivals on one footing: kernel starts when every member's kernel was traced, else enqueue times
+     * (with sampled kernels a collective may have its kernel on one rank and not on another). */
+    int allk = 1;
+    for (size_t k = i; k < j; k++) allk &= R[m[k].r].colls[m[k].c].kpaired;
     for (size_t k = i; k < j; k++) {
         const struct an_lcoll *c = &R[m[k].r].colls[m[k].c];
-        double arr = RUN(m[k].r, c->kstart), e = RUN(m[k].r, c->kend);
+        double arr = RUN(m[k].r, allk ? c->kstart : c->host_ts), e = RUN(m[k].r, c->kend);
         first = fmin(first, arr);
         if (arr > L) {
             L2 = L;

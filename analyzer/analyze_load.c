@@ -28,7 +28,22 @@ static int is_sep(char c) { return c == ' ' || c == '#' || c == '_' || c == ':' 
 int an_step_name(const char *s, int64_t *id, uint64_t *stem)
 {
     if (!s || !*s) return 0;
-    size_t n = strlen(s), e = n;
+    size_t n = strlen(s), e;
+    /* PyTorch's emit_nvtx() appends ", op_id = N", ", seq = N", ", sizes = [...]" to every range name
+     * ("ProfilerStep#3, op_id = 187"): the name is what comes before */
+    static const char *const tails[] = {", op_id = ", ", seq = ", ", sizes = "};
+    for (size_t i = 0; i < sizeof tails / sizeof *tails; i++) {
+        const char *t = strstr(s, tails[i]);
+        if (t && (size_t)(t - s) < n) n = (size_t)(t - s);
+    }
+    char buf[256];
+    if (n < strlen(s)) { /* parse the cut name (strtoll below needs its end) */
+        if (n >= sizeof buf) n = sizeof buf - 1;
+        memcpy(buf, s, n);
+        buf[n] = 0;
+        s = buf;
+    }
+    e = n;
     while (e && s[e - 1] >= '0' && s[e - 1] <= '9') e--;
     int has_num = e < n && n - e <= 18;
     *id = has_num ? strtoll(s + e, NULL, 10) : -1;

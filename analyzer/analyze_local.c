@@ -119,6 +119,7 @@ static void match_kernels(struct pass *p)
         if (j < p->nk.n) {
             if (c->nproxy && p->nk.v[j].a > c->kend) continue; /* a later collective's kernel */
             c->timed = 1;
+            c->kpaired = 1;
             c->kstart = p->nk.v[j].a;
             if (p->nk.v[j].b > c->kend || c->kend <= c->host_ts + 1000000) c->kend = p->nk.v[j].b;
             if (c->kend < c->kstart) c->kend = c->kstart;
@@ -328,41 +329,53 @@ static uint64_t gap_split(uint64_t *g, size_t ng)
     return thr;
 }
 
-/* A split is a step structure only when it repeats: most steps hold the same number of intervals (the
- * collectives or sends of one iteration). Random long gaps in a uniform stream (a loaded host's scheduling
- * hiccups) give steps of random sizes: such a split changed from run to run (95 to 892 steps on identical
- * ibv_rc_pingpong runs). */
-static int split_regular(const struct iv *v, size_t n, uint64_t thr)
+/* Groups of a sequence of intervals cut at gaps >= thr (start-to-start): group k is [first[k], first[k+1]). */
+static size_t gap_groups(const struct iv *v, size_t n, uint64_t thr, size_t *first)
 {
-    size_t *sz = rs_xmalloc((n + 1) * sizeof *sz, "analyze_local sizes"), ns = 0, cur = 0;
-    for (size_t i = 0; i < n; i++) {
-        cur++;
-        if (i + 1 == n || (v[i + 1].a > v[i].a && v[i + 1].a - v[i].a >= thr)) {
-            sz[ns++] = cur;
-            cur = 0;
-        }
-    }
-    size_t best = 0, bestc = 0; /* the most common size */
-    for (size_t i = 0; i < ns; i++) {
-        size_t c = 0;
-        for (size_t j = 0; j < ns && ns < 4096; j++) c += sz[j] == sz[i];
-        if (c > bestc) {
-            bestc = c;
-            best = sz[i];
-        }
-    }
-    size_t near = 0; /* the same size, or within 10 % for large groups (gradient buckets may vary) */
-    for (size_t i = 0; i < ns; i++)
-        near += sz[i] == best || (best >= 10 && sz[i] * 10 >= best * 9 && sz[i] * 10 <= best * 11);
-    free(sz);
-    /* most steps of one interval: the split only cut a uniform stream at its longer gaps */
-    return ns >= 2 && best >= 2 && near * 4 >= ns * 3;
+    size_t ng = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!i || (v[i].a > v[i - 1].a && v[i].a - v[i - 1].a >= thr)) first[ng++] = i;
+    first[ng] = n;
+    return ng;
 }
 
-/* Split a sequence of activity intervals into steps at its large gaps: step k runs from the end of
- * group k-1 to the end of group k (the first group only opens the first step). No repeating split: with
- * regular gaps (interquartile range within the median) every interval is a step (a ping-pong's round
- * trips); else there is no step structure (0). */
+/* The most common group size (the intervals of one iteration). */
+static size_t modal_size(const size_t *first, size_t ng)
+{
+    size_t best = 0, bestc = 0;
+    for (size_t i = 0; i < ng && i < 4096; i++) {
+        size_t c = 0, sz = first[i + 1] - first[i];
+        for (size_t j = 0; j < ng; j++) c += first[j + 1] - first[j] == sz;
+        if (c > bestc) {
+            bestc = c;
+            best = sz;
+        }
+    }
+    return best;
+}
+
+/* A split is a step structure only when it repeats: most groups hold the same number of intervals (the
+ * collectives or sends of one iteration; within 10 % for large groups: gradient buckets may vary), and that
+ * number is at least 2. Random long gaps in a uniform stream (a loaded host's scheduling hiccups) give groups
+ * of random sizes, or mostly of one interval: such a split changed from run to run (95 to 892 steps on
+ * identical ibv_rc_pingpong runs). */
+static int near_size(size_t sz, size_t best)
+{
+    return sz == best || (best >= 10 && sz * 10 >= best * 9 && sz * 10 <= best * 11);
+}
+static int split_regular(const size_t *first, size_t ng, size_t best)
+{
+    size_t near = 0;
+    for (size_t i = 0; i < ng; i++) near += near_size(first[i + 1] - first[i], best);
+    return ng >= 2 && best >= 2 && near * 4 >= ng * 3;
+}
+
+/* Split a sequence of activity intervals into steps at its large gaps. Only the groups from the first to the
+ * last of the common size are iterations (setup and teardown collectives before and after are not steps):
+ * each ends a step that starts at the end of the group before it (collectives end a step: the compute before
+ * them is in it), or, with first_open (verbs traffic is the work itself) and no group before, at its own
+ * start. No repeating split: with regular gaps (interquartile range within the median) every interval is a
+ * step (a ping-pong's round trips); else there is no step structure (0). */
 static size_t steps_from_gaps(const struct iv *v, size_t n, int first_open, struct srange **out)
 {
     *out = NULL;
@@ -376,31 +389,37 @@ static size_t steps_from_gaps(const struct iv *v, size_t n, int first_open, stru
         return 0;
     }
     uint64_t thr = gap_split(g, ng); /* g is sorted descending now */
-    if (!thr || !split_regular(v, n, thr)) {
+    size_t *first = rs_xmalloc((n + 2) * sizeof *first, "analyze_local groups"), nG = 0, lo = 0, hi = 0;
+    if (thr) {
+        nG = gap_groups(v, n, thr, first);
+        size_t best = modal_size(first, nG);
+        if (split_regular(first, nG, best)) {
+            for (lo = 0; lo < nG && !near_size(first[lo + 1] - first[lo], best); lo++) continue;
+            for (hi = nG; hi > lo && !near_size(first[hi] - first[hi - 1], best); hi--) continue;
+        } else thr = 0;
+    }
+    if (!thr) { /* uniform gaps: every interval is a group */
         uint64_t q1 = g[ng * 3 / 4], med = g[ng / 2], q3 = g[ng / 4];
-        thr = q3 - q1 <= med ? 1 : 0;
+        if (q3 - q1 <= med) {
+            nG = gap_groups(v, n, 1, first);
+            lo = 0;
+            hi = nG;
+        }
     }
     free(g);
-    if (!thr) return 0;
     size_t ns = 0, cap = 0;
     struct srange *s = NULL;
-    /* Collectives end a step (the compute before the first one is not seen as a whole): the first group
-     * only opens the first step. Verbs traffic is the work itself: the first step starts with it. */
-    uint64_t prev_end = v[0].a;
-    int have_prev = first_open;
-    for (size_t i = 0; i < n; i++) {
-        int boundary = i + 1 == n || (v[i + 1].a > v[i].a && v[i + 1].a - v[i].a >= thr);
-        if (!boundary) continue;
-        if (have_prev) {
-            struct srange *x = AN_PUSH(s, ns, cap);
-            memset(x, 0, sizeof *x);
-            x->a = prev_end;
-            x->b = v[i].b;
-            x->id = (int64_t)ns - 1;
-        }
-        prev_end = v[i].b;
-        have_prev = 1;
+    for (size_t k = lo; k < hi; k++) {
+        size_t last = first[k + 1] - 1;
+        if (!k && !first_open) continue; /* the first group only opens the first step */
+        struct srange *x = AN_PUSH(s, ns, cap);
+        memset(x, 0, sizeof *x);
+        x->a = k ? v[first[k] - 1].b : v[0].a;
+        if (k && first_open && k == lo) x->a = v[first[k]].a;
+        x->b = v[last].b;
+        x->id = (int64_t)ns - 1;
     }
+    free(first);
     *out = s;
     return ns;
 }
