@@ -18,13 +18,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "preload/ptrmap.h"
 #include "preload/stack.h"
 #include "tracer/rs_tracer.h"
 
 #define RS_STACK_DEPTH 32    /* frames kept per stack */
 #define RS_STACK_OWN   8     /* room for our own frames at the top, dropped */
 #define RS_SITE_SLOTS  1024u /* distinct call sites per process; more are counted, not recorded */
-#define RS_SITE_PROBES 16
 
 int rs_stack_mode = 1;
 static int stack_env_bad;
@@ -36,7 +36,7 @@ typedef int (*unw_backtrace_fn)(void **buffer, int size); /* libunwind's, declar
 static unw_backtrace_fn unw_bt;
 static int unw_state; /* 0 not tried, 1 being loaded, 2 settled (unw_bt NULL = absent) */
 
-static uint64_t site_key[RS_SITE_SLOTS];
+static uintptr_t site_key[RS_SITE_SLOTS];
 static uint32_t site_id[RS_SITE_SLOTS];
 static uint32_t next_site;
 static uint64_t sites_lost;
@@ -174,23 +174,17 @@ uint32_t rs_stack_site(uint32_t for_kind, uint64_t ts)
         h = (h ^ (uint64_t)(uintptr_t)chain[i]) * 0xff51afd7ed558ccdull;
         h ^= h >> 32;
     }
-    uint64_t key = h | 1;
-    for (unsigned p = 0; p < RS_SITE_PROBES; p++) {
-        unsigned slot = (unsigned)((h >> 17) + p) & (RS_SITE_SLOTS - 1);
-        uint64_t k = __atomic_load_n(&site_key[slot], __ATOMIC_ACQUIRE);
-        if (k == 0) {
-            uint64_t expect = 0;
-            if (__atomic_compare_exchange_n(&site_key[slot], &expect, key, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-                uint32_t id = __atomic_add_fetch(&next_site, 1, __ATOMIC_RELAXED);
-                __atomic_store_n(&site_id[slot], id, __ATOMIC_RELEASE);
-                write_stack(id, for_kind, ts, chain, n, flags);
-                return id;
-            }
-            k = expect;
-        }
-        /* Another thread may have claimed the slot and not published its id yet: 0 then, just once. */
-        if (k == key) return __atomic_load_n(&site_id[slot], __ATOMIC_ACQUIRE);
+    /* The site table: a pointer-keyed table (preload/ptrmap.h) on the chain's hash, claimed lock-free. */
+    uintptr_t key = h | 2; /* never 0 (empty) or 1 (a tombstone) */
+    int fresh, slot = rs_ptrmap_claim_h(site_key, RS_SITE_SLOTS, key, (unsigned)(h >> 17), &fresh);
+    if (slot >= 0 && fresh) {
+        uint32_t id = __atomic_add_fetch(&next_site, 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&site_id[slot], id, __ATOMIC_RELEASE);
+        write_stack(id, for_kind, ts, chain, n, flags);
+        return id;
     }
+    /* Another thread may have claimed the slot and not published its id yet: 0 then, just once. */
+    if (slot >= 0) return __atomic_load_n(&site_id[slot], __ATOMIC_ACQUIRE);
     if (__atomic_fetch_add(&sites_lost, 1, __ATOMIC_RELAXED) == 0)
         rs_warn("stacks: the call-site table is full (%u slots): new call sites are not recorded", RS_SITE_SLOTS);
     return 0;
