@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "core_int.h"
@@ -127,6 +128,19 @@ int rs_config_load(void)
         kb = parse_long("RAILSCOPE_BUFFER_KB", v, 64, 1024 * 1024, RS_DEFAULT_BUFFER_KB);
     size_t bytes = 64 * 1024;
     while (bytes < (size_t)kb * 1024) bytes *= 2; /* rounded up to a power of two */
+    /* Under an address-space limit (ulimit -v) the default buffer is at most 1/256 of it, so that 32 live
+     * threads take an eighth (256 MiB: 1 MiB per thread): buffers are virtual memory, which RLIMIT_AS
+     * counts whether touched or not. A size given in RAILSCOPE_BUFFER_KB is kept. */
+    struct rlimit rl;
+    if (!(v && *v) && getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+        size_t cap = 64 * 1024;
+        while (cap * 2 <= rl.rlim_cur / 256) cap *= 2;
+        if (bytes > cap) {
+            rs_log(RS_LOG_INFO, "RLIMIT_AS is %llu MiB: per-thread buffer %zu KiB (RAILSCOPE_BUFFER_KB sets it)",
+                   (unsigned long long)(rl.rlim_cur >> 20), cap >> 10);
+            bytes = cap;
+        }
+    }
     rs_cfg.buffer_bytes = bytes;
 
     if ((v = getenv("RAILSCOPE_POLICY")) && *v) {

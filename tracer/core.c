@@ -76,10 +76,24 @@ struct rs_ring *rs_ring_attach(void)
     int g = rs_tls.guard;
     rs_tls.guard = 1;
     struct rs_ring *r;
-    /* Reuse the ring of a thread that has exited and been drained. */
+    /* Reuse the ring of a thread that has exited and been drained; its buffer was given back to the
+     * system (writer_thread.c): map a new one. */
     for (r = atomic_load_explicit(&rs_rings, memory_order_acquire); r; r = r->next) {
         int exp = RS_RING_FREE;
         if (atomic_compare_exchange_strong(&r->state, &exp, RS_RING_CLAIMED)) break;
+    }
+    if (r && (!r->data || r->size != rs_cfg.buffer_bytes)) {
+        if (r->data) munmap(r->data, r->size);
+        r->data = NULL;
+        void *m = mmap(NULL, rs_cfg.buffer_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED) {
+            atomic_store_explicit(&r->state, RS_RING_FREE, memory_order_release);
+            rs_tls.no_ring = 1;
+            rs_tls.guard = g;
+            return NULL;
+        }
+        r->data = m;
+        r->size = rs_cfg.buffer_bytes;
     }
     if (!r) {
         size_t hdr = (sizeof(struct rs_ring) + 4095) & ~(size_t)4095;
@@ -107,8 +121,17 @@ struct rs_ring *rs_ring_attach(void)
     return r;
 }
 
+/* Give a drained ring's buffer back to the system (the header stays on the list, for the next thread):
+ * a program with many short-lived threads, or one that had many threads once, must not keep their buffers'
+ * address space (under a low RLIMIT_AS the program's own malloc failed). Only for a ring nobody writes. */
+void rs_ring_release(struct rs_ring *r)
+{
+    if (r->data) munmap(r->data, r->size);
+    r->data = NULL;
+}
+
 /* fork child: only the forking thread exists. Its ring's contents belong to the parent's file (the parent
- * writes them); every other ring's thread is gone. */
+ * writes them); every other ring's thread is gone, and so is the use of its buffer. */
 void rs_rings_after_fork_child(void)
 {
     for (struct rs_ring *r = atomic_load(&rs_rings); r; r = r->next) {
@@ -118,6 +141,7 @@ void rs_rings_after_fork_child(void)
             r->start_ts = rs_now();
         } else {
             ring_reset(r);
+            rs_ring_release(r);
             atomic_store(&r->state, RS_RING_FREE);
         }
     }

@@ -86,6 +86,7 @@ extern _Atomic int rs_dying;             /* a fatal signal is being handled: rec
 
 struct rs_ring *rs_ring_attach(void);
 void rs_rings_after_fork_child(void);
+void rs_ring_release(struct rs_ring *r); /* unmap the buffer of a drained ring nobody writes */
 uint32_t rs_gettid(void);
 
 /* Strings (intern.c): ids are dense from 1; the writer writes every id in (written, count]. */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -291,6 +292,7 @@ static double drain_all(void)
                 t.events = r->emitted;
                 if ((e = rs_writer_append(W, r->tid, &t, sizeof t))) write_error(e);
             }
+            rs_ring_release(r); /* its buffer goes back to the system; the next thread maps a new one */
             atomic_store_explicit(&r->state, RS_RING_FREE, memory_order_release);
         }
     }
@@ -538,6 +540,8 @@ int rs_writer_thread_start(int open_now)
     pthread_sigmask(SIG_SETMASK, &all, &old); /* the writer never takes the application's signals */
     pthread_attr_t a;
     pthread_attr_init(&a); /* joinable: rs_writer_thread_stop waits until it is gone */
+    struct rlimit rl;      /* under an address-space limit, a 2 MiB stack rather than the default 8 MiB */
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) pthread_attr_setstacksize(&a, 2u << 20);
     atomic_store(&stop_req, 0);
     atomic_store(&thread_running, 1);
     atomic_store(&thread_entered, 0);

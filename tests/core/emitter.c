@@ -14,6 +14,7 @@
  *     -U       (root) after the threads: drop privileges as setpriv does (PR_SET_KEEPCAPS, setresuid, raise the
  *              capabilities again in this thread only, setresgid, setgroups), then emit 10 MARKs (index 2000);
  *              prints "cred=ok" or "cred=fail STEP errno"
+ *     -M MB    after the threads (and a flush), malloc MB MiB and touch it; prints "malloc=ok" or "malloc=fail"
  *     -u       each worker calls setresgid/setgroups/setresuid (to the ids it has) halfway through
  *     -C HOW   after the threads (and a flush), the program goes for the trace file's descriptor: close (it),
  *              close_range (3..~0), closefrom (3), dup2 (/dev/null onto it), dup3 (same), raw (close_range as
@@ -48,6 +49,7 @@ static long nthreads = 1, nevents = 1000, rate, forks, exec_every;
 static int do_pause, do_exit_, early, verbs, as_other, hooks, fork_during, cred_drop, cred_threads;
 static _Atomic int cred_failed;
 static const char *fd_attack;
+static long malloc_mb;
 static _Atomic unsigned long emitted, dropped, errno_changed;
 static uint32_t name_id;
 
@@ -199,7 +201,7 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
     int c;
-    while ((c = getopt(argc, argv, "t:n:r:pxF:X:EVAHWUuC:")) != -1) {
+    while ((c = getopt(argc, argv, "t:n:r:pxF:X:EVAHWUuC:M:")) != -1) {
         switch (c) {
         case 't': nthreads = atol(optarg); break;
         case 'n': nevents = atol(optarg); break;
@@ -216,6 +218,7 @@ int main(int argc, char **argv)
         case 'U': cred_drop = 1; break;
         case 'u': cred_threads = 1; break;
         case 'C': fd_attack = optarg; break;
+        case 'M': malloc_mb = atol(optarg); break;
         default: fprintf(stderr, "usage: see the comment at the top of emitter.c\n"); return 2;
         }
     }
@@ -256,6 +259,13 @@ int main(int argc, char **argv)
         if (fail) printf("cred=fail %s %s\n", fail, strerror(errno));
         else printf("cred=ok uid=%u gid=%u\n", (unsigned)geteuid(), (unsigned)getegid());
         for (uint64_t k = 0; k < 10; k++) emit_one((uint64_t)2000 << 32 | k);
+    }
+    if (malloc_mb) {
+        rs_core_flush(); /* the exited threads' buffers are drained (and given back) */
+        char *p = malloc((size_t)malloc_mb << 20);
+        if (p) memset(p, 1, (size_t)malloc_mb << 20);
+        printf("malloc=%s\n", p ? "ok" : "fail");
+        free(p);
     }
     if (fd_attack) {
         rs_core_flush();
