@@ -81,6 +81,41 @@ scen() {
 }
 
 mkdir -p "$W/softnic"
+
+# NCCL's IB transport over the software NIC: a few variants of the plain probe (no tracer) first; the
+# first that completes its AllReduce gives the environment of the s2_ib scenario below (IB_ENV).
+IB_ENV=${IB_ENV:-NCCL_IB_MERGE_VFS=0}
+if [ "${IBPROBE:-1}" = 1 ]; then
+    echo "== IB probes ($(el)s)"
+    IB_OK=""
+    i=0
+    for v in "NCCL_IB_MERGE_VFS=0" \
+        "NCCL_IB_MERGE_VFS=0 NCCL_GIN_ENABLE=0 NCCL_DMABUF_ENABLE=0 NCCL_IB_ADAPTIVE_ROUTING=0 NCCL_IB_PCI_RELAXED_ORDERING=0"; do
+        i=$((i + 1))
+        mkdir -p "$W/ibprobe$i"
+        env $v BUILD=$B NCCL_DEBUG_SUBSYS=ALL NCCL_DEBUG_FILE="$W/ibprobe$i/nccl.%p.log" PROBE_TIMEOUT=40 \
+            tools/softnic/nccl_ib_probe.sh 2 >"$W/ibprobe$i/out" 2>&1
+        n=$(grep -c "allreduce OK" "$W/ibprobe$i/out")
+        echo "probe $i ($v): $n of 2 ranks OK"
+        if [ "$n" = 2 ]; then IB_OK=$v; break; fi
+        grep -m3 "softnic-pcishim\|libnccl.so.2(+0x" "$W/ibprobe$i/out"
+        for f in "$W/ibprobe$i"/nccl.*.log; do tail -4 "$f" | cut -c1-220; done
+    done
+    offs=$(grep -o 'libnccl.so.2(+0x[0-9a-f]*)' "$W"/ibprobe1/out | head -4 | grep -o '0x[0-9a-f]*' | tr '\n' ' ')
+    if [ -n "$offs" ] && [ -n "$NCCLLIB" ]; then
+        echo "crash frames in libnccl: $offs; symtab entries: $(nm "$NCCLLIB" 2>/dev/null | wc -l), dynamic: $(nm -D "$NCCLLIB" | wc -l)"
+        { nm "$NCCLLIB" 2>/dev/null; nm -D --defined-only "$NCCLLIB"; } | python3 -c "
+import sys
+s = sorted({(int(l.split()[0], 16), l.split()[-1]) for l in sys.stdin if len(l.split()) >= 3 and l[:1].isalnum()})
+for o in '$offs'.split():
+    o = int(o, 16); c = [x for x in s if x[0] <= o]
+    print(hex(o), '<-', (c[-1][1] + '+' + hex(o - c[-1][0])) if c else '?')" | c++filt
+        off=${offs%% *}
+        objdump -d --no-show-raw-insn -C --start-address=$((off - 64)) --stop-address=$((off + 16)) "$NCCLLIB" | tail -20
+    fi
+    [ -n "$IB_OK" ] && IB_ENV=$IB_OK
+    tar czf "$OUT/ibprobe.tgz" -C "$W" $(cd "$W" && ls -d ibprobe*) 2>/dev/null
+fi
 SOCK="NCCL_NET=Socket"
 # name world launcher transport env -- scen_train.py args
 scen s2_base 2 torchrun NET/Socket "$SOCK" -- --nvtx "iteration {i}"
@@ -94,7 +129,7 @@ scen s2_slownet 2 env NET/Socket "$SOCK NCCL_SOCKET_NTHREADS=1 NCCL_NSOCKS_PERTH
     -- --nvtx "iteration {i}" --hidden 2048 --layers 4
 NOLOG=s2_nolog scen s2_nolog 2 torchrun NET/Socket "$SOCK" -- --nvtx "iteration {i}" --cpu-straggler 1:8
 # NCCL's IB transport over the software NIC (host memory; no GPUDirect): pcishim gives softnic0 a PCI path
-TMO=60 scen s2_ib 2 torchrun NET/IB "NCCL_NET=IB NCCL_IB_DISABLE=0 LD_LIBRARY_PATH=$PWD/$B/softnic LD_PRELOAD=$PWD/$B/softnic/libsn_pcishim.so SOFTNIC_DIR=$W/softnic SOFTNIC_PCI_DEBUG=1 SOFTNIC_DEBUG_SEGV=1" \
+TMO=60 scen s2_ib 2 torchrun NET/IB "$IB_ENV NCCL_NET=IB NCCL_IB_DISABLE=0 LD_LIBRARY_PATH=$PWD/$B/softnic LD_PRELOAD=$PWD/$B/softnic/libsn_pcishim.so SOFTNIC_DIR=$W/softnic SOFTNIC_PCI_DEBUG=1 SOFTNIC_DEBUG_SEGV=1" \
     -- --nvtx "iteration {i}" --cpu-straggler 1:10 --steps 20
 
 echo "== pack ($(el)s)"

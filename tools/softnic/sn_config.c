@@ -118,12 +118,16 @@ void sn_rate_to_ib(double gbps, uint8_t *speed, uint8_t *width)
 #include <execinfo.h>
 #include <signal.h>
 
-static void sn_crash(int sig)
+static void sn_crash(int sig, siginfo_t *si, void *uc)
 {
+    (void)uc;
     void *pc[64];
     int n = backtrace(pc, 64);
-    static const char msg[] = "softnic: fatal signal, backtrace:\n";
-    if (write(2, msg, sizeof msg - 1) < 0) {
+    char msg[96];
+    /* the faulting data address tells a NULL dereference (small) from a wild one */
+    int len =
+        snprintf(msg, sizeof msg, "softnic: fatal signal %d at address %p, backtrace:\n", sig, si ? si->si_addr : NULL);
+    if (len > 0 && write(2, msg, (size_t)len) < 0) {
         /* nothing to do */
     }
     backtrace_symbols_fd(pc, n, 2);
@@ -135,8 +139,12 @@ __attribute__((constructor)) static void sn_debug_init(void)
 {
     const char *s = getenv("SOFTNIC_DEBUG_SEGV");
     if (s && *s && *s != '0') {
-        signal(SIGSEGV, sn_crash);
-        signal(SIGBUS, sn_crash);
-        signal(SIGABRT, sn_crash);
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = sn_crash;
+        sa.sa_flags = SA_SIGINFO;
+        sigaction(SIGSEGV, &sa, NULL);
+        sigaction(SIGBUS, &sa, NULL);
+        sigaction(SIGABRT, &sa, NULL);
     }
 }
