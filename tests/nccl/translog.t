@@ -15,7 +15,7 @@ export RS_CLI TMPDIR=$T/tmp
 mkdir -p "$TMPDIR"
 unset NCCL_DEBUG NCCL_DEBUG_FILE NCCL_DEBUG_SUBSYS RAILSCOPE_NCCL_LOG RAILSCOPE_NCCL_LOG_DIR
 
-out=$("$RS_CLI" record -q -o "$T/a" -- $FAKE 2>"$T/a.err")
+out=$(run_timeout 60 "$RS_CLI" record -q -o "$T/a" -- $FAKE 2>"$T/a.err")
 like "$out" "^env NCCL_DEBUG=INFO NCCL_DEBUG_FILE=$TMPDIR/railscope-nccl-[0-9]+-[A-Za-z0-9]+/%p.log NCCL_DEBUG_SUBSYS=INIT,NET$" \
     "no NCCL_DEBUG: the library sets NCCL_DEBUG=INFO, INIT,NET and a private per-process file"
 unlike "$out" "NCCL INFO" "no NCCL_DEBUG: the program's output has no NCCL log line"
@@ -29,15 +29,15 @@ is "$($TQ "$T/a" "kind == 'nccl_transport' and channel == 2" dir)" 2 "P2P line: 
 is "$(find "$TMPDIR" -name 'railscope-nccl-*' | wc -l)" 0 "the private log file and directory are gone after exit"
 
 mkdir -p "$T/ulog"
-out=$(NCCL_DEBUG=INFO NCCL_DEBUG_FILE="$T/ulog/n.%h.%p.log" "$RS_CLI" record -q -o "$T/b" -- $FAKE 2>/dev/null)
+out=$(NCCL_DEBUG=INFO NCCL_DEBUG_FILE="$T/ulog/n.%h.%p.log" run_timeout 60 "$RS_CLI" record -q -o "$T/b" -- $FAKE 2>/dev/null)
 like "$out" "^env NCCL_DEBUG=INFO NCCL_DEBUG_FILE=$T/ulog/n.%h.%p.log NCCL_DEBUG_SUBSYS=-$" \
     "the user's NCCL_DEBUG/NCCL_DEBUG_FILE: left as they are"
 is "$($TQ "$T/b" "kind == 'nccl_transport' and channel >= 0")" 5 "the user's NCCL_DEBUG_FILE is read too"
 is "$(ls "$T/ulog" | wc -l)" 1 "the user's log file is kept"
 
-out=$(NCCL_DEBUG=INFO "$RS_CLI" record -q -o "$T/c" -- $FAKE 0 2>/dev/null)
+out=$(NCCL_DEBUG=INFO run_timeout 60 "$RS_CLI" record -q -o "$T/c" -- $FAKE 0 2>/dev/null)
 is "$(grep -c 'NCCL INFO' <<<"$out")" 7 "NCCL_DEBUG without a file: the log stays on stdout"
 is "$($TQ "$T/c" "kind == 'nccl_transport'")" 0 "NCCL_DEBUG without a file: nothing recorded"
 
-out=$(RAILSCOPE_NCCL_LOG=off "$RS_CLI" record -q -o "$T/d" -- $FAKE 0 2>/dev/null)
+out=$(RAILSCOPE_NCCL_LOG=off run_timeout 60 "$RS_CLI" record -q -o "$T/d" -- $FAKE 0 2>/dev/null)
 is "$out" "env NCCL_DEBUG=- NCCL_DEBUG_FILE=- NCCL_DEBUG_SUBSYS=-" "RAILSCOPE_NCCL_LOG=off: the environment is untouched"
