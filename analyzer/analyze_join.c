@@ -296,7 +296,7 @@ static void coll_transport(struct join *J, struct rs_an_coll *gc, size_t i, size
     for (size_t k = i; k < j; k++) {
         const struct an_lcoll *c = &J->R[J->m[k].r].colls[J->m[k].c];
         const char *t = J->R[J->m[k].r].out.transport;
-        net |= c->nproxy > 0 || c->nnodes > 1;
+        net |= c->nproxy > 0 || c->nnodes > 1 || J->R[J->m[k].r].net_only;
         one_node &= c->nnodes == 1;
         known |= t[0] != 0;
         if (!label && t[0]) label = t;
@@ -392,7 +392,7 @@ static void join_coll(struct join *J, size_t i, size_t j)
     int net_only = gc->inter == 1;
     for (size_t k = i; k < j; k++) { /* known: every rank of the communicator on a node of its own */
         const struct an_lcoll *c = &R[m[k].r].colls[m[k].c];
-        net_only &= c->nnodes > 1 && c->nnodes >= c->nranks;
+        net_only &= (c->nnodes > 1 && c->nnodes >= c->nranks) || R[m[k].r].net_only;
     }
     double own = fmax(end - L, 0);
     if (net_only && own > transfer + lat + stall) stall = own - transfer - lat;

@@ -410,6 +410,16 @@ static void on_nccl(struct pass *p, const struct rs_ev_hdr *h)
             an_on_proxy_state_sendwait(p, e->handle, h->ts);
         break;
     }
+    case RS_EV_NCCL_TRANSPORT: {
+        const struct rs_ev_NCCL_TRANSPORT *e = (const void *)h;
+        if (e->channel < 0 || e->transport > 7) break; /* "Using network X": no connection */
+        const char *via = rs_reader_string(p->rd, e->via, NULL);
+        p->conn_mask |= 1u << e->transport;
+        p->nconn++;
+        if (via && strstr(via, "/GDRDMA")) p->gdr_conn++;
+        if (via && e->transport >= 3 && e->transport <= 5 && !p->conn_via[0]) cpy(p->conn_via, sizeof p->conn_via, via);
+        break;
+    }
     case RS_EV_NCCL_NET_IB: p->net_ib_ev++; break;
     case RS_EV_NCCL_NET_SOCK: p->net_sock_ev++; break;
     default: break;
@@ -551,7 +561,8 @@ static inline void on_event(struct pass *p, const struct rs_ev_hdr *h, uint32_t 
     case RS_EV_NCCL_PROXY_STEP:
     case RS_EV_NCCL_PROXY_STATE:
     case RS_EV_NCCL_NET_IB:
-    case RS_EV_NCCL_NET_SOCK: on_nccl(p, h); break;
+    case RS_EV_NCCL_NET_SOCK:
+    case RS_EV_NCCL_TRANSPORT: on_nccl(p, h); break;
     case RS_EV_IBV_OPEN_DEVICE:
     case RS_EV_IBV_ALLOC_PD:
     case RS_EV_IBV_CREATE_CQ:

@@ -665,9 +665,32 @@ static void host_checks(struct pass *p);
  * on another node; without net events, verbs traffic means IB and none (or NCCL_NET=Socket,
  * NCCL_IB_DISABLE=1) means Socket. Never from host names (containers on one node differ; NCCL_HOSTID can
  * force ranks of one host through NET). */
+/* From NCCL's own connection log (NCCL_TRANSPORT events): the transports by name, network first. */
+static int transport_from_log(struct pass *p)
+{
+    static const char *const names[8] = {"other", "P2P", "SHM", "NET/IB", "NET/Socket", "NET", "CollNet", "NVLS"};
+    static const int order[8] = {3, 4, 5, 6, 7, 1, 2, 0};
+    struct an_rank *r = p->r;
+    if (!p->conn_mask) return 0;
+    size_t l = 0;
+    for (int i = 0; i < 8; i++)
+        if (p->conn_mask & 1u << order[i] && l < sizeof r->out.transport)
+            l += (size_t)snprintf(r->out.transport + l, sizeof r->out.transport - l, "%s%s", l ? " + " : "",
+                                  names[order[i]]);
+    r->net_only = !(p->conn_mask & (1u << 1 | 1u << 2 | 1u << 7)) && (p->conn_mask & (7u << 3));
+    r->gdr = p->gdr_conn ? 1 : p->conn_mask & 1u << 3 ? 0 : -1;
+    snprintf(r->out.transport_why, sizeof r->out.transport_why,
+             "NCCL's log: %llu connections (%s%s), %llu with GPUDirect RDMA; %llu proxy ops, %llu verbs WRs",
+             (unsigned long long)p->nconn, p->conn_via[0] ? "e.g. via " : "", p->conn_via[0] ? p->conn_via : "P2P/SHM",
+             (unsigned long long)p->gdr_conn, (unsigned long long)p->proxy_ops, (unsigned long long)p->posts);
+    return 1;
+}
+
 static void an_transport(struct pass *p)
 {
     struct an_rank *r = p->r;
+    r->gdr = -1;
+    if (transport_from_log(p)) return;
     int32_t nnodes = 0, nranks = 0;
     for (size_t i = 0; i < p->ncomms; i++)
         if (p->comms[i].nranks > 1 && p->comms[i].nnodes > nnodes) {

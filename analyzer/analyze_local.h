@@ -153,7 +153,13 @@ struct pass {
     struct an_comm *comms;
     size_t ncomms, commcap;
     uint64_t net_ib_ev, net_sock_ev, proxy_ops, prof_mask;
-    int env_socket;        /* NCCL_NET=Socket or NCCL_IB_DISABLE=1 recorded in the host facts */
+    int env_socket; /* NCCL_NET=Socket or NCCL_IB_DISABLE=1 recorded in the host facts */
+    /* NCCL_TRANSPORT events (NCCL's own log of each connection): bit t = transport t seen on a connection
+     * (1 P2P, 2 SHM, 3 NET/IB, 4 NET/Socket, 5 other NET, 6 CollNet, 7 NVLS), connections, GPUDirect RDMA
+     * ("/GDRDMA" in NCCL's text), the first NET text */
+    uint32_t conn_mask;
+    uint64_t nconn, gdr_conn;
+    char conn_via[32];
     int verbs_captured;    /* the header's event families include verbs (else no verbs WRs proves nothing) */
     struct rs_facts facts; /* HOST_FACT snapshot, for doctor's checks */
     size_t chkcap;

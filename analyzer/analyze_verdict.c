@@ -58,11 +58,15 @@ static void verdict(struct rs_an_gd *g, int peermem, int with_mrs)
 /* No verbs traffic on the rank: NCCL's transport decides. NET/Socket moves every byte through host
  * sockets: GPUDirect RDMA is not used, whatever the registered memory says. P2P/SHM only: no network
  * transport, nothing for GPUDirect RDMA to do (UNKNOWN, said so). */
-static void verdict_from_transport(struct rs_an_rank *o)
+static void verdict_from_transport(struct rs_an_rank *o, int gdr)
 {
     struct rs_an_gd *g = &o->gd;
     if (g->posts || !o->transport[0]) return;
-    if (!strncmp(o->transport, "NET/Socket", 10)) {
+    if (!strncmp(o->transport, "NET/IB", 6) && gdr >= 0) { /* NCCL's log says whether its IB used GDR */
+        g->verdict = gdr ? RS_GD_USED : RS_GD_NOT_USED;
+        snprintf(g->evidence, sizeof g->evidence, "NCCL used %.40s %s GPUDirect RDMA: %.200s", o->transport,
+                 gdr ? "with" : "without", o->transport_why);
+    } else if (!strncmp(o->transport, "NET/Socket", 10)) {
         g->verdict = RS_GD_NOT_USED;
         snprintf(g->evidence, sizeof g->evidence, "NCCL used %.40s, no RDMA: %.250s", o->transport, o->transport_why);
     } else if (!strcmp(o->transport, "P2P/SHM")) {
@@ -78,7 +82,7 @@ void an_gpudirect(struct rs_analysis *a, struct an_rank *R, size_t n)
     for (size_t i = 0; i < n; i++) {
         struct rs_an_rank *o = &a->ranks[i];
         verdict(&o->gd, R[i].peermem, 1);
-        verdict_from_transport(o);
+        verdict_from_transport(o, R[i].gdr);
         seen[o->gd.verdict]++;
         for (size_t q = 0; q < o->nqps; q++) {
             struct rs_an_qp *y = &o->qps[q];
@@ -183,6 +187,10 @@ void an_findings(struct rs_analysis *a, struct an_rank *R, size_t n)
                      "; worst is rank %d QP 0x%x: send WRs outstanding %.1f ms for %.1f ms of data, link achieved %.3g "
                      "of %g Gb/s, longest WR wait %.2f ms",
                      wr, w->qp_num, MS(w->busy_s), MS(w->ideal_s), w->achieved_gbps, a->link_gbps, MS(w->max_wait_s));
+        k = (int)strlen(f->text);
+        if (strstr(a->transport, "NET/Socket") && k < (int)sizeof f->text)
+            snprintf(f->text + k, sizeof f->text - k,
+                     "; NCCL used NET/Socket: its proxy threads copy every byte through TCP sockets");
     }
     /* stragglers / peer wait */
     if (a->attr[RS_CAT_PEER_WAIT] > 0) {

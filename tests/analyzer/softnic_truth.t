@@ -2,10 +2,10 @@
 # Software NIC (tools/softnic): the report against truth the scenario plants, on real verbs programs.
 # 1. A 3-rank ring AllReduce (tests/analyzer/late_ring.c: marks, a barrier, then rank 1 spins 20 ms of host
 #    work before its first send, every step): rank 1 is the persistent straggler, named first, and the
-#    other two ranks' wait for it is within 10 % of 20 ms per step (20 ms, not the issue's 5 ms: on this
-#    shared 2-core VM a rank is scheduled up to ~1 ms late, which is 20 % of 5 ms; 5 ms runs gave waits of
-#    3.7-4.8 ms, see docs/dev/journal/analyzer.md). The same ring without the delay has no persistent
-#    straggler. Before #15 the report said "Stragglers: none" and the wait landed in `other`.
+#    other two ranks' wait for it is within 10 % of the wait the program itself measured (its first-send
+#    times; ~20 ms a step +- this shared VM's scheduling delays; with 5 ms planted the report matched the
+#    program's 4.25 ms to 0.4 %). The same ring without the delay has no persistent straggler. Before #15
+#    the report said "Stragglers: none" and the wait landed in `other`.
 # 2. ibv_rc_pingpong (rdma-core, unmodified) run three times identically: the same step count within 2 %
 #    (95 to 892 steps before), and round trips are latency, never "network stall" (the top finding before).
 # 3. verbs_faults: a refused ibv_create_qp (errno 95) and one error completion + 3 flushed WRs are counted
@@ -27,7 +27,6 @@ J=$T/late.json
 is "$(grep -c 'result OK' "$T/late.out")" 3 "softnic: late_ring (3 ranks, rank 1 +20 ms per step) runs under record"
 is "$(jq -r '"\(.nsteps),\(.stragglers[0].rank),\(.stragglers[0].persistent),\(.findings[0].category),\(.findings[0].rank)"' "$J")" \
     "10,1,true,peer_wait,1" "softnic ring: rank 1 is the persistent straggler, named by the top finding"
-# the median over steps (single steps scatter by +-50 % here: ranks of a loaded 2-core VM are scheduled late)
 # truth: what the program measured, per rank and iteration: when it posted its first data send (monotonic
 # clock); the late rank's minus another's is that rank's wait in that step (20 ms +- the scheduling delays
 # of this loaded VM). Compared as totals over the steps.
@@ -62,12 +61,17 @@ ok "export counters: the QP counters integrate to the bytes sent ($cbytes of $se
 if command -v ibv_rc_pingpong >/dev/null; then
     counts=""
     for i in 1 2 3; do
-        port=$((20000 + RANDOM % 20000))
-        rm -rf "$T/pp$i"
-        LD_LIBRARY_PATH=$RS_BUILD/softnic SOFTNIC_DIR=$T run_timeout 60 "$RS_CLI" record -q -o "$T/pp$i" -- ibv_rc_pingpong -g 0 -p $port >/dev/null 2>&1 &
-        sleep 0.3
-        LD_LIBRARY_PATH=$RS_BUILD/softnic SOFTNIC_DIR=$T run_timeout 60 "$RS_CLI" record -q -o "$T/pp$i" -- ibv_rc_pingpong -g 0 -p $port localhost >/dev/null 2>&1
-        wait
+        for try in 1 2; do # a second port when the first was taken (the client then fails to connect)
+            port=$((20000 + RANDOM % 20000))
+            rm -rf "$T/pp$i"
+            LD_LIBRARY_PATH=$RS_BUILD/softnic SOFTNIC_DIR=$T run_timeout 60 "$RS_CLI" record -q -o "$T/pp$i" -- ibv_rc_pingpong -g 0 -p $port >/dev/null 2>&1 &
+            sleep 0.3
+            LD_LIBRARY_PATH=$RS_BUILD/softnic SOFTNIC_DIR=$T run_timeout 60 "$RS_CLI" record -q -o "$T/pp$i" -- ibv_rc_pingpong -g 0 -p $port localhost >"$T/pp$i.out" 2>&1
+            rc=$?
+            wait
+            [ $rc = 0 ] && break
+            diag "ibv_rc_pingpong run $i try $try: exit $rc: $(tail -1 "$T/pp$i.out")"
+        done
         run_timeout 30 "$RS_CLI" report --json "$T/pp$i" >"$T/pp$i.json"
         counts="$counts $(jq -r .nsteps "$T/pp$i.json")"
     done
