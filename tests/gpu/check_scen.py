@@ -12,8 +12,9 @@ Checks (issue 15 "Done when"):
   steps            report nsteps == the steps the script ran (its NVTX ranges, whatever their name form)
   straggler_named  the planted straggler (by pid -> rank) is the first entry of `stragglers`; with no
                    planted straggler: no persistent straggler named
-  straggler_wait   CPU stragglers: the other ranks' peer_wait per step within 10 % of the sleep the script
-                   measured (GPU stragglers: printed as INFO only: the ranks share one GPU, so the extra
+  straggler_wait   CPU stragglers: the other ranks' peer_wait per step within 10 % of how late the straggler
+                   arrived at the AllReduces (truth.json arrival_lag_ms: DDP comm-hook times per rank;
+                   older truth files: the sleep the script measured) (GPU stragglers: printed as INFO only: the ranks share one GPU, so the extra
                    matmuls slow the others' kernels as well)
   transport_trace  the trace holds NCCL_TRANSPORT events naming the transport NCCL logged (recording side)
   inter_node       the ranks are separate NCCL "nodes" (NCCL_HOSTID) talking over NET: exposed intra-node
@@ -88,9 +89,18 @@ def main():
                 continue
             n = r.get("nsteps") or steps
             waits[rk] = round(1e3 * r.get("attribution", {}).get("peer_wait", 0) / max(n, 1), 2)
-        ok = bool(waits) and planted and all(abs(w - planted) <= 0.10 * planted for w in waits.values())
+        lag = s.get("arrival_lag_ms")  # measured arrival lag per other rank (newer truth files)
+        if lag:
+            want_w = {int(k): v for k, v in lag.items()}
+            ok = bool(waits) and all(rk in want_w and abs(w - want_w[rk]) <= 0.10 * want_w[rk]
+                                     for rk, w in waits.items())
+        else:
+            want_w = planted
+            ok = bool(waits) and planted and all(abs(w - planted) <= 0.10 * planted for w in waits.values())
         if s["kind"] == "cpu":
-            check(f"{name}:straggler_wait", ok, f"peer_wait ms/step {waits}", f"{planted} +- 10 %")
+            check(f"{name}:straggler_wait", ok, f"peer_wait ms/step {waits}",
+                  f"{want_w} +- 10 % (" + ("the straggler's measured arrival lag; " if lag else "") +
+                  f"planted sleep {planted} ms)")
         else:  # all ranks share the one GPU: the extra matmuls slow the others' kernels too, not only their wait
             print(f"INFO {name}:straggler_wait: peer_wait ms/step {waits}, extra GPU time {planted} ms/step "
                   "(not checked: the ranks share one GPU)", flush=True)

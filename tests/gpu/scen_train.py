@@ -17,7 +17,9 @@ Launchers (--launch): 'torchrun' or 'env' (RANK/WORLD_SIZE/MASTER_* from the env
 per rank started by the caller), or 'spawn' (this script starts --nproc ranks with torch.multiprocessing).
 
 Each rank writes OUT/truth.rank<R>.json: what it did, measured (per-step CLOCK_MONOTONIC boundaries, the
-sleep actually slept, the extra GPU time from CUDA events, bytes copied). tests/gpu/scen_truth.py merges
+sleep actually slept, the extra GPU time from CUDA events, bytes copied, and the time DDP handed each
+gradient bucket to NCCL: a DDP comm hook stamps it, so the truth holds when each rank arrived at each
+AllReduce, on the clock the tracer uses). tests/gpu/scen_truth.py merges
 them into OUT/truth.json."""
 import argparse
 import json
@@ -68,6 +70,15 @@ def run(rank, world, a):
         layers += [torch.nn.Linear(a.hidden, a.hidden), torch.nn.ReLU()]
     model = torch.nn.Sequential(*layers).to(dev)
     ddp = DDP(model, device_ids=[0], bucket_cap_mb=8)
+    hooks = []   # per step: CLOCK_MONOTONIC ns at which DDP handed each gradient bucket to NCCL (this rank)
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+
+    def timing_hook(state, bucket):
+        if hooks:
+            hooks[-1].append(time.monotonic_ns())
+        return default_hooks.allreduce_hook(None, bucket)
+
+    ddp.register_comm_hook(None, timing_hook)
     opt = torch.optim.SGD(ddp.parameters(), lr=1e-4)
     pageable = rank in rankset(a.pageable, world)
     x_host = torch.randn(a.batch, a.hidden)
@@ -93,6 +104,7 @@ def run(rank, world, a):
     t_run0 = time.monotonic_ns()
     for i in range(a.steps):
         t0 = time.monotonic_ns()
+        hooks.append([])
         rf = None
         if a.nvtx == "profstep":
             rf = torch.profiler.record_function(name(i))
@@ -131,7 +143,7 @@ def run(rank, world, a):
                nccl_hostid=os.environ["NCCL_HOSTID"], steps=a.steps, step_names=[name(i) for i in range(3)],
                step_bounds_ns=steps, run_ns=[t_run0, t_run1], pageable=pageable,
                h2d_bytes_per_step=x_host.numel() * 4, grad_bytes=nparams * 4,
-               cpu_sleep_ms=sleeps, gpu_extra_ms=extra_ms,
+               cpu_sleep_ms=sleeps, gpu_extra_ms=extra_ms, bucket_hook_ns=hooks,
                step_ms_mean=(t_run1 - t_run0) / 1e6 / a.steps)
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, f"truth.rank{rank}.json"), "w") as f:

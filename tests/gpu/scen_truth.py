@@ -39,6 +39,27 @@ def main():
         got = [x for x in ranks if x["rank"] == r]
         ms = round(statistics.median(got[0]["gpu_extra_ms"][2:] or got[0]["gpu_extra_ms"]), 3) if got else None
         t["straggler"] = dict(rank=r, kind="gpu", planted_matmuls=n, measured_ms=ms)
+    if t["straggler"]:
+        # How late the straggler really arrived at the AllReduces, per other rank: per step the largest lag
+        # over the step's buckets (the others wait for its last bucket), mean over the steps after the first
+        # two. On one shared GPU this differs from the planted sleep (the ranks' kernels compete).
+        sr = t["straggler"]["rank"]
+        S = [x for x in ranks if x["rank"] == sr]
+        lags, firsts = {}, {}
+        for o in ranks:
+            if o["rank"] == sr or not S or "bucket_hook_ns" not in o:
+                continue
+            per, fst = [], []
+            for a, b in list(zip(S[0]["bucket_hook_ns"], o["bucket_hook_ns"]))[2:]:
+                if a and len(a) == len(b):
+                    per.append(max(x - y for x, y in zip(a, b)) / 1e6)
+                    fst.append((a[0] - b[0]) / 1e6)
+            if per:
+                lags[str(o["rank"])] = round(statistics.mean(per), 3)
+                firsts[str(o["rank"])] = round(statistics.mean(fst), 3)
+        if lags:
+            t["straggler"]["arrival_lag_ms"] = lags
+            t["straggler"]["first_bucket_lag_ms"] = firsts
     links = set()
     nets = set()
     for p in glob.glob(os.path.join(d, "nccl", "*.log")):
