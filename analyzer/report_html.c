@@ -248,7 +248,18 @@ static void head(FILE *f, const struct rs_analysis *a)
     fmt_s(b2, sizeof b2, a->residual_skew_s);
     fprintf(f, ". Link rate %.1f Gb/s (", a->link_gbps);
     esc(f, a->link_source);
-    fprintf(f, "); clock alignment residual %s.</p></header>\n<main>\n", b2);
+    if (a->one_clock && a->nranks > 1) fputs("); one host clock (same boot id): no skew", f);
+    else fprintf(f, "); clock alignment residual %s", b2);
+    if (a->transport[0]) { /* what NCCL used, from the trace (docs/report.md "Transport") */
+        const char *why = "";
+        for (size_t i = 0; i < a->nranks && !why[0]; i++) why = a->ranks[i].transport_why;
+        fputs(". NCCL transport: <b id=\"transport\">", f);
+        esc(f, a->transport);
+        fputs("</b> (", f);
+        esc(f, why);
+        fputs(")", f);
+    }
+    fputs(".</p></header>\n<main>\n", f);
     if (a->partial)
         fputs("<div class=\"warn\" id=\"partial\">Some inputs were truncated, damaged or unreadable: the numbers "
               "cover what could be read.</div>\n",
@@ -349,6 +360,16 @@ static void panel_allreduce(FILE *f, const struct rs_analysis *a)
     if (!a->ncolls || nsteps <= 0) {
         fputs("<p class=\"muted\">No collectives joined across ranks in this run.</p></section>\n", f);
         return;
+    }
+    size_t ninter = 0, nintra = 0;
+    for (size_t i = 0; i < a->ncolls; i++) {
+        ninter += a->colls[i].inter == 1;
+        nintra += a->colls[i].inter == 0;
+    }
+    if (ninter || nintra) {
+        fprintf(f, "<p id=\"coll-transport\">Transport: %zu collective(s) through the network (", ninter);
+        esc(f, a->transport[0] ? a->transport : "NET");
+        fprintf(f, "), %zu intra-node (P2P/SHM), %zu unknown.</p>\n", nintra, a->ncolls - ninter - nintra);
     }
     /* slowest step: largest mean duration over ranks */
     int64_t slow = 0;
@@ -675,6 +696,10 @@ static void panel_findings(FILE *f, const struct rs_analysis *a)
         }
         fputs("</ol>\n", f);
     }
+    if (!a->stragglers_known && a->nranks)
+        fputs("<h2>Stragglers</h2><p id=\"stragglers-unknown\">Cannot tell: no collectives joined across ranks and no "
+              "per-step network sends to compare arrivals.</p>\n",
+              f);
     if (a->nstragglers) {
         fputs("<h2>Stragglers</h2><table><tr><th>rank</th><th>persistent</th><th>late</th><th>mean lateness</th>"
               "<th>cost per step</th></tr>\n",
