@@ -47,7 +47,9 @@ static int W_failed;   /* open or write failed: discard, count */
 static int W_unmarked; /* ... and the file could not be marked partial (its descriptor is gone): say how much */
 static int W_closed;   /* final flush done */
 static uint32_t strings_written;
-static uint64_t lost_events; /* drained but not writable */
+static uint64_t lost_events;  /* drained but not writable */
+static uint64_t frame_t0;     /* when the last frame was written (or the writer thread started) */
+static uint64_t frame_period; /* RAILSCOPE_FLUSH_MS in ns; 0 until the writer thread runs */
 static unsigned char *scratch;
 static size_t scratch_cap;
 static int host_facts_pending;
@@ -154,6 +156,17 @@ static void ring_peek(const struct rs_ring *r, uint64_t pos, void *dst, size_t n
     }
 }
 
+static void flush_frame(void);
+
+/* Under saturation one drain (a pass over every ring, then up to 7 more) can take hundreds of ms, on a
+ * writer thread that gets a fraction of a core: the frame is written when it is due even in the middle of
+ * a drain (between pieces), so what a SIGKILL costs stays near RAILSCOPE_FLUSH_MS (720 ms at 100 ms
+ * was seen when frames were written only between drains). */
+static void frame_if_due(void)
+{
+    if (frame_period && rs_now() - frame_t0 >= frame_period) flush_frame();
+}
+
 /* Hand [from, to) of ring r to the writer straight from the ring (no copy): the writer reads each
  * contiguous run once. Only an rs_emit_as marker's event and the one event that straddles the ring's
  * end (if any) go through scratch. The ring's tail follows, a piece at a time, and is `to` on success. */
@@ -171,7 +184,14 @@ static int ring_to_file(struct rs_ring *r, uint64_t from, uint64_t to)
         r->emitted += nev;
         from += done;
         if (e) return e;
-        if (done == seg) continue; /* the end of the piece, the ring or the range: next segment */
+        if (done == seg) {
+            if (cut) { /* a piece handed over: its space back to the producer, and a frame if one is due */
+                atomic_store_explicit(&r->tail, from, memory_order_release);
+                frame_if_due();
+                if (W_failed) return -EIO; /* the frame could not be written: the rest is counted lost */
+            }
+            continue; /* the end of the piece, the ring or the range: next segment */
+        }
         struct rs_ev_hdr h;
         uint32_t tid = r->tid;
         ring_peek(r, from, &h, sizeof h);
@@ -316,6 +336,7 @@ static double drain_all(void)
                 break;
             }
             ring_drops(r);
+            frame_if_due();
             if (W_failed) break;
             if ((e = ring_to_file(r, tail, head))) {
                 write_error(e);
@@ -348,6 +369,7 @@ static void flush_frame(void)
     int e = orphans ? rs_writer_drops(W, 0, orphans, 0, RS_DROP_BUFFER_FULL) : 0;
     if (!e) e = rs_writer_flush(W);
     if (e) write_error(e);
+    frame_t0 = rs_now();
     fd_check();
 }
 
@@ -470,7 +492,9 @@ static void *writer_main(void *arg)
         pthread_mutex_unlock(&wlock);
     }
     uint64_t period = (uint64_t)rs_cfg.flush_ms * 1000000ull;
-    uint64_t last_frame = rs_now(), last_tick = last_frame;
+    uint64_t last_tick = rs_now();
+    frame_t0 = last_tick;
+    frame_period = period;
     uint32_t handled = atomic_load(&done_seq); /* requests made before this thread ran are served too */
     /* Producers wake the writer only when a ring is past half full (core.c ring_limit), so the writer's
      * sleep mostly decides the zero-drop rate: a ring must not fill between two drains. The sleep follows the
@@ -479,7 +503,7 @@ static void *writer_main(void *arg)
      * empty. A fixed 20 ms ceiling alone capped the zero-drop rate at ring/20 ms (1.6 M 64-byte events/s per
      * thread with 2 MiB rings). */
     uint64_t sleep_us = 1000, max_sleep = (rs_cfg.flush_ms < 20 ? rs_cfg.flush_ms : 20) * 1000ull;
-    uint64_t last_drain = last_frame;
+    uint64_t last_drain = last_tick;
     for (;;) {
         uint32_t w0 = atomic_load(&rs_writer_wake);
         if (atomic_load(&req_seq) == handled && !atomic_load(&stop_req))
@@ -500,9 +524,8 @@ static void *writer_main(void *arg)
         pthread_mutex_lock(&wlock);
         rs_clock_tick();
         double fill = drain_all();
-        if (req != handled || now - last_frame >= period) {
+        if (req != handled || rs_now() - frame_t0 >= period) {
             flush_frame();
-            last_frame = now;
         } else if (W && !W_failed) {
             int e = rs_writer_feed(W);
             if (e) write_error(e);
