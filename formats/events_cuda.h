@@ -29,21 +29,27 @@
  * runtime function (e.g. "cudaMemcpyAsync_v3020"), tid the calling thread (gettid), ret its cudaError_t. */
 #define RS_FIELDS_CUDA_API(F) F(ts, end) F(str, name) F(u32, correlation) F(u32, cbid) F(u32, tid) F(u32, ret) \
     F(u32, pad)
-/* Host-side copy seen by the cudart wrappers: written when CUPTI is not delivering (not loaded, failed,
- * or taken over by another CUPTI client), so copies stay visible. copy_kind = cudaMemcpyKind as passed
- * (0 H2H, 1 H2D, 2 D2H, 3 D2D, 4 default); src_mem/dst_mem = cudaMemoryType of the pointers when known
- * (0 unregistered host = pageable, 1 host pinned, 2 device, 3 managed), 0xffffffff = not looked up. */
+/* Host-side copy seen by the cudart wrappers: written whenever CUPTI is not recording copies — by default
+ * outside the sampling windows (see CUDA_KERNEL_WINDOW.flags), and when CUPTI is not delivering (not loaded,
+ * failed, or taken over by another CUPTI client). hdr.ts/dur = the call on the calling thread.
+ * copy_kind = cudaMemcpyKind as passed (0 H2H, 1 H2D, 2 D2H, 3 D2D, 4 default); src_mem/dst_mem =
+ * cudaMemoryType of the pointers when known (0 unregistered host = pageable, 1 host pinned, 2 device,
+ * 3 managed), 0xffffffff = not looked up. */
 /* stack = the CALL_STACK site id of the call when it is a copy from/to pageable host memory and stacks are
  * on (RAILSCOPE_STACKS), 0 = none (this word was padding, always 0, before). */
 #define RS_FIELDS_CUDA_COPY_CALL(F) F(dur, dur) F(u64, bytes) F(x64, dst) F(x64, src) F(x64, stream) \
     F(u32, copy_kind) F(u32, async) F(u32, src_mem) F(u32, dst_mem) F(i32, ret) F(u32, stack)
 /* CUPTI's own count of records it could not deliver (cumulative as CUPTI reports it). */
 #define RS_FIELDS_CUPTI_DROPPED(F) F(u64, count) F(u32, device) F(u32, pad)
-/* Kernel-tracing state changes, so readers know where kernel records are complete: on = 1 from hdr.ts
- * on (CONCURRENT_KERNEL enabled), 0 = off. mode: 0 off, 1 sampled windows, 2 all. state: 0 = CUPTI
- * delivering, 1 = CUPTI unavailable, 2 = taken over by another CUPTI client (copies then come as
- * CUDA_COPY_CALL). */
-#define RS_FIELDS_CUDA_KERNEL_WINDOW(F) F(u32, on) F(u32, mode) F(u32, state) F(u32, pad)
+/* GPU-activity state changes (a sampling window opens or closes), so readers know where kernel and GPU copy
+ * records are complete: on = 1 from hdr.ts on (CONCURRENT_KERNEL enabled), 0 = off. mode: 0 off (no GPU-side
+ * timing), 1 sampled windows, 2 all. state: 0 = CUPTI delivering, 1 = CUPTI unavailable, 2 = taken over by
+ * another CUPTI client (copies then come as CUDA_COPY_CALL). flags (was pad, always 0 before session 5):
+ * bit 0 RS_KWIN_API_COPIES = copies are recorded by the cudart wrappers (CUDA_COPY_CALL) whenever on = 0 or
+ * state != 0, and by CUPTI (CUDA_MEMCPY/CUDA_MEMSET, GPU times) while on = 1 — a copy at a boundary may
+ * appear in both; without the bit, CUPTI records copies at all times while it delivers. */
+#define RS_FIELDS_CUDA_KERNEL_WINDOW(F) F(u32, on) F(u32, mode) F(u32, state) F(x32, flags)
+#define RS_KWIN_API_COPIES 1u
 
 /* NVTX: push/pop ranges per thread, start/end ranges by id, marks. domain 0 = the default domain.
  * payload_type follows nvtxPayloadType_t (1 u64, 2 i64, 3 double, 4 u32, 5 i32, 6 float; 0 none) with

@@ -13,8 +13,12 @@ enum rs_cupti_state {
     RS_CUPTI_UNAVAILABLE = 1, /* no libcupti, no injection, or set-up failed */
     RS_CUPTI_TAKEN_OVER = 2,  /* another client (torch.profiler/Kineto) registered its own buffers */
 };
-extern int rs_cupti_state;          /* enum rs_cupti_state; UNAVAILABLE until InitializeInjection works */
-extern uint64_t rs_cuda_copy_calls; /* cudaMemcpy* calls seen by the cudart wrappers (evidence of work) */
+extern int rs_cupti_state;           /* enum rs_cupti_state; UNAVAILABLE until InitializeInjection works */
+extern uint64_t rs_cuda_copy_calls;  /* cudaMemcpy* calls seen by the cudart wrappers (evidence of work) */
+extern int rs_cuda_api_copies;       /* RAILSCOPE_CUDA_COPIES=api (default): the wrappers record copies outside
+                                     * windows; cupti: CUPTI records copies whenever it delivers */
+extern int rs_cuda_copies_by_cupti;  /* CUPTI records copies now: the wrappers write no CUDA_COPY_CALL */
+extern uint64_t rs_cuda_ptr_queries; /* cudaPointerGetAttributes calls made by the wrappers */
 
 /* Records converted into trace events, by kind (for the take-over check and the tests). */
 struct rs_cupti_counts {

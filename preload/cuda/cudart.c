@@ -1,7 +1,10 @@
-/* cudaMemcpy* wrappers in the dynamic libcudart: the fallback that keeps host-to-device copies visible when
- * CUPTI is not delivering (no libcupti, injection not set, or another CUPTI client took over). They always
- * count calls (the CUPTI take-over check needs evidence that copies are being issued) and write
- * CUDA_COPY_CALL events only while CUPTI is not delivering, so a normal run has no duplicates.
+/* cudaMemcpy* wrappers in the dynamic libcudart: by default (RAILSCOPE_CUDA_COPIES=api) the record of every
+ * copy outside the sampling windows — bytes, direction, pageable/pinned per side, stream, host time of the
+ * call — at a few hundred ns a copy, where CUPTI's MEMCPY activity cost several % of a transformer step
+ * (bench/gpu/RESULTS.md); inside windows CUPTI records copies with their GPU times and the wrappers write
+ * none (cupti.c set_window: a copy at a boundary may be in both). Also the fallback that keeps copies
+ * visible when CUPTI is not delivering (no libcupti, injection not set, another CUPTI client took over).
+ * They always count calls (the CUPTI take-over check needs evidence that copies are being issued).
  *
  * They see only what goes through the exported symbols of a dynamically linked libcudart (libtorch's own
  * copies); static-cudart libraries (NCCL, cuBLAS) and kernel-based copies are CUPTI's job.
@@ -35,11 +38,25 @@ static ptr_attr_fn real_ptr_attr;
 typedef cudaError_t (*err_fn)(void);
 static err_fn real_peek, real_get_error;
 
+/* The pointer-kind cache: host pointers of copies repeat (a pinned staging buffer, a loader's batches), and a
+ * query costs three runtime calls. 1024 direct-mapped slots, each one 64-bit word (lock-free: a torn entry
+ * cannot exist) = pointer << 16 | epoch << 8 | generation << 3 | kind. An entry is good for the ~1.07 s epoch
+ * of rs_now() >> 30 it was made in, and only while no host memory was allocated, freed, registered or
+ * unregistered through the runtime (the wrappers below bump the generation): a freed pinned buffer's address
+ * can come back as pageable memory. Driver-API host allocations (cuMemHostAlloc) are not seen: at worst one
+ * epoch of stale kinds for such an address. Pointers above 2^48 (not user space on x86-64) are not cached. */
+#define RS_PK_SLOTS 1024u
+static uint64_t pk_cache[RS_PK_SLOTS];
+static uint32_t pk_gen;
+
+static inline uint64_t pk_tag(uint64_t now) { return ((now >> 30) & 0xff) << 8 | (uint64_t)(pk_gen & 0x1f) << 3; }
+static inline unsigned pk_slot(uintptr_t p) { return (unsigned)(((p >> 4) * 0x9E3779B97F4A7C15ull) >> 54); }
+
 /* cudaMemoryType of a pointer: 0 unregistered host (pageable), 1 host (pinned), 2 device, 3 managed.
  * A failed query would leave its error as the runtime's "last error", which the application reads after
  * its own calls (PyTorch checks it after every launch): we query only when no error is pending, and clear
  * the one our query caused. */
-static uint32_t mem_type(const void *p)
+static uint32_t mem_type_query(const void *p)
 {
     if (!real_ptr_attr) real_ptr_attr = (ptr_attr_fn)rs_dl_real("libcudart.so", "cudaPointerGetAttributes");
     if (!real_peek) real_peek = (err_fn)rs_dl_real("libcudart.so", "cudaPeekAtLastError");
@@ -52,6 +69,22 @@ static uint32_t mem_type(const void *p)
         return 0xffffffffu;
     }
     return (uint32_t)a.type;
+}
+
+uint64_t rs_cuda_ptr_queries; /* cudaPointerGetAttributes calls made (tests: the cache works) */
+
+static uint32_t mem_type(const void *p, uint64_t now)
+{
+    uintptr_t u = (uintptr_t)p;
+    uint64_t tag = pk_tag(now), *slot = &pk_cache[pk_slot(u)];
+    if (u < (1ull << 48)) {
+        uint64_t w = __atomic_load_n(slot, __ATOMIC_RELAXED);
+        if (w >> 16 == u && (w & 0xfff8) == tag) return (uint32_t)(w & 7);
+    }
+    __atomic_fetch_add(&rs_cuda_ptr_queries, 1, __ATOMIC_RELAXED);
+    uint32_t k = mem_type_query(p);
+    if (k <= 3 && u < (1ull << 48)) __atomic_store_n(slot, (uint64_t)u << 16 | tag | k, __ATOMIC_RELAXED);
+    return k;
 }
 
 /* A copy that stalls the host on pageable memory: the host side (both sides for cudaMemcpyDefault) is
@@ -70,8 +103,8 @@ static int pageable_copy(enum cudaMemcpyKind kind, uint32_t src_mem, uint32_t ds
  * record arrives later from CUPTI, on another thread, where the caller's stack is long gone). */
 static void stack_only(uint64_t t0, void *dst, const void *src, enum cudaMemcpyKind kind)
 {
-    uint32_t sm = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDefault ? mem_type(src) : 0xffffffffu;
-    uint32_t dm = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDefault ? mem_type(dst) : 0xffffffffu;
+    uint32_t sm = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDefault ? mem_type(src, t0) : 0xffffffffu;
+    uint32_t dm = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDefault ? mem_type(dst, t0) : 0xffffffffu;
     if (pageable_copy(kind, sm, dm)) rs_stack_site(RS_EV_CUDA_MEMCPY, t0);
 }
 
@@ -99,8 +132,8 @@ static void record_copy(uint64_t t0, void *dst, const void *src, size_t bytes, e
      * need none). */
     int src_dev = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
     int dst_dev = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
-    ev.src_mem = src_dev ? (uint32_t)cudaMemoryTypeDevice : mem_type(src);
-    ev.dst_mem = dst_dev ? (uint32_t)cudaMemoryTypeDevice : mem_type(dst);
+    ev.src_mem = src_dev ? (uint32_t)cudaMemoryTypeDevice : mem_type(src, t1);
+    ev.dst_mem = dst_dev ? (uint32_t)cudaMemoryTypeDevice : mem_type(dst, t1);
     ev.ret = ret;
     ev.stack = 0;
     if (stack_candidate(stackable, kind) && pageable_copy(kind, ev.src_mem, ev.dst_mem))
@@ -110,7 +143,7 @@ static void record_copy(uint64_t t0, void *dst, const void *src, size_t bytes, e
 
 static inline int fallback_on(void)
 {
-    return rs_on(RS_FAM_cuda) && __atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) != RS_CUPTI_DELIVERING;
+    return rs_on(RS_FAM_cuda) && !__atomic_load_n(&rs_cuda_copies_by_cupti, __ATOMIC_RELAXED);
 }
 
 #define RS_CUDART_WRAPPER(fn, async, stackable, dst_, src_, bytes_, kind_, stream_, params, args)             \
@@ -162,12 +195,37 @@ RS_CUDART_WRAPPER(cudaMemcpyPeerAsync, 1, 0, dst, src, count, cudaMemcpyDeviceTo
                   (void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream),
                   (dst, dstDevice, src, srcDevice, count, stream))
 
+/* Host memory changing kind: the pointer-kind cache starts over (pk_gen). Pure pass-through otherwise. */
+#define RS_CUDART_HOSTMEM(fn, params, args)                                                                   \
+    typedef cudaError_t(*fn##_fn) params;                                                                     \
+    static fn##_fn real_##fn##_slot;                                                                          \
+    RS_EXPORT cudaError_t fn params                                                                           \
+    {                                                                                                         \
+        static fn##_fn real_;                                                                                 \
+        if (RS_UNLIKELY(!real_))                                                                              \
+            real_ = real_##fn##_slot ? real_##fn##_slot : (fn##_fn)rs_dl_real("libcudart.so", #fn);           \
+        if (RS_UNLIKELY(!real_)) {                                                                            \
+            rs_warn_once("%s: the real CUDA runtime function is not found; returning cudaErrorUnknown", #fn); \
+            return RS_CUDA_ERROR_UNKNOWN;                                                                     \
+        }                                                                                                     \
+        cudaError_t ret = real_ args;                                                                         \
+        __atomic_fetch_add(&pk_gen, 1, __ATOMIC_RELAXED);                                                     \
+        return ret;                                                                                           \
+    }
+RS_CUDART_HOSTMEM(cudaFreeHost, (void *p), (p))
+RS_CUDART_HOSTMEM(cudaHostUnregister, (void *p), (p))
+RS_CUDART_HOSTMEM(cudaHostRegister, (void *p, size_t n, unsigned int flags), (p, n, flags))
+RS_CUDART_HOSTMEM(cudaHostAlloc, (void **p, size_t n, unsigned int flags), (p, n, flags))
+RS_CUDART_HOSTMEM(cudaMallocHost, (void **p, size_t n), (p, n))
+
 #define RS_CUDART_REDIRECT(fn) {#fn, NULL, (void *)fn, (void **)&real_##fn##_slot},
 __attribute__((constructor)) static void cudart_register(void)
 {
     static const struct rs_dl_redirect redirects[] = {
         RS_CUDART_REDIRECT(cudaMemcpy) RS_CUDART_REDIRECT(cudaMemcpyAsync) RS_CUDART_REDIRECT(cudaMemcpy2D)
             RS_CUDART_REDIRECT(cudaMemcpy2DAsync) RS_CUDART_REDIRECT(cudaMemcpyPeer)
-                RS_CUDART_REDIRECT(cudaMemcpyPeerAsync)};
+                RS_CUDART_REDIRECT(cudaMemcpyPeerAsync) RS_CUDART_REDIRECT(cudaFreeHost)
+                    RS_CUDART_REDIRECT(cudaHostUnregister) RS_CUDART_REDIRECT(cudaHostRegister)
+                        RS_CUDART_REDIRECT(cudaHostAlloc) RS_CUDART_REDIRECT(cudaMallocHost)};
     rs_dl_register(redirects, (int)(sizeof redirects / sizeof redirects[0]));
 }

@@ -6,23 +6,29 @@
  *     $CUDA_HOME (default /usr/local/cuda), else the loader's search path;
  *   - register a CLOCK_MONOTONIC timestamp callback before enabling anything, so GPU records are on the
  *     tracer clock (if CUPTI refuses, records are shifted by REALTIME - MONOTONIC measured at set-up);
- *   - enable MEMCPY, MEMCPY2 (peer), MEMSET, SYNCHRONIZATION always, runtime-API records of the calls that
- *     copy, set or synchronise, and CONCURRENT_KERNEL (+ launch API records) per RAILSCOPE_CUDA_KERNELS;
- *   - flush complete buffers every tracer tick, force-flush at shutdown, report CUPTI's dropped count.
+ *   - enable GPU-side activity (CONCURRENT_KERNEL, MEMCPY, MEMCPY2, MEMSET, + launch API records with
+ *     RAILSCOPE_CUDA_API=on) only inside sampling windows (RAILSCOPE_CUDA_KERNELS=sampled, the default), always
+ *     (`all`) or never (`off`); outside windows nothing is enabled and CUPTI costs nothing measurable;
+ *   - leave copies to the cudart wrappers (cudart.c: bytes, direction, pageable/pinned, stream, host time of
+ *     every cudaMemcpy*) outside windows: CUPTI's MEMCPY activity alone costs several % of a step on a
+ *     transformer that makes a few dozen device-to-device copies a step (bench/gpu/RESULTS.md, session 5).
+ *     RAILSCOPE_CUDA_COPIES=cupti brings back MEMCPY/MEMSET records at all times (the pre-session-5 default);
+ *   - convert delivered buffers on the writer thread (never in CUPTI's completion callback, see below), flush
+ *     complete buffers every tracer tick while something is enabled, force-flush at exit, report drops.
  * We do not subscribe to CUPTI callbacks: CUPTI allows one subscriber, and leaving it free lets
  * torch.profiler/Kineto or nsys start. When such a client registers its own activity buffers (we see the
  * call: cuptiActivityRegisterCallbacks is interposed) our pending records are flushed to us, we warn once,
- * stop touching CUPTI, and the cudart wrappers start writing CUDA_COPY_CALL events.
+ * stop touching CUPTI, and the cudart wrappers record every copy.
  *
  * RAILSCOPE_CUDA_API=on|off: runtime-API records (the host thread and time of each copy/launch call,
  * joined to GPU records by correlation id); RAILSCOPE_CUDA_SYNC=on|off: synchronisation records. Both
- * default to off: measured on the H200 they cost far more than the copy and kernel records
- * (bench/gpu/RESULTS.md).
+ * default to off: measured on the H200 they cost far more than the copy and kernel records.
  *
- * RAILSCOPE_CUDA_KERNELS: `sampled` (default) records kernels in windows — RAILSCOPE_CUDA_KERNEL_WINDOW
- * = "on_ms/period_ms", default 1000/20000: on for the first second of every 20 s — because tracing every
- * kernel costs about 1.5 % of a ResNet-50 step on the H200 by itself; `all` records every kernel; `off`
- * none. Memcpy/memset/sync records are always on. CUDA_KERNEL_WINDOW events mark each change. */
+ * RAILSCOPE_CUDA_KERNEL_WINDOW = "on_ms/period_ms[/first_ms]", default 500/30000/3000: windows of on_ms every
+ * period_ms, the first first_ms after CUDA's initialisation (with two fields the first opens at
+ * initialisation). GPU activity is also enabled from initialisation to the first tick (CUPTI instruments
+ * modules as they load, which is cheap then and slow when done late). CUDA_KERNEL_WINDOW events mark each
+ * change; their flags say which copies are in CUDA_COPY_CALL (outside windows) and which in CUDA_MEMCPY. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
@@ -55,10 +61,14 @@ RS_CUPTI_OPTIONAL(RS_CUPTI_PTR)
 
 enum { RS_KMODE_OFF = 0, RS_KMODE_SAMPLED = 1, RS_KMODE_ALL = 2 };
 static int kmode = RS_KMODE_SAMPLED;
-static uint64_t win_on_ns = 1000ull * 1000000, win_period_ns = 20000ull * 1000000;
+static uint64_t win_on_ns = 500ull * 1000000, win_period_ns = 30000ull * 1000000, win_first_ns = 3000ull * 1000000;
 static uint64_t t_init;
-static int kernels_on;
-static int want_api = -1, want_sync = -1; /* RAILSCOPE_CUDA_API, RAILSCOPE_CUDA_SYNC; -1 = by mode */
+static int window_on;                         /* GPU activity enabled (CUDA_KERNEL_WINDOW.on) */
+static int flush_ticks;                       /* ticks left that flush CUPTI (while a window is on, and 4 after) */
+static int want_api = -1, want_sync = -1;     /* RAILSCOPE_CUDA_API, RAILSCOPE_CUDA_SYNC; -1 = by mode */
+int rs_cuda_api_copies = 1;                   /* RAILSCOPE_CUDA_COPIES=api (default) | cupti */
+int rs_cuda_copies_by_cupti;                  /* CUPTI records copies right now: the wrappers record none */
+static int abl_no_tick_flush, abl_no_convert; /* RAILSCOPE_CUDA_ABLATE (bench/gpu/ablate.py only) */
 static char cupti_path[PATH_MAX + 64];
 
 /* Runtime API callback ids we record, by class; names interned at set-up. */
@@ -68,36 +78,54 @@ static uint8_t api_class[RS_MAX_CBID]; /* 0 no, 1 copy/set/sync (always), 2 laun
 
 uint32_t rs_cupti_api_name(uint32_t cbid) { return cbid < RS_MAX_CBID ? api_name_id[cbid] : 0; }
 
-/* ---- buffers: CUPTI asks on application threads, rarely (one per 2 MiB of records); a small free list ---- */
+/* ---- buffers ----
+ * CUPTI asks for a buffer on application threads, rarely (one per 2 MiB of records), and hands full ones back
+ * on its own worker thread (or inside cuptiActivityFlushAll, on the flushing thread) while holding its own
+ * locks. Converting there and waiting for the writer to drain (bursts of 10^5 records overrun a ring) was a
+ * lock-order inversion: the writer's tick waited in cuptiActivityFlushAll for the lock CUPTI's thread held
+ * while that thread waited for the writer (5 s per 512 records, the 30-120 s exits with every kernel traced;
+ * session 5, cuda-gdb backtraces in bench/gpu/RESULTS.md). So the completion callback only queues the buffer;
+ * the writer's tick converts queued buffers (flushing its own ring inline, no waiting), and so do the exit
+ * quiesce and the take-over, after their CUPTI call has returned. Each buffer carries a small header in front
+ * of what CUPTI sees, which links it into the queue. */
 #define RS_CUPTI_BUF    (2u << 20)
 #define RS_CUPTI_SPARES 16
+struct bufhdr {
+    struct bufhdr *next;
+    size_t valid;
+    uint64_t pad[6]; /* 64 bytes: CUPTI's part stays 64-byte aligned */
+};
 static pthread_mutex_t buf_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint8_t *spares[RS_CUPTI_SPARES];
+static struct bufhdr *spares[RS_CUPTI_SPARES];
 static int nspares;
+static struct bufhdr *pend_head, *pend_tail; /* under buf_lock */
+static pthread_mutex_t conv_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t buf_requests, buf_completions;
+
+static inline struct bufhdr *hdr_of(uint8_t *b) { return (struct bufhdr *)(void *)(b - sizeof(struct bufhdr)); }
 
 static void CUPTIAPI buf_request(uint8_t **buffer, size_t *size, size_t *max_records)
 {
-    uint8_t *b = NULL;
+    struct bufhdr *h = NULL;
     pthread_mutex_lock(&buf_lock);
-    if (nspares) b = spares[--nspares];
+    if (nspares) h = spares[--nspares];
     pthread_mutex_unlock(&buf_lock);
-    if (!b && posix_memalign((void **)&b, 8, RS_CUPTI_BUF)) b = NULL;
+    if (!h && posix_memalign((void **)&h, 64, sizeof *h + RS_CUPTI_BUF)) h = NULL;
     __atomic_fetch_add(&buf_requests, 1, __ATOMIC_RELAXED);
-    *buffer = b;
-    *size = b ? RS_CUPTI_BUF : 0;
+    *buffer = h ? (uint8_t *)(h + 1) : NULL;
+    *size = h ? RS_CUPTI_BUF : 0;
     *max_records = 0;
 }
 
-static void buf_release(uint8_t *b)
+static void buf_release(struct bufhdr *h)
 {
     pthread_mutex_lock(&buf_lock);
     if (nspares < RS_CUPTI_SPARES) {
-        spares[nspares++] = b;
-        b = NULL;
+        spares[nspares++] = h;
+        h = NULL;
     }
     pthread_mutex_unlock(&buf_lock);
-    free(b);
+    free(h);
 }
 
 static uint64_t dropped_total;
@@ -107,16 +135,6 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffe
     (void)size;
     __atomic_fetch_add(&buf_completions, 1, __ATOMIC_RELAXED);
     if (!buffer) return;
-    if (valid && rs_on(RS_FAM_cuda)) {
-        /* GPU records come in bursts (a device buffer at a time, everything at the forced flush): tens of
-         * thousands of events at once would overrun this thread's ring, so hand them to the file as we go. */
-        CUpti_Activity *rec = NULL;
-        unsigned n = 0;
-        while (p_cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
-            rs_cupti_convert(rec);
-            if (++n % 512 == 0) rs_core_flush();
-        }
-    }
     size_t dropped = 0;
     if (p_cuptiActivityGetNumDroppedRecords &&
         p_cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped) {
@@ -130,7 +148,49 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffe
             rs_emit_as(0, &ev.h);
         }
     }
-    buf_release(buffer);
+    struct bufhdr *h = hdr_of(buffer);
+    if (!valid) {
+        buf_release(h);
+        return;
+    }
+    h->valid = valid;
+    h->next = NULL;
+    pthread_mutex_lock(&buf_lock);
+    if (pend_tail) pend_tail->next = h;
+    else pend_head = h;
+    pend_tail = h;
+    pthread_mutex_unlock(&buf_lock);
+}
+
+/* Convert the queued buffers into trace events. wait = 0 (the writer's tick): skip if another thread is
+ * converting; that thread may be waiting for the writer to drain, so the writer must never wait for it. */
+static void convert_pending(int wait)
+{
+    if (wait) pthread_mutex_lock(&conv_lock);
+    else if (pthread_mutex_trylock(&conv_lock)) return;
+    for (;;) {
+        pthread_mutex_lock(&buf_lock);
+        struct bufhdr *h = pend_head;
+        if (h && !(pend_head = h->next)) pend_tail = NULL;
+        pthread_mutex_unlock(&buf_lock);
+        if (!h) break;
+        uint8_t *b = (uint8_t *)(h + 1);
+        CUpti_Activity *rec = NULL;
+        if (abl_no_convert) {
+            while (p_cuptiActivityGetNextRecord(b, h->valid, &rec) == CUPTI_SUCCESS)
+                __atomic_fetch_add(&rs_cupti_counts.other, 1, __ATOMIC_RELAXED);
+        } else if (rs_on(RS_FAM_cuda)) {
+            /* A buffer holds up to ~15k records: hand them to the file as we go (on the writer thread this
+             * drains in place; elsewhere it asks the writer, which never waits on us or on CUPTI). */
+            unsigned n = 0;
+            while (p_cuptiActivityGetNextRecord(b, h->valid, &rec) == CUPTI_SUCCESS) {
+                rs_cupti_convert(rec);
+                if (++n % 512 == 0) rs_core_flush();
+            }
+        }
+        buf_release(h);
+    }
+    pthread_mutex_unlock(&conv_lock);
 }
 
 static uint64_t CUPTIAPI ts_callback(void) { return rs_now(); }
@@ -212,11 +272,19 @@ static void emit_window(void)
     if (!rs_on(RS_FAM_cuda)) return;
     struct rs_ev_CUDA_KERNEL_WINDOW ev;
     RS_EV_INIT(&ev, CUDA_KERNEL_WINDOW, rs_now());
-    ev.on = (uint32_t)kernels_on;
+    ev.on = (uint32_t)window_on;
     ev.mode = (uint32_t)kmode;
     ev.state = (uint32_t)__atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED);
-    ev.pad = 0;
+    ev.flags = rs_cuda_api_copies ? RS_KWIN_API_COPIES : 0;
     rs_emit(&ev.h);
+}
+
+/* Who records copies: CUPTI while it delivers and copy activity is enabled, else the cudart wrappers. */
+static void set_copy_owner(void)
+{
+    int by_cupti =
+        __atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) == RS_CUPTI_DELIVERING && (!rs_cuda_api_copies || window_on);
+    __atomic_store_n(&rs_cuda_copies_by_cupti, by_cupti, __ATOMIC_RELEASE);
 }
 
 static void set_launch_api(int on)
@@ -226,43 +294,79 @@ static void set_launch_api(int on)
         if (api_class[i] == 2) p_cuptiActivityEnableRuntimeApi(i, (uint8_t)on);
 }
 
-static void set_kernels(int on)
+static const CUpti_ActivityKind copy_kinds[] = {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
+                                                CUPTI_ACTIVITY_KIND_MEMSET};
+
+/* Open or close a window: kernel activity (+ launch API records), and with API-level copies the copy
+ * kinds too. Copies move between the wrappers and CUPTI so that a copy at the boundary may be recorded
+ * twice but never lost: CUPTI's kinds are enabled before the wrappers stop, and the wrappers start before
+ * the kinds are disabled. */
+static void set_window(int on)
 {
-    if (on == kernels_on) return;
+    if (on == window_on) return;
     CUptiResult r = on ? p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
                        : p_cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     if (r != CUPTI_SUCCESS) {
         rs_warn_once("CUPTI: could not %s kernel activity (error %d)", on ? "enable" : "disable", (int)r);
         return;
     }
+    if (on) {
+        if (rs_cuda_api_copies)
+            for (size_t i = 0; i < sizeof copy_kinds / sizeof copy_kinds[0]; i++) p_cuptiActivityEnable(copy_kinds[i]);
+        window_on = 1;
+        set_copy_owner();
+    } else {
+        window_on = 0;
+        set_copy_owner();
+        if (rs_cuda_api_copies)
+            for (size_t i = 0; i < sizeof copy_kinds / sizeof copy_kinds[0]; i++) p_cuptiActivityDisable(copy_kinds[i]);
+    }
     set_launch_api(on);
-    kernels_on = on;
     emit_window();
 }
+
+static int in_window(uint64_t now)
+{
+    uint64_t t = now - t_init;
+    return t >= win_first_ns && (t - win_first_ns) % win_period_ns < win_on_ns;
+}
+
+static int env_off(const char *v) { return !strcmp(v, "off") || !strcmp(v, "0"); }
 
 static void parse_modes(void)
 {
     const char *v = getenv("RAILSCOPE_CUDA_KERNELS");
     if (!v || !*v || !strcmp(v, "sampled")) kmode = RS_KMODE_SAMPLED;
     else if (!strcmp(v, "all") || !strcmp(v, "full")) kmode = RS_KMODE_ALL;
-    else if (!strcmp(v, "off") || !strcmp(v, "0")) kmode = RS_KMODE_OFF;
+    else if (env_off(v)) kmode = RS_KMODE_OFF;
     else {
         rs_warn("RAILSCOPE_CUDA_KERNELS='%s' unknown (sampled|all|off); using sampled", v);
         kmode = RS_KMODE_SAMPLED;
     }
-    if ((v = getenv("RAILSCOPE_CUDA_API")) && *v) want_api = strcmp(v, "off") && strcmp(v, "0");
-    if ((v = getenv("RAILSCOPE_CUDA_SYNC")) && *v) want_sync = strcmp(v, "off") && strcmp(v, "0");
+    if ((v = getenv("RAILSCOPE_CUDA_API")) && *v) want_api = !env_off(v);
+    if ((v = getenv("RAILSCOPE_CUDA_SYNC")) && *v) want_sync = !env_off(v);
     /* Runtime-API and synchronisation records cost about 30 % of a ResNet-50 DDP step on the H200 (CUPTI
      * then intercepts every runtime call PyTorch makes; bench/gpu/RESULTS.md): off unless asked for. */
     if (want_api < 0) want_api = 0;
     if (want_sync < 0) want_sync = 0;
+    if ((v = getenv("RAILSCOPE_CUDA_COPIES")) && *v) {
+        if (!strcmp(v, "api")) rs_cuda_api_copies = 1;
+        else if (!strcmp(v, "cupti")) rs_cuda_api_copies = 0;
+        else rs_warn("RAILSCOPE_CUDA_COPIES='%s' unknown (api|cupti); using api", v);
+    }
+    if ((v = getenv("RAILSCOPE_CUDA_ABLATE")) && *v) {
+        abl_no_tick_flush = strstr(v, "notickflush") != NULL;
+        abl_no_convert = strstr(v, "noconvert") != NULL;
+    }
     if ((v = getenv("RAILSCOPE_CUDA_KERNEL_WINDOW")) && *v) {
-        unsigned long on = 0, period = 0;
-        if (sscanf(v, "%lu/%lu", &on, &period) == 2 && on > 0 && period >= on) {
+        unsigned long on = 0, period = 0, first = 0;
+        int n = sscanf(v, "%lu/%lu/%lu", &on, &period, &first);
+        if (n >= 2 && on > 0 && period >= on) {
             win_on_ns = on * 1000000ull;
             win_period_ns = period * 1000000ull;
+            win_first_ns = n == 3 ? first * 1000000ull : 0;
         } else {
-            rs_warn("RAILSCOPE_CUDA_KERNEL_WINDOW='%s' not on_ms/period_ms; using 1000/20000", v);
+            rs_warn("RAILSCOPE_CUDA_KERNEL_WINDOW='%s' not on_ms/period_ms[/first_ms]; using 500/30000/3000", v);
         }
     }
 }
@@ -306,11 +410,10 @@ static uint64_t records_seen(void)
  * complete. A gap in delivery therefore says nothing about another client: that is detected where it
  * happens, in cuptiActivityRegisterCallbacks below. */
 /* Process exit: CUDA's own exit handlers tear CUPTI down while our writer thread may be calling it (the
- * tick's flush and kernel switching). On the H200 host a traced torchrun rank hung at exit twice in 8
- * runs with its main thread and the writer waiting on the same CUPTI condition variable. So CUPTI is
- * quiesced from an exit handler that runs before CUDA's (atexit is last-in first-out: it is registered
- * at CUDA's initialisation and again at the first tick, after the CUDA runtime registered its own): it
- * waits for a tick in progress, flushes once (CUDA still intact), and from then on nothing calls CUPTI. */
+ * tick's flush and window switching). So CUPTI is quiesced from an exit handler that runs before CUDA's
+ * (atexit is last-in first-out: it is registered at CUDA's initialisation and again at the first tick,
+ * after the CUDA runtime registered its own): it waits for a tick in progress, flushes once (CUDA still
+ * intact), converts what that delivered, and from then on nothing calls CUPTI. */
 static int quiesced;
 static int ticking;
 static int exit_hook_ticked;
@@ -320,10 +423,16 @@ static void cupti_exit_quiesce(void)
     if (__atomic_exchange_n(&quiesced, 1, __ATOMIC_SEQ_CST)) return;
     for (int i = 0; i < 2000 && __atomic_load_n(&ticking, __ATOMIC_SEQ_CST); i++) {
         struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL); /* a tick runs against a live CUDA: it ends */
+        nanosleep(&ts, NULL); /* a tick runs against a live CUDA, and waits for nobody: it ends */
     }
-    if (__atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) == RS_CUPTI_DELIVERING)
+    if (__atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) == RS_CUPTI_DELIVERING) {
+        uint64_t t0 = rs_now(), n0 = records_seen();
         p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        uint64_t t1 = rs_now();
+        convert_pending(1);
+        rs_debug("CUPTI exit flush: %.3f s, conversion %.3f s, %llu records", (double)(t1 - t0) * 1e-9,
+                 (double)(rs_now() - t1) * 1e-9, (unsigned long long)(records_seen() - n0));
+    }
 }
 
 /* A fork child cannot use its parent's CUDA or CUPTI: nothing there calls CUPTI (no tick, no exit flush). */
@@ -331,6 +440,9 @@ static void cupti_fork_child(void)
 {
     __atomic_store_n(&quiesced, 1, __ATOMIC_SEQ_CST);
     __atomic_store_n(&ticking, 0, __ATOMIC_SEQ_CST);
+    pthread_mutex_init(&conv_lock, NULL);
+    pthread_mutex_init(&buf_lock, NULL);
+    pend_head = pend_tail = NULL; /* the parent's records: the parent writes them */
 }
 
 static void cupti_tick(void)
@@ -342,8 +454,15 @@ static void cupti_tick(void)
             exit_hook_ticked = 1;
             atexit(cupti_exit_quiesce);
         }
-        if (kmode == RS_KMODE_SAMPLED) set_kernels((rs_now() - t_init) % win_period_ns < win_on_ns);
-        p_cuptiActivityFlushAll(0);
+        if (kmode == RS_KMODE_SAMPLED) set_window(in_window(rs_now()));
+        /* Nothing enabled, nothing to flush: CUPTI is left alone between windows (copies recorded by
+         * CUPTI, RAILSCOPE_CUDA_COPIES=cupti, keep it busy all the time). */
+        if (window_on || !rs_cuda_api_copies) flush_ticks = 4;
+        if (flush_ticks > 0 && !abl_no_tick_flush) {
+            flush_ticks--;
+            p_cuptiActivityFlushAll(0);
+        }
+        convert_pending(0);
     }
     __atomic_store_n(&ticking, 0, __ATOMIC_RELEASE);
 }
@@ -364,7 +483,9 @@ RS_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackReques
     if (req != buf_request) __atomic_store_n(&foreign_client, 1, __ATOMIC_RELAXED);
     if (req != buf_request && __atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) == RS_CUPTI_DELIVERING) {
         p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        convert_pending(1);
         __atomic_store_n(&rs_cupti_state, RS_CUPTI_TAKEN_OVER, __ATOMIC_RELAXED);
+        set_copy_owner();
         rs_warn("another CUPTI client (torch.profiler/Kineto, Nsight) registered its own activity buffers: GPU "
                 "activity records go to it from now on; railscope keeps recording API-level events (cudaMemcpy "
                 "calls, NCCL, NVTX) without GPU timings");
@@ -378,8 +499,9 @@ static void cupti_shutdown(void)
     if (__atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) != RS_CUPTI_DELIVERING) return;
     /* At exit the quiesce handler has flushed already, with CUDA intact; CUPTI may be gone by now. */
     if (!__atomic_load_n(&quiesced, __ATOMIC_ACQUIRE)) p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    convert_pending(1);
     uint64_t calls = __atomic_load_n(&rs_cuda_copy_calls, __ATOMIC_RELAXED);
-    if (!records_seen() && calls)
+    if (!records_seen() && calls && (!rs_cuda_api_copies || kmode == RS_KMODE_ALL))
         rs_warn("CUPTI delivered no activity records although the program made %llu cudaMemcpy calls: another "
                 "CUPTI client may have taken CUPTI over without going through the preloaded library",
                 (unsigned long long)calls);
@@ -392,6 +514,7 @@ static void cupti_shutdown(void)
 static int unavailable(const char *why)
 {
     __atomic_store_n(&rs_cupti_state, RS_CUPTI_UNAVAILABLE, __ATOMIC_RELAXED);
+    set_copy_owner();
     rs_warn("CUDA activity capture off: %s; cudaMemcpy* calls are still recorded by the cudart wrappers", why);
     emit_window();
     return 1; /* never make the driver's initialisation fail */
@@ -435,30 +558,38 @@ RS_EXPORT int InitializeInjection(void)
         snprintf(why, sizeof why, "cuptiActivityRegisterCallbacks failed (error %d)", (int)r);
         return unavailable(why);
     }
-    static const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
-                                               CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION};
-    int enabled = 0;
+    /* Enabled now: synchronisation records (opt-in) and, with RAILSCOPE_CUDA_COPIES=cupti, the copy kinds for
+     * the whole run. Kernels (and API-level copies' GPU side) follow the windows, opened here in every mode
+     * but `off`: CUPTI instruments modules as they load, which is cheap now and slow when enabled late. */
     CUptiResult err = CUPTI_SUCCESS;
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0] - !want_sync; i++) {
-        CUptiResult e = p_cuptiActivityEnable(kinds[i]);
-        if (e == CUPTI_SUCCESS) enabled++;
-        else err = e, rs_debug("CUPTI: activity kind %d not enabled (error %d)", (int)kinds[i], (int)e);
-    }
-    if (!enabled) {
-        char why[PATH_MAX + 160];
-        snprintf(why, sizeof why, "CUPTI (%s) enabled no activity kind (error %d)", cupti_path, (int)err);
-        return unavailable(why);
-    }
-    if (enabled < (int)(sizeof kinds / sizeof kinds[0]) - !want_sync)
-        rs_warn("CUPTI: some activity kinds not enabled (error %d)", (int)err);
+    int failed = 0;
+    if (want_sync && (err = p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION)) != CUPTI_SUCCESS) failed++;
+    if (!rs_cuda_api_copies)
+        for (size_t i = 0; i < sizeof copy_kinds / sizeof copy_kinds[0]; i++) {
+            CUptiResult e = p_cuptiActivityEnable(copy_kinds[i]);
+            if (e != CUPTI_SUCCESS) {
+                err = e;
+                failed++;
+                rs_debug("CUPTI: activity kind %d not enabled (error %d)", (int)copy_kinds[i], (int)e);
+            }
+        }
     if (ts_refused) rs_warn("CUPTI refused our timestamp callback: GPU times are converted from CLOCK_REALTIME");
     select_api();
     __atomic_store_n(&rs_cupti_state, RS_CUPTI_DELIVERING, __ATOMIC_RELAXED);
     t_init = rs_now();
-    /* Kernels are enabled here even in sampled mode: CUPTI instruments modules as they load, which is
-     * cheap now and slow (seconds) when enabled late. */
-    if (kmode != RS_KMODE_OFF) set_kernels(1);
-    else emit_window();
+    if (kmode != RS_KMODE_OFF) {
+        set_window(1);
+        if (!window_on) {
+            char why[PATH_MAX + 160];
+            snprintf(why, sizeof why, "CUPTI (%s) could not enable kernel activity", cupti_path);
+            if (rs_cuda_api_copies || failed == (int)(sizeof copy_kinds / sizeof copy_kinds[0]))
+                return unavailable(why);
+        }
+    } else {
+        set_copy_owner();
+        emit_window();
+    }
+    if (failed) rs_warn("CUPTI: some activity kinds not enabled (error %d)", (int)err);
     rs_at_tick(cupti_tick);
     rs_at_shutdown(cupti_shutdown);
     rs_at_fork_child(cupti_fork_child);

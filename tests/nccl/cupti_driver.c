@@ -9,10 +9,74 @@
  *             torch.profiler's Kineto does) and cudaMemcpy calls go on: railscope must notice, flush its
  *             pending records first, warn once, forward the registration, and record the copies through the
  *             cudart wrappers
- * usage: cupti_driver FAKEDIR MODE            prints what it saw on stdout */
+ * and, for the default capture of session 5 (tests/nccl/cuda_default.t; added by H_GPU):
+ *   copies    after the initial window closes: H2D from pinned and pageable memory, D2H into pageable memory,
+ *             D2D copies, a pointer that cudaHostRegister pins; prints what CUPTI had enabled meanwhile and how
+ *             many pointer-attribute queries the runtime saw
+ *   windows   a copy every 2 ms for N ms while windows open and close; prints, per copy, whether CUPTI's
+ *             MEMCPY activity was enabled before and after the call ("idx:state": 1 on, 0 off, x changed)
+ *   wburst    CUPTI's worker thread hands back N records in full buffers under its lock, then the program
+ *             exits at once (the tracer's tick, exit flush and conversion must not wait on each other)
+ * usage: cupti_driver FAKEDIR MODE [N]        prints what it saw on stdout */
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* The session-5 modes (see above). */
+static int default_capture(void *rt, void *cu, int (*inject)(void), int argc, char **argv)
+{
+    typedef int (*memcpy_fn)(void *, const void *, size_t, int);
+    typedef int (*memcpy_async_fn)(void *, const void *, size_t, int, void *);
+    int (*enabled)(int) = (int (*)(int))dlsym(cu, "fake_cupti_enabled");
+    memcpy_fn mc = (memcpy_fn)dlsym(RTLD_DEFAULT, "cudaMemcpy");
+    memcpy_async_fn mca = (memcpy_async_fn)dlsym(RTLD_DEFAULT, "cudaMemcpyAsync");
+    int (*reg)(void *, size_t, unsigned) = (int (*)(void *, size_t, unsigned))dlsym(RTLD_DEFAULT, "cudaHostRegister");
+    int *queries = (int *)dlsym(rt, "fake_cudart_ptr_queries");
+    if (!enabled || !mc || !mca || !reg || !queries)
+        return fprintf(stderr, "cupti_driver: symbols missing (not preloaded?)\n"), 1;
+    printf("inject=%d\n", inject());
+    if (!strcmp(argv[2], "copies")) {
+        /* the window opened at initialisation closes at the first tick */
+        for (int i = 0; i < 400 && enabled(10); i++) sleep_ms(5);
+        printf("outside memcpy=%d memcpy2=%d memset=%d kernel=%d\n", enabled(1), enabled(22), enabled(2), enabled(10));
+        int bad = 0, q0 = *queries;
+        for (int i = 0; i < 50; i++) bad += mca((void *)0x2000, (void *)0x1000, 4096, 1, (void *)0x77) != 0;
+        int q1 = *queries;
+        for (int i = 0; i < 5; i++) bad += mc((void *)0x2000, (void *)0x5000, 8192, 1) != 0;
+        for (int i = 0; i < 2; i++) bad += mc((void *)0x5000, (void *)0x2000, 16, 2) != 0;
+        for (int i = 0; i < 30; i++) bad += mca((void *)0x3000, (void *)0x2000, 256, 3, (void *)0x77) != 0;
+        int q2 = *queries;
+        bad += reg((void *)0x5000, 8192, 0) != 0;
+        bad += mc((void *)0x2000, (void *)0x5000, 12288, 1) != 0;
+        printf("queries pinned=%d pageable+d2d=%d after_register=%d bad=%d\n", q1 - q0, q2 - q1, *queries - q2, bad);
+        printf("after memcpy=%d kernel=%d\n", enabled(1), enabled(10));
+    } else if (!strcmp(argv[2], "windows")) {
+        int ms = argc > 3 ? atoi(argv[3]) : 1000;
+        for (int i = 0; i * 2 < ms; i++) {
+            int a = enabled(1);
+            mc((void *)0x2000, (void *)0x1000, 100000 + (size_t)i, 1);
+            int b = enabled(1);
+            printf("%d:%c ", i, a != b ? 'x' : a ? '1' : '0');
+            sleep_ms(2);
+        }
+        printf("\n");
+    } else {
+        int (*burst)(int) = (int (*)(int))dlsym(cu, "fake_cupti_worker_burst");
+        printf("burst=%d\n", burst ? burst(argc > 3 ? atoi(argv[3]) : 20000) : -1);
+        fflush(stdout);
+        sleep_ms(30); /* the worker is handing buffers back now; exit at once */
+    }
+    fflush(stdout);
+    return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -34,6 +98,8 @@ int main(int argc, char **argv)
     comp_fn other_comp = (comp_fn)dlsym(cu, "fake_other_comp");
     int (*owner_other)(void) = (int (*)(void))dlsym(cu, "fake_cupti_owner_is_other");
     if (!inject) return fprintf(stderr, "cupti_driver: InitializeInjection not found (not preloaded?)\n"), 1;
+    if (!strcmp(argv[2], "copies") || !strcmp(argv[2], "windows") || !strcmp(argv[2], "wburst"))
+        return default_capture(rt, cu, inject, argc, argv);
     if (!strcmp(argv[2], "early")) {
         int rr = reg ? reg(other_req, other_comp) : -1;
         int r0 = inject();

@@ -1,6 +1,8 @@
 /* A stand-in libcudart.so.13 for the CI tests: cudaMemcpy* that do nothing but count, and
  * cudaPointerGetAttributes saying 0x1000 is pinned host memory, 0x2000 device memory, 0x6000 invalid (it sets
- * the sticky last error, as the runtime does) and everything else pageable. */
+ * the sticky last error, as the runtime does) and everything else pageable — except pointers passed to
+ * cudaHostRegister (pinned until cudaHostUnregister) and the one cudaHostAlloc/cudaMallocHost hand out
+ * (0x7000, pinned until cudaFreeHost). fake_cudart_ptr_queries counts the attribute queries. */
 #include <string.h>
 
 #include <cuda_runtime_api.h>
@@ -21,13 +23,54 @@ EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cu
     return cudaSuccess;
 }
 static cudaError_t last_err; /* the runtime's sticky "last error", as cudaGetLastError reports it */
+EXPORT int fake_cudart_ptr_queries;
+static const void *registered[16];
+static int is_registered(const void *p)
+{
+    for (int i = 0; i < 16; i++)
+        if (p && registered[i] == p) return 1;
+    return 0;
+}
+static void set_registered(const void *p, int on)
+{
+    for (int i = 0; i < 16; i++)
+        if (on ? !registered[i] : registered[i] == p) {
+            registered[i] = on ? p : NULL;
+            return;
+        }
+}
 EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a, const void *p)
 {
+    fake_cudart_ptr_queries++;
     if (p == (const void *)0x6000) return last_err = cudaErrorInvalidValue; /* a pointer CUDA rejects */
     memset(a, 0, sizeof *a);
-    a->type = p == (const void *)0x1000   ? cudaMemoryTypeHost
-              : p == (const void *)0x2000 ? cudaMemoryTypeDevice
-                                          : cudaMemoryTypeUnregistered;
+    a->type = p == (const void *)0x1000 || is_registered(p) ? cudaMemoryTypeHost
+              : p == (const void *)0x2000                   ? cudaMemoryTypeDevice
+                                                            : cudaMemoryTypeUnregistered;
+    return cudaSuccess;
+}
+EXPORT cudaError_t cudaHostRegister(void *p, size_t n, unsigned int flags)
+{
+    (void)n, (void)flags;
+    set_registered(p, 1);
+    return cudaSuccess;
+}
+EXPORT cudaError_t cudaHostUnregister(void *p)
+{
+    set_registered(p, 0);
+    return cudaSuccess;
+}
+EXPORT cudaError_t cudaHostAlloc(void **p, size_t n, unsigned int flags)
+{
+    (void)n, (void)flags;
+    *p = (void *)0x7000;
+    set_registered(*p, 1);
+    return cudaSuccess;
+}
+EXPORT cudaError_t cudaMallocHost(void **p, size_t n) { return cudaHostAlloc(p, n, 0); }
+EXPORT cudaError_t cudaFreeHost(void *p)
+{
+    set_registered(p, 0);
     return cudaSuccess;
 }
 EXPORT cudaError_t cudaGetDevice(int *d)

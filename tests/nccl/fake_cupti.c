@@ -2,7 +2,11 @@
  * injection looks up, and hands the registered buffer callbacks synthetic activity records built with the
  * CUDA 13 header structs (Memcpy6 pageable/pinned, MemcpyPtoP4, Memset4, Kernel10, API, Synchronization2,
  * an untimed record and an unknown kind), a dropped-records count, and a last record at the forced flush.
- * fake_cupti_takeover() plays another CUPTI client registering its own buffer callbacks. */
+ * fake_cupti_takeover() plays another CUPTI client registering its own buffer callbacks.
+ * fake_cupti_worker_burst() plays CUPTI's worker thread: it hands buffers back while holding the lock that
+ * cuptiActivityFlushAll takes too (as the real one does), which is what deadlocked the writer's tick against
+ * a completion callback that waited for the writer (session 5). */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,8 +255,53 @@ __attribute__((constructor)) static void fake_cupti_load(void)
     if (getenv("FAKE_CUPTI_EXIT_TEARDOWN")) atexit(fake_teardown);
 }
 
+static CUptiResult flush_locked(uint32_t flag);
+
+/* CUPTI's own lock: held while a buffer is handed back, taken by cuptiActivityFlushAll. */
+static pthread_mutex_t cupti_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *burst_thread(void *arg)
+{
+    int n = (int)(intptr_t)arg, done = 0;
+    uint64_t t = now();
+    while (done < n) {
+        pthread_mutex_lock(&cupti_lock);
+        uint8_t *b = NULL;
+        size_t size = 0, maxrec = 0;
+        req(&b, &size, &maxrec);
+        int i = 0;
+        for (; b && done + i < n && (size_t)(i + 1) * SLOT <= size; i++)
+            memcpy_rec(b + (size_t)i * SLOT, t + (uint64_t)(done + i) * 10, CUPTI_ACTIVITY_MEMCPY_KIND_DTOD,
+                       CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+                       100000 + (uint64_t)(done + i), 100000 + (uint32_t)(done + i));
+        if (b) comp(NULL, 0, b, size, (size_t)i * SLOT);
+        pthread_mutex_unlock(&cupti_lock);
+        if (!b) break;
+        done += i;
+    }
+    return NULL;
+}
+
+/* Start a thread that delivers n DtoD copy records (bytes 100000 + i) in full buffers, each handed back under
+ * CUPTI's lock. Returns 0 when started. fake_cupti_burst_join() waits for it. */
+static pthread_t burst_tid;
+EXPORT int fake_cupti_worker_burst(int n)
+{
+    if (!req || !comp) return -1;
+    return pthread_create(&burst_tid, NULL, burst_thread, (void *)(intptr_t)n);
+}
+EXPORT void fake_cupti_burst_join(void) { pthread_join(burst_tid, NULL); }
+
 /* The forced flush at exit delivers one last HtoD copy of 777 bytes. */
 EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
+{
+    pthread_mutex_lock(&cupti_lock);
+    CUptiResult r = flush_locked(flag);
+    pthread_mutex_unlock(&cupti_lock);
+    return r;
+}
+
+static CUptiResult flush_locked(uint32_t flag)
 {
     if (torn_down) {
         static const char m[] = "fake_cupti: cuptiActivityFlushAll after CUPTI's exit teardown\n";

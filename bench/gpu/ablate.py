@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""railscope's GPU overhead and exit-time harness (runs on the H200 through bench/gpu/ablate.sh).
+
+Each run is a separate process; modes alternate inside a round and every even round runs them in reverse, so
+a drift over the call cancels in the round-paired ratios. Per run it records the workload's steady-state
+step time (its JSON result) and how long the process took to END after writing that result ("exit", from the
+moment the result file appears to the moment the whole command, `railscope record` included, has exited) —
+the number the issue's "every mode exits within 2 s of its untraced twin" is about.
+
+A run whose exit exceeds --diag-after seconds is looked at once (per harness): per-thread CPU time over
+2 s, wait channels and system calls from /proc, then `cuda-gdb -batch` backtraces of every thread; it is
+killed after --exit-cap seconds.
+
+  bench/gpu/ablate.py --workload transformer --rounds 3 --modes untraced,default,full,min-full --out $OUT
+Modes (MODES below): the environment each one sets and whether it runs under `railscope record`.
+"""
+import argparse
+import glob
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+B = os.environ.get("RS_BUILD", os.path.join(TOP, "build/gpu"))
+MINCUPTI = os.environ.get("MINCUPTI", os.path.join(B, "mincupti.so"))
+
+# name: (runs under railscope record?, extra environment, extra workload args)
+MODES = {
+    "untraced": (False, {}, []),
+    "torchprof": (False, {}, ["--profile"]),
+    "nocuda": (True, {"RAILSCOPE_EVENTS": "all,-cuda"}, []),
+    "default": (True, {}, []),
+    "old-default": (True, {"RAILSCOPE_CUDA_COPIES": "cupti"}, []),
+    "cupti-copies": (True, {"RAILSCOPE_CUDA_COPIES": "cupti", "RAILSCOPE_CUDA_KERNELS": "off"}, []),
+    "api-copies": (True, {"RAILSCOPE_CUDA_COPIES": "api", "RAILSCOPE_CUDA_KERNELS": "off"}, []),
+    "api-sampled": (True, {"RAILSCOPE_CUDA_COPIES": "api", "RAILSCOPE_CUDA_KERNELS": "sampled"}, []),
+    "api-win20": (True, {"RAILSCOPE_CUDA_COPIES": "api", "RAILSCOPE_CUDA_KERNEL_WINDOW": "300/1500"}, []),
+    "full": (True, {"RAILSCOPE_CUDA_KERNELS": "all"}, []),
+    "full-noconvert": (True, {"RAILSCOPE_CUDA_KERNELS": "all", "RAILSCOPE_CUDA_ABLATE": "noconvert"}, []),
+    "full-notick": (True, {"RAILSCOPE_CUDA_KERNELS": "all", "RAILSCOPE_CUDA_ABLATE": "notickflush"}, []),
+    "min-none": (False, {"CUDA_INJECTION64_PATH": MINCUPTI, "MINCUPTI_KINDS": "none"}, []),
+    "min-memcpy": (False, {"CUDA_INJECTION64_PATH": MINCUPTI, "MINCUPTI_KINDS": "memcpy"}, []),
+    "min-kernel": (False, {"CUDA_INJECTION64_PATH": MINCUPTI, "MINCUPTI_KINDS": "kernel"}, []),
+    "min-full": (False, {"CUDA_INJECTION64_PATH": MINCUPTI, "MINCUPTI_KINDS": "memcpy,memcpy2,memset,kernel"}, []),
+}
+
+
+def workload_cmd(w, a, out):
+    if w == "transformer":
+        return ["python3", os.path.join(TOP, "bench/gpu/transformer.py"), "--steps", str(a.steps), "--warmup",
+                str(a.warmup), "--out", out]
+    if w == "resnet":
+        return ["python3", os.path.join(TOP, "tests/gpu/train.py"), "--phases", f"bench:{a.steps}", "--warmup",
+                str(a.warmup), "--out", out]
+    sys.exit(f"unknown workload {w}")
+
+
+diagnosed = [False]
+
+
+def diag(pid, outdir, tag):
+    """Where is a process that does not end? Per-thread CPU over 2 s, wchan, syscall; cuda-gdb backtraces."""
+    lines = [f"== {tag}: pid {pid}"]
+
+    def cpu():
+        d = {}
+        for t in glob.glob(f"/proc/{pid}/task/*"):
+            try:
+                f = open(t + "/stat").read().rsplit(")", 1)[1].split()
+                d[os.path.basename(t)] = int(f[11]) + int(f[12])
+            except OSError:
+                pass
+        return d
+    c0 = cpu()
+    time.sleep(2)
+    c1 = cpu()
+    for tid in sorted(c1, key=lambda k: -(c1[k] - c0.get(k, 0))):
+        try:
+            comm = open(f"/proc/{pid}/task/{tid}/comm").read().strip()
+            wchan = open(f"/proc/{pid}/task/{tid}/wchan").read().strip()
+            sc = open(f"/proc/{pid}/task/{tid}/syscall").read().strip()[:40]
+        except OSError:
+            continue
+        lines.append(f"  tid {tid} {comm:16s} cpu+{c1[tid] - c0.get(tid, 0):4d} ticks wchan={wchan} syscall={sc}")
+    if not diagnosed[0] and shutil.which("cuda-gdb"):
+        diagnosed[0] = True
+        try:
+            r = subprocess.run(["timeout", "60", "cuda-gdb", "-p", str(pid), "-batch", "-ex", "info threads", "-ex",
+                                "thread apply all bt 30"], capture_output=True, text=True, timeout=70)
+            open(os.path.join(outdir, f"gdb-{tag}.txt"), "w").write(r.stdout + r.stderr)
+            lines.append(f"  cuda-gdb: {len(r.stdout.splitlines())} lines -> gdb-{tag}.txt")
+        except Exception as e:  # noqa: BLE001 - diagnostics only
+            lines.append(f"  cuda-gdb failed: {e}")
+    txt = "\n".join(lines)
+    print(txt, flush=True)
+    with open(os.path.join(outdir, "exit-diag.txt"), "a") as f:
+        f.write(txt + "\n")
+
+
+def run_one(mode, rnd, a, work):
+    traced, env_extra, wargs = MODES[mode]
+    tag = f"{a.workload}-{mode}-{rnd}"
+    res_path = os.path.join(work, tag + ".json")
+    cmd = workload_cmd(a.workload, a, res_path) + wargs
+    if traced:
+        quiet = [] if mode in a.debug_modes.split(",") else ["-q"]
+        cmd = [os.path.join(B, "railscope"), "record"] + quiet + ["-o", os.path.join(work, tag), "--"] + cmd
+    env = dict(os.environ)
+    env.update(env_extra)
+    if mode in a.debug_modes.split(","):
+        env["RAILSCOPE_LOG"] = "debug"
+    errf = open(os.path.join(work, tag + ".err"), "w")
+    t_start = time.monotonic()
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=errf, start_new_session=True)
+    t_res = None
+    diag_done = False
+    while True:
+        rc = p.poll()
+        now = time.monotonic()
+        if t_res is None and os.path.exists(res_path) and os.path.getsize(res_path) > 0:
+            t_res = now
+        if rc is not None:
+            break
+        if now - t_start > a.run_cap or (t_res is not None and now - t_res > a.exit_cap):
+            print(f"{tag}: killed ({now - t_start:.0f} s, result {'yes' if t_res else 'no'})", flush=True)
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+            rc = "killed"
+            break
+        if t_res is not None and not diag_done and now - t_res > a.diag_after:
+            diag_done = True
+            try:
+                pid = json.load(open(res_path))["pid"]
+                diag(pid, a.out, tag)
+            except (OSError, ValueError, KeyError) as e:
+                print(f"{tag}: no diagnosis ({e})")
+        time.sleep(0.02)
+    t_end = time.monotonic()
+    errf.close()
+    r = dict(mode=mode, round=rnd, rc=rc, wall_s=t_end - t_start, exit_s=(t_end - t_res) if t_res else None)
+    try:
+        j = json.load(open(res_path))
+        r["step_ms"] = j["step_ms"][0]
+        r["finite"] = j.get("finite", True)
+    except (OSError, ValueError, KeyError, IndexError):
+        r["step_ms"] = None
+    err = open(os.path.join(work, tag + ".err")).read().splitlines()
+    r["stderr"] = [s for s in err if "railscope" in s or "mincupti" in s][-12:]
+    step = f"{r['step_ms']:.3f} ms" if r["step_ms"] else "-"
+    ex = f"{r['exit_s']:.2f} s" if r["exit_s"] is not None else "-"
+    print(f"{tag:34s} step {step:>10s}  exit {ex:>8s}  wall {r['wall_s']:5.1f} s  rc {rc}", flush=True)
+    for s in r["stderr"]:
+        if "debug" in s or "mincupti" in s or "warn" in s.lower():
+            print("    " + s[:200])
+    if traced and not (rnd == 1 and mode in a.keep.split(",")):
+        shutil.rmtree(os.path.join(work, tag), ignore_errors=True)
+    return r
+
+
+def summary(runs, modes):
+    by = {}
+    for r in runs:
+        by.setdefault(r["mode"], {})[r["round"]] = r
+    base = by.get("untraced", {})
+    rows = []
+    hdr = f"{'mode':16s} {'step ms (per round)':34s} {'ratio med':>9s} {'paired ratios':28s} {'exit s (per round)':24s}"
+    print(hdr)
+    for m in modes:
+        d = by.get(m, {})
+        steps = [d[k]["step_ms"] for k in sorted(d) if d[k]["step_ms"]]
+        paired = [d[k]["step_ms"] / base[k]["step_ms"] for k in sorted(d)
+                  if d[k]["step_ms"] and k in base and base[k]["step_ms"]]
+        exits = [d[k]["exit_s"] for k in sorted(d) if d[k]["exit_s"] is not None]
+        bexit = {k: base[k]["exit_s"] for k in base if base[k]["exit_s"] is not None}
+        dexit = [d[k]["exit_s"] - bexit[k] for k in sorted(d) if d[k]["exit_s"] is not None and k in bexit]
+        med = statistics.median(paired) if paired else float("nan")
+        rows.append(dict(mode=m, step_ms=steps, paired=paired, ratio_median=med, exit_s=exits, exit_minus_untraced=dexit))
+        print(f"{m:16s} {' '.join(f'{x:7.3f}' for x in steps):34s} {med:9.4f} "
+              f"{' '.join(f'{x:.4f}' for x in paired):28s} {' '.join(f'{x:5.2f}' for x in exits):24s}")
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--workload", default="transformer")
+    ap.add_argument("--modes", default="untraced,default,full,min-full")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=150)
+    ap.add_argument("--warmup", type=int, default=50)
+    ap.add_argument("--exit-cap", type=float, default=40)
+    ap.add_argument("--diag-after", type=float, default=8)
+    ap.add_argument("--run-cap", type=float, default=150)
+    ap.add_argument("--budget", type=float, default=1e9, help="start no new round after this many seconds")
+    ap.add_argument("--debug-modes", default="", help="modes run with RAILSCOPE_LOG=debug")
+    ap.add_argument("--keep", default="", help="modes whose round-1 trace is kept (in --work)")
+    ap.add_argument("--work", default="/tmp/rs-ablate")
+    ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/rs-ablate-out"))
+    a = ap.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    os.makedirs(a.out, exist_ok=True)
+    modes = a.modes.split(",")
+    for m in modes:
+        if m not in MODES:
+            sys.exit(f"unknown mode {m}")
+    t0 = time.monotonic()
+    runs = []
+    for rnd in range(1, a.rounds + 1):
+        if time.monotonic() - t0 > a.budget:
+            print(f"budget: no round {rnd}")
+            break
+        order = modes if rnd % 2 else modes[::-1]
+        for m in order:
+            runs.append(run_one(m, rnd, a, a.work))
+    rows = summary(runs, modes)
+    with open(os.path.join(a.out, f"ablate-{a.workload}.json"), "w") as f:
+        json.dump(dict(workload=a.workload, args=vars(a), runs=runs, summary=rows), f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
