@@ -1017,8 +1017,7 @@ int rs_expand_paths(int n, char *const *operands, char ***out, char *err, size_t
     }
     warn_skipped(&sk);
     if (!l.n) {
-        snprintf(err, errlen, "no trace file to read (%s)",
-                 sk.special ? "the only operands are not regular files" : "only symbolic links were found");
+        snprintf(err, errlen, "no trace file to read (%u skipped, see above)", sk.links + sk.special);
         goto fail;
     }
     *out = l.v;
