@@ -99,6 +99,166 @@ static int cmp_rank(const void *x, const void *y)
     return a->out.rank < b->out.rank ? -1 : a->out.rank > b->out.rank;
 }
 
+/* Phase 1: read every file on the worker threads, with progress on stderr when asked for and slow. */
+static void load_all(struct work *w, const struct rs_report_opts *opts)
+{
+    int nf = w->nfiles;
+    int nt = opts->threads > 0 ? opts->threads : 2;
+    if (nt > nf) nt = nf;
+    pthread_t th[64];
+    if (nt > 64) nt = 64;
+    int started = 0;
+    for (int i = 0; i < nt; i++)
+        if (pthread_create(&th[started], NULL, worker, w) == 0) started++;
+    if (!started) worker(w);
+    double t0 = now_s();
+    int shown = 0;
+    /* without progress to show, just wait for the workers (polling would add up to 100 ms of wall time) */
+    while (opts->progress && __atomic_load_n(&w->done, __ATOMIC_ACQUIRE) < nf) {
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        double el = now_s() - t0;
+        if (opts->progress && el > 2.0) {
+            uint64_t ev = __atomic_load_n(&w->events, __ATOMIC_RELAXED);
+            fprintf(stderr, "\rrailscope: report: %d/%d files, %.1f M events, %.0f s ",
+                    __atomic_load_n(&w->done, __ATOMIC_RELAXED), nf, ev / 1e6, el);
+            shown = 1;
+        }
+    }
+    for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+    if (shown) fprintf(stderr, "\rrailscope: report: %d files read%30s\n", nf, "");
+}
+
+/* Phase 2: processes with no rank and nothing traced (launchers, shells) are not ranks: leave them out
+ * (only while a readable file remains, issue 17 D10). Returns the number of ranks kept. */
+static int drop_launchers(struct work *w, int nf, int *idle_out)
+{
+    int idle = 0, nread = 0; /* launchers are left out only when a readable file remains (issue 17 D10) */
+    for (int i = 0; i < nf; i++) {
+        struct an_rank *r = &w->ranks[i];
+        nread += r->out.input != RS_AN_UNREADABLE;
+        if (r->out.rank < 0 && r->out.input != RS_AN_UNREADABLE && !r->has_gpu && !r->has_verbs && !r->has_nccl &&
+            !r->ncolls)
+            idle++;
+    }
+    if (idle && idle < nread) {
+        int o = 0;
+        for (int i = 0; i < nf; i++) {
+            struct an_rank *r = &w->ranks[i];
+            if (r->out.rank < 0 && r->out.input != RS_AN_UNREADABLE && !r->has_gpu && !r->has_verbs && !r->has_nccl &&
+                !r->ncolls) {
+                rank_free(r);
+                continue;
+            }
+            w->ranks[o++] = w->ranks[i];
+        }
+        nf = o;
+    } else idle = 0;
+    *idle_out = idle;
+    return nf;
+}
+
+/* Phase 3: rank numbers (after the highest known one where the header has none), order, input warnings.
+ * Returns how many files were readable. */
+static int number_ranks(struct rs_analysis *a, struct work *w, int nf, int idle)
+{
+    int32_t maxr = -1;
+    int readable = 0;
+    for (int i = 0; i < nf; i++) {
+        if (w->ranks[i].out.rank > maxr) maxr = w->ranks[i].out.rank;
+        if (w->ranks[i].out.input != RS_AN_UNREADABLE) readable++;
+    }
+    for (int i = 0; i < nf; i++)
+        if (w->ranks[i].out.rank < 0) w->ranks[i].out.rank = ++maxr;
+    qsort(w->ranks, (size_t)nf, sizeof *w->ranks, cmp_rank);
+    for (int i = 0; i < nf; i++) {
+        struct an_rank *r = &w->ranks[i];
+        a->events += r->out.events;
+        a->drops += r->out.drops;
+        if (r->out.input != RS_AN_COMPLETE) {
+            a->partial = 1;
+            an_warn(a, "%s: %s: %s", r->out.path, rs_an_input_name(r->out.input), r->err[0] ? r->err : "");
+        }
+        if (i > 0 && r->out.rank == w->ranks[i - 1].out.rank)
+            an_warn(a, "rank %d appears in more than one file (%s)", r->out.rank, r->out.path);
+    }
+    if (idle)
+        an_warn(a, "left out %d process%s with no rank and no traced activity (launchers)", idle, idle > 1 ? "es" : "");
+    if (a->drops) an_warn(a, "the tracer dropped %llu events: results may be incomplete", (unsigned long long)a->drops);
+    return readable;
+}
+
+/* Phase 4: link rate: the option, else the recorded port rate, else a default (said so). */
+static void pick_link_rate(struct rs_analysis *a, struct work *w, int nf, const struct rs_report_opts *opts)
+{
+    int any_net = 0;
+    for (int i = 0; i < nf; i++) any_net |= w->ranks[i].nqps > 0;
+    if (opts->link_gbps > 0) {
+        a->link_gbps = opts->link_gbps;
+        snprintf(a->link_source, sizeof a->link_source, "--link-gbps");
+    } else {
+        for (int i = 0; i < nf; i++)
+            if (w->ranks[i].link_gbps > a->link_gbps) {
+                a->link_gbps = w->ranks[i].link_gbps;
+                snprintf(a->link_source, sizeof a->link_source, "%s", w->ranks[i].link_fact);
+            }
+        if (a->link_gbps <= 0) {
+            a->link_gbps = 100;
+            snprintf(a->link_source, sizeof a->link_source, "default (not recorded)");
+            if (any_net) an_warn(a, "no link rate recorded in the traces: assuming 100 Gb/s (use --link-gbps)");
+        }
+    }
+}
+
+/* Phase 5: host checks, one set per host (the first rank of each host that has a snapshot). */
+static void collect_host_checks(struct rs_analysis *a, struct work *w, int nf)
+{
+    for (int i = 0; i < nf; i++) {
+        struct an_rank *r = &w->ranks[i];
+        if (!r->nchecks) continue;
+        int seen = 0;
+        for (size_t k = 0; k < a->nhostchecks && !seen; k++) seen = !strcmp(a->hostchecks[k].host, r->out.host);
+        if (seen) continue;
+        struct rs_an_hostcheck *nh =
+            rs_xrealloc(a->hostchecks, (a->nhostchecks + r->nchecks) * sizeof *nh, "analyze nh");
+        if (!nh) break;
+        a->hostchecks = nh;
+        for (size_t k = 0; k < r->nchecks; k++)
+            an_chk_expand(&r->checks[k], r->out.host, &a->hostchecks[a->nhostchecks + k]);
+        a->nhostchecks += r->nchecks;
+    }
+}
+
+/* Phase 6: warnings about what the inputs lack (sampled kernels, lost WRs, API-only collectives, hashes). */
+static void input_warnings(struct rs_analysis *a, struct work *w, int nf)
+{
+    uint64_t untraced = 0, stepns = 0;
+    for (int i = 0; i < nf; i++) {
+        untraced += w->ranks[i].untraced_ns;
+        stepns += w->ranks[i].steps_ns;
+    }
+    if (untraced)
+        an_warn(a,
+                "kernels were recorded in sampling windows: %.0f %% of step time lies outside them and is "
+                "counted as other, not idle",
+                stepns ? 100.0 * (double)untraced / (double)stepns : 0);
+    uint64_t lost = 0;
+    for (int i = 0; i < nf; i++) lost += w->ranks[i].lost_wrs;
+    if (lost)
+        an_warn(a, "%llu send work requests were never completed (more than %d outstanding on a QP): left out",
+                (unsigned long long)lost, AN_PEND_MAX_PUBLIC);
+    int from_calls = 0, nohash = 0;
+    for (int i = 0; i < nf; i++) {
+        from_calls += w->ranks[i].coll_source[0] != 0;
+        for (size_t k = 0; k < w->ranks[i].ncolls; k++) nohash += !w->ranks[i].colls[k].comm_hash;
+    }
+    if (from_calls)
+        an_warn(a, "%d rank%s without NCCL profiler records: collectives from the NCCL API calls", from_calls,
+                from_calls > 1 ? "s" : "");
+    if (nohash)
+        an_warn(a, "%d collective records without a communicator hash: joined by (function, sequence) only", nohash);
+}
+
 int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths, struct rs_analysis **out, char *err,
                size_t errlen)
 {
@@ -122,82 +282,11 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
         rs_paths_free(files, nf);
         return -1;
     }
-    int nt = opts->threads > 0 ? opts->threads : 2;
-    if (nt > nf) nt = nf;
-    pthread_t th[64];
-    if (nt > 64) nt = 64;
-    int started = 0;
-    for (int i = 0; i < nt; i++)
-        if (pthread_create(&th[started], NULL, worker, &w) == 0) started++;
-    if (!started) worker(&w);
-    double t0 = now_s();
-    int shown = 0;
-    /* without progress to show, just wait for the workers (polling would add up to 100 ms of wall time) */
-    while (opts->progress && __atomic_load_n(&w.done, __ATOMIC_ACQUIRE) < nf) {
-        struct timespec ts = {0, 100 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-        double el = now_s() - t0;
-        if (opts->progress && el > 2.0) {
-            uint64_t ev = __atomic_load_n(&w.events, __ATOMIC_RELAXED);
-            fprintf(stderr, "\rrailscope: report: %d/%d files, %.1f M events, %.0f s ",
-                    __atomic_load_n(&w.done, __ATOMIC_RELAXED), nf, ev / 1e6, el);
-            shown = 1;
-        }
-    }
-    for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
-    if (shown) fprintf(stderr, "\rrailscope: report: %d files read%30s\n", nf, "");
-
+    load_all(&w, opts);
     struct rs_analysis *a = rs_xcalloc(1, sizeof *a, "analyze a");
-    if (!a) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    /* Processes with no rank and nothing traced (launchers, shells) are not ranks: leave them out. */
-    int idle = 0, nread = 0; /* launchers are left out only when a readable file remains (issue 17 D10) */
-    for (int i = 0; i < nf; i++) {
-        struct an_rank *r = &w.ranks[i];
-        nread += r->out.input != RS_AN_UNREADABLE;
-        if (r->out.rank < 0 && r->out.input != RS_AN_UNREADABLE && !r->has_gpu && !r->has_verbs && !r->has_nccl &&
-            !r->ncolls)
-            idle++;
-    }
-    if (idle && idle < nread) {
-        int o = 0;
-        for (int i = 0; i < nf; i++) {
-            struct an_rank *r = &w.ranks[i];
-            if (r->out.rank < 0 && r->out.input != RS_AN_UNREADABLE && !r->has_gpu && !r->has_verbs && !r->has_nccl &&
-                !r->ncolls) {
-                rank_free(r);
-                continue;
-            }
-            w.ranks[o++] = w.ranks[i];
-        }
-        nf = o;
-    } else idle = 0;
-    /* Ranks without a rank number in their header get the numbers after the highest known one. */
-    int32_t maxr = -1;
-    int readable = 0;
-    for (int i = 0; i < nf; i++) {
-        if (w.ranks[i].out.rank > maxr) maxr = w.ranks[i].out.rank;
-        if (w.ranks[i].out.input != RS_AN_UNREADABLE) readable++;
-    }
-    for (int i = 0; i < nf; i++)
-        if (w.ranks[i].out.rank < 0) w.ranks[i].out.rank = ++maxr;
-    qsort(w.ranks, (size_t)nf, sizeof *w.ranks, cmp_rank);
-    for (int i = 0; i < nf; i++) {
-        struct an_rank *r = &w.ranks[i];
-        a->events += r->out.events;
-        a->drops += r->out.drops;
-        if (r->out.input != RS_AN_COMPLETE) {
-            a->partial = 1;
-            an_warn(a, "%s: %s: %s", r->out.path, rs_an_input_name(r->out.input), r->err[0] ? r->err : "");
-        }
-        if (i > 0 && r->out.rank == w.ranks[i - 1].out.rank)
-            an_warn(a, "rank %d appears in more than one file (%s)", r->out.rank, r->out.path);
-    }
-    if (idle)
-        an_warn(a, "left out %d process%s with no rank and no traced activity (launchers)", idle, idle > 1 ? "es" : "");
-    if (a->drops) an_warn(a, "the tracer dropped %llu events: results may be incomplete", (unsigned long long)a->drops);
+    int idle = 0;
+    nf = drop_launchers(&w, nf, &idle);
+    int readable = number_ranks(a, &w, nf, idle);
     if (!readable) {
         snprintf(err, errlen, "no readable trace among %d file%s (%s: %s)", nf, nf > 1 ? "s" : "", w.ranks[0].out.path,
                  w.ranks[0].err);
@@ -205,64 +294,9 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
         rs_analysis_free(a);
         return -1;
     }
-    /* Link rate: the option, else the recorded port rate, else a default (said so). */
-    int any_net = 0;
-    for (int i = 0; i < nf; i++) any_net |= w.ranks[i].nqps > 0;
-    if (opts->link_gbps > 0) {
-        a->link_gbps = opts->link_gbps;
-        snprintf(a->link_source, sizeof a->link_source, "--link-gbps");
-    } else {
-        for (int i = 0; i < nf; i++)
-            if (w.ranks[i].link_gbps > a->link_gbps) {
-                a->link_gbps = w.ranks[i].link_gbps;
-                snprintf(a->link_source, sizeof a->link_source, "%s", w.ranks[i].link_fact);
-            }
-        if (a->link_gbps <= 0) {
-            a->link_gbps = 100;
-            snprintf(a->link_source, sizeof a->link_source, "default (not recorded)");
-            if (any_net) an_warn(a, "no link rate recorded in the traces: assuming 100 Gb/s (use --link-gbps)");
-        }
-    }
-    /* Host checks: one set per host (the first rank of each host that has a snapshot). */
-    for (int i = 0; i < nf; i++) {
-        struct an_rank *r = &w.ranks[i];
-        if (!r->nchecks) continue;
-        int seen = 0;
-        for (size_t k = 0; k < a->nhostchecks && !seen; k++) seen = !strcmp(a->hostchecks[k].host, r->out.host);
-        if (seen) continue;
-        struct rs_an_hostcheck *nh =
-            rs_xrealloc(a->hostchecks, (a->nhostchecks + r->nchecks) * sizeof *nh, "analyze nh");
-        if (!nh) break;
-        a->hostchecks = nh;
-        for (size_t k = 0; k < r->nchecks; k++)
-            an_chk_expand(&r->checks[k], r->out.host, &a->hostchecks[a->nhostchecks + k]);
-        a->nhostchecks += r->nchecks;
-    }
-    uint64_t untraced = 0, stepns = 0;
-    for (int i = 0; i < nf; i++) {
-        untraced += w.ranks[i].untraced_ns;
-        stepns += w.ranks[i].steps_ns;
-    }
-    if (untraced)
-        an_warn(a,
-                "kernels were recorded in sampling windows: %.0f %% of step time lies outside them and is "
-                "counted as other, not idle",
-                stepns ? 100.0 * (double)untraced / (double)stepns : 0);
-    uint64_t lost = 0;
-    for (int i = 0; i < nf; i++) lost += w.ranks[i].lost_wrs;
-    if (lost)
-        an_warn(a, "%llu send work requests were never completed (more than %d outstanding on a QP): left out",
-                (unsigned long long)lost, AN_PEND_MAX_PUBLIC);
-    int from_calls = 0, nohash = 0;
-    for (int i = 0; i < nf; i++) {
-        from_calls += w.ranks[i].coll_source[0] != 0;
-        for (size_t k = 0; k < w.ranks[i].ncolls; k++) nohash += !w.ranks[i].colls[k].comm_hash;
-    }
-    if (from_calls)
-        an_warn(a, "%d rank%s without NCCL profiler records: collectives from the NCCL API calls", from_calls,
-                from_calls > 1 ? "s" : "");
-    if (nohash)
-        an_warn(a, "%d collective records without a communicator hash: joined by (function, sequence) only", nohash);
+    pick_link_rate(a, &w, nf, opts);
+    collect_host_checks(a, &w, nf);
+    input_warnings(a, &w, nf);
     an_join(a, w.ranks, (size_t)nf, opts);
     an_gpudirect(a, w.ranks, (size_t)nf);
     an_verbs_warnings(a);

@@ -162,10 +162,8 @@ void an_verbs_warnings(struct rs_analysis *a)
     }
 }
 
-void an_findings(struct rs_analysis *a, struct an_rank *R, size_t n)
+static size_t finding_stall(struct rs_an_finding *c, size_t nc, const struct rs_analysis *a)
 {
-    struct rs_an_finding c[12];
-    size_t nc = 0;
     double ns = a->nsteps ? (double)a->nsteps : 1;
     /* network stall, with the worst QP */
     if (a->attr[RS_CAT_STALL] > 0) {
@@ -192,6 +190,12 @@ void an_findings(struct rs_analysis *a, struct an_rank *R, size_t n)
             snprintf(f->text + k, sizeof f->text - k,
                      "; NCCL used NET/Socket: its proxy threads copy every byte through TCP sockets");
     }
+    return nc;
+}
+
+static size_t finding_straggler(struct rs_an_finding *c, size_t nc, const struct rs_analysis *a)
+{
+    double ns = a->nsteps ? (double)a->nsteps : 1;
     /* stragglers / peer wait */
     if (a->attr[RS_CAT_PEER_WAIT] > 0) {
         const struct rs_an_straggler *s = a->nstragglers ? &a->stragglers[0] : NULL;
@@ -211,6 +215,12 @@ void an_findings(struct rs_analysis *a, struct an_rank *R, size_t n)
                      "rank is consistently last)",
                      MS(a->attr[RS_CAT_PEER_WAIT] / ns), 100 * f->step_frac);
     }
+    return nc;
+}
+
+static size_t finding_h2d(struct rs_an_finding *c, size_t nc, const struct rs_analysis *a)
+{
+    double ns = a->nsteps ? (double)a->nsteps : 1;
     /* exposed H2D copies, pageable share */
     if (a->attr[RS_CAT_H2D] > 0) {
         uint64_t pg = 0, pin = 0, worst = 0;
@@ -235,6 +245,13 @@ void an_findings(struct rs_analysis *a, struct an_rank *R, size_t n)
             snprintf(f->text + k, sizeof f->text - k, "%d): pin the host buffers (e.g. pin_memory=True)", wr);
         }
     }
+    return nc;
+}
+
+static size_t finding_gpudirect(struct rs_an_finding *c, size_t nc, const struct rs_analysis *a,
+                                const struct an_rank *R, size_t n)
+{
+    double ns = a->nsteps ? (double)a->nsteps : 1;
     /* GPUDirect: only a fault when there is GPU memory to send from (GPU activity traced, or device memory
      * registered or posted); a host-only verbs program has nothing for GPUDirect to do */
     int gpu_mem = a->gpu_ranks > 0;
@@ -263,6 +280,18 @@ void an_findings(struct rs_analysis *a, struct an_rank *R, size_t n)
                  rs_gd_name(a->gd_verdict), bad, a->nranks, MS(bounce / ns), ex >= 0 ? a->ranks[ex].rank : -1,
                  ex >= 0 ? a->ranks[ex].gd.evidence : "");
     }
+    return nc;
+}
+
+void an_findings(struct rs_analysis *a, struct an_rank *R, size_t n)
+{
+    struct rs_an_finding c[12];
+    size_t nc = 0;
+    double ns = a->nsteps ? (double)a->nsteps : 1;
+    nc = finding_stall(c, nc, a);
+    nc = finding_straggler(c, nc, a);
+    nc = finding_h2d(c, nc, a);
+    nc = finding_gpudirect(c, nc, a, R, n);
     if (a->attr[RS_CAT_IDLE] > 0) {
         nc = add(c, nc, a, RS_CAT_IDLE, -1, 0, a->attr[RS_CAT_IDLE]);
         struct rs_an_finding *f = &c[nc - 1];

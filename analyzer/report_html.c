@@ -353,6 +353,20 @@ static void panel_breakdown(FILE *f, const struct rs_analysis *a)
 }
 
 /* Panel 2: one SVG group per step, the slowest shown first. */
+/* How many collectives went through the network, as the trace shows NCCL's transport. */
+static void coll_transport(FILE *f, const struct rs_analysis *a)
+{
+    size_t ninter = 0, nintra = 0;
+    for (size_t i = 0; i < a->ncolls; i++) {
+        ninter += a->colls[i].inter == 1;
+        nintra += a->colls[i].inter == 0;
+    }
+    if (!ninter && !nintra) return;
+    fprintf(f, "<p id=\"coll-transport\">Transport: %zu collective(s) through the network (", ninter);
+    esc(f, a->transport[0] ? a->transport : "NET");
+    fprintf(f, "), %zu intra-node (P2P/SHM), %zu unknown.</p>\n", nintra, a->ncolls - ninter - nintra);
+}
+
 static void panel_allreduce(FILE *f, const struct rs_analysis *a)
 {
     fputs("<section id=\"allreduce-timeline\"><h2>AllReduce phases of one step</h2>\n", f);
@@ -361,16 +375,7 @@ static void panel_allreduce(FILE *f, const struct rs_analysis *a)
         fputs("<p class=\"muted\">No collectives joined across ranks in this run.</p></section>\n", f);
         return;
     }
-    size_t ninter = 0, nintra = 0;
-    for (size_t i = 0; i < a->ncolls; i++) {
-        ninter += a->colls[i].inter == 1;
-        nintra += a->colls[i].inter == 0;
-    }
-    if (ninter || nintra) {
-        fprintf(f, "<p id=\"coll-transport\">Transport: %zu collective(s) through the network (", ninter);
-        esc(f, a->transport[0] ? a->transport : "NET");
-        fprintf(f, "), %zu intra-node (P2P/SHM), %zu unknown.</p>\n", nintra, a->ncolls - ninter - nintra);
-    }
+    coll_transport(f, a);
     /* slowest step: largest mean duration over ranks */
     int64_t slow = 0;
     double slow_d = -1;
