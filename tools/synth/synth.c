@@ -314,43 +314,17 @@ static void host_fact(struct emit *e, const char *k, const char *v)
 static uint32_t qp_send(int r) { return 0x100u + (uint32_t)r * 4; }
 static uint32_t qp_recv(int r) { return 0x101u + (uint32_t)r * 4; }
 
-static void write_rank(const struct model *m, int r)
-{
-    const struct cfg *c = &m->c;
-    static struct emit E;
-    struct emit *e = &E;
-    memset(e, 0, sizeof *e);
-    e->m = m;
-    e->r = r;
-    e->node = r / c->gpus;
-    e->g = r % c->gpus;
-    char host[64], path[4096], boot[64];
-    snprintf(host, sizeof host, "node%03d", e->node);
-    snprintf(boot, sizeof boot, "boot-%08x-%04d", c->seed, e->node);
-    snprintf(path, sizeof path, "%s/%s-%d.rtrace", c->out, host, 4000 + r);
-    struct rs_file_info fi = {0};
-    fi.host = host;
-    fi.pid = 4000 + (uint64_t)r;
-    fi.ppid = 1;
-    fi.rank = r;
-    fi.local_rank = e->g;
-    fi.world_size = m->n;
-    fi.cmdline = "python\0train.py";
-    fi.cmdline_len = 16;
-    fi.start_realtime = (uint64_t)(1.8e18 + m->host_offset[e->node]);
-    fi.start_mono = mono(e, 0);
-    fi.events = c->no_verbs ? "all,-verbs" : "all"; /* as RAILSCOPE_EVENTS=all,-verbs records it */
-    fi.tracer_version = "rs-synth";
-    fi.exe = "/usr/bin/python3";
-    fi.boot_id = boot;
-    int err = 0;
-    unlink(path);
-    e->w = rs_writer_open(path, &fi, &err);
-    if (!e->w) die("cannot create %s: %s", path, strerror(-err));
-    rs_writer_set_clock(e->w, NULL, NULL);
-    clock_anchor(e, 0);
+/* The strings, threads and identities one rank's steps use (write_rank -> write_step). */
+struct rank_ids {
+    uint32_t tm, tp, kid[5], nccl_k, opt_k, s_allreduce, s_algo, s_proto, s_f32, s_dom, corr;
+    int mem, next, prev;
+    uint64_t comm_hash, handle;
+};
 
-    /* Setup: host facts, verbs objects, communicator. */
+/* Setup: the host facts of the rank's node. */
+static void setup_facts(struct emit *e)
+{
+    const struct cfg *c = &e->m->c;
     char key[128], val[128];
     if (!c->no_hostfacts) {
         snprintf(key, sizeof key, "ib/mlx5_%d/port/1/rate", e->g);
@@ -364,8 +338,13 @@ static void write_rank(const struct model *m, int r)
         host_fact(e, key, "5: LinkUp");
         host_fact(e, "gpudirect/nvidia_peermem", c->no_gpudirect ? "absent" : "loaded");
     }
-    uint32_t tm = TID_MAIN(e), tp = TID_PROXY(e);
-    int mem = c->no_gpudirect ? RS_MEM_PINNED : RS_MEM_DEVICE;
+}
+
+/* Setup: the verbs objects (device, MR, one send and one receive QP to the neighbouring nodes). */
+static void setup_verbs(struct emit *e, const struct model *m, int r, uint32_t tp, int mem)
+{
+    const struct cfg *c = &m->c;
+    char val[128];
     if (!c->no_verbs && c->nodes > 1) {
         snprintf(val, sizeof val, "mlx5_%d", e->g);
         struct rs_ev_IBV_OPEN_DEVICE od;
@@ -406,7 +385,12 @@ static void write_rank(const struct model *m, int r)
             put(e, tp, &mq);
         }
     }
-    uint64_t comm_hash = 0xc0ffee0000000000ull | (uint64_t)c->seed;
+}
+
+/* Setup: the communicator (ncclCommInit* and, with the plugin, its init). */
+static void setup_comm(struct emit *e, const struct model *m, int r, uint32_t tm, uint64_t comm_hash)
+{
+    const struct cfg *c = &m->c;
     {
         struct rs_ev_NCCL_COMM_INIT ci;
         memset(&ci, 0, sizeof ci);
@@ -430,285 +414,394 @@ static void write_rank(const struct model *m, int r)
             put(e, tm, &pi);
         }
     }
-    static const char *knames[] = {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64",
-                                   "void at::native::vectorized_elementwise_kernel<4>", "flash_fwd_kernel",
-                                   "flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel",
-                                   "void at::native::reduce_kernel<512, 1>"};
-    uint32_t kid[5];
-    for (int i = 0; i < 5; i++) kid[i] = S(e, knames[i]);
-    char nk[128];
-    snprintf(nk, sizeof nk, "ncclDevKernel_AllReduce_Sum_f32_%s_SIMPLE", !strcmp(c->algo, "tree") ? "TREE" : "RING");
-    uint32_t nccl_k = S(e, nk), opt_k = S(e, "multi_tensor_apply_kernel<AdamFunctor>");
-    uint32_t s_allreduce = S(e, "AllReduce"), s_algo = S(e, !strcmp(c->algo, "tree") ? "Tree" : "Ring"),
-             s_proto = S(e, "Simple"), s_f32 = S(e, "ncclFloat32"), s_dom = 0;
-    uint32_t corr = 1;
-    uint64_t handle = 0x100000ull * (uint64_t)(r + 1);
-    int next = (r + c->gpus) % m->n, prev = (r - c->gpus + m->n) % m->n;
+}
 
-    for (int s = 0; s < c->steps; s++) {
-        const struct rank_step *x = &m->rs[(size_t)s * m->n + r];
-        clock_anchor(e, x->start);
-        char sn[96];
-        snprintf(sn, sizeof sn, c->step_name, s);
-        uint32_t s_step = c->no_nvtx ? 0 : S(e, sn);
-        if (c->mark_steps) {
-            struct rs_ev_MARK mk;
-            memset(&mk, 0, sizeof mk);
-            RS_EV_INIT(&mk, MARK, mono(e, x->start));
-            mk.value = (uint64_t)s;
-            mk.name = S(e, "step");
-            put(e, tm, &mk);
-        }
-        if (!c->no_nvtx) {
-            struct rs_ev_NVTX_PUSH p;
-            memset(&p, 0, sizeof p);
-            RS_EV_INIT(&p, NVTX_PUSH, mono(e, x->start));
-            p.domain = s_dom;
-            p.message = s_step;
-            p.depth = 1;
-            put(e, tm, &p);
-        }
-        double t = x->start + c->idle_ms * 1e6;
-        int pg = c->pageable_rank == -2 || c->pageable_rank == r;
-        memcpy_ev(e, t, t + x->h2d_t, c->h2d_mb * 1048576.0, 1, pg ? 1 : 2, 3);
-        t += x->h2d_t;
-        double kd = x->compute / c->kernels;
-        for (int k = 0; k < c->kernels; k++, t += kd) kernel_ev(e, t, t + kd, kid[k % 5], corr++);
-        /* Early gradient buckets: AllReduces on the communication stream while backward still computes. */
-        for (int j = 0; j + 1 < c->buckets; j++) {
-            double ready = x->arrive - x->compute + x->compute * (0.4 + 0.5 * (j + 1) / c->buckets);
-            double Lj = m->bk_L[(size_t)s * c->buckets + j], endj = m->bk_end[(size_t)s * c->buckets + j];
-            uint64_t seq = (uint64_t)s * (uint64_t)c->buckets + (uint64_t)j, bh = handle++;
-            struct rs_ev_NCCL_CALL nc;
-            memset(&nc, 0, sizeof nc);
-            RS_EV_INIT(&nc, NCCL_CALL, mono(e, ready - 30e3));
-            nc.dur = 8000;
-            nc.comm = 0x5000;
-            nc.count = (uint64_t)(c->grad_mb * 1048576.0 / 4 / c->buckets);
-            nc.seq = seq;
-            nc.comm_hash = comm_hash;
-            nc.datatype = 7;
-            nc.rank = r;
-            nc.nranks = m->n;
-            nc.peer = -1;
-            put(e, tm, &nc);
-            if (!c->no_plugin) {
-                struct rs_ev_NCCL_COLL co;
-                memset(&co, 0, sizeof co);
-                RS_EV_INIT(&co, NCCL_COLL, mono(e, ready - 28e3));
-                co.end = mono(e, ready - 25e3);
-                co.handle = bh;
-                co.comm_hash = comm_hash;
-                co.seq = seq;
-                co.count = nc.count;
-                co.func = s_allreduce;
-                co.algo = s_algo;
-                co.proto = s_proto;
-                co.nchannels = (uint32_t)c->gpus;
-                co.datatype = s_f32;
-                co.rank = r;
-                co.root = -1;
-                put(e, tm, &co);
-            }
-            kernel_ev(e, ready, endj - floor(rnd() * 3e3), nccl_k, corr++);
-            double t0 = Lj + m->t_intra_half / c->buckets, wire = m->wr_bytes / rate_of(m, r);
-            for (int i = 0; i < m->bk_nwr && !c->no_verbs; i++) {
-                struct rs_ev_IBV_POST_SEND ps;
-                memset(&ps, 0, sizeof ps);
-                RS_EV_INIT(&ps, IBV_POST_SEND, mono(e, t0 + i * wire));
-                ps.wr_id = ((uint64_t)s << 20) | (1ull << 19) | ((uint64_t)j << 12) | (uint64_t)i;
-                ps.bytes = (uint64_t)m->wr_bytes;
-                ps.qp_num = qp_send(r);
-                ps.opcode = 1;
-                ps.send_flags = 2;
-                ps.num_sge = 1;
-                ps.mem = (uint32_t)mem;
-                put(e, tp, &ps);
-                struct rs_ev_IBV_WC wc;
-                memset(&wc, 0, sizeof wc);
-                RS_EV_INIT(&wc, IBV_WC, mono(e, t0 + (i + 1) * wire));
-                wc.wr_id = ps.wr_id;
-                wc.cq = 0xb000;
-                wc.qp_num = qp_send(r);
-                wc.opcode = 1;
-                put(e, tp, &wc);
-            }
-        }
-        /* The AllReduce: API call on the host shortly before the GPU gets there. */
-        uint64_t ch = handle++;
-        {
-            struct rs_ev_NCCL_CALL nc;
-            memset(&nc, 0, sizeof nc);
-            RS_EV_INIT(&nc, NCCL_CALL, mono(e, x->arrive - 30e3));
-            nc.dur = 8000;
-            nc.comm = 0x5000;
-            nc.count = (uint64_t)(c->grad_mb * 1048576.0 / 4);
-            nc.seq = (uint64_t)s * (uint64_t)c->buckets + (uint64_t)(c->buckets - 1);
-            nc.comm_hash = comm_hash;
-            nc.func = 0;
-            nc.datatype = 7;
-            nc.rank = r;
-            nc.nranks = m->n;
-            nc.peer = -1;
-            put(e, tm, &nc);
-            if (c->no_plugin) goto no_coll;
+/* One step of one rank: NVTX/marks, kernels, buckets, the AllReduce (API, plugin, proxy, verbs), the
+ * optimizer. */
+/* Early gradient buckets of one step: AllReduces on the communication stream while backward computes. */
+static void write_buckets(struct emit *e, const struct model *m, int r, int s, const struct rank_step *x,
+                          struct rank_ids *id)
+{
+    const struct cfg *c = &m->c;
+    const uint32_t tm = id->tm, tp = id->tp, nccl_k = id->nccl_k;
+    const uint32_t s_allreduce = id->s_allreduce, s_algo = id->s_algo, s_proto = id->s_proto, s_f32 = id->s_f32;
+    const int mem = id->mem, next = id->next, prev = id->prev;
+    const uint64_t comm_hash = id->comm_hash;
+    uint32_t corr = id->corr;
+    uint64_t handle = id->handle;
+    (void)tm, (void)tp, (void)nccl_k, (void)s_allreduce, (void)s_algo, (void)s_proto, (void)s_f32, (void)mem;
+    (void)next, (void)prev, (void)comm_hash; /* the aliases write_step had; each part uses some */
+    for (int j = 0; j + 1 < c->buckets; j++) {
+        double ready = x->arrive - x->compute + x->compute * (0.4 + 0.5 * (j + 1) / c->buckets);
+        double Lj = m->bk_L[(size_t)s * c->buckets + j], endj = m->bk_end[(size_t)s * c->buckets + j];
+        uint64_t seq = (uint64_t)s * (uint64_t)c->buckets + (uint64_t)j, bh = handle++;
+        struct rs_ev_NCCL_CALL nc;
+        memset(&nc, 0, sizeof nc);
+        RS_EV_INIT(&nc, NCCL_CALL, mono(e, ready - 30e3));
+        nc.dur = 8000;
+        nc.comm = 0x5000;
+        nc.count = (uint64_t)(c->grad_mb * 1048576.0 / 4 / c->buckets);
+        nc.seq = seq;
+        nc.comm_hash = comm_hash;
+        nc.datatype = 7;
+        nc.rank = r;
+        nc.nranks = m->n;
+        nc.peer = -1;
+        put(e, tm, &nc);
+        if (!c->no_plugin) {
             struct rs_ev_NCCL_COLL co;
             memset(&co, 0, sizeof co);
-            RS_EV_INIT(&co, NCCL_COLL, mono(e, x->arrive - 28e3));
-            co.end = mono(e, x->arrive - 25e3);
-            co.handle = ch;
+            RS_EV_INIT(&co, NCCL_COLL, mono(e, ready - 28e3));
+            co.end = mono(e, ready - 25e3);
+            co.handle = bh;
             co.comm_hash = comm_hash;
-            co.seq = nc.seq;
+            co.seq = seq;
             co.count = nc.count;
             co.func = s_allreduce;
             co.algo = s_algo;
             co.proto = s_proto;
             co.nchannels = (uint32_t)c->gpus;
-            co.nwarps = 16;
             co.datatype = s_f32;
             co.rank = r;
             co.root = -1;
             put(e, tm, &co);
-        no_coll:;
         }
-        kernel_ev(e, x->arrive, x->end, nccl_k, corr++);
-        if (m->nwr) {
-            uint64_t sop = handle++, rop = handle++;
-            /* tree: the first half of the WRs is the reduce (up, to the parent = prev), the rest the
-             * broadcast (down, to the child = next); each half has its own send and receive proxy op */
-            int tree = !strcmp(c->algo, "tree") && m->nwr >= 2, half = m->nwr / 2;
-            uint64_t sop_dn = tree ? handle++ : sop, rop_up = tree ? handle++ : rop;
-            double rfirst = 1e300, rlast = 0;
-            for (int i = 0; i < m->nwr; i++) {
-                double p, d, pp, pd;
-                wr_times(m, s, r, i, &p, &d);
-                wr_times(m, s, prev, i, &pp, &pd); /* what we receive: prev's write i */
-                if (pp < rfirst) rfirst = pp;
-                if (pd > rlast) rlast = pd;
-                if (c->no_gpudirect) memcpy_ev(e, p - m->t_copy, p, m->wr_bytes, 2, 3, 2);
-                uint64_t wr_id = ((uint64_t)s << 20) | (uint64_t)i;
-                if (!c->no_verbs) {
-                    struct rs_ev_IBV_POST_RECV pr;
-                    memset(&pr, 0, sizeof pr);
-                    RS_EV_INIT(&pr, IBV_POST_RECV, mono(e, x->net_start - 1e3));
-                    pr.wr_id = wr_id | (1ull << 40);
-                    pr.bytes = (uint64_t)m->wr_bytes;
-                    pr.local_addr = 0x7e0000000000ull;
-                    pr.qp_num = qp_recv(r);
-                    pr.num_sge = 1;
-                    pr.mem = (uint32_t)mem;
-                    put(e, tp, &pr);
-                    struct rs_ev_IBV_POST_SEND ps;
-                    memset(&ps, 0, sizeof ps);
-                    RS_EV_INIT(&ps, IBV_POST_SEND, mono(e, p));
-                    ps.wr_id = wr_id;
-                    ps.bytes = (uint64_t)m->wr_bytes;
-                    ps.remote_addr = 0x7e0000100000ull;
-                    ps.local_addr = c->no_gpudirect ? 0x7f0000000000ull : 0x7e0000000000ull;
-                    ps.qp_num = qp_send(r);
-                    ps.opcode = 1;     /* RDMA_WRITE_WITH_IMM */
-                    ps.send_flags = 2; /* SIGNALED */
-                    ps.num_sge = 1;
-                    ps.mem = (uint32_t)mem;
-                    put(e, tp, &ps);
-                    struct rs_ev_IBV_WC wc;
-                    memset(&wc, 0, sizeof wc);
-                    RS_EV_INIT(&wc, IBV_WC, mono(e, d));
-                    wc.wr_id = wr_id;
-                    wc.cq = 0xb000;
-                    wc.qp_num = qp_send(r);
-                    wc.opcode = 1;
-                    wc.bytes = 0;
-                    put(e, tp, &wc);
-                    RS_EV_INIT(&wc, IBV_WC, mono(e, pd + 1e3));
-                    wc.wr_id = wr_id | (1ull << 40);
-                    wc.qp_num = qp_recv(r);
-                    wc.opcode = 129; /* RECV_RDMA_WITH_IMM */
-                    wc.bytes = (uint32_t)m->wr_bytes;
-                    put(e, tp, &wc);
-                }
-                if (c->no_gpudirect) memcpy_ev(e, pd + 2e3, pd + 2e3 + m->t_copy, m->wr_bytes, 1, 2, 3);
-                if (!c->no_proxy) {
-                    /* file order as the profiler plugin writes it: state transitions while the step runs,
-                     * the step record at its stop */
-                    uint64_t sh = handle++;
-                    struct rs_ev_NCCL_PROXY_STATE ss;
-                    memset(&ss, 0, sizeof ss);
-                    RS_EV_INIT(&ss, NCCL_PROXY_STATE, mono(e, p));
-                    ss.handle = sh;
-                    ss.trans_size = (uint64_t)m->wr_bytes;
-                    ss.state = 9; /* SendWait */
-                    put(e, tp, &ss);
-                    struct rs_ev_NCCL_PROXY_STEP st;
-                    memset(&st, 0, sizeof st);
-                    RS_EV_INIT(&st, NCCL_PROXY_STEP, mono(e, p - 2e3));
-                    st.end = mono(e, d);
-                    st.handle = sh;
-                    st.parent = tree && i >= half ? sop_dn : sop;
-                    st.step = (uint32_t)(tree && i >= half ? i - half : i);
-                    st.trans_size = (uint64_t)m->wr_bytes;
-                    st.is_send = 1;
-                    put(e, tp, &st);
-                }
-            }
-            if (!c->no_proxy) {
-                struct rs_ev_NCCL_PROXY_OP op;
-                memset(&op, 0, sizeof op);
-                RS_EV_INIT(&op, NCCL_PROXY_OP, mono(e, x->net_start - 2e3));
-                op.end = mono(e, x->net_end);
-                op.handle = sop;
-                op.parent = ch;
-                op.chunk_size = (uint64_t)m->wr_bytes;
-                op.channel = (uint32_t)e->g;
-                op.peer = next;
-                op.nsteps = (uint32_t)m->nwr;
-                op.is_send = 1;
-                if (tree) { /* up: send to the parent, steps 0..half-1 */
-                    double p, d;
-                    wr_times(m, s, r, half - 1, &p, &d);
-                    op.end = mono(e, d);
-                    op.peer = prev;
-                    op.nsteps = (uint32_t)half;
-                    put(e, tp, &op);
-                    RS_EV_INIT(&op, NCCL_PROXY_OP, mono(e, x->net_start - 2e3));
-                    op.end = mono(e, x->net_end); /* down: the rest, to the child */
-                    op.handle = sop_dn;
-                    op.peer = next;
-                    op.nsteps = (uint32_t)(m->nwr - half);
-                }
-                put(e, tp, &op);
-                RS_EV_INIT(&op, NCCL_PROXY_OP, mono(e, x->net_start - 2e3));
-                op.end = mono(e, rlast + 2e3);
-                op.handle = rop;
-                op.peer = prev;
-                op.is_send = 0;
-                if (tree) { /* up: the child's partial sums; down (rop, above): the parent's result */
-                    double p, d;
-                    op.nsteps = (uint32_t)(m->nwr - half);
-                    put(e, tp, &op);
-                    wr_times(m, s, next, half - 1, &p, &d);
-                    RS_EV_INIT(&op, NCCL_PROXY_OP, mono(e, x->net_start - 2e3));
-                    op.end = mono(e, d + 2e3);
-                    op.handle = rop_up;
-                    op.peer = next;
-                    op.nsteps = (uint32_t)half;
-                }
-                put(e, tp, &op);
-            }
-        }
-        kernel_ev(e, x->end, x->step_end, opt_k, corr++);
-        if (!c->no_nvtx) {
-            struct rs_ev_NVTX_POP p;
-            memset(&p, 0, sizeof p);
-            RS_EV_INIT(&p, NVTX_POP, mono(e, x->step_end));
-            p.domain = s_dom;
-            put(e, tm, &p);
-        }
-        if (s % 4 == 3) {
-            flush_buf(e);
-            if (rs_writer_flush(e->w) < 0) die("flush failed");
+        kernel_ev(e, ready, endj - floor(rnd() * 3e3), nccl_k, corr++);
+        double t0 = Lj + m->t_intra_half / c->buckets, wire = m->wr_bytes / rate_of(m, r);
+        for (int i = 0; i < m->bk_nwr && !c->no_verbs; i++) {
+            struct rs_ev_IBV_POST_SEND ps;
+            memset(&ps, 0, sizeof ps);
+            RS_EV_INIT(&ps, IBV_POST_SEND, mono(e, t0 + i * wire));
+            ps.wr_id = ((uint64_t)s << 20) | (1ull << 19) | ((uint64_t)j << 12) | (uint64_t)i;
+            ps.bytes = (uint64_t)m->wr_bytes;
+            ps.qp_num = qp_send(r);
+            ps.opcode = 1;
+            ps.send_flags = 2;
+            ps.num_sge = 1;
+            ps.mem = (uint32_t)mem;
+            put(e, tp, &ps);
+            struct rs_ev_IBV_WC wc;
+            memset(&wc, 0, sizeof wc);
+            RS_EV_INIT(&wc, IBV_WC, mono(e, t0 + (i + 1) * wire));
+            wc.wr_id = ps.wr_id;
+            wc.cq = 0xb000;
+            wc.qp_num = qp_send(r);
+            wc.opcode = 1;
+            put(e, tp, &wc);
         }
     }
+    id->corr = corr;
+    id->handle = handle;
+}
+
+/* The network side of one step's AllReduce: verbs work requests (or proxy steps standing in) to the
+ * neighbouring nodes. */
+static void write_wrs(struct emit *e, const struct model *m, int r, int s, const struct rank_step *x, uint64_t ch,
+                      struct rank_ids *id)
+{
+    const struct cfg *c = &m->c;
+    const uint32_t tm = id->tm, tp = id->tp, nccl_k = id->nccl_k;
+    const uint32_t s_allreduce = id->s_allreduce, s_algo = id->s_algo, s_proto = id->s_proto, s_f32 = id->s_f32;
+    const int mem = id->mem, next = id->next, prev = id->prev;
+    const uint64_t comm_hash = id->comm_hash;
+    uint32_t corr = id->corr;
+    uint64_t handle = id->handle;
+    (void)tm, (void)tp, (void)nccl_k, (void)s_allreduce, (void)s_algo, (void)s_proto, (void)s_f32, (void)mem;
+    (void)next, (void)prev, (void)comm_hash; /* the aliases write_step had; each part uses some */
+    if (m->nwr) {
+        uint64_t sop = handle++, rop = handle++;
+        /* tree: the first half of the WRs is the reduce (up, to the parent = prev), the rest the
+         * broadcast (down, to the child = next); each half has its own send and receive proxy op */
+        int tree = !strcmp(c->algo, "tree") && m->nwr >= 2, half = m->nwr / 2;
+        uint64_t sop_dn = tree ? handle++ : sop, rop_up = tree ? handle++ : rop;
+        double rfirst = 1e300, rlast = 0;
+        for (int i = 0; i < m->nwr; i++) {
+            double p, d, pp, pd;
+            wr_times(m, s, r, i, &p, &d);
+            wr_times(m, s, prev, i, &pp, &pd); /* what we receive: prev's write i */
+            if (pp < rfirst) rfirst = pp;
+            if (pd > rlast) rlast = pd;
+            if (c->no_gpudirect) memcpy_ev(e, p - m->t_copy, p, m->wr_bytes, 2, 3, 2);
+            uint64_t wr_id = ((uint64_t)s << 20) | (uint64_t)i;
+            if (!c->no_verbs) {
+                struct rs_ev_IBV_POST_RECV pr;
+                memset(&pr, 0, sizeof pr);
+                RS_EV_INIT(&pr, IBV_POST_RECV, mono(e, x->net_start - 1e3));
+                pr.wr_id = wr_id | (1ull << 40);
+                pr.bytes = (uint64_t)m->wr_bytes;
+                pr.local_addr = 0x7e0000000000ull;
+                pr.qp_num = qp_recv(r);
+                pr.num_sge = 1;
+                pr.mem = (uint32_t)mem;
+                put(e, tp, &pr);
+                struct rs_ev_IBV_POST_SEND ps;
+                memset(&ps, 0, sizeof ps);
+                RS_EV_INIT(&ps, IBV_POST_SEND, mono(e, p));
+                ps.wr_id = wr_id;
+                ps.bytes = (uint64_t)m->wr_bytes;
+                ps.remote_addr = 0x7e0000100000ull;
+                ps.local_addr = c->no_gpudirect ? 0x7f0000000000ull : 0x7e0000000000ull;
+                ps.qp_num = qp_send(r);
+                ps.opcode = 1;     /* RDMA_WRITE_WITH_IMM */
+                ps.send_flags = 2; /* SIGNALED */
+                ps.num_sge = 1;
+                ps.mem = (uint32_t)mem;
+                put(e, tp, &ps);
+                struct rs_ev_IBV_WC wc;
+                memset(&wc, 0, sizeof wc);
+                RS_EV_INIT(&wc, IBV_WC, mono(e, d));
+                wc.wr_id = wr_id;
+                wc.cq = 0xb000;
+                wc.qp_num = qp_send(r);
+                wc.opcode = 1;
+                wc.bytes = 0;
+                put(e, tp, &wc);
+                RS_EV_INIT(&wc, IBV_WC, mono(e, pd + 1e3));
+                wc.wr_id = wr_id | (1ull << 40);
+                wc.qp_num = qp_recv(r);
+                wc.opcode = 129; /* RECV_RDMA_WITH_IMM */
+                wc.bytes = (uint32_t)m->wr_bytes;
+                put(e, tp, &wc);
+            }
+            if (c->no_gpudirect) memcpy_ev(e, pd + 2e3, pd + 2e3 + m->t_copy, m->wr_bytes, 1, 2, 3);
+            if (!c->no_proxy) {
+                /* file order as the profiler plugin writes it: state transitions while the step runs,
+                 * the step record at its stop */
+                uint64_t sh = handle++;
+                struct rs_ev_NCCL_PROXY_STATE ss;
+                memset(&ss, 0, sizeof ss);
+                RS_EV_INIT(&ss, NCCL_PROXY_STATE, mono(e, p));
+                ss.handle = sh;
+                ss.trans_size = (uint64_t)m->wr_bytes;
+                ss.state = 9; /* SendWait */
+                put(e, tp, &ss);
+                struct rs_ev_NCCL_PROXY_STEP st;
+                memset(&st, 0, sizeof st);
+                RS_EV_INIT(&st, NCCL_PROXY_STEP, mono(e, p - 2e3));
+                st.end = mono(e, d);
+                st.handle = sh;
+                st.parent = tree && i >= half ? sop_dn : sop;
+                st.step = (uint32_t)(tree && i >= half ? i - half : i);
+                st.trans_size = (uint64_t)m->wr_bytes;
+                st.is_send = 1;
+                put(e, tp, &st);
+            }
+        }
+        if (!c->no_proxy) {
+            struct rs_ev_NCCL_PROXY_OP op;
+            memset(&op, 0, sizeof op);
+            RS_EV_INIT(&op, NCCL_PROXY_OP, mono(e, x->net_start - 2e3));
+            op.end = mono(e, x->net_end);
+            op.handle = sop;
+            op.parent = ch;
+            op.chunk_size = (uint64_t)m->wr_bytes;
+            op.channel = (uint32_t)e->g;
+            op.peer = next;
+            op.nsteps = (uint32_t)m->nwr;
+            op.is_send = 1;
+            if (tree) { /* up: send to the parent, steps 0..half-1 */
+                double p, d;
+                wr_times(m, s, r, half - 1, &p, &d);
+                op.end = mono(e, d);
+                op.peer = prev;
+                op.nsteps = (uint32_t)half;
+                put(e, tp, &op);
+                RS_EV_INIT(&op, NCCL_PROXY_OP, mono(e, x->net_start - 2e3));
+                op.end = mono(e, x->net_end); /* down: the rest, to the child */
+                op.handle = sop_dn;
+                op.peer = next;
+                op.nsteps = (uint32_t)(m->nwr - half);
+            }
+            put(e, tp, &op);
+            RS_EV_INIT(&op, NCCL_PROXY_OP, mono(e, x->net_start - 2e3));
+            op.end = mono(e, rlast + 2e3);
+            op.handle = rop;
+            op.peer = prev;
+            op.is_send = 0;
+            if (tree) { /* up: the child's partial sums; down (rop, above): the parent's result */
+                double p, d;
+                op.nsteps = (uint32_t)(m->nwr - half);
+                put(e, tp, &op);
+                wr_times(m, s, next, half - 1, &p, &d);
+                RS_EV_INIT(&op, NCCL_PROXY_OP, mono(e, x->net_start - 2e3));
+                op.end = mono(e, d + 2e3);
+                op.handle = rop_up;
+                op.peer = next;
+                op.nsteps = (uint32_t)half;
+            }
+            put(e, tp, &op);
+        }
+    }
+    id->corr = corr;
+    id->handle = handle;
+}
+
+static void write_step(struct emit *e, const struct model *m, int r, int s, struct rank_ids *id)
+{
+    const struct cfg *c = &m->c;
+    const uint32_t tm = id->tm, *kid = id->kid, nccl_k = id->nccl_k, opt_k = id->opt_k;
+    const uint32_t s_allreduce = id->s_allreduce, s_algo = id->s_algo, s_proto = id->s_proto, s_f32 = id->s_f32;
+    const uint64_t comm_hash = id->comm_hash;
+    uint32_t s_dom = id->s_dom, corr = id->corr;
+    uint64_t handle = id->handle;
+    const struct rank_step *x = &m->rs[(size_t)s * m->n + r];
+    clock_anchor(e, x->start);
+    char sn[96];
+    snprintf(sn, sizeof sn, c->step_name, s);
+    uint32_t s_step = c->no_nvtx ? 0 : S(e, sn);
+    if (c->mark_steps) {
+        struct rs_ev_MARK mk;
+        memset(&mk, 0, sizeof mk);
+        RS_EV_INIT(&mk, MARK, mono(e, x->start));
+        mk.value = (uint64_t)s;
+        mk.name = S(e, "step");
+        put(e, tm, &mk);
+    }
+    if (!c->no_nvtx) {
+        struct rs_ev_NVTX_PUSH p;
+        memset(&p, 0, sizeof p);
+        RS_EV_INIT(&p, NVTX_PUSH, mono(e, x->start));
+        p.domain = s_dom;
+        p.message = s_step;
+        p.depth = 1;
+        put(e, tm, &p);
+    }
+    double t = x->start + c->idle_ms * 1e6;
+    int pg = c->pageable_rank == -2 || c->pageable_rank == r;
+    memcpy_ev(e, t, t + x->h2d_t, c->h2d_mb * 1048576.0, 1, pg ? 1 : 2, 3);
+    t += x->h2d_t;
+    double kd = x->compute / c->kernels;
+    for (int k = 0; k < c->kernels; k++, t += kd) kernel_ev(e, t, t + kd, kid[k % 5], corr++);
+    id->corr = corr;
+    id->handle = handle;
+    write_buckets(e, m, r, s, x, id);
+    corr = id->corr;
+    handle = id->handle;
+    /* The AllReduce: API call on the host shortly before the GPU gets there. */
+    uint64_t ch = handle++;
+    {
+        struct rs_ev_NCCL_CALL nc;
+        memset(&nc, 0, sizeof nc);
+        RS_EV_INIT(&nc, NCCL_CALL, mono(e, x->arrive - 30e3));
+        nc.dur = 8000;
+        nc.comm = 0x5000;
+        nc.count = (uint64_t)(c->grad_mb * 1048576.0 / 4);
+        nc.seq = (uint64_t)s * (uint64_t)c->buckets + (uint64_t)(c->buckets - 1);
+        nc.comm_hash = comm_hash;
+        nc.func = 0;
+        nc.datatype = 7;
+        nc.rank = r;
+        nc.nranks = m->n;
+        nc.peer = -1;
+        put(e, tm, &nc);
+        if (c->no_plugin) goto no_coll;
+        struct rs_ev_NCCL_COLL co;
+        memset(&co, 0, sizeof co);
+        RS_EV_INIT(&co, NCCL_COLL, mono(e, x->arrive - 28e3));
+        co.end = mono(e, x->arrive - 25e3);
+        co.handle = ch;
+        co.comm_hash = comm_hash;
+        co.seq = nc.seq;
+        co.count = nc.count;
+        co.func = s_allreduce;
+        co.algo = s_algo;
+        co.proto = s_proto;
+        co.nchannels = (uint32_t)c->gpus;
+        co.nwarps = 16;
+        co.datatype = s_f32;
+        co.rank = r;
+        co.root = -1;
+        put(e, tm, &co);
+    no_coll:;
+    }
+    kernel_ev(e, x->arrive, x->end, nccl_k, corr++);
+    id->corr = corr;
+    id->handle = handle;
+    write_wrs(e, m, r, s, x, ch, id);
+    corr = id->corr;
+    handle = id->handle;
+    kernel_ev(e, x->end, x->step_end, opt_k, corr++);
+    if (!c->no_nvtx) {
+        struct rs_ev_NVTX_POP p;
+        memset(&p, 0, sizeof p);
+        RS_EV_INIT(&p, NVTX_POP, mono(e, x->step_end));
+        p.domain = s_dom;
+        put(e, tm, &p);
+    }
+    if (s % 4 == 3) {
+        flush_buf(e);
+        if (rs_writer_flush(e->w) < 0) die("flush failed");
+    }
+    id->s_dom = s_dom;
+    id->corr = corr;
+    id->handle = handle;
+}
+
+static void write_rank(const struct model *m, int r)
+{
+    const struct cfg *c = &m->c;
+    static struct emit E;
+    struct emit *e = &E;
+    memset(e, 0, sizeof *e);
+    e->m = m;
+    e->r = r;
+    e->node = r / c->gpus;
+    e->g = r % c->gpus;
+    char host[64], path[4096], boot[64];
+    snprintf(host, sizeof host, "node%03d", e->node);
+    snprintf(boot, sizeof boot, "boot-%08x-%04d", c->seed, e->node);
+    snprintf(path, sizeof path, "%s/%s-%d.rtrace", c->out, host, 4000 + r);
+    struct rs_file_info fi = {0};
+    fi.host = host;
+    fi.pid = 4000 + (uint64_t)r;
+    fi.ppid = 1;
+    fi.rank = r;
+    fi.local_rank = e->g;
+    fi.world_size = m->n;
+    fi.cmdline = "python\0train.py";
+    fi.cmdline_len = 16;
+    fi.start_realtime = (uint64_t)(1.8e18 + m->host_offset[e->node]);
+    fi.start_mono = mono(e, 0);
+    fi.events = c->no_verbs ? "all,-verbs" : "all"; /* as RAILSCOPE_EVENTS=all,-verbs records it */
+    fi.tracer_version = "rs-synth";
+    fi.exe = "/usr/bin/python3";
+    fi.boot_id = boot;
+    int err = 0;
+    unlink(path);
+    e->w = rs_writer_open(path, &fi, &err);
+    if (!e->w) die("cannot create %s: %s", path, strerror(-err));
+    rs_writer_set_clock(e->w, NULL, NULL);
+    clock_anchor(e, 0);
+
+    /* Setup: host facts, verbs objects, communicator. */
+    if (!c->no_hostfacts) setup_facts(e);
+    struct rank_ids id;
+    memset(&id, 0, sizeof id);
+    id.tm = TID_MAIN(e);
+    id.tp = TID_PROXY(e);
+    id.mem = c->no_gpudirect ? RS_MEM_PINNED : RS_MEM_DEVICE;
+    if (!c->no_verbs && c->nodes > 1) setup_verbs(e, m, r, id.tp, id.mem);
+    id.comm_hash = 0xc0ffee0000000000ull | (uint64_t)c->seed;
+    setup_comm(e, m, r, id.tm, id.comm_hash);
+    static const char *knames[] = {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64",
+                                   "void at::native::vectorized_elementwise_kernel<4>", "flash_fwd_kernel",
+                                   "flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel",
+                                   "void at::native::reduce_kernel<512, 1>"};
+    for (int i = 0; i < 5; i++) id.kid[i] = S(e, knames[i]);
+    char nk[128];
+    snprintf(nk, sizeof nk, "ncclDevKernel_AllReduce_Sum_f32_%s_SIMPLE", !strcmp(c->algo, "tree") ? "TREE" : "RING");
+    id.nccl_k = S(e, nk);
+    id.opt_k = S(e, "multi_tensor_apply_kernel<AdamFunctor>");
+    id.s_allreduce = S(e, "AllReduce");
+    id.s_algo = S(e, !strcmp(c->algo, "tree") ? "Tree" : "Ring");
+    id.s_proto = S(e, "Simple");
+    id.s_f32 = S(e, "ncclFloat32");
+    id.corr = 1;
+    id.handle = 0x100000ull * (uint64_t)(r + 1);
+    id.next = (r + c->gpus) % m->n;
+    id.prev = (r - c->gpus + m->n) % m->n;
+
+    for (int s = 0; s < c->steps; s++) write_step(e, m, r, s, &id);
     /* Hostile but decodable input: fixed-size events of any kind with random fields and times. */
     for (int i = 0; i < c->garbage; i++) {
         uint64_t buf[64];
@@ -721,7 +814,7 @@ static void write_rank(const struct model *m, int r)
         h->kind = (uint16_t)kind;
         h->size = rs_kinds[kind].size;
         h->ts = rnd() < 0.5 ? mono(e, rnd() * m->rs[(size_t)(c->steps - 1) * m->n + r].step_end) : buf[1];
-        put(e, rnd() < 0.5 ? tm : (uint32_t)(rnd() * 4), buf);
+        put(e, rnd() < 0.5 ? id.tm : (uint32_t)(rnd() * 4), buf);
     }
     {
         struct rs_ev_PROC_END pe;
