@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "analyze_int.h"
+#include "analyze_sampling.h"
 #include "formats/reader.h"
 #include "util/xalloc.h"
 
@@ -237,11 +238,7 @@ static void input_warnings(struct rs_analysis *a, struct work *w, int nf)
         untraced += w->ranks[i].untraced_ns;
         stepns += w->ranks[i].steps_ns;
     }
-    if (untraced)
-        an_warn(a,
-                "kernels were recorded in sampling windows: %.0f %% of step time lies outside them and is "
-                "counted as other, not idle",
-                stepns ? 100.0 * (double)untraced / (double)stepns : 0);
+    an_sampling_note(a, untraced, stepns); /* what was sampled and extrapolated (analyze_sampling.c, H_GPU) */
     uint64_t lost = 0;
     for (int i = 0; i < nf; i++) lost += w->ranks[i].lost_wrs;
     if (lost)

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "analyze_local.h"
+#include "analyze_sampling.h"
 #include "doctor/doctor_checks.h"
 #include "util/xalloc.h"
 
@@ -760,6 +761,7 @@ void an_local(struct pass *p, double link_gbps_hint)
     size_t nsteps = 0;
     detect_steps(p, &free_net, &steps, &nsteps);
     attribute(p, steps, nsteps, &free_net, rate_bpns);
+    an_sampling_extrapolate(p); /* sampled GPU activity (analyze_sampling.c, H_GPU) */
     free(steps);
     iv_free(&free_net);
     /* keep: collectives, QPs, GPUDirect counters */

@@ -1,0 +1,101 @@
+/* Extrapolating sampled GPU activity (see analyze_sampling.h).
+ *
+ * A step lies inside the kernel-tracing windows when the windows cover at least 98 % of it (window edges
+ * come from the tracer's tick, a step may start a little before). For those steps the local attribution
+ * is complete: compute (kernels), exposed H2D (GPU copy times), host idle (GPU idle), other. Their sums
+ * give fractions f[c] of the GPU-derived time. A step outside (or partly outside) the windows keeps what is
+ * measured without kernel records (exposed collectives, network, peer waits: NCCL plugin and verbs events)
+ * and its GPU-derived time — compute + H2D + idle + other, which outside windows is mostly "other" — is
+ * split by f[c]. Copies' bytes and pageable/pinned kinds are not extrapolated: the cudart wrappers record
+ * every copy outside windows. Exposed collective time of steps outside windows stays as measured (it is
+ * not reduced by compute overlap that was not seen). */
+#include "analyzer/analyze_sampling.h"
+
+#include <stdio.h>
+
+#include "analyzer/analyze_local.h"
+
+static const int gpu_cats[] = {RS_CAT_COMPUTE, RS_CAT_H2D, RS_CAT_IDLE, RS_CAT_OTHER};
+#define NGPU (int)(sizeof gpu_cats / sizeof gpu_cats[0])
+
+/* Per analysis, over ranks (attributed in parallel: atomics). */
+static uint64_t s_ranks, s_steps, s_in_steps, s_in_ns, s_steps_ns, s_extra_steps, s_extra_ns, s_no_sample_ranks;
+
+static void add(uint64_t *c, uint64_t v) { __atomic_fetch_add(c, v, __ATOMIC_RELAXED); }
+
+void an_sampling_extrapolate(struct pass *p)
+{
+    struct an_rank *r = p->r;
+    if (!p->kwin_seen || !r->nlsteps) return;
+    uint64_t in_sum[NGPU] = {0}, in_pool = 0, in_steps = 0, in_ns = 0, all_ns = 0;
+    for (size_t k = 0; k < r->nlsteps; k++) {
+        const struct an_lstep *st = &r->lsteps[k];
+        if (st->end <= st->start) continue;
+        uint64_t len = st->end - st->start, cov = iv_cover(&p->kwin, st->start, st->end);
+        all_ns += len;
+        if (cov * 100 < len * 98) continue;
+        in_steps++;
+        in_ns += len;
+        for (int c = 0; c < NGPU; c++) {
+            in_sum[c] += st->t[gpu_cats[c]];
+            in_pool += st->t[gpu_cats[c]];
+        }
+    }
+    add(&s_ranks, 1);
+    add(&s_steps, r->nlsteps);
+    add(&s_steps_ns, all_ns);
+    add(&s_in_steps, in_steps);
+    add(&s_in_ns, in_ns);
+    if (!in_steps || !in_pool) {
+        add(&s_no_sample_ranks, 1);
+        return; /* nothing to extrapolate from: the old accounting (rest counted as other) stays */
+    }
+    uint64_t extra_steps = 0, extra_ns = 0;
+    for (size_t k = 0; k < r->nlsteps; k++) {
+        struct an_lstep *st = &r->lsteps[k];
+        if (st->end <= st->start) continue;
+        uint64_t len = st->end - st->start, cov = iv_cover(&p->kwin, st->start, st->end);
+        if (cov * 100 >= len * 98) continue;
+        uint64_t pool = 0, given = 0;
+        for (int c = 0; c < NGPU; c++) pool += st->t[gpu_cats[c]];
+        for (int c = 0; c < NGPU; c++) {
+            uint64_t v = (uint64_t)((double)pool * (double)in_sum[c] / (double)in_pool);
+            if (given + v > pool) v = pool - given;
+            st->t[gpu_cats[c]] = v;
+            given += v;
+        }
+        st->t[RS_CAT_OTHER] += pool - given; /* rounding */
+        extra_steps++;
+        extra_ns += len;
+    }
+    add(&s_extra_steps, extra_steps);
+    add(&s_extra_ns, extra_ns);
+    /* Every step outside the windows was extrapolated: nothing is left "counted as other". */
+    r->untraced_ns = 0;
+}
+
+void an_sampling_note(struct rs_analysis *a, uint64_t untraced_ns, uint64_t steps_ns)
+{
+    uint64_t ranks = __atomic_exchange_n(&s_ranks, 0, __ATOMIC_RELAXED);
+    uint64_t steps = __atomic_exchange_n(&s_steps, 0, __ATOMIC_RELAXED);
+    uint64_t in_steps = __atomic_exchange_n(&s_in_steps, 0, __ATOMIC_RELAXED);
+    uint64_t in_ns = __atomic_exchange_n(&s_in_ns, 0, __ATOMIC_RELAXED);
+    uint64_t all_ns = __atomic_exchange_n(&s_steps_ns, 0, __ATOMIC_RELAXED);
+    uint64_t extra_steps = __atomic_exchange_n(&s_extra_steps, 0, __ATOMIC_RELAXED);
+    uint64_t extra_ns = __atomic_exchange_n(&s_extra_ns, 0, __ATOMIC_RELAXED);
+    uint64_t none = __atomic_exchange_n(&s_no_sample_ranks, 0, __ATOMIC_RELAXED);
+    if (extra_steps)
+        an_warn(a,
+                "GPU activity was sampled: kernels and GPU copy times come from windows covering %llu of %llu steps "
+                "(%.0f %% of step time); compute, exposed H2D, host idle and other of the %llu steps outside them "
+                "(%.0f %%) are extrapolated from those; copy bytes and pageable/pinned are complete",
+                (unsigned long long)in_steps, (unsigned long long)steps,
+                all_ns ? 100.0 * (double)in_ns / (double)all_ns : 0, (unsigned long long)extra_steps,
+                all_ns ? 100.0 * (double)extra_ns / (double)all_ns : 0);
+    if (untraced_ns)
+        an_warn(a,
+                "kernels were recorded in sampling windows: %.0f %% of step time lies outside them and is counted "
+                "as other, not idle (%llu of %llu ranks had no step inside a window to extrapolate from)",
+                steps_ns ? 100.0 * (double)untraced_ns / (double)steps_ns : 0, (unsigned long long)none,
+                (unsigned long long)ranks);
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""The report extrapolates sampled GPU activity (analyzer/analyze_sampling.c, issue 16): a one-rank trace whose
+steps each spend 1 ms in an exposed H2D copy, 6 ms in kernels and 3 ms idle, with kernel/copy records only
+inside sampling windows (sampling_gen.c, built here against the tree's writer objects). The report's shares
+must be those of every step (60/10/30 %), not "other" for the steps outside the windows, and it must say what
+was sampled; with no step inside a window it falls back to the old note (rest counted as other)."""
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from taplib import *  # noqa: F401,F403
+
+objs = [os.path.join(BUILD, "lib", "tracer", "writer.o"), os.path.join(BUILD, "lib", "formats", "rtrace_tables.o")]
+need(CLI, *objs)
+plan(8)
+GEN = os.path.join(T, "sampling_gen")
+cflags = ["-fsanitize=address,undefined"] if SAN and "asan" in SAN else ["-fsanitize=thread"] if SAN else []
+cc = subprocess.run(["cc", "-std=gnu11", "-O1", "-I" + TOP, "-I" + os.path.join(TOP, "formats"),
+                     "-I" + os.path.join(TOP, "tracer"), *cflags, "-o", GEN,
+                     os.path.join(TOP, "tests", "nccl", "sampling_gen.c"), *objs, "-lzstd", "-lpthread", "-lm"],
+                    capture_output=True, text=True)
+ok(cc.returncode == 0, "the generator builds against the tree's writer", cc.stderr)
+
+
+def report(steps, w0, w1):
+    f = os.path.join(T, f"s{steps}-{w0}-{w1}.rtrace")
+    g = subprocess.run([GEN, f, str(steps), str(w0), str(w1)], capture_output=True, text=True)
+    p = subprocess.run([CLI, "report", "--json", f], capture_output=True, text=True)
+    try:
+        return json.loads(p.stdout), g.stderr + p.stderr
+    except ValueError:
+        return None, g.stderr + p.stderr + p.stdout[:300]
+
+
+j, err = report(20, 5, 10)
+a = j["attribution_per_step"] if j else {}
+share = {k: a.get(k, 0) / 0.010 for k in ("compute", "h2d_exposed", "host_idle", "other")}
+ok(j and abs(share["compute"] - 0.6) < 0.01, "compute share of every step: 60 % (windows cover 5 of 20 steps)",
+   (share, err))
+ok(j and abs(share["h2d_exposed"] - 0.1) < 0.01 and abs(share["host_idle"] - 0.3) < 0.01,
+   "exposed H2D 10 %, host idle 30 %", share)
+ok(j and share["other"] < 0.01, "nothing left in other", share)
+w = " ".join(j["warnings"]) if j else ""
+ok("GPU activity was sampled" in w and "5 of 20 steps" in w and "extrapolated" in w,
+   "the report says what was sampled and what was extrapolated", w)
+ok("counted as other" not in w, "no 'counted as other' note once extrapolated", w)
+
+j, err = report(10, 20, 30)  # no window covers a step
+a = j["attribution_per_step"] if j else {}
+w = " ".join(j["warnings"]) if j else ""
+ok(j and a.get("compute", 1) == 0 and "counted as other" in w,
+   "no step inside a window: nothing extrapolated, the old note stays", (a, w))
+ok(j and "GPU activity was sampled" not in w, "and no extrapolation note", w)
+finish()

@@ -1,0 +1,121 @@
+/* A one-rank trace with sampled GPU activity, for tests/nccl/sampling.t (built by the test itself against the
+ * tree's writer objects). STEPS steps of 10 ms ("step N" NVTX ranges); each step's GPU work: a 1 ms H2D copy,
+ * then 6 ms of kernels, then 3 ms idle (compute 60 %, exposed H2D 10 %, host idle 30 %). Kernel-tracing
+ * windows (CUDA_KERNEL_WINDOW, flags = API copies) cover steps [W0, W1); inside them kernels and copies
+ * come as CUPTI records (CUDA_KERNEL, CUDA_MEMCPY), outside only the cudart wrappers' CUDA_COPY_CALL (a
+ * 20 us host call). usage: sampling_gen FILE STEPS W0 W1 */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tracer/writer.h"
+
+static struct rs_writer *w;
+
+static void put(uint32_t tid, void *ev)
+{
+    struct rs_ev_hdr *h = ev;
+    if (rs_writer_append(w, tid, ev, h->size) < 0) {
+        fprintf(stderr, "sampling_gen: append failed (kind %u)\n", h->kind);
+        exit(1);
+    }
+}
+#define EV(KIND, var, tsv)       \
+    struct rs_ev_##KIND var;     \
+    memset(&var, 0, sizeof var); \
+    RS_EV_INIT(&var, KIND, tsv)
+
+static void window(uint64_t ts, int on)
+{
+    EV(CUDA_KERNEL_WINDOW, e, ts);
+    e.on = (uint32_t)on;
+    e.mode = 1;
+    e.state = 0;
+    e.flags = RS_KWIN_API_COPIES;
+    put(100, &e);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 5) return 2;
+    int steps = atoi(argv[2]), w0 = atoi(argv[3]), w1 = atoi(argv[4]);
+    const uint64_t mono0 = 5000000000ull, rt0 = 1767225600000000000ull, ms = 1000000ull;
+    struct rs_file_info fi = {.host = "node0",
+                              .pid = 4000,
+                              .ppid = 1,
+                              .rank = 0,
+                              .local_rank = 0,
+                              .world_size = 1,
+                              .cmdline = "train.py",
+                              .start_realtime = rt0,
+                              .start_mono = mono0,
+                              .clock = "monotonic",
+                              .events = "all",
+                              .exe = "/usr/bin/python3"};
+    int err = 0;
+    unlink(argv[1]);
+    if (!(w = rs_writer_open(argv[1], &fi, &err))) return fprintf(stderr, "sampling_gen: error %d\n", err), 1;
+    rs_writer_set_clock(w, NULL, NULL);
+    EV(CLOCK, c, mono0);
+    c.realtime_ns = rt0;
+    c.mono_ns = mono0;
+    put(0, &c);
+    uint32_t kname = rs_writer_intern(w, "_Z4gemmPf"), corr = 1;
+    uint64_t base = mono0 + 10 * ms;
+    window(base - 5 * ms, 1); /* the initialisation window, closed before the first step */
+    window(base - 2 * ms, 0);
+    for (int k = 0; k < steps; k++) {
+        uint64_t s = base + (uint64_t)k * 10 * ms;
+        int in = k >= w0 && k < w1;
+        if (k == w0) window(s - ms / 2, 1);
+        if (k == w1) window(s, 0);
+        char name[32];
+        snprintf(name, sizeof name, "step %d", k);
+        EV(NVTX_PUSH, np, s);
+        np.message = rs_writer_intern(w, name);
+        np.depth = 1;
+        put(100, &np);
+        if (in) {
+            EV(CUDA_MEMCPY, m, s);
+            m.end = s + ms;
+            m.bytes = 1 << 20;
+            m.correlation = corr++;
+            m.stream = 7;
+            m.copy_kind = 1;
+            m.src_kind = 2;
+            m.dst_kind = 3;
+            m.flags = 1;
+            put(0, &m);
+            for (int i = 0; i < 6; i++) {
+                EV(CUDA_KERNEL, kr, s + ms + (uint64_t)i * ms);
+                kr.end = s + 2 * ms + (uint64_t)i * ms;
+                kr.name = kname;
+                kr.correlation = corr++;
+                kr.stream = 7;
+                kr.grid_x = kr.grid_y = kr.grid_z = kr.block_x = kr.block_y = kr.block_z = 1;
+                put(0, &kr);
+            }
+        } else {
+            EV(CUDA_COPY_CALL, cc, s);
+            cc.dur = 20000;
+            cc.bytes = 1 << 20;
+            cc.dst = 0x7f0000000000;
+            cc.src = 0x7000;
+            cc.stream = 0x77;
+            cc.copy_kind = 1;
+            cc.async = 1;
+            cc.src_mem = 1;
+            cc.dst_mem = 2;
+            put(100, &cc);
+        }
+        EV(NVTX_POP, pp, s + 10 * ms);
+        pp.depth = 0;
+        put(100, &pp);
+    }
+    if (w1 >= steps) window(base + (uint64_t)steps * 10 * ms + ms, 0);
+    EV(PROC_END, pe, base + (uint64_t)steps * 10 * ms + 2 * ms);
+    put(100, &pe);
+    if (rs_writer_close(w) != 0) return fprintf(stderr, "sampling_gen: close failed\n"), 1;
+    return 0;
+}
