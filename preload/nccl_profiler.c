@@ -645,21 +645,9 @@ static uint64_t nlog_comm_of(uint32_t tid)
     return nlog_last_hash;
 }
 
-static void nlog_set_comm(uint32_t tid, uint64_t hash)
-{
-    unsigned n = sizeof nlog_tid_comm / sizeof nlog_tid_comm[0], free_i = n;
-    nlog_last_hash = hash;
-    for (unsigned i = 0; i < n; i++) {
-        if (nlog_tid_comm[i].tid == tid) {
-            nlog_tid_comm[i].hash = hash;
-            return;
-        }
-        if (!nlog_tid_comm[i].tid && free_i == n) free_i = i;
-    }
-    if (free_i == n) free_i = tid % n; /* full: overwrite one */
-    nlog_tid_comm[free_i].tid = tid;
-    nlog_tid_comm[free_i].hash = hash;
-}
+/* "Using network X" comes before the communicator's "commId 0x..." line: held until that line names it. */
+static char nlog_pending_net[80];
+static uint32_t nlog_pending_tid;
 
 static void nlog_emit(uint64_t hash, int ch, int conn, int src, int dst, uint32_t dir, const char *via, uint32_t tid)
 {
@@ -675,6 +663,26 @@ static void nlog_emit(uint64_t hash, int ch, int conn, int src, int dst, uint32_
     ev.via = rs_intern(via);
     ev.nccl_tid = tid;
     rs_emit(&ev.h);
+}
+
+static void nlog_set_comm(uint32_t tid, uint64_t hash)
+{
+    unsigned n = sizeof nlog_tid_comm / sizeof nlog_tid_comm[0], free_i = n;
+    nlog_last_hash = hash;
+    if (nlog_pending_net[0]) {
+        nlog_emit(hash, -1, 0, -1, -1, 2, nlog_pending_net, nlog_pending_tid);
+        nlog_pending_net[0] = 0;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        if (nlog_tid_comm[i].tid == tid) {
+            nlog_tid_comm[i].hash = hash;
+            return;
+        }
+        if (!nlog_tid_comm[i].tid && free_i == n) free_i = i;
+    }
+    if (free_i == n) free_i = tid % n; /* full: overwrite one */
+    nlog_tid_comm[free_i].tid = tid;
+    nlog_tid_comm[free_i].hash = hash;
 }
 
 /* One line of NCCL's log: "host:pid:tid [dev] NCCL INFO message". Exposed for tests/nccl (through the
@@ -698,9 +706,9 @@ static void nlog_line(char *line)
         via[strcspn(via, " \t\r\n")] = 0;
         nlog_emit(nlog_comm_of(tid), ch, conn, src, dst, dir, via, tid);
     } else if ((p = strstr(msg, "Using network "))) {
-        char via[80];
-        snprintf(via, sizeof via, "NET/%.*s", (int)strcspn(p + 14, " \t\r\n"), p + 14);
-        nlog_emit(nlog_comm_of(tid), -1, 0, -1, -1, 2, via, tid);
+        if (nlog_pending_net[0]) nlog_emit(nlog_comm_of(nlog_pending_tid), -1, 0, -1, -1, 2, nlog_pending_net, tid);
+        snprintf(nlog_pending_net, sizeof nlog_pending_net, "NET/%.*s", (int)strcspn(p + 14, " \t\r\n"), p + 14);
+        nlog_pending_tid = tid;
     }
 }
 
@@ -756,6 +764,10 @@ static void nlog_read(void)
 static void nlog_shutdown(void)
 {
     nlog_read();
+    if (nlog_pending_net[0] && rs_on(RS_FAM_nccl)) { /* no communicator line followed */
+        nlog_emit(nlog_last_hash, -1, 0, -1, -1, 2, nlog_pending_net, nlog_pending_tid);
+        nlog_pending_net[0] = 0;
+    }
     if (nlog_fd >= 0) close(nlog_fd);
     nlog_fd = -1;
     if (!nlog_dir[0]) return; /* the user's own log file stays */

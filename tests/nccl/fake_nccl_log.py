@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Stand-in for NCCL's debug logger (tests/nccl/translog.t): prints the NCCL_* variables it sees, and when
 NCCL_DEBUG=INFO writes INFO lines as NCCL 2.28 does (NCCL_DEBUG_FILE with %h/%p expanded, else stdout):
-a communicator's Init START line, "Using network", and connection lines of each transport kind."""
+"Using network", a communicator's Init START line, and connection lines of each transport kind."""
 import os
 import socket
 import sys
@@ -15,9 +15,9 @@ if os.environ.get("NCCL_DEBUG", "").upper() == "INFO":
     f = open(fn.replace("%h", socket.gethostname().split(".")[0]).replace("%p", str(os.getpid())), "w") \
         if fn else sys.stdout
     pre = "%s:%d:%d [0] NCCL INFO " % (socket.gethostname().split(".")[0], os.getpid(), threading.get_native_id())
-    for line in ("ncclCommInitRankConfig comm 0x55aa rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 1b000 "
+    for line in ("Using network Socket",   # NCCL 2.28 prints it before the communicator's Init START line
+                 "ncclCommInitRankConfig comm 0x55aa rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 1b000 "
                  "commId 0xabcdef0123456789 - Init START",
-                 "Using network Socket",
                  "Channel 00/0 : 1[0] -> 0[0] [receive] via NET/Socket/0",
                  "Channel 01/0 : 0[0] -> 1[0] [send] via NET/Socket/1",
                  "Channel 02/0 : 0[0] -> 1[1] via P2P/CUMEM/read",

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_cmd python3
 need_build librailscope.so
-plan 14
+plan 15
 FAKE="python3 $RS_TOP/tests/nccl/fake_nccl_log.py"
 TQ="python3 $RS_TOP/tests/nccl/tq.py"
 export RS_CLI TMPDIR=$T/tmp
@@ -23,6 +23,8 @@ is "$($TQ "$T/a" "kind == 'nccl_transport' and channel >= 0")" 5 "one NCCL_TRANS
 is "$($TQ "$T/a" "kind == 'nccl_transport'" transport | tr '\n' ' ')" "4 4 4 1 2 3 " \
     "transport kinds: Using network Socket, NET/Socket x2, P2P, SHM, NET/IB"
 is "$($TQ "$T/a" "kind == 'nccl_transport' and channel == 4" via)" "NET/IB/0/GDRDMA" "via keeps NCCL's text (GDRDMA)"
+is "$($TQ "$T/a" "kind == 'nccl_transport' and channel == -1 and via == 'NET/Socket'" comm_hash)" 0xabcdef0123456789 \
+    "'Using network Socket' (printed before the communicator's line) gets that communicator's hash"
 is "$($TQ "$T/a" "kind == 'nccl_transport' and channel == 0 and src == 1 and dst == 0 and dir == 1 and \
     hx(comm_hash) == 0xabcdef0123456789")" 1 "receive line: src 1 -> dst 0, dir 1, comm from the Init START line"
 is "$($TQ "$T/a" "kind == 'nccl_transport' and channel == 2" dir)" 2 "P2P line: dir 2 (not said)"
