@@ -77,6 +77,8 @@ $(CLI): $(CLI_OBJS)
 # after them, writes the rules); the few rules that are not "compile and link one program" stay explicit.
 TEST_BINS :=
 EXTRA_TARGETS :=
+PROGRAMS :=
+ON_DEMAND_PROGRAMS :=
 -include $(wildcard */build.mk */*/build.mk)
 include mk/rules.mk
 all: $(EXTRA_TARGETS) $(TEST_BINS)
