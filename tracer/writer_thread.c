@@ -31,6 +31,9 @@ static _Atomic uint64_t final_req;
 #define FINAL_SET (1ull << 63)
 static _Atomic int thread_running;
 static _Atomic int stop_req; /* rs_writer_thread_stop: leave the loop, keep the file (a credential change) */
+/* Who disposes of the (joinable) writer thread: 0 undecided, 1 the thread itself (it ended on its own, after
+ * the final flush: it detaches), 2 rs_writer_thread_stop (it joins). One compare-exchange decides. */
+static _Atomic int writer_claim;
 /* 0 from pthread_create until the writer thread runs its own code. In between, the thread library (and a
  * sanitizer's runtime) set the thread up and may hold allocator locks: a fork then would hand the child
  * a lock nobody releases (seen with ASan, whose allocator has no fork handlers: a bash forking right
@@ -548,6 +551,8 @@ static void *writer_main(void *arg)
         }
         sleep_us = next < 100 ? 100 : next;
     }
+    int none = 0;
+    if (atomic_compare_exchange_strong(&writer_claim, &none, 1)) pthread_detach(pthread_self()); /* no joiner */
     atomic_store(&thread_running, 0);
     return NULL;
 }
@@ -565,8 +570,9 @@ int rs_writer_thread_start(int open_now)
     pthread_attr_init(&a); /* joinable: rs_writer_thread_stop waits until it is gone */
     struct rlimit rl;      /* under an address-space limit, a 2 MiB stack rather than the default 8 MiB */
     if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) pthread_attr_setstacksize(&a, 2u << 20);
+    atomic_store(&writer_claim, 0);
+    atomic_store(&thread_running, 1); /* before stop_req goes: a waiting requester never sees neither */
     atomic_store(&stop_req, 0);
-    atomic_store(&thread_running, 1);
     atomic_store(&thread_entered, 0);
     int e = pthread_create(&writer_tid, &a, writer_main, NULL);
     pthread_attr_destroy(&a);
@@ -589,6 +595,8 @@ int rs_writer_thread_start(int open_now)
 int rs_writer_thread_stop(unsigned timeout_ms)
 {
     if (!atomic_load(&thread_running) || rs_tls.is_writer) return 0;
+    int none = 0;
+    if (!atomic_compare_exchange_strong(&writer_claim, &none, 2)) return 0; /* ending on its own (final) */
     atomic_store(&stop_req, 1);
     atomic_fetch_add(&rs_writer_wake, 1);
     rs_futex_wake(&rs_writer_wake);
@@ -658,7 +666,8 @@ int rs_core_request(int final, int32_t status, uint32_t reason, unsigned timeout
         uint32_t d = atomic_load(&done_seq);
         if ((int32_t)(d - my) >= 0) return 0;
         uint64_t now = mono_ms();
-        if (now >= deadline || !atomic_load(&thread_running)) return -1;
+        /* no writer thread, unless one is being replaced for a credential change: the next one serves us */
+        if (now >= deadline || (!atomic_load(&thread_running) && !atomic_load(&stop_req))) return -1;
         rs_futex_wait(&done_seq, d, (unsigned)(deadline - now));
     }
 }
