@@ -1,7 +1,7 @@
 /* Sampled GPU activity (issue 16): by default kernels and GPU copy times are recorded only inside sampling
  * windows (CUDA_KERNEL_WINDOW), so a step outside them has no compute and no GPU idle of its own. The steps
- * that lie inside windows give the split of the GPU-derived part of a step (compute, exposed H2D, host idle,
- * other); the steps outside get the same split of their own GPU-derived time. Owned by H_GPU; hooked into
+ * that lie inside windows give the GPU work of a step (compute, exposed H2D, other); each step outside gets
+ * that work and the rest of its GPU-derived time as host idle. Owned by H_GPU; hooked into
  * analyze_local.c (attribute) and analyze.c (the report's note) by one call each. */
 #ifndef RAILSCOPE_ANALYZE_SAMPLING_H
 #define RAILSCOPE_ANALYZE_SAMPLING_H

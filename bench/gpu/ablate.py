@@ -54,6 +54,11 @@ def workload_cmd(w, a, out):
     if w == "transformer":
         return ["python3", os.path.join(TOP, "bench/gpu/transformer.py"), "--steps", str(a.steps), "--warmup",
                 str(a.warmup), "--out", out]
+    if w == "stub":  # harness self-test without a GPU
+        code = ("import json,os,sys,time; time.sleep(0.3); "
+                "json.dump(dict(pid=os.getpid(), step_ms=[1.0], step_ms_median=1.0, steps_ns=[[1, 2]]), "
+                f"open({out!r}, 'w'))")
+        return ["python3", "-c", code]
     if w == "resnet":
         return ["python3", os.path.join(TOP, "tests/gpu/train.py"), "--phases", f"bench:{a.steps}", "--warmup",
                 str(a.warmup), "--out", out]
@@ -106,10 +111,16 @@ def run_one(mode, rnd, a, work):
     traced, env_extra, wargs = MODES[mode]
     tag = f"{a.workload}-{mode}-{rnd}"
     res_path = os.path.join(work, tag + ".json")
+    if mode == "torchprof" and a.workload == "resnet":
+        wargs = ["--profile", f"{max(a.warmup - 5, 0)}:999999"]
+    if a.workload == "stub":
+        wargs = []
     cmd = workload_cmd(a.workload, a, res_path) + wargs
     if traced:
         quiet = [] if mode in a.debug_modes.split(",") else ["-q"]
         cmd = [os.path.join(B, "railscope"), "record"] + quiet + ["-o", os.path.join(work, tag), "--"] + cmd
+    if a.cpus:
+        cmd = ["taskset", "-c", a.cpus] + cmd
     env = dict(os.environ)
     env.update(env_extra)
     if mode in a.debug_modes.split(","):
@@ -146,6 +157,8 @@ def run_one(mode, rnd, a, work):
     try:
         j = json.load(open(res_path))
         r["step_ms"] = j["step_ms"][0]
+        r["step_ms_median"] = j.get("step_ms_median")
+        r["steps_ns"] = j.get("steps_ns")
         r["finite"] = j.get("finite", True)
     except (OSError, ValueError, KeyError, IndexError):
         r["step_ms"] = None
@@ -179,9 +192,13 @@ def summary(runs, modes):
         bexit = {k: base[k]["exit_s"] for k in base if base[k]["exit_s"] is not None}
         dexit = [d[k]["exit_s"] - bexit[k] for k in sorted(d) if d[k]["exit_s"] is not None and k in bexit]
         med = statistics.median(paired) if paired else float("nan")
-        rows.append(dict(mode=m, step_ms=steps, paired=paired, ratio_median=med, exit_s=exits, exit_minus_untraced=dexit))
+        pm = [d[k]["step_ms_median"] / base[k]["step_ms_median"] for k in sorted(d)
+              if d[k].get("step_ms_median") and k in base and base[k].get("step_ms_median")]
+        rows.append(dict(mode=m, step_ms=steps, paired=paired, ratio_median=med, exit_s=exits, exit_minus_untraced=dexit,
+                         paired_stepmedian=pm))
         print(f"{m:16s} {' '.join(f'{x:7.3f}' for x in steps):34s} {med:9.4f} "
-              f"{' '.join(f'{x:.4f}' for x in paired):28s} {' '.join(f'{x:5.2f}' for x in exits):24s}")
+              f"{' '.join(f'{x:.4f}' for x in paired):28s} {' '.join(f'{x:5.2f}' for x in exits):24s}"
+              + (f" per-step-median ratios {' '.join(f'{x:.4f}' for x in pm)}" if pm else ""))
     return rows
 
 
@@ -198,6 +215,7 @@ def main():
     ap.add_argument("--budget", type=float, default=1e9, help="start no new round after this many seconds")
     ap.add_argument("--debug-modes", default="", help="modes run with RAILSCOPE_LOG=debug")
     ap.add_argument("--keep", default="", help="modes whose round-1 trace is kept (in --work)")
+    ap.add_argument("--cpus", default="", help="taskset -c CPUS for every run (the same cores each time)")
     ap.add_argument("--work", default="/tmp/rs-ablate")
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/rs-ablate-out"))
     a = ap.parse_args()
@@ -219,6 +237,9 @@ def main():
     rows = summary(runs, modes)
     with open(os.path.join(a.out, f"ablate-{a.workload}.json"), "w") as f:
         json.dump(dict(workload=a.workload, args=vars(a), runs=runs, summary=rows), f, indent=1)
+    kept = [f"{a.workload}-{m}-1" for m in a.keep.split(",") if m and os.path.isdir(os.path.join(a.work, f"{a.workload}-{m}-1"))]
+    if kept:
+        subprocess.run(["tar", "czf", os.path.join(a.out, f"traces-{a.workload}.tgz"), "-C", a.work] + kept)
 
 
 if __name__ == "__main__":

@@ -7,8 +7,9 @@
 back with .item() (a small device-to-host copy that waits for the step, as a training loop that logs its
 loss does). --pageable copies the batch from pageable memory instead.
 
-Writes one JSON file (--out): step_ms (mean of the timed steps), timed_start_ns/timed_end_ns
-(CLOCK_MONOTONIC, the tracer's clock), and t_result (time.time() just before exiting), so the harness can
+Writes one JSON file (--out): step_ms (mean of the timed steps), step_ms_median, steps_ns (start and
+duration of every timed step, CLOCK_MONOTONIC = the tracer's clock: steps inside railscope's sampling windows
+can be told apart), timed_start_ns/timed_end_ns, and t_result (time.time() just before exiting), so the harness can
 time how long the process takes to end after its work is done.
 
 --profile runs torch.profiler (CPU + CUDA activities, no export) over warm-up and timed steps."""
@@ -105,13 +106,18 @@ def main():
         step(i)
     torch.cuda.synchronize()
     t0 = time.monotonic_ns()
+    per = []
     for i in range(a.warmup, a.warmup + a.steps):
-        step(i)
+        s0 = time.monotonic_ns()
+        step(i)  # ends with loss.item(): the step's GPU work is done
+        per.append((s0, time.monotonic_ns() - s0))
     torch.cuda.synchronize()
     t1 = time.monotonic_ns()
     if prof is not None:
         prof.__exit__(None, None, None)  # no export
+    durs = sorted(d for _, d in per)
     res = dict(pid=os.getpid(), steps=a.steps, warmup=a.warmup, step_ms=[(t1 - t0) / 1e6 / a.steps],
+               step_ms_median=durs[len(durs) // 2] / 1e6, steps_ns=per,
                timed_start_ns=t0, timed_end_ns=t1, loss_first=losses[0], loss_last=losses[-1],
                finite=all(math.isfinite(v) for v in losses), tokens=a.batch * a.ctx)
     res["t_result"] = time.time()

@@ -3,7 +3,8 @@
 steps each spend 1 ms in an exposed H2D copy, 6 ms in kernels and 3 ms idle, with kernel/copy records only
 inside sampling windows (sampling_gen.c, built here against the tree's writer objects). The report's shares
 must be those of every step (60/10/30 %), not "other" for the steps outside the windows, and it must say what
-was sampled; with no step inside a window it falls back to the old note (rest counted as other)."""
+was sampled. A slow step outside the windows (a host stall) keeps the GPU work of a window step, the rest is
+idle. With no step inside a window it falls back to the old note (rest counted as other)."""
 import json
 import os
 import subprocess
@@ -14,7 +15,7 @@ from taplib import *  # noqa: F401,F403
 
 objs = [os.path.join(BUILD, "lib", "tracer", "writer.o"), os.path.join(BUILD, "lib", "formats", "rtrace_tables.o")]
 need(CLI, *objs)
-plan(8)
+plan(10)
 GEN = os.path.join(T, "sampling_gen")
 cflags = ["-fsanitize=address,undefined"] if SAN and "asan" in SAN else ["-fsanitize=thread"] if SAN else []
 cc = subprocess.run(["cc", "-std=gnu11", "-O1", "-I" + TOP, "-I" + os.path.join(TOP, "formats"),
@@ -24,9 +25,9 @@ cc = subprocess.run(["cc", "-std=gnu11", "-O1", "-I" + TOP, "-I" + os.path.join(
 ok(cc.returncode == 0, "the generator builds against the tree's writer", cc.stderr)
 
 
-def report(steps, w0, w1):
-    f = os.path.join(T, f"s{steps}-{w0}-{w1}.rtrace")
-    g = subprocess.run([GEN, f, str(steps), str(w0), str(w1)], capture_output=True, text=True)
+def report(steps, w0, w1, stall=-1):
+    f = os.path.join(T, f"s{steps}-{w0}-{w1}-{stall}.rtrace")
+    g = subprocess.run([GEN, f, str(steps), str(w0), str(w1), str(stall)], capture_output=True, text=True)
     p = subprocess.run([CLI, "report", "--json", f], capture_output=True, text=True)
     try:
         return json.loads(p.stdout), g.stderr + p.stderr
@@ -46,6 +47,13 @@ w = " ".join(j["warnings"]) if j else ""
 ok("GPU activity was sampled" in w and "5 of 20 steps" in w and "extrapolated" in w,
    "the report says what was sampled and what was extrapolated", w)
 ok("counted as other" not in w, "no 'counted as other' note once extrapolated", w)
+
+# a 40 ms step outside the windows (a host stall, same GPU work): 6 ms compute, 33 ms idle, not 60/10/30 %
+j, err = report(20, 5, 10, 15)
+st = j["steps"][15]["attribution"] if j else {}
+ok(j and abs(st.get("compute", 0) - 0.006) < 1e-4 and abs(st.get("h2d_exposed", 0) - 0.001) < 1e-4,
+   "a slow step outside the windows gets the window steps' GPU work (6 ms compute, 1 ms H2D)", (st, err))
+ok(j and abs(st.get("host_idle", 0) - 0.033) < 1e-4, "and the rest of it as host idle (33 ms)", st)
 
 j, err = report(10, 20, 30)  # no window covers a step
 a = j["attribution_per_step"] if j else {}

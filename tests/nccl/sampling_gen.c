@@ -3,7 +3,8 @@
  * then 6 ms of kernels, then 3 ms idle (compute 60 %, exposed H2D 10 %, host idle 30 %). Kernel-tracing
  * windows (CUDA_KERNEL_WINDOW, flags = API copies) cover steps [W0, W1); inside them kernels and copies
  * come as CUPTI records (CUDA_KERNEL, CUDA_MEMCPY), outside only the cudart wrappers' CUDA_COPY_CALL (a
- * 20 us host call). usage: sampling_gen FILE STEPS W0 W1 */
+ * 20 us host call). Step STALL (optional) lasts 40 ms: the same GPU work, 33 ms idle (a host stall).
+ * usage: sampling_gen FILE STEPS W0 W1 [STALL] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +40,7 @@ static void window(uint64_t ts, int on)
 int main(int argc, char **argv)
 {
     if (argc < 5) return 2;
-    int steps = atoi(argv[2]), w0 = atoi(argv[3]), w1 = atoi(argv[4]);
+    int steps = atoi(argv[2]), w0 = atoi(argv[3]), w1 = atoi(argv[4]), stall = argc > 5 ? atoi(argv[5]) : -1;
     const uint64_t mono0 = 5000000000ull, rt0 = 1767225600000000000ull, ms = 1000000ull;
     struct rs_file_info fi = {.host = "node0",
                               .pid = 4000,
@@ -65,8 +66,9 @@ int main(int argc, char **argv)
     uint64_t base = mono0 + 10 * ms;
     window(base - 5 * ms, 1); /* the initialisation window, closed before the first step */
     window(base - 2 * ms, 0);
+    uint64_t s = base;
     for (int k = 0; k < steps; k++) {
-        uint64_t s = base + (uint64_t)k * 10 * ms;
+        uint64_t len = (k == stall ? 40 : 10) * ms;
         int in = k >= w0 && k < w1;
         if (k == w0) window(s - ms / 2, 1);
         if (k == w1) window(s, 0);
@@ -109,12 +111,13 @@ int main(int argc, char **argv)
             cc.dst_mem = 2;
             put(100, &cc);
         }
-        EV(NVTX_POP, pp, s + 10 * ms);
+        EV(NVTX_POP, pp, s + len);
         pp.depth = 0;
         put(100, &pp);
+        s += len;
     }
-    if (w1 >= steps) window(base + (uint64_t)steps * 10 * ms + ms, 0);
-    EV(PROC_END, pe, base + (uint64_t)steps * 10 * ms + 2 * ms);
+    if (w1 >= steps) window(s + ms, 0);
+    EV(PROC_END, pe, s + 2 * ms);
     put(100, &pe);
     if (rs_writer_close(w) != 0) return fprintf(stderr, "sampling_gen: close failed\n"), 1;
     return 0;
