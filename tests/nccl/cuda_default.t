@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The default CUDA capture of session 5 (issue 16) against the fake libcupti/libcudart (no GPU):
 - outside the sampling windows no CUPTI activity kind is enabled (device-to-device copies cost CUPTI nothing);
-- every copy is recorded from the cudart wrappers (CUDA_COPY_CALL): direction, bytes, stream, host time, and
-  pageable vs pinned per side through a cached pointer-kind lookup (one query per pointer, a registration
-  starts over, device-to-device copies need none);
+- every host<->device copy is recorded from the cudart wrappers (CUDA_COPY_CALL): direction, bytes, stream,
+  host time, and pageable vs pinned per side through a cached pointer-kind lookup (one query per pointer, a
+  registration starts over); device-to-device copies are left to the windows (no event, no query);
 - windows open and close on schedule, are marked in the trace (CUDA_KERNEL_WINDOW, flags = API copies), and
   copies made inside them are left to CUPTI;
 - CUPTI's worker thread handing back 200000 records under its own lock while the program exits: the exit
@@ -47,8 +47,7 @@ d2h = [c for c in cc if c["copy_kind"] == 2]
 ok(len(d2h) == 2 and all(c["dst_mem"] == 0 and c["src_mem"] == 2 and c["bytes"] == 16 for c in d2h),
    "D2H into pageable memory: dst_mem 0, src device", d2h)
 d2d = [c for c in cc if c["copy_kind"] == 3]
-ok(len(d2d) == 30 and all(c["src_mem"] == 2 and c["dst_mem"] == 2 for c in d2d),
-   "30 device-to-device copies recorded from the wrapper", len(d2d))
+ok(len(d2d) == 0, "device-to-device copies are left to the windows (not recorded by the wrappers)", d2d[:2])
 ok(all(c["dur"] > 0 and c["ret"] == 0 for c in cc), "host time of every call, return codes kept",
    [(c["dur"], c["ret"]) for c in cc if c["dur"] <= 0 or c["ret"]][:3])
 m = re.search(r"queries pinned=(\d+) pageable\+d2d=(\d+) after_register=(\d+) bad=(\d+)", p.stdout)
