@@ -159,6 +159,20 @@ static uint64_t base_latency(struct pass *p, double rate_bpns)
     return 0;
 }
 
+/* A rank whose every send is at most AN_CTRL_BYTES (a small-message ping-pong) has no other data: its
+ * non-empty sends are its traffic (latency-bound), not control; zero-byte sends stay control. */
+static void small_messages_are_data(struct pass *p)
+{
+    for (size_t i = 0; i < p->nwrs; i++)
+        if (!p->wrs[i].ctrl) return;
+    for (size_t i = 0; i < p->nwrs; i++)
+        if (p->wrs[i].bytes) {
+            p->wrs[i].ctrl = 0;
+            struct qpst *q = qp_get(p, p->wrs[i].qp);
+            if (q->acc.ctrl_sends) q->acc.ctrl_sends--;
+        }
+}
+
 /* A latency-bound burst (its bytes need less time at the link rate than the base latency: round trips, small
  * messages) is latency for all its time beyond the bytes; a bandwidth-bound one for at most the base. */
 static inline uint64_t burst_lat(const struct pass *p, const struct wrrec *w, double rate_bpns)
@@ -754,6 +768,7 @@ void an_local(struct pass *p, double link_gbps_hint)
     attach_proxy(p);
     match_kernels(p);
     struct ivec free_net = {0};
+    small_messages_are_data(p);
     r->base_lat = base_latency(p, rate_bpns);
     account_wrs(p, &free_net, rate_bpns);
     find_bounces(p);

@@ -13,8 +13,9 @@
 # 4. One rank alone: stragglers "cannot tell", not "none".
 . "$(dirname "$0")/../lib.sh"
 need_cmd jq
-need_build railscope librailscope.so softnic/libibverbs.so.1 tests/analyzer/late_ring tests/analyzer/verbs_faults
-plan 17
+need_build railscope librailscope.so softnic/libibverbs.so.1 tests/analyzer/late_ring tests/analyzer/verbs_faults \
+    examples/verbs_pingpong
+plan 18
 
 ring() { # NAME DELAY_MS
     rm -rf "$T/$1"
@@ -92,6 +93,14 @@ if command -v ibv_rc_pingpong >/dev/null; then
 else
     skip "ibv_rc_pingpong not installed (rdma-core's ibverbs-utils)" 2
 fi
+
+# 2b. examples/verbs_pingpong with 64-byte messages (every send <= 64 B: before, all "control", nothing
+#     reported): its round trips are latency, the top finding; no stall finding
+rm -rf "$T/vp"
+LD_LIBRARY_PATH=$RS_BUILD/softnic SOFTNIC_DIR=$T run_timeout 60 "$RS_CLI" record -q -o "$T/vp" -- \
+    "$RS_BUILD/examples/verbs_pingpong" -s 64 -n 500 >/dev/null 2>&1
+is "$(run_timeout 30 "$RS_CLI" report --json "$T/vp" | jq -r '"\(.findings[0].category),\([.findings[] | select(.category == "network_stall")] | length)"')" \
+    "network_latency,0" "softnic: verbs_pingpong -s 64: small-message round trips are latency (top finding), no stall finding"
 
 # 3. verbs failures
 rm -rf "$T/flt"
