@@ -30,10 +30,8 @@ static _Atomic uint32_t req_seq, done_seq;
 static _Atomic uint64_t final_req;
 #define FINAL_SET (1ull << 63)
 static _Atomic int thread_running;
-static _Atomic int stop_req; /* rs_writer_thread_stop: leave the loop, keep the file (a credential change) */
-/* Who disposes of the (joinable) writer thread: 0 undecided, 1 the thread itself (it ended on its own, after
- * the final flush: it detaches), 2 rs_writer_thread_stop (it joins). One compare-exchange decides. */
-static _Atomic int writer_claim;
+static _Atomic int stop_req;         /* rs_writer_thread_stop: leave the loop, keep the file (a credential change) */
+static _Atomic uint32_t writer_ktid; /* the writer thread's kernel tid (rs_writer_thread_stop waits for it to go) */
 /* 0 from pthread_create until the writer thread runs its own code. In between, the thread library (and a
  * sanitizer's runtime) set the thread up and may hold allocator locks: a fork then would hand the child
  * a lock nobody releases (seen with ASan, whose allocator has no fork handlers: a bash forking right
@@ -484,6 +482,7 @@ static void *writer_main(void *arg)
     (void)arg;
     rs_tls.is_writer = 1;
     rs_tls.guard = 1;
+    atomic_store(&writer_ktid, rs_gettid());
     atomic_store(&thread_entered, 1);
     rs_futex_wake(&thread_entered);
     pthread_setname_np(pthread_self(), "railscope-wr");
@@ -496,8 +495,10 @@ static void *writer_main(void *arg)
     }
     uint64_t period = (uint64_t)rs_cfg.flush_ms * 1000000ull;
     uint64_t last_tick = rs_now();
+    pthread_mutex_lock(&wlock); /* exit paths write frames (and frame_t0) from their own threads */
     frame_t0 = last_tick;
     frame_period = period;
+    pthread_mutex_unlock(&wlock);
     uint32_t handled = atomic_load(&done_seq); /* requests made before this thread ran are served too */
     /* Producers wake the writer only when a ring is past half full (core.c ring_limit), so the writer's
      * sleep mostly decides the zero-drop rate: a ring must not fill between two drains. The sleep follows the
@@ -551,8 +552,6 @@ static void *writer_main(void *arg)
         }
         sleep_us = next < 100 ? 100 : next;
     }
-    int none = 0;
-    if (atomic_compare_exchange_strong(&writer_claim, &none, 1)) pthread_detach(pthread_self()); /* no joiner */
     atomic_store(&thread_running, 0);
     return NULL;
 }
@@ -567,10 +566,11 @@ int rs_writer_thread_start(int open_now)
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old); /* the writer never takes the application's signals */
     pthread_attr_t a;
-    pthread_attr_init(&a); /* joinable: rs_writer_thread_stop waits until it is gone */
-    struct rlimit rl;      /* under an address-space limit, a 2 MiB stack rather than the default 8 MiB */
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    struct rlimit rl; /* under an address-space limit, a 2 MiB stack rather than the default 8 MiB */
     if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) pthread_attr_setstacksize(&a, 2u << 20);
-    atomic_store(&writer_claim, 0);
+    atomic_store(&writer_ktid, 0);
     atomic_store(&thread_running, 1); /* before stop_req goes: a waiting requester never sees neither */
     atomic_store(&stop_req, 0);
     atomic_store(&thread_entered, 0);
@@ -595,22 +595,24 @@ int rs_writer_thread_start(int open_now)
 int rs_writer_thread_stop(unsigned timeout_ms)
 {
     if (!atomic_load(&thread_running) || rs_tls.is_writer) return 0;
-    int none = 0;
-    if (!atomic_compare_exchange_strong(&writer_claim, &none, 2)) return 0; /* ending on its own (final) */
+    /* a thread still starting: let it get to its own code (it records its tid there) */
+    for (int i = 0; i < 100 && !atomic_load(&thread_entered); i++) rs_futex_wait(&thread_entered, 0, 1);
+    uint32_t tid = atomic_load(&writer_ktid);
     atomic_store(&stop_req, 1);
     atomic_fetch_add(&rs_writer_wake, 1);
     rs_futex_wake(&rs_writer_wake);
-    struct timespec dl;
-    clock_gettime(CLOCK_REALTIME, &dl);
-    dl.tv_sec += timeout_ms / 1000;
-    dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (dl.tv_nsec >= 1000000000L) dl.tv_sec++, dl.tv_nsec -= 1000000000L;
-    if (pthread_timedjoin_np(writer_tid, NULL, &dl) != 0) {
-        rs_warn_once("the writer thread did not stop for a credential change in %u ms", timeout_ms);
-        return 0; /* still running: it will take the change with the others */
+    /* Wait until the kernel thread is gone, not only out of its loop: until glibc marks it exiting it can
+     * still be sent the setxid signal. It is detached (never joined: a joinable writer leaked in TSan's
+     * eyes, and a fork child reusing its stack made TSan see a duplicate thread). */
+    pid_t pid = getpid();
+    for (unsigned i = 0; i < timeout_ms; i++) {
+        /* thread_running (acquire) pairs with the thread's last store: what it wrote is visible here */
+        if (!atomic_load(&thread_running) && tid && syscall(SYS_tgkill, pid, tid, 0) != 0 && errno == ESRCH) return 1;
+        struct timespec d = {0, 1000000};
+        nanosleep(&d, NULL);
     }
-    atomic_store(&thread_running, 0);
-    return 1;
+    rs_warn_once("the writer thread did not stop for a credential change in %u ms", timeout_ms);
+    return atomic_load(&thread_running) ? 0 : 1; /* still running: it takes the change with the others */
 }
 
 void rs_writer_thread_restart(void)
