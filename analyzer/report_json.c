@@ -10,6 +10,7 @@
 #include "analysis.h"
 #include "analyze_int.h"
 #include "formats/rtrace.h"
+#include "util/utf8.h"
 #include "util/xalloc.h"
 
 /* Output goes through a 64 KB buffer written with fwrite: a 1024-rank report is ~1 M members, and stdio
@@ -70,21 +71,22 @@ static void jp(struct jw *w, const char *fmt, ...)
     free(m);
 }
 
+/* Strings come from trace files (host names, paths, NVTX names): util/utf8.h escapes them and replaces
+ * ill-formed UTF-8 with U+FFFD, so the output is valid JSON for strict decoders. */
 static void jstr(struct jw *w, const char *s)
 {
-    static const char hex[] = "0123456789abcdef";
+    enum { PIECE = (JW_CAP / 2 - 1) / 6 }; /* escaping grows a byte to at most 6 */
+    size_t n = s ? strlen(s) : 0;
     jc(w, '"');
-    for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
-        if (*p == '"' || *p == '\\') {
-            jc(w, '\\');
-            jc(w, (char)*p);
-        } else if (*p < 0x20) { /* \u00XX */
-            char *o = jw_room(w, 6);
-            memcpy(o, "\\u00", 4);
-            o[4] = hex[*p >> 4];
-            o[5] = hex[*p & 15];
-            w->n += 6;
-        } else jc(w, (char)*p);
+    while (n) {
+        size_t k = n;
+        if (k > PIECE) { /* cut before a lead byte, so no valid sequence is split into two bad ones */
+            k = PIECE;
+            while (k > PIECE - 4 && ((unsigned char)s[k] & 0xc0) == 0x80) k--;
+        }
+        w->n += rs_json_escape(jw_room(w, 6 * k + 1), s, k, 0);
+        s += k;
+        n -= k;
     }
     jc(w, '"');
 }

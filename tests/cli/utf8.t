@@ -64,13 +64,13 @@ else
     skip "protoc not installed"
 fi
 
-# report --json prints host names and paths from the traces; its string writer is analyzer/report_json.c
-# (H_DIAG's file): TODO until it uses util/utf8.h's rs_json_escape.
+# report --json prints host names and paths from the traces (analyzer/report_json.c's jstr, through
+# util/utf8.h's rs_json_escape).
 "$RS_CLI" report --json "$T/u.rtrace" >"$T/r.json" 2>/dev/null
 if python3 "$D/strict_json.py" "$T/r.json" >"$T/r.err" 2>&1; then
     echo "ok $((_tap_n + 1)) - report --json: Python strict"
 else
-    echo "not ok $((_tap_n + 1)) - report --json: Python strict # TODO analyzer/report_json.c jstr() to use rs_json_escape"
+    echo "not ok $((_tap_n + 1)) - report --json: Python strict"
     diag "$(cat "$T/r.err")"
 fi
 _tap_n=$((_tap_n + 1))
