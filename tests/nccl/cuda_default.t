@@ -65,7 +65,7 @@ ok(len(w) >= 2 and w[0]["on"] == 1 and w[1]["on"] == 0 and all(x["flags"] == "0x
 
 # ---- windows ----
 out = os.path.join(T, "windows")
-p = run([DRIVER, FAKE, "windows", "1200"], out, dict(FAST, RAILSCOPE_CUDA_KERNEL_WINDOW="200/400/200"))
+p = run([DRIVER, FAKE, "windows", "2000"], out, dict(FAST, RAILSCOPE_CUDA_KERNEL_WINDOW="200/400/200"))
 states = dict(x.split(":") for x in p.stdout.split() if ":" in x and x.split(":")[0].isdigit())
 evs = events(out)
 w = kind(evs, "cuda_kernel_window")
@@ -92,8 +92,9 @@ try:
 except subprocess.TimeoutExpired:
     rc, so = "timeout", ""
 dt = time.monotonic() - t0
-ok(rc == 0 and "burst=0" in so and dt < 3.0,
-   "exit while CUPTI's worker hands back 200000 records under its lock: no stall (< 3 s)", f"{dt:.1f} s rc {rc} {so}")
+ok(rc == 0 and "burst=0" in so and dt < 15.0,
+   "exit while CUPTI's worker hands back 200000 records under its lock: no stall (< 15 s; 0.2 s here, 180 s before)",
+   f"{dt:.1f} s rc {rc} {so}")
 evs = events(out) if rc == 0 else []
 n = len({m["bytes"] for m in kind(evs, "cuda_memcpy") if m["bytes"] >= 100000})
 drops = sum(e["events"] for e in kind(evs, "drops"))
