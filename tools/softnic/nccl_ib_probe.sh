@@ -6,7 +6,10 @@
 #   nccl_ib_probe.sh [WORLD]      (environment: BUILD=dir, extra NCCL_* variables to try)
 # The test-only LD_PRELOAD shim tools/softnic/pcishim.c answers NCCL's realpath() of
 # /sys/class/infiniband/softnic0/device with a real PCI function (softnic has no sysfs entry; without a PCI
-# path NCCL crashed at once). History and results: docs/dev/journal/softnic.md.
+# path NCCL crashed at once). NCCL_GIN_TYPE=0 (default here) works around an NCCL 2.28.9 bug: its GIN
+# auto-selection calls through (ncclGin_t *)-1 when GDAKI finds no device (SIGSEGV at address 0x7 in
+# ncclNetInit; fixed in 2.29.2). Status (H200, 2026-12-02): 2 ranks on one GPU, 8 channels via NET/IB/0,
+# AllReduce correct, "GPU Direct RDMA Disabled for HCA 0 'softnic0'". History: docs/dev/journal/softnic.md.
 set -u
 WORLD=${1:-2}
 B=${BUILD:-build-gpu}
@@ -17,6 +20,7 @@ export LD_PRELOAD=$PWD/$B/softnic/libsn_pcishim.so${LD_PRELOAD:+:$LD_PRELOAD}
 export SOFTNIC_DIR=/tmp/softnic-nccl-$$ SOFTNIC_PCI_DEBUG=1
 export SOFTNIC_DEBUG_SEGV=1 PYTHONFAULTHANDLER=1
 export NCCL_NET=${NCCL_NET:-IB} NCCL_DEBUG=${NCCL_DEBUG:-INFO} NCCL_DEBUG_SUBSYS=${NCCL_DEBUG_SUBSYS:-INIT,NET} NCCL_IB_DISABLE=0
+export NCCL_GIN_TYPE=${NCCL_GIN_TYPE-0} NCCL_IB_MERGE_VFS=${NCCL_IB_MERGE_VFS-0}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export MASTER_ADDR=127.0.0.1 MASTER_PORT=$((29500 + RANDOM % 1000))
 PY_FILE=$(mktemp /tmp/sn_probe.XXXXXX.py) # mp.spawn re-imports the main module: it must be a file
@@ -32,7 +36,7 @@ def run(rank, world):
         dist.all_reduce(t)
     torch.cuda.synchronize()
     want = float(world * (world + 1) // 2) * world ** 4
-    print(f"rank {rank}: allreduce {'OK' if abs(t[0].item() - want) < 1e-3 * want else 'WRONG'} ({t[0].item()})", flush=True)
+    print(f"\nrank {rank}: allreduce {'OK' if abs(t[0].item() - want) < 1e-3 * want else 'WRONG'} ({t[0].item()})", flush=True)
     dist.destroy_process_group()
 if __name__ == "__main__":
     mp.spawn(run, args=(int(sys.argv[1]),), nprocs=int(sys.argv[1]))
