@@ -603,19 +603,22 @@ RS_EXPORT struct rs_nccl_profiler_v5 ncclProfiler_v6 = {"railscope", init_v6,   
  * (ProxyOps) but not which network, and nothing for P2P/SHM. ncclDebugLog is not exported by libnccl, so
  * it cannot be interposed. Instead, when the user has not set NCCL_DEBUG (nor NCCL_DEBUG_FILE) and
  * RAILSCOPE_NCCL_LOG is not "off", the constructor below sets NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=INIT,NET
- * and NCCL_DEBUG_FILE=<private dir>/%p.log (NCCL expands %p: one file per process, forked or exec'd
- * children included), so the application's output does not change; the writer thread's tick reads the
+ * and NCCL_DEBUG_FILE=<trace dir>/.nccl-%p.log (NCCL expands %p: one file per process, forked or exec'd
+ * children included; a dot file, which trace readers skip), so the application's output does not change; the writer thread's tick reads the
  * process's file, turns connection lines into NCCL_TRANSPORT events and forgets the rest; shutdown reads
- * the remainder and removes the file (the creator also the directory). If the program sets NCCL_DEBUG
+ * the remainder and removes the file (a process killed before that leaves it in the trace dir). If the program sets NCCL_DEBUG
  * itself later (os.environ before init), the lines read are echoed to stdout, where NCCL would have
  * written them. RAILSCOPE_NCCL_LOG_DIR (set here, inherited by children) marks the variables as ours.
  * When the user set NCCL_DEBUG and NCCL_DEBUG_FILE, railscope reads that file (never removes it); when
  * NCCL_DEBUG is set without a file (the log goes to stdout), no NCCL_TRANSPORT events are recorded. */
+#include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-static char nlog_dir[256];         /* ours: the private directory; empty when the log is the user's */
-static char nlog_tmpl[320];        /* NCCL_DEBUG_FILE as NCCL expands it (%h host, %p pid) */
+static char nlog_dir[512];         /* ours: the trace directory the log files go to; empty when the log is the user's */
+static char nlog_tmpl[600];        /* NCCL_DEBUG_FILE as NCCL expands it (%h host, %p pid) */
 static const char *nlog_debug_env; /* getenv("NCCL_DEBUG") right after we set it */
 static int nlog_fd = -1;
 static char nlog_part[2048];
@@ -730,11 +733,14 @@ static void nlog_path(char *out, size_t n)
     out[o] = 0;
 }
 
-static void nlog_read(void)
+/* The writer thread's tick and the exit path's shutdown hook both read the file (TSan saw them overlap):
+ * one reader at a time; a tick that finds the lock taken skips (the next one, or shutdown, reads on). */
+static pthread_mutex_t nlog_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void nlog_read_locked(void)
 {
-    if (!nlog_tmpl[0]) return;
     if (nlog_fd < 0) {
-        char path[512];
+        char path[700];
         nlog_path(path, sizeof path);
         nlog_fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         if (nlog_fd < 0) return; /* NCCL has not started logging in this process (yet) */
@@ -761,31 +767,62 @@ static void nlog_read(void)
     }
 }
 
+static void nlog_read(void) /* tick */
+{
+    if (!nlog_tmpl[0] || pthread_mutex_trylock(&nlog_lock)) return;
+    nlog_read_locked();
+    pthread_mutex_unlock(&nlog_lock);
+}
+
 static void nlog_shutdown(void)
 {
-    nlog_read();
+    if (!nlog_tmpl[0]) return;
+    pthread_mutex_lock(&nlog_lock);
+    nlog_read_locked();
     if (nlog_pending_net[0] && rs_on(RS_FAM_nccl)) { /* no communicator line followed */
         nlog_emit(nlog_last_hash, -1, 0, -1, -1, 2, nlog_pending_net, nlog_pending_tid);
         nlog_pending_net[0] = 0;
     }
     if (nlog_fd >= 0) close(nlog_fd);
     nlog_fd = -1;
+    pthread_mutex_unlock(&nlog_lock);
     if (!nlog_dir[0]) return; /* the user's own log file stays */
-    char path[512];
+    char path[700];
     nlog_path(path, sizeof path);
     unlink(path);
-    /* The directory is "<tmp>/railscope-nccl-<pid>-XXXXXX": its creator (or what it exec'd) removes it at
-     * exit when empty; children (fork, exec) only remove their own files. */
-    char mine[40];
-    snprintf(mine, sizeof mine, "/railscope-nccl-%d-", (int)getpid());
-    if (strstr(nlog_dir, mine)) rmdir(nlog_dir);
 }
 
 static void nlog_fork_child(void) /* async-signal-safe: the child's NCCL writes its own <pid>.log */
 {
+    /* the parent's writer thread may have held the lock at fork(): the child starts with a fresh one */
+    static const pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    memcpy(&nlog_lock, &fresh, sizeof fresh);
     if (nlog_fd >= 0) close(nlog_fd);
     nlog_fd = -1;
     nlog_part_n = 0;
+}
+
+/* The trace directory (RAILSCOPE_OUT as the core reads it: absolute against the working directory),
+ * created if missing (NCCL falls back to stdout when it cannot open its file). The log files in it are
+ * hidden (".nccl-<pid>.log"): readers skip dot files. 0, or -1 when there is none to use. */
+static int nlog_outdir(char *out, size_t n)
+{
+    const char *o = getenv("RAILSCOPE_OUT");
+    if (!o || !*o) o = "railscope-out";
+    char cwd[256] = "";
+    if (o[0] != '/' && !getcwd(cwd, sizeof cwd)) return -1;
+    int w = snprintf(out, n, "%s%s%s", cwd, cwd[0] ? "/" : "", o);
+    if (w <= 0 || (size_t)w >= n || strchr(out, '%')) return -1; /* NCCL would expand a '%' */
+    for (char *p = out + 1;; p++) { /* mkdir -p, 0755 as the core does; a concurrent creator is fine */
+        if (*p == '/' || !*p) {
+            char c = *p;
+            *p = 0;
+            if (mkdir(out, 0755) != 0 && errno != EEXIST) return -1;
+            *p = c;
+            if (!c) break;
+        }
+    }
+    return 0;
 }
 
 __attribute__((constructor)) static void nlog_setup(void)
@@ -794,8 +831,9 @@ __attribute__((constructor)) static void nlog_setup(void)
     if (m && !strcasecmp(m, "off")) return;
     const char *ours = getenv("RAILSCOPE_NCCL_LOG_DIR"), *dbg = getenv("NCCL_DEBUG"), *f = getenv("NCCL_DEBUG_FILE");
     if (ours && *ours) { /* a traced parent set the variables: keep them, read our own <pid>.log */
+        if (strlen(ours) >= sizeof nlog_dir) return;
         snprintf(nlog_dir, sizeof nlog_dir, "%s", ours);
-        snprintf(nlog_tmpl, sizeof nlog_tmpl, "%s/%%p.log", nlog_dir);
+        snprintf(nlog_tmpl, sizeof nlog_tmpl, "%s/.nccl-%%p.log", nlog_dir);
     } else if (dbg || f) {
         /* The user's log: leave the variables alone; read the file when NCCL writes to one (what it holds
          * depends on the user's NCCL_DEBUG_SUBSYS: INIT or NET give the connection lines). */
@@ -803,15 +841,11 @@ __attribute__((constructor)) static void nlog_setup(void)
         snprintf(nlog_tmpl, sizeof nlog_tmpl, "%s", f);
     } else {
         rs_core_start();
-        if (!rs_on(RS_FAM_nccl)) return;
-        const char *tmp = getenv("TMPDIR");
-        snprintf(nlog_dir, sizeof nlog_dir, "%s/railscope-nccl-%d-XXXXXX",
-                 tmp && *tmp && strlen(tmp) < 200 ? tmp : "/tmp", (int)getpid());
-        if (strchr(nlog_dir, '%') || !mkdtemp(nlog_dir)) {
+        if (!rs_on(RS_FAM_nccl) || nlog_outdir(nlog_dir, sizeof nlog_dir)) {
             nlog_dir[0] = 0;
             return;
         }
-        snprintf(nlog_tmpl, sizeof nlog_tmpl, "%s/%%p.log", nlog_dir);
+        snprintf(nlog_tmpl, sizeof nlog_tmpl, "%s/.nccl-%%p.log", nlog_dir);
         setenv("RAILSCOPE_NCCL_LOG_DIR", nlog_dir, 1);
         setenv("NCCL_DEBUG_SUBSYS", "INIT,NET", 1);
         setenv("NCCL_DEBUG_FILE", nlog_tmpl, 1);

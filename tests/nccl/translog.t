@@ -1,8 +1,8 @@
 #!/bin/bash
 # The transport NCCL chose, from its INFO log (preload/nccl_profiler.c): a stand-in for NCCL's logger
 # (fake_nccl_log.py) under `railscope record`. Without NCCL_DEBUG the library sets NCCL_DEBUG=INFO,
-# NCCL_DEBUG_SUBSYS=INIT,NET and a private NCCL_DEBUG_FILE (the program's output is unchanged; the file is
-# removed at exit) and records one NCCL_TRANSPORT event per connection line; with the user's NCCL_DEBUG +
+# NCCL_DEBUG_SUBSYS=INIT,NET and NCCL_DEBUG_FILE=<trace dir>/.nccl-%p.log (the program's output is unchanged;
+# the file is removed at exit) and records one NCCL_TRANSPORT event per connection line; with the user's NCCL_DEBUG +
 # NCCL_DEBUG_FILE it reads that file and leaves it; with NCCL_DEBUG alone (log on stdout) or
 # RAILSCOPE_NCCL_LOG=off it changes nothing and records nothing.
 . "$(dirname "$0")/../lib.sh"
@@ -16,8 +16,8 @@ mkdir -p "$TMPDIR"
 unset NCCL_DEBUG NCCL_DEBUG_FILE NCCL_DEBUG_SUBSYS RAILSCOPE_NCCL_LOG RAILSCOPE_NCCL_LOG_DIR
 
 out=$(run_timeout 60 "$RS_CLI" record -q -o "$T/a" -- $FAKE 2>"$T/a.err")
-like "$out" "^env NCCL_DEBUG=INFO NCCL_DEBUG_FILE=$TMPDIR/railscope-nccl-[0-9]+-[A-Za-z0-9]+/%p.log NCCL_DEBUG_SUBSYS=INIT,NET$" \
-    "no NCCL_DEBUG: the library sets NCCL_DEBUG=INFO, INIT,NET and a private per-process file"
+like "$out" "^env NCCL_DEBUG=INFO NCCL_DEBUG_FILE=/.*/a/\\.nccl-%p\\.log NCCL_DEBUG_SUBSYS=INIT,NET$" \
+    "no NCCL_DEBUG: the library sets NCCL_DEBUG=INFO, INIT,NET and a per-process dot file in the trace dir"
 unlike "$out" "NCCL INFO" "no NCCL_DEBUG: the program's output has no NCCL log line"
 is "$($TQ "$T/a" "kind == 'nccl_transport' and channel >= 0")" 5 "one NCCL_TRANSPORT event per connection line"
 is "$($TQ "$T/a" "kind == 'nccl_transport'" transport | tr '\n' ' ')" "4 4 4 1 2 3 " \
@@ -28,7 +28,7 @@ is "$($TQ "$T/a" "kind == 'nccl_transport' and channel == -1 and via == 'NET/Soc
 is "$($TQ "$T/a" "kind == 'nccl_transport' and channel == 0 and src == 1 and dst == 0 and dir == 1 and \
     hx(comm_hash) == 0xabcdef0123456789")" 1 "receive line: src 1 -> dst 0, dir 1, comm from the Init START line"
 is "$($TQ "$T/a" "kind == 'nccl_transport' and channel == 2" dir)" 2 "P2P line: dir 2 (not said)"
-is "$(find "$TMPDIR" -name 'railscope-nccl-*' | wc -l)" 0 "the private log file and directory are gone after exit"
+is "$(find "$T/a" "$TMPDIR" -name '.nccl-*' | wc -l)" 0 "the log file is gone after exit (nothing in the trace dir or TMPDIR)"
 
 mkdir -p "$T/ulog"
 out=$(NCCL_DEBUG=INFO NCCL_DEBUG_FILE="$T/ulog/n.%h.%p.log" run_timeout 60 "$RS_CLI" record -q -o "$T/b" -- $FAKE 2>/dev/null)
