@@ -604,9 +604,10 @@ RS_EXPORT struct rs_nccl_profiler_v5 ncclProfiler_v6 = {"railscope", init_v6,   
  * it cannot be interposed. Instead, when the user has not set NCCL_DEBUG (nor NCCL_DEBUG_FILE) and
  * RAILSCOPE_NCCL_LOG is not "off", the constructor below sets NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=INIT,NET
  * and NCCL_DEBUG_FILE=<trace dir>/.nccl-%p.log (NCCL expands %p: one file per process, forked or exec'd
- * children included; a dot file, which trace readers skip), so the application's output does not change; the writer thread's tick reads the
- * process's file, turns connection lines into NCCL_TRANSPORT events and forgets the rest; shutdown reads
- * the remainder and removes the file (a process killed before that leaves it in the trace dir). If the program sets NCCL_DEBUG
+ * children included; a dot file, which trace readers skip), so the application's output does not change;
+ * the writer thread's tick reads the process's file, turns connection lines into NCCL_TRANSPORT events and
+ * forgets the rest; shutdown reads the remainder and removes the file (a process killed before that leaves
+ * it in the trace dir). If the program sets NCCL_DEBUG
  * itself later (os.environ before init), the lines read are echoed to stdout, where NCCL would have
  * written them. RAILSCOPE_NCCL_LOG_DIR (set here, inherited by children) marks the variables as ours.
  * When the user set NCCL_DEBUG and NCCL_DEBUG_FILE, railscope reads that file (never removes it); when
