@@ -164,7 +164,7 @@ static int drop_launchers(struct work *w, int nf, int *idle_out)
 static int number_ranks(struct rs_analysis *a, struct work *w, int nf, int idle)
 {
     int32_t maxr = -1;
-    int readable = 0;
+    int readable = 0, ncut = 0;
     for (int i = 0; i < nf; i++) {
         if (w->ranks[i].out.rank > maxr) maxr = w->ranks[i].out.rank;
         if (w->ranks[i].out.input != RS_AN_UNREADABLE) readable++;
@@ -180,9 +180,25 @@ static int number_ranks(struct rs_analysis *a, struct work *w, int nf, int idle)
             a->partial = 1;
             an_warn(a, "%s: %s: %s", r->out.path, rs_an_input_name(r->out.input), r->err[0] ? r->err : "");
         }
+        if (r->cut_events || r->cut_steps) { /* the memory budget (docs/report.md, "Memory") */
+            a->partial = 1;
+            if (++ncut <= 3 && r->cut_events) /* the first three rank files, the rest in one line below */
+                an_warn(a,
+                        "%s: partial: the analysis reached its memory budget (%llu MiB a rank) after %llu of %llu "
+                        "events; the other %llu are counted, not analysed (raise it: --max-mem MIB)",
+                        r->out.path, (unsigned long long)(r->budget >> 20),
+                        (unsigned long long)(r->out.events - r->cut_events), (unsigned long long)r->out.events,
+                        (unsigned long long)r->cut_events);
+            if (ncut <= 3 && r->cut_steps)
+                an_warn(a,
+                        "%s: partial: %llu steps past the memory budget (%llu MiB a rank) left out (raise it: "
+                        "--max-mem MIB)",
+                        r->out.path, (unsigned long long)r->cut_steps, (unsigned long long)(r->budget >> 20));
+        }
         if (i > 0 && r->out.rank == w->ranks[i - 1].out.rank)
             an_warn(a, "rank %d appears in more than one file (%s)", r->out.rank, r->out.path);
     }
+    if (ncut > 3) an_warn(a, "%d more rank files reached the memory budget: their analysis is partial too", ncut - 3);
     if (idle)
         an_warn(a, "left out %d process%s with no rank and no traced activity (launchers)", idle, idle > 1 ? "es" : "");
     if (a->drops) an_warn(a, "the tracer dropped %llu events: results may be incomplete", (unsigned long long)a->drops);

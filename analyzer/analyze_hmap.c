@@ -23,6 +23,7 @@ static void hm_grow(struct hmap *m)
         exit(2);
     }
     memset(m->s, 0xff, m->cap * sizeof *m->s);
+    an_held += (m->cap - ocap) * sizeof *m->s;
     size_t mask = m->cap - 1;
     for (size_t i = 0; i < ocap; i++)
         if (o[i].k != HM_EMPTY) {

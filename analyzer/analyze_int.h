@@ -17,6 +17,14 @@
 
 /* ---- growable arrays ---- */
 void *an_grow(void *p, size_t *cap, size_t need, size_t elem); /* aborts the process on OOM */
+/* The memory budget of one rank file's analysis (docs/report.md, "Memory"). an_held: bytes of capacity this
+ * worker thread's pass has grown (an_grow, the pass's hash maps) since the file's start; an_budget: the
+ * limit while the pass reads events (0 = none). Near the limit, arrays grow by 1/8 instead of doubling. */
+extern __thread uint64_t an_held, an_budget;
+/* What a step costs in the rest of the analysis: the rank's local step, the joined step, the per-step view. */
+#define AN_STEP_BYTES 512
+/* What a collective record costs after the pass (the rank's copy, its joined group, the join's member). */
+#define AN_COLL_BYTES 320
 #define AN_PUSH(arr, n, cap) \
     (((n) >= (cap) ? (void)((arr) = an_grow((arr), &(cap), (n) + 1, sizeof *(arr))) : (void)0), &(arr)[(n)++])
 
@@ -133,6 +141,9 @@ struct an_rank {
     uint64_t untraced_ns;    /* step time outside kernel-tracing windows, counted as other */
     uint64_t steps_ns;
     uint64_t lost_wrs;     /* sends never completed beyond the per-QP outstanding limit */
+    uint64_t cut_events;   /* memory budget reached: events after the cut, counted but not analysed */
+    uint64_t cut_steps;    /* memory budget reached: steps found but left out */
+    uint64_t budget;       /* the budget this rank was analysed under (bytes) */
     char err[RS_AN_TEXT];  /* unreadable: why */
     size_t nchecks;        /* doctor's WARN/FAIL verdicts on this rank's host facts, compact (a */
     struct an_chk *checks; /* 1024-rank run keeps ~16 per rank until the join): an_chk_expand */

@@ -7,16 +7,21 @@
 #include "analyze_int.h"
 #include "util/xalloc.h"
 
+__thread uint64_t an_held, an_budget;
+
 void *an_grow(void *p, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap) return p;
     size_t nc = *cap ? *cap * 2 : 16;
     while (nc < need) nc *= 2;
+    /* near the budget, grow by 1/8: a doubling would overshoot it by up to the array's size */
+    if (an_budget && an_held + (nc - *cap) * elem > an_budget && need + need / 8 + 16 < nc) nc = need + need / 8 + 16;
     void *q = rs_xrealloc(p, nc * elem, "analyze_iv q");
     if (!q) {
         fprintf(stderr, "railscope: out of memory\n");
         exit(2);
     }
+    an_held += (nc - *cap) * elem;
     *cap = nc;
     return q;
 }

@@ -610,6 +610,15 @@ static int family_on(const char *ev, const char *fam)
     return on;
 }
 
+/* Whether the pass holds more than its budget: its arrays and maps, plus what each step candidate (a mark
+ * or range: its copy and its step) and each collective cost later in the analysis. */
+static int over_budget(const struct pass *p)
+{
+    uint64_t later =
+        (p->nmarks + p->nranges) * (sizeof(struct srange) + AN_STEP_BYTES) + (p->ncolls + p->ncalls) * AN_COLL_BYTES;
+    return an_held + later > an_budget;
+}
+
 /* Each worker thread keeps its pass between files (an_pass_recycle), freed by an_load_done(). */
 static __thread struct pass *tl_pass;
 
@@ -657,9 +666,21 @@ void an_load_rank(const char *path, const struct rs_report_opts *o, double link_
     struct rs_chunk c;
     uint64_t n = 0, told = 0;
     uint64_t first = UINT64_MAX, last = 0;
+    /* The memory budget (docs/report.md, "Memory"): checked every 256 events; once reached, the rest of
+     * the file is read and counted but not analysed (the analysis covers the trace up to the cut). */
+    r->budget = o->max_mem ? o->max_mem : RS_REPORT_MAX_MEM_DEFAULT;
+    an_held = 0;
+    an_budget = r->budget;
+    int cut = 0;
     while (rs_reader_next_chunk(rd, &c) > 0) {
+        if (cut) {
+            r->cut_events += c.n;
+            n += c.n;
+            continue;
+        }
         /* Kinds this reader does not know reach no case of on_event's switch (its cases are the known
          * kinds, whose fixed fields the reader has checked). */
+        uint64_t k = 0;
         for (const struct rs_ev_hdr *h = c.ev; h != c.end; h = rs_ev_next(h)) {
             const unsigned kind = h->kind;
             const uint64_t ts = h->ts;
@@ -668,6 +689,11 @@ void an_load_rank(const char *path, const struct rs_report_opts *o, double link_
                 last = ts > last ? ts : last;
                 first = ts < first ? ts : first;
             }
+            if (!(++k & 255) && over_budget(p)) break;
+        }
+        if (over_budget(p)) {
+            cut = 1;
+            r->cut_events += c.n - k;
         }
         n += c.n;
         if (n - told >= 0x10000) {
@@ -690,9 +716,15 @@ void an_load_rank(const char *path, const struct rs_report_opts *o, double link_
     default: r->out.input = RS_AN_CORRUPT; break;
     }
     if (r->out.input != RS_AN_COMPLETE) snprintf(r->err, sizeof r->err, "%s", st->reason);
+    an_budget = 0; /* the rest grows by doubling; steps are capped to what is left (an_local) */
     an_tree_phases(p);
     an_local(p, link_gbps_hint);
     rs_reader_close(rd);
+    if (an_held > r->budget / 4) { /* a large pass is not kept for the next file: at most 1.25 budgets */
+        an_pass_free(p);
+        free(p);
+        return;
+    }
     an_pass_recycle(p);
     tl_pass = p;
 }

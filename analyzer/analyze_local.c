@@ -389,9 +389,9 @@ static int split_regular(const size_t *first, size_t ng, size_t best)
  * last of the common size are iterations (setup and teardown collectives before and after are not steps):
  * each ends a step that starts at the end of the group before it (collectives end a step: the compute before
  * them is in it), or, with first_open (verbs traffic is the work itself) and no group before, at its own
- * start. No repeating split: with regular gaps (interquartile range within the median) every interval is a
- * step (a ping-pong's round trips); else there is no step structure (0). */
-static size_t steps_from_gaps(const struct iv *v, size_t n, int first_open, struct srange **out)
+ * start. No repeating split: with regular gaps (interquartile range within the median), or when the caller
+ * knows each interval is one round trip (rt), every interval is a step; else there is no step structure (0). */
+static size_t steps_from_gaps(const struct iv *v, size_t n, int first_open, int rt, struct srange **out)
 {
     *out = NULL;
     if (n < 2) return 0;
@@ -415,7 +415,7 @@ static size_t steps_from_gaps(const struct iv *v, size_t n, int first_open, stru
     }
     if (!thr) { /* uniform gaps: every interval is a group */
         uint64_t q1 = g[ng * 3 / 4], med = g[ng / 2], q3 = g[ng / 4];
-        if (q3 - q1 <= med) {
+        if (rt || q3 - q1 <= med) {
             nG = gap_groups(v, n, 1, first);
             lo = 0;
             hi = nG;
@@ -469,6 +469,27 @@ static size_t pick_stem(struct srange *r, size_t n, int outermost)
     return k;
 }
 
+/* Request/response (a ping-pong): nine in ten data sends after the first follow a data-carrying receive
+ * completion on their QP (the peer's answer) since the rank's previous data send, on the same QP. Each send
+ * then opens one round trip whatever the gaps: on a loaded host, descheduled ranks make the gaps
+ * irregular (interquartile range up to 100x the median on ibv_rc_pingpong), never the count. A ring's data
+ * writes follow zero-byte credits on their QP and its data arrives on another QP: not round trips. */
+static int round_trips(struct pass *p, const uint32_t *idx, size_t ni)
+{
+    if (ni < 3 || !p->nrwc) return 0;
+    an_sort(p->rwc, p->nrwc, sizeof *p->rwc, cmp_tsb); /* receive completions by time (poll order) */
+    size_t ok = 0, k = 0;
+    for (size_t i = 1; i < ni; i++) {
+        const struct wrrec *a = &p->wrs[idx[i - 1]], *b = &p->wrs[idx[i]];
+        while (k < p->nrwc && p->rwc[k].ts <= a->post) k++;
+        int answered = 0;
+        for (size_t j = k; j < p->nrwc && p->rwc[j].ts <= b->post && !answered; j++)
+            answered = p->rwc[j].qp == b->qp && p->rwc[j].bytes > 0;
+        ok += answered && a->qp == b->qp;
+    }
+    return ok * 10 >= (ni - 1) * 9;
+}
+
 /* Steps from data-carrying sends in post order (verbs-only programs; zero-byte credits and acks blur the
  * pattern). */
 static size_t steps_from_sends(struct pass *p, struct srange **steps)
@@ -481,8 +502,9 @@ static size_t steps_from_sends(struct pass *p, struct srange **steps)
     g_wrs = p->wrs;
     an_sort(idx, ni, sizeof *idx, cmp_wr_post);
     for (size_t i = 0; i < ni; i++) *AN_PUSH(v, nv, cap) = (struct iv){p->wrs[idx[i]].post, p->wrs[idx[i]].done};
+    int rt = round_trips(p, idx, ni);
     free(idx);
-    size_t n = steps_from_gaps(v, nv, 1, steps);
+    size_t n = steps_from_gaps(v, nv, 1, rt, steps);
     free(v);
     return n;
 }
@@ -518,7 +540,7 @@ static void detect_steps(struct pass *p, struct ivec *free_net, struct srange **
     if (p->ncolls >= 2) {
         struct iv *v = rs_xmalloc(p->ncolls * sizeof *v, "analyze_local v");
         for (size_t i = 0; i < p->ncolls; i++) v[i] = (struct iv){p->colls[i].kstart, p->colls[i].kend};
-        *nsteps = steps_from_gaps(v, p->ncolls, 0, steps);
+        *nsteps = steps_from_gaps(v, p->ncolls, 0, 0, steps);
         free(v);
         if (*nsteps) {
             snprintf(r->step_source, sizeof r->step_source, "collective periodicity");
@@ -738,6 +760,9 @@ static void an_transport(struct pass *p)
              p->proxy_ops || nnodes > 1 ? "; network: " : "", p->proxy_ops || nnodes > 1 ? why : "");
 }
 
+_Static_assert(sizeof(struct an_lstep) + sizeof(struct rs_an_step) + sizeof(struct rs_an_runstep) <= AN_STEP_BYTES,
+               "AN_STEP_BYTES: what a step costs after the pass");
+_Static_assert(sizeof(struct an_lcoll) + 72 <= AN_COLL_BYTES, "AN_COLL_BYTES: what a collective costs after the pass");
 void an_local(struct pass *p, double link_gbps_hint)
 {
     struct an_rank *r = p->r;
@@ -775,6 +800,13 @@ void an_local(struct pass *p, double link_gbps_hint)
     struct srange *steps = NULL;
     size_t nsteps = 0;
     detect_steps(p, &free_net, &steps, &nsteps);
+    /* the memory budget: the steps that fit in what the pass left of it, at least 1024 (docs/report.md) */
+    uint64_t room = r->budget > an_held ? (r->budget - an_held) / AN_STEP_BYTES : 0;
+    if (room < 1024) room = 1024;
+    if (nsteps > room) {
+        r->cut_steps = nsteps - room;
+        nsteps = (size_t)room;
+    }
     attribute(p, steps, nsteps, &free_net, rate_bpns);
     an_sampling_extrapolate(p); /* sampled GPU activity (analyze_sampling.c, H_GPU) */
     free(steps);

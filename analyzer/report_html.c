@@ -261,8 +261,8 @@ static void head(FILE *f, const struct rs_analysis *a)
     }
     fputs(".</p></header>\n<main>\n", f);
     if (a->partial)
-        fputs("<div class=\"warn\" id=\"partial\">Some inputs were truncated, damaged or unreadable: the numbers "
-              "cover what could be read.</div>\n",
+        fputs("<div class=\"warn\" id=\"partial\">Some inputs were truncated, damaged, unreadable or past the "
+              "memory budget: the numbers cover what could be read.</div>\n",
               f);
     for (size_t i = 0; i < a->nwarnings && i < 8; i++) {
         fputs("<div class=\"warn\">", f);

@@ -28,10 +28,26 @@ static void usage(FILE *f)
                "                     structure of collectives, else of verbs traffic)\n"
                "  --link-gbps RATE   network link rate for ideal transfer times (default: the recorded port rate)\n"
                "  --threads N        worker threads (default 2)\n"
+               "  --max-mem MIB      memory budget of each rank file's analysis (default 512, or\n"
+               "                     $RAILSCOPE_REPORT_MAX_MEM): past it the rest of the file is counted, not\n"
+               "                     analysed, and the report is partial (exit 1); peak memory is about\n"
+               "                     1.25 x MIB per worker thread plus the reader's buffers\n"
                "  --quiet            no progress on stderr\n"
                "\n"
-               "Exit status: 0 done; 1 some input was truncated or damaged (results cover what was readable);\n"
+               "Exit status: 0 done; 1 some input was truncated or damaged, or a rank file exceeded the memory\n"
+               "budget (results cover what was read);\n"
                "2 usage error or nothing readable.\n");
+}
+
+/* A memory budget in MiB (16 MiB .. 1 TiB) to bytes. */
+static int parse_mib(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *end || *s == '-' || v < 16 || v > (1ull << 20)) return -1;
+    *out = (uint64_t)v << 20;
+    return 0;
 }
 
 int cmd_report(int argc, char **argv)
@@ -42,11 +58,17 @@ int cmd_report(int argc, char **argv)
         {"step-marker", required_argument, NULL, 'm'},
         {"link-gbps", required_argument, NULL, 'l'},
         {"threads", required_argument, NULL, 't'},
+        {"max-mem", required_argument, NULL, 'M'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     struct rs_report_opts o = {0};
+    const char *env = getenv("RAILSCOPE_REPORT_MAX_MEM");
+    if (env && *env && parse_mib(env, &o.max_mem) < 0) {
+        fprintf(stderr, "railscope: report: bad RAILSCOPE_REPORT_MAX_MEM '%s' (MiB, 16..1048576)\n", env);
+        return 2;
+    }
     int json = 0, quiet = 0;
     const char *html = NULL;
     optind = 1;
@@ -76,6 +98,12 @@ int cmd_report(int argc, char **argv)
             o.threads = atoi(optarg);
             if (o.threads < 1 || o.threads > 64) {
                 fprintf(stderr, "railscope: report: bad --threads '%s' (1..64)\n", optarg);
+                return 2;
+            }
+            break;
+        case 'M':
+            if (parse_mib(optarg, &o.max_mem) < 0) {
+                fprintf(stderr, "railscope: report: bad --max-mem '%s' (MiB, 16..1048576)\n", optarg);
                 return 2;
             }
             break;

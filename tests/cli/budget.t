@@ -1,0 +1,68 @@
+#!/bin/bash
+# D7 (issue 17), the memory clause: `report`'s analysis keeps at most a stated budget of state per rank file
+# (--max-mem MIB / RAILSCOPE_REPORT_MAX_MEM, default 512 MiB; docs/report.md "Memory"). Past it the rest of
+# the file is counted, not analysed, and the report says "partial" (exit 1). The file: 20 frames of 64 MiB
+# of MARK events, 42 M marks in ~122 KB, made by mkhostile. Before the budget, `report` under
+# `ulimit -v 1G` allocated per-mark arrays until it died with "out of memory" (exit 2; RSS 1.4 GB under 2G).
+. "$(dirname "$0")/../lib.sh"
+need_build tests/cli/mkhostile railscope synth/rs-synth
+[ -n "$RS_SAN" ] && skip_all "ulimit -v and a sanitizer's shadow memory do not mix ($RS_SAN build)"
+plan 14
+"$RS_BUILD/tests/cli/mkhostile" marks "$T/m.rtrace" 20 2>/dev/null
+"$RS_BUILD/tests/cli/mkhostile" marks "$T/m3.rtrace" 3 2>/dev/null # 6.3 M marks: enough for the other checks
+sz=$(stat -c %s "$T/m.rtrace")
+ok "crafted file is small ($sz bytes)" test "$sz" -lt 200000
+
+# limited KIB CMD...: run under an address-space limit of KIB KiB; sets rc, out, err, rss (KiB, 0 unknown)
+TIME=/usr/bin/time
+limited() {
+    local lim=$1
+    shift
+    if [ -x $TIME ]; then
+        ( (ulimit -v "$lim" && exec timeout -k 2 120 $TIME -f %M -o "$T/rss" "$@") >"$T/out" 2>"$T/err")
+    else
+        ( (ulimit -v "$lim" && exec timeout -k 2 120 "$@") >"$T/out" 2>"$T/err")
+    fi
+    rc=$?
+    out=$(cat "$T/out")
+    err=$(cat "$T/err")
+    rss=$(tail -1 "$T/rss" 2>/dev/null || echo 0)
+}
+rss_ok() { # desc max_kib
+    if [ -x $TIME ]; then
+        ok "$1 (peak RSS $((rss / 1024)) MiB <= $(($2 / 1024)) MiB)" test "$rss" -gt 0 -a "$rss" -le "$2"
+    else
+        skip "$TIME not installed: peak RSS not measured"
+    fi
+}
+
+# 1.25 x the budget (the pass may keep a quarter for the next file) plus the reader's frame buffers
+limited 1048576 "$RS_CLI" report "$T/m.rtrace"
+is "$rc" 1 "report, 42 M marks, ulimit -v 1G: exit 1 (partial), not out of memory (stderr: ${err:0:120})"
+like "$out" 'partial: the analysis reached its memory budget \(512 MiB a rank\) after [0-9]+ of 41943021 events' \
+    "report: a warning says the analysis is partial and where it stopped"
+like "$out" '^PARTIAL INPUT' "report: the text report is flagged partial"
+rss_ok "report: memory bounded by the default budget" $(((640 + 128) * 1024))
+
+limited 1048576 "$RS_CLI" report --json "$T/m3.rtrace"
+is "$rc" 1 "report --json: exit 1"
+like "$out" '"partial": true' "report --json: \"partial\": true"
+
+limited 1048576 "$RS_CLI" report --max-mem 64 "$T/m3.rtrace"
+like "$rc:$(grep 'memory budget' "$T/out")" '^1:.*memory budget \(64 MiB a rank\)' "--max-mem 64: exit 1, the budget named"
+rss_ok "--max-mem 64: less memory" $(((80 + 128) * 1024))
+RAILSCOPE_REPORT_MAX_MEM=32 limited 1048576 "$RS_CLI" report "$T/m3.rtrace"
+like "$rc:$(grep 'memory budget' "$T/out")" '^1:.*memory budget \(32 MiB a rank\)' \
+    "RAILSCOPE_REPORT_MAX_MEM=32 sets the budget"
+limited 1048576 "$RS_CLI" report --max-mem 2 "$T/m3.rtrace"
+like "$rc:$err" '^2:railscope: report: bad --max-mem' "--max-mem below 16 MiB: usage error"
+
+# a normal run is far below the budget: complete, exit 0, same report with a budget 4x the default
+"$RS_BUILD/synth/rs-synth" -o "$T/run" --nodes 2 --gpus 2 --steps 50 --seed 3 || bail "rs-synth failed"
+limited 1048576 "$RS_CLI" report --json "$T/run"
+is "$rc" 0 "normal synthetic run under ulimit -v 1G: exit 0"
+unlike "$out" 'memory budget|"partial": true' "normal run: not partial"
+cp "$T/out" "$T/default.json"
+"$RS_CLI" report --json --max-mem 2048 "$T/run" >"$T/big.json"
+ok "normal run: same JSON with --max-mem 2048" cmp "$T/default.json" "$T/big.json"
+exit 0
