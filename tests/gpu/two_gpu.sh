@@ -57,8 +57,12 @@ fi
 "$RS" report "$W/N" > "$W/reportN.txt" 2>&1; head -40 "$W/reportN.txt"
 
 echo "== I: NCCL_NET=IB over the software NIC ($(el)s)"
-if make -j16 BUILD=$B $B/softnic/libibverbs.so.1 >"$W/softnic.log" 2>&1 && [ -e "$B/softnic/libibverbs.so.1" ]; then
-    run_train I NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_NET=IB LD_LIBRARY_PATH="$PWD/$B/softnic"
+if make -j16 BUILD=$B $B/softnic/libibverbs.so.1 >"$W/softnic.log" 2>&1 && [ -e "$B/softnic/libibverbs.so.1" ] &&
+    cc -O2 -shared -fPIC -o "$B/softnic/libsn_pcishim.so" tools/softnic/pcishim.c -ldl; then
+    # pcishim: a PCI path for softnic0; NCCL_GIN_TYPE=0: NCCL 2.28.9's GIN auto-selection crashes without a
+    # GDAKI device (docs/dev/journal/softnic.md, session 5)
+    run_train I NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_NET=IB LD_LIBRARY_PATH="$PWD/$B/softnic" \
+        LD_PRELOAD="$PWD/$B/softnic/libsn_pcishim.so" NCCL_GIN_TYPE=0 NCCL_IB_MERGE_VFS=0
     grep -i "NET/IB\|GPU Direct" "$W/I.err" | head -5
     if [ "$NPROC" -ge 2 ]; then
         RS_EXPECT_PROXY=1 python3 tests/gpu/check.py join "$W/I" "$W"/I*.json | tee "$W/checkI.txt" || FAIL=1
