@@ -446,12 +446,15 @@ static void verbs_stragglers(struct join *J)
     struct rs_analysis *a = J->a;
     struct an_rank *R = J->R;
     double *arr = rs_xmalloc((J->n + 1) * sizeof *arr, "analyze_join arrivals");
+    size_t rt = 0; /* ranks whose steps are round trips (a ping-pong): not compared */
+    for (size_t r = 0; r < J->n; r++) rt += !R[r].ncolls && !strcmp(R[r].step_source, AN_ROUND_TRIPS);
     for (uint64_t k = 0; k < a->nsteps; k++) {
         double L = -INFINITY, L2 = -INFINITY;
         size_t lr = 0, seen = 0;
         for (size_t r = 0; r < J->n; r++) {
             arr[r] = NAN;
             if (k >= R[r].nlsteps || R[r].ncolls || !R[r].lsteps[k].arrive) continue;
+            if (!strcmp(R[r].step_source, AN_ROUND_TRIPS)) continue;
             arr[r] = RUN(r, R[r].lsteps[k].arrive);
             seen++;
             if (arr[r] > L) {
@@ -489,6 +492,8 @@ static void verbs_stragglers(struct join *J)
     free(arr);
     if (J->considered && !a->ncolls)
         snprintf(a->straggler_basis, sizeof a->straggler_basis, "first data send per step");
+    else if (!J->considered && rt) /* cannot tell: the text reports say why */
+        snprintf(a->straggler_basis, sizeof a->straggler_basis, "none: round trips");
 }
 
 /* Phase 4: each rank's steps (the network sends outside collectives split into transfer, latency and

@@ -390,9 +390,12 @@ static int split_regular(const size_t *first, size_t ng, size_t best)
  * each ends a step that starts at the end of the group before it (collectives end a step: the compute before
  * them is in it), or, with first_open (verbs traffic is the work itself) and no group before, at its own
  * start. No repeating split: with regular gaps (interquartile range within the median), or when the caller
- * knows each interval is one round trip (rt), every interval is a step; else there is no step structure (0). */
-static size_t steps_from_gaps(const struct iv *v, size_t n, int first_open, int rt, struct srange **out)
+ * knows each interval is one round trip (*rt set), every interval is a step; else there is no step structure
+ * (0). *rt (rt may be NULL) is left set only when the steps are those round trips. */
+static size_t steps_from_gaps(const struct iv *v, size_t n, int first_open, int *rt, struct srange **out)
 {
+    int round = rt && *rt;
+    if (rt) *rt = 0;
     *out = NULL;
     if (n < 2) return 0;
     uint64_t *g = rs_xmalloc((n - 1) * sizeof *g, "analyze_local g");
@@ -415,10 +418,11 @@ static size_t steps_from_gaps(const struct iv *v, size_t n, int first_open, int 
     }
     if (!thr) { /* uniform gaps: every interval is a group */
         uint64_t q1 = g[ng * 3 / 4], med = g[ng / 2], q3 = g[ng / 4];
-        if (rt || q3 - q1 <= med) {
+        if (round || q3 - q1 <= med) {
             nG = gap_groups(v, n, 1, first);
             lo = 0;
             hi = nG;
+            if (rt) *rt = round;
         }
     }
     free(g);
@@ -504,8 +508,9 @@ static size_t steps_from_sends(struct pass *p, struct srange **steps)
     for (size_t i = 0; i < ni; i++) *AN_PUSH(v, nv, cap) = (struct iv){p->wrs[idx[i]].post, p->wrs[idx[i]].done};
     int rt = round_trips(p, idx, ni);
     free(idx);
-    size_t n = steps_from_gaps(v, nv, 1, rt, steps);
+    size_t n = steps_from_gaps(v, nv, 1, &rt, steps);
     free(v);
+    if (n) snprintf(p->r->step_source, sizeof p->r->step_source, rt ? AN_ROUND_TRIPS : "verbs traffic periodicity");
     return n;
 }
 
@@ -540,17 +545,14 @@ static void detect_steps(struct pass *p, struct ivec *free_net, struct srange **
     if (p->ncolls >= 2) {
         struct iv *v = rs_xmalloc(p->ncolls * sizeof *v, "analyze_local v");
         for (size_t i = 0; i < p->ncolls; i++) v[i] = (struct iv){p->colls[i].kstart, p->colls[i].kend};
-        *nsteps = steps_from_gaps(v, p->ncolls, 0, 0, steps);
+        *nsteps = steps_from_gaps(v, p->ncolls, 0, NULL, steps);
         free(v);
         if (*nsteps) {
             snprintf(r->step_source, sizeof r->step_source, "collective periodicity");
             return;
         }
     }
-    if (free_net->n >= 2 && (*nsteps = steps_from_sends(p, steps))) {
-        snprintf(r->step_source, sizeof r->step_source, "verbs traffic periodicity");
-        return;
-    }
+    if (free_net->n >= 2 && (*nsteps = steps_from_sends(p, steps))) return;
     /* one step: the whole trace */
     *steps = rs_xcalloc(1, sizeof **steps, "analyze_local steps");
     (*steps)[0].a = p->first_ts == UINT64_MAX ? 0 : p->first_ts;

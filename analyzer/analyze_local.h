@@ -86,6 +86,11 @@ struct qpst {
     long last_run; /* index in wrs of this QP's latest completed run, -1 none */
 };
 
+/* The step source of a request/response exchange (a ping-pong): each data send is one round trip. Arrivals
+ * of such steps are not compared across ranks (analyze_join.c verbs_stragglers): each rank's send answers
+ * the other's, so one of them is always "later" by the round trip. */
+#define AN_ROUND_TRIPS "verbs round trips"
+
 struct pass {
     struct rs_reader *rd;
     struct an_rank *r;

@@ -24,6 +24,10 @@ extern size_t rs_an_run_steps(const struct rs_analysis *a, struct rs_an_runstep 
 #include "formats/reader.h"
 #include "util/xalloc.h"
 
+/* Stragglers "cannot tell" on a ping-pong (analyze_join.c verbs_stragglers, straggler_basis "none: round trips") */
+#define AN_RT_WHY \
+    "ping-pong round trips: each rank's send answers the other's, so one is always later by the round trip"
+
 /* ---------------- small output helpers ---------------- */
 
 static void esc(FILE *f, const char *s)
@@ -702,9 +706,10 @@ static void panel_findings(FILE *f, const struct rs_analysis *a)
         fputs("</ol>\n", f);
     }
     if (!a->stragglers_known && a->nranks)
-        fputs("<h2>Stragglers</h2><p id=\"stragglers-unknown\">Cannot tell: no collectives joined across ranks and no "
-              "per-step network sends to compare arrivals.</p>\n",
-              f);
+        fprintf(f, "<h2>Stragglers</h2><p id=\"stragglers-unknown\">Cannot tell: %s.</p>\n",
+                !strcmp(a->straggler_basis, "none: round trips")
+                    ? AN_RT_WHY
+                    : "no collectives joined across ranks and no per-step network sends to compare arrivals");
     if (a->nstragglers) {
         fputs("<h2>Stragglers</h2><table><tr><th>rank</th><th>persistent</th><th>late</th><th>mean lateness</th>"
               "<th>cost per step</th></tr>\n",

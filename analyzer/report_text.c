@@ -8,6 +8,10 @@
 #include "analysis.h"
 #include "util/xalloc.h"
 
+/* Stragglers "cannot tell" on a ping-pong (analyze_join.c verbs_stragglers, straggler_basis "none: round trips") */
+#define AN_RT_WHY \
+    "ping-pong round trips: each rank's send answers the other's, so one is always later by the round trip"
+
 #define MS(x)    ((x)*1e3)
 #define MAX_ROWS 16
 
@@ -212,7 +216,9 @@ static void text_stragglers(const struct rs_analysis *a, FILE *f)
     if (!a->stragglers_known)
         fprintf(f, " cannot tell (%s)\n",
                 a->nranks < 2 ? "one rank: nobody to compare with"
-                              : "no collectives joined across ranks and no per-step network sends to compare arrivals");
+                : !strcmp(a->straggler_basis, "none: round trips")
+                    ? AN_RT_WHY
+                    : "no collectives joined across ranks and no per-step network sends to compare arrivals");
     else if (!a->nstragglers)
         fprintf(f, " none (arrivals compared over %s)\n", coll ? "collectives" : "steps, by first data send");
     else fprintf(f, " (arrivals compared over %s)\n", coll ? "collectives" : "steps, by first data send");
