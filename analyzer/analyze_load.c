@@ -651,6 +651,7 @@ void an_load_rank(const char *path, const struct rs_report_opts *o, double link_
         r->have_anchor = 1;
     }
     struct pass *p = tl_pass; /* the worker's pass of its previous file, recycled */
+    const int recycled = p != NULL;
     tl_pass = NULL;
     if (!p && !(p = rs_xcalloc(1, sizeof *p, "analyze_load p"))) {
         fprintf(stderr, "railscope: out of memory\n");
@@ -702,6 +703,16 @@ void an_load_rank(const char *path, const struct rs_report_opts *o, double link_
         }
     }
     __atomic_add_fetch(events_progress, n - told, __ATOMIC_RELAXED);
+    if (cut && recycled) {
+        /* A recycled pass's arrays grew for an earlier file, uncounted here: the cut would depend on which
+         * files this worker read before. Read the file again on a fresh pass (only files past the budget). */
+        __atomic_sub_fetch(events_progress, n, __ATOMIC_RELAXED);
+        rs_reader_close(rd);
+        an_pass_free(p);
+        free(p);
+        an_load_rank(path, o, link_gbps_hint, r, events_progress);
+        return;
+    }
     p->first_ts = first;
     p->last_ts = last;
     const struct rs_read_stats *st = rs_reader_stats(rd);

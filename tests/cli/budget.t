@@ -7,7 +7,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_build tests/cli/mkhostile railscope synth/rs-synth
 [ -n "$RS_SAN" ] && skip_all "ulimit -v and a sanitizer's shadow memory do not mix ($RS_SAN build)"
-plan 14
+plan 16
 "$RS_BUILD/tests/cli/mkhostile" marks "$T/m.rtrace" 20 2>/dev/null
 "$RS_BUILD/tests/cli/mkhostile" marks "$T/m3.rtrace" 3 2>/dev/null # 6.3 M marks: enough for the other checks
 sz=$(stat -c %s "$T/m.rtrace")
@@ -56,6 +56,15 @@ like "$rc:$(grep 'memory budget' "$T/out")" '^1:.*memory budget \(32 MiB a rank\
     "RAILSCOPE_REPORT_MAX_MEM=32 sets the budget"
 limited 1048576 "$RS_CLI" report --max-mem 2 "$T/m3.rtrace"
 like "$rc:$err" '^2:railscope: report: bad --max-mem' "--max-mem below 16 MiB: usage error"
+
+# five rank files past the budget: the cut does not depend on which worker read which file before (a worker's
+# recycled arrays), and the warnings name three files and count the rest
+mkdir "$T/five"
+for i in 0 1 2 3 4; do "$RS_BUILD/tests/cli/mkhostile" marks "$T/five/r$i.rtrace" 1 2>/dev/null; done
+"$RS_CLI" report --json --max-mem 32 --threads 1 "$T/five" >"$T/five1.json"
+"$RS_CLI" report --json --max-mem 32 --threads 3 "$T/five" >"$T/five3.json"
+ok "five files past the budget: same JSON with 1 and 3 worker threads" cmp "$T/five1.json" "$T/five3.json"
+like "$(cat "$T/five1.json")" '2 more rank files reached the memory budget' "five files: 3 named, 2 counted"
 
 # a normal run is far below the budget: complete, exit 0, same report with a budget 4x the default
 "$RS_BUILD/synth/rs-synth" -o "$T/run" --nodes 2 --gpus 2 --steps 50 --seed 3 || bail "rs-synth failed"
