@@ -6,8 +6,14 @@
 #    times; ~20 ms a step +- this shared VM's scheduling delays; with 5 ms planted the report matched the
 #    program's 4.25 ms to 0.4 %). The same ring without the delay has no persistent straggler. Before #15
 #    the report said "Stragglers: none" and the wait landed in `other`.
+#    On a loaded host (CI: 2 cores, prove -j2 beside the sanitizer suites) any rank can be descheduled for
+#    ms after the barrier: then it is genuinely late, in the ring without the delay too, and a rank gated
+#    by the late rank's credit arrives with it. So the waits and the persistent stragglers are compared with
+#    what the program measured on its own clock by the report's documented rule (ring_truth.py), not with
+#    the planted rank alone; the planted delay itself is checked on the program's clock.
 # 2. ibv_rc_pingpong (rdma-core, unmodified) run three times identically: the same step count within 2 %
-#    (95 to 892 steps before), and round trips are latency, never "network stall" (the top finding before).
+#    (95 to 892 steps before; on a loaded host 1 step, "none found", in 25 of 29 runs before the round-trip
+#    rule), round trips are latency, never "network stall" (the top finding before), and not stragglers.
 # 3. verbs_faults: a refused ibv_create_qp (errno 95) and one error completion + 3 flushed WRs are counted
 #    exactly in JSON, text and warnings (they were missing from the report before).
 # 4. One rank alone: stragglers "cannot tell", not "none".
@@ -15,37 +21,43 @@
 need_cmd jq
 need_build railscope librailscope.so softnic/libibverbs.so.1 tests/analyzer/late_ring tests/analyzer/verbs_faults \
     examples/verbs_pingpong
-plan 18
+plan 19
 
 ring() { # NAME DELAY_MS
     rm -rf "$T/$1"
     LD_LIBRARY_PATH=$RS_BUILD/softnic SOFTNIC_DIR=$T SOFTNIC_RATE_GBPS=2 run_timeout 60 "$RS_CLI" record -q -o "$T/$1" -- "$RS_BUILD/tests/analyzer/late_ring" \
         -n 3 -s 256K -i 10 -l 1 -w "$2" >"$T/$1.out" 2>&1
-    run_timeout 30 "$RS_CLI" report --json "$T/$1" >"$T/$1.json"
+    run_timeout 30 "$RS_CLI" report --json "$T/$1" >"$T/$1.json" 2>"$T/$1.err" || diag "report $1: $(head -3 "$T/$1.err")"
 }
+# truth (ring_truth.py): what the program measured, per rank and iteration, on CLOCK_MONOTONIC: when it posted
+# its first data send; by the report's rule, the last rank by more than the threshold is late and every
+# other rank waits from its own first send to the late rank's. Prints the disagreements (none: "").
+truth() { python3 "$(dirname "$0")/ring_truth.py" "$T/$1.out" "$T/$1.json" 2>"$T/$1.truth"; }
 ring late 20
 J=$T/late.json
 is "$(grep -c 'result OK' "$T/late.out")" 3 "softnic: late_ring (3 ranks, rank 1 +20 ms per step) runs under record"
-is "$(jq -r '"\(.nsteps),\(.stragglers[0].rank),\(.stragglers[0].persistent),\(.findings[0].category),\(.findings[0].rank)"' "$J")" \
-    "10,1,true,peer_wait,1" "softnic ring: rank 1 is the persistent straggler, named by the top finding"
-# truth: what the program measured, per rank and iteration: when it posted its first data send (monotonic
-# clock); the late rank's minus another's is that rank's wait in that step (20 ms +- the scheduling delays
-# of this loaded VM). Compared as totals over the steps.
+# the straggler finding first. A loaded host makes the software NIC's WRs take longer (outstanding while the
+# NIC threads or the poller are descheduled): the trace then holds more network stall, or latency (the base
+# latency is measured from the same WRs), than the planted delay costs; only those may come before it
+# (softnic_truth.t fails on a loaded host without this: 2 of 10 runs before, 1 of 10 after the round trips)
+top=$(jq -r '[.findings[] | "\(.category):\(.rank)"] | join(" ")' "$J")
+first=$(echo "$top" | tr ' ' '\n' | grep -v '^network_stall:\|^network_latency:' | head -1)
+[ "${top%% *}" = "$first" ] || diag "findings: $top (the load's network time first)"
+is "$(jq -r '"\(.nsteps),\(.stragglers[0].rank),\(.stragglers[0].persistent)"' "$J"),$first" "10,1,true,peer_wait:1" \
+    "softnic ring: rank 1 is the persistent straggler, named by the top finding (after the load's network stall/latency only)"
+bad=$(truth late)
+cat "$T/late.truth" >&2
+is "$bad" "" "softnic ring: each rank's total wait within 10 % of what the program measured, the persistent straggler as measured"
 lags() { sed -n "s/^rank $1: result OK, first send ms: //p" "$T/late.out"; }
-bad=""
-for r in 0 2; do
-    want=$(awk -v l="$(lags 1)" -v o="$(lags $r)" 'BEGIN { n = split(l, a, " "); split(o, b, " "); for (i = 1; i <= n; i++) s += a[i] - b[i]; print s / 1000 }')
-    got=$(jq -r --argjson r $r '[.ranks[] | select(.rank == $r) | .attribution.peer_wait][0]' "$J")
-    diag "rank $r: waits $got s in total, measured by the program $want s"
-    awk -v g="$got" -v w="$want" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(w > 0.15 && d <= 0.1 * w) }' || bad="$bad $r"
-done
-is "$bad" "" "softnic ring: each other rank's total wait within 10 % of the wait the program measured (~20 ms per step)"
 ok "softnic ring: the planted delay is what the others waited (program measured at least 150 ms over 10 steps of 20 ms planted)" \
     awk -v l="$(lags 1)" -v o="$(lags 0)" 'BEGIN { n = split(l, a, " "); split(o, b, " "); for (i = 1; i <= n; i++) s += a[i] - b[i]; exit !(s > 150) }'
 ok "softnic ring: the late rank itself waits for nobody" jq -e '[.ranks[] | select(.rank == 1) | .attribution.peer_wait / .nsteps][0] < 0.002' "$J"
 ring ontime 0
-is "$(jq -r '"\(.stragglers_known),\([.stragglers[] | select(.persistent)] | length)"' "$T/ontime.json")" "true,0" \
-    "softnic ring without the delay: arrivals compared, no persistent straggler"
+# no straggler planted: on an idle host nobody is persistent; on a loaded one whoever the program measured
+bad=$(truth ontime)
+cat "$T/ontime.truth" >&2
+is "$(jq -r .stragglers_known "$T/ontime.json")${bad:+: $bad}" "true" \
+    "softnic ring without the delay: arrivals compared, persistent stragglers and waits as the program measured (none planted)"
 
 # 5 (#15 item 8). Bandwidth counters of the export: each WR's bytes spread over its transfer, never above the
 #    link rate (2 Gb/s = 0.25 GB/s; before: bytes put in the completion's 1 ms bin, up to 0.35 GB/s here),
@@ -63,21 +75,37 @@ ok "export counters: the QP counters integrate to the bytes sent ($cbytes of $se
     awk -v c="$cbytes" -v s="$sent" 'BEGIN { d = c - s; if (d < 0) d = -d; exit !(s > 0 && d <= 0.001 * s) }'
 
 # 2. ibv_rc_pingpong x 3
+pingpong() { # I: server and client traced into $T/ppI/srv and $T/ppI/cli
+    local i=$1 try c srv rc
+    for try in 1 2 3; do # a new port when the server could not listen on this one
+        port=$((20000 + RANDOM % 20000))
+        rm -rf "$T/pp$i"
+        LD_LIBRARY_PATH=$RS_BUILD/softnic SOFTNIC_DIR=$T run_timeout 60 "$RS_CLI" record -q -o "$T/pp$i/srv" -- \
+            ibv_rc_pingpong -g 0 -p $port >"$T/pp$i.srv" 2>&1 &
+        srv=$!
+        for c in $(seq 1 50); do # the client again until the server listens (a loaded host starts it late)
+            sleep 0.1
+            rm -rf "$T/pp$i/cli"
+            LD_LIBRARY_PATH=$RS_BUILD/softnic SOFTNIC_DIR=$T run_timeout 60 "$RS_CLI" record -q -o "$T/pp$i/cli" -- \
+                ibv_rc_pingpong -g 0 -p $port localhost >"$T/pp$i.out" 2>&1
+            rc=$?
+            if [ $rc = 0 ]; then
+                wait $srv && return 0
+                break
+            fi
+            grep -q "Couldn't connect" "$T/pp$i.out" && kill -0 $srv 2>/dev/null || break
+        done
+        diag "ibv_rc_pingpong run $i try $try: client exit $rc: $(tail -1 "$T/pp$i.out"); server: $(tail -1 "$T/pp$i.srv")"
+        kill $srv 2>/dev/null
+        wait $srv
+    done
+    return 1
+}
 if command -v ibv_rc_pingpong >/dev/null; then
     counts=""
     for i in 1 2 3; do
-        for try in 1 2; do # a second port when the first was taken (the client then fails to connect)
-            port=$((20000 + RANDOM % 20000))
-            rm -rf "$T/pp$i"
-            LD_LIBRARY_PATH=$RS_BUILD/softnic SOFTNIC_DIR=$T run_timeout 60 "$RS_CLI" record -q -o "$T/pp$i" -- ibv_rc_pingpong -g 0 -p $port >/dev/null 2>&1 &
-            sleep 0.3
-            LD_LIBRARY_PATH=$RS_BUILD/softnic SOFTNIC_DIR=$T run_timeout 60 "$RS_CLI" record -q -o "$T/pp$i" -- ibv_rc_pingpong -g 0 -p $port localhost >"$T/pp$i.out" 2>&1
-            rc=$?
-            wait
-            [ $rc = 0 ] && break
-            diag "ibv_rc_pingpong run $i try $try: exit $rc: $(tail -1 "$T/pp$i.out")"
-        done
-        run_timeout 30 "$RS_CLI" report --json "$T/pp$i" >"$T/pp$i.json"
+        pingpong $i
+        run_timeout 30 "$RS_CLI" report --json "$T/pp$i" >"$T/pp$i.json" 2>"$T/pp$i.err" || diag "report pp$i: $(head -3 "$T/pp$i.err")"
         counts="$counts $(jq -r .nsteps "$T/pp$i.json")"
     done
     diag "ibv_rc_pingpong step counts:$counts"
@@ -90,8 +118,12 @@ if command -v ibv_rc_pingpong >/dev/null; then
             "$T/pp$i.json" >/dev/null || bad="$bad $i"
     done
     is "$bad" "" "softnic: ibv_rc_pingpong round trips are latency, not network stall"
+    # each side's send answers the other's: one side is always later by the round trip (on a loaded host
+    # either side was a "persistent straggler" in 10 of 30 runs before)
+    is "$(jq -r '"\(.step_source),\(.stragglers_known),\(.straggler_basis)"' "$T"/pp[123].json | sort | uniq -c | sed 's/^ *//')" \
+        "3 verbs round trips,false,none: round trips" "softnic: ibv_rc_pingpong: steps are round trips, not compared for stragglers"
 else
-    skip "ibv_rc_pingpong not installed (rdma-core's ibverbs-utils)" 2
+    skip "ibv_rc_pingpong not installed (rdma-core's ibverbs-utils)" 3
 fi
 
 # 2b. examples/verbs_pingpong with 64-byte messages (every send <= 64 B: before, all "control", nothing
