@@ -67,6 +67,8 @@ void rs_dl_register(const struct rs_dl_redirect *r, int n);
  *   RS_WRAP_FORWARD(fam, guard, args)      for wrappers with nothing to keep when not recording: after
  *                                          RS_WRAP_REAL, forwards untouched (no clock read) unless the family
  *                                          is on and the guard is entered; then rs_rec = 1 and rs_t0 is set.
+ *   RS_WRAP_FORWARD_IF(cond, guard, args)  the same with the wrapper's own condition for recording (it
+ *                                          includes the family's rs_on; cudart.c: what CUPTI leaves to it).
  *
  * So a wrapper returns exactly what the real call returned, with the errno it left, whatever the wrapper
  * did afterwards; an event is emitted only with the guard held (a nested wrapper forwards silently). */
@@ -94,10 +96,12 @@ void rs_dl_register(const struct rs_dl_redirect *r, int n);
     const int rs_rec = rs_on(fam) && guard##_enter(); \
     const uint64_t rs_t0 = rs_now()
 
-#define RS_WRAP_FORWARD(fam, guard, args)                   \
-    if (!rs_on(fam) || !guard##_enter()) return rs_fn args; \
-    const int rs_rec = 1;                                   \
+#define RS_WRAP_FORWARD_IF(cond, guard, args)           \
+    if (!(cond) || !guard##_enter()) return rs_fn args; \
+    const int rs_rec = 1;                               \
     const uint64_t rs_t0 = rs_now()
+
+#define RS_WRAP_FORWARD(fam, guard, args) RS_WRAP_FORWARD_IF(rs_on(fam), guard, args)
 
 #define RS_WRAP_CALL(args)                      \
     __typeof__(rs_fn args) rs_ret = rs_fn args; \

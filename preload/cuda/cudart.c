@@ -18,8 +18,11 @@
  * (which delivers the copy later, on its own thread: we record the site from here, at the call, since we
  * do not subscribe to CUPTI's runtime-API callbacks). That costs one pointer query per host-side copy
  * argument while CUPTI delivers, and one unwind per pageable copy — a copy that stages through a bounce
- * buffer and takes tens of microseconds or more. A wrapper
- * whose real function cannot be found returns cudaErrorUnknown (999); nothing ever calls NULL. */
+ * buffer and takes tens of microseconds or more.
+ *
+ * Every wrapper is the skeleton of preload/dl.h (RS_REAL, RS_WRAP_REAL, RS_WRAP_FORWARD_IF, RS_WRAP_CALL,
+ * RS_WRAP_LEAVE) with the tracer's guard: it returns what the real call returned, with the errno it left; a
+ * wrapper whose real function cannot be found returns cudaErrorUnknown (999); nothing ever calls NULL. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -29,14 +32,18 @@
 #include "preload/stack.h"
 #include "tracer/rs_tracer.h"
 
-/* Types and prototypes come from cuda_runtime_api.h (pulled in by cupti.h). */
-#define RS_CUDA_ERROR_UNKNOWN cudaErrorUnknown
+/* Types and prototypes come from cuda_runtime_api.h (pulled in by cupti.h). The skeleton's pieces for the
+ * runtime: the real function as said at the top, cudaErrorUnknown when it is nowhere. */
+#define CUDART_REAL(fn, params) RS_REAL(fn, cudaError_t, params, rs_dl_real("libcudart.so", #fn))
+#define CUDART_MISSING(fn)                                                                                \
+    do {                                                                                                  \
+        rs_warn_once("%s: the real CUDA runtime function is not found; returning cudaErrorUnknown", #fn); \
+        return cudaErrorUnknown;                                                                          \
+    } while (0)
 
-typedef cudaError_t (*ptr_attr_fn)(struct cudaPointerAttributes *, const void *);
-static ptr_attr_fn real_ptr_attr;
-
-typedef cudaError_t (*err_fn)(void);
-static err_fn real_peek, real_get_error;
+CUDART_REAL(cudaPointerGetAttributes, (struct cudaPointerAttributes *, const void *))
+CUDART_REAL(cudaPeekAtLastError, (void))
+CUDART_REAL(cudaGetLastError, (void))
 
 /* The pointer-kind cache: host pointers of copies repeat (a pinned staging buffer, a loader's batches), and a
  * query costs three runtime calls. 1024 direct-mapped slots, each one 64-bit word (lock-free: a torn entry
@@ -55,17 +62,17 @@ static inline unsigned pk_slot(uintptr_t p) { return (unsigned)(((p >> 4) * 0x9E
 /* cudaMemoryType of a pointer: 0 unregistered host (pageable), 1 host (pinned), 2 device, 3 managed.
  * A failed query would leave its error as the runtime's "last error", which the application reads after
  * its own calls (PyTorch checks it after every launch): we query only when no error is pending, and clear
- * the one our query caused. */
-static uint32_t mem_type_query(const void *p)
+ * the one our query caused. Out of line: mem_type's cache hit stays a leaf-like path. */
+__attribute__((noinline)) static uint32_t mem_type_query(const void *p)
 {
-    if (!real_ptr_attr) real_ptr_attr = (ptr_attr_fn)rs_dl_real("libcudart.so", "cudaPointerGetAttributes");
-    if (!real_peek) real_peek = (err_fn)rs_dl_real("libcudart.so", "cudaPeekAtLastError");
-    if (!real_get_error) real_get_error = (err_fn)rs_dl_real("libcudart.so", "cudaGetLastError");
-    if (!real_ptr_attr || !real_peek || !real_get_error || real_peek() != cudaSuccess) return 0xffffffffu;
+    cudaPointerGetAttributes_fn attr = rs_real_cudaPointerGetAttributes();
+    cudaPeekAtLastError_fn peek = rs_real_cudaPeekAtLastError();
+    cudaGetLastError_fn get_error = rs_real_cudaGetLastError();
+    if (!attr || !peek || !get_error || peek() != cudaSuccess) return 0xffffffffu;
     struct cudaPointerAttributes a;
     memset(&a, 0, sizeof a);
-    if (real_ptr_attr(&a, p) != cudaSuccess) {
-        real_get_error();
+    if (attr(&a, p) != cudaSuccess) {
+        get_error();
         return 0xffffffffu;
     }
     return (uint32_t)a.type;
@@ -155,87 +162,77 @@ static inline int fallback_on(void)
     return rs_on(RS_FAM_cuda) && !__atomic_load_n(&rs_cuda_copies_by_cupti, __ATOMIC_RELAXED);
 }
 
-#define RS_CUDART_WRAPPER(fn, async, stackable, dst_, src_, bytes_, kind_, stream_, params, args)             \
-    typedef cudaError_t(*fn##_fn) params;                                                                     \
-    static fn##_fn real_##fn##_slot;                                                                          \
-    RS_EXPORT cudaError_t fn params                                                                           \
-    {                                                                                                         \
-        static fn##_fn real_;                                                                                 \
-        if (RS_UNLIKELY(!real_))                                                                              \
-            real_ = real_##fn##_slot ? real_##fn##_slot : (fn##_fn)rs_dl_real("libcudart.so", #fn);           \
-        if (RS_UNLIKELY(!real_)) {                                                                            \
-            rs_warn_once("%s: the real CUDA runtime function is not found; returning cudaErrorUnknown", #fn); \
-            return RS_CUDA_ERROR_UNKNOWN;                                                                     \
-        }                                                                                                     \
-        __atomic_fetch_add(&rs_cuda_copy_calls, 1, __ATOMIC_RELAXED);                                         \
-        if (RS_LIKELY(!fallback_on())) {                                                                      \
-            if (RS_LIKELY(!stack_candidate(stackable, kind_)) || !rs_guard_enter()) return real_ args;        \
-            uint64_t t0 = rs_now();                                                                           \
-            cudaError_t ret = real_ args;                                                                     \
-            stack_only(t0, (void *)(dst_), (const void *)(src_), kind_);                                      \
-            rs_guard_exit();                                                                                  \
-            return ret;                                                                                       \
-        }                                                                                                     \
-        if ((kind_) == cudaMemcpyDeviceToDevice && d2d_in_windows_only()) return real_ args;                  \
-        if (!rs_guard_enter()) return real_ args;                                                             \
-        uint64_t t0 = rs_now();                                                                               \
-        cudaError_t ret = real_ args;                                                                         \
-        record_copy(t0, (void *)(dst_), (const void *)(src_), bytes_, kind_, async, stackable, stream_, ret); \
-        rs_guard_exit();                                                                                      \
-        return ret;                                                                                           \
+/* Every call is counted (the take-over check). Two skeletons, one per state of the capture: while CUPTI
+ * records the copies, only the call site of a pageable copy (when stacks are on); otherwise the copy, but a
+ * device-to-device one while CUPTI delivers. A call that records nothing is forwarded untouched (a tail call,
+ * no clock read), one nested in another wrapper of this thread too. (Two paths rather than one with a mode
+ * variable: the variable, live across the real call, cost 3-4 instructions a copy more.) */
+#define CUDART_COPY_WRAPPER(fn, async, stackable, dst_, src_, bytes_, kind_, stream_, params, args)                 \
+    CUDART_REAL(fn, params)                                                                                         \
+    RS_EXPORT cudaError_t fn params                                                                                 \
+    {                                                                                                               \
+        RS_WRAP_REAL(fn, CUDART_MISSING(fn));                                                                       \
+        __atomic_fetch_add(&rs_cuda_copy_calls, 1, __ATOMIC_RELAXED);                                               \
+        if (RS_LIKELY(!fallback_on())) {                                                                            \
+            RS_WRAP_FORWARD_IF(stack_candidate(stackable, kind_), rs_guard, args);                                  \
+            RS_WRAP_CALL(args);                                                                                     \
+            stack_only(rs_t0, (void *)(dst_), (const void *)(src_), kind_);                                         \
+            RS_WRAP_LEAVE(rs_guard);                                                                                \
+        }                                                                                                           \
+        RS_WRAP_FORWARD_IF(!((kind_) == cudaMemcpyDeviceToDevice && d2d_in_windows_only()), rs_guard, args);        \
+        RS_WRAP_CALL(args);                                                                                         \
+        record_copy(rs_t0, (void *)(dst_), (const void *)(src_), bytes_, kind_, async, stackable, stream_, rs_ret); \
+        RS_WRAP_LEAVE(rs_guard);                                                                                    \
     }
 
-RS_CUDART_WRAPPER(cudaMemcpy, 0, 1, dst, src, count, kind, (cudaStream_t)0,
-                  (void *dst, const void *src, size_t count, enum cudaMemcpyKind kind), (dst, src, count, kind))
-RS_CUDART_WRAPPER(cudaMemcpyAsync, 1, 1, dst, src, count, kind, stream,
-                  (void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream),
-                  (dst, src, count, kind, stream))
-RS_CUDART_WRAPPER(cudaMemcpy2D, 0, 1, dst, src, width *height, kind, (cudaStream_t)0,
-                  (void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
-                   enum cudaMemcpyKind kind),
-                  (dst, dpitch, src, spitch, width, height, kind))
-RS_CUDART_WRAPPER(cudaMemcpy2DAsync, 1, 1, dst, src, width *height, kind, stream,
-                  (void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
-                   enum cudaMemcpyKind kind, cudaStream_t stream),
-                  (dst, dpitch, src, spitch, width, height, kind, stream))
-RS_CUDART_WRAPPER(cudaMemcpyPeer, 0, 0, dst, src, count, cudaMemcpyDeviceToDevice, (cudaStream_t)0,
-                  (void *dst, int dstDevice, const void *src, int srcDevice, size_t count),
-                  (dst, dstDevice, src, srcDevice, count))
-RS_CUDART_WRAPPER(cudaMemcpyPeerAsync, 1, 0, dst, src, count, cudaMemcpyDeviceToDevice, stream,
-                  (void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream),
-                  (dst, dstDevice, src, srcDevice, count, stream))
+CUDART_COPY_WRAPPER(cudaMemcpy, 0, 1, dst, src, count, kind, (cudaStream_t)0,
+                    (void *dst, const void *src, size_t count, enum cudaMemcpyKind kind), (dst, src, count, kind))
+CUDART_COPY_WRAPPER(cudaMemcpyAsync, 1, 1, dst, src, count, kind, stream,
+                    (void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream),
+                    (dst, src, count, kind, stream))
+CUDART_COPY_WRAPPER(cudaMemcpy2D, 0, 1, dst, src, width *height, kind, (cudaStream_t)0,
+                    (void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                     enum cudaMemcpyKind kind),
+                    (dst, dpitch, src, spitch, width, height, kind))
+CUDART_COPY_WRAPPER(cudaMemcpy2DAsync, 1, 1, dst, src, width *height, kind, stream,
+                    (void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                     enum cudaMemcpyKind kind, cudaStream_t stream),
+                    (dst, dpitch, src, spitch, width, height, kind, stream))
+CUDART_COPY_WRAPPER(cudaMemcpyPeer, 0, 0, dst, src, count, cudaMemcpyDeviceToDevice, (cudaStream_t)0,
+                    (void *dst, int dstDevice, const void *src, int srcDevice, size_t count),
+                    (dst, dstDevice, src, srcDevice, count))
+CUDART_COPY_WRAPPER(cudaMemcpyPeerAsync, 1, 0, dst, src, count, cudaMemcpyDeviceToDevice, stream,
+                    (void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream),
+                    (dst, dstDevice, src, srcDevice, count, stream))
 
-/* Host memory changing kind: the pointer-kind cache starts over (pk_gen). Pure pass-through otherwise. */
-#define RS_CUDART_HOSTMEM(fn, params, args)                                                                   \
-    typedef cudaError_t(*fn##_fn) params;                                                                     \
-    static fn##_fn real_##fn##_slot;                                                                          \
-    RS_EXPORT cudaError_t fn params                                                                           \
-    {                                                                                                         \
-        static fn##_fn real_;                                                                                 \
-        if (RS_UNLIKELY(!real_))                                                                              \
-            real_ = real_##fn##_slot ? real_##fn##_slot : (fn##_fn)rs_dl_real("libcudart.so", #fn);           \
-        if (RS_UNLIKELY(!real_)) {                                                                            \
-            rs_warn_once("%s: the real CUDA runtime function is not found; returning cudaErrorUnknown", #fn); \
-            return RS_CUDA_ERROR_UNKNOWN;                                                                     \
-        }                                                                                                     \
-        cudaError_t ret = real_ args;                                                                         \
-        __atomic_fetch_add(&pk_gen, 1, __ATOMIC_RELAXED);                                                     \
-        return ret;                                                                                           \
+/* Host memory changing kind: the pointer-kind cache starts over (pk_gen), after the call, whoever calls
+ * (also from inside another wrapper: no guard, nothing is recorded). Otherwise pure pass-through. */
+#define CUDART_HOSTMEM_WRAPPER(fn, params, args)            \
+    CUDART_REAL(fn, params)                                 \
+    RS_EXPORT cudaError_t fn params                         \
+    {                                                       \
+        RS_WRAP_REAL(fn, CUDART_MISSING(fn));               \
+        cudaError_t ret = rs_fn args;                       \
+        __atomic_fetch_add(&pk_gen, 1, __ATOMIC_RELAXED);   \
+        return ret; /* errno: the call's (nothing since) */ \
     }
-RS_CUDART_HOSTMEM(cudaFreeHost, (void *p), (p))
-RS_CUDART_HOSTMEM(cudaHostUnregister, (void *p), (p))
-RS_CUDART_HOSTMEM(cudaHostRegister, (void *p, size_t n, unsigned int flags), (p, n, flags))
-RS_CUDART_HOSTMEM(cudaHostAlloc, (void **p, size_t n, unsigned int flags), (p, n, flags))
-RS_CUDART_HOSTMEM(cudaMallocHost, (void **p, size_t n), (p, n))
+CUDART_HOSTMEM_WRAPPER(cudaFreeHost, (void *p), (p))
+CUDART_HOSTMEM_WRAPPER(cudaHostUnregister, (void *p), (p))
+CUDART_HOSTMEM_WRAPPER(cudaHostRegister, (void *p, size_t n, unsigned int flags), (p, n, flags))
+CUDART_HOSTMEM_WRAPPER(cudaHostAlloc, (void **p, size_t n, unsigned int flags), (p, n, flags))
+CUDART_HOSTMEM_WRAPPER(cudaMallocHost, (void **p, size_t n), (p, n))
 
-#define RS_CUDART_REDIRECT(fn) {#fn, NULL, (void *)fn, (void **)&real_##fn##_slot},
+/* Programs that look the entry points up with dlsym/dlvsym (on any handle) get the wrappers too; the slot
+ * receives the function their look-up found. */
+/* clang-format off */
+#define CUDART_WRAPPED(X)                                                                                   \
+    X(cudaMemcpy) X(cudaMemcpyAsync) X(cudaMemcpy2D) X(cudaMemcpy2DAsync) X(cudaMemcpyPeer)                 \
+    X(cudaMemcpyPeerAsync) X(cudaFreeHost) X(cudaHostUnregister) X(cudaHostRegister) X(cudaHostAlloc)       \
+    X(cudaMallocHost)
+/* clang-format on */
+#define CUDART_REDIRECT(fn) RS_DL_REDIRECT(fn, NULL, fn),
 __attribute__((constructor)) static void cudart_register(void)
 {
-    static const struct rs_dl_redirect redirects[] = {
-        RS_CUDART_REDIRECT(cudaMemcpy) RS_CUDART_REDIRECT(cudaMemcpyAsync) RS_CUDART_REDIRECT(cudaMemcpy2D)
-            RS_CUDART_REDIRECT(cudaMemcpy2DAsync) RS_CUDART_REDIRECT(cudaMemcpyPeer)
-                RS_CUDART_REDIRECT(cudaMemcpyPeerAsync) RS_CUDART_REDIRECT(cudaFreeHost)
-                    RS_CUDART_REDIRECT(cudaHostUnregister) RS_CUDART_REDIRECT(cudaHostRegister)
-                        RS_CUDART_REDIRECT(cudaHostAlloc) RS_CUDART_REDIRECT(cudaMallocHost)};
+    static const struct rs_dl_redirect redirects[] = {CUDART_WRAPPED(CUDART_REDIRECT)};
     rs_dl_register(redirects, (int)(sizeof redirects / sizeof redirects[0]));
 }

@@ -469,29 +469,41 @@ static void cupti_tick(void)
 
 /* Another CUPTI client (torch.profiler's Kineto links libcupti dynamically, so its call comes through the
  * preloaded library first) registers its own activity buffers: CUPTI then hands every buffer, ours
- * included, to it. Before letting it, force-flush so what CUPTI holds for us comes to us; then warn once,
- * mark the trace, and let the cudart wrappers record copies from here on. The client's call is forwarded
- * unchanged: torch.profiler works as without railscope. */
+ * included, to it. Before letting it, force-flush so what CUPTI holds for us comes to us and let the cudart
+ * wrappers record copies from here on (always: the state must follow CUPTI's); then, recording (the
+ * skeleton's rs_rec), warn once and mark the trace. The client's call is forwarded unchanged, with its
+ * return value and errno: torch.profiler works as without railscope. */
+static void take_over(int rec)
+{
+    p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    convert_pending(1);
+    __atomic_store_n(&rs_cupti_state, RS_CUPTI_TAKEN_OVER, __ATOMIC_RELAXED);
+    set_copy_owner();
+    if (!rec) return;
+    rs_warn("another CUPTI client (torch.profiler/Kineto, Nsight) registered its own activity buffers: GPU "
+            "activity records go to it from now on; railscope keeps recording API-level events (cudaMemcpy "
+            "calls, NCCL, NVTX) without GPU timings");
+    emit_window();
+}
+
+/* The skeleton of preload/dl.h with a real function found here: the libcupti we drive, else the next one in
+ * the look-up order (looked up on every call: the one we drive may be found after a first registration). */
 RS_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
                                                      CUpti_BuffersCallbackCompleteFunc done)
 {
-    __typeof__(cuptiActivityRegisterCallbacks) *real = p_cuptiActivityRegisterCallbacks;
-    if (!real)
-        real =
+    __typeof__(cuptiActivityRegisterCallbacks) *rs_fn = p_cuptiActivityRegisterCallbacks;
+    if (!rs_fn)
+        rs_fn =
             (__typeof__(cuptiActivityRegisterCallbacks) *)rs_dl_real("libcupti.so", "cuptiActivityRegisterCallbacks");
-    if (!real) return CUPTI_ERROR_NOT_INITIALIZED;
-    if (req != buf_request) __atomic_store_n(&foreign_client, 1, __ATOMIC_RELAXED);
-    if (req != buf_request && __atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) == RS_CUPTI_DELIVERING) {
-        p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-        convert_pending(1);
-        __atomic_store_n(&rs_cupti_state, RS_CUPTI_TAKEN_OVER, __ATOMIC_RELAXED);
-        set_copy_owner();
-        rs_warn("another CUPTI client (torch.profiler/Kineto, Nsight) registered its own activity buffers: GPU "
-                "activity records go to it from now on; railscope keeps recording API-level events (cudaMemcpy "
-                "calls, NCCL, NVTX) without GPU timings");
-        emit_window();
+    if (!rs_fn) return CUPTI_ERROR_NOT_INITIALIZED;
+    RS_WRAP_ENTER(RS_FAM_cuda, rs_guard);
+    (void)rs_t0; /* a moment, no duration */
+    if (req != buf_request) {
+        __atomic_store_n(&foreign_client, 1, __ATOMIC_RELAXED);
+        if (__atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) == RS_CUPTI_DELIVERING) take_over(rs_rec);
     }
-    return real(req, done);
+    RS_WRAP_CALL((req, done));
+    RS_WRAP_LEAVE(rs_guard);
 }
 
 static void cupti_shutdown(void)
