@@ -8,41 +8,48 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "preload/ptrmap.h"
 #include "tracer/rs_tracer.h"
 
 /* String ids for strings whose address is stable for the life of the process (NCCL's func/algo/proto
- * literals, CUPTI's kernel names): a fixed open-addressing table keyed by the pointer, filled with CAS, so
+ * literals, CUPTI's kernel names): preload/ptrmap's table keyed by the pointer, slots claimed with CAS, so
  * the hot path is a few loads and no lock. A slot whose id is not yet published reads as a miss and falls
- * back to rs_intern, which returns the same id for the same bytes. Full table: rs_intern every time
- * (correct, slower). */
+ * back to rs_intern, which returns the same id for the same bytes. Claims stop at 3/4 full, which keeps
+ * every probe sequence short; past that, strings not in the table are interned every time (correct,
+ * slower). The hash is multiplicative: string literals sit a few bytes apart, where ptrmap's default hash
+ * (made for heap blocks of >= 64 bytes) would give neighbours one slot. */
 #define RS_PTRCACHE_SLOTS 4096u
 struct rs_ptrcache {
-    const char *key[RS_PTRCACHE_SLOTS];
+    uintptr_t key[RS_PTRCACHE_SLOTS];
     uint32_t id[RS_PTRCACHE_SLOTS];
+    unsigned used; /* slots claimed (may overshoot 3/4 by one per racing thread) */
 };
+
+static inline unsigned rs_ptrcache_hash(const char *s)
+{
+    return (unsigned)(((uintptr_t)s >> 3) * 0x9E3779B97F4A7C15ull >> 40);
+}
+
+static inline uint32_t rs_ptrcache_known(struct rs_ptrcache *c, int slot, const char *s)
+{
+    uint32_t id = __atomic_load_n(&c->id[slot], __ATOMIC_ACQUIRE);
+    return id ? id : rs_intern(s);
+}
 
 static inline uint32_t rs_ptrcache_id(struct rs_ptrcache *c, const char *s)
 {
     if (!s) return 0;
-    uintptr_t h = ((uintptr_t)s >> 3) * 0x9E3779B97F4A7C15ull;
-    for (unsigned i = 0; i < 16; i++) {
-        unsigned slot = (unsigned)((h >> 40) + i) & (RS_PTRCACHE_SLOTS - 1);
-        const char *k = __atomic_load_n(&c->key[slot], __ATOMIC_ACQUIRE);
-        if (k == s) {
-            uint32_t id = __atomic_load_n(&c->id[slot], __ATOMIC_ACQUIRE);
-            return id ? id : rs_intern(s);
-        }
-        if (k == NULL) {
-            const char *expect = NULL;
-            if (__atomic_compare_exchange_n(&c->key[slot], &expect, s, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-                uint32_t id = rs_intern(s);
-                __atomic_store_n(&c->id[slot], id, __ATOMIC_RELEASE);
-                return id;
-            }
-            if (expect == s) return rs_intern(s);
-        }
-    }
-    return rs_intern(s);
+    unsigned h = rs_ptrcache_hash(s);
+    long slot = rs_ptrmap_find_h(c->key, RS_PTRCACHE_SLOTS, (uintptr_t)s, h);
+    if (RS_LIKELY(slot >= 0)) return rs_ptrcache_known(c, (int)slot, s);
+    if (__atomic_load_n(&c->used, __ATOMIC_RELAXED) >= RS_PTRCACHE_SLOTS / 4 * 3) return rs_intern(s);
+    int fresh, claimed = rs_ptrmap_claim_h(c->key, RS_PTRCACHE_SLOTS, (uintptr_t)s, h, &fresh);
+    if (claimed < 0) return rs_intern(s);
+    if (!fresh) return rs_ptrcache_known(c, claimed, s); /* another thread claimed it meanwhile */
+    __atomic_fetch_add(&c->used, 1, __ATOMIC_RELAXED);
+    uint32_t id = rs_intern(s);
+    __atomic_store_n(&c->id[claimed], id, __ATOMIC_RELEASE);
+    return id;
 }
 
 /* String ids by content, per thread, for strings whose address may be reused with other bytes (NVTX
