@@ -1,8 +1,11 @@
 /* Optional NVML sampler: NVLink and PCIe byte counters of every GPU, read by a thread every
  * RAILSCOPE_NVML_MS milliseconds (off by default; 10..1000) into NVML_SAMPLE events. Started by the CUDA
  * injection (a process that never initialises CUDA gets no thread). libnvidia-ml.so.1 comes with the
- * driver and is dlopen'ed; the few NVML declarations below are written from reference/cuda-cupti-nvtx.md
- * (nvml.h), so no NVML header is needed.
+ * driver and is dlopen'ed; the few NVML declarations below are written from NVIDIA's public nvml.h
+ * (NVML_API_VERSION 12 and 13; the CUDA toolkit's cuda-nvml-dev package, republished as
+ * https://github.com/NVIDIA/go-nvml/blob/main/gen/nvml/nvml.h) and the NVML API reference
+ * (https://docs.nvidia.com/deploy/nvml-api/: nvmlDeviceGetFieldValues, nvmlFieldValue_t, NVML_FI_DEV_*),
+ * so no NVML header is needed (this build host's CUDA 13.0 toolkit has none).
  *
  * Fields (cumulative counters, readers take deltas): 138/139 NVLink data TX/RX in KiB summed over links
  * (scope UINT_MAX), 197/198 PCIe TX/RX bytes. A field a device does not support is dropped for that device

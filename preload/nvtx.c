@@ -9,8 +9,9 @@
  * a per-thread cache keyed by their bytes (Python reuses buffers). Extended payloads (NCCL: communicator
  * hash, bytes, reduction op) are kept as their schema id plus their first 24 bytes.
  *
- * The NVTX injection ABI (nvtxDetail/nvtxTypes.h, nvToolsExt.h of NVTX 3) is declared here from the
- * reference facts, so this file needs no CUDA header. */
+ * The NVTX injection ABI is declared here from NVTX 3's public headers (nvtx3/nvToolsExt.h and
+ * nvtx3/nvtxDetail/nvtxTypes.h, shipped with the CUDA toolkit under include/nvtx3/ and at
+ * https://github.com/NVIDIA/NVTX/tree/release-v3/c/include/nvtx3), so this file needs no CUDA header. */
 #include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
