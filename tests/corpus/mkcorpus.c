@@ -234,10 +234,11 @@ static void one_chunk_file(const char *name, const struct fz_buf *e, uint32_t fl
     free(f.b);
 }
 
-static void events_cases(void)
+/* Chunk-level damage, event sizes, unknown kinds, timestamps, DROPS, stacks. */
+static void chunk_event_cases(void)
 {
-    struct fz_buf e = {0};
     struct rs_ev_CLOCK ck = {{0}, 1700000000000000000ull, 100};
+    struct fz_buf e = {0};
     /* chunk-level damage */
     ev_raw(&e, 100, RS_EV_CLOCK, sizeof ck, &ck.realtime_ns, 16);
     one_chunk_file("chunk-bad-magic", &e, 0, 0xdeadbeef, -1, "corrupt", 0);
@@ -329,8 +330,14 @@ static void events_cases(void)
         ev_raw(&z, 100, RS_EV_CALL_STACK, (uint16_t)(sizeof(struct rs_ev_hdr) + sizeof cs), &cs, sizeof cs);
     }
     one_chunk_file("call-stack-lies", &z, 0, RS_CHUNK_MAGIC, -1, "complete", 4);
+    free(z.b);
+    free(e.b);
+}
 
-    /* string table */
+/* The string table: lying lengths, bad ids, hostile bytes, the writer's PARTIAL reason. */
+static void string_cases(void)
+{
+    struct fz_buf z = {0};
     z.n = 0;
     ev_str(&z, 1, "abc", 3, 200);
     one_chunk_file("str-len-lies", &z, 0, RS_CHUNK_MAGIC, -1, "corrupt", 0);
@@ -402,8 +409,12 @@ static void events_cases(void)
     emit_reason = "disk-full";
     one_chunk_file("partial-slot-collision", &z, 0, RS_CHUNK_MAGIC, -1, "partial", 3);
     free(z.b);
-    free(e.b);
+}
 
+/* Frames: sequence gap, lying raw sizes, not zstd, trailing junk. */
+static void frame_cases(void)
+{
+    struct rs_ev_CLOCK ck = {{0}, 1700000000000000000ull, 100};
     /* frame sequence gap: two good frames numbered 0 and 5 */
     struct fz_buf f = {0};
     fz_put_min_header(&f);
@@ -445,6 +456,13 @@ static void events_cases(void)
     emit("frame-trailing-junk", f.b, f.n, "corrupt", 2);
     free(f.b);
     free(one.b);
+}
+
+static void events_cases(void)
+{
+    chunk_event_cases();
+    string_cases();
+    frame_cases();
 }
 
 static void header_cases(void)

@@ -35,6 +35,320 @@ static void put(uint32_t tid, void *ev)
 
 static uint32_t S(const char *s) { return rs_writer_intern(w, s); }
 
+/* One rank's file: its clock base, thread and QP ids, names, and the running CUDA correlation and NCCL
+ * profiler handle counters. */
+struct rank {
+    int r, ranks;
+    uint64_t mono0;
+    uint32_t tmain, qpn;
+    uint32_t n_kernel, n_gemm, n_launch, n_memcpy, n_fwd, n_step, n_ar, n_ring, n_ll, n_comm, n_f32;
+    uint32_t corr;
+    uint64_t handle;
+};
+
+/* Open rank r's file (w), write its clock anchor and thread names. */
+static int open_rank(const char *dir, int unranked, int threads, struct rank *R)
+{
+    const int r = R->r, ranks = R->ranks;
+    const uint64_t rt0 = 1767225600000000000ull; /* 2026-01-01T00:00:00Z */
+    char path[4096], host[32];
+    snprintf(path, sizeof path, unranked ? "%s/proc%d.rtrace" : "%s/rank%d.rtrace", dir, r);
+    snprintf(host, sizeof host, "node%d", r / 2);
+    unlink(path);
+    R->mono0 = 5000000000ull + (uint64_t)r * 777000000ull; /* per-host monotonic base */
+    struct rs_file_info fi = {.host = host,
+                              .pid = 4000u + (uint64_t)r,
+                              .ppid = 1,
+                              .rank = unranked ? -1 : r,
+                              .local_rank = unranked ? -1 : r % 2,
+                              .world_size = unranked ? -1 : ranks,
+                              .cmdline = "train.py",
+                              .start_realtime = rt0,
+                              .start_mono = R->mono0,
+                              .clock = "monotonic",
+                              .events = "all",
+                              .exe = "/usr/bin/python3"};
+    int err = 0;
+    w = rs_writer_open(path, &fi, &err);
+    if (!w) {
+        fprintf(stderr, "rs-export-gen: %s: error %d\n", path, err);
+        return 1;
+    }
+    rs_writer_set_clock(w, NULL, NULL);
+    {
+        EV(CLOCK, c, R->mono0);
+        c.realtime_ns = rt0;
+        c.mono_ns = R->mono0;
+        put(0, &c);
+    }
+    R->tmain = 100 + (uint32_t)r * 10;
+    for (int t = 0; t < threads; t++) {
+        EV(THREAD_START, ts, R->mono0 + 10);
+        ts.name = S(t ? "worker" : "main");
+        put(R->tmain + (uint32_t)t, &ts);
+    }
+    return 0;
+}
+
+/* The verbs objects, the names and the NCCL communicator, before the steps. */
+static void setup(struct rank *R)
+{
+    const int r = R->r, ranks = R->ranks;
+    uint64_t t0 = R->mono0 + 1000;
+    R->qpn = 10 + (uint32_t)r;
+    {
+        EV(IBV_OPEN_DEVICE, e, t0);
+        e.ctx = 0xc0;
+        e.device = S("softnic0");
+        put(R->tmain, &e);
+        EV(IBV_CREATE_QP, q, t0 + 100);
+        q.qp = 0x9000;
+        q.ctx = 0xc0;
+        q.qp_num = R->qpn;
+        q.qp_type = 2;
+        q.max_send_wr = 64;
+        put(R->tmain, &q);
+        EV(IBV_REG_MR, m, t0 + 200);
+        m.addr = 0x7f0000000000;
+        m.length = 1 << 20;
+        m.ctx = 0xc0;
+        m.mr = 0xa000;
+        m.dur = 5000;
+        m.mem = RS_MEM_DEVICE;
+        put(R->tmain, &m);
+    }
+    R->n_kernel = S("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)");
+    R->n_gemm = S("void gemm_kernel<float, \"quoted\\name\">(float*)");
+    R->n_launch = S("cudaLaunchKernel_v7000");
+    R->n_memcpy = S("cudaMemcpyAsync_v3020");
+    R->n_fwd = S("forward");
+    R->n_step = S("ProfilerStep");
+    R->n_ar = S("AllReduce");
+    R->n_ring = S("Ring"), R->n_ll = S("LL");
+    R->n_comm = S("dp");
+    R->n_f32 = S("ncclFloat32");
+    {
+        EV(NCCL_PROF_INIT, pi, t0 + 300);
+        pi.comm_hash = 0xabcdef;
+        pi.rank = r;
+        pi.nranks = ranks;
+        pi.version = 5;
+        pi.comm_name = R->n_comm;
+        put(R->tmain, &pi);
+    }
+    R->corr = 1;
+    R->handle = 1;
+}
+
+/* Step k on the host: a mark, an NVTX range, verbs WRs, an NCCL call, an NVML sample. */
+static void step_host(struct rank *R, int k, uint64_t s, uint32_t tid)
+{
+    const int r = R->r, ranks = R->ranks;
+    EV(MARK, mk, s);
+    mk.value = (uint64_t)k;
+    mk.name = R->n_step;
+    put(tid, &mk);
+    EV(NVTX_PUSH, np, s + 100);
+    np.message = R->n_fwd;
+    np.depth = 1;
+    put(tid, &np);
+    /* verbs: WR a signaled, b unsignaled, c signaled (completes b too), d a receive */
+    uint64_t wid = (uint64_t)k * 4;
+    for (int i = 0; i < 3; i++) {
+        EV(IBV_POST_SEND, ps, s + 1000 + (uint64_t)i * 500);
+        ps.wr_id = wid + (uint64_t)i;
+        ps.bytes = 65536;
+        ps.qp_num = R->qpn;
+        ps.opcode = 0; /* RDMA_WRITE */
+        ps.send_flags = i == 1 ? 0 : 2;
+        ps.num_sge = 1;
+        ps.mem = RS_MEM_DEVICE;
+        put(tid, &ps);
+    }
+    EV(IBV_POST_RECV, pr, s + 2600);
+    pr.wr_id = wid + 3;
+    pr.bytes = 4096;
+    pr.qp_num = R->qpn;
+    pr.num_sge = 1;
+    put(tid, &pr);
+    EV(IBV_WC, w0, s + 3000);
+    w0.wr_id = wid;
+    w0.cq = 0xcc;
+    w0.qp_num = R->qpn;
+    w0.opcode = 1;
+    w0.bytes = 65536;
+    put(tid, &w0);
+    EV(IBV_WC, w2, s + 6000);
+    w2.wr_id = wid + 2;
+    w2.cq = 0xcc;
+    w2.qp_num = R->qpn;
+    w2.opcode = 1;
+    w2.bytes = 65536;
+    put(tid, &w2);
+    EV(IBV_WC, w3, s + 7000);
+    w3.wr_id = wid + 3;
+    w3.cq = 0xcc;
+    w3.qp_num = R->qpn;
+    w3.opcode = 128;
+    w3.bytes = 100;
+    put(tid, &w3);
+    EV(NCCL_CALL, nc, s + 8000);
+    nc.dur = 3000;
+    nc.comm = 0x5000;
+    nc.count = 1 << 20;
+    nc.stream = 0x77;
+    nc.seq = (uint64_t)k;
+    nc.comm_hash = 0xabcdef;
+    nc.func = 0;
+    nc.peer = -1;
+    nc.rank = r;
+    nc.nranks = ranks;
+    put(tid, &nc);
+    EV(NVML_SAMPLE, nv, s + 9000);
+    nv.value = (uint64_t)k * 1000;
+    nv.device = 0;
+    nv.field = 138;
+    nv.scope = 0xffffffffu;
+    put(tid, &nv);
+    EV(NVTX_POP, pp, s + 50000);
+    pp.depth = 0;
+    put(tid, &pp);
+}
+
+/* Step k's CUPTI records. */
+static void step_cupti(struct rank *R, uint64_t s, uint32_t tid)
+{
+    /* CUPTI records arrive on CUPTI's thread (tid 0), after the fact */
+    EV(CUDA_API, a1, s + 200);
+    a1.end = s + 700;
+    a1.name = R->n_launch;
+    a1.correlation = R->corr;
+    a1.cbid = 211;
+    a1.tid = tid;
+    put(0, &a1);
+    EV(CUDA_KERNEL, k1, s + 10000);
+    k1.end = s + 30000;
+    k1.name = R->n_gemm;
+    k1.correlation = R->corr++;
+    k1.device = 0;
+    k1.stream = 7;
+    k1.grid_x = 128, k1.grid_y = 1, k1.grid_z = 1, k1.block_x = 256, k1.block_y = 1, k1.block_z = 1;
+    put(0, &k1);
+    EV(CUDA_API, a2, s + 800);
+    a2.end = s + 900;
+    a2.name = R->n_memcpy;
+    a2.correlation = R->corr;
+    a2.cbid = 41;
+    a2.tid = tid;
+    put(0, &a2);
+    EV(CUDA_MEMCPY, m1, s + 31000);
+    m1.end = s + 33000;
+    m1.bytes = 1 << 20;
+    m1.correlation = R->corr++;
+    m1.device = 0;
+    m1.stream = 7;
+    m1.copy_kind = 1;
+    m1.src_kind = 2;
+    m1.dst_kind = 3;
+    put(0, &m1);
+    EV(CUDA_API, a3, s + 8100);
+    a3.end = s + 8600;
+    a3.name = R->n_launch;
+    a3.correlation = R->corr;
+    a3.cbid = 211;
+    a3.tid = tid;
+    put(0, &a3);
+    EV(CUDA_KERNEL, k2, s + 34000);
+    k2.end = s + 60000;
+    k2.name = R->n_kernel;
+    k2.correlation = R->corr++;
+    k2.device = 0;
+    k2.stream = 9;
+    k2.grid_x = 2, k2.grid_y = 1, k2.grid_z = 1, k2.block_x = 288, k2.block_y = 1, k2.block_z = 1;
+    put(0, &k2);
+}
+
+/* Step k's NCCL profiler plugin records. */
+static void step_plugin(struct rank *R, int k, uint64_t s)
+{
+    const int r = R->r, ranks = R->ranks;
+    /* NCCL profiler plugin: coll -> proxy op -> step with states (written at stop) */
+    uint64_t hc = R->handle++, ho = R->handle++, hs = R->handle++;
+    EV(NCCL_PROXY_STATE, st1, s + 36000);
+    st1.handle = hs;
+    st1.state = 8;
+    put(0, &st1);
+    EV(NCCL_PROXY_STATE, st2, s + 40000);
+    st2.handle = hs;
+    st2.state = 20;
+    put(0, &st2);
+    EV(NCCL_PROXY_STATE, st3, s + 45000);
+    st3.handle = hs;
+    st3.state = 9;
+    put(0, &st3);
+    EV(NCCL_PROXY_STEP, sp, s + 36000);
+    sp.end = s + 55000;
+    sp.handle = hs;
+    sp.parent = ho;
+    sp.trans_size = 65536;
+    sp.step = 0;
+    sp.is_send = 1;
+    put(0, &sp);
+    EV(NCCL_PROXY_OP, po, s + 35000);
+    po.end = s + 58000;
+    po.handle = ho;
+    po.parent = hc;
+    po.chunk_size = 65536;
+    po.channel = 0;
+    po.peer = (r + 1) % ranks;
+    po.nsteps = 1;
+    po.is_send = 1;
+    put(0, &po);
+    EV(NCCL_COLL, co, s + 8050);
+    co.end = s + 8500;
+    co.handle = hc;
+    co.comm_hash = 0xabcdef;
+    co.seq = (uint64_t)k;
+    co.count = 1 << 20;
+    co.func = R->n_ar;
+    co.algo = R->n_ring;
+    co.proto = R->n_ll;
+    co.nchannels = 2;
+    co.datatype = R->n_f32;
+    co.rank = r;
+    put(0, &co);
+}
+
+/* After the steps: a send that never completes, NCCL net/API records, a tracer warning. */
+static void tail(struct rank *R, int steps)
+{
+    {
+        uint64_t e = R->mono0 + 100000 + (uint64_t)steps * 100000;
+        EV(IBV_POST_SEND, ps, e); /* never completes */
+        ps.wr_id = 0xdead;
+        ps.bytes = 8;
+        ps.qp_num = R->qpn;
+        ps.opcode = 2;
+        ps.send_flags = 2;
+        put(R->tmain, &ps);
+        EV(NCCL_NET_SOCK, ns, e + 5);
+        ns.end = e + 8;
+        ns.length = 4096;
+        ns.fd = 7;
+        ns.op = 1;
+        put(0, &ns);
+        EV(NCCL_PROF_API, pa, e + 6);
+        pa.end = e + 9;
+        pa.count = 1024;
+        pa.func = R->n_ar;
+        pa.type = 0x200;
+        put(0, &pa);
+        EV(WARNING, wn, e + 10);
+        wn.message = S("softnic: link paused (injected)");
+        put(0, &wn);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -55,274 +369,18 @@ int main(int argc, char **argv)
     }
     if (ranks < 1 || steps < 1 || threads < 1) return 2;
     mkdir(dir, 0755);
-    const uint64_t rt0 = 1767225600000000000ull; /* 2026-01-01T00:00:00Z */
     for (int r = 0; r < ranks; r++) {
-        char path[4096], host[32];
-        snprintf(path, sizeof path, unranked ? "%s/proc%d.rtrace" : "%s/rank%d.rtrace", dir, r);
-        snprintf(host, sizeof host, "node%d", r / 2);
-        unlink(path);
-        uint64_t mono0 = 5000000000ull + (uint64_t)r * 777000000ull; /* per-host monotonic base */
-        struct rs_file_info fi = {.host = host,
-                                  .pid = 4000u + (uint64_t)r,
-                                  .ppid = 1,
-                                  .rank = unranked ? -1 : r,
-                                  .local_rank = unranked ? -1 : r % 2,
-                                  .world_size = unranked ? -1 : ranks,
-                                  .cmdline = "train.py",
-                                  .start_realtime = rt0,
-                                  .start_mono = mono0,
-                                  .clock = "monotonic",
-                                  .events = "all",
-                                  .exe = "/usr/bin/python3"};
-        int err = 0;
-        w = rs_writer_open(path, &fi, &err);
-        if (!w) {
-            fprintf(stderr, "rs-export-gen: %s: error %d\n", path, err);
-            return 1;
-        }
-        rs_writer_set_clock(w, NULL, NULL);
-        {
-            EV(CLOCK, c, mono0);
-            c.realtime_ns = rt0;
-            c.mono_ns = mono0;
-            put(0, &c);
-        }
-        uint32_t tmain = 100 + (uint32_t)r * 10;
-        for (int t = 0; t < threads; t++) {
-            EV(THREAD_START, ts, mono0 + 10);
-            ts.name = S(t ? "worker" : "main");
-            put(tmain + (uint32_t)t, &ts);
-        }
-        uint64_t t0 = mono0 + 1000;
-        uint32_t qpn = 10 + (uint32_t)r;
-        {
-            EV(IBV_OPEN_DEVICE, e, t0);
-            e.ctx = 0xc0;
-            e.device = S("softnic0");
-            put(tmain, &e);
-            EV(IBV_CREATE_QP, q, t0 + 100);
-            q.qp = 0x9000;
-            q.ctx = 0xc0;
-            q.qp_num = qpn;
-            q.qp_type = 2;
-            q.max_send_wr = 64;
-            put(tmain, &q);
-            EV(IBV_REG_MR, m, t0 + 200);
-            m.addr = 0x7f0000000000;
-            m.length = 1 << 20;
-            m.ctx = 0xc0;
-            m.mr = 0xa000;
-            m.dur = 5000;
-            m.mem = RS_MEM_DEVICE;
-            put(tmain, &m);
-        }
-        uint32_t n_kernel = S("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)");
-        uint32_t n_gemm = S("void gemm_kernel<float, \"quoted\\name\">(float*)");
-        uint32_t n_launch = S("cudaLaunchKernel_v7000"), n_memcpy = S("cudaMemcpyAsync_v3020");
-        uint32_t n_fwd = S("forward"), n_step = S("ProfilerStep"), n_ar = S("AllReduce"), n_ring = S("Ring"),
-                 n_ll = S("LL"), n_comm = S("dp"), n_f32 = S("ncclFloat32");
-        {
-            EV(NCCL_PROF_INIT, pi, t0 + 300);
-            pi.comm_hash = 0xabcdef;
-            pi.rank = r;
-            pi.nranks = ranks;
-            pi.version = 5;
-            pi.comm_name = n_comm;
-            put(tmain, &pi);
-        }
-        uint32_t corr = 1;
-        uint64_t handle = 1;
+        struct rank R = {.r = r, .ranks = ranks};
+        if (open_rank(dir, unranked, threads, &R)) return 1;
+        setup(&R);
         for (int k = 0; k < steps; k++) {
-            uint64_t s = mono0 + 100000 + (uint64_t)k * 100000; /* every rank's step k at the same real time */
-            uint32_t tid = tmain + (uint32_t)(k % threads);
-            EV(MARK, mk, s);
-            mk.value = (uint64_t)k;
-            mk.name = n_step;
-            put(tid, &mk);
-            EV(NVTX_PUSH, np, s + 100);
-            np.message = n_fwd;
-            np.depth = 1;
-            put(tid, &np);
-            /* verbs: WR a signaled, b unsignaled, c signaled (completes b too), d a receive */
-            uint64_t wid = (uint64_t)k * 4;
-            for (int i = 0; i < 3; i++) {
-                EV(IBV_POST_SEND, ps, s + 1000 + (uint64_t)i * 500);
-                ps.wr_id = wid + (uint64_t)i;
-                ps.bytes = 65536;
-                ps.qp_num = qpn;
-                ps.opcode = 0; /* RDMA_WRITE */
-                ps.send_flags = i == 1 ? 0 : 2;
-                ps.num_sge = 1;
-                ps.mem = RS_MEM_DEVICE;
-                put(tid, &ps);
-            }
-            EV(IBV_POST_RECV, pr, s + 2600);
-            pr.wr_id = wid + 3;
-            pr.bytes = 4096;
-            pr.qp_num = qpn;
-            pr.num_sge = 1;
-            put(tid, &pr);
-            EV(IBV_WC, w0, s + 3000);
-            w0.wr_id = wid;
-            w0.cq = 0xcc;
-            w0.qp_num = qpn;
-            w0.opcode = 1;
-            w0.bytes = 65536;
-            put(tid, &w0);
-            EV(IBV_WC, w2, s + 6000);
-            w2.wr_id = wid + 2;
-            w2.cq = 0xcc;
-            w2.qp_num = qpn;
-            w2.opcode = 1;
-            w2.bytes = 65536;
-            put(tid, &w2);
-            EV(IBV_WC, w3, s + 7000);
-            w3.wr_id = wid + 3;
-            w3.cq = 0xcc;
-            w3.qp_num = qpn;
-            w3.opcode = 128;
-            w3.bytes = 100;
-            put(tid, &w3);
-            EV(NCCL_CALL, nc, s + 8000);
-            nc.dur = 3000;
-            nc.comm = 0x5000;
-            nc.count = 1 << 20;
-            nc.stream = 0x77;
-            nc.seq = (uint64_t)k;
-            nc.comm_hash = 0xabcdef;
-            nc.func = 0;
-            nc.peer = -1;
-            nc.rank = r;
-            nc.nranks = ranks;
-            put(tid, &nc);
-            EV(NVML_SAMPLE, nv, s + 9000);
-            nv.value = (uint64_t)k * 1000;
-            nv.device = 0;
-            nv.field = 138;
-            nv.scope = 0xffffffffu;
-            put(tid, &nv);
-            EV(NVTX_POP, pp, s + 50000);
-            pp.depth = 0;
-            put(tid, &pp);
-            /* CUPTI records arrive on CUPTI's thread (tid 0), after the fact */
-            EV(CUDA_API, a1, s + 200);
-            a1.end = s + 700;
-            a1.name = n_launch;
-            a1.correlation = corr;
-            a1.cbid = 211;
-            a1.tid = tid;
-            put(0, &a1);
-            EV(CUDA_KERNEL, k1, s + 10000);
-            k1.end = s + 30000;
-            k1.name = n_gemm;
-            k1.correlation = corr++;
-            k1.device = 0;
-            k1.stream = 7;
-            k1.grid_x = 128, k1.grid_y = 1, k1.grid_z = 1, k1.block_x = 256, k1.block_y = 1, k1.block_z = 1;
-            put(0, &k1);
-            EV(CUDA_API, a2, s + 800);
-            a2.end = s + 900;
-            a2.name = n_memcpy;
-            a2.correlation = corr;
-            a2.cbid = 41;
-            a2.tid = tid;
-            put(0, &a2);
-            EV(CUDA_MEMCPY, m1, s + 31000);
-            m1.end = s + 33000;
-            m1.bytes = 1 << 20;
-            m1.correlation = corr++;
-            m1.device = 0;
-            m1.stream = 7;
-            m1.copy_kind = 1;
-            m1.src_kind = 2;
-            m1.dst_kind = 3;
-            put(0, &m1);
-            EV(CUDA_API, a3, s + 8100);
-            a3.end = s + 8600;
-            a3.name = n_launch;
-            a3.correlation = corr;
-            a3.cbid = 211;
-            a3.tid = tid;
-            put(0, &a3);
-            EV(CUDA_KERNEL, k2, s + 34000);
-            k2.end = s + 60000;
-            k2.name = n_kernel;
-            k2.correlation = corr++;
-            k2.device = 0;
-            k2.stream = 9;
-            k2.grid_x = 2, k2.grid_y = 1, k2.grid_z = 1, k2.block_x = 288, k2.block_y = 1, k2.block_z = 1;
-            put(0, &k2);
-            /* NCCL profiler plugin: coll -> proxy op -> step with states (written at stop) */
-            uint64_t hc = handle++, ho = handle++, hs = handle++;
-            EV(NCCL_PROXY_STATE, st1, s + 36000);
-            st1.handle = hs;
-            st1.state = 8;
-            put(0, &st1);
-            EV(NCCL_PROXY_STATE, st2, s + 40000);
-            st2.handle = hs;
-            st2.state = 20;
-            put(0, &st2);
-            EV(NCCL_PROXY_STATE, st3, s + 45000);
-            st3.handle = hs;
-            st3.state = 9;
-            put(0, &st3);
-            EV(NCCL_PROXY_STEP, sp, s + 36000);
-            sp.end = s + 55000;
-            sp.handle = hs;
-            sp.parent = ho;
-            sp.trans_size = 65536;
-            sp.step = 0;
-            sp.is_send = 1;
-            put(0, &sp);
-            EV(NCCL_PROXY_OP, po, s + 35000);
-            po.end = s + 58000;
-            po.handle = ho;
-            po.parent = hc;
-            po.chunk_size = 65536;
-            po.channel = 0;
-            po.peer = (r + 1) % ranks;
-            po.nsteps = 1;
-            po.is_send = 1;
-            put(0, &po);
-            EV(NCCL_COLL, co, s + 8050);
-            co.end = s + 8500;
-            co.handle = hc;
-            co.comm_hash = 0xabcdef;
-            co.seq = (uint64_t)k;
-            co.count = 1 << 20;
-            co.func = n_ar;
-            co.algo = n_ring;
-            co.proto = n_ll;
-            co.nchannels = 2;
-            co.datatype = n_f32;
-            co.rank = r;
-            put(0, &co);
+            uint64_t s = R.mono0 + 100000 + (uint64_t)k * 100000; /* every rank's step k at the same real time */
+            uint32_t tid = R.tmain + (uint32_t)(k % threads);
+            step_host(&R, k, s, tid);
+            step_cupti(&R, s, tid);
+            step_plugin(&R, k, s);
         }
-        {
-            uint64_t e = mono0 + 100000 + (uint64_t)steps * 100000;
-            EV(IBV_POST_SEND, ps, e); /* never completes */
-            ps.wr_id = 0xdead;
-            ps.bytes = 8;
-            ps.qp_num = qpn;
-            ps.opcode = 2;
-            ps.send_flags = 2;
-            put(tmain, &ps);
-            EV(NCCL_NET_SOCK, ns, e + 5);
-            ns.end = e + 8;
-            ns.length = 4096;
-            ns.fd = 7;
-            ns.op = 1;
-            put(0, &ns);
-            EV(NCCL_PROF_API, pa, e + 6);
-            pa.end = e + 9;
-            pa.count = 1024;
-            pa.func = n_ar;
-            pa.type = 0x200;
-            put(0, &pa);
-            EV(WARNING, wn, e + 10);
-            wn.message = S("softnic: link paused (injected)");
-            put(0, &wn);
-        }
+        tail(&R, steps);
         if (rs_writer_close(w) != 0) {
             fprintf(stderr, "rs-export-gen: close failed\n");
             return 1;
