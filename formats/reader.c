@@ -521,7 +521,9 @@ static int load_frame(struct rs_reader *r)
                     (double)r->str_budget / 1e6);
         else
             set_end(r, RS_READ_OK, "%llu frames, ends at a frame boundary%s", (unsigned long long)r->st.frames,
-                    r->st.proc_end ? "" : "; no PROC_END: the process was killed or is still running");
+                    r->st.proc_end ? ""
+                                   : "; no PROC_END: the process was killed, is still running, or lost its trace "
+                                     "descriptor (what came after is missing)");
         return 0;
     }
     if ((size_t)k < sizeof fh) {
