@@ -44,7 +44,8 @@ void rs_dl_register(const struct rs_dl_redirect *r, int n);
  * - the real dlsym/dlvsym are found in glibc's symbol table directly, never through dlsym itself. */
 
 /* ---- THE interposer skeleton ----
- * Every wrapper in preload/ is written with these macros (tracer/rs_tracer.h's comment points here):
+ * Every wrapper in preload/ is written with these macros (tracer/rs_tracer.h's comment points here): verbs*.c,
+ * nccl.c, cuda/cudart.c, cuda/cupti.c. Not dlsym/dlvsym themselves (dl.c): tail calls that record nothing.
  *
  *   RS_REAL(name, ret, params, lookup)     at file scope, once per wrapped function: the type name##_fn,
  *       the real-function slot `real_##name` (void *: a dlsym redirect's real_slot, see

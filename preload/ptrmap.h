@@ -1,6 +1,7 @@
 /* The one pointer-keyed table of the interposers (verbs contexts, CQs, QPs, SRQs, WQs, MRs; NCCL
- * communicators): open addressing with linear probing over a caller-owned array of keys, nslots a power of
- * two, the caller's records in a parallel array (slot i's record is recs[i]). Implemented in preload/ptrmap.c.
+ * communicators; call sites, preload/stack.c; string ids by address, rs_gpu_common.h): open addressing with
+ * linear probing over a caller-owned array of keys, nslots a power of two, the caller's records in a
+ * parallel array (slot i's record is recs[i]). Implemented in preload/ptrmap.c.
  *
  * Keys are pointers, or any word that is never 0 (empty) or 1 (RS_PTRMAP_TOMB, a removed key; later
  * insertions reuse it). Readers never lock and never block: a slot's key is published with a release store
