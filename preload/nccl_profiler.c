@@ -3,8 +3,11 @@
  * sets NCCL_PROFILER_PLUGIN to this library; NCCL picks the newest table it knows and calls init once
  * per communicator.
  *
- * The ABI below is declared from the facts in reference/nccl.md (profiler_v4.h / v5.h / v6.h of NCCL
- * 2.27.7 / 2.28.9 / 2.30): no NCCL header is needed, so this file is always built.
+ * The ABI below is declared from NCCL's public profiler headers (github.com/NVIDIA/nccl):
+ * ext-profiler/example/nccl/profiler_v4.h, profiler_v5.h, net_ib_v1.h and net_socket_v1.h at tag v2.28.9-1,
+ * and src/include/plugin/profiler/profiler_v6.h at v2.29.2-1 (the example headers moved to
+ * plugins/profiler/example/nccl/ in v2.30). No NCCL header is needed, so this file is always built;
+ * docs/cuda-nccl.md lists what is recorded.
  *
  * Cost: NCCL calls these on its user and proxy threads for every collective and network step, so the
  * callbacks never allocate or lock. Each event gets a slot from a preallocated ring (claimed with one
@@ -353,24 +356,18 @@ static rs_nccl_result init_common(void **context, int version, uint64_t hash, in
 
 static uint32_t sid(const char *s) { return rs_ptrcache_id(&nccl_strs, s); }
 
-static rs_nccl_result start_event(void *context, void **eHandle, struct rs_nccl_descr *d)
+/* startEvent's phases, one per event family: each claims a slot from its ring and fills the event being
+ * built; NULL = no event (no free slot, unknown descriptor, API kinds before v5). */
+static struct rs_slot *start_host(const struct rs_nccl_ctx *c, int version, uint64_t type,
+                                  const struct rs_nccl_descr *d, uint64_t now)
 {
-    *eHandle = NULL;
-    if (!rs_on(RS_FAM_nccl) || !d) return RS_NCCL_SUCCESS;
-    struct rs_nccl_ctx *c = context;
-    int version = version_of(c);
-    uint64_t type = version < 5 ? *(const uint8_t *)d : d->type;
-    uint64_t now = rs_now();
     struct rs_slot *s;
-    switch (type) {
-    case RS_NP_group:
-        if (!(s = claim(&host_ring))) return RS_NCCL_SUCCESS;
+    if (!(s = claim(&host_ring))) return NULL;
+    if (type == RS_NP_group) {
         RS_EV_INIT(&s->ev.group, NCCL_GROUP, now);
         s->ev.group.handle = s->id;
         s->ev.group.comm_hash = c ? c->comm_hash : 0;
-        break;
-    case RS_NP_coll: {
-        if (!(s = claim(&host_ring))) return RS_NCCL_SUCCESS;
+    } else if (type == RS_NP_coll) {
         struct rs_ev_NCCL_COLL *e = &s->ev.coll;
         RS_EV_INIT(e, NCCL_COLL, now);
         e->handle = s->id;
@@ -386,10 +383,7 @@ static rs_nccl_result start_event(void *context, void **eHandle, struct rs_nccl_
         e->datatype = sid(d->coll.datatype);
         e->rank = d->rank;
         e->root = d->coll.root;
-        break;
-    }
-    case RS_NP_p2p: {
-        if (!(s = claim(&host_ring))) return RS_NCCL_SUCCESS;
+    } else { /* RS_NP_p2p */
         struct rs_ev_NCCL_P2P *e = &s->ev.p2p;
         RS_EV_INIT(e, NCCL_P2P, now);
         e->handle = s->id;
@@ -402,10 +396,15 @@ static rs_nccl_result start_event(void *context, void **eHandle, struct rs_nccl_
         e->nchannels = d->p2p.nChannels;
         e->rank = d->rank;
         e->pad = 0;
-        break;
     }
-    case RS_NP_proxyop: {
-        if (!(s = claim(&proxy_ring))) return RS_NCCL_SUCCESS;
+    return s;
+}
+
+static struct rs_slot *start_proxy(uint64_t type, const struct rs_nccl_descr *d, uint64_t now)
+{
+    struct rs_slot *s;
+    if (!(s = claim(&proxy_ring))) return NULL;
+    if (type == RS_NP_proxyop) {
         struct rs_ev_NCCL_PROXY_OP *e = &s->ev.op;
         RS_EV_INIT(e, NCCL_PROXY_OP, now);
         e->handle = s->id;
@@ -416,10 +415,7 @@ static rs_nccl_result start_event(void *context, void **eHandle, struct rs_nccl_
         e->nsteps = (uint32_t)d->proxyOp.nSteps;
         e->is_send = d->proxyOp.isSend ? 1 : 0;
         s->is_send = (uint16_t)e->is_send;
-        break;
-    }
-    case RS_NP_proxystep: {
-        if (!(s = claim(&proxy_ring))) return RS_NCCL_SUCCESS;
+    } else if (type == RS_NP_proxystep) {
         struct rs_ev_NCCL_PROXY_STEP *e = &s->ev.step;
         RS_EV_INIT(e, NCCL_PROXY_STEP, now);
         e->handle = s->id;
@@ -429,10 +425,7 @@ static rs_nccl_result start_event(void *context, void **eHandle, struct rs_nccl_
         e->is_send =
             d->parentObj ? __atomic_load_n(&((const struct rs_slot *)d->parentObj)->is_send, __ATOMIC_RELAXED) : 0;
         s->is_send = (uint16_t)e->is_send;
-        break;
-    }
-    case RS_NP_kernelch: {
-        if (!(s = claim(&proxy_ring))) return RS_NCCL_SUCCESS;
+    } else { /* RS_NP_kernelch */
         struct rs_ev_NCCL_KERNEL_CH *e = &s->ev.kch;
         RS_EV_INIT(e, NCCL_KERNEL_CH, now);
         e->parent = handle_of(d->parentObj);
@@ -440,74 +433,101 @@ static rs_nccl_result start_event(void *context, void **eHandle, struct rs_nccl_
         e->gpu_stop = 0;
         e->channel = d->kernelCh.channelId;
         e->pad = 0;
-        break;
     }
-    case RS_NP_net: {
-        uint32_t id = (uint32_t)d->netPlugin.id;
-        const void *data = d->netPlugin.data;
-        if (!data || (id & 0xffffu) != 1) return RS_NCCL_SUCCESS; /* unknown descriptor version */
-        if ((id & RS_NET_TYPE_MASK) == RS_NET_TYPE_IB) {
-            const struct rs_nccl_net_ib_v1 *ib = data;
-            if (!(s = claim(&proxy_ring))) return RS_NCCL_SUCCESS;
-            struct rs_ev_NCCL_NET_IB *e = &s->ev.ib;
-            RS_EV_INIT(e, NCCL_NET_IB, now);
-            e->parent = handle_of(d->parentObj);
-            e->wr_id = ib->qp.wr_id;
-            e->length = ib->qp.length;
-            e->qp_num = (uint32_t)ib->qp.qpNum;
-            e->opcode = (uint32_t)ib->qp.opcode;
-            e->device = (uint32_t)ib->qp.device;
-            e->pad = 0;
-        } else if ((id & RS_NET_TYPE_MASK) == RS_NET_TYPE_SOCK) {
-            const struct rs_nccl_net_sock_v1 *so = data;
-            if (!(s = claim(&proxy_ring))) return RS_NCCL_SUCCESS;
-            struct rs_ev_NCCL_NET_SOCK *e = &s->ev.sock;
-            RS_EV_INIT(e, NCCL_NET_SOCK, now);
-            e->parent = handle_of(d->parentObj);
-            e->length = so->sock.length;
-            e->fd = so->sock.fd;
-            e->op = so->sock.op;
-        } else {
-            return RS_NCCL_SUCCESS;
-        }
-        break;
+    return s;
+}
+
+static struct rs_slot *start_net(const struct rs_nccl_descr *d, uint64_t now)
+{
+    uint32_t id = (uint32_t)d->netPlugin.id;
+    const void *data = d->netPlugin.data;
+    struct rs_slot *s;
+    if (!data || (id & 0xffffu) != 1) return NULL; /* unknown descriptor version */
+    if ((id & RS_NET_TYPE_MASK) == RS_NET_TYPE_IB) {
+        const struct rs_nccl_net_ib_v1 *ib = data;
+        if (!(s = claim(&proxy_ring))) return NULL;
+        struct rs_ev_NCCL_NET_IB *e = &s->ev.ib;
+        RS_EV_INIT(e, NCCL_NET_IB, now);
+        e->parent = handle_of(d->parentObj);
+        e->wr_id = ib->qp.wr_id;
+        e->length = ib->qp.length;
+        e->qp_num = (uint32_t)ib->qp.qpNum;
+        e->opcode = (uint32_t)ib->qp.opcode;
+        e->device = (uint32_t)ib->qp.device;
+        e->pad = 0;
+    } else if ((id & RS_NET_TYPE_MASK) == RS_NET_TYPE_SOCK) {
+        const struct rs_nccl_net_sock_v1 *so = data;
+        if (!(s = claim(&proxy_ring))) return NULL;
+        struct rs_ev_NCCL_NET_SOCK *e = &s->ev.sock;
+        RS_EV_INIT(e, NCCL_NET_SOCK, now);
+        e->parent = handle_of(d->parentObj);
+        e->length = so->sock.length;
+        e->fd = so->sock.fd;
+        e->op = so->sock.op;
+    } else {
+        return NULL;
     }
+    return s;
+}
+
+static struct rs_slot *start_api(int version, uint64_t type, const struct rs_nccl_descr *d, uint64_t now)
+{
+    struct rs_slot *s;
+    if (version < 5 || !(s = claim(&host_ring))) return NULL;
+    struct rs_ev_NCCL_PROF_API *e = &s->ev.api;
+    RS_EV_INIT(e, NCCL_PROF_API, now);
+    e->handle = s->id;
+    e->parent = handle_of(d->parentObj);
+    e->type = (uint32_t)type;
+    e->count = 0;
+    e->stream = 0;
+    e->func = 0;
+    e->root = -1;
+    e->graph = 0;
+    if (type == RS_NP_groupapi) {
+        e->root = d->groupApi.groupDepth;
+        e->graph = d->groupApi.graphCaptured;
+    } else if (type == RS_NP_collapi) {
+        e->func = sid(d->collApi.func);
+        e->count = d->collApi.count;
+        e->root = d->collApi.root;
+        e->stream = (uint64_t)(uintptr_t)d->collApi.stream;
+        e->graph = d->collApi.graphCaptured;
+    } else if (type == RS_NP_p2papi) {
+        e->func = sid(d->p2pApi.func);
+        e->count = d->p2pApi.count;
+        e->stream = (uint64_t)(uintptr_t)d->p2pApi.stream;
+        e->graph = d->p2pApi.graphCaptured;
+    } else {
+        e->stream = (uint64_t)(uintptr_t)d->kernelLaunch.stream;
+    }
+    return s;
+}
+
+static rs_nccl_result start_event(void *context, void **eHandle, struct rs_nccl_descr *d)
+{
+    *eHandle = NULL;
+    if (!rs_on(RS_FAM_nccl) || !d) return RS_NCCL_SUCCESS;
+    struct rs_nccl_ctx *c = context;
+    int version = version_of(c);
+    uint64_t type = version < 5 ? *(const uint8_t *)d : d->type;
+    uint64_t now = rs_now();
+    struct rs_slot *s;
+    switch (type) {
+    case RS_NP_group:
+    case RS_NP_coll:
+    case RS_NP_p2p: s = start_host(c, version, type, d, now); break;
+    case RS_NP_proxyop:
+    case RS_NP_proxystep:
+    case RS_NP_kernelch: s = start_proxy(type, d, now); break;
+    case RS_NP_net: s = start_net(d, now); break;
     case RS_NP_groupapi:
     case RS_NP_collapi:
     case RS_NP_p2papi:
-    case RS_NP_kernellaunch: {
-        if (version < 5 || !(s = claim(&host_ring))) return RS_NCCL_SUCCESS;
-        struct rs_ev_NCCL_PROF_API *e = &s->ev.api;
-        RS_EV_INIT(e, NCCL_PROF_API, now);
-        e->handle = s->id;
-        e->parent = handle_of(d->parentObj);
-        e->type = (uint32_t)type;
-        e->count = 0;
-        e->stream = 0;
-        e->func = 0;
-        e->root = -1;
-        e->graph = 0;
-        if (type == RS_NP_groupapi) {
-            e->root = d->groupApi.groupDepth;
-            e->graph = d->groupApi.graphCaptured;
-        } else if (type == RS_NP_collapi) {
-            e->func = sid(d->collApi.func);
-            e->count = d->collApi.count;
-            e->root = d->collApi.root;
-            e->stream = (uint64_t)(uintptr_t)d->collApi.stream;
-            e->graph = d->collApi.graphCaptured;
-        } else if (type == RS_NP_p2papi) {
-            e->func = sid(d->p2pApi.func);
-            e->count = d->p2pApi.count;
-            e->stream = (uint64_t)(uintptr_t)d->p2pApi.stream;
-            e->graph = d->p2pApi.graphCaptured;
-        } else {
-            e->stream = (uint64_t)(uintptr_t)d->kernelLaunch.stream;
-        }
-        break;
-    }
+    case RS_NP_kernellaunch: s = start_api(version, type, d, now); break;
     default: return RS_NCCL_SUCCESS; /* ProxyCtrl, CE events: not requested */
     }
+    if (!s) return RS_NCCL_SUCCESS;
     s->kind = s->ev.h.kind;
     *eHandle = s;
     return RS_NCCL_SUCCESS;

@@ -6,9 +6,10 @@
  * transfer sizes -> one IB QP net-plugin event per step; KernelCh with GPU timer start/stop; a P2p send.
  * Only event types inside the mask the plugin returned are started, as NCCL does.
  *
- * The ABI is declared here independently of preload/nccl_profiler.c, from NCCL's profiler_v4.h/v5.h (facts
- * in reference/nccl.md). Descriptors are pre-filled with 0xA5 so that a plugin reading padding (v4's type
- * is one byte) or fields of the wrong version would see garbage.
+ * The ABI is declared here independently of preload/nccl_profiler.c, from NCCL's public profiler_v4.h /
+ * profiler_v5.h (github.com/NVIDIA/nccl, ext-profiler/example/nccl/ at tag v2.28.9-1). Descriptors are
+ * pre-filled with 0xA5 so that a plugin reading padding (v4's type is one byte) or fields of the wrong
+ * version would see garbage.
  *
  * usage: plugin_driver v4|v5 NCOLL [NTHREADS]
  *   prints "mask=0x.." per communicator and "events=N failures=N" on stdout. With NTHREADS, that many
