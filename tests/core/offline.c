@@ -18,11 +18,27 @@ static void ok(int cond, const char *what)
     if (!cond) fails++;
 }
 
+/* The simulated process every file of this test is written for, its clock (sim_clock reads `now`) and one
+ * append's worth of events (the fed and limit phases). */
+static const struct rs_file_info fi = {.host = "sim-node-3",
+                                       .pid = 4242,
+                                       .ppid = 1,
+                                       .rank = 5,
+                                       .local_rank = 1,
+                                       .world_size = 16,
+                                       .cmdline = "python\0train.py",
+                                       .cmdline_len = 15,
+                                       .start_realtime = 1700000000000000000ull,
+                                       .start_mono = 1000,
+                                       .events = "all"};
+static uint64_t now;
+static struct rs_ev_MARK batch[1000];
+
 static void sim_clock(void *arg, uint64_t *real, uint64_t *mono)
 {
-    uint64_t *now = arg;
-    *mono = *now;
-    *real = 1700000000000000000ull + *now + 2500000000ull; /* this host's clock is 2.5 s ahead */
+    const uint64_t *t = arg;
+    *mono = *t;
+    *real = 1700000000000000000ull + *t + 2500000000ull; /* this host's clock is 2.5 s ahead */
 }
 
 /* A second file beside the first, with the simulated clock: NULL (and a diagnostic) if it cannot be made. */
@@ -45,28 +61,14 @@ static struct rs_reader *open_read(const char *path)
     return r;
 }
 
-int main(int argc, char **argv)
+/* Phase 1: write a file, refuse bad input, read it back. 1 = cannot go on. */
+static int basic(const char *path)
 {
-    if (argc < 2) return 2;
-    const char *path = argv[1];
-    printf("1..23\n");
-    alarm(60); /* a writer that loops forever fails the test instead of hanging the suite */
-    struct rs_file_info fi = {.host = "sim-node-3",
-                              .pid = 4242,
-                              .ppid = 1,
-                              .rank = 5,
-                              .local_rank = 1,
-                              .world_size = 16,
-                              .cmdline = "python\0train.py",
-                              .cmdline_len = 15,
-                              .start_realtime = 1700000000000000000ull,
-                              .start_mono = 1000,
-                              .events = "all"};
     int err = 0;
     struct rs_writer *w = rs_writer_open(path, &fi, &err);
     ok(w != NULL, "rs_writer_open creates the file");
     ok(rs_writer_open(path, &fi, &err) == NULL && err == -EEXIST, "a second open of the same path: -EEXIST");
-    uint64_t now = 1000;
+    now = 1000;
     rs_writer_set_clock(w, sim_clock, &now);
     uint32_t name = rs_writer_intern(w, "step");
     ok(name == 1 && rs_writer_intern(w, "step") == 1 && rs_writer_intern(w, "other") == 2,
@@ -118,6 +120,17 @@ int main(int argc, char **argv)
     const struct rs_read_stats *st = rs_reader_stats(r);
     ok(st->status == RS_READ_OK && st->drop_events == 7 && st->frames == 2, "complete, 2 frames, drops counted");
     rs_reader_close(r);
+    return 0;
+}
+
+/* Phase 2: incremental compression. */
+static int fed(const char *path)
+{
+    struct rs_writer *w;
+    struct rs_reader *r;
+    struct rs_event ev;
+    const struct rs_read_stats *st;
+    uint32_t name;
 
     /* Incremental compression (the live writer's rs_writer_feed after each drain): the frames written
      * must read back the same, including a frame that fills up (4 MiB raw) after several feeds. */
@@ -126,7 +139,6 @@ int main(int argc, char **argv)
     name = rs_writer_intern(w, "fed");
     const long total = 300000; /* 300k 32-byte events = 9.6 MB raw: more than two full frames */
     int feeds_ok = 1;
-    static struct rs_ev_MARK batch[1000];
     for (long i = 0; i < total;) {
         for (int k = 0; k < 1000; k++, i++) {
             RS_EV_INIT(&batch[k], MARK, 5000 + (uint64_t)i * 10);
@@ -153,6 +165,18 @@ int main(int argc, char **argv)
     printf("# frames %llu status %d\n", (unsigned long long)st->frames, (int)st->status);
     ok(st->status == RS_READ_OK && st->frames >= 3, "complete; full frames were cut while fed (>= 3 frames)");
     rs_reader_close(r);
+    return 0;
+}
+
+/* Phase 3: sliced feeding. */
+static int sliced(const char *path)
+{
+    struct rs_writer *w;
+    struct rs_reader *r;
+    struct rs_event ev;
+    const struct rs_read_stats *st;
+    uint32_t name;
+    char path2[4096];
 
     /* Sliced feeding (the live writer's rs_writer_set_feed_slice): large runs are copied and compressed a
      * slice at a time; events bigger than a slice (65528 bytes, an unknown kind: read back by size) go
@@ -218,6 +242,19 @@ int main(int argc, char **argv)
     printf("# sliced: frames %llu status %d, %ld big events\n", (unsigned long long)st->frames, (int)st->status, bigs2);
     ok(st->status == RS_READ_OK && st->frames >= 2, "complete; frames cut while sliced (>= 2 frames)");
     rs_reader_close(r);
+    return 0;
+}
+
+/* Phase 4: the file size limit. */
+static int size_limit(const char *path)
+{
+    struct rs_writer *w;
+    struct rs_reader *r;
+    struct rs_event ev;
+    const struct rs_read_stats *st;
+    uint32_t name;
+    struct rs_writer_stats ws;
+    char path2[4096];
 
     /* The file size limit (RLIMIT_FSIZE) reached 50 bytes after a frame's end: the PARTIAL frame (~100
      * bytes) does not fit there, so rs_writer_mark_partial gives up the last frame to say why the file is
@@ -263,5 +300,15 @@ int main(int argc, char **argv)
     ok(st->status == RS_READ_PARTIAL, "the file reads as partial, not truncated");
     ok(lim_marks == 200, "the frames before the one given up are all there (200 events)");
     rs_reader_close(r);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) return 2;
+    const char *path = argv[1];
+    printf("1..23\n");
+    alarm(60); /* a writer that loops forever fails the test instead of hanging the suite */
+    if (basic(path) || fed(path) || sliced(path) || size_limit(path)) return 1;
     return fails ? 1 : 0;
 }

@@ -8,6 +8,7 @@
 static struct t_port A, B;
 static char *abuf, *bbuf;
 static struct ibv_mr *amr, *bmr, *b_ro, *b_wo;
+static int rw; /* access rights of the data MRs */
 #define SZ (1 << 20)
 
 static int expect(struct ibv_cq *cq, enum ibv_wc_status st, uint64_t wr_id, const char *what)
@@ -30,18 +31,24 @@ static void drain(void)
         ;
 }
 
-int main(void)
+/* two devices, the data buffers and their MRs (one read-only and one write-only slice of B's) */
+static void setup(void)
 {
     t_port_open(&A, 4096);
     t_port_open(&B, 4096);
     abuf = calloc(1, SZ);
     bbuf = calloc(1, SZ);
-    int rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+    rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
     amr = ibv_reg_mr(A.pd, abuf, SZ, rw);
     bmr = ibv_reg_mr(B.pd, bbuf, SZ / 2, rw);
     b_ro = ibv_reg_mr(B.pd, bbuf + SZ / 2, SZ / 4, IBV_ACCESS_REMOTE_READ);
     b_wo = ibv_reg_mr(B.pd, bbuf + SZ / 2 + SZ / 4, SZ / 4, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
     if (!amr || !bmr || !b_ro || !b_wo) t_die("reg_mr");
+}
+
+/* cases 1-4: remote and local access errors */
+static void remote_access_errors(void)
+{
     struct ibv_qp *qa, *qb;
 
     /* 1. bad rkey; the next WR is flushed */
@@ -89,6 +96,12 @@ int main(void)
     ibv_destroy_qp(qa);
     ibv_destroy_qp(qb);
     drain();
+}
+
+/* cases 5-7: receiver not ready, receive too small */
+static void rnr_and_short_receive(void)
+{
+    struct ibv_qp *qa, *qb;
 
     /* 5. RNR: no receive posted, rnr_retry 1 with a 10 us timer */
     t_pair(&A, &B, 16, 1, &qa, &qb);
@@ -125,7 +138,11 @@ int main(void)
     ibv_destroy_qp(qa);
     ibv_destroy_qp(qb);
     drain();
+}
 
+/* case 8: wrong QP state, too many SGEs, flush on ERR */
+static void wrong_state(void)
+{
     /* 8. wrong state: posting a send on an INIT QP fails synchronously */
     struct ibv_qp *qi = t_qp(&A, NULL, 4);
     t_ok(t_post(qi, IBV_WR_SEND, 70, abuf, 8, amr->lkey, 0, 0, 0) == EINVAL,
@@ -149,6 +166,13 @@ int main(void)
     ibv_modify_qp(qi, &ea, IBV_QP_STATE);
     expect(A.cq, IBV_WC_WR_FLUSH_ERR, 71, "modify to ERR flushes a posted receive");
     ibv_destroy_qp(qi);
+}
+
+/* case 9: QPs destroyed with work in flight */
+static void destroy_while_busy(void)
+{
+    struct ibv_qp *qa, *qb;
+    double t0;
 
     /* 9. destroy while busy: many large writes in flight, then destroy both ends */
     t_pair(&A, &B, 256, 7, &qa, &qb);
@@ -175,113 +199,118 @@ int main(void)
     t_ok(r1 == 0 && r2 == 0 && t_now() - t0 < 5, "softnic: requester destroyed with 200 WRs in flight (%.3f s)",
          t_now() - t0);
     drain();
+}
 
+/* case 10: the peer process dies mid-stream */
+static void peer_dies(void)
+{
+    double t0;
     /* 10. the peer process dies abruptly (no destroy, no close) while we stream writes at it */
-    {
-        int c2p[2], p2c[2];
-        if (pipe(c2p) || pipe(p2c)) t_die("pipe");
-        fflush(stdout);
-        pid_t pid = fork();
-        if (pid == 0) {
-            struct t_port C;
-            t_port_open(&C, 64);
-            char *cb = calloc(1, SZ);
-            struct ibv_mr *cm = ibv_reg_mr(C.pd, cb, SZ, rw);
-            struct ibv_qp *qc = t_qp(&C, NULL, 16);
-            uint64_t msg[3] = {qc->qp_num, cm->rkey, (uintptr_t)cb}, peer = 0;
-            if (write(c2p[1], msg, sizeof msg) != sizeof msg || read(p2c[0], &peer, sizeof peer) != sizeof peer)
-                _exit(1);
-            t_connect(qc, (uint32_t)peer, 7, 1);
-            usleep(100000);
-            _exit(0); /* vanish with everything open */
-        }
-        uint64_t msg[3] = {0};
-        struct ibv_qp *qp = t_qp(&A, NULL, 64);
-        uint64_t mine = qp->qp_num;
-        int okx = read(c2p[0], msg, sizeof msg) == sizeof msg && write(p2c[1], &mine, sizeof mine) == sizeof mine;
-        t_connect(qp, (uint32_t)msg[0], 7, 1);
-        t0 = t_now();
-        int posted = 0, completed = 0, failed = 0;
-        struct ibv_wc wc;
-        while (okx && !failed && t_now() - t0 < 10) {
-            while (posted - completed < 32)
-                if (t_post(qp, IBV_WR_RDMA_WRITE, (uint64_t)posted++, abuf, SZ / 4, amr->lkey, msg[2], (uint32_t)msg[1],
-                           0))
-                    break;
-            if (t_wait(A.cq, &wc, 1)) {
-                completed++;
-                failed = wc.status != IBV_WC_SUCCESS;
-            }
-        }
-        t_ok(okx && failed,
-             "softnic: peer process killed mid-stream -> error completion (%s after %.2f s, %d writes done)",
-             failed ? ibv_wc_status_str(wc.status) : "none", t_now() - t0, completed);
-        int st = 0;
-        waitpid(pid, &st, 0);
-        ibv_destroy_qp(qp);
-        drain();
-        close(c2p[0]);
-        close(c2p[1]);
-        close(p2c[0]);
-        close(p2c[1]);
+    int c2p[2], p2c[2];
+    if (pipe(c2p) || pipe(p2c)) t_die("pipe");
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct t_port C;
+        t_port_open(&C, 64);
+        char *cb = calloc(1, SZ);
+        struct ibv_mr *cm = ibv_reg_mr(C.pd, cb, SZ, rw);
+        struct ibv_qp *qc = t_qp(&C, NULL, 16);
+        uint64_t msg[3] = {qc->qp_num, cm->rkey, (uintptr_t)cb}, peer = 0;
+        if (write(c2p[1], msg, sizeof msg) != sizeof msg || read(p2c[0], &peer, sizeof peer) != sizeof peer) _exit(1);
+        t_connect(qc, (uint32_t)peer, 7, 1);
+        usleep(100000);
+        _exit(0); /* vanish with everything open */
     }
+    uint64_t msg[3] = {0};
+    struct ibv_qp *qp = t_qp(&A, NULL, 64);
+    uint64_t mine = qp->qp_num;
+    int okx = read(c2p[0], msg, sizeof msg) == sizeof msg && write(p2c[1], &mine, sizeof mine) == sizeof mine;
+    t_connect(qp, (uint32_t)msg[0], 7, 1);
+    t0 = t_now();
+    int posted = 0, completed = 0, failed = 0;
+    struct ibv_wc wc;
+    while (okx && !failed && t_now() - t0 < 10) {
+        while (posted - completed < 32)
+            if (t_post(qp, IBV_WR_RDMA_WRITE, (uint64_t)posted++, abuf, SZ / 4, amr->lkey, msg[2], (uint32_t)msg[1], 0))
+                break;
+        if (t_wait(A.cq, &wc, 1)) {
+            completed++;
+            failed = wc.status != IBV_WC_SUCCESS;
+        }
+    }
+    t_ok(okx && failed, "softnic: peer process killed mid-stream -> error completion (%s after %.2f s, %d writes done)",
+         failed ? ibv_wc_status_str(wc.status) : "none", t_now() - t0, completed);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    ibv_destroy_qp(qp);
+    drain();
+    close(c2p[0]);
+    close(c2p[1]);
+    close(p2c[0]);
+    close(p2c[1]);
+}
 
+/* case 12: the peer process is stopped longer than the RNR budget */
+static void peer_stopped(void)
+{
     /* 12. a descheduled responder: the request waits (RNR) at a peer process that is stopped for 1 s, longer
      * than the whole RNR budget (rnr_retry 6 x 41 ms). A real NIC keeps time on its own; the software NIC
      * must not count the time its process could not run: once resumed and the receive posted, the SEND
      * completes (softnic charges at most 20 ms per RX pass; with a wall-clock deadline it was NAKed with
      * RNR_RETRY_EXC at once). */
-    {
-        int c2p[2], p2c[2];
-        if (pipe(c2p) || pipe(p2c)) t_die("pipe");
-        fflush(stdout);
-        pid_t pid = fork();
-        if (pid == 0) {
-            struct t_port C;
-            t_port_open(&C, 64);
-            char *cb = calloc(1, 4096);
-            struct ibv_mr *cm = ibv_reg_mr(C.pd, cb, 4096, rw);
-            struct ibv_qp *qc = t_qp(&C, NULL, 16);
-            uint64_t mine = qc->qp_num, peer = 0, cmd = 0;
-            if (write(c2p[1], &mine, sizeof mine) != sizeof mine || read(p2c[0], &peer, sizeof peer) != sizeof peer)
-                _exit(1);
-            t_connect(qc, (uint32_t)peer, 7, 24); /* responder: min_rnr_timer code 24 = 40.96 ms */
-            if (write(c2p[1], &mine, sizeof mine) != sizeof mine || read(p2c[0], &cmd, sizeof cmd) != sizeof cmd)
-                _exit(1);
-            t_recv(qc, 1, cb, 4096, cm->lkey);
-            struct ibv_wc wc;
-            int got = t_wait(C.cq, &wc, 5);
-            usleep(200000); /* let the ACK leave */
-            _exit(got && wc.status == IBV_WC_SUCCESS ? 0 : 2);
-        }
-        struct ibv_qp *qp = t_qp(&A, NULL, 16);
-        uint64_t mine = qp->qp_num, peer = 0, go = 1;
-        int okx = read(c2p[0], &peer, sizeof peer) == sizeof peer && write(p2c[1], &mine, sizeof mine) == sizeof mine;
-        t_connect(qp, (uint32_t)peer, 6, 1); /* requester: rnr_retry 6 -> budget 7 x 40.96 ms */
-        okx = okx && read(c2p[0], &peer, sizeof peer) == sizeof peer;
-        t_post(qp, IBV_WR_SEND, 120, abuf, 128, amr->lkey, 0, 0, 0);
-        usleep(50000); /* parked at the responder now */
-        kill(pid, SIGSTOP);
-        usleep(1000000);
-        kill(pid, SIGCONT);
-        usleep(50000);
-        okx = okx && write(p2c[1], &go, sizeof go) == sizeof go;
+    int c2p[2], p2c[2];
+    if (pipe(c2p) || pipe(p2c)) t_die("pipe");
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct t_port C;
+        t_port_open(&C, 64);
+        char *cb = calloc(1, 4096);
+        struct ibv_mr *cm = ibv_reg_mr(C.pd, cb, 4096, rw);
+        struct ibv_qp *qc = t_qp(&C, NULL, 16);
+        uint64_t mine = qc->qp_num, peer = 0, cmd = 0;
+        if (write(c2p[1], &mine, sizeof mine) != sizeof mine || read(p2c[0], &peer, sizeof peer) != sizeof peer)
+            _exit(1);
+        t_connect(qc, (uint32_t)peer, 7, 24); /* responder: min_rnr_timer code 24 = 40.96 ms */
+        if (write(c2p[1], &mine, sizeof mine) != sizeof mine || read(p2c[0], &cmd, sizeof cmd) != sizeof cmd) _exit(1);
+        t_recv(qc, 1, cb, 4096, cm->lkey);
         struct ibv_wc wc;
-        int got = t_wait(A.cq, &wc, 5);
-        t_ok(okx && got && wc.status == IBV_WC_SUCCESS,
-             "softnic: responder stopped 1 s (> RNR budget 0.29 s), then posts its receive -> SEND succeeds (%s)",
-             got ? ibv_wc_status_str(wc.status) : "no completion");
-        int st = 0;
-        waitpid(pid, &st, 0);
-        t_ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "softnic: the stopped responder received the message");
-        ibv_destroy_qp(qp);
-        drain();
-        close(c2p[0]);
-        close(c2p[1]);
-        close(p2c[0]);
-        close(p2c[1]);
+        int got = t_wait(C.cq, &wc, 5);
+        usleep(200000); /* let the ACK leave */
+        _exit(got && wc.status == IBV_WC_SUCCESS ? 0 : 2);
     }
+    struct ibv_qp *qp = t_qp(&A, NULL, 16);
+    uint64_t mine = qp->qp_num, peer = 0, go = 1;
+    int okx = read(c2p[0], &peer, sizeof peer) == sizeof peer && write(p2c[1], &mine, sizeof mine) == sizeof mine;
+    t_connect(qp, (uint32_t)peer, 6, 1); /* requester: rnr_retry 6 -> budget 7 x 40.96 ms */
+    okx = okx && read(c2p[0], &peer, sizeof peer) == sizeof peer;
+    t_post(qp, IBV_WR_SEND, 120, abuf, 128, amr->lkey, 0, 0, 0);
+    usleep(50000); /* parked at the responder now */
+    kill(pid, SIGSTOP);
+    usleep(1000000);
+    kill(pid, SIGCONT);
+    usleep(50000);
+    okx = okx && write(p2c[1], &go, sizeof go) == sizeof go;
+    struct ibv_wc wc;
+    int got = t_wait(A.cq, &wc, 5);
+    t_ok(okx && got && wc.status == IBV_WC_SUCCESS,
+         "softnic: responder stopped 1 s (> RNR budget 0.29 s), then posts its receive -> SEND succeeds (%s)",
+         got ? ibv_wc_status_str(wc.status) : "no completion");
+    int st = 0;
+    waitpid(pid, &st, 0);
+    t_ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "softnic: the stopped responder received the message");
+    ibv_destroy_qp(qp);
+    drain();
+    close(c2p[0]);
+    close(c2p[1]);
+    close(p2c[0]);
+    close(p2c[1]);
+}
 
+/* case 11: honest refusals, then everything torn down in order */
+static void refusals_and_teardown(void)
+{
     /* 11. honest refusals */
     errno = 0;
     t_ok(!ibv_reg_dmabuf_mr(A.pd, 0, 0, 0, -1, 0) && errno == EOPNOTSUPP,
@@ -299,5 +328,17 @@ int main(void)
     free(abuf);
     free(bbuf);
     t_ok(ibv_close_device(A.ctx) == 0 && ibv_close_device(B.ctx) == 0, "softnic: close both devices");
+}
+
+int main(void)
+{
+    setup();
+    remote_access_errors();
+    rnr_and_short_receive();
+    wrong_state();
+    destroy_while_busy();
+    peer_dies();
+    peer_stopped();
+    refusals_and_teardown();
     return t_done();
 }
