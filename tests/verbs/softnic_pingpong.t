@@ -26,18 +26,48 @@ pp() {
         rm -rf "${T:?}/$1"
     done
 }
+# The client starts once the server listens (its TCP port in LISTEN state in /proc/net/tcp*, seen without
+# connecting: the server accepts one connection only), so that it does not exit at once with "Couldn't
+# connect" after opening a device (under load the server can take seconds to get there). Should it still
+# fail to connect (a port taken by another process), it is run again; each such attempt is counted in
+# $T/TAG.refused and leaves a trace that never connected (traces() below).
+listening() { # port
+    awk -v p="$(printf ':%04X' "$1")" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 } END { exit !f }' \
+        /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
 pp_once() {
     local tag=$1 port srv
     shift
     port=$(sn_port)
+    : >"$T/$tag.refused"
     run_timeout $PP_TO "$@" ibv_rc_pingpong -p "$port" -n $N ${PP_ARGS:-} >"$T/$tag.srv" 2>&1 &
     srv=$!
+    for _ in $(seq $((PP_TO * 10))); do
+        listening "$port" || ! kill -0 $srv 2>/dev/null && break
+        sleep 0.1
+    done
     for _ in 1 2 3 4 5 6 7 8 9 10; do
-        sleep 0.2
         run_timeout $PP_TO "$@" ibv_rc_pingpong -p "$port" -n $N ${PP_ARGS:-} localhost >"$T/$tag.cli" 2>&1 && break
         grep -q "Couldn't connect" "$T/$tag.cli" || break
+        echo refused >>"$T/$tag.refused"
+        sleep 0.2
     done
     wait $srv
+}
+# traces TAG: the trace files in $T/TAG, less as many traces of a client that never connected (no
+# ibv_modify_qp to RTR, state=2) as there were refused attempts: any other extra trace stays and fails the count.
+traces() {
+    local f skip
+    skip=$(grep -c . "$T/$1.refused" 2>/dev/null)
+    for f in "$T/$1"/*.rtrace; do
+        [ -e "$f" ] || continue
+        if [ "${skip:-0}" -gt 0 ] && ! "$VT/vt_dump" verbs "$f" | grep -q '^ibv_modify_qp .* state=2 '; then
+            diag "$1: $(basename "$f"): a client that never connected (refused attempt), not counted"
+            skip=$((skip - 1))
+            continue
+        fi
+        echo "$f"
+    done
 }
 # the program's output with run-specific values (QPN, PSN, rates, times) blanked out
 norm() { sed -E 's/(QPN|PSN) 0x[0-9a-f]+/\1 X/g; s/[0-9]+\.[0-9]+/F/g' "$1"; }
@@ -54,7 +84,7 @@ check_side() { # file desc
     is "$(nkind "$d" ibv_post_send)/$(nkind "$d" ibv_wc 'status=0 ')/$(($(nkind "$d" ibv_post_recv) >= N))" \
         "$N/$((2 * N))/1" "$2: $N sends, $((2 * N)) successful completions, >= $N receives"
 }
-files=$(grep -l . "$T"/pre/*.rtrace 2>/dev/null | while read -r f; do
+files=$(traces pre | while read -r f; do
     [ "$("$VT/vt_dump" verbs "$f" | grep -c '^ibv_open_device')" = 1 ] && echo "$f"; done)
 is "$(printf '%s\n' "$files" | grep -c .)" 2 "softnic: two traced processes opened a device"
 for f in $files; do check_side "$f" "softnic LD_PRELOAD $(basename "$f")"; done
@@ -63,7 +93,7 @@ if [ -x "$RS_CLI" ] && "$RS_CLI" record --help >/dev/null 2>&1; then
     pp rec "${SN_FOREIGN_ENV[@]}" "$RS_CLI" record -q -o "$T/rec" --
     is "$(norm "$T/rec.cli")" "$(norm "$T/plain.cli")" "softnic: client output under railscope record same as untraced"
     is "$(norm "$T/rec.srv")" "$(norm "$T/plain.srv")" "softnic: server output under railscope record same as untraced"
-    files=$(ls "$T"/rec/*.rtrace 2>/dev/null)
+    files=$(traces rec)
     is "$(printf '%s\n' "$files" | grep -c .)" 2 "softnic: railscope record wrote one trace per pingpong process"
     for f in $files; do check_side "$f" "softnic record $(basename "$f")"; done
 else
@@ -83,9 +113,9 @@ maxlat() { # trace file -> max post_send -> completion latency in us
 }
 PP_ARGS="-n 400" SOFTNIC_PAUSE=100:80 pp pause env LD_PRELOAD="$RS_PRELOAD" RAILSCOPE_OUT="$T/pause"
 lat_plain=0
-for f in $(ls "$T"/pre/*.rtrace); do l=$(maxlat "$f"); [ "$l" -gt "$lat_plain" ] && lat_plain=$l; done
+for f in "$T"/pre/*.rtrace; do l=$(maxlat "$f"); [ "$l" -gt "$lat_plain" ] && lat_plain=$l; done
 lat_pause=0
-for f in $(ls "$T"/pause/*.rtrace); do l=$(maxlat "$f"); [ "$l" -gt "$lat_pause" ] && lat_pause=$l; done
+for f in "$T"/pause/*.rtrace; do l=$(maxlat "$f"); [ "$l" -gt "$lat_pause" ] && lat_pause=$l; done
 diag "max send->completion latency: ${lat_plain} us without pauses, ${lat_pause} us with SOFTNIC_PAUSE=100:80"
 ok "softnic: SOFTNIC_PAUSE=100:80 shows as a send completion latency >= 60 ms (got ${lat_pause} us)" \
     test "$lat_pause" -ge 60000
@@ -95,7 +125,7 @@ ok "softnic: SOFTNIC_PAUSE=100:80 shows as a send completion latency >= 60 ms (g
 PP_ARGS="-N -t" pp ext env LD_PRELOAD="$RS_PRELOAD" RAILSCOPE_OUT="$T/ext"
 like "$(cat "$T/ext.cli")" 'iters in' "softnic -N -t: client ran under the tracer"
 n_ok=0 qp_ok=0
-for f in "$T"/ext/*.rtrace; do
+for f in $(traces ext); do
     d=$("$VT/vt_dump" verbs "$f")
     [ "$(nkind "$d" ibv_open_device)" = 1 ] || continue
     [ "$(nkind "$d" ibv_post_send 'aux=1 ')/$(nkind "$d" ibv_wc 'status=0 ')" = "$N/$((2 * N))" ] && n_ok=$((n_ok + 1))
