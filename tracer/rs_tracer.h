@@ -2,7 +2,8 @@
  * before or after the core has started, and from inside wrappers; the hot-path calls never lock, never
  * allocate and never block. The core knows nothing of verbs, CUDA or NCCL.
  *
- * A wrapper's skeleton is the macros of preload/dl.h (the one way to write a wrapper; verbs.c, nccl.c):
+ * A wrapper's skeleton is the macros of preload/dl.h (the one way to write a wrapper; used by verbs*.c, nccl.c,
+ * cuda/cudart.c, cuda/cupti.c):
  *     RS_REAL(ibv_foo, int, (int a), rs_dl_real("libx.so", "ibv_foo"))   typed slot, lazy safe resolution
  *     static int wrap_ibv_foo(int a) {
  *         RS_WRAP_REAL(ibv_foo, errno = ENOSYS; return -1);     never call NULL
