@@ -80,6 +80,9 @@ static void add_findings(struct rs_exp *x, char **paths, int n, int quiet)
         return;
     }
     struct rs_report_opts ro = {0};
+    const char *mm = getenv("RAILSCOPE_REPORT_MAX_MEM"); /* report's memory budget (docs/report.md, "Memory") */
+    uint64_t mib;
+    if (mm && !parse_u64(mm, &mib) && mib >= 16 && mib <= (1ull << 20)) ro.max_mem = mib << 20;
     struct rs_analysis *a = NULL;
     char err[256];
     if (rs_analyze(&ro, paths, n, &a, err, sizeof err) || !a) {
