@@ -338,7 +338,7 @@ size_t rs_an_run_steps(const struct rs_analysis *a, struct rs_an_runstep **out)
     size_t n = 0;
     for (size_t i = 0; i < a->nranks; i++)
         if (a->ranks[i].nsteps > n) n = a->ranks[i].nsteps;
-    *out = calloc(n ? n : 1, sizeof **out);
+    *out = rs_xcalloc(n ? n : 1, sizeof **out, "analyze run steps");
     if (!*out) return 0;
     for (size_t k = 0; k < n; k++) {
         struct rs_an_runstep *x = &(*out)[k];

@@ -1004,6 +1004,7 @@ void an_pass_recycle(struct pass *p)
     hm_recycle(&p->sendwait, &k.sendwait);
     hm_recycle(&p->qpmap, &k.qpmap);
     hm_recycle(&p->nvstart, &k.nvstart);
+    hm_recycle(&p->nvmap, &k.nvmap);
     hm_recycle(&p->accmap, &k.accmap);
 }
 
@@ -1026,6 +1027,7 @@ void an_pass_free(struct pass *p)
     hm_free(&p->sendwait);
     hm_free(&p->qpmap);
     hm_free(&p->nvstart);
+    hm_free(&p->nvmap);
     for (size_t i = 0; i < p->naccs; i++) {
         free(p->accs[i].runs);
         free(p->accs[i].ends);

@@ -138,7 +138,8 @@ struct pass {
     size_t acc_last_i;
     int acc_last_valid;
     struct nvstack *nv;
-    size_t nnv, nvcap;
+    size_t nnv, nvcap, nv_last; /* nv_last: the last stack nv_stack() returned */
+    struct hmap nvmap;          /* tid -> nv index */
     struct nvent *starts;
     size_t nstarts, startcap;
     struct srange *ranges;

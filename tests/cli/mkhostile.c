@@ -6,6 +6,7 @@
  *     mkhostile strings FILE N LEN       N distinct interned strings of LEN bytes (<= 4096), highly
  *                                        compressible (600000 x 4096: 2.4 GB of text in a few MB) (info)
  *     mkhostile threads FILE N           N threads (tids 1..N), each a THREAD_START + one MARK (D8)
+ *     mkhostile nvtx FILE N              N threads, each a THREAD_START + one NVTX range (report's stacks)
  *     mkhostile utf8 FILE                hostile strings (invalid UTF-8, encoded surrogates, overlong forms,
  *                                        control characters, quotes) as header fields, thread names, mark
  *                                        names, warnings and host facts (D9)
@@ -196,8 +197,22 @@ static void mk_strings(const char *path, long n, long len)
     fprintf(stderr, "mkhostile: %s: %ld strings of %ld bytes, %zu bytes\n", path, n, len, f.n);
 }
 
-/* D8: n threads, each with a named THREAD_START and one MARK, one chunk per thread. */
-static void mk_threads(const char *path, long n)
+/* An NVTX range push/pop on the chunk's thread. */
+static void put_nvtx(struct rawf *r, uint64_t ts, uint32_t message)
+{
+    struct rs_ev_NVTX_PUSH a;
+    memset(&a, 0, sizeof a);
+    RS_EV_INIT(&a, NVTX_PUSH, ts);
+    a.message = message;
+    fz_put(&r->b, &a, sizeof a);
+    struct rs_ev_NVTX_POP b;
+    memset(&b, 0, sizeof b);
+    RS_EV_INIT(&b, NVTX_POP, ts + 5);
+    fz_put(&r->b, &b, sizeof b);
+}
+
+/* D8: n threads, each with a named THREAD_START and one MARK (nvtx: one NVTX range), one chunk per thread. */
+static void mk_threads(const char *path, long n, int nvtx)
 {
     struct fz_buf f = {0};
     struct rawf r = {0};
@@ -211,7 +226,8 @@ static void mk_threads(const char *path, long n)
         if (r.b.n > RS_MAX_FRAME_RAW / 8) frame_flush(&f, &r, &seq);
         chunk_open(&r, (uint32_t)i, 0);
         put_thread_start(&r, 2000 + (uint64_t)i, 1);
-        put_mark(&r, 3000 + (uint64_t)i, (uint64_t)i, 2);
+        if (nvtx) put_nvtx(&r, 3000 + (uint64_t)i, 2);
+        else put_mark(&r, 3000 + (uint64_t)i, (uint64_t)i, 2);
         chunk_close(&r);
     }
     chunk_open(&r, 0, 0);
@@ -346,14 +362,15 @@ int main(int argc, char **argv)
     }
     if (argc >= 4 && !strcmp(argv[1], "marks")) mk_marks(argv[2], atol(argv[3]));
     else if (argc >= 5 && !strcmp(argv[1], "strings")) mk_strings(argv[2], atol(argv[3]), atol(argv[4]));
-    else if (argc >= 4 && !strcmp(argv[1], "threads")) mk_threads(argv[2], atol(argv[3]));
+    else if (argc >= 4 && !strcmp(argv[1], "threads")) mk_threads(argv[2], atol(argv[3]), 0);
+    else if (argc >= 4 && !strcmp(argv[1], "nvtx")) mk_threads(argv[2], atol(argv[3]), 1);
     else if (argc >= 3 && !strcmp(argv[1], "utf8")) mk_utf8(argv[2]);
     else if (argc >= 3 && !strcmp(argv[1], "enums")) mk_enums(argv[2]);
     else if (argc >= 3 && !strcmp(argv[1], "plain")) {
         no_rank = 1;
-        mk_threads(argv[2], 2);
+        mk_threads(argv[2], 2, 0);
     } else {
-        fprintf(stderr, "usage: mkhostile marks|strings|threads|utf8|enums|plain FILE [ARGS]\n");
+        fprintf(stderr, "usage: mkhostile marks|strings|threads|nvtx|utf8|enums|plain FILE [ARGS]\n");
         return 2;
     }
     return 0;

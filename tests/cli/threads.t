@@ -8,7 +8,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_build tests/cli/mkhostile railscope
 [ -x /usr/bin/time ] || skip_all "/usr/bin/time not installed (Debian package: time)"
-plan 9
+plan 11
 "$RS_BUILD/tests/cli/mkhostile" threads "$T/a.rtrace" 50000 2>/dev/null
 "$RS_BUILD/tests/cli/mkhostile" threads "$T/b.rtrace" 200000 2>/dev/null
 cpu() { # FILE FORMAT -> user+sys seconds, or 999 on failure/timeout
@@ -33,4 +33,24 @@ for f in chrome kineto perfetto; do
     run_timeout 120 "$RS_CLI" export -q --format $f -o "$T/o.$f" "$T/a.rtrace" >/dev/null 2>&1
     is $? 0 "$f: export of 50 k threads exits 0"
 done
+# report: a thread's NVTX stack was found by scanning every thread's (100 k threads with one range each:
+# 6.8 s, 200 k ~27 s); now by a hash map
+"$RS_BUILD/tests/cli/mkhostile" nvtx "$T/na.rtrace" 50000 2>/dev/null
+"$RS_BUILD/tests/cli/mkhostile" nvtx "$T/nb.rtrace" 200000 2>/dev/null
+rcpu() { # FILE -> user+sys seconds of report, or 999 on failure/timeout
+    local t
+    /usr/bin/time -o "$T/time" -f 'T %U %S' timeout 120 "$RS_CLI" report -q "$1" >/dev/null 2>&1
+    [ $? -le 1 ] && t=$(awk '/^T / { print $2 + $3 }' "$T/time")
+    echo "${t:-999}"
+}
+a=$(rcpu "$T/na.rtrace")
+b=$(rcpu "$T/nb.rtrace")
+diag "report: 50 k threads with an NVTX range each ${a} s, 200 k threads ${b} s CPU"
+ok "report: 200 k threads with NVTX ranges in under 10 s CPU (${b} s)" awk -v b="$b" 'BEGIN { exit !(b < 10) }'
+if timing_ok; then
+    ok "report: 4x the NVTX threads costs < 11x the time (${a} s -> ${b} s)" \
+        awk -v a="$a" -v b="$b" 'BEGIN { if (a < 0.05) a = 0.05; exit !(b / a < 11) }'
+else
+    skip "$timing_skip_reason"
+fi
 exit 0
