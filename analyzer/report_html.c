@@ -22,6 +22,7 @@
 extern size_t rs_an_run_steps(const struct rs_analysis *a, struct rs_an_runstep **out) __attribute__((weak));
 #include "formats/export/export_int.h"
 #include "formats/reader.h"
+#include "util/utf8.h"
 #include "util/xalloc.h"
 
 /* Stragglers "cannot tell" on a ping-pong (analyze_join.c verbs_stragglers, straggler_basis "none: round trips") */
@@ -30,17 +31,35 @@ extern size_t rs_an_run_steps(const struct rs_analysis *a, struct rs_an_runstep 
 
 /* ---------------- small output helpers ---------------- */
 
+/* HTML text: markup characters as entities; ill-formed UTF-8 (host names, paths and names from a trace) as
+ * U+FFFD, one per maximal subpart (util/utf8.h), and control characters other than tab and newline (not
+ * allowed in HTML text) as U+FFFD too, so the page is valid UTF-8. */
 static void esc(FILE *f, const char *s)
 {
-    for (; s && *s; s++) {
-        switch (*s) {
+    if (!s) return;
+    size_t n = strlen(s);
+    for (size_t i = 0; i < n;) {
+        const unsigned char c = (unsigned char)s[i];
+        if (c >= 0x80) {
+            size_t bad, l = rs_utf8_seq((const unsigned char *)s + i, n - i, &bad);
+            if (l) fwrite(s + i, 1, l, f);
+            else fputs("\xef\xbf\xbd", f);
+            i += l ? l : bad;
+            continue;
+        }
+        switch (c) {
         case '<': fputs("&lt;", f); break;
         case '>': fputs("&gt;", f); break;
         case '&': fputs("&amp;", f); break;
         case '"': fputs("&quot;", f); break;
         case '\'': fputs("&#39;", f); break;
-        default: fputc(*s, f);
+        case '\t':
+        case '\n': fputc(c, f); break;
+        default:
+            if (c < 0x20 || c == 0x7f) fputs("\xef\xbf\xbd", f);
+            else fputc(c, f);
         }
+        i++;
     }
 }
 

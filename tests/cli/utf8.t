@@ -9,7 +9,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_build tests/cli/mkhostile railscope
 need_cmd python3
-plan 15
+plan 17
 D=$RS_TOP/tests/cli
 "$RS_BUILD/tests/cli/mkhostile" utf8 "$T/u.rtrace"
 have_node=0
@@ -74,4 +74,15 @@ else
     diag "$(cat "$T/r.err")"
 fi
 _tap_n=$((_tap_n + 1))
+
+# report --html: the same strings in HTML text (analyzer/report_html.c's esc): valid UTF-8, and no control
+# characters other than tab, newline and carriage return (HTML text allows no others)
+"$RS_CLI" report --html "$T/r.html" "$T/u.rtrace" >/dev/null 2>&1
+ok "report --html: the page is valid UTF-8" python3 -c 'import sys; open(sys.argv[1], "rb").read().decode("utf-8")' \
+    "$T/r.html"
+ok "report --html: no control characters in the page" python3 -c '
+import re, sys
+t = open(sys.argv[1], "rb").read().decode("utf-8", "replace")
+bad = re.findall(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", t)
+sys.exit("%d control characters: %r" % (len(bad), bad[:5]) if bad else 0)' "$T/r.html"
 exit 0
