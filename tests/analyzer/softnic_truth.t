@@ -51,7 +51,12 @@ is "$bad" "" "softnic ring: each rank's total wait within 10 % of what the progr
 lags() { sed -n "s/^rank $1: result OK, first send ms: //p" "$T/late.out"; }
 ok "softnic ring: the planted delay is what the others waited (program measured at least 150 ms over 10 steps of 20 ms planted)" \
     awk -v l="$(lags 1)" -v o="$(lags 0)" 'BEGIN { n = split(l, a, " "); split(o, b, " "); for (i = 1; i <= n; i++) s += a[i] - b[i]; exit !(s > 150) }'
-ok "softnic ring: the late rank itself waits for nobody" jq -e '[.ranks[] | select(.rank == 1) | .attribution.peer_wait / .nsteps][0] < 0.002' "$J"
+# the late rank waits for nobody: under 2 ms a step, or (a loaded host can make it genuinely late for a
+# step behind another rank) no more than the program measured it waiting (ring_truth.py's line for rank 1)
+w1=$(sed -n 's/^# rank 1: waits \([0-9.]*\) s in the report, [0-9.]*\.\.\([0-9.]*\) s .*/\1 \2/p' "$T/late.truth")
+ok "softnic ring: the late rank itself waits for nobody (report, measured: ${w1:-?} s)" \
+    sh -c 'jq -e "[.ranks[] | select(.rank == 1) | .attribution.peer_wait / .nsteps][0] < 0.002" "$1" >/dev/null ||
+        awk -v w="$2" "BEGIN { n = split(w, x, \" \"); exit !(n == 2 && x[1] <= x[2] * 1.1 + 0.002) }"' _ "$J" "$w1"
 ring ontime 0
 # no straggler planted: on an idle host nobody is persistent; on a loaded one whoever the program measured
 bad=$(truth ontime)
