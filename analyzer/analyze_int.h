@@ -129,7 +129,7 @@ struct an_rank {
     char coll_source[32]; /* "" = NCCL profiler plugin records */
     uint64_t base_lat;    /* measured base latency of this rank's WRs (ns) */
     int net_only;         /* NCCL's log: every connection of this rank through a network transport */
-    int gdr;              /* NCCL's log: 1 GPUDirect RDMA on a NET/IB connection, 0 NET/IB without, -1 unknown */
+    int gdr;              /* NCCL's log, NET/IB connections: 1 all with GPUDirect RDMA, 2 some, 0 none, -1 unknown */
     size_t nlsteps;
     struct an_lstep *lsteps;
     size_t ncolls;

@@ -423,7 +423,10 @@ static void on_nccl(struct pass *p, const struct rs_ev_hdr *h)
         const char *via = rs_reader_string(p->rd, e->via, NULL);
         p->conn_mask |= 1u << e->transport;
         p->nconn++;
-        if (via && strstr(via, "/GDRDMA")) p->gdr_conn++;
+        if (e->transport == 3) {
+            p->ib_conn++;
+            if (via && strstr(via, "/GDRDMA")) p->gdr_conn++;
+        }
         if (via && e->transport >= 3 && e->transport <= 5 && !p->conn_via[0]) cpy(p->conn_via, sizeof p->conn_via, via);
         break;
     }

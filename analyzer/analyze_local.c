@@ -717,7 +717,8 @@ static int transport_from_log(struct pass *p)
             l += (size_t)snprintf(r->out.transport + l, sizeof r->out.transport - l, "%s%s", l ? " + " : "",
                                   names[order[i]]);
     r->net_only = !(p->conn_mask & (1u << 1 | 1u << 2 | 1u << 7)) && (p->conn_mask & (7u << 3));
-    r->gdr = p->gdr_conn ? 1 : p->conn_mask & 1u << 3 ? 0 : -1;
+    /* every NET/IB connection with GPUDirect RDMA, none, or some (e.g. receives with it, sends without) */
+    r->gdr = !p->ib_conn ? -1 : p->gdr_conn == p->ib_conn ? 1 : p->gdr_conn ? 2 : 0;
     snprintf(r->out.transport_why, sizeof r->out.transport_why,
              "NCCL's log: %llu connections (%s%s), %llu with GPUDirect RDMA; %llu proxy ops, %llu verbs WRs",
              (unsigned long long)p->nconn, p->conn_via[0] ? "e.g. via " : "", p->conn_via[0] ? p->conn_via : "P2P/SHM",

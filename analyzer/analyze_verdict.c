@@ -63,9 +63,12 @@ static void verdict_from_transport(struct rs_an_rank *o, int gdr)
     struct rs_an_gd *g = &o->gd;
     if (g->posts || !o->transport[0]) return;
     if (!strncmp(o->transport, "NET/IB", 6) && gdr >= 0) { /* NCCL's log says whether its IB used GDR */
-        g->verdict = gdr ? RS_GD_USED : RS_GD_NOT_USED;
+        g->verdict = gdr == 1 ? RS_GD_USED : gdr ? RS_GD_PARTIAL : RS_GD_NOT_USED;
         snprintf(g->evidence, sizeof g->evidence, "NCCL used %.40s %s GPUDirect RDMA: %.200s", o->transport,
-                 gdr ? "with" : "without", o->transport_why);
+                 gdr == 1 ? "with"
+                 : gdr    ? "partly with"
+                          : "without",
+                 o->transport_why);
     } else if (!strncmp(o->transport, "NET/Socket", 10)) {
         g->verdict = RS_GD_NOT_USED;
         snprintf(g->evidence, sizeof g->evidence, "NCCL used %.40s, no RDMA: %.250s", o->transport, o->transport_why);

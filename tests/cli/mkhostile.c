@@ -12,6 +12,8 @@
  *                                        names, warnings and host facts (D9)
  *     mkhostile enums FILE               every kind with all number fields = v, v in 0..40, 128..140, 255
  *     mkhostile plain FILE               a small complete trace of a process without a rank (a launcher)
+ *     mkhostile transport FILE VIA...    rank 0 with one NCCL_TRANSPORT connection per VIA ("NET/IB/0/GDRDMA",
+ *                                        "NET/IB/0", "NET/Socket/0", "P2P/IPC", "SHM") (the GPUDirect verdict)
  *     mkhostile clean                    filter: each stdin line through util/utf8.h's rs_utf8_clean
  */
 #include <stdio.h>
@@ -354,6 +356,38 @@ static void clean_lines(void)
     free(line);
 }
 
+/* NCCL's connection log: one NCCL_TRANSPORT event per VIA, the transport from its prefix. */
+static void mk_transport(const char *path, int n, char **via)
+{
+    struct fz_buf f = {0};
+    struct rawf r = {0};
+    uint64_t seq = 0;
+    put_header(&f, "node-a", "train.py", 8);
+    chunk_open(&r, 7, 0);
+    for (int i = 0; i < n; i++) {
+        put_string(&r, (uint32_t)(i + 1), via[i], (uint32_t)strlen(via[i]));
+        struct rs_ev_NCCL_TRANSPORT t;
+        memset(&t, 0, sizeof t);
+        RS_EV_INIT(&t, NCCL_TRANSPORT, 2000 + (uint64_t)i);
+        t.comm_hash = 0x1234;
+        t.channel = i;
+        t.src = 0;
+        t.dst = 1;
+        t.dir = (uint32_t)(i & 1);
+        t.transport = !strncmp(via[i], "NET/IB", 6)        ? 3
+                      : !strncmp(via[i], "NET/Socket", 10) ? 4
+                      : !strncmp(via[i], "P2P", 3)         ? 1
+                      : !strncmp(via[i], "SHM", 3)         ? 2
+                                                           : 0;
+        t.via = (uint32_t)(i + 1);
+        fz_put(&r.b, &t, sizeof t);
+    }
+    put_proc_end(&r, 9000);
+    chunk_close(&r);
+    frame_flush(&f, &r, &seq);
+    save(path, &f);
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "clean")) {
@@ -366,11 +400,12 @@ int main(int argc, char **argv)
     else if (argc >= 4 && !strcmp(argv[1], "nvtx")) mk_threads(argv[2], atol(argv[3]), 1);
     else if (argc >= 3 && !strcmp(argv[1], "utf8")) mk_utf8(argv[2]);
     else if (argc >= 3 && !strcmp(argv[1], "enums")) mk_enums(argv[2]);
+    else if (argc >= 4 && !strcmp(argv[1], "transport")) mk_transport(argv[2], argc - 3, argv + 3);
     else if (argc >= 3 && !strcmp(argv[1], "plain")) {
         no_rank = 1;
         mk_threads(argv[2], 2, 0);
     } else {
-        fprintf(stderr, "usage: mkhostile marks|strings|threads|nvtx|utf8|enums|plain FILE [ARGS]\n");
+        fprintf(stderr, "usage: mkhostile marks|strings|threads|nvtx|utf8|enums|plain|transport FILE [ARGS]\n");
         return 2;
     }
     return 0;
