@@ -257,6 +257,10 @@ RS_NO_SANITIZE RS_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 
 /* ---- fork ---- */
 
+/* Serialises the credential wrappers (below). Another thread may hold it across fork(): the child, whose
+ * only thread is the forking one, starts with a fresh one (else its own setuid() would wait forever). */
+static pthread_mutex_t cred_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void fork_prepare(void)
 {
     if (atomic_load(&rs_state) == RS_ST_RUNNING) rs_writer_fork_prepare();
@@ -269,6 +273,7 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
+    pthread_mutex_init(&cred_lock, NULL);
     if (atomic_load(&rs_state) != RS_ST_RUNNING) return;
     rs_pid = getpid();
     atomic_store(&exit_tid, 0);
@@ -430,8 +435,6 @@ RS_EXPORT int dup3(int oldfd, int newfd, int flags)
  * EPERM and the program died of SIGABRT). So the writer thread is stopped for the change and started again
  * after it from the calling thread, whose credentials the new thread copies. The program sees the real
  * call's result and errno. Callers serialise here (glibc serialises the changes themselves too). */
-
-static pthread_mutex_t cred_lock = PTHREAD_MUTEX_INITIALIZER;
 
 #define CRED_WRAP(name, call)                                 \
     REAL_MT(name);                                            \

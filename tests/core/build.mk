@@ -12,3 +12,6 @@ tests/core/offline.srcs := tests/core/offline.c $(B)/lib/tracer/writer.o $(CORE_
 tests/core/offline.libs := -lzstd
 tests/core/writer_random.srcs := tests/core/writer_random.c $(B)/lib/tracer/writer.o $(CORE_READER_OBJS)
 tests/core/writer_random.libs := -lzstd
+PROGRAMS += tests/core/cred_fork
+tests/core/cred_fork.srcs := tests/core/cred_fork.c $(CORE_OBJS)
+tests/core/cred_fork.libs := -lzstd -ldl -lpthread

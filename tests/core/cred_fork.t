@@ -1,0 +1,10 @@
+#!/bin/bash
+# fork() while another thread is in a credential wrapper (setresuid & co., which serialise on a lock in
+# tracer/lifecycle.c): the child's own setresuid() must not wait forever on the lock the other thread held
+# at fork() (a daemon that forks and then drops privileges). 100 forks against a thread calling
+# setresuid(-1,-1,-1) in a loop: 3 of the first 100 children hung before the fix.
+. "$(dirname "$0")/../lib.sh"
+need_build tests/core/cred_fork
+plan 1
+out=$(RAILSCOPE_OUT=$T/o run_timeout 60 "$RS_BUILD/tests/core/cred_fork" 100 2>&1)
+is "$?:$out" "0:cred_fork=ok forks=100" "children of a fork during another thread's setresuid change their own ids"
