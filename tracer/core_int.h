@@ -108,6 +108,7 @@ int rs_writer_thread_start(int open_now);       /* open_now=0: open the file whe
                                               * the final flush: a child that recorded nothing still ends) */
 void rs_writer_child_reset(void);               /* atfork child: forget the parent's file and thread */
 extern _Atomic int rs_trace_fd;                 /* the trace file's descriptor, -1 when none */
+int rs_trace_fd_match(int fd);                  /* fd is rs_trace_fd and still the trace file */
 int rs_trace_fd_vacate(int fd);                 /* dup2/dup3 onto our number: move our descriptor away first */
 int rs_writer_thread_stop(unsigned timeout_ms); /* before a credential change: 1 = stopped, restart it */
 void rs_writer_thread_restart(void);

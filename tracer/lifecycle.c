@@ -316,7 +316,10 @@ RS_EXPORT pid_t fork(void)
  * wrappers cannot see (a raw close_range system call) the writer notices before its next write: it opens
  * the file again by name if it is the same file (tracer/writer.c), else it stops and warns. */
 
-static int is_trace_fd(long fd) { return fd >= 0 && fd == atomic_load(&rs_trace_fd) && getpid() == rs_pid; }
+static int is_trace_fd(long fd)
+{
+    return fd >= 0 && fd == atomic_load(&rs_trace_fd) && getpid() == rs_pid && rs_trace_fd_match((int)fd);
+}
 
 /* glibc's own names for close and dup2 (exported since 2.2.5): no lookup, which could itself close
  * descriptors before it is done. */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,6 +42,7 @@ static pthread_t writer_tid;
 
 static pthread_mutex_t wlock = PTHREAD_MUTEX_INITIALIZER;
 _Atomic int rs_trace_fd = -1; /* the trace file's descriptor, for the close/dup2 wrappers (lifecycle.c) */
+static _Atomic uint64_t trace_dev, trace_ino; /* the trace file's identity (rs_trace_fd_match) */
 static uint64_t reopens_seen;
 static struct rs_writer *W;
 static char W_path[PATH_MAX];
@@ -102,6 +104,11 @@ static int open_file(void)
     rs_writer_set_feed_slice(W, RS_DRAIN_PIECE);
     rs_writer_set_reopen(W, W_path);
     reopens_seen = 0;
+    struct stat sb;
+    if (fstat(rs_writer_fd(W), &sb) == 0) {
+        atomic_store(&trace_dev, (uint64_t)sb.st_dev);
+        atomic_store(&trace_ino, (uint64_t)sb.st_ino);
+    }
     atomic_store(&rs_trace_fd, rs_writer_fd(W));
     if (rs_cfg.zstd_threads && rs_writer_set_threads(W, rs_cfg.zstd_threads) && rs_cfg.zstd_threads_set)
         rs_warn_once("RAILSCOPE_ZSTD_THREADS: this libzstd cannot compress with threads; using one");
@@ -372,6 +379,21 @@ static void flush_frame(void)
     if (e) write_error(e);
     frame_t0 = rs_now();
     fd_check();
+}
+
+/* Whether fd is the trace file's descriptor: its number, and still the file (a program that closed the
+ * number where the wrappers could not see it, e.g. a raw close_range, may have its own file there now, before
+ * the writer notices, or for good once the writer could not open the file again). One fstat, only when the
+ * number matches. errno preserved. */
+int rs_trace_fd_match(int fd)
+{
+    if (fd < 0 || fd != atomic_load(&rs_trace_fd)) return 0;
+    int saved = errno;
+    struct stat sb;
+    int r = fstat(fd, &sb) == 0 && (uint64_t)sb.st_dev == atomic_load(&trace_dev) &&
+            (uint64_t)sb.st_ino == atomic_load(&trace_ino);
+    errno = saved;
+    return r;
 }
 
 /* close()/close_range()/closefrom() spare our descriptor (lifecycle.c); dup2()/dup3() onto its number move

@@ -15,3 +15,6 @@ tests/core/writer_random.libs := -lzstd
 PROGRAMS += tests/core/cred_fork
 tests/core/cred_fork.srcs := tests/core/cred_fork.c $(CORE_OBJS)
 tests/core/cred_fork.libs := -lzstd -ldl -lpthread
+PROGRAMS += tests/core/fd_stale
+tests/core/fd_stale.srcs := tests/core/fd_stale.c $(CORE_OBJS)
+tests/core/fd_stale.libs := -lzstd -ldl -lpthread
