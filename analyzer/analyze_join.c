@@ -222,6 +222,11 @@ struct join {
     double *late_count, *late_sum, *cost;
     uint64_t *late_steps;
     int64_t *last_late_step;
+    struct late_at {
+        uint64_t r;
+        int64_t st;
+    } * lat; /* (rank, step) of late arrivals, for late_steps: distinct steps */
+    size_t nlat, latcap;
     uint64_t considered;
     double *tmp;
 };
@@ -280,10 +285,27 @@ static void count_late(struct join *J, size_t lr, double late, int64_t st)
 {
     J->late_count[lr] += 1;
     J->late_sum[lr] += late;
-    if (st != J->last_late_step[lr]) {
-        J->late_steps[lr]++;
+    if (st >= 0 && st != J->last_late_step[lr]) { /* collectives are joined group by group, not in time order */
+        *AN_PUSH(J->lat, J->nlat, J->latcap) = (struct late_at){lr, st};
         J->last_late_step[lr] = st;
     }
+}
+static int cmp_late_at(const void *x, const void *y)
+{
+    const struct late_at *a = x, *b = y;
+    if (a->r != b->r) return a->r < b->r ? -1 : 1;
+    return a->st < b->st ? -1 : a->st > b->st;
+}
+/* The steps in which each rank was late, each counted once (a rank in several communicators, e.g. tensor and
+ * data parallel groups, is late in the collectives of one step in more than one group: counting every change
+ * of step made a rank late in 3 of 10 steps 'persistent'). */
+static void count_late_steps(struct join *J)
+{
+    if (J->nlat) qsort(J->lat, J->nlat, sizeof *J->lat, cmp_late_at);
+    for (size_t i = 0; i < J->nlat; i++)
+        if (!i || J->lat[i].r != J->lat[i - 1].r || J->lat[i].st != J->lat[i - 1].st) J->late_steps[J->lat[i].r]++;
+    free(J->lat);
+    J->lat = NULL;
 }
 
 /* The collective's transport from its members: through the network when any member ran proxy ops or its
@@ -633,6 +655,7 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
     a->stragglers_known = J->considered > 0;
     rank_outputs(J);
     run_transport(a);
+    count_late_steps(J);
     stragglers(a, J->late_count, J->late_sum, J->cost, J->late_steps, n, R, J->considered);
     free(J->tmp);
     free(J->late_count);

@@ -12,6 +12,9 @@
  *                                        names, warnings and host facts (D9)
  *     mkhostile enums FILE               every kind with all number fields = v, v in 0..40, 128..140, 255
  *     mkhostile plain FILE               a small complete trace of a process without a rank (a launcher)
+ *     mkhostile comms DIR LATE_STEPS     4 ranks, 10 steps (step marks), collectives on two communicators
+ *                                        per rank (TP {0,1} {2,3}, DP {0,2} {1,3}), rank 3 1 ms late in
+ *                                        each of its collectives in the steps listed ("1,3,5")
  *     mkhostile transport FILE VIA...    rank 0 with one NCCL_TRANSPORT connection per VIA ("NET/IB/0/GDRDMA",
  *                                        "NET/IB/0", "NET/Socket/0", "P2P/IPC", "SHM") (the GPUDirect verdict)
  *     mkhostile clean                    filter: each stdin line through util/utf8.h's rs_utf8_clean
@@ -82,7 +85,7 @@ static void put_mark(struct rawf *r, uint64_t ts, uint64_t value, uint32_t name)
 }
 
 /* A header like the writer's (rank 0 of 1, monotonic clock; no rank tags for a launcher-like process). */
-static int no_rank;
+static int no_rank, hdr_rank, hdr_world = 1;
 static void put_header(struct fz_buf *f, const char *host, const char *cmd, size_t cmdlen)
 {
     struct fz_buf t = {0};
@@ -101,12 +104,12 @@ static void put_header(struct fz_buf *f, const char *host, const char *cmd, size
         fz_put(&t, s, n);                      \
     } while (0)
     TLV_STR(RS_HDR_HOST, host, strlen(host));
-    TLV_U64(RS_HDR_PID, 4242);
+    TLV_U64(RS_HDR_PID, 4242 + (uint64_t)hdr_rank);
     TLV_U64(RS_HDR_PPID, 1);
     if (!no_rank) {
-        TLV_U64(RS_HDR_RANK, 0);
-        TLV_U64(RS_HDR_LOCAL_RANK, 0);
-        TLV_U64(RS_HDR_WORLD_SIZE, 1);
+        TLV_U64(RS_HDR_RANK, (uint64_t)hdr_rank);
+        TLV_U64(RS_HDR_LOCAL_RANK, (uint64_t)hdr_rank);
+        TLV_U64(RS_HDR_WORLD_SIZE, (uint64_t)hdr_world);
     }
     TLV_STR(RS_HDR_CMDLINE, cmd, cmdlen);
     TLV_U64(RS_HDR_START_REALTIME, 1700000000000000000ull);
@@ -388,6 +391,58 @@ static void mk_transport(const char *path, int n, char **via)
     save(path, &f);
 }
 
+/* Two communicators per rank (tensor and data parallel), API records only: rank 3 is late in some steps. */
+static void mk_comms(const char *dir, const char *late)
+{
+    static const uint64_t tp[4] = {0xa01, 0xa01, 0xa23, 0xa23}, dp[4] = {0xd02, 0xd13, 0xd02, 0xd13};
+    const uint64_t step = 10000000, t0 = 1000000;
+    hdr_world = 4;
+    for (int rk = 0; rk < 4; rk++) {
+        struct fz_buf f = {0};
+        struct rawf r = {0};
+        uint64_t seq = 0;
+        hdr_rank = rk;
+        put_header(&f, "node-a", "train.py", 8);
+        chunk_open(&r, 7, 0);
+        put_string(&r, 1, "step", 4);
+        unsigned mask = 0;
+        for (char *q = (char *)late; *q;) {
+            long v = strtol(q, &q, 10);
+            if (v >= 0 && v < 10) mask |= 1u << v;
+            if (*q) q++;
+        }
+        for (int k = 0; k < 10; k++) {
+            int is_late = !!(mask & 1u << k);
+            uint64_t s = t0 + (uint64_t)k * step, lag = rk == 3 && is_late ? 1000000 : 0;
+            put_mark(&r, s, (uint64_t)k, 1);
+            for (int c = 0; c < 2; c++) { /* TP at +2 ms, DP at +6 ms; each ends 0.5 ms after its last member */
+                uint64_t at = s + (c ? 6000000 : 2000000), last = at + (is_late ? 1000000 : 0);
+                struct rs_ev_NCCL_CALL e;
+                memset(&e, 0, sizeof e);
+                RS_EV_INIT(&e, NCCL_CALL, at + lag);
+                e.dur = last + 500000 - (at + lag);
+                e.comm = 0x5000 + (uint64_t)c;
+                e.comm_hash = c ? dp[rk] : tp[rk];
+                e.count = 1 << 20;
+                e.seq = (uint64_t)k;
+                e.func = 0; /* AllReduce */
+                e.datatype = 7;
+                e.rank = rk;
+                e.nranks = 2;
+                fz_put(&r.b, &e, sizeof e);
+            }
+        }
+        put_proc_end(&r, t0 + 10 * step);
+        chunk_close(&r);
+        frame_flush(&f, &r, &seq);
+        char path[4096];
+        snprintf(path, sizeof path, "%s/rank%d.rtrace", dir, rk);
+        save(path, &f);
+        free(f.b);
+        free(r.b.b);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "clean")) {
@@ -400,12 +455,13 @@ int main(int argc, char **argv)
     else if (argc >= 4 && !strcmp(argv[1], "nvtx")) mk_threads(argv[2], atol(argv[3]), 1);
     else if (argc >= 3 && !strcmp(argv[1], "utf8")) mk_utf8(argv[2]);
     else if (argc >= 3 && !strcmp(argv[1], "enums")) mk_enums(argv[2]);
+    else if (argc >= 4 && !strcmp(argv[1], "comms")) mk_comms(argv[2], argv[3]);
     else if (argc >= 4 && !strcmp(argv[1], "transport")) mk_transport(argv[2], argc - 3, argv + 3);
     else if (argc >= 3 && !strcmp(argv[1], "plain")) {
         no_rank = 1;
         mk_threads(argv[2], 2, 0);
     } else {
-        fprintf(stderr, "usage: mkhostile marks|strings|threads|nvtx|utf8|enums|plain|transport FILE [ARGS]\n");
+        fprintf(stderr, "usage: mkhostile marks|strings|threads|nvtx|utf8|enums|plain|transport|comms FILE [ARGS]\n");
         return 2;
     }
     return 0;
