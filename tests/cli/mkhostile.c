@@ -416,13 +416,14 @@ static void mk_comms(const char *dir, const char *late)
             uint64_t s = t0 + (uint64_t)k * step, lag = rk == 3 && is_late ? 1000000 : 0;
             put_mark(&r, s, (uint64_t)k, 1);
             for (int c = 0; c < 2; c++) { /* TP at +2 ms, DP at +6 ms; each ends 0.5 ms after its last member */
-                uint64_t at = s + (c ? 6000000 : 2000000), last = at + (is_late ? 1000000 : 0);
+                uint64_t hash = c ? dp[rk] : tp[rk], at = s + (c ? 6000000 : 2000000);
+                uint64_t last = at + (is_late && (hash == 0xa23 || hash == 0xd13) ? 1000000 : 0); /* rank 3's */
                 struct rs_ev_NCCL_CALL e;
                 memset(&e, 0, sizeof e);
                 RS_EV_INIT(&e, NCCL_CALL, at + lag);
                 e.dur = last + 500000 - (at + lag);
                 e.comm = 0x5000 + (uint64_t)c;
-                e.comm_hash = c ? dp[rk] : tp[rk];
+                e.comm_hash = hash;
                 e.count = 1 << 20;
                 e.seq = (uint64_t)k;
                 e.func = 0; /* AllReduce */
