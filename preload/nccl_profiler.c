@@ -868,7 +868,7 @@ __attribute__((constructor)) static void nlog_setup(void)
         }
         snprintf(nlog_tmpl, sizeof nlog_tmpl, "%s/.nccl-%%p.log", nlog_dir);
         setenv("RAILSCOPE_NCCL_LOG_DIR", nlog_dir, 1);
-        setenv("NCCL_DEBUG_SUBSYS", "INIT,NET", 1);
+        setenv("NCCL_DEBUG_SUBSYS", "INIT,NET", 0); /* a user's own choice stays (it may lack the lines) */
         setenv("NCCL_DEBUG_FILE", nlog_tmpl, 1);
         setenv("NCCL_DEBUG", "INFO", 1);
     }

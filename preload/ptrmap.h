@@ -22,8 +22,9 @@
 
 #include "tracer/rs_tracer.h"
 
-#define RS_PTRMAP_EMPTY ((uintptr_t)0)
-#define RS_PTRMAP_TOMB  ((uintptr_t)1)
+#define RS_PTRMAP_EMPTY     ((uintptr_t)0)
+#define RS_PTRMAP_TOMB      ((uintptr_t)1)
+#define RS_PTRMAP_MAX_PROBE 64u /* the longest probe sequence (ptrmap.c) */
 
 static inline uint64_t rs_ptrmap_hash(uintptr_t key) { return (uint64_t)key >> 6 ^ (uint64_t)key >> 16; }
 
@@ -54,7 +55,7 @@ static inline void rs_ptrmap_publish(uintptr_t *keys, int slot, uintptr_t key)
 {
     __atomic_store_n(&keys[slot], key, __ATOMIC_RELEASE);
 }
-/* Removes key (its slot becomes a tombstone): the slot it had, or -1. */
+/* Removes key (its slot becomes a tombstone, or empty when nothing lies beyond it): the slot it had, or -1. */
 int rs_ptrmap_remove_h(uintptr_t *keys, unsigned nslots, uintptr_t key, unsigned h);
 static inline int rs_ptrmap_remove(uintptr_t *keys, unsigned nslots, uintptr_t key)
 {

@@ -117,12 +117,40 @@ static void claims(void)
        "claiming a present key answers its slot, not fresh");
 }
 
+/* Churn: objects created and destroyed at new addresses all run long (review of session 5: every slot
+ * ended a tombstone, and every miss then scanned the whole table). */
+static void churn(void)
+{
+    memset(keys, 0, sizeof keys);
+    for (unsigned i = 0; i < 10 * N; i++) {
+        put(key_of(i), (i * 7) & (N - 1));
+        if (i >= 4) rs_ptrmap_remove_h(keys, N, key_of(i - 4), ((i - 4) * 7) & (N - 1)); /* 4 live at a time */
+    }
+    unsigned empty = 0;
+    for (unsigned s = 0; s < N; s++) empty += keys[s] == RS_PTRMAP_EMPTY;
+    ok(empty == N - 4, "churn: tombstones that only lead to an empty slot become empty again");
+    /* A bigger table: a key lives within RS_PTRMAP_MAX_PROBE slots of its home, so a run of live keys that
+     * long makes the table full for that home (and a miss stops there) even with free slots further on. */
+    static uintptr_t big[4 * RS_PTRMAP_MAX_PROBE];
+    const unsigned nb = 4 * RS_PTRMAP_MAX_PROBE;
+    int found, all = 1;
+    for (unsigned i = 0; i < RS_PTRMAP_MAX_PROBE; i++) {
+        int s = rs_ptrmap_slot_h(big, nb, key_of(i), 0, &found);
+        all &= s == (int)i;
+        if (s >= 0) rs_ptrmap_publish(big, s, key_of(i));
+    }
+    ok(all && rs_ptrmap_slot_h(big, nb, key_of(9999), 0, &found) == -1 &&
+           rs_ptrmap_find_h(big, nb, key_of(9999), 0) == -1 && rs_ptrmap_find_h(big, nb, key_of(63), 0) == 63,
+       "probe sequences stop after RS_PTRMAP_MAX_PROBE slots (inserts and misses alike)");
+}
+
 int main(void)
 {
-    printf("1..20\n");
+    printf("1..22\n");
     collisions();
     wraparound_and_full();
     default_hash();
     claims();
-    return n_fail != 0 || n_test != 20;
+    churn();
+    return n_fail != 0 || n_test != 22;
 }
