@@ -218,8 +218,8 @@ static int export_file(struct rs_exp *x, const char *path, int quiet, int pipeli
     rs_exp_end_process(x);
     const struct rs_read_stats *st = rs_reader_stats(r);
     int partial = 0;
-    if (st->status != RS_READ_OK) {
-        if (st->status != RS_READ_PARTIAL) partial = 1;
+    if (st->status != RS_READ_OK) { /* a partial file (recorder-marked, strings not kept) too: exit 1 */
+        partial = 1;
         if (!quiet) fprintf(stderr, "railscope: warning: %s: %s\n", path, st->reason);
     }
     rs_reader_close(r);
