@@ -182,6 +182,9 @@ static void refine_clocks(struct rs_analysis *a, struct member *m, size_t nm, st
     free(gname);
 }
 
+/* A persistent straggler costs the others at least this fraction of the mean step (docs/report.md). */
+#define AN_STRAGGLER_MIN_COST 0.02
+
 static void stragglers(struct rs_analysis *a, const double *late_count, const double *late_sum, const double *cost,
                        const uint64_t *late_steps, size_t n, struct an_rank *R, uint64_t considered)
 {
@@ -198,7 +201,12 @@ static void stragglers(struct rs_analysis *a, const double *late_count, const do
         s->mean_late_s = late_sum[i] / late_count[i] * 1e-9;
         s->cost_s = cost[i] * 1e-9;
         s->cost_per_step_s = a->nsteps ? s->cost_s / a->nsteps : s->cost_s;
+        /* persistent: last in most steps (most collectives without steps) ... */
         s->persistent = a->nsteps >= 2 ? late_steps[i] * 2 > a->nsteps : late_count[i] * 2 > considered;
+        /* ... and only when its lateness matters: the others' wait it causes is at least
+         * AN_STRAGGLER_MIN_COST of the mean step (ranks sharing one GPU take turns being last by ~1 ms,
+         * < 1 % of a step; planted stragglers cost 3 % and more) */
+        if (a->step_mean_s > 0 && s->cost_per_step_s < AN_STRAGGLER_MIN_COST * a->step_mean_s) s->persistent = 0;
         R[i].out.late_s = s->cost_s;
     }
     /* most costly first */
