@@ -13,7 +13,8 @@ Checks (issue 15 "Done when"):
   straggler_named  the planted straggler (by pid -> rank) is the first entry of `stragglers`; with no
                    planted straggler: no persistent straggler named
   straggler_wait   CPU stragglers: the other ranks' peer_wait per step within 10 % of how late the straggler
-                   arrived at the AllReduces (truth.json arrival_lag_ms: DDP comm-hook times per rank;
+                   arrived at the AllReduces (truth.json arrival_lag_ms: DDP comm-hook times per rank, steps
+                   after the first two, compared with the report's per-step peer_wait of the same steps;
                    older truth files: the sleep the script measured) (GPU stragglers: printed as INFO only: the ranks share one GPU, so the extra
                    matmuls slow the others' kernels as well)
   transport_trace  the trace holds NCCL_TRANSPORT events naming the transport NCCL logged (recording side)
@@ -87,8 +88,15 @@ def main():
         for rk, r in sorted(by_rank.items()):
             if rk == want:
                 continue
-            n = r.get("nsteps") or steps
-            waits[rk] = round(1e3 * r.get("attribution", {}).get("peer_wait", 0) / max(n, 1), 2)
+            # the same steps as the truth (arrival_lag_ms: steps after the first two): the first DDP iterations
+            # also wait for NCCL's connection setup and DDP's bucket rebuild (s4_cpu rank 3: 97.9 ms in step
+            # 0), real peer wait but not the straggler's lag
+            per = [x.get("attribution", {}).get("peer_wait", 0) for x in (r.get("steps") or [])][2:]
+            if per and s.get("arrival_lag_ms"):
+                waits[rk] = round(1e3 * sum(per) / len(per), 2)
+            else:
+                n = r.get("nsteps") or steps
+                waits[rk] = round(1e3 * r.get("attribution", {}).get("peer_wait", 0) / max(n, 1), 2)
         lag = s.get("arrival_lag_ms")  # measured arrival lag per other rank (newer truth files)
         if lag:
             want_w = {int(k): v for k, v in lag.items()}
