@@ -75,6 +75,7 @@ struct an_lcoll {
     char func[24], algo[16];
     /* network in this collective: the busiest send QP */
     uint32_t qp;
+    uint32_t conn_mask; /* NCCL's log for this collective's communicator on this rank (bits as an_connlog), 0 none */
     uint64_t qp_bytes, qp_busy;
     uint64_t net_bytes;    /* all send bytes of this rank in the collective */
     struct iv exp[AN_EXP]; /* exposed (not hidden by compute) parts, clipped to the step */

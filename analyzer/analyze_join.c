@@ -316,21 +316,46 @@ static void count_late_steps(struct join *J)
     J->lat = NULL;
 }
 
-/* The collective's transport from its members: through the network when any member ran proxy ops or its
- * communicator spans nodes; intra-node when the communicator is on one node, or the profiler recorded no
- * proxy op on any member (P2P/SHM move data without the proxy). */
+/* NCCL's log of a communicator's connections (bits: 1 P2P, 2 SHM, 3 NET/IB, 4 NET/Socket, 5 NET, 6 CollNet,
+ * 7 NVLS): through the network, and only through it. */
+#define CONN_NET(m)      (((m) & (15u << 3)) != 0)
+#define CONN_NET_ONLY(m) (!((m) & (1u << 1 | 1u << 2 | 1u << 7)) && ((m) & (7u << 3)))
+/* A member's network-only flag: its communicator's own log where NCCL logged it, else the rank's. */
+static int member_net_only(const struct an_rank *R, const struct an_lcoll *c)
+{
+    return c->conn_mask ? CONN_NET_ONLY(c->conn_mask) : R->net_only;
+}
+/* The transport label of a communicator's log: its network first, "+ P2P/SHM" when intra-node links too. */
+static void conn_label(uint32_t m, char *buf, size_t n)
+{
+    static const char *const names[] = {"NET/IB", "NET/Socket", "NET", "CollNet"};
+    const char *net = NULL;
+    for (int b = 3; b <= 6 && !net; b++)
+        if (m & 1u << b) net = names[b - 3];
+    if (net) snprintf(buf, n, "%s%s", net, m & (1u << 1 | 1u << 2 | 1u << 7) ? " + P2P/SHM" : "");
+    else snprintf(buf, n, "P2P/SHM");
+}
+
+/* The collective's transport from its members: by NCCL's log of the collective's own communicator where a
+ * member has one (a rank in a tensor parallel group over NVLink and a data parallel group over the network
+ * has both in its rank-wide log); else through the network when any member ran proxy ops, its communicator
+ * spans nodes, or its rank logged only network connections; intra-node when the communicator is on one node,
+ * or the profiler recorded no proxy op on any member (P2P/SHM move data without the proxy). */
 static void coll_transport(struct join *J, struct rs_an_coll *gc, size_t i, size_t j)
 {
     int net = 0, known = 0, one_node = 1;
     const char *label = NULL;
+    char cl[32] = "";
     for (size_t k = i; k < j; k++) {
         const struct an_lcoll *c = &J->R[J->m[k].r].colls[J->m[k].c];
         const char *t = J->R[J->m[k].r].out.transport;
-        net |= c->nproxy > 0 || c->nnodes > 1 || J->R[J->m[k].r].net_only;
+        net |= c->nproxy > 0 || c->nnodes > 1 || (c->conn_mask ? CONN_NET(c->conn_mask) : J->R[J->m[k].r].net_only);
         one_node &= c->nnodes == 1;
         known |= t[0] != 0;
+        if (c->conn_mask && !cl[0]) conn_label(c->conn_mask, cl, sizeof cl);
         if (!label && t[0]) label = t;
     }
+    if (cl[0]) label = cl;
     if (net) {
         gc->inter = 1;
         snprintf(gc->transport, sizeof gc->transport, "%.23s", label && !strncmp(label, "NET", 3) ? label : "NET");
@@ -422,7 +447,7 @@ static void join_coll(struct join *J, size_t i, size_t j)
     int net_only = gc->inter == 1;
     for (size_t k = i; k < j; k++) { /* known: every rank of the communicator on a node of its own */
         const struct an_lcoll *c = &R[m[k].r].colls[m[k].c];
-        net_only &= (c->nnodes > 1 && c->nnodes >= c->nranks) || R[m[k].r].net_only;
+        net_only &= (c->nnodes > 1 && c->nnodes >= c->nranks) || member_net_only(&R[m[k].r], c);
     }
     double own = fmax(end - L, 0);
     if (net_only && own > transfer + lat + stall) stall = own - transfer - lat;

@@ -422,6 +422,10 @@ static void on_nccl(struct pass *p, const struct rs_ev_hdr *h)
         if (e->channel < 0 || e->transport > 7) break; /* "Using network X": no connection */
         const char *via = rs_reader_string(p->rd, e->via, NULL);
         p->conn_mask |= 1u << e->transport;
+        size_t ci = 0;
+        while (ci < p->nconnlog && p->connlog[ci].hash != e->comm_hash) ci++;
+        if (ci == p->nconnlog) *AN_PUSH(p->connlog, p->nconnlog, p->connlogcap) = (struct an_connlog){e->comm_hash, 0};
+        p->connlog[ci].mask |= 1u << e->transport;
         p->nconn++;
         if (e->transport == 3) {
             p->ib_conn++;

@@ -827,6 +827,9 @@ void an_local(struct pass *p, double link_gbps_hint)
     for (size_t i = 0; i < p->nqps; i++) r->qps[i] = p->qps[i].acc;
     host_checks(p);
     an_transport(p);
+    for (size_t i = 0; i < r->ncolls && p->nconnlog; i++)
+        for (size_t k = 0; k < p->nconnlog; k++)
+            if (p->connlog[k].hash == r->colls[i].comm_hash) r->colls[i].conn_mask = p->connlog[k].mask;
     r->lost_wrs = p->lost_wrs;
     memcpy(r->out.gd.mr_bytes, p->mr_bytes, sizeof p->mr_bytes);
     memcpy(r->out.gd.posted_bytes, p->posted, sizeof p->posted);
@@ -976,6 +979,7 @@ void an_pass_recycle(struct pass *p)
 #define KEEP(a, cap) (p->a = k.a, p->cap = k.a ? k.cap : 0) /* (a moved-out array may leave its cap) */
     KEEP(treeops, treeopcap);
     KEEP(comms, commcap);
+    KEEP(connlog, connlogcap);
     KEEP(gposts, gpostcap);
     KEEP(compute.v, compute.cap);
     KEEP(nk.v, nk.cap);
@@ -1013,6 +1017,7 @@ void an_pass_free(struct pass *p)
 {
     free(p->treeops);
     free(p->comms);
+    free(p->connlog);
     free(p->gposts);
     rs_facts_free(&p->facts);
     free(p->kcls);

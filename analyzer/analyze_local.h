@@ -164,6 +164,11 @@ struct pass {
      * (1 P2P, 2 SHM, 3 NET/IB, 4 NET/Socket, 5 other NET, 6 CollNet, 7 NVLS), connections, GPUDirect RDMA
      * ("/GDRDMA" in NCCL's text), the first NET text */
     uint32_t conn_mask;
+    struct an_connlog { /* the same bits per communicator: each collective's transport from its own */
+        uint64_t hash;
+        uint32_t mask;
+    } * connlog;
+    size_t nconnlog, connlogcap;
     uint64_t nconn, gdr_conn, ib_conn; /* ib_conn: NET/IB connections (gdr_conn: those of them with GDRDMA) */
     char conn_via[32];
     int verbs_captured;    /* the header's event families include verbs (else no verbs WRs proves nothing) */

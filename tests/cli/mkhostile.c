@@ -12,7 +12,7 @@
  *                                        names, warnings and host facts (D9)
  *     mkhostile enums FILE               every kind with all number fields = v, v in 0..40, 128..140, 255
  *     mkhostile plain FILE               a small complete trace of a process without a rank (a launcher)
- *     mkhostile comms DIR LATE_STEPS     4 ranks, 10 steps (step marks), collectives on two communicators
+ *     mkhostile comms DIR LATE_STEPS [translog]  4 ranks, 10 steps (step marks), collectives on two communicators
  *                                        per rank (TP {0,1} {2,3}, DP {0,2} {1,3}), rank 3 1 ms late in
  *                                        each of its collectives in the steps listed ("1,3,5")
  *     mkhostile transport FILE VIA...    rank 0 with one NCCL_TRANSPORT connection per VIA ("NET/IB/0/GDRDMA",
@@ -392,7 +392,7 @@ static void mk_transport(const char *path, int n, char **via)
 }
 
 /* Two communicators per rank (tensor and data parallel), API records only: rank 3 is late in some steps. */
-static void mk_comms(const char *dir, const char *late)
+static void mk_comms(const char *dir, const char *late, int translog)
 {
     static const uint64_t tp[4] = {0xa01, 0xa01, 0xa23, 0xa23}, dp[4] = {0xd02, 0xd13, 0xd02, 0xd13};
     const uint64_t step = 10000000, t0 = 1000000;
@@ -405,6 +405,19 @@ static void mk_comms(const char *dir, const char *late)
         put_header(&f, "node-a", "train.py", 8);
         chunk_open(&r, 7, 0);
         put_string(&r, 1, "step", 4);
+        for (int c = 0; c < 2 * translog; c++) { /* NCCL's log: TP over P2P, DP over the network */
+            static const char *const via[2] = {"P2P/IPC", "NET/Socket/0"};
+            put_string(&r, (uint32_t)(2 + c), via[c], (uint32_t)strlen(via[c]));
+            struct rs_ev_NCCL_TRANSPORT t;
+            memset(&t, 0, sizeof t);
+            RS_EV_INIT(&t, NCCL_TRANSPORT, 500000 + (uint64_t)c);
+            t.comm_hash = c ? dp[rk] : tp[rk];
+            t.src = rk;
+            t.dst = rk ^ (c ? 2 : 1);
+            t.transport = c ? 4 : 1;
+            t.via = (uint32_t)(2 + c);
+            fz_put(&r.b, &t, sizeof t);
+        }
         unsigned mask = 0;
         for (char *q = (char *)late; *q;) {
             long v = strtol(q, &q, 10);
@@ -456,7 +469,8 @@ int main(int argc, char **argv)
     else if (argc >= 4 && !strcmp(argv[1], "nvtx")) mk_threads(argv[2], atol(argv[3]), 1);
     else if (argc >= 3 && !strcmp(argv[1], "utf8")) mk_utf8(argv[2]);
     else if (argc >= 3 && !strcmp(argv[1], "enums")) mk_enums(argv[2]);
-    else if (argc >= 4 && !strcmp(argv[1], "comms")) mk_comms(argv[2], argv[3]);
+    else if (argc >= 4 && !strcmp(argv[1], "comms"))
+        mk_comms(argv[2], argv[3], argc >= 5 && !strcmp(argv[4], "translog"));
     else if (argc >= 4 && !strcmp(argv[1], "transport")) mk_transport(argv[2], argc - 3, argv + 3);
     else if (argc >= 3 && !strcmp(argv[1], "plain")) {
         no_rank = 1;
