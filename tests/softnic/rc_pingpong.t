@@ -14,8 +14,21 @@ PROG=ibv_rc_pingpong
 # and a server killed by its limit shows up as the client's "transport retry counter exceeded".
 TO=60
 timing_ok || TO=180
+# softnic's known ACK race at the end of a run (the peer gone before an ACK it owes: "transport retry counter
+# exceeded": ~1 in 6 ibv_srq_pingpong runs here in session 5, not understood yet; docs/dev/journal/softnic.md): an attempt
+# that fails that way is run again (up to 3), said in a diagnostic; any other failure counts at once.
 pingpong() { # desc, options...
-    local desc=$1 port srv cli rc
+    local attempt
+    for attempt in 1 2 3; do
+        pingpong_once "$@" && break
+        { grep -q "retry counter exceeded" "$T/srv.out" || [[ $cli == *"retry counter exceeded"* ]]; } || break
+        [ $attempt -lt 3 ] || break
+        diag "$PROG $1: softnic ACK race (transport retry counter exceeded), attempt $attempt"
+    done
+    pingpong_report "$1"
+}
+pingpong_once() { # desc, options... -> 0 when both sides succeeded; leaves cli, rc, $T/srv.out
+    local port srv
     shift
     port=$(sn_port)
     run_timeout $TO "${SN_FOREIGN_ENV[@]}" $PROG -p "$port" "$@" >"$T/srv.out" 2>&1 &
@@ -28,6 +41,10 @@ pingpong() { # desc, options...
     done
     wait $srv
     rc=$?
+    [ $rc -eq 0 ] && grep -q 'bytes in' "$T/srv.out" && grep -qE 'iters in [0-9.]+ seconds' <<<"$cli"
+}
+pingpong_report() { # desc: the TAP lines of the last attempt
+    local desc=$1
     like "$cli" 'iters in [0-9.]+ seconds' "softnic: $PROG client $desc reports its iterations"
     [ $rc -eq 0 ] && grep -q 'bytes in' "$T/srv.out"
     _tap_result $? "softnic: $PROG server $desc exits 0 with its bandwidth"
