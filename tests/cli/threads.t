@@ -24,9 +24,10 @@ for f in chrome kineto perfetto; do
     diag "$f: 50 k threads ${a} s, 200 k threads ${b} s CPU"
     ok "$f: 200 k threads exported in under 10 s CPU (${b} s)" awk -v b="$b" 'BEGIN { exit !(b < 10) }'
     if timing_ok; then
-        # x4 threads: linear ~4x (6x seen: caches, page faults); quadratic ~16x. 0.05 s floor for the clock's granularity.
-        ok "$f: 4x the threads costs < 11x the time (${a} s -> ${b} s)" \
-            awk -v a="$a" -v b="$b" 'BEGIN { if (a < 0.05) a = 0.05; exit !(b / a < 11) }'
+        # x4 threads: linear ~4x (6x seen: caches, page faults; perfetto 11.3x once in a clean-clone CI run with
+        # 0.09 s at 50 k); quadratic ~16x and more. 0.1 s floor: /usr/bin/time's granularity is 0.01 s.
+        ok "$f: 4x the threads costs < 13x the time (${a} s -> ${b} s)" \
+            awk -v a="$a" -v b="$b" 'BEGIN { if (a < 0.1) a = 0.1; exit !(b / a < 13) }'
     else
         skip "$timing_skip_reason"
     fi
@@ -48,8 +49,8 @@ b=$(rcpu "$T/nb.rtrace")
 diag "report: 50 k threads with an NVTX range each ${a} s, 200 k threads ${b} s CPU"
 ok "report: 200 k threads with NVTX ranges in under 10 s CPU (${b} s)" awk -v b="$b" 'BEGIN { exit !(b < 10) }'
 if timing_ok; then
-    ok "report: 4x the NVTX threads costs < 11x the time (${a} s -> ${b} s)" \
-        awk -v a="$a" -v b="$b" 'BEGIN { if (a < 0.05) a = 0.05; exit !(b / a < 11) }'
+    ok "report: 4x the NVTX threads costs < 13x the time (${a} s -> ${b} s)" \
+        awk -v a="$a" -v b="$b" 'BEGIN { if (a < 0.1) a = 0.1; exit !(b / a < 13) }'
 else
     skip "$timing_skip_reason"
 fi
