@@ -35,13 +35,14 @@ endif
 # Sources are chosen by directory (HACKING.md has the map):
 #   the library   tracer/ (recording core) + preload/ (interposers) + the format's name tables
 #   the CLI       cli/ (one file per command) + analyzer/ + doctor/ + formats/ (reader) + formats/export/ + util/
+#                 + tracer/safedir.c (record -o opens its directory as the library does)
 #   both          hostfacts/ (snapshotted by the tracer, checked by doctor)
 # preload/cuda/ holds the parts that need the CUDA headers.
 LIB_SRCS := $(wildcard tracer/*.c preload/*.c) formats/rtrace_tables.c
 ifeq ($(HAVE_CUDA),1)
   LIB_SRCS += $(wildcard preload/cuda/*.c)
 endif
-CLI_SRCS := $(wildcard cli/*.c analyzer/*.c doctor/*.c formats/*.c formats/export/*.c util/*.c)
+CLI_SRCS := $(wildcard cli/*.c analyzer/*.c doctor/*.c formats/*.c formats/export/*.c util/*.c) tracer/safedir.c
 SHARED_SRCS := $(wildcard hostfacts/*.c)
 
 LIB_OBJS := $(patsubst %.c,$(B)/lib/%.o,$(LIB_SRCS) $(SHARED_SRCS))

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "tracer/safedir.h"
 
 static void usage(FILE *f)
 {
@@ -80,50 +81,13 @@ static int make_default_dir(char *out, size_t cap)
     return -1;
 }
 
-/* mkdir -p, one component at a time with O_NOFOLLOW (as the library does, tracer/procinfo.c): a symbolic
- * link on the way is followed only when it belongs to root or to this user; one planted by someone else
- * (e.g. in a shared sticky /tmp) is refused (-1, errno ELOOP, its path in bad). */
+/* mkdir -p without following planted links, as the library opens it (tracer/safedir.c): 0, or -1 with errno
+ * (ELOOP with the link's path in bad and its owner in *owner when one was refused). */
 static int mkdir_p(const char *dir, char *bad, size_t badcap, unsigned *owner)
 {
-    char p[PATH_MAX];
-    if (snprintf(p, sizeof p, "%s", dir) >= (int)sizeof p) return errno = ENAMETOOLONG, -1;
-    int dfd = open(p[0] == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0) return -1;
-    char *s = p;
-    while (*s == '/') s++;
-    while (*s) {
-        char *e = strchr(s, '/');
-        if (e) *e = 0;
-        int fd = openat(dfd, s, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0 && errno == ENOENT) {
-            if (mkdirat(dfd, s, 0755) != 0 && errno != EEXIST) fd = -1;
-            else fd = openat(dfd, s, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        }
-        if (fd < 0 && (errno == ELOOP || errno == ENOTDIR)) {
-            int err = errno;
-            struct stat sb;
-            if (fstatat(dfd, s, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(sb.st_mode)) {
-                if (sb.st_uid != 0 && sb.st_uid != geteuid()) {
-                    close(dfd);
-                    snprintf(bad, badcap, "%s", p);
-                    *owner = (unsigned)sb.st_uid;
-                    return errno = ELOOP, -1;
-                }
-                fd = openat(dfd, s, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-            } else {
-                errno = err;
-            }
-        }
-        int err = errno;
-        close(dfd);
-        if (fd < 0) return errno = err, -1;
-        dfd = fd;
-        if (!e) break;
-        *e = '/';
-        s = e + 1;
-        while (*s == '/') s++;
-    }
-    close(dfd);
+    int fd = rs_open_dir_nofollow(dir, bad, badcap, owner);
+    if (fd < 0) return errno = -fd, -1;
+    close(fd);
     return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core_int.h"
+#include "tracer/safedir.h"
 
 /* Rank variables of the launchers we know, first match wins: torchrun, Slurm, Open MPI, MPICH/PMI. */
 static int64_t env_int(const char *const *names)
@@ -78,57 +79,22 @@ void rs_procinfo_fill(struct rs_file_info *fi, char *host, size_t hostlen, char 
     fi->events = rs_cfg.events;
 }
 
-/* Open the directory dir, creating what is missing (mode 0755, tolerating a concurrent creator: every
- * rank of a job starts at once), one component at a time with O_NOFOLLOW: a symbolic link on the way is
- * followed only when it belongs to root or to this process's user. One planted by anyone else (in a shared
- * sticky directory such as /tmp, where the kernel's protected_symlinks lets the directory's owner's links
- * through) is refused: one warning, and the process is not traced (RS_OPEN_REFUSED). Returns a directory
- * descriptor or -errno. */
+/* The output directory, opened by tracer/safedir.c (no planted link followed). A link planted by anyone else
+ * (in a shared sticky directory such as /tmp, where the kernel's protected_symlinks lets the directory's
+ * owner's links through) is refused: one warning, and the process is not traced (RS_OPEN_REFUSED). Returns a
+ * directory descriptor or -errno. */
 static int open_dir_safe(const char *dir)
 {
-    char p[PATH_MAX];
-    if (snprintf(p, sizeof p, "%s", dir) >= (int)sizeof p) return -ENAMETOOLONG;
-    int dfd = open(p[0] == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0) return -errno;
-    char *s = p;
-    while (*s == '/') s++;
-    while (*s) {
-        char *e = strchr(s, '/');
-        if (e) *e = 0;
-        int fd = openat(dfd, s, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0 && errno == ENOENT) {
-            if (mkdirat(dfd, s, 0755) != 0 && errno != EEXIST) fd = -1;
-            else fd = openat(dfd, s, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        }
-        if (fd < 0 && (errno == ELOOP || errno == ENOTDIR)) {
-            int err = errno;
-            struct stat sb;
-            if (fstatat(dfd, s, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(sb.st_mode)) {
-                if (sb.st_uid != 0 && sb.st_uid != geteuid()) {
-                    close(dfd);
-                    rs_warn("refusing to follow the symbolic link %s (owned by uid %u: only links of root or of "
-                            "this user are followed); this process is not traced",
-                            p, (unsigned)sb.st_uid);
-                    return RS_OPEN_REFUSED;
-                }
-                fd = openat(dfd, s, O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* ours or root's: follow it */
-            } else {
-                errno = err;
-            }
-        }
-        if (fd < 0) {
-            int err = errno;
-            close(dfd);
-            return -err;
-        }
-        close(dfd);
-        dfd = fd;
-        if (!e) break;
-        *e = '/';
-        s = e + 1;
-        while (*s == '/') s++;
+    char bad[PATH_MAX];
+    unsigned owner = 0;
+    int fd = rs_open_dir_nofollow(dir, bad, sizeof bad, &owner);
+    if (fd == -ELOOP && bad[0]) {
+        rs_warn("refusing to follow the symbolic link %s (owned by uid %u: only links of root or of this user are "
+                "followed); this process is not traced",
+                bad, owner);
+        return RS_OPEN_REFUSED;
     }
-    return dfd;
+    return fd;
 }
 
 /* Host names go into file names: keep [A-Za-z0-9._-]. */
