@@ -31,7 +31,12 @@ like "$("$C" "$T"/o/u/*.rtrace)" "status=complete marks=80000 gaps=0 order_error
 # The real setpriv, preloaded.
 if command -v setpriv >/dev/null; then
     want=$(setpriv --reuid=65534 --regid=65534 --clear-groups id 2>&1)
-    got=$(run_timeout 30 env RAILSCOPE_OUT="$T/o/p" LD_PRELOAD="$RS_PRELOAD_SHELL" RAILSCOPE_LOG=quiet \
+    # setpriv execs `id` as nobody, still preloading the library: nobody must be able to read it, which a
+    # build under a 0700 directory (a checkout in `mktemp -d`) is not. A world-readable copy is preloaded.
+    L=$(mktemp -d /tmp/rs-privdrop.XXXXXX) && chmod 755 "$L" && cp "$RS_LIB" "$L/librailscope.so"
+    trap 'rc_=$?; rm -rf "$L"; (exit $rc_); _tap_cleanup' EXIT
+    pre=${RS_PRELOAD_SHELL//"$RS_LIB"/"$L/librailscope.so"}
+    got=$(run_timeout 30 env RAILSCOPE_OUT="$T/o/p" LD_PRELOAD="$pre" RAILSCOPE_LOG=quiet \
         setpriv --reuid=65534 --regid=65534 --clear-groups id 2>&1)
     is "$?" 0 "setpriv --reuid=65534 --regid=65534 --clear-groups id: exit 0 traced (was 134)"
     is "$got" "$want" "setpriv: the same output as untraced"
