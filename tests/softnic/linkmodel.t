@@ -18,7 +18,8 @@ is "$(val data_ok "$out")" 1 "softnic: the 1 MiB writes landed"
 
 # what can this host move at all? then ask for a rate well below that
 cap=$(SOFTNIC_RATE_GBPS=10000 run_timeout 30 "$L" stream 0.4 | awk '$1=="stream_gbps"{print $2}')
-target=$(awk -v c="${cap:-0}" 'BEGIN { if (c >= 20) print 10; else if (c >= 4) printf "%d\n", c / 2; else print 0 }')
+# (a third of it: a clean-clone CI run measured 19 Gb/s, then got 4-7 Gb/s at 9 with the sanitizer suites beside)
+target=$(awk -v c="${cap:-0}" 'BEGIN { if (c >= 30) print 10; else if (c >= 6) printf "%d\n", c / 3; else print 0 }')
 diag "host moves ${cap} Gb/s through the software NIC unthrottled; testing the model at ${target} Gb/s"
 stream_at() { SOFTNIC_RATE_GBPS=$1 run_timeout 30 "$L" stream "$2" | awk '$1=="stream_gbps"{print $2}'; }
 if [ "$target" -gt 0 ]; then
@@ -31,7 +32,7 @@ if [ "$target" -gt 0 ]; then
         if awk -v g="${got:-0}" -v t="$target" 'BEGIN { exit !(g >= 0.9 * t) }'; then verdict=ok; break; fi
         cap=$(stream_at 10000 0.4)
         diag "attempt $attempt: ${got} Gb/s at SOFTNIC_RATE_GBPS=$target; host now moves ${cap} Gb/s unthrottled"
-        if awk -v c="${cap:-0}" -v t="$target" 'BEGIN { exit !(c >= 1.5 * t) }'; then verdict=slow; fi
+        if awk -v c="${cap:-0}" -v t="$target" 'BEGIN { exit !(c >= 2 * t) }'; then verdict=slow; fi
     done
     case $verdict in
     ok) ok "softnic: stream throughput ${got} Gb/s within 10% of SOFTNIC_RATE_GBPS=$target" true ;;
@@ -39,7 +40,7 @@ if [ "$target" -gt 0 ]; then
     *) ok "softnic: stream throughput ${got} Gb/s within 10% of SOFTNIC_RATE_GBPS=$target" false ;;
     esac
 else
-    skip "host cannot move even 4 Gb/s through the software NIC right now (${cap} Gb/s)"
+    skip "host cannot move even 6 Gb/s through the software NIC right now (${cap} Gb/s)"
 fi
 
 base=$(run_timeout 30 "$L" pings 200)
