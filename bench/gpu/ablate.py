@@ -40,6 +40,7 @@ MODES = {
     "api-copies": (True, {"RAILSCOPE_CUDA_COPIES": "api", "RAILSCOPE_CUDA_KERNELS": "off"}, []),
     "api-sampled": (True, {"RAILSCOPE_CUDA_COPIES": "api", "RAILSCOPE_CUDA_KERNELS": "sampled"}, []),
     "api-win20": (True, {"RAILSCOPE_CUDA_COPIES": "api", "RAILSCOPE_CUDA_KERNEL_WINDOW": "300/1500"}, []),
+    "default-w7": (True, {"RAILSCOPE_CUDA_KERNEL_WINDOW": "500/30000/7000"}, []),  # first window on steady steps
     "full": (True, {"RAILSCOPE_CUDA_KERNELS": "all"}, []),
     "full-noconvert": (True, {"RAILSCOPE_CUDA_KERNELS": "all", "RAILSCOPE_CUDA_ABLATE": "noconvert"}, []),
     "full-notick": (True, {"RAILSCOPE_CUDA_KERNELS": "all", "RAILSCOPE_CUDA_ABLATE": "notickflush"}, []),
@@ -47,6 +48,7 @@ MODES = {
     "min-memcpy": (False, {"CUDA_INJECTION64_PATH": MINCUPTI, "MINCUPTI_KINDS": "memcpy"}, []),
     "min-kernel": (False, {"CUDA_INJECTION64_PATH": MINCUPTI, "MINCUPTI_KINDS": "kernel"}, []),
     "min-full": (False, {"CUDA_INJECTION64_PATH": MINCUPTI, "MINCUPTI_KINDS": "memcpy,memcpy2,memset,kernel"}, []),
+    "stub-slow5": (False, {"STUB_SLOW": "0.05"}, []),  # the stub workload with a planted 5 % cost (self-test)
 }
 
 
@@ -54,11 +56,9 @@ def workload_cmd(w, a, out):
     if w == "transformer":
         return ["python3", os.path.join(TOP, "bench/gpu/transformer.py"), "--steps", str(a.steps), "--warmup",
                 str(a.warmup), "--out", out]
-    if w == "stub":  # harness self-test without a GPU
-        code = ("import json,os,sys,time; time.sleep(0.3); "
-                "json.dump(dict(pid=os.getpid(), step_ms=[1.0], step_ms_median=1.0, steps_ns=[[1, 2]]), "
-                f"open({out!r}, 'w'))")
-        return ["python3", "-c", code]
+    if w == "stub":  # harness self-test without a GPU (tests/bench/)
+        return ["python3", os.path.join(TOP, "bench/gpu/stub_workload.py"), "--steps", str(a.steps), "--warmup",
+                str(a.warmup), "--out", out]
     if w == "resnet":
         return ["python3", os.path.join(TOP, "tests/gpu/train.py"), "--phases", f"bench:{a.steps}", "--warmup",
                 str(a.warmup), "--out", out]

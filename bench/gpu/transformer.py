@@ -12,7 +12,9 @@ duration of every timed step, CLOCK_MONOTONIC = the tracer's clock: steps inside
 can be told apart), timed_start_ns/timed_end_ns, and t_result (time.time() just before exiting), so the harness can
 time how long the process takes to end after its work is done.
 
---profile runs torch.profiler (CPU + CUDA activities, no export) over warm-up and timed steps."""
+--profile runs torch.profiler (CPU + CUDA activities, no export) over warm-up and timed steps.
+Under bench/gpu/lockstep.py (RS_LOCKSTEP set) each timed step waits for its turn and ends synchronised; step_ms is
+then the mean of the steps' own durations (the waits between them excluded)."""
 import argparse
 import json
 import math
@@ -22,6 +24,8 @@ import time
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from lockstep_gate import Gate
 
 
 class Block(nn.Module):
@@ -102,27 +106,36 @@ def main():
         losses.append(loss.item())
         torch.cuda.nvtx.range_pop()
 
+    gate = Gate.from_env()
     for i in range(a.warmup):
         step(i)
     torch.cuda.synchronize()
+    if gate:
+        gate.ready()
     t0 = time.monotonic_ns()
     per = []
     for i in range(a.warmup, a.warmup + a.steps):
+        if gate:
+            gate.wait()
         s0 = time.monotonic_ns()
         step(i)  # ends with loss.item(): the step's GPU work is done
+        if gate:
+            torch.cuda.synchronize()  # nothing of ours left on the GPU when the other process runs
         per.append((s0, time.monotonic_ns() - s0))
+        if gate:
+            gate.step_done()
     torch.cuda.synchronize()
     t1 = time.monotonic_ns()
-    if prof is not None:
-        prof.__exit__(None, None, None)  # no export
     durs = sorted(d for _, d in per)
-    res = dict(pid=os.getpid(), steps=a.steps, warmup=a.warmup, step_ms=[(t1 - t0) / 1e6 / a.steps],
+    res = dict(pid=os.getpid(), steps=a.steps, warmup=a.warmup, step_ms=[(sum(d for _, d in per) if gate else t1 - t0) / 1e6 / a.steps],
                step_ms_median=durs[len(durs) // 2] / 1e6, steps_ns=per,
                timed_start_ns=t0, timed_end_ns=t1, loss_first=losses[0], loss_last=losses[-1],
                finite=all(math.isfinite(v) for v in losses), tokens=a.batch * a.ctx)
     res["t_result"] = time.time()
     with open(a.out, "w") as f:
         json.dump(res, f)
+    if prof is not None:  # after the result: its post-processing is not the workload's (no export)
+        prof.__exit__(None, None, None)
     print(f"transformer.py: steps={a.steps} step_ms={res['step_ms'][0]:.3f} loss {losses[0]:.3f}->{losses[-1]:.3f}",
           flush=True)
 

@@ -53,6 +53,15 @@ class Batches(torch.utils.data.Dataset):
         return self.x[i % len(self.x)], self.y[i % len(self.y)]
 
 
+def lockstep_gate():
+    """bench/gpu/lockstep.py runs two of these processes in turns (RS_LOCKSTEP): bench/gpu/lockstep_gate.py."""
+    if not os.environ.get("RS_LOCKSTEP"):
+        return None
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../bench/gpu"))
+    from lockstep_gate import Gate
+    return Gate.from_env()
+
+
 def init_dist():
     if "RANK" not in os.environ:   # alone: a one-rank group on a free port
         s = socket.socket()
@@ -144,24 +153,36 @@ def main():
         elif kind == "bench":
             xs = [t.pin_memory() for t in data.x[:2]]
             ys = [t.pin_memory() for t in data.y[:2]]
+            gate = lockstep_gate()
             for i in range(a.warmup):
                 one_step(xs[i % 2], ys[i % 2], True)
             torch.cuda.synchronize()
+            if gate:
+                gate.ready()
             ph["timed_start_ns"] = t0 = time.monotonic_ns()
+            per = []
             for i in range(n):
+                if gate:
+                    gate.wait()
+                s0 = time.monotonic_ns()
                 one_step(xs[i % 2], ys[i % 2], True)
+                if gate:  # the step ends synchronised: nothing of ours runs while the other process steps
+                    torch.cuda.synchronize()
+                    per.append((s0, time.monotonic_ns() - s0))
+                    gate.step_done()
             torch.cuda.synchronize()
             t1 = time.monotonic_ns()
             ph["timed_end_ns"] = t1
-            res["step_ms"].append((t1 - t0) / 1e6 / n)
+            res["step_ms"].append((sum(d for _, d in per) if gate else t1 - t0) / 1e6 / n)
+            if per:
+                res["steps_ns"] = per
+                res["step_ms_median"] = sorted(d for _, d in per)[len(per) // 2] / 1e6
         else:
             sys.exit(f"train.py: unknown phase kind {kind}")
         torch.cuda.synchronize()
         ph["end_ns"] = time.monotonic_ns()
         ph["first_step"] = step - n
         res["phases"].append(ph)
-    if prof is not None:
-        prof.__exit__(None, None, None)
     res["hook_calls"] = hook_calls[0]
     res["steps"] = step
     torch.cuda.synchronize()
@@ -169,6 +190,8 @@ def main():
     out = a.out if world == 1 else a.out.replace(".json", f".rank{rank}.json")
     with open(out, "w") as f:
         json.dump(res, f)
+    if prof is not None:  # after the result: its post-processing is not the workload's (no export)
+        prof.__exit__(None, None, None)
     if rank == 0:
         ms = f" step_ms={res['step_ms'][0]:.3f}" if res["step_ms"] else ""
         print(f"train.py: world={world} steps={step} allreduce_hooks={hook_calls[0]} nccl={res['nccl_scope']}{ms}",

@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Tracer overhead measured in lock step: two processes of one workload share the GPU and take turns, one step each.
+
+  bench/gpu/lockstep.py --workload transformer --steps 600 \
+      --pairs untraced:untraced,untraced:default,default:untraced,min-full:full,full:min-full,untraced:torchprof
+
+Each pair A:B starts both processes (modes as in bench/gpu/ablate.py: `railscope record` or not, environment),
+each warms up alone, then the harness lets them run one timed step at a time: step i of A and step i of B are
+neighbours in time (the order flips every step), so the host's drift (~10 % within minutes on the H200 VM) hits
+both alike. Per pair: ratio = mean step of B / mean step of A, and a 95 % interval from 20 blocks of consecutive
+steps (t-distribution over the blocks' ratios). An untraced:untraced pair measures what the method itself leaves
+(its ratio should be 1 within its interval). Each side is pinned to its own CPU set (--cpus-a/--cpus-b; a pair
+and its mirror swap sides). Exit time after the result file (as ablate.py) is kept per run.
+
+Writes $OUT/lockstep-<workload>.json (every step's duration) and prints a table."""
+import argparse
+import json
+import math
+import os
+import select
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ablate  # noqa: E402  (MODES, workload_cmd, B)
+
+T975 = {19: 2.093, 9: 2.262, 4: 2.776}
+
+
+def block_ci(a, b, nblocks=20):
+    n = min(len(a), len(b))
+    k = n // nblocks
+    if k < 1:
+        return float("nan"), float("nan")
+    rs = [sum(b[i * k:(i + 1) * k]) / sum(a[i * k:(i + 1) * k]) for i in range(nblocks)]
+    m = statistics.mean(rs)
+    half = T975.get(nblocks - 1, 2.1) * statistics.stdev(rs) / math.sqrt(nblocks)
+    return m, half
+
+
+def spawn(mode, side, a, work, pair_tag):
+    traced, env_extra, wargs = ablate.MODES[mode]
+    tag = f"{pair_tag}-{side}-{mode}"
+    res = os.path.join(work, tag + ".json")
+    prefix = os.path.join(work, tag)
+    for f in (".go", ".done"):
+        if os.path.exists(prefix + f):
+            os.unlink(prefix + f)
+        os.mkfifo(prefix + f, 0o600)
+    go = os.open(prefix + ".go", os.O_RDWR)  # O_RDWR: never blocks, and the child's open does not either
+    done = os.open(prefix + ".done", os.O_RDWR)
+    if mode == "torchprof" and a.workload == "resnet":
+        wargs = ["--profile", f"{max(a.warmup - 5, 0)}:999999"]
+    cmd = ablate.workload_cmd(a.workload, a, res) + wargs
+    if traced:
+        keep = mode in a.keep.split(",")
+        cmd = [os.path.join(ablate.B, "railscope"), "record", "-q", "-o",
+               os.path.join(work, tag if keep else tag + ".trace"), "--"] + cmd
+    cpus = a.cpus_a if side == "A" else a.cpus_b
+    if cpus:
+        cmd = ["taskset", "-c", cpus] + cmd
+    env = dict(os.environ)
+    env.update(env_extra)
+    env.update(a.env_for.get(mode, {}))
+    env["RS_LOCKSTEP"] = prefix
+    err = open(os.path.join(work, tag + ".err"), "w")
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+    return dict(mode=mode, side=side, tag=tag, p=p, go=go, done=done, res=res, err=err, traced=traced)
+
+
+def read1(c, timeout):
+    r, _, _ = select.select([c["done"]], [], [], timeout)
+    if not r:
+        return None
+    return os.read(c["done"], 1)
+
+
+def kill(c):
+    try:
+        os.killpg(c["p"].pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def run_pair(ma, mb, k, a):
+    tag = f"{a.workload}-p{k}"
+    t0 = time.monotonic()
+    cs = [spawn(ma, "A", a, a.work, tag), spawn(mb, "B", a, a.work, tag)]
+    ok = True
+    for c in cs:  # warm-up, each on its own (they overlap on the GPU; not timed)
+        left = a.run_cap - (time.monotonic() - t0)
+        if read1(c, max(left, 1)) != b"r":
+            print(f"{tag}: {c['mode']} never got ready (rc {c['p'].poll()})", flush=True)
+            ok = False
+    t_ready = time.monotonic()
+    if ok:
+        for i in range(a.steps):
+            for c in (cs if i % 2 == 0 else cs[::-1]):
+                os.write(c["go"], b"g")
+                if read1(c, 60) != b"d":
+                    print(f"{tag}: {c['mode']} stopped at step {i} (rc {c['p'].poll()})", flush=True)
+                    ok = False
+                    break
+            if not ok:
+                break
+    t_steps = time.monotonic()
+    out = []
+    for c in cs:  # wait for both to end; exit time counted from the result file, as ablate.py does
+        t_res = None
+        while True:
+            now = time.monotonic()
+            if t_res is None and os.path.exists(c["res"]) and os.path.getsize(c["res"]) > 0:
+                t_res = now
+            if c["p"].poll() is not None:
+                break
+            if not ok or (t_res and now - t_res > a.exit_cap) or now - t0 > a.run_cap + 120:
+                kill(c)
+                c["p"].wait()
+                break
+            time.sleep(0.02)
+        c["err"].close()
+        r = dict(mode=c["mode"], side=c["side"], rc=c["p"].returncode, exit_s=(time.monotonic() - t_res) if t_res else None)
+        try:
+            j = json.load(open(c["res"]))
+            r["steps_ms"] = [d / 1e6 for _, d in j["steps_ns"]]
+            r["step_ms"] = j["step_ms"][0]
+        except (OSError, ValueError, KeyError, IndexError, TypeError):
+            r["steps_ms"] = None
+        lines = open(os.path.join(a.work, c["tag"] + ".err")).read().splitlines()
+        r["stderr"] = [s for s in lines if "railscope" in s or "Error" in s][-8:]
+        os.close(c["go"])
+        os.close(c["done"])
+        shutil.rmtree(os.path.join(a.work, c["tag"] + ".trace"), ignore_errors=True)
+        out.append(r)
+    ra, rb = out
+    row = dict(pair=f"{ma}:{mb}", a=ra, b=rb, warm_s=t_ready - t0, steps_s=t_steps - t_ready, ok=ok)
+    if ok and ra["steps_ms"] and rb["steps_ms"]:
+        sa, sb = ra["steps_ms"][a.skip:], rb["steps_ms"][a.skip:]
+        row["ratio"] = sum(sb) / sum(sa)
+        row["ratio_ci_mean"], row["ratio_ci_half"] = block_ci(sa, sb)
+        row["median_ratio"] = statistics.median(sb) / statistics.median(sa)
+        row["mean_ms"] = [statistics.mean(sa), statistics.mean(sb)]
+    ex = [f"{r['exit_s']:.2f}" if r["exit_s"] is not None else "-" for r in out]
+    if "ratio" in row:
+        print(f"{row['pair']:22s} A {row['mean_ms'][0]:7.3f} B {row['mean_ms'][1]:7.3f} ms  B/A {row['ratio']:.4f} "
+              f"+-{row['ratio_ci_half']:.4f} (blocks)  median-step ratio {row['median_ratio']:.4f}  exit s {ex[0]} {ex[1]}"
+              f"  [{row['warm_s']:.0f}+{row['steps_s']:.0f} s]", flush=True)
+    else:
+        print(f"{row['pair']:22s} FAILED  rc {ra['rc']} {rb['rc']}  {ra['stderr'][-2:]} {rb['stderr'][-2:]}", flush=True)
+    for r in out:
+        for s in r["stderr"]:
+            if "warn" in s.lower() or "error" in s.lower():
+                print(f"    {r['side']} {s[:200]}")
+    return row
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--workload", default="transformer")
+    ap.add_argument("--pairs", default="untraced:untraced,untraced:default,default:untraced")
+    ap.add_argument("--steps", type=int, default=600)
+    ap.add_argument("--warmup", type=int, default=40)
+    ap.add_argument("--skip", type=int, default=0, help="timed steps left out of the ratio (first ones)")
+    ap.add_argument("--cpus-a", default="2-7")
+    ap.add_argument("--cpus-b", default="8-13")
+    ap.add_argument("--exit-cap", type=float, default=20)
+    ap.add_argument("--run-cap", type=float, default=120, help="seconds a pair may take to get ready")
+    ap.add_argument("--budget", type=float, default=1e9, help="start no new pair after this many seconds")
+    ap.add_argument("--keep", default="", help="modes whose traces are kept under --work")
+    ap.add_argument("--env", action="append", default=[], help="MODE:VAR=VALUE, extra environment for one mode")
+    ap.add_argument("--work", default="/tmp/rs-lockstep")
+    ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/rs-lockstep-out"))
+    a = ap.parse_args()
+    a.env_for = {}
+    for e in a.env:
+        m, kv = e.split(":", 1)
+        k, v = kv.split("=", 1)
+        a.env_for.setdefault(m, {})[k] = v
+    os.makedirs(a.work, exist_ok=True)
+    os.makedirs(a.out, exist_ok=True)
+    pairs = [p.split(":") for p in a.pairs.split(",")]
+    for p in pairs:
+        for m in p:
+            if m not in ablate.MODES:
+                sys.exit(f"lockstep: unknown mode {m}")
+    t0 = time.monotonic()
+    rows = []
+    for k, (ma, mb) in enumerate(pairs):
+        if time.monotonic() - t0 > a.budget:
+            print(f"budget: pairs from {ma}:{mb} on not run", flush=True)
+            break
+        rows.append(run_pair(ma, mb, k, a))
+    with open(os.path.join(a.out, f"lockstep-{a.workload}.json"), "w") as f:
+        json.dump(dict(workload=a.workload, args={k: v for k, v in vars(a).items()}, pairs=rows), f)
+    print(f"lockstep {a.workload}: {len(rows)} pairs in {time.monotonic() - t0:.0f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()

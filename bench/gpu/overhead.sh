@@ -1,0 +1,58 @@
+#!/bin/bash
+# Issue 16's overhead measurement, one device call on `nvidia-h200`: build railscope and the minimal CUPTI
+# injection there (or use prebuilt ones: RS_BUILD=dir holding librailscope.so, railscope, mincupti.so), then run
+# each part given, parts separated by `--`:
+#   lockstep ARGS...   bench/gpu/lockstep.py ARGS (two processes in turns: the ratios of issue 16)
+#   ablate ARGS...     bench/gpu/ablate.py ARGS (separate processes, alternating; traces kept with --keep)
+#   report DIR...      `railscope report --json` of kept traces (under /tmp/rs-ablate) into $OUT
+# e.g. run(command="bench/gpu/overhead.sh lockstep --workload transformer --pairs untraced:untraced,untraced:default")
+# Everything printed goes to $OUT/overhead.log too; the binaries come back as $OUT/bin.tgz (carry them next time).
+set -u -o pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-/tmp/rs-overhead-out}
+mkdir -p "$OUT"
+exec > >(tee -a "$OUT/overhead.log") 2>&1
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+T0=$(date +%s)
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader
+nproc; uptime
+if [ -z "${RS_BUILD:-}" ]; then
+    export RS_BUILD=$PWD/build/gpu
+    if ! make -j16 BUILD=build/gpu build/gpu/librailscope.so build/gpu/railscope >/tmp/rs-build.log 2>&1; then
+        tail -30 /tmp/rs-build.log; exit 1
+    fi
+    gcc -O2 -shared -fPIC -I/usr/local/cuda/include -o "$RS_BUILD/mincupti.so" bench/gpu/mincupti.c -ldl || exit 1
+    tar czf "$OUT/bin.tgz" -C "$RS_BUILD" librailscope.so railscope mincupti.so
+    echo "built in $(($(date +%s) - T0)) s"
+fi
+export MINCUPTI=$RS_BUILD/mincupti.so
+part() {
+    local kind=$1
+    shift
+    echo "== $kind $* ($(($(date +%s) - T0)) s)"
+    case $kind in
+    lockstep) taskset -c 0,1,14,15 python3 bench/gpu/lockstep.py --out "$OUT" "$@" ;;
+    ablate) taskset -c 0,1,14,15 python3 bench/gpu/ablate.py --out "$OUT" "$@" ;;
+    report)
+        for d in "$@"; do
+            n=$(basename "$d")
+            "$RS_BUILD/railscope" report --json "$d" >"/tmp/rs-rep-$n.json" 2>"/tmp/rs-rep-$n.err"
+            echo "$n: report exit $?"
+            "$RS_BUILD/railscope" report "$d" 2>&1 | head -40
+        done
+        tar czf "$OUT/reports.tgz" /tmp/rs-rep-*.json /tmp/rs-rep-*.err "$@" 2>/dev/null
+        ls -la "$OUT/reports.tgz" ;;
+    *) echo "unknown part $kind" ;;
+    esac
+}
+args=()
+for x in "$@" --; do
+    if [ "$x" = "--" ]; then
+        [ ${#args[@]} -gt 0 ] && part "${args[@]}"
+        args=()
+    else
+        args+=("$x")
+    fi
+done
+nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv,noheader
+echo "done in $(($(date +%s) - T0)) s"

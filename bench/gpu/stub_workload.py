@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""A GPU-less stand-in for the workloads of bench/gpu/ablate.py and lockstep.py (their self-tests, tests/bench/):
+each "step" spins the CPU for --step-ms (times 1 + STUB_SLOW, a planted cost), with the same result file and
+lock-step protocol (bench/gpu/lockstep_gate.py) as transformer.py."""
+import argparse
+import json
+import os
+import time
+
+from lockstep_gate import Gate
+
+
+def spin(ns):
+    end = time.monotonic_ns() + ns
+    while time.monotonic_ns() < end:
+        pass
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--warmup", type=int, default=2)
+    p.add_argument("--step-ms", type=float, default=2.0)
+    p.add_argument("--out", required=True)
+    a = p.parse_args()
+    ns = int(a.step_ms * 1e6 * (1 + float(os.environ.get("STUB_SLOW", "0"))))
+    gate = Gate.from_env()
+    for _ in range(a.warmup):
+        spin(ns)
+    if gate:
+        gate.ready()
+    t0 = time.monotonic_ns()
+    per = []
+    for _ in range(a.steps):
+        if gate:
+            gate.wait()
+        s0 = time.monotonic_ns()
+        spin(ns)
+        per.append((s0, time.monotonic_ns() - s0))
+        if gate:
+            gate.step_done()
+    t1 = time.monotonic_ns()
+    durs = sorted(d for _, d in per)
+    res = dict(pid=os.getpid(), step_ms=[(sum(durs) if gate else t1 - t0) / 1e6 / a.steps],
+               step_ms_median=durs[len(durs) // 2] / 1e6, steps_ns=per, t_result=time.time())
+    with open(a.out, "w") as f:
+        json.dump(res, f)
+
+
+if __name__ == "__main__":
+    main()

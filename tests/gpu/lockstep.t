@@ -1,0 +1,25 @@
+#!/bin/bash
+# bench/gpu/lockstep.py (the GPU overhead method of issue 16) run here on its GPU-less stub workload: two
+# processes in turns, one planted with a 5 % slower step (STUB_SLOW=0.05). The method must find the planted
+# cost on either side of the pair and find none between two identical processes; the pair's result file
+# must carry every step. Bounds are wide (a loaded 2-core CI machine); the planted cost is far outside them.
+. "$(dirname "$0")/../lib.sh"
+need_cmd python3
+need_cmd taskset
+plan 6
+out=$(cd "$T" && python3 "$RS_TOP/bench/gpu/lockstep.py" --workload stub --steps 300 --warmup 3 \
+    --pairs untraced:untraced,untraced:stub-slow5,stub-slow5:untraced --cpus-a 0 --cpus-b 0 \
+    --work "$T/w" --out "$T/o" 2>&1)
+diag "$out"
+ok "the harness ran three pairs" test -s "$T/o/lockstep-stub.json"
+r() { # pair index -> median-step ratio B/A
+    python3 -c "import json,sys; print(json.load(open('$T/o/lockstep-stub.json'))['pairs'][$1].get('median_ratio', 0))"
+}
+within() { python3 -c "import sys; v=float(sys.argv[1]); sys.exit(0 if $2 <= v <= $3 else 1)" "$(r "$1")"; }
+ok "identical processes: ratio within 2.5 % of 1 (got $(r 0))" within 0 0.975 1.025
+ok "planted 5 % on side B: found (got $(r 1))" within 1 1.025 1.09
+ok "planted 5 % on side A: found as B/A < 1 (got $(r 2))" within 2 0.917 0.975
+n=$(python3 -c "import json; p=json.load(open('$T/o/lockstep-stub.json'))['pairs']; print(min(len(x[s]['steps_ms']) for x in p for s in 'ab'))")
+is "$n" 300 "every timed step of every process is in the result"
+left=$(grep -l "stub_workload" /proc/[0-9]*/cmdline 2>/dev/null | xargs -r grep -l "$T" 2>/dev/null || true)
+is "$left" "" "no workload process left behind"
