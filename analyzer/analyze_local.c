@@ -1011,6 +1011,7 @@ void an_pass_recycle(struct pass *p)
     hm_recycle(&p->nvstart, &k.nvstart);
     hm_recycle(&p->nvmap, &k.nvmap);
     hm_recycle(&p->accmap, &k.accmap);
+    hm2_free(&k.pendmap);
 }
 
 void an_pass_free(struct pass *p)
@@ -1034,6 +1035,7 @@ void an_pass_free(struct pass *p)
     hm_free(&p->qpmap);
     hm_free(&p->nvstart);
     hm_free(&p->nvmap);
+    hm2_free(&p->pendmap);
     for (size_t i = 0; i < p->naccs; i++) {
         free(p->accs[i].runs);
         free(p->accs[i].ends);

@@ -22,6 +22,18 @@ void hm_put(struct hmap *m, uint64_t k, uint64_t v);
 int hm_get(const struct hmap *m, uint64_t k, uint64_t *v);
 void hm_del(struct hmap *m, uint64_t k);
 void hm_free(struct hmap *m);
+/* The same keyed by two words (a QP and a work request id); values below UINT64_MAX. */
+struct hm2_slot {
+    uint64_t a, b, v; /* v = value + 1, 0 = free */
+};
+struct hmap2 {
+    struct hm2_slot *s;
+    size_t n, cap;
+};
+void hm2_put(struct hmap2 *m, uint64_t a, uint64_t b, uint64_t v);
+int hm2_get(const struct hmap2 *m, uint64_t a, uint64_t b, uint64_t *v);
+void hm2_del(struct hmap2 *m, uint64_t a, uint64_t b);
+void hm2_free(struct hmap2 *m);
 
 /* Completed sends of one QP whose post->completion intervals overlap (a queue of WRs) are one record:
  * memory follows bursts, not WRs. */
@@ -73,16 +85,19 @@ struct nvstack {
     struct nvent *v;
     size_t n, cap;
 };
-/* An outstanding send WR. */
+/* An outstanding send WR. WRs of one QP with the same wr_id (ids are often reused, or all 0) form a chain,
+ * oldest first: next = distance to the next one in pend, 0 none; the oldest also keeps the distance to the
+ * newest (last), for appending. The pass's pendmap gives each (QP, wr_id) its oldest outstanding WR. */
 struct pendwr {
     uint64_t post, bytes, wr_id;
-    uint32_t mem, pad;
+    uint32_t mem, next, last, pad;
 };
 #define AN_PEND_MAX AN_PEND_MAX_PUBLIC /* outstanding sends kept per QP; older ones never completed are dropped */
 struct qpst {
     struct an_qpacc acc;
     struct pendwr *pend; /* outstanding sends in post order, from head */
     size_t head, npend, pendcap;
+    uint64_t base; /* sequence number of pend[0] (pendmap's values: base + index; compaction moves base) */
     long last_run; /* index in wrs of this QP's latest completed run, -1 none */
 };
 
@@ -110,6 +125,7 @@ struct pass {
     struct an_lcoll *calls;
     size_t ncalls, callcap; /* NCCL_CALL: collectives when the plugin is absent */
     struct hmap collmap, sendwait, qpmap, nvstart;
+    struct hmap2 pendmap; /* (qp_num, wr_id) -> sequence number of the oldest outstanding send with it */
     struct opacc *accs;
     size_t naccs, acccap;
     struct hmap accmap; /* ProxyOp handle -> accs index */

@@ -28,6 +28,18 @@ struct qpst *qp_get_slow(struct pass *p, uint32_t qp_num)
     return &p->qps[v];
 }
 
+/* pend[i] leaves the queue (completed or forgotten): it is the oldest outstanding WR of its (QP, wr_id)
+ * (the queue is consumed in order), so the next of its chain, if any, becomes the oldest. */
+static void pend_unlink(struct pass *p, struct qpst *q, size_t i)
+{
+    const struct pendwr *w = &q->pend[i];
+    if (w->next) {
+        size_t n = i + w->next, tail = i + w->last;
+        q->pend[n].last = (uint32_t)(tail - n);
+        hm2_put(&p->pendmap, q->acc.qp_num, w->wr_id, q->base + n);
+    } else hm2_del(&p->pendmap, q->acc.qp_num, w->wr_id);
+}
+
 void an_on_post_send(struct pass *p, const struct rs_ev_IBV_POST_SEND *e)
 {
     if (e->ret != 0) return; /* not posted */
@@ -37,12 +49,14 @@ void an_on_post_send(struct pass *p, const struct rs_ev_IBV_POST_SEND *e)
     p->posted[mem] += e->bytes;
     p->posts++;
     if (q->npend - q->head >= AN_PEND_MAX) { /* never completed: forget the oldest */
+        pend_unlink(p, q, q->head);
         q->head++;
         p->lost_wrs++;
     }
     if (q->head > 4096 && q->head * 2 > q->npend) {
         memmove(q->pend, q->pend + q->head, (q->npend - q->head) * sizeof *q->pend);
         q->npend -= q->head;
+        q->base += q->head;
         q->head = 0;
     }
     if (e->bytes > AN_CTRL_BYTES) {
@@ -54,6 +68,14 @@ void an_on_post_send(struct pass *p, const struct rs_ev_IBV_POST_SEND *e)
     w->bytes = e->bytes;
     w->wr_id = e->wr_id;
     w->mem = mem;
+    w->next = w->last = 0;
+    size_t i = q->npend - 1;
+    uint64_t s;
+    if (hm2_get(&p->pendmap, e->qp_num, e->wr_id, &s)) { /* outstanding WRs with this id: append to their chain */
+        size_t h = (size_t)(s - q->base), t = h + q->pend[h].last;
+        q->pend[t].next = (uint32_t)(i - t);
+        q->pend[h].last = (uint32_t)(i - h);
+    } else hm2_put(&p->pendmap, e->qp_num, e->wr_id, q->base + i);
 }
 
 /* A send WR completed at `done`: extend the QP's current run or start a new one. */
@@ -103,10 +125,15 @@ void an_on_wc(struct pass *p, const struct rs_ev_IBV_WC *e)
         return;
     }
     struct qpst *q = qp_get(p, e->qp_num);
-    /* RC send queues complete in order: a completion also completes every earlier unsignaled WR. */
-    size_t k = q->head;
-    while (k < q->npend && q->pend[k].wr_id != e->wr_id) k++;
-    if (k == q->npend) return; /* a completion for a WR we did not see posted (or a receive in error) */
+    /* RC send queues complete in order: a completion also completes every earlier unsignaled WR. The WR it
+     * names is the oldest outstanding one with its wr_id (pendmap: no scan of the queue, whose 64 k
+     * outstanding WRs made every completion for an unknown id cost 64 k steps). */
+    uint64_t s;
+    if (!hm2_get(&p->pendmap, e->qp_num, e->wr_id, &s))
+        return; /* a completion for a WR we did not see posted (or a receive in error) */
+    size_t k = (size_t)(s - q->base);
+    if (k < q->head || k >= q->npend) return; /* cannot happen: the map follows the queue */
+    for (size_t i = q->head; i <= k; i++) pend_unlink(p, q, i);
     if (e->status) {
         /* An error completion: the WRs before it completed; this one moved no data. Its outstanding time
          * (retries, timeouts) is the error's cost; a flushed WR (the QP was already in error) costs
@@ -116,7 +143,10 @@ void an_on_wc(struct pass *p, const struct rs_ev_IBV_WC *e)
     } else
         for (size_t i = q->head; i <= k; i++) complete(p, q, &q->pend[i], e->h.ts);
     q->head = k + 1;
-    if (q->head == q->npend) q->head = q->npend = 0;
+    if (q->head == q->npend) {
+        q->base += q->npend;
+        q->head = q->npend = 0;
+    }
 }
 
 /* ---- NCCL proxy ops and steps ---- */

@@ -10,3 +10,9 @@ PROGRAMS += $(addprefix tests/analyzer/,$(AN_VERBS))
 $(foreach p,$(AN_VERBS),$(eval tests/analyzer/$(p).srcs := tests/analyzer/$(p).c examples/ex_common.c))
 $(foreach p,$(AN_VERBS),$(eval tests/analyzer/$(p).deps := examples/ex_common.h))
 $(foreach p,$(AN_VERBS),$(eval tests/analyzer/$(p).libs := -libverbs -lpthread -ldl))
+# rs-mkcraft: crafted traces (a queue of unmatched completions, communicators of different membership) through
+# the real writer, for the analyzer's robustness and accuracy tests (tests/analyzer/wc_lookup.t ...).
+PROGRAMS += tests/analyzer/rs-mkcraft
+tests/analyzer/rs-mkcraft.srcs := tests/analyzer/mkcraft.c $(B)/lib/tracer/writer.o $(B)/lib/formats/rtrace_tables.o
+tests/analyzer/rs-mkcraft.deps := tracer/writer.h formats/rtrace.h
+tests/analyzer/rs-mkcraft.libs := -lzstd -lpthread

@@ -1,0 +1,176 @@
+/* rs-mkcraft: crafted trace files for the analyzer's robustness and accuracy tests (the .t files of tests/analyzer),
+ * written through the real writer (tracer/writer.h), so nothing large is checked in:
+ *
+ *     rs-mkcraft wc FILE N [DUP]  one rank, one send QP: N RDMA writes posted (wr_id 1..N, 4 KiB each, 1 us
+ *                                 apart) and left outstanding, then N completions for wr_ids never posted,
+ *                                 then one completion per posted WR in order. DUP: every WR posted with
+ *                                 wr_id 7 (ids reused), the unknown completions use 8.
+ *     rs-mkcraft comms DIR        4 ranks, 10 steps (step marks), three communicators of different
+ *                                 membership: WORLD {0,1,2,3} one AllReduce a step (rank 3 1 ms late in
+ *                                 every step), A {0,1} one a step (rank 0 1 ms late in steps 2 and 5),
+ *                                 B {2,3} three a step. Ranks 0 and 1 take part in 20 collectives, ranks 2
+ *                                 and 3 in 40; the run has 50.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tracer/writer.h"
+
+static struct rs_writer *w;
+static uint32_t cur_tid = 7;
+
+static void die(const char *what)
+{
+    fprintf(stderr, "rs-mkcraft: %s\n", what);
+    exit(2);
+}
+
+static void put(const void *ev)
+{
+    const struct rs_ev_hdr *h = ev;
+    if (rs_writer_append(w, cur_tid, ev, h->size) < 0) die("rs_writer_append failed");
+}
+
+static void open_rank(const char *path, int rank, int world)
+{
+    struct rs_file_info fi = {0};
+    fi.host = "node-a";
+    fi.pid = 4242 + (uint64_t)rank;
+    fi.ppid = 1;
+    fi.rank = rank;
+    fi.local_rank = rank;
+    fi.world_size = world;
+    fi.cmdline = "train.py";
+    fi.start_realtime = 1700000000000000000ull;
+    fi.start_mono = 1000;
+    fi.events = "all";
+    fi.tracer_version = "rs-mkcraft";
+    fi.boot_id = "boot-mkcraft";
+    int err = 0;
+    unlink(path);
+    w = rs_writer_open(path, &fi, &err);
+    if (!w) die("cannot create the file");
+    rs_writer_set_clock(w, NULL, NULL);
+    struct rs_ev_CLOCK c;
+    memset(&c, 0, sizeof c);
+    RS_EV_INIT(&c, CLOCK, 1000);
+    c.realtime_ns = fi.start_realtime;
+    c.mono_ns = 1000;
+    cur_tid = 0;
+    put(&c);
+    cur_tid = 7;
+}
+
+static void close_rank(uint64_t ts)
+{
+    struct rs_ev_PROC_END p;
+    memset(&p, 0, sizeof p);
+    RS_EV_INIT(&p, PROC_END, ts);
+    put(&p);
+    if (rs_writer_close(w) != 0) die("write failed");
+}
+
+static void post_send(uint64_t ts, uint32_t qp, uint64_t wr_id, uint64_t bytes)
+{
+    struct rs_ev_IBV_POST_SEND e;
+    memset(&e, 0, sizeof e);
+    RS_EV_INIT(&e, IBV_POST_SEND, ts);
+    e.wr_id = wr_id;
+    e.bytes = bytes;
+    e.qp_num = qp;
+    e.opcode = 0; /* RDMA write */
+    e.send_flags = 2;
+    e.num_sge = 1;
+    e.mem = 1; /* device memory */
+    put(&e);
+}
+
+static void wc(uint64_t ts, uint32_t qp, uint64_t wr_id, uint32_t bytes)
+{
+    struct rs_ev_IBV_WC e;
+    memset(&e, 0, sizeof e);
+    RS_EV_INIT(&e, IBV_WC, ts);
+    e.wr_id = wr_id;
+    e.cq = 0xc0;
+    e.qp_num = qp;
+    e.opcode = 1; /* IBV_WC_RDMA_WRITE */
+    e.bytes = bytes;
+    put(&e);
+}
+
+static void mk_wc(const char *path, long n, int dup)
+{
+    const uint32_t qp = 0x77;
+    open_rank(path, 0, 1);
+    uint64_t t = 100000;
+    for (long i = 0; i < n; i++) post_send(t += 1000, qp, dup ? 7 : (uint64_t)i + 1, 4096);
+    for (long i = 0; i < n; i++) wc(t += 10, qp, dup ? 8 : (1ull << 40) + (uint64_t)i, 0);
+    for (long i = 0; i < n; i++) wc(t += 1000, qp, dup ? 7 : (uint64_t)i + 1, 4096);
+    close_rank(t + 1000);
+}
+
+static void call(uint64_t at, uint64_t end, uint64_t hash, uint64_t seq, int rank, int nranks)
+{
+    struct rs_ev_NCCL_CALL e;
+    memset(&e, 0, sizeof e);
+    RS_EV_INIT(&e, NCCL_CALL, at);
+    e.dur = end - at;
+    e.comm = 0x5000 + hash;
+    e.comm_hash = hash;
+    e.count = 1 << 20;
+    e.seq = seq;
+    e.func = 0; /* AllReduce */
+    e.datatype = 7;
+    e.rank = rank;
+    e.nranks = nranks;
+    put(&e);
+}
+
+static void mk_comms(const char *dir)
+{
+    const uint64_t step = 10000000, t0 = 1000000, ms = 1000000;
+    const uint64_t world = 0xaa, ca = 0xa01, cb = 0xb23;
+    for (int rk = 0; rk < 4; rk++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/rank%d.rtrace", dir, rk);
+        open_rank(path, rk, 4);
+        uint32_t name = rs_writer_intern(w, "step");
+        if (!name) die("rs_writer_intern failed");
+        for (int k = 0; k < 10; k++) {
+            uint64_t s = t0 + (uint64_t)k * step;
+            struct rs_ev_MARK m;
+            memset(&m, 0, sizeof m);
+            RS_EV_INIT(&m, MARK, s);
+            m.value = (uint64_t)k;
+            m.name = name;
+            put(&m);
+            /* WORLD at +1 ms: rank 3 arrives 1 ms late; everyone leaves 0.5 ms after it */
+            uint64_t at = s + ms, last = at + ms;
+            call(rk == 3 ? last : at, last + ms / 2, world, (uint64_t)k, rk, 4);
+            if (rk < 2) { /* A at +4 ms: rank 0 late in steps 2 and 5 */
+                int late = k == 2 || k == 5;
+                at = s + 4 * ms;
+                last = at + (late ? ms : 0);
+                call(rk == 0 ? last : at, last + ms / 2, ca, (uint64_t)k, rk, 2);
+            } else /* B at +4, +5.5, +7 ms: nobody late */
+                for (int j = 0; j < 3; j++) {
+                    at = s + 4 * ms + (uint64_t)j * 3 * ms / 2;
+                    call(at, at + ms / 2, cb, (uint64_t)(3 * k + j), rk - 2, 2);
+                }
+        }
+        close_rank(t0 + 10 * step);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 4 && !strcmp(argv[1], "wc")) mk_wc(argv[2], atol(argv[3]), argc >= 5 && !strcmp(argv[4], "DUP"));
+    else if (argc >= 3 && !strcmp(argv[1], "comms")) mk_comms(argv[2]);
+    else {
+        fprintf(stderr, "usage: rs-mkcraft wc FILE N [DUP] | comms DIR\n");
+        return 2;
+    }
+    return 0;
+}
