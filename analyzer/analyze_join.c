@@ -185,8 +185,10 @@ static void refine_clocks(struct rs_analysis *a, struct member *m, size_t nm, st
 /* A persistent straggler costs the others at least this fraction of the mean step (docs/report.md). */
 #define AN_STRAGGLER_MIN_COST 0.02
 
+/* part[i]: the collectives (steps, without collectives) rank index i took part in among those compared: a
+ * straggler is "late at N of part[i]", never of the run's total, which counts groups it is not in. */
 static void stragglers(struct rs_analysis *a, const double *late_count, const double *late_sum, const double *cost,
-                       const uint64_t *late_steps, size_t n, struct an_rank *R, uint64_t considered)
+                       const uint64_t *late_steps, size_t n, struct an_rank *R, const uint64_t *part)
 {
     size_t ns = 0;
     for (size_t i = 0; i < n; i++)
@@ -197,12 +199,12 @@ static void stragglers(struct rs_analysis *a, const double *late_count, const do
         struct rs_an_straggler *s = &a->stragglers[a->nstragglers++];
         s->rank = R[i].out.rank;
         s->late_count = (uint64_t)late_count[i];
-        s->of = considered;
+        s->of = part[i];
         s->mean_late_s = late_sum[i] / late_count[i] * 1e-9;
         s->cost_s = cost[i] * 1e-9;
         s->cost_per_step_s = a->nsteps ? s->cost_s / a->nsteps : s->cost_s;
         /* persistent: last in most steps (most collectives without steps) ... */
-        s->persistent = a->nsteps >= 2 ? late_steps[i] * 2 > a->nsteps : late_count[i] * 2 > considered;
+        s->persistent = a->nsteps >= 2 ? late_steps[i] * 2 > a->nsteps : late_count[i] * 2 > part[i];
         /* ... and only when its lateness matters: the others' wait it causes is at least
          * AN_STRAGGLER_MIN_COST of the mean step (ranks sharing one GPU take turns being last by ~1 ms,
          * < 1 % of a step; planted stragglers cost 3 % and more) */
@@ -235,7 +237,8 @@ struct join {
         int64_t st;
     } * lat; /* (rank, step) of late arrivals, for late_steps: distinct steps */
     size_t nlat, latcap;
-    uint64_t considered;
+    uint64_t considered; /* collectives (or verbs steps) where arrivals were compared */
+    uint64_t *part;      /* per rank index: how many of those it took part in */
     double *tmp;
 };
 #define RUN(r, t) ((double)(t) + J->off[r] - J->t0) /* local ns -> run clock ns */
@@ -459,6 +462,8 @@ static void join_coll(struct join *J, size_t i, size_t j)
     long late_rank_idx = -1;
     if (j - i >= 2) {
         J->considered++;
+        for (size_t k = i; k < j; k++) /* members are sorted by rank within the group: each rank once */
+            if (k == i || m[k].r != m[k - 1].r) J->part[m[k].r]++;
         if (L - L2 > J->late_thr) {
             count_late(J, lr, L - L2, c0->step);
             late_rank_idx = (long)lr;
@@ -520,6 +525,7 @@ static void verbs_stragglers(struct join *J)
         }
         if (seen < 2) continue;
         J->considered++;
+        for (size_t r = 0; r < J->n; r++) J->part[r] += !isnan(arr[r]);
         if (L - L2 <= J->late_thr) continue;
         count_late(J, lr, L - L2, (int64_t)k);
         double pw_sum = 0;
@@ -676,6 +682,7 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
     J->late_sum = rs_xcalloc(n + 1, sizeof(double), "analyze_join late_sum");
     J->cost = rs_xcalloc(n + 1, sizeof(double), "analyze_join cost");
     J->late_steps = rs_xcalloc(n + 1, sizeof(uint64_t), "analyze_join late_steps");
+    J->part = rs_xcalloc(n + 1, sizeof(uint64_t), "analyze_join part");
     J->last_late_step = rs_xmalloc((n + 1) * sizeof(int64_t), "analyze_join last_late_step");
     for (size_t i = 0; i < n; i++) J->last_late_step[i] = -1;
     J->tmp = rs_xmalloc((J->nm + 1) * sizeof *J->tmp, "analyze_join tmp");
@@ -689,7 +696,8 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
     rank_outputs(J);
     run_transport(a);
     count_late_steps(J);
-    stragglers(a, J->late_count, J->late_sum, J->cost, J->late_steps, n, R, J->considered);
+    stragglers(a, J->late_count, J->late_sum, J->cost, J->late_steps, n, R, J->part);
+    free(J->part);
     free(J->tmp);
     free(J->late_count);
     free(J->late_sum);
