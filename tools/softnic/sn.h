@@ -168,6 +168,12 @@ struct sn_qp {
     struct sn_srq *srq;
     /* wire */
     struct sn_conn *listen, *req;
+    /* the peer can no longer accept our requests (its QP destroyed or in ERR, its process gone): as on a
+     * real NIC nothing tells the requester at once; its retransmit timer runs out after
+     * (retry_cnt + 1) x 4.096 us x 2^timeout (sn_wire.c, sn_qp_lost) and then the oldest WR completes
+     * with RETRY_EXC_ERR */
+    int lost;
+    uint64_t lost_budget, lost_charged; /* ns left (0: forever, timeout 0), when last charged */
     /* qp_ex builder state */
     struct ibv_send_wr *bld;
     struct ibv_sge *bld_sge;
@@ -206,6 +212,7 @@ struct sn_ctx {
     struct sn_mr **mrs;
     uint32_t nmr, capmr;
     int nparked; /* buffered requests waiting for receives/state: post_recv kicks RX only then */
+    int nlost;   /* QPs whose retransmit timer runs (qp->lost) */
 };
 
 static inline struct sn_ctx *sn_ctx_of(struct ibv_context *c)
@@ -242,6 +249,8 @@ int sn_qp_listen(struct sn_qp *qp); /* picks a host-unique QPN by binding its ad
  * neither thread touches them */
 void sn_qp_detach(struct sn_qp *qp, int all);
 void sn_tx_push(struct sn_ctx *c, struct sn_job *j); /* ctx lock held */
+void sn_qp_lost(struct sn_qp *qp);                   /* start the retransmit timer; ctx lock held */
+void sn_qp_unlost(struct sn_qp *qp);                 /* stop it (ERR, RESET, destroy); ctx lock held */
 void sn_rx_kick(struct sn_ctx *c);                   /* new receives / state: RX retries parked requests */
 
 #endif

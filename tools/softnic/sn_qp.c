@@ -106,6 +106,7 @@ void sn_tx_drain(struct sn_ctx *c, struct sn_qp *qp)
 void sn_qp_error(struct sn_qp *qp)
 {
     struct sn_ctx *c = qp->ctx;
+    sn_qp_unlost(qp);
     qp->ex.qp_base.state = IBV_QPS_ERR;
     qp->attr.qp_state = IBV_QPS_ERR;
     tx_purge_some(c, qp, 1);
@@ -241,6 +242,7 @@ SN_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
     tx_purge_some(c, qp, 1);
     sn_tx_drain(c, qp);
     qp->dead = 1;
+    sn_qp_unlost(qp);
     ibqp->state = IBV_QPS_RESET;
     tx_purge(c, qp);
     qp->sq_count = 0;
@@ -310,6 +312,7 @@ SN_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask
             sn_qp_error(qp);
         } else if (to == IBV_QPS_RESET) {
             tx_purge(c, qp);
+            sn_qp_unlost(qp);
             qp->sq_head = qp->sq_count = qp->sq_sent = 0;
             qp->rq.head = qp->rq.count = 0;
             qp->next_seq = 0;

@@ -408,6 +408,65 @@ static uint64_t retry_parked(struct sn_ctx *c)
     return next;
 }
 
+/* The requester's retransmit timer. On a real NIC a request the responder never takes (its QP destroyed, in
+ * ERR or RESET; its host gone) is retransmitted until the local ACK timeout (4.096 us x 2^timeout) has
+ * run out retry_cnt + 1 times, then the oldest outstanding WR completes with RETRY_EXC_ERR and the QP
+ * goes to ERR (timeout 0: never). The software NIC knows at once (the peer's socket end closes, or its
+ * RX answers a NAK), but reporting it at once reorders completions: in ibv_srq_pingpong a peer that has
+ * done its iterations destroys its 16 QPs one by one; the first close failed the extra SEND on that QP
+ * at once, before the ACKs the peer still owed on its other QPs arrived, and the application, which
+ * still needed those, saw "transport retry counter exceeded" (~1 in 7 runs). Charged like the parked
+ * budgets above (at most SN_CHARGE_MAX_NS a pass), so a descheduled process keeps its time. */
+#define SN_ACK_TIMEOUT_UNIT_NS 4096ull
+
+void sn_qp_lost(struct sn_qp *qp)
+{
+    if (qp->lost || qp->dead || !qp->sq_count || qp->ex.qp_base.state == IBV_QPS_ERR) return;
+    unsigned to = qp->attr.timeout & 31;
+    qp->lost = 1;
+    qp->lost_budget = to ? (uint64_t)((qp->attr.retry_cnt & 7) + 1) * (SN_ACK_TIMEOUT_UNIT_NS << to) : 0;
+    qp->lost_charged = sn_now();
+    qp->ctx->nlost++;
+    sn_rx_kick(qp->ctx); /* RX keeps the time */
+}
+
+void sn_qp_unlost(struct sn_qp *qp)
+{
+    if (!qp->lost) return;
+    qp->lost = 0;
+    qp->ctx->nlost--;
+}
+
+/* expire retransmit timers (RX thread, lock held); returns when RX should look again (0: none pending) */
+static uint64_t retry_lost(struct sn_ctx *c)
+{
+    uint64_t next = 0, now = sn_now();
+    for (struct sn_qp *qp = c->qps; qp && c->nlost; qp = qp->next) {
+        if (!qp->lost) continue;
+        enum ibv_qp_state st = qp->ex.qp_base.state;
+        if (qp->dead || !qp->sq_count || st == IBV_QPS_ERR || st == IBV_QPS_RESET) {
+            sn_qp_unlost(qp);
+            continue;
+        }
+        if (!qp->lost_budget) continue; /* timeout 0: retries forever */
+        uint64_t dt = now > qp->lost_charged ? now - qp->lost_charged : 0;
+        if (dt > SN_CHARGE_MAX_NS) dt = SN_CHARGE_MAX_NS;
+        qp->lost_charged = now;
+        if (qp->lost_budget <= dt) {
+            sn_qp_unlost(qp);
+            sn_send_cqe(qp, &qp->sq[qp->sq_head], IBV_WC_RETRY_EXC_ERR);
+            qp->sq_head = (qp->sq_head + 1) % qp->cap.max_send_wr;
+            qp->sq_count--;
+            sn_qp_error(qp); /* flushes the rest */
+            continue;
+        }
+        qp->lost_budget -= dt;
+        uint64_t at = now + (qp->lost_budget < SN_RETRY_TICK_NS ? qp->lost_budget : SN_RETRY_TICK_NS);
+        if (!next || at < next) next = at;
+    }
+    return next;
+}
+
 static void conn_close(struct sn_ctx *c, struct sn_conn *cn) /* RX thread, lock held */
 {
     if (cn->closed) return;
@@ -422,13 +481,11 @@ static void conn_close(struct sn_ctx *c, struct sn_conn *cn) /* RX thread, lock 
     struct sn_qp *qp = cn->qp;
     if (qp && qp->req == cn) {
         qp->req = NULL;
-        /* the peer went away with our requests outstanding: they cannot complete */
-        if (qp->sq_count && qp->ex.qp_base.state != IBV_QPS_ERR && !qp->dead) {
-            sn_send_cqe(qp, &qp->sq[qp->sq_head], IBV_WC_RETRY_EXC_ERR);
-            qp->sq_head = (qp->sq_head + 1) % qp->cap.max_send_wr;
-            qp->sq_count--;
-            sn_qp_error(qp);
-        }
+        /* the peer closed its end (its QP destroyed, its process gone) with our requests outstanding: every
+         * ACK it sent came before the end of the stream, so they were not accepted. A real requester learns
+         * that only from its retransmit timer, and completions of other QPs (ACKs still on their way, e.g.
+         * from the peer's other QPs it destroys next) come first: so here too (sn_qp_lost) */
+        sn_qp_lost(qp);
     }
 }
 
@@ -495,6 +552,11 @@ static void rx_response(struct sn_ctx *c, struct sn_conn *cn)
     }
     if (h.type == SN_RSP_ACK) {
         sq_pop_ok(qp, h.seq);
+    } else if (h.type == SN_RSP_NAK && h.status == IBV_WC_RETRY_EXC_ERR) {
+        /* the responder dropped it (its QP in ERR or RESET, or never RTR): a real one answers nothing, the
+         * requester's retransmit timer decides */
+        if (h.seq) sq_pop_ok(qp, h.seq - 1);
+        sn_qp_lost(qp);
     } else if (h.type == SN_RSP_NAK) {
         if (h.seq) sq_pop_ok(qp, h.seq - 1);
         if (qp->sq_count && qp->sq[qp->sq_head].seq == h.seq) {
@@ -569,6 +631,8 @@ static void *rx_main(void *arg)
         for (struct sn_conn *cn = c->conns; cn; cn = cn->next)
             if (cn->closing && !cn->closed) conn_close(c, cn);
         uint64_t next = c->nparked ? retry_parked(c) : 0;
+        uint64_t next_lost = c->nlost ? retry_lost(c) : 0;
+        if (next_lost && (!next || next_lost < next)) next = next_lost;
         c->rx_done = c->rx_gen;
         pthread_cond_broadcast(&c->cond);
         pthread_mutex_unlock(&c->lock);
@@ -583,18 +647,6 @@ static void *rx_main(void *arg)
 }
 
 /* ---------------- TX thread ---------------- */
-static void tx_fail(struct sn_ctx *c, struct sn_qp *qp, uint64_t seq) /* lock held */
-{
-    if (qp->dead || qp->ex.qp_base.state == IBV_QPS_ERR) return;
-    if (seq) sq_pop_ok(qp, seq - 1); /* earlier WRs were already on the wire */
-    if (qp->sq_count && qp->sq[qp->sq_head].seq == seq) {
-        sn_send_cqe(qp, &qp->sq[qp->sq_head], IBV_WC_RETRY_EXC_ERR);
-        qp->sq_head = (qp->sq_head + 1) % qp->cap.max_send_wr;
-        qp->sq_count--;
-    }
-    sn_qp_error(qp);
-    (void)c;
-}
 
 static int tx_connect(struct sn_ctx *c, struct sn_qp *qp, uint32_t dest)
 {
@@ -651,6 +703,10 @@ static void *tx_main(void *arg)
             enum ibv_qp_state st = qp->ex.qp_base.state;
             if (!qp->sq_count || w->seq != j->seq || (st != IBV_QPS_RTS && st != IBV_QPS_SQD)) {
                 free(j); /* flushed meanwhile */
+                continue;
+            }
+            if (qp->lost) { /* nobody takes it: it waits in the SQ for the retransmit timer */
+                free(j);
                 continue;
             }
             h.dst_qpn = qp->dest_qpn;
@@ -741,7 +797,9 @@ static void *tx_main(void *arg)
         c->tx_fd = -1;
         c->tx_jobs++;
         pthread_cond_broadcast(&c->cond);
-        if (err && request) tx_fail(c, qp, j->seq);
+        /* the frame could not leave (peer QP gone: connect refused, or its end closed). WRs sent before stay
+         * outstanding: ACKs the peer sent for them are still in our socket and RX applies them */
+        if (err && request) sn_qp_lost(qp);
         free(j);
     }
     pthread_mutex_unlock(&c->lock);
