@@ -14,15 +14,16 @@ PP_TO=60
 timing_ok || PP_TO=180   # busy-polling pingpong on a loaded 2-core box: a scheduler quantum per iteration
 # pp TAG WRAP...: run server and client, each under WRAP (a command prefix, may be empty); outputs in
 # $T/TAG.srv and $T/TAG.cli.
-# A known softnic race (reported): the receiver's last CQE is delivered before its ACK is queued, so a
-# client that exits at once can make the server's last send fail with "transport retry counter exceeded".
-# That run is retried (at most twice) with a diagnostic; any other difference fails the test.
+# An attempt whose server could not bind its TCP port (taken by another process meanwhile: the harness, not
+# the NIC) runs again on another port (at most twice) with a diagnostic; any other difference fails the test.
+# (Until session 6 a "transport retry counter exceeded" was retried too: softnic's end-of-run ACK races, fixed
+# by the drain of 86c9ed0 and the retransmit timer of tests/softnic/peergone.t.)
 pp() {
     local attempt
     for attempt in 1 2 3; do
         pp_once "$@"
-        grep -q "retry counter exceeded" "$T/$1.srv" "$T/$1.cli" || return 0
-        diag "pp $1: softnic ACK race (transport retry counter exceeded), attempt $attempt"
+        grep -q "Couldn't listen to port" "$T/$1.srv" && [ $attempt -lt 3 ] || return 0
+        diag "pp $1: the server could not listen on its TCP port, attempt $attempt: another port"
         rm -rf "${T:?}/$1"
     done
 }
