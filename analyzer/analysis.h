@@ -217,9 +217,9 @@ struct rs_report_opts {
     double link_gbps;        /* 0 = from host facts / softnic / default */
     int threads;             /* 0 = 2 */
     int progress;            /* print progress on stderr */
-    uint64_t max_mem;        /* bytes of analysis state per rank file (docs/report.md "Memory"); 0 = default */
+    uint64_t max_mem;        /* bytes of analysis state for the whole run (docs/report.md "Memory"); 0 = default */
 };
-/* The default of max_mem: 512 MiB per rank file (a synthetic rank of 2000 steps, 1.5 M events needs 20 MiB). */
+/* The default of max_mem: 512 MiB for a run (a synthetic rank of 2000 steps, 1.5 M events needs 20 MiB). */
 #define RS_REPORT_MAX_MEM_DEFAULT (512ull << 20)
 
 /* Analyse PATHs (files or directories). Returns 0 and *out on success (even when partial: see

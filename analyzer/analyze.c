@@ -54,6 +54,7 @@ struct work {
     const struct rs_report_opts *o;
     int next, done;
     uint64_t events;
+    uint64_t budget, pass_cap, share; /* the run's memory budget and its split (analyze_int.h, an_held) */
 };
 
 /* A file's loading state: what the report needs has been copied into the analysis by the time it goes. */
@@ -80,7 +81,7 @@ static void *worker(void *arg)
     for (;;) {
         int i = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED);
         if (i >= w->nfiles) break;
-        an_load_rank(w->files[i], w->o, w->o->link_gbps, &w->ranks[i], &w->events);
+        an_load_rank(w->files[i], w->o, w->o->link_gbps, &w->ranks[i], &w->events, w->pass_cap, w->share);
         __atomic_add_fetch(&w->done, 1, __ATOMIC_RELEASE);
     }
     an_load_done();
@@ -106,8 +107,8 @@ static void load_all(struct work *w, const struct rs_report_opts *opts)
     int nf = w->nfiles;
     int nt = opts->threads > 0 ? opts->threads : 2;
     if (nt > nf) nt = nf;
-    pthread_t th[64];
-    if (nt > 64) nt = 64;
+    pthread_t th[AN_MAX_THREADS];
+    if (nt > AN_MAX_THREADS) nt = AN_MAX_THREADS;
     int started = 0;
     for (int i = 0; i < nt; i++)
         if (pthread_create(&th[started], NULL, worker, w) == 0) started++;
@@ -159,10 +160,30 @@ static int drop_launchers(struct work *w, int nf, int *idle_out)
     return nf;
 }
 
+/* The memory budget in words: "512 MiB a run", and how it was split when there were several rank files. */
+static void budget_words(const struct work *w, char *buf, size_t n)
+{
+    int len = snprintf(buf, n, "%llu MiB a run", (unsigned long long)(w->budget >> 20));
+    if (w->nfiles > 1 && len > 0 && (size_t)len < n) {
+        if (w->share < w->pass_cap)
+            snprintf(buf + len, n - (size_t)len, ": %.2f MiB a file's pass, %.2f MiB kept for each of %d rank files",
+                     w->pass_cap / 1048576.0, w->share / 1048576.0, w->nfiles);
+        else
+            snprintf(buf + len, n - (size_t)len, ": %.1f MiB for each of %d rank files", w->share / 1048576.0,
+                     w->nfiles);
+    }
+}
+
 /* Phase 3: rank numbers (after the highest known one where the header has none), order, input warnings.
  * Returns how many files were readable. */
 static int number_ranks(struct rs_analysis *a, struct work *w, int nf, int idle)
 {
+    char bw[160];
+    budget_words(w, bw, sizeof bw);
+    int cut_files = 0;
+    for (int i = 0; i < nf; i++) cut_files += w->ranks[i].cut_events || w->ranks[i].cut_steps;
+    if (cut_files > 1) /* the run-wide line first (warnings are capped): how much of the run the budget cut */
+        an_warn(a, "the memory budget (%s) cut the analysis of %d of %d rank files", bw, cut_files, w->nfiles);
     int32_t maxr = -1;
     int readable = 0, ncut = 0;
     for (int i = 0; i < nf; i++) {
@@ -184,16 +205,13 @@ static int number_ranks(struct rs_analysis *a, struct work *w, int nf, int idle)
             a->partial = 1;
             if (++ncut <= 3 && r->cut_events) /* the first three rank files, the rest in one line below */
                 an_warn(a,
-                        "%s: partial: the analysis reached its memory budget (%llu MiB a rank) after %llu of %llu "
-                        "events; the other %llu are counted, not analysed (raise it: --max-mem MIB)",
-                        r->out.path, (unsigned long long)(r->budget >> 20),
-                        (unsigned long long)(r->out.events - r->cut_events), (unsigned long long)r->out.events,
-                        (unsigned long long)r->cut_events);
+                        "%s: partial: the analysis reached its memory budget (%s) after %llu of %llu events; the "
+                        "other %llu are counted, not analysed (raise it: --max-mem MIB)",
+                        r->out.path, bw, (unsigned long long)(r->out.events - r->cut_events),
+                        (unsigned long long)r->out.events, (unsigned long long)r->cut_events);
             if (ncut <= 3 && r->cut_steps)
-                an_warn(a,
-                        "%s: partial: %llu steps past the memory budget (%llu MiB a rank) left out (raise it: "
-                        "--max-mem MIB)",
-                        r->out.path, (unsigned long long)r->cut_steps, (unsigned long long)(r->budget >> 20));
+                an_warn(a, "%s: partial: %llu steps past the memory budget (%s) left out (raise it: --max-mem MIB)",
+                        r->out.path, (unsigned long long)r->cut_steps, bw);
         }
         if (i > 0 && r->out.rank == w->ranks[i - 1].out.rank)
             an_warn(a, "rank %d appears in more than one file (%s)", r->out.rank, r->out.path);
@@ -289,6 +307,10 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
         return -1;
     }
     struct work w = {.files = files, .nfiles = nf, .o = opts};
+    /* The run's memory budget, split by the number of files only (docs/report.md "Memory"). */
+    w.budget = opts->max_mem ? opts->max_mem : RS_REPORT_MAX_MEM_DEFAULT;
+    w.share = w.budget / (uint64_t)nf;
+    w.pass_cap = w.budget / (uint64_t)(nf < AN_MAX_THREADS ? nf : AN_MAX_THREADS);
     w.ranks = rs_xcalloc((size_t)nf, sizeof *w.ranks, "analyze ranks");
     if (!w.ranks) {
         snprintf(err, errlen, "out of memory");

@@ -17,9 +17,13 @@
 
 /* ---- growable arrays ---- */
 void *an_grow(void *p, size_t *cap, size_t need, size_t elem); /* aborts the process on OOM */
-/* The memory budget of one rank file's analysis (docs/report.md, "Memory"). an_held: bytes of capacity this
- * worker thread's pass has grown (an_grow, the pass's hash maps) since the file's start; an_budget: the
- * limit while the pass reads events (0 = none). Near the limit, arrays grow by 1/8 instead of doubling. */
+/* The memory budget of a run's analysis (docs/report.md, "Memory"): B bytes for all its rank files together,
+ * split before any file is read (so the cut does not depend on timing or thread count): a file's pass holds at
+ * most B / min(files, AN_MAX_THREADS) (at most that many passes run at once), and keeps for the join at most
+ * B / files. an_held: bytes of capacity this worker thread's pass has grown (an_grow, the pass's hash maps)
+ * since the file's start; an_budget: the pass's limit while it reads events (0 = none). Near the limit,
+ * arrays grow by 1/8 instead of doubling. */
+#define AN_MAX_THREADS 64
 extern __thread uint64_t an_held, an_budget;
 /* What a step costs in the rest of the analysis: the rank's local step, the joined step, the per-step view. */
 #define AN_STEP_BYTES 512
@@ -144,7 +148,8 @@ struct an_rank {
     uint64_t lost_wrs;     /* sends never completed beyond the per-QP outstanding limit */
     uint64_t cut_events;   /* memory budget reached: events after the cut, counted but not analysed */
     uint64_t cut_steps;    /* memory budget reached: steps found but left out */
-    uint64_t budget;       /* the budget this rank was analysed under (bytes) */
+    uint64_t budget;       /* the most this rank's pass could hold (bytes): run budget / min(files, 64) */
+    uint64_t share;        /* the most it keeps after its pass for the join: run budget / files */
     char err[RS_AN_TEXT];  /* unreadable: why */
     size_t nchecks;        /* doctor's WARN/FAIL verdicts on this rank's host facts, compact (a */
     struct an_chk *checks; /* 1024-rank run keeps ~16 per rank until the join): an_chk_expand */
@@ -153,7 +158,7 @@ struct an_rank {
 /* Read one file and reduce it (analyze_load.c + analyze_local.c). Never fails: an unreadable file gives
  * an an_rank with out.input = RS_AN_UNREADABLE and err set. */
 void an_load_rank(const char *path, const struct rs_report_opts *o, double link_gbps_hint, struct an_rank *r,
-                  volatile uint64_t *events_progress);
+                  volatile uint64_t *events_progress, uint64_t pass_cap, uint64_t share);
 /* A worker thread is done loading: frees the per-thread state an_load_rank keeps between files. */
 void an_load_done(void);
 

@@ -625,19 +625,23 @@ static int family_on(const char *ev, const char *fam)
 }
 
 /* Whether the pass holds more than its budget: its arrays and maps, plus what each step candidate (a mark
- * or range: its copy and its step) and each collective cost later in the analysis. */
+ * or range: its copy and its step) and each collective cost later in the analysis. With more rank files
+ * than passes at once (AN_MAX_THREADS) what the file keeps for the join (collectives, steps) has its own,
+ * smaller share; otherwise the pass's budget is the share and already counts it. */
 static int over_budget(const struct pass *p)
 {
     uint64_t later =
         (p->nmarks + p->nranges) * (sizeof(struct srange) + AN_STEP_BYTES) + (p->ncolls + p->ncalls) * AN_COLL_BYTES;
-    return an_held + later > an_budget;
+    if (an_held + later > an_budget) return 1;
+    const uint64_t share = p->r->share;
+    return share < an_budget && later + (p->ncolls + p->ncalls) * sizeof(struct an_lcoll) > share;
 }
 
 /* Each worker thread keeps its pass between files (an_pass_recycle), freed by an_load_done(). */
 static __thread struct pass *tl_pass;
 
 void an_load_rank(const char *path, const struct rs_report_opts *o, double link_gbps_hint, struct an_rank *r,
-                  volatile uint64_t *events_progress)
+                  volatile uint64_t *events_progress, uint64_t pass_cap, uint64_t share)
 {
     memset(r, 0, sizeof *r);
     r->peermem = -1;
@@ -683,7 +687,8 @@ void an_load_rank(const char *path, const struct rs_report_opts *o, double link_
     uint64_t first = UINT64_MAX, last = 0;
     /* The memory budget (docs/report.md, "Memory"): checked every 256 events; once reached, the rest of
      * the file is read and counted but not analysed (the analysis covers the trace up to the cut). */
-    r->budget = o->max_mem ? o->max_mem : RS_REPORT_MAX_MEM_DEFAULT;
+    r->budget = pass_cap;
+    r->share = share < pass_cap ? share : pass_cap;
     an_held = 0;
     an_budget = r->budget;
     int cut = 0;
@@ -724,7 +729,7 @@ void an_load_rank(const char *path, const struct rs_report_opts *o, double link_
         rs_reader_close(rd);
         an_pass_free(p);
         free(p);
-        an_load_rank(path, o, link_gbps_hint, r, events_progress);
+        an_load_rank(path, o, link_gbps_hint, r, events_progress, pass_cap, share);
         return;
     }
     p->first_ts = first;

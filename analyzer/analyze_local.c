@@ -803,9 +803,16 @@ void an_local(struct pass *p, double link_gbps_hint)
     struct srange *steps = NULL;
     size_t nsteps = 0;
     detect_steps(p, &free_net, &steps, &nsteps);
-    /* the memory budget: the steps that fit in what the pass left of it, at least 1024 (docs/report.md) */
-    uint64_t room = r->budget > an_held ? (r->budget - an_held) / AN_STEP_BYTES : 0;
-    if (room < 1024) room = 1024;
+    /* the memory budget: the steps that fit in what the pass left of it (and of the file's share of the run
+     * with more files than passes at once), at least 1024 or what the share holds (docs/report.md) */
+    uint64_t left = r->budget > an_held ? r->budget - an_held : 0;
+    if (r->share < r->budget) {
+        uint64_t kept = p->ncolls * (sizeof(struct an_lcoll) + AN_COLL_BYTES);
+        uint64_t sl = r->share > kept ? r->share - kept : 0;
+        if (sl < left) left = sl;
+    }
+    uint64_t room = left / AN_STEP_BYTES, floor = r->share / AN_STEP_BYTES < 1024 ? r->share / AN_STEP_BYTES : 1024;
+    if (room < floor) room = floor;
     if (nsteps > room) {
         r->cut_steps = nsteps - room;
         nsteps = (size_t)room;

@@ -28,14 +28,15 @@ static void usage(FILE *f)
                "                     structure of collectives, else of verbs traffic)\n"
                "  --link-gbps RATE   network link rate for ideal transfer times (default: the recorded port rate)\n"
                "  --threads N        worker threads (default 2)\n"
-               "  --max-mem MIB      memory budget of each rank file's analysis (default 512, or\n"
-               "                     $RAILSCOPE_REPORT_MAX_MEM): past it the rest of the file is counted, not\n"
-               "                     analysed, and the report is partial (exit 1); peak memory is about\n"
-               "                     1.25 x MIB per worker thread plus the reader's buffers\n"
+               "  --max-mem MIB      memory budget of the whole analysis, all rank files together (default\n"
+               "                     512, or $RAILSCOPE_REPORT_MAX_MEM), split evenly between the files: past\n"
+               "                     its share the rest of a file is counted, not analysed, and the report is\n"
+               "                     partial (exit 1); peak memory is about MIB plus the reader's buffers\n"
+               "                     (up to ~64 MiB per worker thread)\n"
                "  --quiet            no progress on stderr\n"
                "\n"
-               "Exit status: 0 done; 1 some input was truncated or damaged, or a rank file exceeded the memory\n"
-               "budget (results cover what was read);\n"
+               "Exit status: 0 done; 1 some input was truncated or damaged, or a rank file exceeded its share of\n"
+               "the memory budget (results cover what was read);\n"
                "2 usage error or nothing readable.\n");
 }
 

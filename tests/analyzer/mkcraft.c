@@ -10,6 +10,8 @@
  *                                 every step), A {0,1} one a step (rank 0 1 ms late in steps 2 and 5),
  *                                 B {2,3} three a step. Ranks 0 and 1 take part in 20 collectives, ranks 2
  *                                 and 3 in 40; the run has 50.
+ *     rs-mkcraft marks FILE N [RANK]  rank RANK (default 0) of 1024, N core MARK events named "step" 1 us
+ *                                 apart (N steps)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,12 +166,30 @@ static void mk_comms(const char *dir)
     }
 }
 
+static void mk_marks(const char *path, long n, int rank)
+{
+    open_rank(path, rank, 1024);
+    uint32_t name = rs_writer_intern(w, "step");
+    if (!name) die("rs_writer_intern failed");
+    uint64_t t = 100000;
+    for (long i = 0; i < n; i++) {
+        struct rs_ev_MARK m;
+        memset(&m, 0, sizeof m);
+        RS_EV_INIT(&m, MARK, t += 1000);
+        m.value = (uint64_t)i;
+        m.name = name;
+        put(&m);
+    }
+    close_rank(t + 1000);
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 4 && !strcmp(argv[1], "wc")) mk_wc(argv[2], atol(argv[3]), argc >= 5 && !strcmp(argv[4], "DUP"));
     else if (argc >= 3 && !strcmp(argv[1], "comms")) mk_comms(argv[2]);
+    else if (argc >= 4 && !strcmp(argv[1], "marks")) mk_marks(argv[2], atol(argv[3]), argc >= 5 ? atoi(argv[4]) : 0);
     else {
-        fprintf(stderr, "usage: rs-mkcraft wc FILE N [DUP] | comms DIR\n");
+        fprintf(stderr, "usage: rs-mkcraft wc FILE N [DUP] | comms DIR | marks FILE N [RANK]\n");
         return 2;
     }
     return 0;

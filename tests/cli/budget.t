@@ -39,7 +39,7 @@ rss_ok() { # desc max_kib
 # 1.25 x the budget (the pass may keep a quarter for the next file) plus the reader's frame buffers
 limited 1048576 "$RS_CLI" report "$T/m.rtrace"
 is "$rc" 1 "report, 42 M marks, ulimit -v 1G: exit 1 (partial), not out of memory (stderr: ${err:0:120})"
-like "$out" 'partial: the analysis reached its memory budget \(512 MiB a rank\) after [0-9]+ of 41943021 events' \
+like "$out" 'partial: the analysis reached its memory budget \(512 MiB a run\) after [0-9]+ of 41943021 events' \
     "report: a warning says the analysis is partial and where it stopped"
 like "$out" '^PARTIAL INPUT' "report: the text report is flagged partial"
 rss_ok "report: memory bounded by the default budget" $(((640 + 128) * 1024))
@@ -49,10 +49,10 @@ is "$rc" 1 "report --json: exit 1"
 like "$out" '"partial": true' "report --json: \"partial\": true"
 
 limited 1048576 "$RS_CLI" report --max-mem 64 "$T/m3.rtrace"
-like "$rc:$(grep 'memory budget' "$T/out")" '^1:.*memory budget \(64 MiB a rank\)' "--max-mem 64: exit 1, the budget named"
+like "$rc:$(grep 'memory budget' "$T/out")" '^1:.*memory budget \(64 MiB a run\)' "--max-mem 64: exit 1, the budget named"
 rss_ok "--max-mem 64: less memory" $(((80 + 128) * 1024))
 RAILSCOPE_REPORT_MAX_MEM=32 limited 1048576 "$RS_CLI" report "$T/m3.rtrace"
-like "$rc:$(grep 'memory budget' "$T/out")" '^1:.*memory budget \(32 MiB a rank\)' \
+like "$rc:$(grep 'memory budget' "$T/out")" '^1:.*memory budget \(32 MiB a run\)' \
     "RAILSCOPE_REPORT_MAX_MEM=32 sets the budget"
 limited 1048576 "$RS_CLI" report --max-mem 2 "$T/m3.rtrace"
 like "$rc:$err" '^2:railscope: report: bad --max-mem' "--max-mem below 16 MiB: usage error"

@@ -1,0 +1,58 @@
+#!/bin/bash
+# Issue 17 (robustness), review of session 5: `report`'s memory budget (--max-mem MIB /
+# RAILSCOPE_REPORT_MAX_MEM, default 512 MiB) was enforced per rank file: five crafted 6 KB files reached
+# 1.76 GB with the default budget, and a directory of such files had no bound at all. It is now a budget for
+# the run, split by the number of files before any is read (docs/report.md "Memory"): a file's pass holds at
+# most budget / min(files, 64), and keeps for the join at most budget / files. Peak RSS is measured with
+# /usr/bin/time (as tests/cli/budget.t); the reader's frame buffers come on top (a 64 MiB frame per worker
+# thread for mkhostile's files, 4 MiB for the writer's).
+. "$(dirname "$0")/../lib.sh"
+need_build tests/cli/mkhostile tests/analyzer/rs-mkcraft railscope synth/rs-synth
+need_cmd jq
+[ -n "$RS_SAN" ] && skip_all "peak RSS means nothing under a sanitizer's shadow memory ($RS_SAN build)"
+[ -x /usr/bin/time ] || skip_all "/usr/bin/time not installed (Debian package: time)"
+plan 12
+# run OUT ARGS...: report with the peak RSS (KiB) in $rss, the exit status in $rc
+run() {
+    local out=$1
+    shift
+    /usr/bin/time -f %M -o "$T/rss" timeout -k 2 120 "$RS_CLI" report -q "$@" >"$out" 2>"$T/err"
+    rc=$?
+    rss=$(tail -1 "$T/rss" 2>/dev/null || echo 0)
+}
+# 16 files of 2.1 M marks in 6 KB each (mkhostile marks F 1): before, each kept up to the whole budget
+# (--max-mem 64, 2 threads: 659 MiB peak RSS; 5 files with the default budget 1.72 GB)
+mkdir "$T/s16"
+"$RS_BUILD/tests/cli/mkhostile" marks "$T/s16/r0.rtrace" 1 2>/dev/null || bail "mkhostile failed"
+for i in $(seq 1 15); do cp "$T/s16/r0.rtrace" "$T/s16/r$i.rtrace"; done
+run "$T/a.json" --json --max-mem 64 --threads 2 "$T/s16"
+is "$rc" 1 "16 crafted files past the budget: exit 1 (partial)"
+ok "16 crafted files, --max-mem 64: peak RSS $((rss / 1024)) MiB <= 64 MiB + 2 x 64 MiB frame buffers + 40" \
+    test "$rss" -gt 0 -a "$rss" -le $(((64 + 128 + 40) * 1024))
+is "$(jq .partial "$T/a.json")" true '"partial": true'
+like "$(jq -r '.warnings[0]' "$T/a.json")" \
+    '^the memory budget \(64 MiB a run: 4\.0 MiB for each of 16 rank files\) cut the analysis of 16 of 16 rank files$' \
+    "first warning: the run's budget, its split and how many files it cut"
+like "$(jq -r '.warnings[]' "$T/a.json")" \
+    's16/r0\.rtrace: partial: the analysis reached its memory budget \(64 MiB a run: [^)]*\) after [0-9]+ of 2097152 events' \
+    "a cut file named, with the events analysed"
+is "$(jq '[.warnings[] | select(test("partial: the analysis reached"))] | length' "$T/a.json")" 3 \
+    "three cut files named (the first warning counts them all)"
+run "$T/b.json" --json --max-mem 64 --threads 3 "$T/s16"
+ok "same JSON with 2 and 3 worker threads (the split does not depend on them)" cmp "$T/a.json" "$T/b.json"
+# more files than passes at once (64): each keeps budget / files. 70 files of 20 k step marks (0.4 KB each);
+# before, --max-mem 16 let each keep 11 MB of steps: 500 MiB peak RSS
+mkdir "$T/m70"
+for i in $(seq 0 69); do "$RS_BUILD/tests/analyzer/rs-mkcraft" marks "$T/m70/r$i.rtrace" 20000 "$i" || bail "rs-mkcraft"; done
+run "$T/c.json" --json --max-mem 16 "$T/m70"
+is "$rc" 1 "70 files past a 16 MiB budget: exit 1"
+ok "70 files, --max-mem 16: peak RSS $((rss / 1024)) MiB <= 16 + 48 MiB" test "$rss" -gt 0 -a "$rss" -le $(((16 + 48) * 1024))
+like "$(jq -r '.warnings[0]' "$T/c.json")" 'kept for each of 70 rank files\) cut the analysis of 70 of 70' \
+    "70 files: the budget's split named"
+# a normal run is far below the default budget: complete, the same report with a budget 8x larger
+"$RS_BUILD/synth/rs-synth" -o "$T/run" --nodes 2 --gpus 4 --steps 50 --seed 3 >/dev/null || bail "rs-synth failed"
+run "$T/d.json" --json "$T/run"
+is "$rc:$(jq .partial "$T/d.json")" "0:false" "normal 8-rank run, default budget: exit 0, not partial"
+run "$T/e.json" --json --max-mem 4096 "$T/run"
+ok "normal run: the same JSON with --max-mem 4096" cmp "$T/d.json" "$T/e.json"
+exit 0
