@@ -37,6 +37,8 @@ MODES = {
     "default": (True, {}, []),
     "old-default": (True, {"RAILSCOPE_CUDA_COPIES": "cupti"}, []),
     "cupti-copies": (True, {"RAILSCOPE_CUDA_COPIES": "cupti", "RAILSCOPE_CUDA_KERNELS": "off"}, []),
+    "default-noinit": (True, {"RAILSCOPE_CUDA_ABLATE": "noinitwindow"}, []),  # no kernel window at CUDA init
+    "kernels-off": (True, {"RAILSCOPE_CUDA_KERNELS": "off"}, []),  # CUPTI registered, nothing ever enabled
     "api-copies": (True, {"RAILSCOPE_CUDA_COPIES": "api", "RAILSCOPE_CUDA_KERNELS": "off"}, []),
     "api-sampled": (True, {"RAILSCOPE_CUDA_COPIES": "api", "RAILSCOPE_CUDA_KERNELS": "sampled"}, []),
     "api-win20": (True, {"RAILSCOPE_CUDA_COPIES": "api", "RAILSCOPE_CUDA_KERNEL_WINDOW": "300/1500"}, []),

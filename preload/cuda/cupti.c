@@ -68,7 +68,7 @@ static int flush_ticks;                       /* ticks left that flush CUPTI (wh
 static int want_api = -1, want_sync = -1;     /* RAILSCOPE_CUDA_API, RAILSCOPE_CUDA_SYNC; -1 = by mode */
 int rs_cuda_api_copies = 1;                   /* RAILSCOPE_CUDA_COPIES=api (default) | cupti */
 int rs_cuda_copies_by_cupti;                  /* CUPTI records copies right now: the wrappers record none */
-static int abl_no_tick_flush, abl_no_convert; /* RAILSCOPE_CUDA_ABLATE (bench/gpu/ablate.py only) */
+static int abl_no_tick_flush, abl_no_convert, abl_no_init_window; /* RAILSCOPE_CUDA_ABLATE (bench/gpu/ only) */
 static char cupti_path[PATH_MAX + 64];
 
 /* Runtime API callback ids we record, by class; names interned at set-up. */
@@ -357,6 +357,7 @@ static void parse_modes(void)
     if ((v = getenv("RAILSCOPE_CUDA_ABLATE")) && *v) {
         abl_no_tick_flush = strstr(v, "notickflush") != NULL;
         abl_no_convert = strstr(v, "noconvert") != NULL;
+        abl_no_init_window = strstr(v, "noinitwindow") != NULL; /* kernels enabled in the timed windows only */
     }
     if ((v = getenv("RAILSCOPE_CUDA_KERNEL_WINDOW")) && *v) {
         unsigned long on = 0, period = 0, first = 0;
@@ -589,7 +590,7 @@ RS_EXPORT int InitializeInjection(void)
     select_api();
     __atomic_store_n(&rs_cupti_state, RS_CUPTI_DELIVERING, __ATOMIC_RELAXED);
     t_init = rs_now();
-    if (kmode != RS_KMODE_OFF) {
+    if (kmode != RS_KMODE_OFF && !(abl_no_init_window && kmode == RS_KMODE_SAMPLED)) {
         set_window(1);
         if (!window_on) {
             char why[PATH_MAX + 160];
