@@ -63,11 +63,11 @@ enum { RS_KMODE_OFF = 0, RS_KMODE_SAMPLED = 1, RS_KMODE_ALL = 2 };
 static int kmode = RS_KMODE_SAMPLED;
 static uint64_t win_on_ns = 500ull * 1000000, win_period_ns = 30000ull * 1000000, win_first_ns = 3000ull * 1000000;
 static uint64_t t_init;
-static int window_on;                         /* GPU activity enabled (CUDA_KERNEL_WINDOW.on) */
-static int flush_ticks;                       /* ticks left that flush CUPTI (while a window is on, and 4 after) */
-static int want_api = -1, want_sync = -1;     /* RAILSCOPE_CUDA_API, RAILSCOPE_CUDA_SYNC; -1 = by mode */
-int rs_cuda_api_copies = 1;                   /* RAILSCOPE_CUDA_COPIES=api (default) | cupti */
-int rs_cuda_copies_by_cupti;                  /* CUPTI records copies right now: the wrappers record none */
+static int window_on;                     /* GPU activity enabled (CUDA_KERNEL_WINDOW.on) */
+static int flush_ticks;                   /* ticks left that flush CUPTI (while a window is on, and 4 after) */
+static int want_api = -1, want_sync = -1; /* RAILSCOPE_CUDA_API, RAILSCOPE_CUDA_SYNC; -1 = by mode */
+int rs_cuda_api_copies = 1;               /* RAILSCOPE_CUDA_COPIES=api (default) | cupti */
+int rs_cuda_copies_by_cupti;              /* CUPTI records copies right now: the wrappers record none */
 static int abl_no_tick_flush, abl_no_convert, abl_no_init_window; /* RAILSCOPE_CUDA_ABLATE (bench/gpu/ only) */
 static char cupti_path[PATH_MAX + 64];
 
