@@ -72,9 +72,10 @@ static void verdict_from_transport(struct rs_an_rank *o, int gdr)
     } else if (!strncmp(o->transport, "NET/Socket", 10)) {
         g->verdict = RS_GD_NOT_USED;
         snprintf(g->evidence, sizeof g->evidence, "NCCL used %.40s, no RDMA: %.250s", o->transport, o->transport_why);
-    } else if (!strcmp(o->transport, "P2P/SHM")) {
+    } else if (!strstr(o->transport, "NET") && !strstr(o->transport, "CollNet")) {
+        /* "P2P/SHM" (no log), or NCCL's log: "P2P", "SHM", "P2P + SHM", "NVLS" ... */
         g->verdict = RS_GD_UNKNOWN;
-        snprintf(g->evidence, sizeof g->evidence, "no network transport (NCCL used P2P/SHM only): %.250s",
+        snprintf(g->evidence, sizeof g->evidence, "no network transport (NCCL used %.40s only): %.200s", o->transport,
                  o->transport_why);
     }
 }

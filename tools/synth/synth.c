@@ -14,6 +14,12 @@
  * no GPUDirect (MRs and posts on host memory, a device->host copy before each send and a host->device copy
  * after each receive), per-host clock offsets. The truth file gives, per rank, seconds per attribution
  * category over the run (same category keys as the report's JSON) and the list of injected problems.
+ *
+ * NCCL's connection log (--transport): per rank and channel, the NCCL_TRANSPORT events NCCL's INFO lines
+ * give (preload/nccl_profiler.c): the ring to the next GPU of the node over P2P (or SHM, --intra shm), and
+ * across nodes to the same GPU of the next node and from the previous one over NET/IB (with or without
+ * GPUDirect RDMA: "/GDRDMA", or on receives only as NCCL_NET_GDR_READ=0 gives) or NET/Socket; plus NCCL's
+ * "Using network X" line. The truth then names the transport and GPUDirect verdict the report must give.
  */
 #include <errno.h>
 #include <math.h>
@@ -45,6 +51,10 @@ struct cfg {
     int mark_steps;        /* core MARK events named "step" at each step start instead of NVTX */
     int buckets;           /* gradient buckets: buckets-1 early AllReduces hidden under backward */
     int garbage;           /* random events of random kinds per rank (robustness of readers of the trace) */
+    const char *transport; /* NCCL's connection log: ib-gdr, ib, ib-gdr-recv, socket; NULL none */
+    int intra_shm;         /* intra-node connections over SHM instead of P2P */
+    int channels;          /* NCCL channels in the log */
+    int sock;              /* --transport socket: no verbs traffic, though verbs were captured */
     unsigned seed;
 };
 
@@ -387,6 +397,47 @@ static void setup_verbs(struct emit *e, const struct model *m, int r, uint32_t t
     }
 }
 
+/* One line of NCCL's connection log (an NCCL_TRANSPORT event). */
+static void conn_ev(struct emit *e, uint32_t tm, uint64_t hash, int ch, int src, int dst, int dir, int tr,
+                    const char *via)
+{
+    uint32_t v = S(e, via);
+    struct rs_ev_NCCL_TRANSPORT t;
+    memset(&t, 0, sizeof t);
+    RS_EV_INIT(&t, NCCL_TRANSPORT, mono(e, 5.5e5));
+    t.comm_hash = hash;
+    t.channel = ch;
+    t.conn = 0;
+    t.src = src;
+    t.dst = dst;
+    t.dir = (uint32_t)dir;
+    t.transport = (uint32_t)tr;
+    t.via = v;
+    put(e, tm, &t);
+}
+
+/* NCCL's log of rank r's connections (--transport): per channel the intra-node ring link to the next GPU of
+ * the node (dir 2: P2P/SHM lines say no side), and with several nodes a send to the same GPU of the next
+ * node and a receive from the previous one (dir 0 send, 1 receive); first NCCL's "Using network X". */
+static void setup_translog(struct emit *e, const struct model *m, int r, uint32_t tm, uint64_t hash)
+{
+    const struct cfg *c = &m->c;
+    const int ib = strncmp(c->transport, "ib", 2) == 0;
+    const int gdr_send = !strcmp(c->transport, "ib-gdr"), gdr_recv = gdr_send || !strcmp(c->transport, "ib-gdr-recv");
+    if (c->nodes > 1) conn_ev(e, tm, hash, -1, -1, -1, 2, ib ? 3 : 4, ib ? "NET/IB" : "NET/Socket");
+    const int node = r / c->gpus, g = r % c->gpus;
+    for (int ch = 0; ch < c->channels; ch++) {
+        if (c->gpus > 1)
+            conn_ev(e, tm, hash, ch, r, node * c->gpus + (g + 1) % c->gpus, 2, c->intra_shm ? 2 : 1,
+                    c->intra_shm ? "SHM/direct/direct" : "P2P/CUMEM/read");
+        if (c->nodes < 2) continue;
+        const char *send = ib ? (gdr_send ? "NET/IB/0/GDRDMA" : "NET/IB/0") : "NET/Socket/0";
+        const char *recv = ib ? (gdr_recv ? "NET/IB/0/GDRDMA" : "NET/IB/0") : "NET/Socket/0";
+        conn_ev(e, tm, hash, ch, r, (r + c->gpus) % m->n, 0, ib ? 3 : 4, send);
+        conn_ev(e, tm, hash, ch, (r - c->gpus + m->n) % m->n, r, 1, ib ? 3 : 4, recv);
+    }
+}
+
 /* Setup: the communicator (ncclCommInit* and, with the plugin, its init). */
 static void setup_comm(struct emit *e, const struct model *m, int r, uint32_t tm, uint64_t comm_hash)
 {
@@ -414,6 +465,7 @@ static void setup_comm(struct emit *e, const struct model *m, int r, uint32_t tm
             put(e, tm, &pi);
         }
     }
+    if (c->transport) setup_translog(e, m, r, tm, comm_hash);
 }
 
 /* One step of one rank: NVTX/marks, kernels, buckets, the AllReduce (API, plugin, proxy, verbs), the
@@ -762,7 +814,8 @@ static void write_rank(const struct model *m, int r)
     fi.cmdline_len = 16;
     fi.start_realtime = (uint64_t)(1.8e18 + m->host_offset[e->node]);
     fi.start_mono = mono(e, 0);
-    fi.events = c->no_verbs ? "all,-verbs" : "all"; /* as RAILSCOPE_EVENTS=all,-verbs records it */
+    /* as RAILSCOPE_EVENTS=all,-verbs records it; a Socket job's verbs were captured, there were none */
+    fi.events = c->no_verbs && !c->sock ? "all,-verbs" : "all";
     fi.tracer_version = "rs-synth";
     fi.exe = "/usr/bin/python3";
     fi.boot_id = boot;
@@ -826,6 +879,17 @@ static void write_rank(const struct model *m, int r)
     if (rs_writer_close(e->w) != 0) die("write of %s failed", path);
 }
 
+/* The GPUDirect RDMA verdict the report must give: from the WRs' memory when verbs traffic is recorded, else
+ * from NCCL's log (--transport), else nothing to say. */
+static const char *truth_gpudirect(const struct cfg *c)
+{
+    if (!c->transport) return c->no_gpudirect ? "NOT USED" : (c->nodes > 1 ? "USED" : "UNKNOWN");
+    if (c->nodes < 2) return "UNKNOWN"; /* P2P/SHM only: nothing for GPUDirect RDMA to do */
+    if (!c->no_verbs) return c->no_gpudirect ? "NOT USED" : "USED";
+    if (c->sock || !strcmp(c->transport, "ib")) return "NOT USED";
+    return !strcmp(c->transport, "ib-gdr") ? "USED" : "PARTIAL";
+}
+
 static void write_truth(const struct model *m)
 {
     const struct cfg *c = &m->c;
@@ -841,7 +905,16 @@ static void write_truth(const struct model *m)
     fprintf(f, "{\n  \"nodes\": %d, \"gpus\": %d, \"ranks\": %d, \"steps\": %d, \"algo\": \"%s\",\n", c->nodes, c->gpus,
             m->n, c->steps, c->algo);
     fprintf(f, "  \"net_gbps\": %g, \"step_mean_s\": %.9f,\n", c->net_gbps, step_mean);
-    fprintf(f, "  \"gpudirect\": \"%s\",\n", c->no_gpudirect ? "NOT USED" : (c->nodes > 1 ? "USED" : "UNKNOWN"));
+    fprintf(f, "  \"gpudirect\": \"%s\",\n", truth_gpudirect(c));
+    if (c->transport) { /* what the report must say from NCCL's log: per rank, and per collective */
+        const char *net = c->sock ? "NET/Socket" : "NET/IB";
+        char rank_t[64] = "";
+        if (c->nodes > 1) snprintf(rank_t, sizeof rank_t, "%s%s", net, c->gpus > 1 ? " + " : "");
+        if (c->gpus > 1) strcat(rank_t, c->intra_shm ? "SHM" : "P2P");
+        fprintf(f, "  \"transport\": \"%s\", \"coll_transport\": \"%s%s\", \"inter_node\": %d,\n", rank_t,
+                c->nodes > 1 ? net : "P2P/SHM", c->nodes > 1 && c->gpus > 1 && m->n > 2 ? " + P2P/SHM" : "",
+                c->nodes > 1);
+    }
     fprintf(f, "  \"problems\": [");
     int np = 0;
     double per_step_pause = 0;
@@ -928,7 +1001,12 @@ static void usage(FILE *f)
         "  --step-name FMT            NVTX step range name, one %%d (default ProfilerStep#%%d)\n"
         "  --mark-steps               MARK events named \"step\" instead of NVTX ranges\n"
         "  --buckets B                B gradient buckets: B-1 early AllReduces hidden under backward\n"
-        "  --garbage N                N random events of random kinds per rank (robustness tests)\n");
+        "  --garbage N                N random events of random kinds per rank (robustness tests)\n"
+        "  --transport ib-gdr|ib|ib-gdr-recv|socket  NCCL's connection log (NCCL_TRANSPORT events): NET/IB\n"
+        "                             with GPUDirect RDMA, without (implies --no-gpudirect), on receives only\n"
+        "                             (needs --no-verbs), or NET/Socket (no verbs traffic); P2P within a node\n"
+        "  --intra shm                intra-node connections over SHM instead of P2P (with --transport)\n"
+        "  --channels C               NCCL channels in the log (default 2)\n");
 }
 
 int main(int argc, char **argv)
@@ -960,7 +1038,8 @@ int main(int argc, char **argv)
                       .pageable_rank = -1,
                       .seed = 1,
                       .step_name = "ProfilerStep#%d",
-                      .buckets = 1};
+                      .buckets = 1,
+                      .channels = 2};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -990,12 +1069,20 @@ int main(int argc, char **argv)
         NUM("--seed", seed, (unsigned)atoi);
         NUM("--garbage", garbage, atoi);
         NUM("--buckets", buckets, atoi);
+        NUM("--channels", channels, atoi);
 #undef NUM
         if (!strcmp(a, "-o") && v) {
             c->out = v;
             i++;
         } else if (!strcmp(a, "--truth") && v) {
             c->truth = v;
+            i++;
+        } else if (!strcmp(a, "--transport") && v) {
+            c->transport = v;
+            i++;
+        } else if (!strcmp(a, "--intra") && v) {
+            if (strcmp(v, "shm") && strcmp(v, "p2p")) die("--intra is shm or p2p");
+            c->intra_shm = !strcmp(v, "shm");
             i++;
         } else if (!strcmp(a, "--algo") && v) {
             c->algo = v;
@@ -1041,6 +1128,17 @@ int main(int argc, char **argv)
         die("bad cluster shape");
     if (c->buckets < 1 || c->buckets > 64) die("--buckets is 1..64");
     if (strcmp(c->algo, "ring") && strcmp(c->algo, "tree")) die("--algo is ring or tree");
+    if (c->channels < 1 || c->channels > 64) die("--channels is 1..64");
+    if (c->transport) {
+        if (strcmp(c->transport, "ib-gdr") && strcmp(c->transport, "ib") && strcmp(c->transport, "ib-gdr-recv") &&
+            strcmp(c->transport, "socket"))
+            die("--transport is ib-gdr, ib, ib-gdr-recv or socket");
+        if (!strcmp(c->transport, "socket")) c->sock = c->no_verbs = 1; /* no RDMA: no verbs traffic */
+        if (!strcmp(c->transport, "ib")) c->no_gpudirect = 1;           /* NCCL stages through host memory */
+        if (!strcmp(c->transport, "ib-gdr") && c->no_gpudirect) die("--transport ib-gdr and --no-gpudirect");
+        if (!strcmp(c->transport, "ib-gdr-recv") && !c->no_verbs)
+            die("--transport ib-gdr-recv needs --no-verbs (rs-synth posts no receives to carry it)");
+    }
     rng_state = 0x9e3779b97f4a7c15ull ^ ((uint64_t)c->seed * 0x2545f4914f6cdd1dull);
     if (mkdir(c->out, 0755) < 0 && errno != EEXIST) die("cannot create %s: %s", c->out, strerror(errno));
     build_model(&m);
