@@ -351,11 +351,11 @@ static void on_nccl_coll(struct pass *p, const struct rs_ev_NCCL_COLL *e)
     else if (dt && (strstr(dt, "8") || strstr(dt, "Char"))) dsz = 1;
     c->bytes = e->count * dsz;
     c->nranks = p->nranks;
-    for (size_t i = 0; i < p->ncomms; i++)
-        if (p->comms[i].hash == e->comm_hash) {
-            c->nnodes = p->comms[i].nnodes;
-            if (p->comms[i].nranks > 0) c->nranks = p->comms[i].nranks;
-        }
+    uint64_t ci; /* the communicator's latest init: its nNodes, its latest known size */
+    if (hm_get(&p->commmap, e->comm_hash, &ci)) {
+        c->nnodes = p->comms[ci].nnodes;
+        if (p->comms[ci].nranks_pos > 0) c->nranks = p->comms[ci].nranks_pos;
+    }
     hm_put(&p->collmap, e->handle, p->ncolls - 1);
 }
 
@@ -400,10 +400,15 @@ static void on_nccl(struct pass *p, const struct rs_ev_hdr *h)
         const struct rs_ev_NCCL_PROF_INIT *e = (const void *)h;
         if (e->nranks > 0) p->nranks = e->nranks;
         p->prof_mask |= e->mask;
+        uint64_t prev;
+        int32_t pos = hm_get(&p->commmap, e->comm_hash, &prev) ? p->comms[prev].nranks_pos : 0;
         struct an_comm *c = AN_PUSH(p->comms, p->ncomms, p->commcap);
         c->hash = e->comm_hash;
         c->nnodes = e->nnodes;
         c->nranks = e->nranks;
+        c->nranks_pos = e->nranks > 0 ? e->nranks : pos;
+        c->pad = 0;
+        hm_put(&p->commmap, e->comm_hash, p->ncomms - 1);
         break;
     }
     case RS_EV_NCCL_PROXY_OP:
@@ -422,9 +427,12 @@ static void on_nccl(struct pass *p, const struct rs_ev_hdr *h)
         if (e->channel < 0 || e->transport > 7) break; /* "Using network X": no connection */
         const char *via = rs_reader_string(p->rd, e->via, NULL);
         p->conn_mask |= 1u << e->transport;
-        size_t ci = 0;
-        while (ci < p->nconnlog && p->connlog[ci].hash != e->comm_hash) ci++;
-        if (ci == p->nconnlog) *AN_PUSH(p->connlog, p->nconnlog, p->connlogcap) = (struct an_connlog){e->comm_hash, 0};
+        uint64_t ci;
+        if (!hm_get(&p->connmap, e->comm_hash, &ci)) {
+            *AN_PUSH(p->connlog, p->nconnlog, p->connlogcap) = (struct an_connlog){e->comm_hash, 0};
+            ci = p->nconnlog - 1;
+            hm_put(&p->connmap, e->comm_hash, ci);
+        }
         p->connlog[ci].mask |= 1u << e->transport;
         p->nconn++;
         if (e->transport == 3) {

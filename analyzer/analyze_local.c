@@ -834,9 +834,10 @@ void an_local(struct pass *p, double link_gbps_hint)
     for (size_t i = 0; i < p->nqps; i++) r->qps[i] = p->qps[i].acc;
     host_checks(p);
     an_transport(p);
-    for (size_t i = 0; i < r->ncolls && p->nconnlog; i++)
-        for (size_t k = 0; k < p->nconnlog; k++)
-            if (p->connlog[k].hash == r->colls[i].comm_hash) r->colls[i].conn_mask = p->connlog[k].mask;
+    for (size_t i = 0; i < r->ncolls && p->nconnlog; i++) {
+        uint64_t k;
+        if (hm_get(&p->connmap, r->colls[i].comm_hash, &k)) r->colls[i].conn_mask = p->connlog[k].mask;
+    }
     r->lost_wrs = p->lost_wrs;
     memcpy(r->out.gd.mr_bytes, p->mr_bytes, sizeof p->mr_bytes);
     memcpy(r->out.gd.posted_bytes, p->posted, sizeof p->posted);
@@ -1018,6 +1019,8 @@ void an_pass_recycle(struct pass *p)
     hm_recycle(&p->nvstart, &k.nvstart);
     hm_recycle(&p->nvmap, &k.nvmap);
     hm_recycle(&p->accmap, &k.accmap);
+    hm_recycle(&p->commmap, &k.commmap);
+    hm_recycle(&p->connmap, &k.connmap);
     hm2_free(&k.pendmap);
 }
 
@@ -1042,6 +1045,8 @@ void an_pass_free(struct pass *p)
     hm_free(&p->qpmap);
     hm_free(&p->nvstart);
     hm_free(&p->nvmap);
+    hm_free(&p->commmap);
+    hm_free(&p->connmap);
     hm2_free(&p->pendmap);
     for (size_t i = 0; i < p->naccs; i++) {
         free(p->accs[i].runs);

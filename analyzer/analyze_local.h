@@ -174,6 +174,7 @@ struct pass {
      * events by type, proxy ops; the report's transport comes from these (an_transport) */
     struct an_comm *comms;
     size_t ncomms, commcap;
+    struct hmap commmap; /* comm_hash -> its latest entry in comms (a collective looks its communicator up) */
     uint64_t net_ib_ev, net_sock_ev, proxy_ops, prof_mask;
     int env_socket; /* NCCL_NET=Socket or NCCL_IB_DISABLE=1 recorded in the host facts */
     /* NCCL_TRANSPORT events (NCCL's own log of each connection): bit t = transport t seen on a connection
@@ -185,6 +186,7 @@ struct pass {
         uint32_t mask;
     } * connlog;
     size_t nconnlog, connlogcap;
+    struct hmap connmap;               /* comm_hash -> index in connlog */
     uint64_t nconn, gdr_conn, ib_conn; /* ib_conn: NET/IB connections (gdr_conn: those of them with GDRDMA) */
     char conn_via[32];
     int verbs_captured;    /* the header's event families include verbs (else no verbs WRs proves nothing) */
@@ -195,6 +197,7 @@ struct pass {
 struct an_comm {
     uint64_t hash;
     int32_t nnodes, nranks;
+    int32_t nranks_pos, pad; /* the latest nranks > 0 among this hash's entries so far, 0 none */
 };
 /* analyze_load.c: a verbs failure of this rank (creation, post, completion) in the rank's summary */
 void an_verr(struct pass *p, uint64_t ts, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

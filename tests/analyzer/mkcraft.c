@@ -10,6 +10,9 @@
  *                                 every step), A {0,1} one a step (rank 0 1 ms late in steps 2 and 5),
  *                                 B {2,3} three a step. Ranks 0 and 1 take part in 20 collectives, ranks 2
  *                                 and 3 in 40; the run has 50.
+ *     rs-mkcraft commlog FILE N   one rank in N communicators (distinct hashes): per communicator the
+ *                                 profiler's init, one NCCL_TRANSPORT connection (NET/Socket) and one
+ *                                 AllReduce record of the plugin (each looked its communicator up in a list)
  *     rs-mkcraft marks FILE N [RANK]  rank RANK (default 0) of 1024, N core MARK events named "step" 1 us
  *                                 apart (N steps)
  */
@@ -183,13 +186,55 @@ static void mk_marks(const char *path, long n, int rank)
     close_rank(t + 1000);
 }
 
+static void mk_commlog(const char *path, long n)
+{
+    open_rank(path, 0, 2);
+    uint32_t via = rs_writer_intern(w, "NET/Socket/0"), fn = rs_writer_intern(w, "AllReduce"),
+             algo = rs_writer_intern(w, "Ring"), dt = rs_writer_intern(w, "ncclFloat32");
+    if (!via || !fn || !algo || !dt) die("rs_writer_intern failed");
+    uint64_t t = 100000;
+    for (long i = 0; i < n; i++) {
+        struct rs_ev_NCCL_PROF_INIT pi;
+        memset(&pi, 0, sizeof pi);
+        RS_EV_INIT(&pi, NCCL_PROF_INIT, t += 100);
+        pi.comm_hash = 0x1000000 + (uint64_t)i;
+        pi.nranks = 2;
+        pi.nnodes = 2;
+        pi.version = 5;
+        put(&pi);
+        struct rs_ev_NCCL_TRANSPORT tr;
+        memset(&tr, 0, sizeof tr);
+        RS_EV_INIT(&tr, NCCL_TRANSPORT, t += 100);
+        tr.comm_hash = pi.comm_hash;
+        tr.dst = 1;
+        tr.transport = 4;
+        tr.via = via;
+        put(&tr);
+    }
+    for (long i = 0; i < n; i++) {
+        struct rs_ev_NCCL_COLL c;
+        memset(&c, 0, sizeof c);
+        RS_EV_INIT(&c, NCCL_COLL, t += 1000);
+        c.end = t + 500;
+        c.handle = (uint64_t)i + 1;
+        c.comm_hash = 0x1000000 + (uint64_t)(n - 1 - i);
+        c.count = 1024;
+        c.func = fn;
+        c.algo = algo;
+        c.datatype = dt;
+        put(&c);
+    }
+    close_rank(t + 1000);
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 4 && !strcmp(argv[1], "wc")) mk_wc(argv[2], atol(argv[3]), argc >= 5 && !strcmp(argv[4], "DUP"));
     else if (argc >= 3 && !strcmp(argv[1], "comms")) mk_comms(argv[2]);
+    else if (argc >= 4 && !strcmp(argv[1], "commlog")) mk_commlog(argv[2], atol(argv[3]));
     else if (argc >= 4 && !strcmp(argv[1], "marks")) mk_marks(argv[2], atol(argv[3]), argc >= 5 ? atoi(argv[4]) : 0);
     else {
-        fprintf(stderr, "usage: rs-mkcraft wc FILE N [DUP] | comms DIR | marks FILE N [RANK]\n");
+        fprintf(stderr, "usage: rs-mkcraft wc FILE N [DUP] | comms DIR | commlog FILE N | marks FILE N [RANK]\n");
         return 2;
     }
     return 0;

@@ -1,0 +1,36 @@
+#!/bin/bash
+# Issue 17 (robustness), found beside the review's an_on_wc: each collective record looked its communicator up
+# in a list of every profiler init, each NCCL_TRANSPORT event its communicator in the list of logged ones,
+# and each collective again in that list after the pass: a crafted trace of N communicators (one init, one
+# connection and one AllReduce each) was quadratic: 20 k 0.57 s, 80 k 9.0 s CPU (16x for 4x). Now hash maps
+# on the communicator hash. CPU time of 4x the input must grow about 4x, not 16x (as tests/cli/threads.t);
+# the results as before (each collective gets its communicator's nNodes and transport).
+. "$(dirname "$0")/../lib.sh"
+need_build tests/analyzer/rs-mkcraft railscope
+need_cmd jq
+[ -x /usr/bin/time ] || skip_all "/usr/bin/time not installed (Debian package: time)"
+plan 4
+MK=$RS_BUILD/tests/analyzer/rs-mkcraft
+"$MK" commlog "$T/a.rtrace" 20000 || bail "rs-mkcraft failed"
+"$MK" commlog "$T/b.rtrace" 80000 || bail "rs-mkcraft failed"
+rcpu() { # FILE -> user+sys seconds of report --json (kept in FILE.json), or 999 on failure/timeout
+    local t
+    /usr/bin/time -o "$T/time" -f 'T %U %S' timeout 120 "$RS_CLI" report -q --json "$1" >"$1.json" 2>/dev/null &&
+        t=$(awk '/^T / { print $2 + $3 }' "$T/time")
+    echo "${t:-999}"
+}
+a=$(rcpu "$T/a.rtrace")
+b=$(rcpu "$T/b.rtrace")
+diag "report: 20 k communicators ${a} s CPU, 80 k ${b} s"
+ok "report: 80 k communicators in under 3 s CPU (${b} s; 9.0 s before)" awk -v b="$b" 'BEGIN { exit !(b < 3) }'
+if timing_ok; then
+    # linear ~4x; the list scans were 16x. 0.1 s floor: /usr/bin/time's granularity is 0.01 s.
+    ok "report: 4x the communicators costs < 10x the time (${a} s -> ${b} s)" \
+        awk -v a="$a" -v b="$b" 'BEGIN { if (a < 0.1) a = 0.1; exit !(b / a < 10) }'
+else
+    skip "$timing_skip_reason"
+fi
+is "$(jq -r '[.collectives[] | "\(.transport)/\(.inter_node)"] | unique | join(",")' "$T/b.rtrace.json")" \
+    "NET/Socket/1" "every collective through its own communicator's logged NET/Socket"
+is "$(jq '.collectives | length' "$T/b.rtrace.json")" 80000 "80 k collectives"
+exit 0
