@@ -85,9 +85,10 @@ struct nvstack {
     struct nvent *v;
     size_t n, cap;
 };
-/* An outstanding send WR. WRs of one QP with the same wr_id (ids are often reused, or all 0) form a chain,
- * oldest first: next = distance to the next one in pend, 0 none; the oldest also keeps the distance to the
- * newest (last), for appending. The pass's pendmap gives each (QP, wr_id) its oldest outstanding WR. */
+/* An outstanding send WR. Once indexed (a completion not among the first AN_PEND_SCAN outstanding WRs,
+ * analyze_net.c), WRs of one QP with the same wr_id (ids are often reused, or all 0) form a chain, oldest
+ * first: next = distance to the next one in pend, 0 none; the oldest also keeps the distance to the newest
+ * (last), for appending. The pass's pendmap gives each (QP, wr_id) its oldest indexed outstanding WR. */
 struct pendwr {
     uint64_t post, bytes, wr_id;
     uint32_t mem, next, last, pad;
@@ -97,8 +98,9 @@ struct qpst {
     struct an_qpacc acc;
     struct pendwr *pend; /* outstanding sends in post order, from head */
     size_t head, npend, pendcap;
-    uint64_t base; /* sequence number of pend[0] (pendmap's values: base + index; compaction moves base) */
-    long last_run; /* index in wrs of this QP's latest completed run, -1 none */
+    uint64_t base;    /* sequence number of pend[0] (pendmap's values: base + index; compaction moves base) */
+    uint64_t indexed; /* WRs of sequence number below this are in pendmap (those still outstanding) */
+    long last_run;    /* index in wrs of this QP's latest completed run, -1 none */
 };
 
 /* The step source of a request/response exchange (a ping-pong): each data send is one round trip. Arrivals

@@ -28,10 +28,12 @@ struct qpst *qp_get_slow(struct pass *p, uint32_t qp_num)
     return &p->qps[v];
 }
 
-/* pend[i] leaves the queue (completed or forgotten): it is the oldest outstanding WR of its (QP, wr_id)
- * (the queue is consumed in order), so the next of its chain, if any, becomes the oldest. */
+/* pend[i] leaves the queue (completed or forgotten): when pendmap holds it, it is the oldest outstanding WR
+ * of its (QP, wr_id) there (the queue is consumed in order), so the next of its chain, if any, becomes the
+ * oldest. */
 static void pend_unlink(struct pass *p, struct qpst *q, size_t i)
 {
+    if (q->base + i >= q->indexed) return; /* never indexed */
     const struct pendwr *w = &q->pend[i];
     if (w->next) {
         size_t n = i + w->next, tail = i + w->last;
@@ -69,13 +71,39 @@ void an_on_post_send(struct pass *p, const struct rs_ev_IBV_POST_SEND *e)
     w->wr_id = e->wr_id;
     w->mem = mem;
     w->next = w->last = 0;
-    size_t i = q->npend - 1;
+}
+
+/* Put the outstanding WRs not yet in pendmap there, in post order: each (QP, wr_id) maps to its oldest,
+ * later ones with the same id are chained behind it. Each WR is indexed at most once. */
+static void pend_index(struct pass *p, struct qpst *q)
+{
+    size_t i = q->indexed > q->base + q->head ? (size_t)(q->indexed - q->base) : q->head;
+    for (; i < q->npend; i++) {
+        uint64_t s;
+        if (hm2_get(&p->pendmap, q->acc.qp_num, q->pend[i].wr_id, &s)) { /* append to the id's chain */
+            size_t h = (size_t)(s - q->base), t = h + q->pend[h].last;
+            q->pend[t].next = (uint32_t)(i - t);
+            q->pend[h].last = (uint32_t)(i - h);
+        } else hm2_put(&p->pendmap, q->acc.qp_num, q->pend[i].wr_id, q->base + i);
+    }
+    q->indexed = q->base + q->npend;
+}
+
+/* The oldest outstanding WR with this wr_id, or npend. A completion usually names one of the first few (in
+ * order, or after a few unsignaled WRs): a short scan. Past AN_PEND_SCAN, pendmap (indexed on demand): a
+ * completion for an id never posted, or far down a long queue, no longer scans up to 64 k WRs. */
+#define AN_PEND_SCAN 32
+static size_t pend_find(struct pass *p, struct qpst *q, uint64_t wr_id)
+{
+    size_t end = q->npend - q->head > AN_PEND_SCAN ? q->head + AN_PEND_SCAN : q->npend;
+    for (size_t k = q->head; k < end; k++)
+        if (q->pend[k].wr_id == wr_id) return k;
+    if (end == q->npend) return q->npend;
+    pend_index(p, q);
     uint64_t s;
-    if (hm2_get(&p->pendmap, e->qp_num, e->wr_id, &s)) { /* outstanding WRs with this id: append to their chain */
-        size_t h = (size_t)(s - q->base), t = h + q->pend[h].last;
-        q->pend[t].next = (uint32_t)(i - t);
-        q->pend[h].last = (uint32_t)(i - h);
-    } else hm2_put(&p->pendmap, e->qp_num, e->wr_id, q->base + i);
+    if (!hm2_get(&p->pendmap, q->acc.qp_num, wr_id, &s)) return q->npend;
+    size_t k = (size_t)(s - q->base);
+    return k >= q->head && k < q->npend ? k : q->npend; /* (always: the map follows the queue) */
 }
 
 /* A send WR completed at `done`: extend the QP's current run or start a new one. */
@@ -126,13 +154,9 @@ void an_on_wc(struct pass *p, const struct rs_ev_IBV_WC *e)
     }
     struct qpst *q = qp_get(p, e->qp_num);
     /* RC send queues complete in order: a completion also completes every earlier unsignaled WR. The WR it
-     * names is the oldest outstanding one with its wr_id (pendmap: no scan of the queue, whose 64 k
-     * outstanding WRs made every completion for an unknown id cost 64 k steps). */
-    uint64_t s;
-    if (!hm2_get(&p->pendmap, e->qp_num, e->wr_id, &s))
-        return; /* a completion for a WR we did not see posted (or a receive in error) */
-    size_t k = (size_t)(s - q->base);
-    if (k < q->head || k >= q->npend) return; /* cannot happen: the map follows the queue */
+     * names is the oldest outstanding one with its wr_id. */
+    size_t k = pend_find(p, q, e->wr_id);
+    if (k == q->npend) return; /* a completion for a WR we did not see posted (or a receive in error) */
     for (size_t i = q->head; i <= k; i++) pend_unlink(p, q, i);
     if (e->status) {
         /* An error completion: the WRs before it completed; this one moved no data. Its outstanding time
