@@ -23,7 +23,11 @@ Checks (issue 15 "Done when"):
   gpudirect        verdict NOT USED (Socket, or IB from host memory)
   h2d_kind         pageable ranks copy their batches from pageable memory, pinned ranks from pinned memory
                    (pageable bytes there: the model's parameters, once)
-  h2d_bytes        each rank's H2D bytes >= steps x bytes per step"""
+  h2d_bytes        each rank's H2D bytes >= steps x bytes per step
+  verbs_traced     NET/IB scenarios: every rank's NCCL IB transport traffic is in the trace (verbs WRs posted,
+                   all from host memory: softnic has no GPU memory registration)
+  verbs_errors     no verbs error reported where none was planted (NCCL's capability probes, e.g. the
+                   zero-length dma-buf registration it expects to fail, are not errors)"""
 import json
 import os
 import subprocess
@@ -157,6 +161,18 @@ def main():
           f"pageable ranks {t['pageable_ranks']}: >= {steps} x {per} B pageable; the others that pinned and "
           f"<= {t['grad_bytes']} B pageable (the model, once)")
     check(f"{name}:h2d_bytes", bytes_ok, f"{got_b}", f">= {steps * per} per rank")
+
+    if "NET/IB" in logged:
+        posts = {rk: (by_rank[rk].get("gpudirect", {}).get("posts", 0),
+                      by_rank[rk].get("gpudirect", {}).get("posted_bytes", {}).get("device", 0))
+                 for rk in range(t["world"]) if rk in by_rank}
+        check(f"{name}:verbs_traced", len(posts) == t["world"] and all(n > 0 and dev == 0 for n, dev in posts.values()),
+              f"(WRs, bytes from GPU memory) per rank {posts}", "every rank > 0 WRs, 0 B from GPU memory")
+    ve = {r["rank"]: r.get("verbs_errors", {}) for r in rep.get("ranks", [])}
+    nerr = {rk: sum(v.get(k, 0) for k in ("create_fail", "post_fail", "wc_error", "wc_flush")) for rk, v in ve.items()}
+    check(f"{name}:verbs_errors", rep.get("verbs_errors", 0) == 0 and not any(nerr.values()),
+          f"{rep.get('verbs_errors', 0)} ({[v.get('first') for v in ve.values() if v.get('first')][:1]})",
+          "0 (none planted)")
 
     bad = [r["id"] for r in RESULTS if not r["ok"]]
     print("SUMMARY " + json.dumps(dict(scenario=name, checks=len(RESULTS), failed=bad)), flush=True)
