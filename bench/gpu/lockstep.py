@@ -108,22 +108,29 @@ def run_pair(ma, mb, k, a):
             if not ok:
                 break
     t_steps = time.monotonic()
-    out = []
-    for c in cs:  # wait for both to end; exit time counted from the result file, as ablate.py does
-        t_res = None
-        while True:
-            now = time.monotonic()
-            if t_res is None and os.path.exists(c["res"]) and os.path.getsize(c["res"]) > 0:
-                t_res = now
+    t_res = {}
+    ended = {}
+    while len(ended) < 2:  # both at once: each one's exit time counted from its own result file (as ablate.py)
+        now = time.monotonic()
+        for c in cs:
+            if c["tag"] in ended:
+                continue
+            if c["tag"] not in t_res and os.path.exists(c["res"]) and os.path.getsize(c["res"]) > 0:
+                t_res[c["tag"]] = now
+            tr = t_res.get(c["tag"])
             if c["p"].poll() is not None:
-                break
-            if not ok or (t_res and now - t_res > a.exit_cap) or now - t0 > a.run_cap + 120:
+                ended[c["tag"]] = now
+            elif not ok or (tr and now - tr > a.exit_cap) or now - t0 > a.run_cap + 120:
                 kill(c)
                 c["p"].wait()
-                break
-            time.sleep(0.02)
+                ended[c["tag"]] = now
+        time.sleep(0.01)
+    out = []
+    for c in cs:
         c["err"].close()
-        r = dict(mode=c["mode"], side=c["side"], rc=c["p"].returncode, exit_s=(time.monotonic() - t_res) if t_res else None)
+        tr = t_res.get(c["tag"])
+        r = dict(mode=c["mode"], side=c["side"], rc=c["p"].returncode, exit_s=(ended[c["tag"]] - tr) if tr else None,
+                 exit_valid=True)
         try:
             j = json.load(open(c["res"]))
             r["steps_ms"] = [d / 1e6 for _, d in j["steps_ns"]]

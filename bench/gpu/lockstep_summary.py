@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""Pool bench/gpu/lockstep.py results: one line per (workload, mode X vs reference mode R).
+
+  bench/gpu/lockstep_summary.py FILE.json... [--ref untraced] [--ref min-full:full]
+
+Every pair X:R or R:X gives one ratio X/R (its B/A or the inverse), so a pair and its mirror (the two CPU sets
+swapped) both count. Pooled: the geometric mean of the pairs' ratios with a 95 % t-interval over pairs (the
+spread between pairs, not the steps inside one, is the honest error: step noise inside a pair is correlated).
+Also per pair: the median-step ratio. Exit: seconds from the result file to the process's end, per mode (median, max)."""
+import json
+import math
+import statistics
+import sys
+
+T975 = [0, 12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23, 2.20, 2.18, 2.16, 2.14, 2.13]
+
+
+def main():
+    files = [a for a in sys.argv[1:] if not a.startswith("--")]
+    refs = {"untraced": None, "min-full": "full"}  # R -> only this X (None: any X)
+    pooled = {}
+    exits = {}
+    for f in files:
+        d = json.load(open(f))
+        w = d["workload"]
+        for p in d["pairs"]:
+            ma, mb = p["pair"].split(":")
+            for side, m in (("a", ma), ("b", mb)):
+                # files written before exit_valid: only side A's exit was timed right (B was polled after A ended)
+                if p[side].get("exit_s") is not None and (p[side].get("exit_valid") or side == "a"):
+                    exits.setdefault((w, m), []).append(p[side]["exit_s"])
+            if "ratio" not in p:
+                continue
+            for r, only in refs.items():
+                if mb == r and ma != r and (only is None or ma == only):
+                    x, ratio, med = ma, 1 / p["ratio"], 1 / p["median_ratio"]
+                elif ma == r and (only is None or mb == only):
+                    x, ratio, med = mb, p["ratio"], p["median_ratio"]
+                else:
+                    continue
+                pooled.setdefault((w, x, r), []).append((ratio, med, f))
+    print(f"{'workload':12s} {'mode':16s} {'vs':9s} {'n':>2s} {'pooled':>8s} {'95% CI':>17s}  per pair (B/A turned to mode/ref)")
+    rows = []
+    for (w, x, r), v in sorted(pooled.items()):
+        logs = [math.log(a) for a, _, _ in v]
+        m = statistics.mean(logs)
+        half = T975[min(len(v) - 1, 15)] * statistics.stdev(logs) / math.sqrt(len(v)) if len(v) > 1 else float("nan")
+        lo, hi = math.exp(m - half), math.exp(m + half)
+        print(f"{w:12s} {x:16s} {r:9s} {len(v):2d} {math.exp(m):8.4f} [{lo:.4f}, {hi:.4f}]  "
+              + " ".join(f"{a:.3f}" for a, _, _ in v)
+              + "  (median-step: " + " ".join(f"{b:.3f}" for _, b, _ in v) + ")")
+        rows.append(dict(workload=w, mode=x, ref=r, n=len(v), pooled=math.exp(m), ci=[lo, hi], ratios=[a for a, _, _ in v]))
+    print("\nexit after the result (s): " + "; ".join(
+        f"{w} {m} {statistics.median(v):.2f} (max {max(v):.2f}, n {len(v)})" for (w, m), v in sorted(exits.items())))
+    return rows
+
+
+if __name__ == "__main__":
+    main()
