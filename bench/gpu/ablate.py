@@ -38,6 +38,7 @@ MODES = {
     "old-default": (True, {"RAILSCOPE_CUDA_COPIES": "cupti"}, []),
     "cupti-copies": (True, {"RAILSCOPE_CUDA_COPIES": "cupti", "RAILSCOPE_CUDA_KERNELS": "off"}, []),
     "default-noinit": (True, {"RAILSCOPE_CUDA_ABLATE": "noinitwindow"}, []),  # no kernel window at CUDA init
+    "kernels-off-nots": (True, {"RAILSCOPE_CUDA_KERNELS": "off", "RAILSCOPE_CUDA_ABLATE": "notscallback"}, []),
     "kernels-off": (True, {"RAILSCOPE_CUDA_KERNELS": "off"}, []),  # CUPTI registered, nothing ever enabled
     "api-copies": (True, {"RAILSCOPE_CUDA_COPIES": "api", "RAILSCOPE_CUDA_KERNELS": "off"}, []),
     "api-sampled": (True, {"RAILSCOPE_CUDA_COPIES": "api", "RAILSCOPE_CUDA_KERNELS": "sampled"}, []),

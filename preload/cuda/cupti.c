@@ -70,7 +70,7 @@ static int flush_ticks;                   /* ticks left that flush CUPTI (while 
 static int want_api = -1, want_sync = -1; /* RAILSCOPE_CUDA_API, RAILSCOPE_CUDA_SYNC; -1 = by mode */
 int rs_cuda_api_copies = 1;               /* RAILSCOPE_CUDA_COPIES=api (default) | cupti */
 int rs_cuda_copies_by_cupti;              /* CUPTI records copies right now: the wrappers record none */
-static int abl_no_tick_flush, abl_no_convert, abl_no_init_window; /* RAILSCOPE_CUDA_ABLATE (bench/gpu/ only) */
+static int abl_no_tick_flush, abl_no_convert, abl_no_init_window, abl_no_ts_callback; /* RAILSCOPE_CUDA_ABLATE */
 static char cupti_path[PATH_MAX + 64];
 
 /* Runtime API callback ids we record, by class; names interned at set-up. */
@@ -360,6 +360,7 @@ static void parse_modes(void)
         abl_no_tick_flush = strstr(v, "notickflush") != NULL;
         abl_no_convert = strstr(v, "noconvert") != NULL;
         abl_no_init_window = strstr(v, "noinitwindow") != NULL; /* kernels enabled in the timed windows only */
+        abl_no_ts_callback = strstr(v, "notscallback") != NULL; /* GPU times converted from CLOCK_REALTIME */
     }
     if ((v = getenv("RAILSCOPE_CUDA_KERNEL_WINDOW")) && *v) {
         unsigned long on = 0, period = 0, first = 0;
@@ -557,7 +558,7 @@ RS_EXPORT int InitializeInjection(void)
                            "in CUDA_HOME and on the library path)");
     if (p_cuptiSetThreadIdType) p_cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
     int ts_refused = 0;
-    if (!p_cuptiActivityRegisterTimestampCallback ||
+    if (abl_no_ts_callback || !p_cuptiActivityRegisterTimestampCallback ||
         p_cuptiActivityRegisterTimestampCallback(ts_callback) != CUPTI_SUCCESS) {
         struct timespec rt, mono;
         clock_gettime(CLOCK_REALTIME, &rt);
@@ -588,7 +589,8 @@ RS_EXPORT int InitializeInjection(void)
                 rs_debug("CUPTI: activity kind %d not enabled (error %d)", (int)copy_kinds[i], (int)e);
             }
         }
-    if (ts_refused) rs_warn("CUPTI refused our timestamp callback: GPU times are converted from CLOCK_REALTIME");
+    if (ts_refused && !abl_no_ts_callback)
+        rs_warn("CUPTI refused our timestamp callback: GPU times are converted from CLOCK_REALTIME");
     select_api();
     __atomic_store_n(&rs_cupti_state, RS_CUPTI_DELIVERING, __ATOMIC_RELAXED);
     t_init = rs_now();
