@@ -133,11 +133,22 @@ fi
 
 # 2b. examples/verbs_pingpong with 64-byte messages (every send <= 64 B: before, all "control", nothing
 #     reported): its round trips are latency, the top finding; no stall finding
-rm -rf "$T/vp"
-LD_LIBRARY_PATH=$RS_BUILD/softnic SOFTNIC_DIR=$T run_timeout 60 "$RS_CLI" record -q -o "$T/vp" -- \
-    "$RS_BUILD/examples/verbs_pingpong" -s 64 -n 500 >/dev/null 2>&1
-is "$(run_timeout 30 "$RS_CLI" report --json "$T/vp" | jq -r '"\(.findings[0].category),\([.findings[] | select(.category == "network_stall")] | length)"')" \
-    "network_latency,0" "softnic: verbs_pingpong -s 64: small-message round trips are latency (top finding), no stall finding"
+#     A 2-core CI host beside the sanitizer suites can deschedule the software NIC's threads for ms: those WRs
+#     are then genuinely stalled (seen once in ~20 loaded runs): a run whose verdict differs is run once more,
+#     with what it said as a diagnostic; the second must give the verdict.
+vp() {
+    rm -rf "$T/vp"
+    LD_LIBRARY_PATH=$RS_BUILD/softnic SOFTNIC_DIR=$T run_timeout 60 "$RS_CLI" record -q -o "$T/vp" -- \
+        "$RS_BUILD/examples/verbs_pingpong" -s 64 -n 500 >/dev/null 2>&1
+    run_timeout 30 "$RS_CLI" report --json "$T/vp" |
+        jq -r '"\(.findings[0].category),\([.findings[] | select(.category == "network_stall")] | length)"'
+}
+got=$(vp)
+if [ "$got" != "network_latency,0" ]; then
+    diag "verbs_pingpong -s 64, first run: $got (load: $(cut -d' ' -f1-3 /proc/loadavg)); once more"
+    got=$(vp)
+fi
+is "$got" "network_latency,0" "softnic: verbs_pingpong -s 64: small-message round trips are latency (top finding), no stall finding"
 
 # 3. verbs failures
 rm -rf "$T/flt"
