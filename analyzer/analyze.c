@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "analyze_int.h"
 #include "analyze_sampling.h"
@@ -290,6 +292,17 @@ static void input_warnings(struct rs_analysis *a, struct work *w, int nf)
         an_warn(a, "%d collective records without a communicator hash: joined by (function, sequence) only", nohash);
 }
 
+uint64_t rs_report_default_max_mem(void)
+{
+    uint64_t b = RS_REPORT_MAX_MEM_FLOOR;
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && psz > 0 && (uint64_t)pages * (uint64_t)psz / 4 > b) b = (uint64_t)pages * (uint64_t)psz / 4;
+    struct rlimit rl; /* under ulimit -v the analysis must stop at its budget, not at a failed allocation */
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 2 < b) b = rl.rlim_cur / 2;
+    if (b < (16ull << 20)) b = 16ull << 20;
+    return b;
+}
+
 int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths, struct rs_analysis **out, char *err,
                size_t errlen)
 {
@@ -308,7 +321,7 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
     }
     struct work w = {.files = files, .nfiles = nf, .o = opts};
     /* The run's memory budget, split by the number of files only (docs/report.md "Memory"). */
-    w.budget = opts->max_mem ? opts->max_mem : RS_REPORT_MAX_MEM_DEFAULT;
+    w.budget = opts->max_mem ? opts->max_mem : rs_report_default_max_mem();
     w.share = w.budget / (uint64_t)nf;
     w.pass_cap = w.budget / (uint64_t)(nf < AN_MAX_THREADS ? nf : AN_MAX_THREADS);
     w.ranks = rs_xcalloc((size_t)nf, sizeof *w.ranks, "analyze ranks");

@@ -1,13 +1,14 @@
 #!/bin/bash
-# D7 (issue 17), the memory clause: `report`'s analysis keeps at most a stated budget of state per rank file
-# (--max-mem MIB / RAILSCOPE_REPORT_MAX_MEM, default 512 MiB; docs/report.md "Memory"). Past it the rest of
+# D7 (issue 17), the memory clause: `report`'s analysis keeps at most a stated budget of state for the run
+# (--max-mem MIB / RAILSCOPE_REPORT_MAX_MEM; default a quarter of physical memory, at least 512 MiB, at most half
+# of `ulimit -v`: 512 MiB under the 1 GiB limit used here; docs/report.md "Memory"). Past it the rest of
 # the file is counted, not analysed, and the report says "partial" (exit 1). The file: 20 frames of 64 MiB
 # of MARK events, 42 M marks in ~122 KB, made by mkhostile. Before the budget, `report` under
 # `ulimit -v 1G` allocated per-mark arrays until it died with "out of memory" (exit 2; RSS 1.4 GB under 2G).
 . "$(dirname "$0")/../lib.sh"
 need_build tests/cli/mkhostile railscope synth/rs-synth
 [ -n "$RS_SAN" ] && skip_all "ulimit -v and a sanitizer's shadow memory do not mix ($RS_SAN build)"
-plan 16
+plan 17
 "$RS_BUILD/tests/cli/mkhostile" marks "$T/m.rtrace" 20 2>/dev/null
 "$RS_BUILD/tests/cli/mkhostile" marks "$T/m3.rtrace" 3 2>/dev/null # 6.3 M marks: enough for the other checks
 sz=$(stat -c %s "$T/m.rtrace")
@@ -48,6 +49,10 @@ limited 1048576 "$RS_CLI" report --json "$T/m3.rtrace"
 is "$rc" 1 "report --json: exit 1"
 like "$out" '"partial": true' "report --json: \"partial\": true"
 
+# the default follows the address-space limit (half of it): 2 GiB -> a 1024 MiB budget
+limited 2097152 "$RS_CLI" report "$T/m3.rtrace"
+like "$rc:$(grep 'memory budget' "$T/out")" '^1:.*memory budget \(1024 MiB a run\)' \
+    "default budget under ulimit -v 2G: 1024 MiB (half the limit), exit 1 at it, not out of memory"
 limited 1048576 "$RS_CLI" report --max-mem 64 "$T/m3.rtrace"
 like "$rc:$(grep 'memory budget' "$T/out")" '^1:.*memory budget \(64 MiB a run\)' "--max-mem 64: exit 1, the budget named"
 rss_ok "--max-mem 64: less memory" $(((80 + 128) * 1024))
