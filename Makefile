@@ -7,7 +7,10 @@ PREFIX ?= /usr/local
 CUDA_HOME ?= /usr/local/cuda
 SAN ?=
 BUILD ?= build$(if $(SAN),-$(SAN))
-B := $(BUILD)
+# One spelling per build directory: BUILD=$(CURDIR)/build-asan (the sanitizer tests) and BUILD=build-asan must
+# name the same targets, or the dependency files of one are not seen by the other and a header change leaves
+# stale objects behind.
+B := $(patsubst $(CURDIR)/%,%,$(abspath $(BUILD)))
 
 WARN := -Wall -Wextra -Werror
 BASE_CFLAGS := -std=gnu11 -O2 -g -fPIC -D_GNU_SOURCE -fno-omit-frame-pointer $(WARN) -I. -Iformats -Itracer
