@@ -89,6 +89,8 @@ struct rs_an_verrs {
     uint64_t post_fail;     /* WRs ibv_post_send/recv refused */
     uint64_t wc_err;        /* completions with an error status other than WR_FLUSH_ERR */
     uint64_t wc_flush;      /* WR_FLUSH_ERR completions (WRs flushed after a QP went to error) */
+    uint64_t probes;        /* refused zero-length registrations: a library's capability probe (NCCL's
+                             * ibv_reg_mr(pd, NULL, 0) expects EOPNOTSUPP), not an error; counted, not warned */
     double cost_s;          /* time send WRs were outstanding before completing in error */
     char first[RS_AN_TEXT]; /* the first failures, in words ("ibv_create_qp failed: errno 95 ...") */
 };
@@ -195,6 +197,9 @@ struct rs_analysis {
     size_t gpu_ranks;               /* ranks with GPU activity traced (kernels, copies); 0: a host-only program
                                     * (e.g. verbs from host memory): "other" is host work and waits, and
                                     * GPUDirect NOT USED is no finding */
+    size_t gpu_program_ranks;       /* ranks of a GPU program: GPU activity, host<->device copy calls, sampling
+                                     * windows or NCCL (whose buffers are GPU memory) even when no kernel was
+                                     * recorded (sampled windows, NCCL staging through host memory) */
     uint64_t run_start_realtime_ns; /* realtime of run clock 0 */
     size_t nwarnings;
     char warnings[16][RS_AN_TEXT];

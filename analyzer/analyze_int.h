@@ -128,8 +128,8 @@ struct an_rank {
     int have_anchor;
     double link_gbps; /* from this rank's host facts, 0 unknown */
     char link_fact[48];
-    int peermem; /* -1 unknown, 0 absent, 1 loaded */
-    int has_gpu, has_verbs, has_nccl;
+    int peermem;                                /* -1 unknown, 0 absent, 1 loaded */
+    int has_gpu, has_verbs, has_nccl, has_cuda; /* has_cuda: any CUDA event (copy calls, windows) */
     char step_source[32];
     char coll_source[32]; /* "" = NCCL profiler plugin records */
     uint64_t base_lat;    /* measured base latency of this rank's WRs (ns) */

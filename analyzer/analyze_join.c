@@ -635,6 +635,7 @@ static void rank_outputs(struct join *J)
     for (size_t r = 0; r < J->n; r++) {
         a->ranks[r] = J->R[r].out;
         if (J->R[r].has_gpu) a->gpu_ranks++;
+        if (J->R[r].has_gpu || J->R[r].has_cuda || J->R[r].has_nccl) a->gpu_program_ranks++;
         if (!src && J->R[r].step_source[0]) src = J->R[r].step_source;
         rank_steps(J, r, &step_sum, &step_cnt);
         rank_qps(J, r);

@@ -284,6 +284,7 @@ static void on_cuda(struct pass *p, const struct rs_ev_hdr *h)
         /* kernel records are sampled in windows: GPU idle is only known inside them */
         const struct rs_ev_CUDA_KERNEL_WINDOW *e = (const void *)h;
         p->kwin_seen = 1;
+        p->r->has_cuda = 1;
         if (e->on && !p->kwin_open) p->kwin_open = h->ts ? h->ts : 1;
         else if (!e->on && p->kwin_open) {
             iv_add(&p->kwin, p->kwin_open, h->ts);
@@ -318,6 +319,7 @@ static void on_cuda(struct pass *p, const struct rs_ev_hdr *h)
     }
     case RS_EV_CUDA_COPY_CALL: {
         const struct rs_ev_CUDA_COPY_CALL *e = (const void *)h;
+        p->r->has_cuda = 1;
         if (e->copy_kind == 1) {
             iv_add(&p->h2d, h->ts, h->ts + e->dur);
             if (e->src_mem == 0) p->r->out.h2d_pageable_bytes += e->bytes;
@@ -474,6 +476,10 @@ static void on_verbs(struct pass *p, const struct rs_ev_hdr *h)
     case RS_EV_IBV_REG_MR: {
         const struct rs_ev_IBV_REG_MR *e = (const void *)h;
         p->r->has_verbs = 1;
+        if (e->err && e->length == 0) { /* a probe: nothing was to be registered */
+            p->r->out.verrs.probes++;
+            break;
+        }
         if (e->err) {
             if (++p->r->out.verrs.create_fail <= 3)
                 an_verr(p, h->ts, "ibv_reg_mr of %llu B failed (%d: %s)", (unsigned long long)e->length, e->err,

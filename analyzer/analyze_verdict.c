@@ -256,9 +256,10 @@ static size_t finding_gpudirect(struct rs_an_finding *c, size_t nc, const struct
                                 const struct an_rank *R, size_t n)
 {
     double ns = a->nsteps ? (double)a->nsteps : 1;
-    /* GPUDirect: only a fault when there is GPU memory to send from (GPU activity traced, or device memory
-     * registered or posted); a host-only verbs program has nothing for GPUDirect to do */
-    int gpu_mem = a->gpu_ranks > 0;
+    /* GPUDirect: only a fault when there is GPU memory to send from (a GPU program: GPU activity, copy calls or
+     * NCCL traced, or device memory registered or posted); a host-only verbs program has nothing for
+     * GPUDirect to do */
+    int gpu_mem = a->gpu_program_ranks > 0;
     for (size_t i = 0; i < a->nranks && !gpu_mem; i++)
         for (int k = RS_MEM_DEVICE; k <= RS_MEM_DMABUF; k++)
             if (a->ranks[i].gd.mr_bytes[k] || a->ranks[i].gd.posted_bytes[k]) gpu_mem = 1;

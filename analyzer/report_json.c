@@ -303,6 +303,7 @@ static void json_rank(const struct rs_an_rank *r, int first, struct jw *w)
     ku(w, "post_fail", r->verrs.post_fail);
     ku(w, "wc_error", r->verrs.wc_err);
     ku(w, "wc_flush", r->verrs.wc_flush);
+    ku(w, "probes", r->verrs.probes);
     kn(w, "cost_s", r->verrs.cost_s);
     ks(w, "first", r->verrs.first);
     js(w, "},\n   \"attribution\": ");

@@ -233,7 +233,7 @@ static void text_stragglers(const struct rs_analysis *a, FILE *f)
 static void text_gpudirect(const struct rs_analysis *a, FILE *f)
 {
     fprintf(f, "\nGPUDirect RDMA: %s%s\n", rs_gd_name(a->gd_verdict),
-            a->gpu_ranks || !a->nranks ? "" : " (no GPU activity traced: a host-memory program, not a fault)");
+            a->gpu_program_ranks || !a->nranks ? "" : " (no GPU activity traced: a host-memory program, not a fault)");
     for (size_t i = 0; i < a->nranks && i < 8; i++)
         fprintf(f, "  rank %d: %s: %s\n", a->ranks[i].rank, rs_gd_name(a->ranks[i].gd.verdict),
                 a->ranks[i].gd.evidence);

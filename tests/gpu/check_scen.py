@@ -26,6 +26,8 @@ Checks (issue 15 "Done when"):
   h2d_bytes        each rank's H2D bytes >= steps x bytes per step
   verbs_traced     NET/IB scenarios: every rank's NCCL IB transport traffic is in the trace (verbs WRs posted,
                    all from host memory: softnic has no GPU memory registration)
+  gpu_program      the text report does not call these PyTorch/NCCL ranks a host-memory program (it did when no
+                   kernel fell in a sampling window and NCCL staged through host memory: s2_ib)
   verbs_errors     no verbs error reported where none was planted (NCCL's capability probes, e.g. the
                    zero-length dma-buf registration it expects to fail, are not errors)"""
 import json
@@ -173,6 +175,11 @@ def main():
     check(f"{name}:verbs_errors", rep.get("verbs_errors", 0) == 0 and not any(nerr.values()),
           f"{rep.get('verbs_errors', 0)} ({[v.get('first') for v in ve.values() if v.get('first')][:1]})",
           "0 (none planted)")
+
+    txt = subprocess.run([cli(), "report", os.path.join(d, "trace")], capture_output=True, text=True).stdout
+    gd_line = next((x for x in txt.splitlines() if x.startswith("GPUDirect RDMA:")), "")
+    check(f"{name}:gpu_program", bool(gd_line) and "host-memory program" not in gd_line, gd_line or "(no line)",
+          "a GPU program (no 'host-memory program')")
 
     bad = [r["id"] for r in RESULTS if not r["ok"]]
     print("SUMMARY " + json.dumps(dict(scenario=name, checks=len(RESULTS), failed=bad)), flush=True)
