@@ -149,6 +149,25 @@ bail() {
 # machine; the normal build's run of the same file checks them, the sanitizer run checks memory safety.
 timing_ok() { [ -z "$RS_SAN" ]; }
 timing_skip_reason="timing check: runs in the normal build, not under $RS_SAN (sanitizer slowdown)"
+
+# cpu_seconds MAX_RC OUT CMD...: CMD's user+sys CPU seconds (stdout to OUT, stderr dropped, 120 s limit); 999 when
+# it exits above MAX_RC or times out. Needs /usr/bin/time (the `time` package). For the scaling checks below.
+cpu_seconds() {
+    local max=$1 out=$2 t=""
+    shift 2
+    /usr/bin/time -o "$T/.cpu_time" -f 'T %U %S' timeout 120 "$@" >"$out" 2>/dev/null
+    [ $? -le "$max" ] && t=$(awk '/^T / { print $2 + $3 }' "$T/.cpu_time")
+    echo "${t:-999}"
+}
+# scaling_ok DESC A B BOUND: B/A < BOUND seconds ratio (a 0.1 s floor on A: /usr/bin/time's granularity is
+# 0.01 s), so 4x the input in linear time passes and in quadratic time (16x) fails; skipped under sanitizers.
+scaling_ok() {
+    if timing_ok; then
+        ok "$1 (${2} s -> ${3} s)" awk -v a="$2" -v b="$3" -v m="$4" 'BEGIN { if (a < 0.1) a = 0.1; exit !(b / a < m) }'
+    else
+        skip "$timing_skip_reason"
+    fi
+}
 # need_cmd CMD...: skip_all unless every command exists.
 need_cmd() {
     local c

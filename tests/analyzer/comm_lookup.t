@@ -13,23 +13,12 @@ plan 4
 MK=$RS_BUILD/tests/analyzer/rs-mkcraft
 "$MK" commlog "$T/a.rtrace" 20000 || bail "rs-mkcraft failed"
 "$MK" commlog "$T/b.rtrace" 80000 || bail "rs-mkcraft failed"
-rcpu() { # FILE -> user+sys seconds of report --json (kept in FILE.json), or 999 on failure/timeout
-    local t
-    /usr/bin/time -o "$T/time" -f 'T %U %S' timeout 120 "$RS_CLI" report -q --json "$1" >"$1.json" 2>/dev/null &&
-        t=$(awk '/^T / { print $2 + $3 }' "$T/time")
-    echo "${t:-999}"
-}
-a=$(rcpu "$T/a.rtrace")
-b=$(rcpu "$T/b.rtrace")
+a=$(cpu_seconds 0 "$T/a.rtrace.json" "$RS_CLI" report -q --json "$T/a.rtrace")
+b=$(cpu_seconds 0 "$T/b.rtrace.json" "$RS_CLI" report -q --json "$T/b.rtrace")
 diag "report: 20 k communicators ${a} s CPU, 80 k ${b} s"
 ok "report: 80 k communicators in under 3 s CPU (${b} s; 9.0 s before)" awk -v b="$b" 'BEGIN { exit !(b < 3) }'
-if timing_ok; then
-    # linear ~4x; the list scans were 16x. 0.1 s floor: /usr/bin/time's granularity is 0.01 s.
-    ok "report: 4x the communicators costs < 10x the time (${a} s -> ${b} s)" \
-        awk -v a="$a" -v b="$b" 'BEGIN { if (a < 0.1) a = 0.1; exit !(b / a < 10) }'
-else
-    skip "$timing_skip_reason"
-fi
+# linear ~4x; the list scans were 16x
+scaling_ok "report: 4x the communicators costs < 10x the time" "$a" "$b" 10
 is "$(jq -r '[.collectives[] | "\(.transport)/\(.inter_node)"] | unique | join(",")' "$T/b.rtrace.json")" \
     "NET/Socket/1" "every collective through its own communicator's logged NET/Socket"
 is "$(jq '.collectives | length' "$T/b.rtrace.json")" 80000 "80 k collectives"

@@ -14,30 +14,19 @@ MK=$RS_BUILD/tests/analyzer/rs-mkcraft
 "$MK" wc "$T/a.rtrace" 16384 || bail "rs-mkcraft failed"
 "$MK" wc "$T/b.rtrace" 65536 || bail "rs-mkcraft failed"
 "$MK" wc "$T/d.rtrace" 20000 DUP || bail "rs-mkcraft failed"
-rcpu() { # FILE -> user+sys seconds of report --json (kept in FILE.json), or 999 on failure/timeout
-    local t
-    /usr/bin/time -o "$T/time" -f 'T %U %S' timeout 120 "$RS_CLI" report -q --json "$1" >"$1.json" 2>/dev/null &&
-        t=$(awk '/^T / { print $2 + $3 }' "$T/time")
-    echo "${t:-999}"
-}
-a=$(rcpu "$T/a.rtrace")
-b=$(rcpu "$T/b.rtrace")
+a=$(cpu_seconds 0 "$T/a.rtrace.json" "$RS_CLI" report -q --json "$T/a.rtrace")
+b=$(cpu_seconds 0 "$T/b.rtrace.json" "$RS_CLI" report -q --json "$T/b.rtrace")
 diag "report: 16 k outstanding WRs + 16 k unknown completions ${a} s CPU, 64 k + 64 k ${b} s"
 ok "report: 64 k outstanding WRs and 64 k unknown completions in under 1 s CPU (${b} s; 3.8 s before)" \
     awk -v b="$b" 'BEGIN { exit !(b < 1) }'
-if timing_ok; then
-    # linear ~4x; the scan was 16-17x. 0.1 s floor: /usr/bin/time's granularity is 0.01 s.
-    ok "report: 4x the WRs and completions costs < 10x the time (${a} s -> ${b} s)" \
-        awk -v a="$a" -v b="$b" 'BEGIN { if (a < 0.1) a = 0.1; exit !(b / a < 10) }'
-else
-    skip "$timing_skip_reason"
-fi
+# linear ~4x; the scan was 16-17x
+scaling_ok "report: 4x the WRs and completions costs < 10x the time" "$a" "$b" 10
 # every posted WR completes in the end: all its bytes on the QP, none lost
 is "$(jq -c '[.ranks[0].qps[] | select(.qp == 119) | .bytes_sent]' "$T/b.rtrace.json")" "[$((65536 * 4096))]" \
     "64 k WRs of 4 KiB: every byte counted on the QP"
 unlike "$(jq -r '.warnings[]' "$T/b.rtrace.json")" 'never completed' "no WR left out as never completed"
 # reused wr_ids (all 7): each completion takes the oldest outstanding WR with the id; the unknown id 8 none
-rd=$(rcpu "$T/d.rtrace")
+rd=$(cpu_seconds 0 "$T/d.rtrace.json" "$RS_CLI" report -q --json "$T/d.rtrace")
 ok "report: 20 k WRs with one reused wr_id in under 1 s CPU (${rd} s)" awk -v b="$rd" 'BEGIN { exit !(b < 1) }'
 is "$(jq -c '[.ranks[0].qps[] | select(.qp == 119) | .bytes_sent]' "$T/d.rtrace.json")" "[$((20000 * 4096))]" \
     "reused wr_ids: every byte counted on the QP"

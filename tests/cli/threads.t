@@ -11,26 +11,16 @@ need_build tests/cli/mkhostile railscope
 plan 11
 "$RS_BUILD/tests/cli/mkhostile" threads "$T/a.rtrace" 50000 2>/dev/null
 "$RS_BUILD/tests/cli/mkhostile" threads "$T/b.rtrace" 200000 2>/dev/null
-cpu() { # FILE FORMAT -> user+sys seconds, or 999 on failure/timeout
-    local t
-    /usr/bin/time -o "$T/time" -f 'T %U %S' timeout 120 "$RS_CLI" export -q --format "$2" -o "$T/out.$2" "$1" \
-        >/dev/null 2>&1 && t=$(awk '/^T / { print $2 + $3 }' "$T/time")
-    rm -rf "$T/out.$2"
-    echo "${t:-999}"
-}
 for f in chrome kineto perfetto; do
-    a=$(cpu "$T/a.rtrace" $f)
-    b=$(cpu "$T/b.rtrace" $f)
+    a=$(cpu_seconds 0 /dev/null "$RS_CLI" export -q --format $f -o "$T/out.$f" "$T/a.rtrace")
+    rm -f "$T/out.$f"
+    b=$(cpu_seconds 0 /dev/null "$RS_CLI" export -q --format $f -o "$T/out.$f" "$T/b.rtrace")
+    rm -f "$T/out.$f"
     diag "$f: 50 k threads ${a} s, 200 k threads ${b} s CPU"
     ok "$f: 200 k threads exported in under 10 s CPU (${b} s)" awk -v b="$b" 'BEGIN { exit !(b < 10) }'
-    if timing_ok; then
-        # x4 threads: linear ~4x (6x seen: caches, page faults; perfetto 11.3x once in a clean-clone CI run with
-        # 0.09 s at 50 k); quadratic ~16x and more. 0.1 s floor: /usr/bin/time's granularity is 0.01 s.
-        ok "$f: 4x the threads costs < 13x the time (${a} s -> ${b} s)" \
-            awk -v a="$a" -v b="$b" 'BEGIN { if (a < 0.1) a = 0.1; exit !(b / a < 13) }'
-    else
-        skip "$timing_skip_reason"
-    fi
+    # x4 threads: linear ~4x (6x seen: caches, page faults; perfetto 11.3x once in a clean-clone CI run with
+    # 0.09 s at 50 k); quadratic ~16x and more
+    scaling_ok "$f: 4x the threads costs < 13x the time" "$a" "$b" 13
     run_timeout 120 "$RS_CLI" export -q --format $f -o "$T/o.$f" "$T/a.rtrace" >/dev/null 2>&1
     is $? 0 "$f: export of 50 k threads exits 0"
 done
@@ -38,20 +28,9 @@ done
 # 6.8 s, 200 k ~27 s); now by a hash map
 "$RS_BUILD/tests/cli/mkhostile" nvtx "$T/na.rtrace" 50000 2>/dev/null
 "$RS_BUILD/tests/cli/mkhostile" nvtx "$T/nb.rtrace" 200000 2>/dev/null
-rcpu() { # FILE -> user+sys seconds of report, or 999 on failure/timeout
-    local t
-    /usr/bin/time -o "$T/time" -f 'T %U %S' timeout 120 "$RS_CLI" report -q "$1" >/dev/null 2>&1
-    [ $? -le 1 ] && t=$(awk '/^T / { print $2 + $3 }' "$T/time")
-    echo "${t:-999}"
-}
-a=$(rcpu "$T/na.rtrace")
-b=$(rcpu "$T/nb.rtrace")
+a=$(cpu_seconds 1 /dev/null "$RS_CLI" report -q "$T/na.rtrace")
+b=$(cpu_seconds 1 /dev/null "$RS_CLI" report -q "$T/nb.rtrace")
 diag "report: 50 k threads with an NVTX range each ${a} s, 200 k threads ${b} s CPU"
 ok "report: 200 k threads with NVTX ranges in under 10 s CPU (${b} s)" awk -v b="$b" 'BEGIN { exit !(b < 10) }'
-if timing_ok; then
-    ok "report: 4x the NVTX threads costs < 13x the time (${a} s -> ${b} s)" \
-        awk -v a="$a" -v b="$b" 'BEGIN { if (a < 0.1) a = 0.1; exit !(b / a < 13) }'
-else
-    skip "$timing_skip_reason"
-fi
+scaling_ok "report: 4x the NVTX threads costs < 13x the time" "$a" "$b" 13
 exit 0
