@@ -11,6 +11,10 @@ BUILD ?= build$(if $(SAN),-$(SAN))
 # name the same targets, or the dependency files of one are not seen by the other and a header change leaves
 # stale objects behind.
 B := $(patsubst $(CURDIR)/%,%,$(abspath $(BUILD)))
+# ... and a goal spelt with the absolute path (RS_BUILD in the tests is absolute) is the same file.
+ifneq ($(B),$(abspath $(B)))
+$(CURDIR)/$(B)/%: $(B)/% ;
+endif
 
 WARN := -Wall -Wextra -Werror
 BASE_CFLAGS := -std=gnu11 -O2 -g -fPIC -D_GNU_SOURCE -fno-omit-frame-pointer $(WARN) -I. -Iformats -Itracer
