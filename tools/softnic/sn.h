@@ -174,6 +174,7 @@ struct sn_qp {
      * with RETRY_EXC_ERR */
     int lost;
     uint64_t lost_budget, lost_charged; /* ns left (0: forever, timeout 0), when last charged */
+    uint64_t lost_seq; /* the first request the peer did not take: while lost, nothing from it on succeeds */
     /* qp_ex builder state */
     struct ibv_send_wr *bld;
     struct ibv_sge *bld_sge;

@@ -424,6 +424,7 @@ void sn_qp_lost(struct sn_qp *qp)
     if (qp->lost || qp->dead || !qp->sq_count || qp->ex.qp_base.state == IBV_QPS_ERR) return;
     unsigned to = qp->attr.timeout & 31;
     qp->lost = 1;
+    qp->lost_seq = qp->sq[qp->sq_head].seq;
     qp->lost_budget = to ? (uint64_t)((qp->attr.retry_cnt & 7) + 1) * (SN_ACK_TIMEOUT_UNIT_NS << to) : 0;
     qp->lost_charged = sn_now();
     qp->ctx->nlost++;
@@ -525,6 +526,12 @@ static void rx_request(struct sn_ctx *c, struct sn_conn *cn)
 /* ---------------- requester side ---------------- */
 static void sq_pop_ok(struct sn_qp *qp, uint64_t upto)
 {
+    /* a request the peer dropped, and every one behind it, never completes well: a later NAK (each request to a
+     * QP in ERR gets one) or a late ACK must not report them as delivered; the retransmit timer ends them */
+    if (qp->lost && upto >= qp->lost_seq) {
+        if (!qp->lost_seq) return; /* sequence numbers start at 0 */
+        upto = qp->lost_seq - 1;
+    }
     while (qp->sq_count && qp->sq[qp->sq_head].seq <= upto) {
         sn_send_cqe(qp, &qp->sq[qp->sq_head], IBV_WC_SUCCESS);
         qp->sq_head = (qp->sq_head + 1) % qp->cap.max_send_wr;
