@@ -224,11 +224,12 @@ struct rs_report_opts {
     int progress;            /* print progress on stderr */
     uint64_t max_mem;        /* bytes of analysis state for the whole run (docs/report.md "Memory"); 0 = default */
 };
-/* The default of max_mem adapts to the machine (rs_report_default_max_mem): a quarter of physical memory, at
- * least this floor, at most half of an address-space limit (ulimit -v) when one is set. A synthetic rank of
+/* The default of max_mem adapts to the machine (rs_report_default_max_mem(threads)): a quarter of physical
+ * memory or of the cgroup's limit, at least this floor, at most half the cgroup's limit and half of what an
+ * address-space limit (ulimit -v) leaves beside the worker threads' own reserve. A synthetic rank of
  * 2000 steps (1.5 M events) needs 20-24 MiB: a 1024-rank run of them ~10 GiB, so a fixed 512 MiB cut real runs. */
 #define RS_REPORT_MAX_MEM_FLOOR (512ull << 20)
-uint64_t rs_report_default_max_mem(void);
+uint64_t rs_report_default_max_mem(int threads);
 
 /* Analyse PATHs (files or directories). Returns 0 and *out on success (even when partial: see
  * out->partial), -1 with a one-line message in err when nothing could be analysed. */

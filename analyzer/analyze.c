@@ -103,11 +103,13 @@ static int cmp_rank(const void *x, const void *y)
     return a->out.rank < b->out.rank ? -1 : a->out.rank > b->out.rank;
 }
 
+static int threads_for_limit(int nt);
+
 /* Phase 1: read every file on the worker threads, with progress on stderr when asked for and slow. */
 static void load_all(struct work *w, const struct rs_report_opts *opts)
 {
     int nf = w->nfiles;
-    int nt = opts->threads > 0 ? opts->threads : 2;
+    int nt = threads_for_limit(opts->threads > 0 ? opts->threads : 2);
     if (nt > nf) nt = nf;
     pthread_t th[AN_MAX_THREADS];
     if (nt > AN_MAX_THREADS) nt = AN_MAX_THREADS;
@@ -141,16 +143,13 @@ static int drop_launchers(struct work *w, int nf, int *idle_out)
     for (int i = 0; i < nf; i++) {
         struct an_rank *r = &w->ranks[i];
         nread += r->out.input != RS_AN_UNREADABLE;
-        if (r->out.rank < 0 && r->out.input != RS_AN_UNREADABLE && !r->has_gpu && !r->has_verbs && !r->has_nccl &&
-            !r->ncolls)
-            idle++;
+        if (an_is_launcher(r)) idle++;
     }
     if (idle && idle < nread) {
         int o = 0;
         for (int i = 0; i < nf; i++) {
             struct an_rank *r = &w->ranks[i];
-            if (r->out.rank < 0 && r->out.input != RS_AN_UNREADABLE && !r->has_gpu && !r->has_verbs && !r->has_nccl &&
-                !r->ncolls) {
+            if (an_is_launcher(r)) {
                 rank_free(r);
                 continue;
             }
@@ -292,15 +291,56 @@ static void input_warnings(struct rs_analysis *a, struct work *w, int nf)
         an_warn(a, "%d collective records without a communicator hash: joined by (function, sequence) only", nohash);
 }
 
-uint64_t rs_report_default_max_mem(void)
+/* The memory limit of this process's cgroup (v2 memory.max, v1 memory.limit_in_bytes), 0 if none: a job under
+ * Slurm --mem, Kubernetes or docker -m must be cut at its budget, not killed by the OOM killer. */
+static uint64_t cgroup_mem_limit(void)
 {
-    uint64_t b = RS_REPORT_MAX_MEM_FLOOR;
+    static const char *const f[] = {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        FILE *fp = fopen(f[i], "re");
+        if (!fp) continue;
+        char buf[64] = "";
+        char *ok = fgets(buf, sizeof buf, fp);
+        fclose(fp);
+        char *end;
+        unsigned long long v = ok ? strtoull(buf, &end, 10) : 0;
+        if (ok && end != buf && v > 0 && v < (1ull << 62)) return v; /* "max" or v1's huge value: none */
+    }
+    return 0;
+}
+
+/* What one worker thread reserves of the address space beside the budget: the reader's frame buffers (up to
+ * 64 MiB), a stack and its malloc arena's first heap. */
+#define AN_THREAD_RESERVE (80ull << 20)
+
+uint64_t rs_report_default_max_mem(int threads)
+{
+    uint64_t b = RS_REPORT_MAX_MEM_FLOOR, mem = 0;
     long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-    if (pages > 0 && psz > 0 && (uint64_t)pages * (uint64_t)psz / 4 > b) b = (uint64_t)pages * (uint64_t)psz / 4;
+    if (pages > 0 && psz > 0) mem = (uint64_t)pages * (uint64_t)psz;
+    uint64_t cg = cgroup_mem_limit();
+    if (cg && (!mem || cg < mem)) mem = cg;
+    if (mem / 4 > b) b = mem / 4;
+    if (cg && b > cg / 2) b = cg / 2;
     struct rlimit rl; /* under ulimit -v the analysis must stop at its budget, not at a failed allocation */
-    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 2 < b) b = rl.rlim_cur / 2;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+        uint64_t res = (uint64_t)(threads > 0 ? threads : 1) * AN_THREAD_RESERVE;
+        uint64_t room = rl.rlim_cur > res ? (uint64_t)rl.rlim_cur - res : 0;
+        if (room / 2 < b) b = room / 2;
+    }
     if (b < (16ull << 20)) b = 16ull << 20;
     return b;
+}
+
+/* Worker threads that fit an address-space limit (ulimit -v): each reserves AN_THREAD_RESERVE beside the budget;
+ * at most half the limit goes to them (46 small files with --threads 48 under 1 GiB ran out of memory). */
+static int threads_for_limit(int nt)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return nt;
+    uint64_t fit = (uint64_t)rl.rlim_cur / 2 / AN_THREAD_RESERVE;
+    if (fit < 1) fit = 1;
+    return (uint64_t)nt > fit ? (int)fit : nt;
 }
 
 int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths, struct rs_analysis **out, char *err,
@@ -321,7 +361,8 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
     }
     struct work w = {.files = files, .nfiles = nf, .o = opts};
     /* The run's memory budget, split by the number of files only (docs/report.md "Memory"). */
-    w.budget = opts->max_mem ? opts->max_mem : rs_report_default_max_mem();
+    w.budget = opts->max_mem ? opts->max_mem
+                             : rs_report_default_max_mem(threads_for_limit(opts->threads > 0 ? opts->threads : 2));
     w.share = w.budget / (uint64_t)nf;
     w.pass_cap = w.budget / (uint64_t)(nf < AN_MAX_THREADS ? nf : AN_MAX_THREADS);
     w.ranks = rs_xcalloc((size_t)nf, sizeof *w.ranks, "analyze ranks");

@@ -155,6 +155,13 @@ struct an_rank {
     struct an_chk *checks; /* 1024-rank run keeps ~16 per rank until the join): an_chk_expand */
 };
 
+/* A process with no rank and nothing traced (a launcher such as torchrun, a shell) is not a rank of the job. */
+static inline int an_is_launcher(const struct an_rank *r)
+{
+    return r->out.rank < 0 && r->out.input != RS_AN_UNREADABLE && !r->has_gpu && !r->has_verbs && !r->has_nccl &&
+           !r->ncolls;
+}
+
 /* Read one file and reduce it (analyze_load.c + analyze_local.c). Never fails: an unreadable file gives
  * an an_rank with out.input = RS_AN_UNREADABLE and err set. */
 void an_load_rank(const char *path, const struct rs_report_opts *o, double link_gbps_hint, struct an_rank *r,

@@ -476,7 +476,7 @@ static void on_verbs(struct pass *p, const struct rs_ev_hdr *h)
     case RS_EV_IBV_REG_MR: {
         const struct rs_ev_IBV_REG_MR *e = (const void *)h;
         p->r->has_verbs = 1;
-        if (e->err && e->length == 0) { /* a probe: nothing was to be registered */
+        if (e->err && e->length == 0 && !h->aux) { /* a probe: nothing was to be registered (not a rereg) */
             p->r->out.verrs.probes++;
             break;
         }

@@ -33,7 +33,7 @@ void an_sampling_extrapolate(struct pass *p)
     struct an_rank *r = p->r;
     if (!p->kwin_seen || !r->nlsteps) return;
     /* a launcher (torchrun initialises CUDA, so it has windows) is left out of the report: not a rank here */
-    if (!r->has_gpu && !r->has_nccl && !r->has_verbs) return;
+    if (an_is_launcher(r)) return;
     uint64_t in_sum[NGPU] = {0}, in_pool = 0, in_steps = 0, in_ns = 0, all_ns = 0;
     for (size_t k = 0; k < r->nlsteps; k++) {
         const struct an_lstep *st = &r->lsteps[k];

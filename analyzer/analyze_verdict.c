@@ -72,7 +72,7 @@ static void verdict_from_transport(struct rs_an_rank *o, int gdr)
     } else if (!strncmp(o->transport, "NET/Socket", 10)) {
         g->verdict = RS_GD_NOT_USED;
         snprintf(g->evidence, sizeof g->evidence, "NCCL used %.40s, no RDMA: %.250s", o->transport, o->transport_why);
-    } else if (!strstr(o->transport, "NET") && !strstr(o->transport, "CollNet")) {
+    } else if (!strstr(o->transport, "NET") && !strstr(o->transport, "CollNet") && !strstr(o->transport, "other")) {
         /* "P2P/SHM" (no log), or NCCL's log: "P2P", "SHM", "P2P + SHM", "NVLS" ... */
         g->verdict = RS_GD_UNKNOWN;
         snprintf(g->evidence, sizeof g->evidence, "no network transport (NCCL used %.40s only): %.200s", o->transport,

@@ -29,7 +29,7 @@ static void usage(FILE *f)
                "  --link-gbps RATE   network link rate for ideal transfer times (default: the recorded port rate)\n"
                "  --threads N        worker threads (default 2)\n"
                "  --max-mem MIB      memory budget of the whole analysis, all rank files together (default: a\n"
-               "                     quarter of physical memory, at least 512, at most half of `ulimit -v`;\n"
+               "                     quarter of physical or cgroup memory, at least 512, less under `ulimit -v`;\n"
                "                     or $RAILSCOPE_REPORT_MAX_MEM), split evenly between the files: past\n"
                "                     its share the rest of a file is counted, not analysed, and the report is\n"
                "                     partial (exit 1); peak memory is about MIB plus the reader's buffers\n"

@@ -1,14 +1,15 @@
 #!/bin/bash
 # D7 (issue 17), the memory clause: `report`'s analysis keeps at most a stated budget of state for the run
 # (--max-mem MIB / RAILSCOPE_REPORT_MAX_MEM; default a quarter of physical memory, at least 512 MiB, at most half
-# of `ulimit -v`: 512 MiB under the 1 GiB limit used here; docs/report.md "Memory"). Past it the rest of
+# of what `ulimit -v` leaves beside 80 MiB per worker thread: (1024 - 2 x 80) / 2 = 432 MiB under the 1 GiB limit
+# used here; docs/report.md "Memory"). Past it the rest of
 # the file is counted, not analysed, and the report says "partial" (exit 1). The file: 20 frames of 64 MiB
 # of MARK events, 42 M marks in ~122 KB, made by mkhostile. Before the budget, `report` under
 # `ulimit -v 1G` allocated per-mark arrays until it died with "out of memory" (exit 2; RSS 1.4 GB under 2G).
 . "$(dirname "$0")/../lib.sh"
-need_build tests/cli/mkhostile railscope synth/rs-synth
+need_build tests/cli/mkhostile railscope synth/rs-synth tests/analyzer/rs-mkcraft
 [ -n "$RS_SAN" ] && skip_all "ulimit -v and a sanitizer's shadow memory do not mix ($RS_SAN build)"
-plan 17
+plan 19
 "$RS_BUILD/tests/cli/mkhostile" marks "$T/m.rtrace" 20 2>/dev/null
 "$RS_BUILD/tests/cli/mkhostile" marks "$T/m3.rtrace" 3 2>/dev/null # 6.3 M marks: enough for the other checks
 sz=$(stat -c %s "$T/m.rtrace")
@@ -40,7 +41,7 @@ rss_ok() { # desc max_kib
 # 1.25 x the budget (the pass may keep a quarter for the next file) plus the reader's frame buffers
 limited 1048576 "$RS_CLI" report "$T/m.rtrace"
 is "$rc" 1 "report, 42 M marks, ulimit -v 1G: exit 1 (partial), not out of memory (stderr: ${err:0:120})"
-like "$out" 'partial: the analysis reached its memory budget \(512 MiB a run\) after [0-9]+ of 41943021 events' \
+like "$out" 'partial: the analysis reached its memory budget \(432 MiB a run\) after [0-9]+ of 41943021 events' \
     "report: a warning says the analysis is partial and where it stopped"
 like "$out" '^PARTIAL INPUT' "report: the text report is flagged partial"
 rss_ok "report: memory bounded by the default budget" $(((640 + 128) * 1024))
@@ -49,10 +50,21 @@ limited 1048576 "$RS_CLI" report --json "$T/m3.rtrace"
 is "$rc" 1 "report --json: exit 1"
 like "$out" '"partial": true' "report --json: \"partial\": true"
 
-# the default follows the address-space limit (half of it): 2 GiB -> a 1024 MiB budget
+# the default follows the address-space limit: 2 GiB, 2 workers -> (2048 - 160) / 2 = 944 MiB; 8 workers -> 704
 limited 2097152 "$RS_CLI" report "$T/m3.rtrace"
-like "$rc:$(grep 'memory budget' "$T/out")" '^1:.*memory budget \(1024 MiB a run\)' \
-    "default budget under ulimit -v 2G: 1024 MiB (half the limit), exit 1 at it, not out of memory"
+like "$rc:$(grep 'memory budget' "$T/out")" '^1:.*memory budget \(944 MiB a run\)' \
+    "default budget under ulimit -v 2G: 944 MiB (half of what 2 workers leave), exit 1 at it, not out of memory"
+limited 2097152 "$RS_CLI" report --threads 8 "$T/m3.rtrace"
+like "$rc:$(grep 'memory budget' "$T/out")" '^1:.*memory budget \(704 MiB a run\)' \
+    "--threads 8 under ulimit -v 2G: 704 MiB, exit 1 at it, not out of memory"
+# many worker threads under the limit: each reserves its reader buffers and arena beside the budget, so their
+# number is cut to what fits (46 files of 64 k outstanding WRs with --threads 48 under 1 GiB: "out of memory",
+# exit 2, 3 of 3 runs before)
+mkdir "$T/many"
+"$RS_BUILD/tests/analyzer/rs-mkcraft" wc "$T/many/r0.rtrace" 65536 || bail "rs-mkcraft failed"
+for i in $(seq 1 45); do cp "$T/many/r0.rtrace" "$T/many/r$i.rtrace"; done
+limited 1048576 "$RS_CLI" report -q --json --threads 48 "$T/many"
+is "$rc:${err:0:80}" "0:" "46 rank files, --threads 48 under ulimit -v 1G: complete, not out of memory"
 limited 1048576 "$RS_CLI" report --max-mem 64 "$T/m3.rtrace"
 like "$rc:$(grep 'memory budget' "$T/out")" '^1:.*memory budget \(64 MiB a run\)' "--max-mem 64: exit 1, the budget named"
 rss_ok "--max-mem 64: less memory" $(((80 + 128) * 1024))
