@@ -7,4 +7,5 @@ for x in "$@"; do
     args+=("$x")
     [ "$x" = "--" ] && args+=(ablate)
 done
+[ "${args[${#args[@]}-1]}" = ablate ] && unset 'args[${#args[@]}-1]' # a trailing `--` starts no part
 exec "$(dirname "$0")/overhead.sh" "${args[@]}"

@@ -29,6 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ablate  # noqa: E402  (MODES, workload_cmd, B)
 
 T975 = {19: 2.093, 9: 2.262, 4: 2.776}
+LIVE = []  # every workload process started (killed if the harness itself ends early)
 
 
 def block_ci(a, b, nblocks=20):
@@ -69,7 +70,9 @@ def spawn(mode, side, a, work, pair_tag):
     env["RS_LOCKSTEP"] = prefix
     err = open(os.path.join(work, tag + ".err"), "w")
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
-    return dict(mode=mode, side=side, tag=tag, p=p, go=go, done=done, res=res, err=err, traced=traced)
+    c = dict(mode=mode, side=side, tag=tag, p=p, go=go, done=done, res=res, err=err, traced=traced)
+    LIVE.append(c)
+    return c
 
 
 def read1(c, timeout):
@@ -120,17 +123,19 @@ def run_pair(ma, mb, k, a):
             tr = t_res.get(c["tag"])
             if c["p"].poll() is not None:
                 ended[c["tag"]] = now
-            elif not ok or (tr and now - tr > a.exit_cap) or now - t0 > a.run_cap + 120:
+            elif not ok or (tr and now - tr > a.exit_cap) or now - t_steps > a.exit_cap + 60:
                 kill(c)
                 c["p"].wait()
                 ended[c["tag"]] = now
+                c["killed"] = True
         time.sleep(0.01)
     out = []
     for c in cs:
         c["err"].close()
         tr = t_res.get(c["tag"])
-        r = dict(mode=c["mode"], side=c["side"], rc=c["p"].returncode, exit_s=(ended[c["tag"]] - tr) if tr else None,
-                 exit_valid=True)
+        killed = c.get("killed", False)  # an exit cut short by the harness is no exit time
+        r = dict(mode=c["mode"], side=c["side"], rc=c["p"].returncode,
+                 exit_s=(ended[c["tag"]] - tr) if tr and not killed else None, exit_valid=not killed, killed=killed)
         try:
             j = json.load(open(c["res"]))
             r["steps_ms"] = [d / 1e6 for _, d in j["steps_ns"]]
@@ -144,6 +149,7 @@ def run_pair(ma, mb, k, a):
         shutil.rmtree(os.path.join(a.work, c["tag"] + ".trace"), ignore_errors=True)
         out.append(r)
     ra, rb = out
+    ok = ok and not any(r["steps_ms"] is None for r in out)
     row = dict(pair=f"{ma}:{mb}", a=ra, b=rb, warm_s=t_ready - t0, steps_s=t_steps - t_ready, ok=ok)
     if ok and ra["steps_ms"] and rb["steps_ms"]:
         sa, sb = ra["steps_ms"][a.skip:], rb["steps_ms"][a.skip:]
@@ -196,14 +202,23 @@ def main():
                 sys.exit(f"lockstep: unknown mode {m}")
     t0 = time.monotonic()
     rows = []
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # so that the finally below runs
+    try:
+        run_all(pairs, a, rows, t0)
+    finally:  # a harness that dies leaves no workload behind (they run in their own sessions)
+        for c in LIVE:
+            kill(c)
+    with open(os.path.join(a.out, f"lockstep-{a.workload}.json"), "w") as f:
+        json.dump(dict(workload=a.workload, args={k: v for k, v in vars(a).items()}, pairs=rows), f)
+    print(f"lockstep {a.workload}: {len(rows)} pairs in {time.monotonic() - t0:.0f} s", flush=True)
+
+
+def run_all(pairs, a, rows, t0):
     for k, (ma, mb) in enumerate(pairs):
         if time.monotonic() - t0 > a.budget:
             print(f"budget: pairs from {ma}:{mb} on not run", flush=True)
             break
         rows.append(run_pair(ma, mb, k, a))
-    with open(os.path.join(a.out, f"lockstep-{a.workload}.json"), "w") as f:
-        json.dump(dict(workload=a.workload, args={k: v for k, v in vars(a).items()}, pairs=rows), f)
-    print(f"lockstep {a.workload}: {len(rows)} pairs in {time.monotonic() - t0:.0f} s", flush=True)
 
 
 if __name__ == "__main__":
