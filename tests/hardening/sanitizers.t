@@ -14,7 +14,9 @@
 # campaigns) run under ASan+UBSan in sanitizers_preload.t, beside this file under prove -j2.
 # A sanitizer report anywhere fails the test (halt_on_error). RS_SAN_SKIP=1 skips it (e.g. a quick
 # local run); under `make soak` (RS_SOAK=1) the whole suite runs under each build instead (soak.sh).
+# The checks run on private copies of the two trees, taken right after each build (sanlib.sh says why).
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/sanlib.sh"
 [ -n "${RS_SAN_SKIP:-}" ] && skip_all "RS_SAN_SKIP set"
 need_cmd make gcc flock
 for s in asan tsan; do
@@ -23,22 +25,22 @@ for s in asan tsan; do
 done
 plan 11
 JOBS=${RS_SAN_JOBS:-2}
-A=${RS_BUILD}-asan
-TS=${RS_BUILD}-tsan
+AD=${RS_BUILD}-asan # the trees (shared with sanitizers_preload.t, other runs, engineers)
+TD=${RS_BUILD}-tsan
+A=$T/asan # their copies, which the checks run
+TS=$T/tsan
 common=(railscope librailscope.so tests/corpus/rs-readcheck tests/hardening/hv_storm softnic/libibverbs.so.1)
 # every test program of the recording core (tests/core/<name>.c -> <build>/tests/core/<name>)
 for c in "$RS_TOP"/tests/core/*.c; do common+=("tests/core/$(basename "$c" .c)"); done
 asan_targets=("${common[@]}" synth/rs-synth)
 for t in "$RS_TOP"/tests/fuzz/fuzz_*.c; do asan_targets+=("fuzz/$(basename "$t" .c)-replay"); done
 tsan_targets=("${common[@]}")
-build() { # SAN DIR TARGETS...
-    local san=$1 dir=$2
-    shift 2
-    local paths=()
-    mkdir -p "$dir"
+build() { # SAN DIR COPY TARGETS...
+    local san=$1 dir=$2 copy=$3 t paths=()
+    shift 3
     for t in "$@"; do paths+=("$dir/$t"); done
     # sanitizers_preload.t builds into the same <build>-asan under prove -j2: one make at a time
-    (flock 9 && make -C "$RS_TOP" -j"$JOBS" SAN="$san" BUILD="$dir" "${paths[@]}") 9>"$dir/.build.lock" >"$T/build-$san.log" 2>&1
+    RS_SAN_JOBS=$JOBS san_build "$san" "$dir" "$copy" "$T/build-$san.log" "${paths[@]}"
 }
 san_clean() { ! grep -qE 'ERROR: AddressSanitizer|runtime error:|WARNING: ThreadSanitizer|ERROR: LeakSanitizer' "$@"; }
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
@@ -62,7 +64,7 @@ core_suite() {
 }
 
 t0=$SECONDS
-if build asan "$A" "${asan_targets[@]}"; then
+if build asan "$AD" "$A" "${asan_targets[@]}"; then
     _tap_result 0 "ASan+UBSan build of the tested programs ($((SECONDS - t0)) s)"
     core_suite
     _tap_result $? "ASan+UBSan: recording core tests (tests/core)"
@@ -92,7 +94,7 @@ if build asan "$A" "${asan_targets[@]}"; then
     # The offline tools read hostile input: their whole suites (analyzer, exporters, doctor, HTML report) run
     # against the ASan+UBSan build of everything. (Suites that preload the library into uninstrumented
     # programs are covered by the storm above, with the ASan runtime first in LD_PRELOAD.)
-    if (flock 9 && make -C "$RS_TOP" -j"$JOBS" SAN=asan BUILD="$A" all) 9>"$A/.build.lock" >>"$T/build-asan.log" 2>&1; then
+    if RS_SAN_JOBS=$JOBS san_build asan "$AD" "$A" "$T/build-asan.log" all; then
         ok "ASan+UBSan: analyzer, export, doctor and HTML suites" run_timeout 900 env RS_BUILD="$A" prove -r \
             "$RS_TOP"/tests/analyzer "$RS_TOP"/tests/export "$RS_TOP"/tests/doctor "$RS_TOP"/tests/html
     else
@@ -105,7 +107,7 @@ else
 fi
 
 t0=$SECONDS
-if build tsan "$TS" "${tsan_targets[@]}"; then
+if build tsan "$TD" "$TS" "${tsan_targets[@]}"; then
     _tap_result 0 "TSan build of the recording core, library and storm ($((SECONDS - t0)) s)"
     # The recording core linked statically into tests/core/emitter (no preload): threads racing the
     # writer, threads exiting while it drains, forks (TSan: die_after_fork=0, the child starts a writer).
