@@ -250,7 +250,8 @@ int sn_qp_listen(struct sn_qp *qp); /* picks a host-unique QPN by binding its ad
  * neither thread touches them */
 void sn_qp_detach(struct sn_qp *qp, int all);
 void sn_tx_push(struct sn_ctx *c, struct sn_job *j); /* ctx lock held */
-void sn_qp_lost(struct sn_qp *qp);                   /* start the retransmit timer; ctx lock held */
+void sn_qp_lost(struct sn_qp *qp, uint64_t seq);     /* request seq (and all after) dropped: start the
+                                                      * retransmit timer; ctx lock held */
 void sn_qp_unlost(struct sn_qp *qp);                 /* stop it (ERR, RESET, destroy); ctx lock held */
 void sn_rx_kick(struct sn_ctx *c);                   /* new receives / state: RX retries parked requests */
 

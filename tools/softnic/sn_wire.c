@@ -419,12 +419,16 @@ static uint64_t retry_parked(struct sn_ctx *c)
  * budgets above (at most SN_CHARGE_MAX_NS a pass), so a descheduled process keeps its time. */
 #define SN_ACK_TIMEOUT_UNIT_NS 4096ull
 
-void sn_qp_lost(struct sn_qp *qp)
+void sn_qp_lost(struct sn_qp *qp, uint64_t seq)
 {
-    if (qp->lost || qp->dead || !qp->sq_count || qp->ex.qp_base.state == IBV_QPS_ERR) return;
+    if (qp->dead || !qp->sq_count || qp->ex.qp_base.state == IBV_QPS_ERR) return;
+    if (qp->lost) { /* the timer runs already; a drop found earlier in the sequence moves the mark back */
+        if (seq < qp->lost_seq) qp->lost_seq = seq;
+        return;
+    }
     unsigned to = qp->attr.timeout & 31;
     qp->lost = 1;
-    qp->lost_seq = qp->sq[qp->sq_head].seq;
+    qp->lost_seq = seq;
     qp->lost_budget = to ? (uint64_t)((qp->attr.retry_cnt & 7) + 1) * (SN_ACK_TIMEOUT_UNIT_NS << to) : 0;
     qp->lost_charged = sn_now();
     qp->ctx->nlost++;
@@ -486,7 +490,7 @@ static void conn_close(struct sn_ctx *c, struct sn_conn *cn) /* RX thread, lock 
          * ACK it sent came before the end of the stream, so they were not accepted. A real requester learns
          * that only from its retransmit timer, and completions of other QPs (ACKs still on their way, e.g.
          * from the peer's other QPs it destroys next) come first: so here too (sn_qp_lost) */
-        sn_qp_lost(qp);
+        if (qp->sq_count) sn_qp_lost(qp, qp->sq[qp->sq_head].seq); /* every ACK before the end was applied */
     }
 }
 
@@ -563,7 +567,7 @@ static void rx_response(struct sn_ctx *c, struct sn_conn *cn)
         /* the responder dropped it (its QP in ERR or RESET, or never RTR): a real one answers nothing, the
          * requester's retransmit timer decides */
         if (h.seq) sq_pop_ok(qp, h.seq - 1);
-        sn_qp_lost(qp);
+        sn_qp_lost(qp, h.seq);
     } else if (h.type == SN_RSP_NAK) {
         if (h.seq) sq_pop_ok(qp, h.seq - 1);
         if (qp->sq_count && qp->sq[qp->sq_head].seq == h.seq) {
@@ -806,7 +810,7 @@ static void *tx_main(void *arg)
         pthread_cond_broadcast(&c->cond);
         /* the frame could not leave (peer QP gone: connect refused, or its end closed). WRs sent before stay
          * outstanding: ACKs the peer sent for them are still in our socket and RX applies them */
-        if (err && request) sn_qp_lost(qp);
+        if (err && request) sn_qp_lost(qp, j->seq);
         free(j);
     }
     pthread_mutex_unlock(&c->lock);
