@@ -59,5 +59,8 @@ ok "softnic: SOFTNIC_PAUSE=40:20: every write posted inside a pause window compl
 # 10-28 this session); a write held past the whole window would be a broken model
 ok "softnic: ...those writes are stretched by about half the pause length on average (median ${in50} us, 8-20 ms)" \
     test "${in50:-0}" -ge 8000 -a "${in50:-0}" -le 20000
-ok "softnic: ...writes posted outside the windows are not (median ${out50} us, no pause ${b50} us)" \
-    test "${out50:-99999}" -lt 3000 -a "${b50:-99999}" -lt 3000
+# not held: under half of what the held ones take, and within 3 ms or twice the run without pauses (a loaded
+# ASan run had 3.6 ms with no pause at all: the host, not the model)
+lim=$((2 * ${b50:-99999})); [ "$lim" -lt 3000 ] && lim=3000
+ok "softnic: ...writes posted outside the windows are not (median ${out50} us, no pause ${b50} us, held ${in50} us)" \
+    test "${out50:-99999}" -lt "$lim" -a "$((2 * ${out50:-99999}))" -lt "${in50:-0}"
