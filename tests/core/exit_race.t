@@ -76,26 +76,33 @@ done
 is "$good" 10 "3 threads exit(3) at once, 10 runs: every file has the 6000 marks and PROC_END(3)"
 [ -n "$bad" ] && diag "last bad run: $bad"
 
-good=0 bad= mism=0
+good=0 bad= mism=0 noend=0
 for i in $(seq 10); do
     rm -rf "$T/m"
     run_timeout 30 env RAILSCOPE_OUT="$T/m" LD_PRELOAD="$RS_PRELOAD" "$T/exit_race" -t 2 -n 2000 -m
     rc=$?
     res=$("$C" "$T"/m/*.rtrace 2>&1)
-    # Two exits with different statuses race inside glibc's exit(): PROC_END holds the status of the thread
-    # that ran our exit handler, and the process usually ends with it; rarely (seen under ASan on a loaded
-    # box) the other thread reaches _exit first. Events and PROC_END must always be there; the status
-    # mismatch is counted and shown, not failed (docs/recording.md).
+    # Returning from main calls exit() inside libc, where no wrapper sees it; with two threads in exit(3) at
+    # the same time (undefined behaviour in C: exit() called more than once) glibc runs the exit handlers in
+    # both, and the one that did not run ours can reach _exit while ours writes: PROC_END then has the other
+    # status (seen under ASan on a loaded box) or, rarer, is missing (1 of 10 in one clean-clone run beside the
+    # sanitizer suites; 0 of 160 loaded runs since). The marks must always be complete; a PROC_END, when there,
+    # has one of the two statuses; the status mismatch and a missing PROC_END are counted and shown, and more
+    # than 2 missing of 10 fails (docs/recording.md).
     if [[ $rc =~ ^[03]$ ]] && [[ $res == *"status=complete marks=4000 gaps=0 "*"proc_end=1 end_status="[03]" end_reason=0 "* ]]; then
         good=$((good + 1))
         [[ $res == *"end_status=$rc "* ]] || mism=$((mism + 1))
+    elif [[ $rc =~ ^[03]$ ]] && [[ $res == *"status=complete marks=4000 gaps=0 "*"proc_end=0 "* ]]; then
+        good=$((good + 1)) noend=$((noend + 1))
+        bad="rc=$rc $res"
     else
         bad="rc=$rc $res"
     fi
 done
-is "$good" 10 "main returns while 2 threads exit(3), 10 runs: marks and PROC_END(one of the two statuses)"
-[ -n "$bad" ] && diag "last bad run: $bad"
-diag "PROC_END status differed from the process's exit status in ${mism:-0} of 10 runs (the racing exits)"
+ok "main returns while 2 threads exit(3), 10 runs: every mark, PROC_END(one of the two statuses) in >= 8 (good $good, PROC_END missing $noend)" \
+    test "$good" = 10 -a "$noend" -le 2
+[ -n "$bad" ] && diag "last run without PROC_END or bad: $bad"
+diag "PROC_END status differed from the process's exit status in ${mism:-0} of 10 runs, missing in ${noend:-0} (the racing exits)"
 
 # The program still ends with the status of the exit() that won, and untraced behaviour is unchanged.
 run_timeout 30 "$T/exit_race" -t 3 -n 10

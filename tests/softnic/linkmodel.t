@@ -25,15 +25,19 @@ stream_at() { SOFTNIC_RATE_GBPS=$1 run_timeout 30 "$L" stream "$2" | awk '$1=="s
 if [ "$target" -gt 0 ]; then
     # Faster than the rate is always a failure of the model.  Slower is one only if the host could
     # have moved more at that moment: a shared 2-core host stalls, so re-measure its capacity then.
-    verdict=host
+    # A paced stream sleeps between frames, so late wake-ups on a busy host cost it more than the unthrottled
+    # probe (a clean-clone run beside the sanitizer suites: 4.7-5.1 Gb/s at 6 while the probe then moved 8-12.7):
+    # "slow" only when every attempt fell short while the host moved at least 3x the rate just after it.
+    verdict=host idle=0
     for attempt in 1 2 3; do
         got=$(stream_at "$target" 1.5)
         if awk -v g="${got:-0}" -v t="$target" 'BEGIN { exit !(g > 1.1 * t) }'; then verdict=fast; break; fi
         if awk -v g="${got:-0}" -v t="$target" 'BEGIN { exit !(g >= 0.9 * t) }'; then verdict=ok; break; fi
         cap=$(stream_at 10000 0.4)
         diag "attempt $attempt: ${got} Gb/s at SOFTNIC_RATE_GBPS=$target; host now moves ${cap} Gb/s unthrottled"
-        if awk -v c="${cap:-0}" -v t="$target" 'BEGIN { exit !(c >= 2 * t) }'; then verdict=slow; fi
+        if awk -v c="${cap:-0}" -v t="$target" 'BEGIN { exit !(c >= 3 * t) }'; then idle=$((idle + 1)); fi
     done
+    [ "$verdict" = host ] && [ "$idle" = 3 ] && verdict=slow
     case $verdict in
     ok) ok "softnic: stream throughput ${got} Gb/s within 10% of SOFTNIC_RATE_GBPS=$target" true ;;
     host) skip "host too busy to move ${target} Gb/s through sockets right now (got ${got} Gb/s)" ;;
