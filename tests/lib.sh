@@ -150,6 +150,8 @@ bail() {
 timing_ok() { [ -z "$RS_SAN" ]; }
 timing_skip_reason="timing check: runs in the normal build, not under $RS_SAN (sanitizer slowdown)"
 
+# need_time: skip the file unless GNU time is there (cpu_seconds and peak-RSS checks read it).
+need_time() { [ -x /usr/bin/time ] || skip_all "/usr/bin/time not installed (Debian package: time)"; }
 # cpu_seconds MAX_RC OUT CMD...: CMD's user+sys CPU seconds (stdout to OUT, stderr dropped, 120 s limit); 999 when
 # it exits above MAX_RC or times out. Needs /usr/bin/time (the `time` package). For the scaling checks below.
 cpu_seconds() {

@@ -10,7 +10,7 @@
 need_build tests/cli/mkhostile tests/analyzer/rs-mkcraft railscope synth/rs-synth
 need_cmd jq
 [ -n "$RS_SAN" ] && skip_all "peak RSS means nothing under a sanitizer's shadow memory ($RS_SAN build)"
-[ -x /usr/bin/time ] || skip_all "/usr/bin/time not installed (Debian package: time)"
+need_time
 plan 12
 # run OUT ARGS...: report with the peak RSS (KiB) in $rss, the exit status in $rc
 run() {

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_build tests/analyzer/rs-mkcraft railscope
 need_cmd jq
-[ -x /usr/bin/time ] || skip_all "/usr/bin/time not installed (Debian package: time)"
+need_time
 plan 4
 MK=$RS_BUILD/tests/analyzer/rs-mkcraft
 "$MK" commlog "$T/a.rtrace" 20000 || bail "rs-mkcraft failed"

@@ -6,7 +6,7 @@
 # set (it stopped at "4096+" and scanned a 4096-entry list per event: 17 s for 1 M threads).
 . "$(dirname "$0")/../lib.sh"
 need_build tests/cli/mkhostile tests/corpus/rs-readcheck railscope
-[ -x /usr/bin/time ] || skip_all "/usr/bin/time not installed (Debian package: time)"
+need_time
 plan 7
 "$RS_BUILD/tests/cli/mkhostile" strings "$T/s.rtrace" 600000 4096 2>/dev/null
 sz=$(stat -c %s "$T/s.rtrace")

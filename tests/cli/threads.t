@@ -7,7 +7,7 @@
 # generous (120 s): on a loaded 2-core CI box the CPU-time bounds decide, not the wall clock.
 . "$(dirname "$0")/../lib.sh"
 need_build tests/cli/mkhostile railscope
-[ -x /usr/bin/time ] || skip_all "/usr/bin/time not installed (Debian package: time)"
+need_time
 plan 11
 "$RS_BUILD/tests/cli/mkhostile" threads "$T/a.rtrace" 50000 2>/dev/null
 "$RS_BUILD/tests/cli/mkhostile" threads "$T/b.rtrace" 200000 2>/dev/null
