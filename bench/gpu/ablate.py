@@ -59,6 +59,9 @@ def workload_cmd(w, a, out):
     if w == "transformer":
         return ["python3", os.path.join(TOP, "bench/gpu/transformer.py"), "--steps", str(a.steps), "--warmup",
                 str(a.warmup), "--out", out]
+    if w == "launch":  # host-bound calls: per-call cost (bench/gpu/launchbench.py)
+        return ["python3", os.path.join(TOP, "bench/gpu/launchbench.py"), "--steps", str(a.steps), "--warmup",
+                str(a.warmup), "--out", out]
     if w == "stub":  # harness self-test without a GPU (tests/bench/)
         return ["python3", os.path.join(TOP, "bench/gpu/stub_workload.py"), "--steps", str(a.steps), "--warmup",
                 str(a.warmup), "--out", out]

@@ -5,6 +5,7 @@
 #   lockstep ARGS...   bench/gpu/lockstep.py ARGS (two processes in turns: the ratios of issue 16)
 #   ablate ARGS...     bench/gpu/ablate.py ARGS (separate processes, alternating; traces kept with --keep)
 #   report DIR...      `railscope report --json` of kept traces (under /tmp/rs-ablate) into $OUT
+#   counts             CUPTI records (kernels; copies and memsets) per transformer step, from the minimal injection
 # e.g. run(command="bench/gpu/overhead.sh lockstep --workload transformer --pairs untraced:untraced,untraced:default")
 # Everything printed goes to $OUT/overhead.log too; the binaries come back as $OUT/bin.tgz (carry them next time).
 set -u -o pipefail
@@ -16,6 +17,7 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 T0=$(date +%s)
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader
 nproc; uptime
+grep '^cpu ' /proc/stat # user nice system idle iowait irq softirq steal: the steal column says whether the VM shares its cores
 if [ -z "${RS_BUILD:-}" ]; then
     export RS_BUILD=$PWD/build/gpu
     if ! make -j16 BUILD=build/gpu build/gpu/librailscope.so build/gpu/railscope >/tmp/rs-build.log 2>&1; then
@@ -42,6 +44,13 @@ part() {
         done
         tar czf "$OUT/reports.tgz" /tmp/rs-rep-*.json /tmp/rs-rep-*.err "$@" 2>/dev/null
         ls -la "$OUT/reports.tgz" ;;
+    counts) # CUPTI records per transformer step, by kind: (records at 70 steps - at 20) / 50
+        for kinds in kernel memcpy,memcpy2,memset; do
+            for n in 20 70; do
+                echo "$kinds steps=$n: $(CUDA_INJECTION64_PATH=$MINCUPTI MINCUPTI_KINDS=$kinds taskset -c 2-7 python3 \
+                    bench/gpu/transformer.py --steps $n --warmup 10 --out /tmp/rs-counts.json 2>&1 | grep mincupti)"
+            done
+        done ;;
     *) echo "unknown part $kind" ;;
     esac
 }
@@ -55,4 +64,5 @@ for x in "$@" --; do
     fi
 done
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv,noheader
+grep '^cpu ' /proc/stat
 echo "done in $(($(date +%s) - T0)) s"
