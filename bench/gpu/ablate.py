@@ -52,6 +52,7 @@ MODES = {
     "min-kernel": (False, {"CUDA_INJECTION64_PATH": MINCUPTI, "MINCUPTI_KINDS": "kernel"}, []),
     "min-full": (False, {"CUDA_INJECTION64_PATH": MINCUPTI, "MINCUPTI_KINDS": "memcpy,memcpy2,memset,kernel"}, []),
     "stub-slow5": (False, {"STUB_SLOW": "0.05"}, []),  # the stub workload with a planted 5 % cost (self-test)
+    "stub-slow20": (False, {"STUB_SLOW": "0.2"}, []),  # a planted 20 % (hostcost.py's self-test)
 }
 
 

@@ -18,6 +18,7 @@ import time
 
 import torch
 
+from cudaflags import blocking_sync
 from lockstep_gate import Gate
 
 
@@ -27,8 +28,11 @@ def main():
     p.add_argument("--warmup", type=int, default=30)
     p.add_argument("--kernels", type=int, default=600)
     p.add_argument("--d2d", type=int, default=30)
+    p.add_argument("--blocking-sync", action="store_true", help="threads waiting for the GPU sleep (hostcost.py)")
     p.add_argument("--out", default="launch.json")
     a = p.parse_args()
+    if a.blocking_sync:
+        blocking_sync()
     dev = torch.device("cuda", 0)
     x = torch.zeros(256, device=dev)
     src = torch.ones(1024, device=dev)

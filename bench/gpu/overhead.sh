@@ -5,6 +5,7 @@
 #   lockstep ARGS...   bench/gpu/lockstep.py ARGS (two processes in turns: the ratios of issue 16)
 #   ablate ARGS...     bench/gpu/ablate.py ARGS (separate processes, alternating; traces kept with --keep)
 #   report DIR...      `railscope report --json` of kept traces (under /tmp/rs-ablate) into $OUT
+#   hostcost ARGS...   bench/gpu/hostcost.py ARGS (instructions and CPU time per step, long run minus short run)
 #   toggle ARGS...     bench/gpu/cuptitoggle.py ARGS (CUPTI attached/detached in one process: its cost per phase)
 #   counts             CUPTI records (kernels; copies and memsets) per transformer step, from the minimal injection
 # e.g. run(command="bench/gpu/overhead.sh lockstep --workload transformer --pairs untraced:untraced,untraced:default")
@@ -26,6 +27,7 @@ if [ -z "${RS_BUILD:-}" ]; then
     fi
     gcc -O2 -shared -fPIC -I/usr/local/cuda/include -o "$RS_BUILD/mincupti.so" bench/gpu/mincupti.c -ldl || exit 1
     gcc -O2 -shared -fPIC -I/usr/local/cuda/include -o "$RS_BUILD/cuptitoggle.so" bench/gpu/cuptitoggle.c -ldl || exit 1
+    gcc -O2 -o "$RS_BUILD/hostcost" bench/gpu/hostcost.c || exit 1
     tar czf "$OUT/bin.tgz" -C "$RS_BUILD" librailscope.so railscope mincupti.so
     echo "built in $(($(date +%s) - T0)) s"
 fi
@@ -46,6 +48,7 @@ part() {
         done
         tar czf "$OUT/reports.tgz" /tmp/rs-rep-*.json /tmp/rs-rep-*.err "$@" 2>/dev/null
         ls -la "$OUT/reports.tgz" ;;
+    hostcost) taskset -c 0,1,14,15 python3 bench/gpu/hostcost.py --out "$OUT" "$@" ;;
     toggle) taskset -c 2-7 python3 bench/gpu/cuptitoggle.py --out "$OUT" "$@" ;;
     counts) # CUPTI records per transformer step, by kind: (records at 70 steps - at 20) / 50
         for kinds in kernel memcpy,memcpy2,memset; do

@@ -21,6 +21,7 @@ def main():
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--step-ms", type=float, default=2.0)
+    p.add_argument("--blocking-sync", action="store_true", help="accepted as the GPU workloads do; nothing to do here")
     p.add_argument("--out", required=True)
     a = p.parse_args()
     ns = int(a.step_ms * 1e6 * (1 + float(os.environ.get("STUB_SLOW", "0"))))

@@ -25,6 +25,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from cudaflags import blocking_sync
 from lockstep_gate import Gate
 
 
@@ -76,8 +77,11 @@ def main():
     p.add_argument("--vocab", type=int, default=32768)
     p.add_argument("--pageable", action="store_true")
     p.add_argument("--profile", action="store_true")
+    p.add_argument("--blocking-sync", action="store_true", help="threads waiting for the GPU sleep (hostcost.py)")
     p.add_argument("--out", default="transformer.json")
     a = p.parse_args()
+    if a.blocking_sync:
+        blocking_sync()
     torch.manual_seed(0)
     dev = torch.device("cuda", 0)
     model = GPT(a.vocab, a.d, a.layers, a.d // 64, a.ctx).to(dev)
