@@ -1,19 +1,21 @@
 #!/usr/bin/env python3
-"""What a mode adds to the host's work per training step, counted in instructions (bench/gpu/hostcost.c).
+"""What a mode adds to the host's work per training step: process CPU time over the timed steps (bench/gpu/cpuclock.py).
 
-  bench/gpu/hostcost.py --workload transformer --modes untraced,default,nocuda --rounds 3 --short 40 --long 240
+  bench/gpu/hostcost.py --workload transformer --modes untraced,default,nocuda --rounds 4 --steps 200
 
-Each mode runs the workload twice per round, with --short and with --long timed steps (same warm-up), under
-hostcost (instructions and CPU time of every thread of the command, children included: `railscope record`, the
-workload, its threads, railscope's writer thread, CUPTI's thread). Per step = (long - short) / (long - short
-steps): start-up, model building, exit and trace finishing cancel out. The workloads wait for the GPU in
-blocking-sync mode (--blocking-sync: cudaDeviceScheduleBlockingSync), so waiting costs no instructions and the
-count is the host's work. Modes as in bench/gpu/ablate.py; rounds alternate the modes.
+Each round runs every mode once (separate processes, the order reversed every other round), the workload waiting
+for the GPU in blocking-sync mode (--blocking-sync: cudaDeviceScheduleBlockingSync), so a thread that waits sleeps
+and the CPU time of the timed steps is the host's work: the training loop's, PyTorch's threads', and what a tracer
+adds on any thread (its wrappers, its writer thread, CUPTI's worker and driver-side work). Why CPU time: on the H200
+VM a step's wall time wanders by 5-20 % between processes and from second to second (lock-step pairs of untraced
+processes gave 0.98-1.10), and it has no CPU performance counter to count instructions.
 
-Prints per mode: instructions per step (mean and spread over rounds), ratio to untraced, CPU ms per step, wall ms
-per step (from the workload's own timing; this host's noise), and writes $OUT/hostcost-<workload>.json."""
+Prints per mode: CPU ms per step, the ratio to untraced (geometric mean over rounds, each round's pair of runs as
+one sample, 95 % t-interval), the added CPU as a share of the untraced wall step, the wall step (noisy), and CPU
+ms per step by thread name; writes $OUT/hostcost-<workload>.json."""
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -23,31 +25,42 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ablate  # noqa: E402  (MODES, workload_cmd, B)
 
+T975 = {1: 12.71, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
 
-def run_one(mode, steps, a, rnd):
+
+def run_one(mode, a, rnd):
     traced, env_extra, wargs = ablate.MODES[mode]
-    tag = f"{a.workload}-{mode}-{steps}-{rnd}"
+    tag = f"{a.workload}-{mode}-{rnd}"
     res = os.path.join(a.work, tag + ".json")
-    hc = os.path.join(a.work, tag + ".hc.json")
-    sa = argparse.Namespace(steps=steps, warmup=a.warmup)
-    cmd = ablate.workload_cmd(a.workload, sa, res) + wargs + ["--blocking-sync"]
+    cmd = ablate.workload_cmd(a.workload, a, res) + wargs + ["--blocking-sync"]
     if traced:
         cmd = [os.path.join(ablate.B, "railscope"), "record", "-q", "-o", os.path.join(a.work, tag + ".trace"), "--"] + cmd
-    cmd = ["taskset", "-c", a.cpus, a.hostcost, hc, "--"] + cmd
+    cmd = ["taskset", "-c", a.cpus] + cmd
     env = dict(os.environ)
     env.update(env_extra)
-    env["PYTHONHASHSEED"] = "0"
     with open(os.path.join(a.work, tag + ".err"), "w") as err:
-        rc = subprocess.call(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err, timeout=a.run_cap)
+        try:
+            rc = subprocess.call(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err, timeout=a.run_cap)
+        except subprocess.TimeoutExpired:
+            rc = "timeout"
     subprocess.call(["rm", "-rf", os.path.join(a.work, tag + ".trace")])
     try:
-        h = json.load(open(hc))
         w = json.load(open(res))
-    except (OSError, ValueError) as e:
-        print(f"{tag}: no result (rc {rc}, {e})", flush=True)
+        n = len(w["steps_ns"])
+        return dict(mode=mode, round=rnd, rc=rc, cpu_ms=w["cpu_ns"] / 1e6 / n, wall_ms=w["step_ms"][0],
+                    threads_ms={k: v / n for k, v in w["threads_ms"].items()})
+    except (OSError, ValueError, KeyError, ZeroDivisionError) as e:
+        print(f"{tag}: no result (rc {rc}, {e!r})", flush=True)
         return None
-    return dict(mode=mode, steps=steps, round=rnd, rc=rc, ins=h["instructions"], ins_ok=h["instructions_ok"],
-                kernel=h["kernel_counted"], clk_ns=h["task_clock_ns"], wall_ms=w["step_ms"][0])
+
+
+def pooled(rs):
+    ls = [math.log(r) for r in rs]
+    m = statistics.mean(ls)
+    if len(ls) < 2:
+        return math.exp(m), float("nan"), float("nan")
+    h = T975.get(len(ls) - 1, 2.0) * statistics.stdev(ls) / math.sqrt(len(ls))
+    return math.exp(m), math.exp(m - h), math.exp(m + h)
 
 
 def main():
@@ -55,13 +68,11 @@ def main():
     ap.add_argument("--workload", default="transformer")
     ap.add_argument("--modes", default="untraced,default,nocuda")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--short", type=int, default=40)
-    ap.add_argument("--long", type=int, default=240)
-    ap.add_argument("--warmup", type=int, default=20)
+    ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--warmup", type=int, default=30)
     ap.add_argument("--cpus", default="2-13")
     ap.add_argument("--run-cap", type=float, default=180)
     ap.add_argument("--budget", type=float, default=1e9, help="start no new round after this many seconds")
-    ap.add_argument("--hostcost", default=os.path.join(ablate.B, "hostcost"), help="the counter (hostcost.c), built")
     ap.add_argument("--work", default="/tmp/rs-hostcost")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     a = ap.parse_args()
@@ -73,47 +84,37 @@ def main():
     for rnd in range(a.rounds):
         if time.monotonic() - t0 > a.budget:
             break
-        order = modes if rnd % 2 == 0 else modes[::-1]
-        for m in order:
-            for n in ((a.short, a.long) if rnd % 2 == 0 else (a.long, a.short)):
-                r = run_one(m, n, a, rnd)
-                if r:
-                    runs.append(r)
+        for m in (modes if rnd % 2 == 0 else modes[::-1]):
+            r = run_one(m, a, rnd)
+            if r:
+                runs.append(r)
         print(f"round {rnd} done at {time.monotonic() - t0:.0f} s", flush=True)
-    per = {}
-    for m in modes:
-        for rnd in range(a.rounds):
-            s = [r for r in runs if r["mode"] == m and r["round"] == rnd and r["steps"] == a.short]
-            l_ = [r for r in runs if r["mode"] == m and r["round"] == rnd and r["steps"] == a.long]
-            if s and l_:
-                d = a.long - a.short
-                per.setdefault(m, []).append(dict(ins=(l_[0]["ins"] - s[0]["ins"]) / d,
-                                                  clk_ms=(l_[0]["clk_ns"] - s[0]["clk_ns"]) / d / 1e6,
-                                                  wall_ms=l_[0]["wall_ms"]))
     with open(os.path.join(a.out, f"hostcost-{a.workload}.json"), "w") as f:
-        json.dump(dict(workload=a.workload, args=vars(a), runs=runs, per_step=per), f)
-    ok = bool(runs) and all(r["ins_ok"] for r in runs)
-    print(f"hostcost {a.workload}: per timed step, from {a.long}-step minus {a.short}-step runs; "
-          f"instructions {'user+kernel' if runs and runs[0]['kernel'] else 'user only'}"
-          f"{'' if ok else ' NOT AVAILABLE on this host (no CPU performance counter): CPU time only'}")
-    base = per.get("untraced")
-    for m, v in per.items():
-        ins = [x["ins"] for x in v]
-        clk = [x["clk_ms"] for x in v]
-        wall = [x["wall_ms"] for x in v]
-        line = f"  {m:16s} "
-        if ok:
-            sd = statistics.stdev(ins) if len(ins) > 1 else float("nan")
-            line += f"{statistics.mean(ins) / 1e6:9.3f} M instr/step (sd {sd / 1e6:.3f} M, n {len(ins)})  "
-        line += f"CPU {statistics.mean(clk):6.3f} ms/step  wall {statistics.mean(wall):6.2f} ms/step"
+        json.dump(dict(workload=a.workload, args=vars(a), runs=runs), f)
+    by = {m: [r for r in runs if r["mode"] == m] for m in modes}
+    base = {r["round"]: r for r in by.get("untraced", [])}
+    bwall = statistics.mean(r["wall_ms"] for r in base.values()) if base else None
+    print(f"hostcost {a.workload}: process CPU time per timed step ({a.steps} steps, blocking sync), rounds {a.rounds}")
+    for m in modes:
+        rs = by[m]
+        if not rs:
+            print(f"  {m:14s} no runs")
+            continue
+        cpu = statistics.mean(r["cpu_ms"] for r in rs)
+        line = f"  {m:14s} CPU {cpu:7.3f} ms/step  wall {statistics.mean(r['wall_ms'] for r in rs):6.2f} ms/step"
         if base and m != "untraced":
-            bc = statistics.mean(x["clk_ms"] for x in base)
-            if ok:
-                bi = statistics.mean(x["ins"] for x in base)
-                line += (f"  x{statistics.mean(ins) / bi:.4f} instructions "
-                         f"({(statistics.mean(ins) - bi) / 1e6:+.3f} M)")
-            line += f"  x{statistics.mean(clk) / bc:.4f} CPU time"
-        print(line, flush=True)
+            pr = [r["cpu_ms"] / base[r["round"]]["cpu_ms"] for r in rs if r["round"] in base]
+            g, lo, hi = pooled(pr)
+            bcpu = statistics.mean(r["cpu_ms"] for r in base.values())
+            line += (f"  x{g:.4f} [{lo:.4f}, {hi:.4f}] CPU vs untraced; added {cpu - bcpu:+.3f} ms/step"
+                     f" = {100 * (cpu - bcpu) / bwall:+.2f} % of the untraced wall step")
+        print(line)
+        names = {}
+        for r in rs:
+            for k, v in r["threads_ms"].items():
+                names[k] = names.get(k, 0) + v / len(rs)
+        top = sorted(names.items(), key=lambda kv: -kv[1])[:6]
+        print("      by thread: " + ", ".join(f"{k} {v:.3f}" for k, v in top), flush=True)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import time
 import torch
 
 from cudaflags import blocking_sync
+import cpuclock
 from lockstep_gate import Gate
 
 
@@ -55,6 +56,7 @@ def main():
     torch.cuda.synchronize()
     if gate:
         gate.ready()
+    c0 = cpuclock.snap()
     t0 = time.monotonic_ns()
     per = []
     for _ in range(a.steps):
@@ -67,12 +69,14 @@ def main():
         if gate:
             gate.step_done()
     t1 = time.monotonic_ns()
+    cpu = cpuclock.diff(c0, cpuclock.snap())
     durs = sorted(d for _, d in per)
     res = dict(pid=os.getpid(), steps=a.steps, warmup=a.warmup,
                step_ms=[(sum(d for _, d in per) if gate else t1 - t0) / 1e6 / a.steps],
                step_ms_median=durs[len(durs) // 2] / 1e6, steps_ns=per, timed_start_ns=t0, timed_end_ns=t1,
                kernels_per_step=a.kernels + 1, d2d_per_step=a.d2d, h2d_per_step=1, d2h_per_step=1,
                finite=vals[-1] == float(a.kernels * (a.warmup + a.steps)))
+    res.update(cpu)
     res["t_result"] = time.time()
     with open(a.out, "w") as f:
         json.dump(res, f)

@@ -5,7 +5,7 @@
 #   lockstep ARGS...   bench/gpu/lockstep.py ARGS (two processes in turns: the ratios of issue 16)
 #   ablate ARGS...     bench/gpu/ablate.py ARGS (separate processes, alternating; traces kept with --keep)
 #   report DIR...      `railscope report --json` of kept traces (under /tmp/rs-ablate) into $OUT
-#   hostcost ARGS...   bench/gpu/hostcost.py ARGS (instructions and CPU time per step, long run minus short run)
+#   hostcost ARGS...   bench/gpu/hostcost.py ARGS (process CPU time per timed step, by thread)
 #   toggle ARGS...     bench/gpu/cuptitoggle.py ARGS (CUPTI attached/detached in one process: its cost per phase)
 #   counts             CUPTI records (kernels; copies and memsets) per transformer step, from the minimal injection
 # e.g. run(command="bench/gpu/overhead.sh lockstep --workload transformer --pairs untraced:untraced,untraced:default")
@@ -27,7 +27,6 @@ if [ -z "${RS_BUILD:-}" ]; then
     fi
     gcc -O2 -shared -fPIC -I/usr/local/cuda/include -o "$RS_BUILD/mincupti.so" bench/gpu/mincupti.c -ldl || exit 1
     gcc -O2 -shared -fPIC -I/usr/local/cuda/include -o "$RS_BUILD/cuptitoggle.so" bench/gpu/cuptitoggle.c -ldl || exit 1
-    gcc -O2 -o "$RS_BUILD/hostcost" bench/gpu/hostcost.c || exit 1
     tar czf "$OUT/bin.tgz" -C "$RS_BUILD" librailscope.so railscope mincupti.so
     echo "built in $(($(date +%s) - T0)) s"
 fi

@@ -7,6 +7,7 @@ import json
 import os
 import time
 
+import cpuclock
 from lockstep_gate import Gate
 
 
@@ -30,6 +31,7 @@ def main():
         spin(ns)
     if gate:
         gate.ready()
+    c0 = cpuclock.snap()
     t0 = time.monotonic_ns()
     per = []
     for _ in range(a.steps):
@@ -41,9 +43,11 @@ def main():
         if gate:
             gate.step_done()
     t1 = time.monotonic_ns()
+    cpu = cpuclock.diff(c0, cpuclock.snap())
     durs = sorted(d for _, d in per)
     res = dict(pid=os.getpid(), step_ms=[(sum(durs) if gate else t1 - t0) / 1e6 / a.steps],
                step_ms_median=durs[len(durs) // 2] / 1e6, steps_ns=per, t_result=time.time())
+    res.update(cpu)
     with open(a.out, "w") as f:
         json.dump(res, f)
 

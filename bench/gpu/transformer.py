@@ -26,6 +26,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from cudaflags import blocking_sync
+import cpuclock
 from lockstep_gate import Gate
 
 
@@ -116,6 +117,7 @@ def main():
     torch.cuda.synchronize()
     if gate:
         gate.ready()
+    c0 = cpuclock.snap()
     t0 = time.monotonic_ns()
     per = []
     for i in range(a.warmup, a.warmup + a.steps):
@@ -130,11 +132,13 @@ def main():
             gate.step_done()
     torch.cuda.synchronize()
     t1 = time.monotonic_ns()
+    cpu = cpuclock.diff(c0, cpuclock.snap())
     durs = sorted(d for _, d in per)
     res = dict(pid=os.getpid(), steps=a.steps, warmup=a.warmup, step_ms=[(sum(d for _, d in per) if gate else t1 - t0) / 1e6 / a.steps],
                step_ms_median=durs[len(durs) // 2] / 1e6, steps_ns=per,
                timed_start_ns=t0, timed_end_ns=t1, loss_first=losses[0], loss_last=losses[-1],
                finite=all(math.isfinite(v) for v in losses), tokens=a.batch * a.ctx)
+    res.update(cpu)
     res["t_result"] = time.time()
     with open(a.out, "w") as f:
         json.dump(res, f)
