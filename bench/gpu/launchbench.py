@@ -74,7 +74,7 @@ def main():
     res = dict(pid=os.getpid(), steps=a.steps, warmup=a.warmup,
                step_ms=[(sum(d for _, d in per) if gate else t1 - t0) / 1e6 / a.steps],
                step_ms_median=durs[len(durs) // 2] / 1e6, steps_ns=per, timed_start_ns=t0, timed_end_ns=t1,
-               kernels_per_step=a.kernels + 1, d2d_per_step=a.d2d, h2d_per_step=1, d2h_per_step=1,
+               kernels_per_step=a.kernels, d2d_per_step=a.d2d, h2d_per_step=1, d2h_per_step=1,
                finite=vals[-1] == float(a.kernels * (a.warmup + a.steps)))
     res.update(cpu)
     res["t_result"] = time.time()
