@@ -12,7 +12,13 @@ steps (t-distribution over the blocks' ratios). An untraced:untraced pair measur
 (its ratio should be 1 within its interval). Each side is pinned to its own CPU set (--cpus-a/--cpus-b; a pair
 and its mirror swap sides). Exit time after the result file (as ablate.py) is kept per run.
 
-Writes $OUT/lockstep-<workload>.json (every step's duration) and prints a table."""
+A group of three or more (`--pairs untraced:default:untraced:default`) takes turns the same way (the order
+rotates every step) on one shared CPU set (`--cpus-shared`, default 2-13 for groups: only one process runs at a
+time, so a CPU set of its own per process would only add that set's bias); it starts up once for several
+comparisons, and two processes of one mode in it measure the method's own noise (A/A) in the same minutes.
+
+Writes $OUT/lockstep-<workload>.json (every step's duration) and prints a table; bench/gpu/lockstep_summary.py
+pools pairs and groups."""
 import argparse
 import json
 import math
@@ -61,7 +67,7 @@ def spawn(mode, side, a, work, pair_tag):
         keep = mode in a.keep.split(",")
         cmd = [os.path.join(ablate.B, "railscope"), "record", "-q", "-o",
                os.path.join(work, tag if keep else tag + ".trace"), "--"] + cmd
-    cpus = a.cpus_a if side == "A" else a.cpus_b
+    cpus = a.cpus_shared or (a.cpus_a if side == "A" else a.cpus_b)
     if cpus:
         cmd = ["taskset", "-c", cpus] + cmd
     env = dict(os.environ)
@@ -89,10 +95,17 @@ def kill(c):
         pass
 
 
-def run_pair(ma, mb, k, a):
+def geo(xs):
+    return math.exp(statistics.mean(math.log(x) for x in xs))
+
+
+def run_group(modes, k, a):
+    """Two or more processes in turns. Each step every process runs once; the order rotates by one every step and
+    is reversed every other round of rotations, so each process takes every position equally often."""
     tag = f"{a.workload}-p{k}"
     t0 = time.monotonic()
-    cs = [spawn(ma, "A", a, a.work, tag), spawn(mb, "B", a, a.work, tag)]
+    cs = [spawn(m, chr(ord("A") + i), a, a.work, tag) for i, m in enumerate(modes)]
+    n = len(cs)
     ok = True
     for c in cs:  # warm-up, each on its own (they overlap on the GPU; not timed)
         left = a.run_cap - (time.monotonic() - t0)
@@ -102,7 +115,10 @@ def run_pair(ma, mb, k, a):
     t_ready = time.monotonic()
     if ok:
         for i in range(a.steps):
-            for c in (cs if i % 2 == 0 else cs[::-1]):
+            order = cs[i % n:] + cs[:i % n]
+            if (i // n) % 2:
+                order = order[::-1]
+            for c in order:
                 os.write(c["go"], b"g")
                 if read1(c, 60) != b"d":
                     print(f"{tag}: {c['mode']} stopped at step {i} (rc {c['p'].poll()})", flush=True)
@@ -113,7 +129,7 @@ def run_pair(ma, mb, k, a):
     t_steps = time.monotonic()
     t_res = {}
     ended = {}
-    while len(ended) < 2:  # both at once: each one's exit time counted from its own result file (as ablate.py)
+    while len(ended) < n:  # all at once: each one's exit time counted from its own result file (as ablate.py)
         now = time.monotonic()
         for c in cs:
             if c["tag"] in ended:
@@ -148,22 +164,32 @@ def run_pair(ma, mb, k, a):
         os.close(c["done"])
         shutil.rmtree(os.path.join(a.work, c["tag"] + ".trace"), ignore_errors=True)
         out.append(r)
-    ra, rb = out
     ok = ok and not any(r["steps_ms"] is None for r in out)
-    row = dict(pair=f"{ma}:{mb}", a=ra, b=rb, warm_s=t_ready - t0, steps_s=t_steps - t_ready, ok=ok)
-    if ok and ra["steps_ms"] and rb["steps_ms"]:
-        sa, sb = ra["steps_ms"][a.skip:], rb["steps_ms"][a.skip:]
-        row["ratio"] = sum(sb) / sum(sa)
-        row["ratio_ci_mean"], row["ratio_ci_half"] = block_ci(sa, sb)
-        row["median_ratio"] = statistics.median(sb) / statistics.median(sa)
-        row["mean_ms"] = [statistics.mean(sa), statistics.mean(sb)]
+    row = dict(pair=":".join(modes), warm_s=t_ready - t0, steps_s=t_steps - t_ready, ok=ok)
     ex = [f"{r['exit_s']:.2f}" if r["exit_s"] is not None else "-" for r in out]
-    if "ratio" in row:
-        print(f"{row['pair']:22s} A {row['mean_ms'][0]:7.3f} B {row['mean_ms'][1]:7.3f} ms  B/A {row['ratio']:.4f} "
-              f"+-{row['ratio_ci_half']:.4f} (blocks)  median-step ratio {row['median_ratio']:.4f}  exit s {ex[0]} {ex[1]}"
-              f"  [{row['warm_s']:.0f}+{row['steps_s']:.0f} s]", flush=True)
+    if n == 2:  # the pair's layout (lockstep_summary.py reads both)
+        ra, rb = out
+        row.update(a=ra, b=rb)
+        if ok:
+            sa, sb = ra["steps_ms"][a.skip:], rb["steps_ms"][a.skip:]
+            row["ratio"] = sum(sb) / sum(sa)
+            row["ratio_ci_mean"], row["ratio_ci_half"] = block_ci(sa, sb)
+            row["median_ratio"] = statistics.median(sb) / statistics.median(sa)
+            row["mean_ms"] = [statistics.mean(sa), statistics.mean(sb)]
+            print(f"{row['pair']:22s} A {row['mean_ms'][0]:7.3f} B {row['mean_ms'][1]:7.3f} ms  B/A {row['ratio']:.4f} "
+                  f"+-{row['ratio_ci_half']:.4f} (blocks)  median-step ratio {row['median_ratio']:.4f}  "
+                  f"exit s {ex[0]} {ex[1]}  [{row['warm_s']:.0f}+{row['steps_s']:.0f} s]", flush=True)
     else:
-        print(f"{row['pair']:22s} FAILED  rc {ra['rc']} {rb['rc']}  {ra['stderr'][-2:]} {rb['stderr'][-2:]}", flush=True)
+        row["procs"] = out
+        if ok:
+            for r in out:
+                st = r["steps_ms"][a.skip:]
+                r["mean_ms"], r["median_ms"] = statistics.mean(st), statistics.median(st)
+            print(f"{row['pair']}: " + "  ".join(f"{r['side']} {r['mode']} {r['mean_ms']:.3f}" for r in out)
+                  + f" ms  exit s {' '.join(ex)}  [{row['warm_s']:.0f}+{row['steps_s']:.0f} s]", flush=True)
+    if not ok:
+        print(f"{row['pair']:22s} FAILED  rc {' '.join(str(r['rc']) for r in out)}  "
+              + " ".join(str(r["stderr"][-2:]) for r in out), flush=True)
     for r in out:
         for s in r["stderr"]:
             if "warn" in s.lower() or "error" in s.lower():
@@ -180,6 +206,7 @@ def main():
     ap.add_argument("--skip", type=int, default=0, help="timed steps left out of the ratio (first ones)")
     ap.add_argument("--cpus-a", default="2-7")
     ap.add_argument("--cpus-b", default="8-13")
+    ap.add_argument("--cpus-shared", default="", help="one CPU set for every process (groups of 3+: default 2-13)")
     ap.add_argument("--exit-cap", type=float, default=20)
     ap.add_argument("--run-cap", type=float, default=120, help="seconds a pair may take to get ready")
     ap.add_argument("--budget", type=float, default=1e9, help="start no new pair after this many seconds")
@@ -196,7 +223,11 @@ def main():
     os.makedirs(a.work, exist_ok=True)
     os.makedirs(a.out, exist_ok=True)
     pairs = [p.split(":") for p in a.pairs.split(",")]
+    if any(len(p) > 2 for p in pairs) and not a.cpus_shared:
+        a.cpus_shared = "2-13"  # only one process runs at a time: a CPU set of its own would only add its bias
     for p in pairs:
+        if len(p) < 2:
+            sys.exit(f"lockstep: a group needs two modes or more: {':'.join(p)}")
         for m in p:
             if m not in ablate.MODES:
                 sys.exit(f"lockstep: unknown mode {m}")
@@ -214,11 +245,11 @@ def main():
 
 
 def run_all(pairs, a, rows, t0):
-    for k, (ma, mb) in enumerate(pairs):
+    for k, modes in enumerate(pairs):
         if time.monotonic() - t0 > a.budget:
-            print(f"budget: pairs from {ma}:{mb} on not run", flush=True)
+            print(f"budget: pairs from {':'.join(modes)} on not run", flush=True)
             break
-        rows.append(run_pair(ma, mb, k, a))
+        rows.append(run_group(modes, k, a))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@
   bench/gpu/lockstep_summary.py FILE.json... [--ref untraced] [--ref min-full:full]
 
 Every pair X:R or R:X gives one ratio X/R (its B/A or the inverse), so a pair and its mirror (the two CPU sets
-swapped) both count. Pooled: the geometric mean of the pairs' ratios with a 95 % t-interval over pairs (the
+swapped) both count. A group of three or more (X:R:X:R...) gives one ratio X/R (geometric means of its processes)
+and, for a mode with two processes in it, one A/A ratio (R/R: what the method leaves). Pooled: the geometric mean of the pairs' ratios with a 95 % t-interval over pairs (the
 spread between pairs, not the steps inside one, is the honest error: step noise inside a pair is correlated).
 Also per pair: the median-step ratio. Exit: seconds from the result file to the process's end, per mode (median, max)."""
 import json
@@ -13,6 +14,34 @@ import statistics
 import sys
 
 T975 = [0, 12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23, 2.20, 2.18, 2.16, 2.14, 2.13]
+
+
+def geo(xs):
+    return math.exp(statistics.mean(math.log(x) for x in xs))
+
+
+def add_group(p, w, refs, pooled, exits, f):
+    """A group of 3+ processes in turns: per (mode X, reference R) one sample, geomean of X's processes over
+    geomean of R's; per mode with two processes or more, one A/A sample (its first process over its second)."""
+    for r in p["procs"]:
+        if r.get("exit_s") is not None and r.get("exit_valid"):
+            exits.setdefault((w, r["mode"]), []).append(r["exit_s"])
+    if not p.get("ok"):
+        return
+    by = {}
+    for r in p["procs"]:
+        by.setdefault(r["mode"], []).append(r)
+    for ref, only in refs.items():
+        if ref not in by:
+            continue
+        for x, xs in by.items():
+            if x == ref and len(xs) >= 2:
+                pooled.setdefault((w, x, ref), []).append(
+                    (xs[0]["mean_ms"] / xs[1]["mean_ms"], xs[0]["median_ms"] / xs[1]["median_ms"], f))
+            elif x != ref and (only is None or x == only):
+                pooled.setdefault((w, x, ref), []).append(
+                    (geo(r["mean_ms"] for r in xs) / geo(r["mean_ms"] for r in by[ref]),
+                     geo(r["median_ms"] for r in xs) / geo(r["median_ms"] for r in by[ref]), f))
 
 
 def main():
@@ -24,6 +53,9 @@ def main():
         d = json.load(open(f))
         w = d["workload"]
         for p in d["pairs"]:
+            if "procs" in p:
+                add_group(p, w, refs, pooled, exits, f)
+                continue
             ma, mb = p["pair"].split(":")
             for side, m in (("a", ma), ("b", mb)):
                 # files written before exit_valid: only side A's exit was timed right (B was polled after A ended)

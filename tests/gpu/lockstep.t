@@ -6,7 +6,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_cmd python3
 need_cmd taskset
-plan 6
+plan 10
 out=$(cd "$T" && python3 "$RS_TOP/bench/gpu/lockstep.py" --workload stub --steps 300 --warmup 3 \
     --pairs untraced:untraced,untraced:stub-slow5,stub-slow5:untraced --cpus-a 0 --cpus-b 0 \
     --work "$T/w" --out "$T/o" 2>&1)
@@ -23,3 +23,21 @@ n=$(python3 -c "import json; p=json.load(open('$T/o/lockstep-stub.json'))['pairs
 is "$n" 300 "every timed step of every process is in the result"
 left=$(grep -l "stub_workload" /proc/[0-9]*/cmdline 2>/dev/null | xargs -r grep -l "$T" 2>/dev/null || true)
 is "$left" "" "no workload process left behind"
+
+# A group of four in turns on one CPU (two untraced, two planted): one start-up, the planted cost found against
+# the untraced pair, and the two untraced processes within 2.5 % of each other (the method's own A/A).
+out=$(cd "$T" && python3 "$RS_TOP/bench/gpu/lockstep.py" --workload stub --steps 200 --warmup 3 \
+    --pairs untraced:stub-slow5:untraced:stub-slow5 --cpus-shared 0 --work "$T/wg" --out "$T/og" 2>&1)
+diag "$out"
+n=$(python3 -c "import json; p=json.load(open('$T/og/lockstep-stub.json'))['pairs'][0]; print(len(p['procs']) if p['ok'] else 0)")
+is "$n" 4 "the group ran its four processes to the end"
+sum=$(python3 "$RS_TOP/bench/gpu/lockstep_summary.py" "$T/og/lockstep-stub.json" 2>&1)
+diag "$sum"
+# the median-step ratios (the step means carry a loaded CI machine's preemptions, as the pair checks above avoid)
+g() { printf '%s\n' "$sum" | awk -v m="$1" -v r="$2" '$1 == "stub" && $2 == m && $3 == r { sub(/.*median-step: /, ""); sub(/\).*/, ""); print }'; }
+ok "group: planted 5 % found against the untraced pair (got $(g stub-slow5 untraced))" \
+    python3 -c "import sys; sys.exit(0 if 1.025 <= float('$(g stub-slow5 untraced)' or 0) <= 1.09 else 1)"
+ok "group: the two untraced processes agree within 2.5 % (got $(g untraced untraced))" \
+    python3 -c "import sys; sys.exit(0 if 0.975 <= float('$(g untraced untraced)' or 0) <= 1.025 else 1)"
+ok "group: the two planted processes agree within 2.5 % (A/A of the planted mode is not reported as a cost)" \
+    python3 -c "import json,sys; p=json.load(open('$T/og/lockstep-stub.json'))['pairs'][0]['procs']; s=[x['median_ms'] for x in p if x['mode']=='stub-slow5']; sys.exit(0 if 0.975 <= s[0]/s[1] <= 1.025 else 1)"
