@@ -20,7 +20,6 @@ No railscope here: this measures CUPTI (libcupti from the process, as railscope 
 import argparse
 import ctypes
 import json
-import math
 import os
 import statistics
 import sys
@@ -29,10 +28,9 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchstats import pooled  # noqa: E402
 
 PHASES = {"none": None, "idle": 0, "idle-ts": 1, "window": 3}
-T975 = {1: 12.71, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
-        11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 19: 2.093, 24: 2.064, 29: 2.045}
 
 
 def launch_step(a):
@@ -74,15 +72,6 @@ def transformer_step(a):
         opt.step()
         return loss.item()
     return step
-
-
-def pooled(rs):
-    ls = [math.log(r) for r in rs]
-    m = statistics.mean(ls)
-    if len(ls) < 2:
-        return math.exp(m), float("nan"), float("nan")
-    h = T975.get(len(ls) - 1, 2.0) * statistics.stdev(ls) / math.sqrt(len(ls))
-    return math.exp(m), math.exp(m - h), math.exp(m + h)
 
 
 def main():

@@ -15,7 +15,6 @@ one sample, 95 % t-interval), the added CPU as a share of the untraced wall step
 ms per step by thread name; writes $OUT/hostcost-<workload>.json."""
 import argparse
 import json
-import math
 import os
 import statistics
 import subprocess
@@ -24,8 +23,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ablate  # noqa: E402  (MODES, workload_cmd, B)
+from benchstats import pooled  # noqa: E402
 
-T975 = {1: 12.71, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
 
 
 def run_one(mode, a, rnd):
@@ -52,15 +51,6 @@ def run_one(mode, a, rnd):
     except (OSError, ValueError, KeyError, ZeroDivisionError) as e:
         print(f"{tag}: no result (rc {rc}, {e!r})", flush=True)
         return None
-
-
-def pooled(rs):
-    ls = [math.log(r) for r in rs]
-    m = statistics.mean(ls)
-    if len(ls) < 2:
-        return math.exp(m), float("nan"), float("nan")
-    h = T975.get(len(ls) - 1, 2.0) * statistics.stdev(ls) / math.sqrt(len(ls))
-    return math.exp(m), math.exp(m - h), math.exp(m + h)
 
 
 def main():

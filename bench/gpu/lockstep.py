@@ -95,10 +95,6 @@ def kill(c):
         pass
 
 
-def geo(xs):
-    return math.exp(statistics.mean(math.log(x) for x in xs))
-
-
 def run_group(modes, k, a):
     """Two or more processes in turns. Each step every process runs once; the order rotates by one every step and
     is reversed every other round of rotations, so each process takes every position equally often."""

@@ -9,15 +9,13 @@ and, for a mode with two processes in it, one A/A ratio (R/R: what the method le
 spread between pairs, not the steps inside one, is the honest error: step noise inside a pair is correlated).
 Also per pair: the median-step ratio. Exit: seconds from the result file to the process's end, per mode (median, max)."""
 import json
-import math
+import os
 import statistics
 import sys
 
-T975 = [0, 12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23, 2.20, 2.18, 2.16, 2.14, 2.13]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchstats import geo, pooled as pool_ratios  # noqa: E402
 
-
-def geo(xs):
-    return math.exp(statistics.mean(math.log(x) for x in xs))
 
 
 def add_group(p, w, refs, pooled, exits, f):
@@ -74,14 +72,11 @@ def main():
     print(f"{'workload':12s} {'mode':16s} {'vs':9s} {'n':>2s} {'pooled':>8s} {'95% CI':>17s}  per pair (B/A turned to mode/ref)")
     rows = []
     for (w, x, r), v in sorted(pooled.items()):
-        logs = [math.log(a) for a, _, _ in v]
-        m = statistics.mean(logs)
-        half = T975[min(len(v) - 1, 15)] * statistics.stdev(logs) / math.sqrt(len(v)) if len(v) > 1 else float("nan")
-        lo, hi = math.exp(m - half), math.exp(m + half)
-        print(f"{w:12s} {x:16s} {r:9s} {len(v):2d} {math.exp(m):8.4f} [{lo:.4f}, {hi:.4f}]  "
+        g, lo, hi = pool_ratios([a for a, _, _ in v])
+        print(f"{w:12s} {x:16s} {r:9s} {len(v):2d} {g:8.4f} [{lo:.4f}, {hi:.4f}]  "
               + " ".join(f"{a:.3f}" for a, _, _ in v)
               + "  (median-step: " + " ".join(f"{b:.3f}" for _, b, _ in v) + ")")
-        rows.append(dict(workload=w, mode=x, ref=r, n=len(v), pooled=math.exp(m), ci=[lo, hi], ratios=[a for a, _, _ in v]))
+        rows.append(dict(workload=w, mode=x, ref=r, n=len(v), pooled=g, ci=[lo, hi], ratios=[a for a, _, _ in v]))
     print("\nexit after the result (s): " + "; ".join(
         f"{w} {m} {statistics.median(v):.2f} (max {max(v):.2f}, n {len(v)})" for (w, m), v in sorted(exits.items())))
     return rows
