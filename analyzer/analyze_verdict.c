@@ -197,28 +197,51 @@ static size_t finding_stall(struct rs_an_finding *c, size_t nc, const struct rs_
     return nc;
 }
 
+/* Stragglers / peer wait. A named straggler's finding states its own cost (the straggler table's
+ * cost_per_step_s: the mean over each collective's ranks of their wait for it), never the whole peer-wait
+ * category, which counts every late rank. When the other late ranks cost at least 1 % of the step, the sum
+ * follows separately ("all N late ranks together": the straggler table's column summed). A rank is named
+ * only when its cost is at least half of that sum and of the category (which also counts waits under the
+ * lateness threshold, charged to no rank); otherwise the wait is spread over ranks and the finding is the
+ * category, naming none. */
 static size_t finding_straggler(struct rs_an_finding *c, size_t nc, const struct rs_analysis *a)
 {
     double ns = a->nsteps ? (double)a->nsteps : 1;
-    /* stragglers / peer wait */
-    if (a->attr[RS_CAT_PEER_WAIT] > 0) {
-        const struct rs_an_straggler *s = a->nstragglers ? &a->stragglers[0] : NULL;
-        nc = add(c, nc, a, RS_CAT_PEER_WAIT, s ? s->rank : -1, 0, a->attr[RS_CAT_PEER_WAIT]);
+    if (a->attr[RS_CAT_PEER_WAIT] <= 0) return nc;
+    const struct rs_an_straggler *s = a->nstragglers ? &a->stragglers[0] : NULL; /* most costly first */
+    double all = 0;
+    for (size_t i = 0; i < a->nstragglers; i++) all += a->stragglers[i].cost_s;
+    if (s && s->cost_s > 0 && 2 * s->cost_s >= fmax(all, a->attr[RS_CAT_PEER_WAIT])) {
+        nc = add(c, nc, a, RS_CAT_PEER_WAIT, s->rank, 0, s->cost_s);
         struct rs_an_finding *f = &c[nc - 1];
         int coll = !strcmp(a->straggler_basis, "collectives");
-        if (s)
-            snprintf(f->text, sizeof f->text,
-                     "Straggler: rank %d arrives last at %llu of %llu %s%s, %.2f ms after the next-latest rank on "
-                     "average; the others wait %.2f ms per step (%.0f %% of step time) for it",
-                     s->rank, (unsigned long long)s->late_count, (unsigned long long)s->of,
-                     coll ? "collectives" : "steps (first data send)", s->persistent ? " (persistent)" : "",
-                     MS(s->mean_late_s), MS(a->attr[RS_CAT_PEER_WAIT] / ns), 100 * f->step_frac);
-        else
-            snprintf(f->text, sizeof f->text,
-                     "Ranks wait %.2f ms per step (%.0f %% of step time) in collectives for late ranks (no single "
-                     "rank is consistently last)",
-                     MS(a->attr[RS_CAT_PEER_WAIT] / ns), 100 * f->step_frac);
+        int w = snprintf(f->text, sizeof f->text,
+                         "Straggler: rank %d arrives last at %llu of %llu %s%s, %.2f ms after the next-latest rank on "
+                         "average; the others wait %.2f ms per step (%.0f %% of step time) for it",
+                         s->rank, (unsigned long long)s->late_count, (unsigned long long)s->of,
+                         coll ? "collectives" : "steps (first data send)", s->persistent ? " (persistent)" : "",
+                         MS(s->mean_late_s), MS(s->cost_per_step_s), 100 * f->step_frac);
+        /* the other late ranks matter when they cost what a finding must (1 % of the step) */
+        double others = (all - s->cost_s) / ns;
+        if (a->nstragglers > 1 && others > 0 && others >= 0.01 * a->step_mean_s && w > 0 && w < (int)sizeof f->text) {
+            double frac = a->step_mean_s > 0 ? all / ns / a->step_mean_s : 0;
+            snprintf(f->text + w, sizeof f->text - (size_t)w,
+                     "; all %zu late ranks together: %.2f ms per step (%.0f %%)", a->nstragglers, MS(all / ns),
+                     100 * frac);
+        }
+        return nc;
     }
+    nc = add(c, nc, a, RS_CAT_PEER_WAIT, -1, 0, a->attr[RS_CAT_PEER_WAIT]);
+    struct rs_an_finding *f = &c[nc - 1];
+    int w = snprintf(f->text, sizeof f->text,
+                     "Ranks wait %.2f ms per step (%.0f %% of step time) in collectives for late ranks (no single "
+                     "rank is consistently last",
+                     MS(a->attr[RS_CAT_PEER_WAIT] / ns), 100 * f->step_frac);
+    if (s && s->cost_s > 0 && w > 0 && w < (int)sizeof f->text)
+        w += snprintf(f->text + w, sizeof f->text - (size_t)w,
+                      ": %zu late ranks, the costliest, rank %d, %.2f ms per step", a->nstragglers, s->rank,
+                      MS(s->cost_per_step_s));
+    if (w > 0 && w < (int)sizeof f->text) snprintf(f->text + w, sizeof f->text - (size_t)w, ")");
     return nc;
 }
 

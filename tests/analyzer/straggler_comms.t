@@ -5,7 +5,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_build tests/cli/mkhostile tests/analyzer/rs-mkcraft railscope
 need_cmd jq
-plan 10
+plan 14
 mkdir -p "$T/a" "$T/b" "$T/c"
 "$RS_BUILD/tests/cli/mkhostile" comms "$T/a" 1,3,5 2>/dev/null
 "$RS_BUILD/tests/cli/mkhostile" comms "$T/b" 0,1,2,3,5,7 2>/dev/null
@@ -30,3 +30,17 @@ is "$(jq -r '.stragglers[0].persistent' "$T/c.json")" true "rank 3 late in every
 like "$(cat "$T/c.txt")" 'rank 3 \(persistent\): last at 10 of 40 collectives' "text: rank 3 last at 10 of 40"
 like "$(cat "$T/c.txt")" 'rank 0: last at 2 of 20 collectives' "text: rank 0 last at 2 of 20"
 like "$(cat "$T/c.html")" '<td>3</td><td>yes</td><td>10 of 40</td>' "html: rank 3 10 of 40"
+# Session 7 (issue 15): the straggler finding stated the whole peer-wait category (every late rank: 0.80 ms a
+# step) as the named rank's cost ("the others wait 0.80 ms per step for it"), not rank 3's own 0.75 ms of the
+# straggler table. Now its own cost in the text, the JSON finding (cost_s, step_fraction) and the HTML; the
+# other late rank is said separately: "all 2 late ranks together" (the table's 0.75 + 0.10).
+is "$(jq -c '[.findings[] | select(.category == "peer_wait")][0] as $f | .stragglers[0] as $s |
+    [$f.rank, $f.cost_s == $s.cost_s, ($f.step_fraction - $s.cost_per_step_s / .step_mean_s | fabs) < 1e-6]' \
+    "$T/c.json")" "[3,true,true]" "JSON: the straggler finding's cost is rank 3's own (the straggler table's)"
+like "$(jq -r '.findings[] | select(.category == "peer_wait") | .text' "$T/c.json")" \
+    'rank 3 .*the others wait 0\.75 ms per step \(8 % of step time\) for it; all 2 late ranks together: 0\.85 ms' \
+    "JSON text: 0.75 ms for rank 3, 0.85 ms for both late ranks (was 0.80 for rank 3)"
+like "$(cat "$T/c.txt")" 'Straggler: rank 3 .*the others wait 0\.75 ms per step .*; all 2 late ranks together: 0\.85 ms per step' \
+    "text: the finding says rank 3's 0.75 ms, then both late ranks' 0.85 ms"
+like "$(cat "$T/c.html")" '<b>7\.9% of step time</b> \(7\.5 ms over the run, [^)]*\)\): Straggler: rank 3 .*wait 0\.75 ms per step' \
+    "html: the finding's share and total are rank 3's own (7.9 %, 7.5 ms; was 8.4 %, 8.0 ms)"
