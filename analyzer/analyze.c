@@ -54,9 +54,12 @@ struct work {
     int nfiles;
     struct an_rank *ranks;
     const struct rs_report_opts *o;
+    int *todo, ntodo; /* this round's files (indexes into files/ranks) */
     int next, done;
     uint64_t events;
-    uint64_t budget, pass_cap, share; /* the run's memory budget and its split (analyze_int.h, an_held) */
+    uint64_t budget, pass_cap, share; /* the run's memory budget and this round's split (analyze_int.h, an_held) */
+    uint64_t share0;                  /* the first round's: budget / files */
+    int rounds, last_cut;             /* rounds read; files read in the last one when there were several */
 };
 
 /* A file's loading state: what the report needs has been copied into the analysis by the time it goes. */
@@ -82,7 +85,8 @@ static void *worker(void *arg)
     struct work *w = arg;
     for (;;) {
         int i = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED);
-        if (i >= w->nfiles) break;
+        if (i >= w->ntodo) break;
+        i = w->todo[i];
         an_load_rank(w->files[i], w->o, w->o->link_gbps, &w->ranks[i], &w->events, w->pass_cap, w->share);
         __atomic_add_fetch(&w->done, 1, __ATOMIC_RELEASE);
     }
@@ -105,10 +109,12 @@ static int cmp_rank(const void *x, const void *y)
 
 static int threads_for_limit(int nt);
 
-/* Phase 1: read every file on the worker threads, with progress on stderr when asked for and slow. */
-static void load_all(struct work *w, const struct rs_report_opts *opts)
+/* Phase 1: read this round's files on the worker threads, with progress on stderr when asked for and slow. */
+static void load_round(struct work *w, const struct rs_report_opts *opts)
 {
-    int nf = w->nfiles;
+    int nf = w->ntodo;
+    w->next = w->done = 0;
+    w->events = 0;
     int nt = threads_for_limit(opts->threads > 0 ? opts->threads : 2);
     if (nt > nf) nt = nf;
     pthread_t th[AN_MAX_THREADS];
@@ -126,13 +132,70 @@ static void load_all(struct work *w, const struct rs_report_opts *opts)
         double el = now_s() - t0;
         if (opts->progress && el > 2.0) {
             uint64_t ev = __atomic_load_n(&w->events, __ATOMIC_RELAXED);
-            fprintf(stderr, "\rrailscope: report: %d/%d files, %.1f M events, %.0f s ",
-                    __atomic_load_n(&w->done, __ATOMIC_RELAXED), nf, ev / 1e6, el);
+            fprintf(stderr, "\rrailscope: report: %d/%d files%s, %.1f M events, %.0f s ",
+                    __atomic_load_n(&w->done, __ATOMIC_RELAXED), nf, w->rounds ? " read again" : "", ev / 1e6, el);
             shown = 1;
         }
     }
     for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
-    if (shown) fprintf(stderr, "\rrailscope: report: %d files read%30s\n", nf, "");
+    if (shown) fprintf(stderr, "\rrailscope: report: %d files read%s%30s\n", nf, w->rounds ? " again" : "", "");
+    w->rounds++;
+}
+
+/* What a file keeps for the join, as the budget counts it (analyze_int.h): its collectives, steps, QPs and
+ * host checks. Depends on the file alone. */
+static uint64_t kept_bytes(const struct an_rank *r)
+{
+    uint64_t b = r->ncolls * (sizeof(struct an_lcoll) + AN_COLL_BYTES) + r->nlsteps * AN_STEP_BYTES +
+                 r->nqps * sizeof(struct an_qpacc) + r->nchecks * sizeof(struct an_chk);
+    for (size_t i = 0; i < r->nchecks; i++) { /* "check\0subject\0msg\0fix\0" */
+        const char *q = r->checks[i].s;
+        for (int k = 0; q && k < 4; k++) {
+            size_t l = strlen(q) + 1;
+            b += l;
+            q += l;
+        }
+    }
+    return b;
+}
+
+#define AN_BUDGET_ROUNDS 8 /* reads of the files cut, at most (the first round included) */
+
+/* Phase 1: every file with an even share (budget / files: a file's pass holds at most budget / min(files,
+ * AN_MAX_THREADS)); then, while files were cut, what the others keep is subtracted from the budget and the
+ * rest is split evenly between the files cut, read again on fresh passes (water-filling). Files that finish
+ * under their share so leave the rest to those that need it. Every file's result depends only on the file and
+ * its share (never on timing or threads), so each round's split, and the report, are deterministic; a round
+ * is read only when the share grows, which needs a file to have finished in the round before. The total
+ * stays within the budget: the files read in a round share what the others do not keep. */
+static void load_all(struct work *w, const struct rs_report_opts *opts)
+{
+    int nf = w->nfiles;
+    w->todo = rs_xmalloc((size_t)nf * sizeof *w->todo, "analyze todo");
+    for (int i = 0; i < nf; i++) w->todo[i] = i;
+    w->ntodo = nf;
+    w->share0 = w->share;
+    load_round(w, opts);
+    while (w->rounds < AN_BUDGET_ROUNDS) {
+        uint64_t kept = 0;
+        int k = 0;
+        for (int i = 0; i < nf; i++) {
+            const struct an_rank *r = &w->ranks[i];
+            if (r->cut_events || r->cut_steps) w->todo[k++] = i;
+            else kept += kept_bytes(r);
+        }
+        if (!k || kept >= w->budget) break;
+        uint64_t pool = w->budget - kept, share = pool / (uint64_t)k;
+        if (share <= w->share) break; /* nothing finished under its share: no file would get more */
+        uint64_t cap = pool / (uint64_t)(k < AN_MAX_THREADS ? k : AN_MAX_THREADS);
+        for (int j = 0; j < k; j++) rank_free(&w->ranks[w->todo[j]]); /* their partial state, before the round */
+        w->share = share;
+        if (cap > w->pass_cap) w->pass_cap = cap;
+        w->ntodo = w->last_cut = k;
+        load_round(w, opts);
+    }
+    free(w->todo);
+    w->todo = NULL;
 }
 
 /* Phase 2: processes with no rank and nothing traced (launchers, shells) are not ranks: leave them out
@@ -161,25 +224,32 @@ static int drop_launchers(struct work *w, int nf, int *idle_out)
     return nf;
 }
 
-/* The memory budget in words: "512 MiB a run", and how it was split when there were several rank files. */
+/* The memory budget in words: "512 MiB a run", how it was split when there were several rank files, and
+ * what the files cut were given from what the others left ("then 14.9 MiB for each of the 2 files cut"). */
 static void budget_words(const struct work *w, char *buf, size_t n)
 {
     int len = snprintf(buf, n, "%llu MiB a run", (unsigned long long)(w->budget >> 20));
+    uint64_t pass0 = w->budget / (uint64_t)(w->nfiles < AN_MAX_THREADS ? w->nfiles : AN_MAX_THREADS);
     if (w->nfiles > 1 && len > 0 && (size_t)len < n) {
-        if (w->share < w->pass_cap)
-            snprintf(buf + len, n - (size_t)len, ": %.2f MiB a file's pass, %.2f MiB kept for each of %d rank files",
-                     w->pass_cap / 1048576.0, w->share / 1048576.0, w->nfiles);
+        if (w->share0 < pass0)
+            len += snprintf(buf + len, n - (size_t)len,
+                            ": %.2f MiB a file's pass, %.2f MiB kept for each of %d rank files", pass0 / 1048576.0,
+                            w->share0 / 1048576.0, w->nfiles);
         else
-            snprintf(buf + len, n - (size_t)len, ": %.1f MiB for each of %d rank files", w->share / 1048576.0,
-                     w->nfiles);
+            len += snprintf(buf + len, n - (size_t)len, ": %.1f MiB for each of %d rank files", w->share0 / 1048576.0,
+                            w->nfiles);
     }
+    if (w->rounds > 1 && len > 0 && (size_t)len < n)
+        snprintf(buf + len, n - (size_t)len, ", then %.*f MiB for %s %d file%s cut", w->share < (1u << 20) ? 2 : 1,
+                 w->share / 1048576.0, w->last_cut > 1 ? "each of the" : "the", w->last_cut,
+                 w->last_cut > 1 ? "s" : "");
 }
 
 /* Phase 3: rank numbers (after the highest known one where the header has none), order, input warnings.
  * Returns how many files were readable. */
 static int number_ranks(struct rs_analysis *a, struct work *w, int nf, int idle)
 {
-    char bw[160];
+    char bw[224];
     budget_words(w, bw, sizeof bw);
     int cut_files = 0;
     for (int i = 0; i < nf; i++) cut_files += w->ranks[i].cut_events || w->ranks[i].cut_steps;
@@ -360,7 +430,7 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
         return -1;
     }
     struct work w = {.files = files, .nfiles = nf, .o = opts};
-    /* The run's memory budget, split by the number of files only (docs/report.md "Memory"). */
+    /* The run's memory budget, split by the number of files first, then by what they left (load_all). */
     w.budget = opts->max_mem ? opts->max_mem
                              : rs_report_default_max_mem(threads_for_limit(opts->threads > 0 ? opts->threads : 2));
     w.share = w.budget / (uint64_t)nf;

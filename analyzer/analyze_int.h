@@ -20,9 +20,11 @@ void *an_grow(void *p, size_t *cap, size_t need, size_t elem); /* aborts the pro
 /* The memory budget of a run's analysis (docs/report.md, "Memory"): B bytes for all its rank files together,
  * split before any file is read (so the cut does not depend on timing or thread count): a file's pass holds at
  * most B / min(files, AN_MAX_THREADS) (at most that many passes run at once), and keeps for the join at most
- * B / files. an_held: bytes of capacity this worker thread's pass has grown (an_grow, the pass's hash maps)
- * since the file's start; an_budget: the pass's limit while it reads events (0 = none). Near the limit,
- * arrays grow by 1/8 instead of doubling. */
+ * B / files. The files cut are then read again with what the others left: B less what the complete files
+ * keep, split evenly between them (analyze.c, load_all), until none is cut or no share grows. an_held: bytes of
+ * capacity this worker thread's pass has grown (an_grow, the pass's hash maps) since the file's start;
+ * an_budget: the pass's limit while it reads events (0 = none). Near the limit, arrays grow by 1/8 instead of
+ * doubling. */
 #define AN_MAX_THREADS 64
 extern __thread uint64_t an_held, an_budget;
 /* What a step costs in the rest of the analysis: the rank's local step, the joined step, the per-step view. */
@@ -148,8 +150,8 @@ struct an_rank {
     uint64_t lost_wrs;     /* sends never completed beyond the per-QP outstanding limit */
     uint64_t cut_events;   /* memory budget reached: events after the cut, counted but not analysed */
     uint64_t cut_steps;    /* memory budget reached: steps found but left out */
-    uint64_t budget;       /* the most this rank's pass could hold (bytes): run budget / min(files, 64) */
-    uint64_t share;        /* the most it keeps after its pass for the join: run budget / files */
+    uint64_t budget;       /* the most this rank's pass could hold (bytes): run budget / min(files, 64) at first */
+    uint64_t share;        /* the most it keeps after its pass for the join: run budget / files at first */
     char err[RS_AN_TEXT];  /* unreadable: why */
     size_t nchecks;        /* doctor's WARN/FAIL verdicts on this rank's host facts, compact (a */
     struct an_chk *checks; /* 1024-rank run keeps ~16 per rank until the join): an_chk_expand */

@@ -2,7 +2,8 @@
 # D7 (issue 17), the memory clause: `report`'s analysis keeps at most a stated budget of state for the run
 # (--max-mem MIB / RAILSCOPE_REPORT_MAX_MEM; default a quarter of physical memory, at least 512 MiB, at most half
 # of what `ulimit -v` leaves beside 80 MiB per worker thread: (1024 - 2 x 80) / 2 = 432 MiB under the 1 GiB limit
-# used here; docs/report.md "Memory"). Past it the rest of
+# used here; docs/report.md "Memory"), split between the rank files (what the files under their share leave
+# goes to those cut, read again: tests/analyzer/budget_run.t). Past a file's share the rest of
 # the file is counted, not analysed, and the report says "partial" (exit 1). The file: 20 frames of 64 MiB
 # of MARK events, 42 M marks in ~122 KB, made by mkhostile. Before the budget, `report` under
 # `ulimit -v 1G` allocated per-mark arrays until it died with "out of memory" (exit 2; RSS 1.4 GB under 2G).
