@@ -5,7 +5,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_build tests/cli/mkhostile tests/analyzer/rs-mkcraft railscope
 need_cmd jq
-plan 14
+plan 16
 mkdir -p "$T/a" "$T/b" "$T/c"
 "$RS_BUILD/tests/cli/mkhostile" comms "$T/a" 1,3,5 2>/dev/null
 "$RS_BUILD/tests/cli/mkhostile" comms "$T/b" 0,1,2,3,5,7 2>/dev/null
@@ -44,3 +44,14 @@ like "$(cat "$T/c.txt")" 'Straggler: rank 3 .*the others wait 0\.75 ms per step 
     "text: the finding says rank 3's 0.75 ms, then both late ranks' 0.85 ms"
 like "$(cat "$T/c.html")" '<b>7\.9% of step time</b> \(7\.5 ms over the run, [^)]*\)\): Straggler: rank 3 .*wait 0\.75 ms per step' \
     "html: the finding's share and total are rank 3's own (7.9 %, 7.5 ms; was 8.4 %, 8.0 ms)"
+# Lateness in turns (rs-mkcraft turns: ranks 0-3 late in 4, 3, 3, 2 of 12 steps): rank 0 costs 0.25 ms a
+# step of the 0.75 ms all wait, yet the finding named it as the straggler everyone waits 0.75 ms for. No rank
+# costs half of the wait: the finding now names none, and says the costliest with its own cost.
+mkdir "$T/d"
+"$RS_BUILD/tests/analyzer/rs-mkcraft" turns "$T/d" || bail "rs-mkcraft failed"
+"$RS_CLI" report --json "$T/d" >"$T/d.json" 2>/dev/null
+"$RS_CLI" report "$T/d" >"$T/d.txt" 2>/dev/null
+is "$(jq -c '[.findings[] | select(.category == "peer_wait")][0] | [.rank, (.cost_s - 0.009 | fabs) < 1e-6]' \
+    "$T/d.json")" "[-1,true]" "late in turns: the peer-wait finding names no rank, costs the whole wait (0.75 ms a step)"
+like "$(cat "$T/d.txt")" 'Ranks wait 0\.75 ms per step .*no single rank is consistently last: 4 late ranks, the costliest, rank 0, 0\.25 ms per step' \
+    "text: the wait, then the costliest rank with its own 0.25 ms"
