@@ -5,8 +5,11 @@
  *   t_link lat1m              min/median post->completion of a 1 MiB RDMA WRITE (us)
  *   t_link stream SECONDS     throughput of back-to-back 256 KiB writes, 48 in flight (Gb/s)
  *   t_link pings COUNT        COUNT 4 KiB writes, one per millisecond (open loop): latencies (us),
- *                             split by whether they were posted inside a SOFTNIC_PAUSE window */
+ *                             split by whether they were posted inside a SOFTNIC_PAUSE window; p10/p50/p90,
+ *                             ping_over_1ms (round trips a scheduler tick explains, not the model);
+ *                             T_LINK_DUMP=1: every ping on stderr; T_LINK_SCHED=1: each thread's schedstat */
 #include "t_util.h"
+#include <dirent.h>
 
 static struct t_port A, B;
 static struct ibv_cq_ex *cqx;
@@ -90,6 +93,32 @@ static int poll_x(uint64_t *ids, uint64_t *ts, int max)
     return n;
 }
 
+/* T_LINK_SCHED=1: per thread of this process, CPU time, run-queue wait and wake-ups (schedstat) */
+static void sched_dump(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char path[300], comm[32] = "?";
+        unsigned long long run = 0, wait = 0, slices = 0;
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f) {
+            if (fscanf(f, "%31s", comm) != 1) comm[0] = 0;
+            fclose(f);
+        }
+        snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", e->d_name);
+        if ((f = fopen(path, "r"))) {
+            if (fscanf(f, "%llu %llu %llu", &run, &wait, &slices) != 3) run = wait = slices = 0;
+            fclose(f);
+        }
+        fprintf(stderr, "sched %s %s run_us %llu wait_us %llu slices %llu\n", e->d_name, comm, run / 1000, wait / 1000,
+                slices);
+    }
+    if (d) closedir(d);
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -148,6 +177,7 @@ int main(int argc, char **argv)
         uint64_t every = (uint64_t)(every_ms * 1e6), dur = (uint64_t)(for_ms * 1e6);
         uint64_t *lat = calloc((size_t)count, sizeof *lat), *posted_at = calloc((size_t)count, sizeof *lat);
         uint64_t *inlat = calloc((size_t)count, sizeof *lat), *outlat = calloc((size_t)count, sizeof *lat);
+        uint64_t *bylat = calloc((size_t)count, sizeof *lat); /* lat[] gets sorted */
         int posted = 0, done = 0, nin = 0, nout = 0, in_after_end = 0;
         uint64_t t0 = mono_ns();
         while (done < count) {
@@ -161,6 +191,7 @@ int main(int argc, char **argv)
             for (int i = 0; i < n; i++) {
                 uint64_t p = posted_at[ids[i]], l = (ts[i] - p) / 1000;
                 lat[ids[i]] = l;
+                bylat[ids[i]] = l;
                 if (every && p % every < dur) {
                     inlat[nin++] = l;
                     in_after_end += ts[i] >= p - p % every + dur;
@@ -179,6 +210,15 @@ int main(int argc, char **argv)
         qsort(outlat, (size_t)nout, sizeof *lat, cmp_u64);
         printf("pings %d\nping_p50_us %llu\nping_max_us %llu\n", count, (unsigned long long)lat[count / 2],
                (unsigned long long)lat[count - 1]);
+        int over = 0; /* round trips a scheduler tick could explain (HZ=1000..250: 1-4 ms), not the model */
+        for (int i = 0; i < count; i++) over += lat[i] >= 1000;
+        printf("ping_p10_us %llu\nping_p90_us %llu\nping_over_1ms %d\n", (unsigned long long)lat[count / 10],
+               (unsigned long long)lat[count * 9 / 10], over);
+        if (getenv("T_LINK_SCHED")) sched_dump();
+        if (getenv("T_LINK_DUMP"))
+            for (int i = 0; i < count; i++)
+                fprintf(stderr, "ping %d posted_ms %.3f lat_us %llu\n", i, (double)(posted_at[i] - t0) / 1e6,
+                        (unsigned long long)bylat[i]);
         printf("in_window %d\nin_window_done_after_end_pct %d\nin_window_p50_us %llu\nout_window_p50_us %llu\n", nin,
                nin ? in_after_end * 100 / nin : 0, nin ? (unsigned long long)inlat[nin / 2] : 0ull,
                nout ? (unsigned long long)outlat[nout / 2] : 0ull);
@@ -186,6 +226,7 @@ int main(int argc, char **argv)
         free(posted_at);
         free(inlat);
         free(outlat);
+        free(bylat);
     } else {
         fprintf(stderr, "t_link: unknown mode %s\n", argv[1]);
         return 2;

@@ -31,6 +31,7 @@ struct sn_config {
     uint64_t latency_ns;                   /* SOFTNIC_LATENCY_US, default 2 */
     uint64_t pause_every_ns, pause_for_ns; /* SOFTNIC_PAUSE=EVERY_MS:FOR_MS */
     int link_eth;                          /* SOFTNIC_LINK=eth: RoCE-like port (LID 0, GID addressing only) */
+    uint64_t slice_ns; /* SOFTNIC_SLICE_US, default 100: scheduler slice asked for the RX/TX threads (0: kernel's) */
 };
 const struct sn_config *sn_cfg(void);
 uint64_t sn_now(void); /* CLOCK_MONOTONIC ns */
@@ -250,9 +251,12 @@ int sn_qp_listen(struct sn_qp *qp); /* picks a host-unique QPN by binding its ad
  * neither thread touches them */
 void sn_qp_detach(struct sn_qp *qp, int all);
 void sn_tx_push(struct sn_ctx *c, struct sn_job *j); /* ctx lock held */
-void sn_qp_lost(struct sn_qp *qp, uint64_t seq);     /* request seq (and all after) dropped: start the
+/* the same without waking TX: the caller signals tx_cond after dropping the lock (application threads, see
+ * sn_post_send) */
+void sn_tx_queue(struct sn_ctx *c, struct sn_job *j);
+void sn_qp_lost(struct sn_qp *qp, uint64_t seq); /* request seq (and all after) dropped: start the
                                                       * retransmit timer; ctx lock held */
-void sn_qp_unlost(struct sn_qp *qp);                 /* stop it (ERR, RESET, destroy); ctx lock held */
-void sn_rx_kick(struct sn_ctx *c);                   /* new receives / state: RX retries parked requests */
+void sn_qp_unlost(struct sn_qp *qp);             /* stop it (ERR, RESET, destroy); ctx lock held */
+void sn_rx_kick(struct sn_ctx *c);               /* new receives / state: RX retries parked requests */
 
 #endif

@@ -38,6 +38,13 @@ static void cfg_load(void)
         }
     }
     cfg.link_eth = (s = getenv("SOFTNIC_LINK")) && !strcmp(s, "eth");
+    cfg.slice_ns = 100000;
+    if ((s = getenv("SOFTNIC_SLICE_US")) && *s) {
+        char *end;
+        double v = strtod(s, &end);
+        if (!*end && (v == 0 || (v >= 100 && v <= 100000))) cfg.slice_ns = (uint64_t)(v * 1000);
+        else fprintf(stderr, "softnic: ignoring SOFTNIC_SLICE_US=%s (want 0, or 100-100000)\n", s);
+    }
 }
 
 const struct sn_config *sn_cfg(void)

@@ -367,7 +367,7 @@ int sn_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr
 {
     struct sn_qp *qp = (struct sn_qp *)ibqp;
     struct sn_ctx *c = qp->ctx;
-    int rc = 0;
+    int rc = 0, queued = 0;
     uint64_t now = sn_now();
     pthread_mutex_lock(&c->lock);
     for (; wr; wr = wr->next) {
@@ -434,10 +434,15 @@ int sn_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr
         j->sq_idx = idx;
         j->seq = w->seq;
         j->ts = now;
-        sn_tx_push(c, j);
+        sn_tx_queue(c, j);
+        queued = 1;
     }
     if (rc) *bad = wr;
     pthread_mutex_unlock(&c->lock);
+    /* wake TX only now: woken inside the critical section, TX (short scheduler slice, sn_wire.c) preempts the
+     * application thread at once and blocks on the lock that thread holds, which on a busy CPU may not run
+     * again before the next scheduler tick (ms) */
+    if (queued) pthread_cond_signal(&c->tx_cond);
     return rc;
 }
 

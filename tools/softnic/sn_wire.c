@@ -7,12 +7,15 @@
 #include "sn.h"
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -89,12 +92,17 @@ void sn_rx_kick(struct sn_ctx *c)
     }
 }
 
-void sn_tx_push(struct sn_ctx *c, struct sn_job *j)
+void sn_tx_queue(struct sn_ctx *c, struct sn_job *j)
 {
     j->next = NULL;
     if (c->txq_tail) c->txq_tail->next = j;
     else c->txq = j;
     c->txq_tail = j;
+}
+
+void sn_tx_push(struct sn_ctx *c, struct sn_job *j)
+{
+    sn_tx_queue(c, j);
     pthread_cond_signal(&c->tx_cond);
 }
 
@@ -604,12 +612,45 @@ static void rx_response(struct sn_ctx *c, struct sn_conn *cn)
     pthread_mutex_unlock(&c->lock);
 }
 
+/* ---------------- progress threads ---------------- */
+/* Every round trip takes four wake-ups of these threads (TX sends the request, the peer's RX applies it, its
+ * TX sends the ACK, our RX completes it), each a few microseconds of work. On a host whose CPUs are busy
+ * with CPU-bound tasks, Linux's EEVDF scheduler (6.6+) lets a woken thread wait until the running task's
+ * slice is used up, which the scheduler tick checks: up to 4 ms per wake-up at HZ=250, so a 4 KiB round
+ * trip took 20-60 us or 1-5 ms depending on what else ran (session 6's "bimodal no-pause baseline").
+ * A NIC does its work at interrupt time; the nearest an unprivileged thread gets is a short slice
+ * (sched_attr.sched_runtime for SCHED_OTHER, Linux 6.12+; clamped to 0.1-100 ms): its deadline comes first,
+ * so its wake-up preempts the running task at once. It does not change the threads' share of the CPU.
+ * Kernels without custom slices ignore it; other policies (SCHED_BATCH/IDLE/RT inherited from the
+ * application) and the application's nice value are kept. */
+struct sn_sched_attr { /* the kernel's struct sched_attr, first version (glibc 2.36 has no wrapper) */
+    uint32_t size, policy;
+    uint64_t flags;
+    int32_t nice;
+    uint32_t priority;
+    uint64_t runtime, deadline, period;
+};
+
+static void thread_setup(const char *name)
+{
+    prctl(PR_SET_TIMERSLACK, 1UL);
+    uint64_t slice = sn_cfg()->slice_ns;
+    errno = 0;
+    int nice = getpriority(PRIO_PROCESS, 0); /* this thread's */
+    if (slice && sched_getscheduler(0) == SCHED_OTHER && !(nice == -1 && errno)) {
+        struct sn_sched_attr a = {.size = sizeof a, .policy = SCHED_OTHER, .nice = nice, .runtime = slice};
+        if (syscall(SYS_sched_setattr, 0, &a, 0)) {
+            /* best effort (seccomp, old kernel): the default slice */
+        }
+    }
+    prctl(PR_SET_NAME, name); /* last: a thread that has its name is set up (tests/softnic/t_wakeup.c) */
+}
+
 /* ---------------- RX thread ---------------- */
 static void *rx_main(void *arg)
 {
     struct sn_ctx *c = arg;
-    prctl(PR_SET_TIMERSLACK, 1UL);
-    prctl(PR_SET_NAME, "softnic-rx");
+    thread_setup("softnic-rx");
     struct epoll_event ev[32];
     int timeout = -1;
     for (;;) {
@@ -684,8 +725,7 @@ static int tx_connect(struct sn_ctx *c, struct sn_qp *qp, uint32_t dest)
 static void *tx_main(void *arg)
 {
     struct sn_ctx *c = arg;
-    prctl(PR_SET_TIMERSLACK, 1UL);
-    prctl(PR_SET_NAME, "softnic-tx");
+    thread_setup("softnic-tx");
     const struct sn_config *cfg = sn_cfg();
     pthread_mutex_lock(&c->lock);
     for (;;) {
