@@ -17,7 +17,10 @@ plan 3
 W=$RS_BUILD/softnic/t_wakeup
 val() { awk -v k="$1" '$1 == k { print $2 }' <<<"$2"; }
 
-# two CPUs we may run on (one if that is all), each with two busy loops, as on a loaded 2-core CI machine
+# two CPUs we may run on (one if that is all), each with two busy loops, as on a loaded 2-core CI machine. The
+# loops stay in this script's session: with autogroup scheduling (Linux's default for desktops and this VM) a
+# mostly sleeping process in another session preempts them anyway (13 of 13 runs with setsid loops: no
+# delay, old library too); CPU-bound tasks of the same session (make test's other suites) are what delays it
 cpus=$(awk '/^Cpus_allowed_list/ { n = split($2, r, ","); for (i = 1; i <= n && c < 2; i++) {
     split(r[i], ab, "-"); if (ab[2] == "") ab[2] = ab[1]
     for (x = ab[1]; x <= ab[2] && c < 2; x++) { s = s (c++ ? "," : "") x } } print s }' /proc/self/status)
@@ -30,11 +33,12 @@ done
 diag "CPUs $cpus, busy loops:$hogs"
 
 # a wake-up preempts or it does not, per wake-up: the contrast then loses a few ms in 10-40 % of its round
-# trips, softnic in ~2-5 %. The kernel still lets some of softnic's wake-ups wait (their group's or their
-# own lag; other sessions' tasks): one attempt in 5 showed no difference here, so up to 3 attempts, passing
-# on the first that shows it. The old library never came within 1.5x of the contrast (14 of 14 runs).
+# trips, softnic in ~2-5 %. The kernel still lets some of softnic's wake-ups wait (EEVDF eligibility: lag),
+# and in some runs most of them: 1 attempt in 5-8 showed no difference here (load 10-16 beside), so up to 5
+# attempts, passing on the first that shows it. With the old library the pairs were alike: softnic's had 0.6-1.7
+# times the contrast's slow round trips (20 runs); check 2 fails without the fix in any case.
 verdict=none n=300 seen=
-for attempt in 1 2 3; do
+for attempt in 1 2 3 4 5; do
     out=$(run_timeout 60 taskset -c "$cpus" "$W" $n)
     nic=$(val nic_over_1ms "$out") con=$(val contrast_over_1ms "$out")
     diag "attempt $attempt: round trips >= 1 ms: softnic ${nic:-?} of $n (p50 $(val nic_p50_us "$out") us," \
@@ -57,7 +61,7 @@ else
     skip "the kernel does not report se.slice in /proc/<pid>/task/<tid>/sched"
 fi
 case $verdict in
-none) skip "the busy loops delayed under 5% of the contrast's round trips in 3 attempts: nothing to compare" ;;
+none) skip "the busy loops delayed under 5% of the contrast's round trips in 5 attempts: nothing to compare" ;;
 *) ok "softnic: under half as many round trips wait >= 1 ms as with the default slice ($seen of $n)" \
     test "$verdict" = pass ;;
 esac
