@@ -258,22 +258,52 @@ RS_NO_SANITIZE RS_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 /* ---- fork ---- */
 
 /* Serialises the credential wrappers (below). Another thread may hold it across fork(): the child, whose
- * only thread is the forking one, starts with a fresh one (else its own setuid() would wait forever). */
+ * only thread is the forking one, starts with a fresh one (else its own setuid() would wait forever).
+ * A wrapper stops the writer thread and starts a new one: a thread exit and a pthread_create, in which the
+ * thread library and a sanitizer's runtime take their own locks. A fork() in the middle of that hands the
+ * child those locks taken, with no thread to release them: gcc 12's libasan keeps its thread registry
+ * locked in both and has no fork handler (LLVM added one in 2023), so the child's first pthread_create (the
+ * writer thread fork_child starts) waited on it forever (tests/core/cred_fork.t under ASan: 4 of 40 runs of
+ * 100 forks at load 3-8; backtrace in docs/dev/journal/hardening.md, session 7). So fork_prepare
+ * waits for a change in progress to finish (bounded) and holds the lock across fork(); wrappers let a
+ * waiting fork go first (fork_waiting), else a thread changing ids in a loop could keep it out. */
 static pthread_mutex_t cred_lock = PTHREAD_MUTEX_INITIALIZER;
+static __thread volatile sig_atomic_t cred_held; /* this thread is in a wrapper (a signal handler that forks) */
+static _Atomic uint32_t fork_waiting;            /* a fork() waits for cred_lock */
+/* what fork_prepare took, for fork_parent; glibc runs the handlers of one fork at a time (its atfork lock) */
+static int fork_took_cred, fork_took_writer;
 
 static void fork_prepare(void)
 {
-    if (atomic_load(&rs_state) == RS_ST_RUNNING) rs_writer_fork_prepare();
+    fork_took_cred = 0;
+    if (!cred_held) {
+        atomic_store(&fork_waiting, 1);
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 5; /* a wrapper waits up to 2 s for the writer thread to stop */
+        fork_took_cred = pthread_mutex_timedlock(&cred_lock, &until) == 0;
+    }
+    fork_took_writer = atomic_load(&rs_state) == RS_ST_RUNNING;
+    if (fork_took_writer) rs_writer_fork_prepare();
+}
+
+static void fork_done(void)
+{
+    atomic_store(&fork_waiting, 0);
+    rs_futex_wake(&fork_waiting);
 }
 
 static void fork_parent(void)
 {
-    if (atomic_load(&rs_state) == RS_ST_RUNNING) rs_writer_fork_parent();
+    if (fork_took_writer) rs_writer_fork_parent();
+    if (fork_took_cred) pthread_mutex_unlock(&cred_lock);
+    fork_done();
 }
 
 static void fork_child(void)
 {
     pthread_mutex_init(&cred_lock, NULL);
+    fork_done();
     if (atomic_load(&rs_state) != RS_ST_RUNNING) return;
     rs_pid = getpid();
     atomic_store(&exit_tid, 0);
@@ -439,15 +469,29 @@ RS_EXPORT int dup3(int oldfd, int newfd, int flags)
  * after it from the calling thread, whose credentials the new thread copies. The program sees the real
  * call's result and errno. Callers serialise here (glibc serialises the changes themselves too). */
 
+static void cred_enter(void)
+{
+    /* a fork() waiting for the lock goes first (up to 100 ms: it holds it only across the fork itself) */
+    for (int i = 0; i < 100 && atomic_load(&fork_waiting); i++) rs_futex_wait(&fork_waiting, 1, 1);
+    cred_held = 1;
+    pthread_mutex_lock(&cred_lock);
+}
+
+static void cred_leave(void)
+{
+    pthread_mutex_unlock(&cred_lock);
+    cred_held = 0;
+}
+
 #define CRED_WRAP(name, call)                                 \
     REAL_MT(name);                                            \
     if (!real_##name) return errno = ENOSYS, -1;              \
     if (!ours() || rs_tls.is_writer) return real_##name call; \
-    pthread_mutex_lock(&cred_lock);                           \
+    cred_enter();                                             \
     int stopped = rs_writer_thread_stop(2000);                \
     int r = real_##name call, saved = errno;                  \
     if (stopped) rs_writer_thread_restart();                  \
-    pthread_mutex_unlock(&cred_lock);                         \
+    cred_leave();                                             \
     errno = saved;                                            \
     return r
 

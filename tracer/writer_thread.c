@@ -619,7 +619,6 @@ int rs_writer_thread_stop(unsigned timeout_ms)
     if (!atomic_load(&thread_running) || rs_tls.is_writer) return 0;
     /* a thread still starting: let it get to its own code (it records its tid there) */
     for (int i = 0; i < 100 && !atomic_load(&thread_entered); i++) rs_futex_wait(&thread_entered, 0, 1);
-    uint32_t tid = atomic_load(&writer_ktid);
     atomic_store(&stop_req, 1);
     atomic_fetch_add(&rs_writer_wake, 1);
     rs_futex_wake(&rs_writer_wake);
@@ -628,6 +627,9 @@ int rs_writer_thread_stop(unsigned timeout_ms)
      * eyes, and a fork child reusing its stack made TSan see a duplicate thread). */
     pid_t pid = getpid();
     for (unsigned i = 0; i < timeout_ms; i++) {
+        /* read each time: a thread slower to start than the wait above records its tid later (read once before
+         * the loop, a 0 kept it waiting the whole timeout with the thread long gone, and warned) */
+        uint32_t tid = atomic_load(&writer_ktid);
         /* thread_running (acquire) pairs with the thread's last store: what it wrote is visible here */
         if (!atomic_load(&thread_running) && tid && syscall(SYS_tgkill, pid, tid, 0) != 0 && errno == ESRCH) return 1;
         struct timespec d = {0, 1000000};
@@ -708,8 +710,9 @@ void rs_core_flush(void)
 
 void rs_writer_fork_prepare(void)
 {
-    /* A writer thread still starting up: let it get to its own code first (up to ~100 ms). */
-    for (int i = 0; i < 100 && !atomic_load(&thread_entered); i++) rs_futex_wait(&thread_entered, 0, 1);
+    /* A writer thread still starting up: let it get to its own code first (up to ~1 s, for a loaded host: in
+     * between, the thread library and a sanitizer's runtime hold locks that the child would inherit taken). */
+    for (int i = 0; i < 1000 && !atomic_load(&thread_entered); i++) rs_futex_wait(&thread_entered, 0, 1);
     pthread_mutex_lock(&wlock);
     rs_strings_lock();
 }
