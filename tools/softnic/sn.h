@@ -255,7 +255,7 @@ void sn_tx_push(struct sn_ctx *c, struct sn_job *j); /* ctx lock held */
  * sn_post_send) */
 void sn_tx_queue(struct sn_ctx *c, struct sn_job *j);
 void sn_qp_lost(struct sn_qp *qp, uint64_t seq); /* request seq (and all after) dropped: start the
-                                                      * retransmit timer; ctx lock held */
+                                                  * retransmit timer; ctx lock held */
 void sn_qp_unlost(struct sn_qp *qp);             /* stop it (ERR, RESET, destroy); ctx lock held */
 void sn_rx_kick(struct sn_ctx *c);               /* new receives / state: RX retries parked requests */
 
