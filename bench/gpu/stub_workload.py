@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A GPU-less stand-in for the workloads of bench/gpu/ablate.py and lockstep.py (their self-tests, tests/bench/):
-each "step" spins the CPU for --step-ms of CPU time (times 1 + STUB_SLOW, a planted cost), with the same result
+each "step" spins the CPU for --step-ms (times 1 + STUB_SLOW, a planted cost), with the same result
 file and lock-step protocol (bench/gpu/lockstep_gate.py) as transformer.py."""
 import argparse
 import json
@@ -12,10 +12,12 @@ from lockstep_gate import Gate
 
 
 def spin(ns):
-    """Burn ns of this thread's CPU time (not wall time: on a loaded machine a preempted step still does the same
-    work, so a planted cost stays what it is in CPU time, and only the wall time of that step grows)."""
-    end = time.thread_time_ns() + ns
-    while time.thread_time_ns() < end:
+    """Burn ns of wall time (default: a step's wall time stays exactly its planted length on a loaded machine, which
+    the lock-step checks compare) or, with STUB_SPIN=cpu, of this thread's CPU time (a preempted step still does
+    the same work: what hostcost.py's CPU-time checks compare)."""
+    clock = time.thread_time_ns if os.environ.get("STUB_SPIN") == "cpu" else time.monotonic_ns
+    end = clock() + ns
+    while clock() < end:
         pass
 
 

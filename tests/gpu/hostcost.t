@@ -1,12 +1,13 @@
 #!/bin/bash
 # bench/gpu/hostcost.py (issue 16's host-work measurement) run here on the GPU-less stub workload: process CPU
 # time over the timed steps. A mode planted with a 20 % longer spin per step must come out 1.1-1.3 times
-# untraced; the untraced step's CPU time must be about its 2 ms spin; the main thread must carry it.
+# untraced (the stub spins CPU time: STUB_SPIN=cpu); the untraced step's CPU time must be about its 2 ms
+# spin; the main thread must carry it.
 . "$(dirname "$0")/../lib.sh"
 need_cmd python3
 need_cmd taskset
 plan 4
-out=$(cd "$T" && python3 "$RS_TOP/bench/gpu/hostcost.py" --workload stub --modes untraced,stub-slow20 --rounds 2 \
+out=$(cd "$T" && STUB_SPIN=cpu python3 "$RS_TOP/bench/gpu/hostcost.py" --workload stub --modes untraced,stub-slow20 --rounds 2 \
     --steps 150 --warmup 2 --cpus 0 --work "$T/w" --out "$T/o" 2>&1)
 diag "$out"
 ok "the harness wrote its result" test -s "$T/o/hostcost-stub.json"
