@@ -33,9 +33,10 @@ fi
 RS_PRELOAD=${RS_SAN_RT:+$RS_SAN_RT:}$RS_LIB
 # RS_PRELOAD_SHELL: the same for uninstrumented programs that fork from freshly forked children (shells,
 # python and its pyenv shims). Under ASan it leaves the runtime out (the library still loads it, late;
-# verify_asan_link_order=0): gcc 12's libasan takes no allocator lock around fork(), and such a child forks
-# while its new writer thread is inside ASan's malloc (thread set-up), so the grandchild hangs on that lock
-# (seen 3 times in tests/core/harmless.t). Those programs then use glibc's malloc: no heap checks there;
+# verify_asan_link_order=0): such a child forks while its new writer thread is being set up inside libasan,
+# and the grandchild hangs on a lock gcc 12's libasan does not handle around fork() (seen 3 times in
+# tests/core/harmless.t; session 6 blamed the allocator lock; session 7 caught cred_fork.t's hang on the
+# thread registry lock with gdb, hardening.md: probably the same, not re-checked here). Those programs then use glibc's malloc: no heap checks there;
 # the ASan-built test programs keep them.
 RS_PRELOAD_SHELL=$RS_PRELOAD
 if [ "$RS_SAN" = asan ]; then RS_PRELOAD_SHELL=$RS_LIB; fi
