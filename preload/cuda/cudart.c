@@ -7,7 +7,8 @@
  * They always count calls (the CUPTI take-over check needs evidence that copies are being issued).
  *
  * They see only what goes through the exported symbols of a dynamically linked libcudart (libtorch's own
- * copies); static-cudart libraries (NCCL, cuBLAS) and kernel-based copies are CUPTI's job.
+ * copies; also the per-thread-default-stream names, _ptds/_ptsz); static-cudart libraries (NCCL, cuBLAS)
+ * and kernel-based copies are CUPTI's job.
  *
  * Real symbols: RTLD_NEXT (libcudart is in the global scope under PyTorch, measured), then the
  * already-loaded libcudart (local scopes), and dlsym/dlvsym look-ups are redirected here too.
@@ -205,6 +206,24 @@ CUDART_COPY_WRAPPER(cudaMemcpyPeerAsync, 1, 0, dst, src, count, cudaMemcpyDevice
                     (void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream),
                     (dst, dstDevice, src, srcDevice, count, stream))
 
+/* The per-thread-default-stream entry points: a program built with `nvcc --default-stream per-thread` (or
+ * CUDA_API_PER_THREAD_DEFAULT_STREAM) calls these names instead (cuda_runtime_api.h maps them by macro), so
+ * without them its copies would be invisible outside the windows. Same records; stream 0 then means the calling
+ * thread's default stream. */
+CUDART_COPY_WRAPPER(cudaMemcpy_ptds, 0, 1, dst, src, count, kind, (cudaStream_t)0,
+                    (void *dst, const void *src, size_t count, enum cudaMemcpyKind kind), (dst, src, count, kind))
+CUDART_COPY_WRAPPER(cudaMemcpyAsync_ptsz, 1, 1, dst, src, count, kind, stream,
+                    (void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream),
+                    (dst, src, count, kind, stream))
+CUDART_COPY_WRAPPER(cudaMemcpy2D_ptds, 0, 1, dst, src, width *height, kind, (cudaStream_t)0,
+                    (void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                     enum cudaMemcpyKind kind),
+                    (dst, dpitch, src, spitch, width, height, kind))
+CUDART_COPY_WRAPPER(cudaMemcpy2DAsync_ptsz, 1, 1, dst, src, width *height, kind, stream,
+                    (void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                     enum cudaMemcpyKind kind, cudaStream_t stream),
+                    (dst, dpitch, src, spitch, width, height, kind, stream))
+
 /* Host memory changing kind: the pointer-kind cache starts over (pk_gen), after the call, whoever calls
  * (also from inside another wrapper: no guard, nothing is recorded). Otherwise pure pass-through. */
 #define CUDART_HOSTMEM_WRAPPER(fn, params, args)            \
@@ -227,7 +246,8 @@ CUDART_HOSTMEM_WRAPPER(cudaMallocHost, (void **p, size_t n), (p, n))
 /* clang-format off */
 #define CUDART_WRAPPED(X)                                                                                   \
     X(cudaMemcpy) X(cudaMemcpyAsync) X(cudaMemcpy2D) X(cudaMemcpy2DAsync) X(cudaMemcpyPeer)                 \
-    X(cudaMemcpyPeerAsync) X(cudaFreeHost) X(cudaHostUnregister) X(cudaHostRegister) X(cudaHostAlloc)       \
+    X(cudaMemcpyPeerAsync) X(cudaMemcpy_ptds) X(cudaMemcpyAsync_ptsz) X(cudaMemcpy2D_ptds)                  \
+    X(cudaMemcpy2DAsync_ptsz) X(cudaFreeHost) X(cudaHostUnregister) X(cudaHostRegister) X(cudaHostAlloc)   \
     X(cudaMallocHost)
 /* clang-format on */
 #define CUDART_REDIRECT(fn) RS_DL_REDIRECT(fn, NULL, fn),

@@ -15,7 +15,7 @@ FAKE = os.path.join(NCCL_BIN, "fakecupti")
 if not os.path.exists(DRIVER):
     skip_all("built without CUDA headers (no CUPTI record structs): cupti_driver not built")
 need(LIB, CLI, DRIVER, os.path.join(FAKE, "libcupti.so.13"))
-plan(31)
+plan(32)
 
 out = os.path.join(T, "basic")
 FULL_API = {"RAILSCOPE_CUDA_KERNELS": "all", "RAILSCOPE_CUDA_API": "on", "RAILSCOPE_CUDA_SYNC": "on"}
@@ -108,7 +108,7 @@ p = run([DRIVER, FAKE, "takeover"], out, FULL_API)
 evs = events(out)
 ok(p.returncode == 0 and "register=0 owner_other=1" in p.stdout,
    "take-over: the other client's registration is forwarded to CUPTI", p.stdout + p.stderr)
-ok("copies=12 bad=0" in p.stdout, "take-over: every cudaMemcpy reached the runtime and succeeded", p.stdout)
+ok("copies=14 bad=0" in p.stdout, "take-over: every cudaMemcpy reached the runtime and succeeded", p.stdout)
 ok("last_error=0" in p.stdout, "our pointer queries leave no error behind for the application's cudaGetLastError",
    p.stdout)
 warn = [l for l in p.stderr.splitlines() if "another CUPTI client" in l]
@@ -123,6 +123,10 @@ ok(len(h2d) == 10 and all(c["dst_mem"] == 2 for c in h2d),
 is_(sorted({c["src_mem"] for c in h2d}), [0, 1], "take-over: pageable and pinned sources told apart")
 d2d = [c for c in cc if c["copy_kind"] == 3]
 ok(len(d2d) == 1 and d2d[0]["src_mem"] == 2 and d2d[0]["dst_mem"] == 2, "device-to-device copies need no pointer query", d2d)
+pt = sorted((c["bytes"], c["copy_kind"], c["async"], c["src_mem"], c["dst_mem"], c["stream"]) for c in cc
+            if c["bytes"] in (8192, 12288))
+is_(pt, [(8192, 1, 0, 1, 2, "0x0"), (12288, 2, 1, 2, 0, "0x77")],
+    "per-thread-default-stream copies (cudaMemcpy_ptds, cudaMemcpyAsync_ptsz) recorded like the others")
 w = kind(evs, "cuda_kernel_window")
 ok(w and w[-1]["state"] == 2, "the take-over is marked in the trace", w)
 finish()

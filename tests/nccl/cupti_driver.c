@@ -129,6 +129,12 @@ int main(int argc, char **argv)
         for (int i = 0; i < 10; i++) bad += mc((void *)0x2000, i & 1 ? (void *)0x1000 : (void *)0x5000, 4096, 1) != 0;
         bad += mc((void *)0x5000, (void *)0x2000, 64, 3) != 0; /* device-to-device */
         bad += mc((void *)0x2000, (void *)0x6000, 64, 1) != 0; /* a source the attribute query rejects */
+        /* the per-thread-default-stream names of a `--default-stream per-thread` build */
+        memcpy_fn mc_ptds = (memcpy_fn)dlsym(RTLD_DEFAULT, "cudaMemcpy_ptds");
+        typedef int (*memcpy_async_fn)(void *, const void *, size_t, int, void *);
+        memcpy_async_fn mca_ptsz = (memcpy_async_fn)dlsym(RTLD_DEFAULT, "cudaMemcpyAsync_ptsz");
+        bad += !mc_ptds || mc_ptds((void *)0x2000, (void *)0x1000, 8192, 1) != 0;
+        bad += !mca_ptsz || mca_ptsz((void *)0x5000, (void *)0x2000, 12288, 2, (void *)0x77) != 0;
         int (*last)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "cudaGetLastError");
         int *copies = (int *)dlsym(rt, "fake_cudart_copies");
         printf("copies=%d bad=%d last_error=%d\n", copies ? *copies : -1, bad, last ? last() : -1);

@@ -22,6 +22,22 @@ EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cu
     fake_cudart_copies++;
     return cudaSuccess;
 }
+/* The per-thread-default-stream names (no prototypes outside CUDA_API_PER_THREAD_DEFAULT_STREAM builds). */
+EXPORT cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t n, enum cudaMemcpyKind k);
+EXPORT cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t n, enum cudaMemcpyKind k, cudaStream_t s);
+/* (they count on their own: a call to cudaMemcpy from here would go through the preloaded wrapper) */
+EXPORT cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t n, enum cudaMemcpyKind k)
+{
+    (void)dst, (void)src, (void)n, (void)k;
+    fake_cudart_copies++;
+    return cudaSuccess;
+}
+EXPORT cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t n, enum cudaMemcpyKind k, cudaStream_t s)
+{
+    (void)dst, (void)src, (void)n, (void)k, (void)s;
+    fake_cudart_copies++;
+    return cudaSuccess;
+}
 static cudaError_t last_err; /* the runtime's sticky "last error", as cudaGetLastError reports it */
 EXPORT int fake_cudart_ptr_queries;
 static const void *registered[16];
