@@ -66,6 +66,8 @@ def main():
     ap.add_argument("--work", default="/tmp/rs-hostcost")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     a = ap.parse_args()
+    if a.workload not in ("transformer", "launch", "stub"):  # the workloads that take --blocking-sync, time CPU
+        sys.exit(f"hostcost: workload {a.workload} not supported (transformer, launch, stub)")
     os.makedirs(a.work, exist_ok=True)
     os.makedirs(a.out, exist_ok=True)
     modes = a.modes.split(",")
