@@ -269,22 +269,32 @@ RS_NO_SANITIZE RS_EXPORT sighandler_t signal(int sig, sighandler_t handler)
  * waiting fork go first (fork_waiting), else a thread changing ids in a loop could keep it out. */
 static pthread_mutex_t cred_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread volatile sig_atomic_t cred_held; /* this thread is in a wrapper (a signal handler that forks) */
-static _Atomic uint32_t fork_waiting;            /* a fork() waits for cred_lock */
-/* what fork_prepare took, for fork_parent; glibc runs the handlers of one fork at a time (its atfork lock) */
-static int fork_took_cred, fork_took_writer;
+/* This thread is between fork_prepare and fork_parent/fork_child: it holds cred_lock and the writer's locks,
+ * so a credential call it makes now (another library's fork handler, a signal handler interrupting fork())
+ * must not wait for them: it goes straight to the real call (the writer thread, blocked on the writer lock,
+ * cannot be stopped then anyway). */
+static __thread volatile sig_atomic_t in_fork;
+static _Atomic uint32_t fork_waiting; /* a fork() waits for cred_lock */
+/* what fork_prepare took, for fork_parent (per thread: glibc before 2.28 could run two forks' handlers at once) */
+static __thread int fork_took_cred, fork_took_writer;
 
+/* The handlers run inside the program's fork(): whatever errno our waits leave (a futex timeout) must not show
+ * after a successful fork, so each one restores what it found. */
 static void fork_prepare(void)
 {
+    int saved_errno = errno;
+    in_fork = 1;
     fork_took_cred = 0;
     if (!cred_held) {
         atomic_store(&fork_waiting, 1);
         struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
+        clock_gettime(CLOCK_MONOTONIC, &until);
         until.tv_sec += 5; /* a wrapper waits up to 2 s for the writer thread to stop */
-        fork_took_cred = pthread_mutex_timedlock(&cred_lock, &until) == 0;
+        fork_took_cred = pthread_mutex_clocklock(&cred_lock, CLOCK_MONOTONIC, &until) == 0;
     }
     fork_took_writer = atomic_load(&rs_state) == RS_ST_RUNNING;
     if (fork_took_writer) rs_writer_fork_prepare();
+    errno = saved_errno;
 }
 
 static void fork_done(void)
@@ -295,15 +305,27 @@ static void fork_done(void)
 
 static void fork_parent(void)
 {
+    int saved_errno = errno;
     if (fork_took_writer) rs_writer_fork_parent();
     if (fork_took_cred) pthread_mutex_unlock(&cred_lock);
     fork_done();
+    in_fork = 0;
+    errno = saved_errno;
 }
 
+static void fork_child_body(void);
 static void fork_child(void)
+{
+    int saved_errno = errno;
+    fork_child_body();
+    errno = saved_errno;
+}
+
+static void fork_child_body(void)
 {
     pthread_mutex_init(&cred_lock, NULL);
     fork_done();
+    in_fork = 0;
     if (atomic_load(&rs_state) != RS_ST_RUNNING) return;
     rs_pid = getpid();
     atomic_store(&exit_tid, 0);
@@ -483,16 +505,20 @@ static void cred_leave(void)
     cred_held = 0;
 }
 
-#define CRED_WRAP(name, call)                                 \
-    REAL_MT(name);                                            \
-    if (!real_##name) return errno = ENOSYS, -1;              \
-    if (!ours() || rs_tls.is_writer) return real_##name call; \
-    cred_enter();                                             \
-    int stopped = rs_writer_thread_stop(2000);                \
-    int r = real_##name call, saved = errno;                  \
-    if (stopped) rs_writer_thread_restart();                  \
-    cred_leave();                                             \
-    errno = saved;                                            \
+/* errno: what the real call left when it failed; when it succeeded, what the program had before the call
+ * (our own waits and probes, a futex timeout or a tgkill's ESRCH, must not show through a success). */
+#define CRED_WRAP(name, call)                                            \
+    REAL_MT(name);                                                       \
+    if (!real_##name) return errno = ENOSYS, -1;                         \
+    if (!ours() || rs_tls.is_writer || in_fork) return real_##name call; \
+    int entry_errno = errno;                                             \
+    cred_enter();                                                        \
+    int stopped = rs_writer_thread_stop(2000);                           \
+    errno = entry_errno;                                                 \
+    int r = real_##name call, saved = errno;                             \
+    if (stopped) rs_writer_thread_restart();                             \
+    cred_leave();                                                        \
+    errno = r == 0 ? entry_errno : saved;                                \
     return r
 
 RS_EXPORT int setuid(uid_t u) { CRED_WRAP(setuid, (u)); }

@@ -1,0 +1,20 @@
+/* A library initialised before railscope (a DT_NEEDED library's constructor runs first): it registers fork
+ * handlers that change ids (EARLY_PREPARE / EARLY_PARENT / EARLY_CHILD name which), for tests/core/fork_handlers.t. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static void pre(void)
+{
+    if (getenv("EARLY_PREPARE")) setresuid(-1, -1, -1);
+}
+static void par(void)
+{
+    if (getenv("EARLY_PARENT")) setresuid(-1, -1, -1);
+}
+static void chi(void)
+{
+    if (getenv("EARLY_CHILD")) setresuid(-1, -1, -1);
+}
+__attribute__((constructor)) static void init(void) { pthread_atfork(pre, par, chi); }

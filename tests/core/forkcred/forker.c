@@ -1,0 +1,66 @@
+/* tests/core/fork_handlers.t: `forker handlers` forks once (linked with early.c's library, whose fork handlers
+ * change ids); `forker signal N` forks N times while SIGALRM every 200 us runs a handler that calls setresuid
+ * (async-signal-safe), so some land inside fork(); `forker errno` prints errno after a successful setresuid and
+ * fork (the program's own 0 must stay). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t signals;
+static void on_alarm(int s)
+{
+    (void)s;
+    int e = errno;
+    setresuid(-1, -1, -1);
+    signals++;
+    errno = e;
+}
+
+static int fork_wait(void)
+{
+    pid_t p = fork();
+    if (p == 0) _exit(0);
+    if (p < 0) return -1;
+    while (waitpid(p, NULL, 0) < 0 && errno == EINTR) {}
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "handlers")) {
+        printf("forked=%d\n", fork_wait() == 0);
+        return 0;
+    }
+    if (argc > 2 && !strcmp(argv[1], "signal")) {
+        int n = atoi(argv[2]), bad = 0;
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_alarm;
+        sa.sa_flags = SA_RESTART;
+        sigaction(SIGALRM, &sa, NULL);
+        struct itimerval it = {{0, 200}, {0, 200}};
+        setitimer(ITIMER_REAL, &it, NULL);
+        for (int i = 0; i < n; i++) bad += fork_wait() != 0;
+        struct itimerval off = {{0, 0}, {0, 0}};
+        setitimer(ITIMER_REAL, &off, NULL);
+        printf("forks=%d bad=%d signals=%s\n", n, bad, signals > 0 ? "some" : "none");
+        return 0;
+    }
+    if (argc > 1 && !strcmp(argv[1], "errno")) {
+        errno = 0;
+        int r = setresuid(-1, -1, -1);
+        int e1 = errno;
+        errno = 0;
+        int f = fork_wait();
+        printf("setresuid=%d errno=%d fork=%d errno=%d\n", r, e1, f, errno);
+        return 0;
+    }
+    fprintf(stderr, "usage: forker handlers | signal N | errno\n");
+    return 2;
+}
