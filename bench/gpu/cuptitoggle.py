@@ -6,11 +6,13 @@
 
 Why: on the H200 host two processes of one workload differ by 5-20 % for seconds at a time (lock-step pairs of
 untraced processes gave 0.98-1.10 in session 7), so a 1 % cost cannot be told from which process ran it. Here the
-phases take turns in one process, a block each, the order rotating every cycle:
+phases take turns in one process, a block each:
   none     CUPTI detached (cuptiFinalize), as an untraced run
   idle     activity buffers registered, nothing enabled (the minimal injection's "none")
   idle-ts  + timestamp callback and system thread ids (what railscope's set-up adds; its default between windows)
   window   + CONCURRENT_KERNEL enabled (a sampling window, attached late)
+The orders form a Williams design (each phase follows every other equally often): what a window leaves behind
+slows the next block, whatever its phase.
 Per phase: mean step time; per cycle the ratio to that cycle's `none` block, pooled as a geometric mean with a 95 %
 t-interval over cycles. The time each switch takes (attach, late kernel enable, detach) is reported too: a design
 that detaches CUPTI between windows pays it once per window. The first `none` blocks, before CUPTI was ever
@@ -31,6 +33,22 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchstats import pooled  # noqa: E402
 
 PHASES = {"none": None, "idle": 0, "idle-ts": 1, "window": 3}
+
+
+def williams(n):
+    """Orders of n phases in which every phase follows every other equally often (a Williams design; for odd n
+    each order and its reverse are needed, so this gives the first n rows of 2n). A block right after a kernel
+    window runs slower whatever its phase (session 7: the plain rotation put `none` after `window` in 9 of 12
+    cycles and biased every ratio to `none` low), so the order must balance what comes before each phase."""
+    first = [0]
+    lo, hi = 1, n - 1
+    while len(first) < n:
+        first.append(lo)
+        lo += 1
+        if len(first) < n:
+            first.append(hi)
+            hi -= 1
+    return [[(x + r) % n for x in first] for r in range(n)]
 
 
 def launch_step(a):
@@ -109,7 +127,7 @@ def main():
         blocks.append(dict(cycle=-1, phase="pre", steps_ns=block()))
     attached = False
     for c in range(a.cycles):
-        order = phases[c % len(phases):] + phases[:c % len(phases)]
+        order = [phases[j] for j in williams(len(phases))[c % len(phases)]]
         for ph in order:
             t0 = time.monotonic_ns()
             if attached:

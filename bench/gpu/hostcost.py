@@ -86,7 +86,9 @@ def main():
     by = {m: [r for r in runs if r["mode"] == m] for m in modes}
     base = {r["round"]: r for r in by.get("untraced", [])}
     bwall = statistics.mean(r["wall_ms"] for r in base.values()) if base else None
-    print(f"hostcost {a.workload}: process CPU time per timed step ({a.steps} steps, blocking sync), rounds {a.rounds}")
+    done = len({r["round"] for r in runs})
+    print(f"hostcost {a.workload}: process CPU time per timed step ({a.steps} steps, blocking sync), "
+          f"{done} rounds of {a.rounds}")
     for m in modes:
         rs = by[m]
         if not rs:

@@ -29,14 +29,15 @@ def add_group(p, w, refs, pooled, exits, f):
     by = {}
     for r in p["procs"]:
         by.setdefault(r["mode"], []).append(r)
+    for x, xs in by.items():  # A/A: any mode with two processes or more in the group
+        if len(xs) >= 2:
+            pooled.setdefault((w, x, x), []).append(
+                (xs[0]["mean_ms"] / xs[1]["mean_ms"], xs[0]["median_ms"] / xs[1]["median_ms"], f))
     for ref, only in refs.items():
         if ref not in by:
             continue
         for x, xs in by.items():
-            if x == ref and len(xs) >= 2:
-                pooled.setdefault((w, x, ref), []).append(
-                    (xs[0]["mean_ms"] / xs[1]["mean_ms"], xs[0]["median_ms"] / xs[1]["median_ms"], f))
-            elif x != ref and (only is None or x == only):
+            if x != ref and (only is None or x == only):
                 pooled.setdefault((w, x, ref), []).append(
                     (geo(r["mean_ms"] for r in xs) / geo(r["mean_ms"] for r in by[ref]),
                      geo(r["median_ms"] for r in xs) / geo(r["median_ms"] for r in by[ref]), f))

@@ -8,9 +8,9 @@
  *     tracer clock (if CUPTI refuses, records are shifted by REALTIME - MONOTONIC measured at set-up);
  *   - enable GPU-side activity (CONCURRENT_KERNEL, MEMCPY, MEMCPY2, MEMSET, + launch API records with
  *     RAILSCOPE_CUDA_API=on) only inside sampling windows (RAILSCOPE_CUDA_KERNELS=sampled, the default), always
- *     (`all`) or never (`off`); outside windows nothing is enabled (measured on the H200, CUPTI attached and
- *     detached in one process: attached with nothing enabled costs nothing visible, <= 0.2 % of a transformer
- *     step; kernel activity ~1.4 us a launch; bench/gpu/RESULTS.md, session 7);
+ *     (`all`) or never (`off`); outside windows nothing is enabled (kernel activity costs ~1.4 us a launch on
+ *     the H200; CUPTI attached with nothing enabled, the state between windows, maybe 1-2 % of a transformer
+ *     step, not resolved: bench/gpu/RESULTS.md, sessions 6-7);
  *   - leave copies to the cudart wrappers (cudart.c: bytes, direction, pageable/pinned, stream, host time of
  *     every cudaMemcpy*) outside windows: CUPTI's MEMCPY activity alone costs several % of a step on a
  *     transformer that makes a few dozen device-to-device copies a step (bench/gpu/RESULTS.md, session 5).
