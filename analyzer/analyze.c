@@ -31,6 +31,8 @@ static const char *const gd_names[] = {
     RS_GD_VERDICTS(G)
 #undef G
 };
+int an_debug;
+
 const char *rs_cat_key(int c) { return c >= 0 && c < RS_CAT_COUNT ? cat_keys[c] : "?"; }
 const char *rs_cat_words(int c) { return c >= 0 && c < RS_CAT_COUNT ? cat_words[c] : "?"; }
 const char *rs_gd_name(int v) { return v >= 0 && v < RS_GD_COUNT ? gd_names[v] : "?"; }
@@ -88,6 +90,11 @@ static void *worker(void *arg)
         if (i >= w->ntodo) break;
         i = w->todo[i];
         an_load_rank(w->files[i], w->o, w->o->link_gbps, &w->ranks[i], &w->events, w->pass_cap, w->share);
+        if (an_debug) {
+            const struct an_rank *r = &w->ranks[i];
+            fprintf(stderr, "railscope: report: read %s (round %d, %llu bytes kept at most)%s\n", w->files[i],
+                    w->rounds + 1, (unsigned long long)r->share, r->cut_events || r->cut_steps ? ": cut" : "");
+        }
         __atomic_add_fetch(&w->done, 1, __ATOMIC_RELEASE);
     }
     an_load_done();
@@ -160,13 +167,19 @@ static uint64_t kept_bytes(const struct an_rank *r)
 }
 
 #define AN_BUDGET_ROUNDS 8 /* reads of the files cut, at most (the first round included) */
+/* A round reads every file cut again, in full: only worth it when their share grows by a quarter or more. A
+ * few % more rarely moves the cut (arrays grow by 1/8 near the limit, steps cost 512 bytes each) and a small
+ * file that finished (a launcher beside F ranks) frees only 1/F: 16 ranks of 4 M marks and one of 100 marks
+ * at --max-mem 512 were all read twice, +56 % of the time, for the same report. */
+#define AN_BUDGET_GROWTH 4 /* read again only if the share grows by at least share / 4 */
 
 /* Phase 1: every file with an even share (budget / files: a file's pass holds at most budget / min(files,
  * AN_MAX_THREADS)); then, while files were cut, what the others keep is subtracted from the budget and the
  * rest is split evenly between the files cut, read again on fresh passes (water-filling). Files that finish
  * under their share so leave the rest to those that need it. Every file's result depends only on the file and
  * its share (never on timing or threads), so each round's split, and the report, are deterministic; a round
- * is read only when the share grows, which needs a file to have finished in the round before. The total
+ * is read only when the share grows by a quarter or more (AN_BUDGET_GROWTH), which needs a file to have
+ * finished in the round before. The total
  * stays within the budget: the files read in a round share what the others do not keep. */
 static void load_all(struct work *w, const struct rs_report_opts *opts)
 {
@@ -187,6 +200,14 @@ static void load_all(struct work *w, const struct rs_report_opts *opts)
         if (!k || kept >= w->budget) break;
         uint64_t pool = w->budget - kept, share = pool / (uint64_t)k;
         if (share <= w->share) break; /* nothing finished under its share: no file would get more */
+        if (share - w->share < w->share / AN_BUDGET_GROWTH) { /* too little more to be worth another read */
+            if (an_debug)
+                fprintf(stderr,
+                        "railscope: report: the %d file%s cut not read again: %llu bytes kept each would be "
+                        "only %.1f %% more\n",
+                        k, k > 1 ? "s" : "", (unsigned long long)share, 100.0 * (share - w->share) / w->share);
+            break;
+        }
         uint64_t cap = pool / (uint64_t)(k < AN_MAX_THREADS ? k : AN_MAX_THREADS);
         for (int j = 0; j < k; j++) rank_free(&w->ranks[w->todo[j]]); /* their partial state, before the round */
         w->share = share;
@@ -429,6 +450,8 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
         snprintf(err, errlen, "no trace files given");
         return -1;
     }
+    const char *log = getenv("RAILSCOPE_LOG"); /* debug: each file read (the budget's rounds) on stderr */
+    an_debug = log && !strcmp(log, "debug");
     struct work w = {.files = files, .nfiles = nf, .o = opts};
     /* The run's memory budget, split by the number of files first, then by what they left (load_all). */
     w.budget = opts->max_mem ? opts->max_mem

@@ -21,12 +21,14 @@ void *an_grow(void *p, size_t *cap, size_t need, size_t elem); /* aborts the pro
  * split before any file is read (so the cut does not depend on timing or thread count): a file's pass holds at
  * most B / min(files, AN_MAX_THREADS) (at most that many passes run at once), and keeps for the join at most
  * B / files. The files cut are then read again with what the others left: B less what the complete files
- * keep, split evenly between them (analyze.c, load_all), until none is cut or no share grows. an_held: bytes of
- * capacity this worker thread's pass has grown (an_grow, the pass's hash maps) since the file's start;
- * an_budget: the pass's limit while it reads events (0 = none). Near the limit, arrays grow by 1/8 instead of
- * doubling. */
+ * keep, split evenly between them (analyze.c, load_all), until none is cut or the share would grow by less
+ * than a quarter. an_held: bytes of capacity this worker thread's pass has grown (an_grow, the pass's hash
+ * maps) since the file's start; an_budget: the pass's limit while it reads events (0 = none). Near the limit,
+ * arrays grow by 1/8 instead of doubling. */
 #define AN_MAX_THREADS 64
 extern __thread uint64_t an_held, an_budget;
+/* RAILSCOPE_LOG=debug: one stderr line per file read and per re-read (analyze.c, load_all); set before loading. */
+extern int an_debug;
 /* What a step costs in the rest of the analysis: the rank's local step, the joined step, the per-step view. */
 #define AN_STEP_BYTES 512
 /* What a collective record costs after the pass (the rank's copy, its joined group, the join's member). */

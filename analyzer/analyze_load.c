@@ -728,6 +728,7 @@ void an_load_rank(const char *path, const struct rs_report_opts *o, double link_
         if (over_budget(p)) {
             cut = 1;
             r->cut_events += c.n - k;
+            if (recycled) break; /* read again on a fresh pass below: counting the rest first would be wasted */
         }
         n += c.n;
         if (n - told >= 0x10000) {
@@ -740,6 +741,8 @@ void an_load_rank(const char *path, const struct rs_report_opts *o, double link_
         /* A recycled pass's arrays grew for an earlier file, uncounted here: the cut would depend on which
          * files this worker read before. Read the file again on a fresh pass (only files past the budget). */
         __atomic_sub_fetch(events_progress, n, __ATOMIC_RELAXED);
+        if (an_debug)
+            fprintf(stderr, "railscope: report: %s: cut on a recycled pass, read again on a fresh one\n", path);
         rs_reader_close(rd);
         an_pass_free(p);
         free(p);
@@ -764,7 +767,9 @@ void an_load_rank(const char *path, const struct rs_report_opts *o, double link_
     an_tree_phases(p);
     an_local(p, link_gbps_hint);
     rs_reader_close(rd);
-    if (an_held > r->budget / 4) { /* a large pass is not kept for the next file: at most 1.25 budgets */
+    /* A large pass is not kept for the next file (at most 1.25 budgets), nor a cut file's: the next file, if
+     * cut too, would have to be read again on a fresh pass (above); its arrays are near the budget anyway. */
+    if (cut || an_held > r->budget / 4) {
         an_pass_free(p);
         free(p);
         return;
