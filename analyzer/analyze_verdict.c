@@ -237,10 +237,15 @@ static size_t finding_straggler(struct rs_an_finding *c, size_t nc, const struct
                      "Ranks wait %.2f ms per step (%.0f %% of step time) in collectives for late ranks (no single "
                      "rank is consistently last",
                      MS(a->attr[RS_CAT_PEER_WAIT] / ns), 100 * f->step_frac);
-    if (s && s->cost_s > 0 && w > 0 && w < (int)sizeof f->text)
-        w += snprintf(f->text + w, sizeof f->text - (size_t)w,
-                      ": %zu late ranks, the costliest, rank %d, %.2f ms per step", a->nstragglers, s->rank,
-                      MS(s->cost_per_step_s));
+    if (s && s->cost_s > 0 && w > 0 && w < (int)sizeof f->text) {
+        if (a->nstragglers == 1) /* waits under the lateness threshold make the rest: "1 late rank, rank 3" */
+            w += snprintf(f->text + w, sizeof f->text - (size_t)w, ": 1 late rank, rank %d, %.2f ms per step", s->rank,
+                          MS(s->cost_per_step_s));
+        else
+            w += snprintf(f->text + w, sizeof f->text - (size_t)w,
+                          ": %zu late ranks, the costliest, rank %d, %.2f ms per step", a->nstragglers, s->rank,
+                          MS(s->cost_per_step_s));
+    }
     if (w > 0 && w < (int)sizeof f->text) snprintf(f->text + w, sizeof f->text - (size_t)w, ")");
     return nc;
 }

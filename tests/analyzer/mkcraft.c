@@ -13,6 +13,10 @@
  *     rs-mkcraft turns DIR        4 ranks, 12 steps (step marks), one WORLD AllReduce a step at +1 ms with
  *                                 one rank 1 ms late in turns: rank 0 in steps 0, 4, 8, 11, rank 1 in 1, 5,
  *                                 9, rank 2 in 2, 6, 10, rank 3 in 3, 7 (no rank costs half of the wait)
+ *     rs-mkcraft lone DIR         4 ranks, 12 steps (step marks), one WORLD AllReduce a step at +1 ms: rank 3
+ *                                 0.8 ms late in step 5 (the one straggler), and in each other step rank k % 3
+ *                                 95 us late, under the lateness threshold (1 % of the 10 ms step): the wait
+ *                                 those cause is charged to no rank, so rank 3 costs less than half of it
  *     rs-mkcraft commlog FILE N   one rank in N communicators (distinct hashes): per communicator the
  *                                 profiler's init, one NCCL_TRANSPORT connection (NET/Socket) and one
  *                                 AllReduce record of the plugin (each looked its communicator up in a list)
@@ -198,6 +202,32 @@ static void mk_turns(const char *dir)
     }
 }
 
+static void mk_lone(const char *dir)
+{
+    const uint64_t step = 10000000, t0 = 1000000, ms = 1000000;
+    for (int rk = 0; rk < 4; rk++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/rank%d.rtrace", dir, rk);
+        open_rank(path, rk, 4);
+        uint32_t name = rs_writer_intern(w, "step");
+        if (!name) die("rs_writer_intern failed");
+        for (int k = 0; k < 13; k++) { /* 13 marks: 12 steps */
+            uint64_t s = t0 + (uint64_t)k * step;
+            struct rs_ev_MARK m;
+            memset(&m, 0, sizeof m);
+            RS_EV_INIT(&m, MARK, s);
+            m.value = (uint64_t)k;
+            m.name = name;
+            put(&m);
+            if (k == 12) break;
+            int late = k == 5 ? 3 : k % 3;
+            uint64_t at = s + ms, last = at + (k == 5 ? 4 * ms / 5 : 95000);
+            call(rk == late ? last : at, last + ms / 2, 0xaa, (uint64_t)k, rk, 4);
+        }
+        close_rank(t0 + 12 * step + ms);
+    }
+}
+
 static void mk_marks(const char *path, long n, int rank)
 {
     open_rank(path, rank, 1024);
@@ -261,11 +291,12 @@ int main(int argc, char **argv)
     if (argc >= 4 && !strcmp(argv[1], "wc")) mk_wc(argv[2], atol(argv[3]), argc >= 5 && !strcmp(argv[4], "DUP"));
     else if (argc >= 3 && !strcmp(argv[1], "comms")) mk_comms(argv[2]);
     else if (argc >= 3 && !strcmp(argv[1], "turns")) mk_turns(argv[2]);
+    else if (argc >= 3 && !strcmp(argv[1], "lone")) mk_lone(argv[2]);
     else if (argc >= 4 && !strcmp(argv[1], "commlog")) mk_commlog(argv[2], atol(argv[3]));
     else if (argc >= 4 && !strcmp(argv[1], "marks")) mk_marks(argv[2], atol(argv[3]), argc >= 5 ? atoi(argv[4]) : 0);
     else {
-        fprintf(stderr,
-                "usage: rs-mkcraft wc FILE N [DUP] | comms DIR | turns DIR | commlog FILE N | marks FILE N [RANK]\n");
+        fprintf(stderr, "usage: rs-mkcraft wc FILE N [DUP] | comms DIR | turns DIR | lone DIR | commlog FILE N | marks "
+                        "FILE N [RANK]\n");
         return 2;
     }
     return 0;
