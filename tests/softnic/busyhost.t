@@ -26,42 +26,61 @@ cpus=$(awk '/^Cpus_allowed_list/ { n = split($2, r, ","); for (i = 1; i <= n && 
     for (x = ab[1]; x <= ab[2] && c < 2; x++) { s = s (c++ ? "," : "") x } } print s }' /proc/self/status)
 [ -n "$cpus" ] || cpus=0
 hogs=
+# the busy loops run in the background, where SIGINT is ignored: kill them however the test ends
+trap 'rc_=$?; for p in $hogs; do kill "$p" 2>/dev/null; done; (exit $rc_); _tap_cleanup' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM HUP
 for c in ${cpus//,/ } ${cpus//,/ }; do
     timeout 120 taskset -c "$cpus" sh -c 'while :; do :; done' &
     hogs="$hogs $!"
 done
 diag "CPUs $cpus, busy loops:$hogs"
 
-# a wake-up preempts or it does not, per wake-up: the contrast then loses a few ms in 10-40 % of its round
-# trips, softnic in ~2-5 %. The kernel still lets some of softnic's wake-ups wait (EEVDF eligibility: lag),
-# and in some runs most of them: 1 attempt in 5-8 showed no difference here (load 10-16 beside), so up to 5
-# attempts, passing on the first that shows it. With the old library the pairs were alike: softnic's had 0.6-1.7
-# times the contrast's slow round trips (20 runs); check 2 fails without the fix in any case.
-verdict=none n=300 seen=
-for attempt in 1 2 3 4 5; do
+# A wake-up preempts or it does not, per wake-up, and how often depends on the pair's threads' state (EEVDF
+# lag), which lasts for a process: one attempt can show softnic's pair 10x slower than the contrast, or the
+# contrast 10x slower, with the same scheduling for both (SOFTNIC_SLICE_US=0: an A/A). So many short attempts,
+# each a fresh process, and a vote: an attempt is informative when the two pairs together have >= 10 round
+# trips >= 1 ms (a total that says nothing about which pair had them: an A/A stays 50:50), and it is for the
+# fix when softnic's pair has under half the contrast's. Pass when >= 55 % of the informative attempts are
+# for it, or when softnic's pair has under 45 % of the contrast's round trips >= 1 ms over all attempts (the vote
+# alone wavers when conditions make most attempts close, the pooled count alone when one attempt's threads
+# drew a bad state: softnic 81 vs contrast 1). Calibration (softnic.md, "Session 7 (H_SOFTNIC4)"): runs of
+# this file, 21 normal: votes 61-89 %, pooled 0.09-0.38; 19 with SOFTNIC_SLICE_US=0 (an A/A, both pairs at the
+# default slice): votes 11-38 %, pooled 0.67-1.30. Resampling 1320 attempts: the rule fails the fix in
+# <= 0.08 % of runs and passes an A/A in <= 0.6 % (worst batch of four).
+K=40 n=100 inf=0 won=0 ntot=0 ctot=0 broken= tries=0
+for attempt in $(seq $K); do
+    [ "$attempt" -gt 20 ] && [ "$SECONDS" -ge 45 ] && break # a very slow host: keep the file under a minute
     out=$(run_timeout 60 taskset -c "$cpus" "$W" $n)
     nic=$(val nic_over_1ms "$out") con=$(val contrast_over_1ms "$out")
-    diag "attempt $attempt: round trips >= 1 ms: softnic ${nic:-?} of $n (p50 $(val nic_p50_us "$out") us," \
-        "p90 $(val nic_p90_us "$out") us), contrast ${con:-?} of $n (p50 $(val contrast_p50_us "$out") us," \
+    [ -n "$nic" ] && [ -n "$con" ] && [ "$(val contrast_threads "$out")" = 4 ] || { broken="$out"; break; }
+    tries=$attempt ntot=$((ntot + nic)) ctot=$((ctot + con))
+    if [ $((nic + con)) -ge 10 ]; then
+        inf=$((inf + 1))
+        [ $((2 * nic)) -lt "$con" ] && won=$((won + 1))
+    fi
+    diag "attempt $attempt: round trips >= 1 ms: softnic $nic of $n (p50 $(val nic_p50_us "$out") us," \
+        "p90 $(val nic_p90_us "$out") us), contrast $con of $n (p50 $(val contrast_p50_us "$out") us," \
         "p90 $(val contrast_p90_us "$out") us)"
-    [ -n "$nic" ] && [ -n "$con" ] || { verdict=broken; break; }
-    [ "$con" -ge $((n / 20)) ] || continue # the busy loops did not delay the contrast: nothing to compare
-    seen="$nic vs $con"
-    if [ $((2 * nic)) -lt "$con" ]; then verdict=pass; break; fi
-    verdict=fail
 done
 for p in $hogs; do kill "$p" 2>/dev/null; done
 
-ok "softnic: t_wakeup ran $n round trips on each pair beside busy loops (contrast threads reset: $(val contrast_threads "$out"))" \
-    test "$verdict" != broken -a "$(val contrast_threads "$out")" = 4
+ok "softnic: t_wakeup ran $n round trips on each pair beside busy loops, $tries times (contrast threads reset)" \
+    test -z "$broken" -a "$tries" -gt 0
+[ -z "$broken" ] || printf '%s\n' "$broken" | head -5 | sed 's/^/#   /' >&2
 sl=$(val nic_slice_ns "$out")
 if [ -n "$sl" ] && [ "$sl" != 0 ]; then
-    is "$sl" 100000 "softnic: its progress threads run with a 0.1 ms scheduler slice (contrast: $(val contrast_slice_ns "$out") ns)"
+    d="(contrast: $(val contrast_slice_ns "$out") ns)"
+    is "$sl" 100000 "softnic: its progress threads run with a 0.1 ms scheduler slice $d"
 else
     skip "the kernel does not report se.slice in /proc/<pid>/task/<tid>/sched"
 fi
-case $verdict in
-none) skip "the busy loops delayed under 5% of the contrast's round trips in 5 attempts: nothing to compare" ;;
-*) ok "softnic: under half as many round trips wait >= 1 ms as with the default slice ($seen of $n)" \
-    test "$verdict" = pass ;;
-esac
+if [ -n "$broken" ]; then
+    skip "t_wakeup failed (check 1)"
+elif [ "$inf" -lt 10 ]; then
+    skip "only $inf of $tries attempts had >= 10 round trips >= 1 ms: the busy loops did not delay enough to compare"
+else
+    d="softnic: under half the contrast's round trips >= 1 ms in $won of $inf informative attempts (need 55 %),"
+    d="$d or under 45 % over all $tries: softnic $ntot, contrast $ctot of $((tries * n)) each"
+    ok "$d" test $((20 * won)) -ge $((11 * inf)) -o $((20 * ntot)) -lt $((9 * ctot))
+fi

@@ -8,7 +8,8 @@
  *
  * Prints "key value" lines for busyhost.t: <pair>_p50_us, <pair>_p90_us, <pair>_over_1ms (round trips of
  * 1 ms or more: waits a scheduler tick explains, not the link model), <pair>_slice_ns (se.slice of the
- * pair's threads as the kernel reports it, 0 if unknown), contrast_threads (threads re-set: 4). */
+ * pair's threads as the kernel reports it, 0 if unknown), contrast_threads (threads re-set: 4).
+ * T_WAKEUP_DUMP=1 also prints "lat I NIC_US CONTRAST_US" for every round trip (for calibrating busyhost.t). */
 #include "t_util.h"
 #include <dirent.h>
 #include <sched.h>
@@ -188,6 +189,9 @@ int main(int argc, char **argv)
         first->lat[i] = round_trip(first, (uint64_t)i);
         second->lat[i] = round_trip(second, (uint64_t)i);
     }
+    if (getenv("T_WAKEUP_DUMP"))
+        for (int i = 0; i < count; i++)
+            printf("lat %d %llu %llu\n", i, (unsigned long long)nic.lat[i], (unsigned long long)contrast.lat[i]);
     report("nic", &nic, count);
     report("contrast", &contrast, count);
     free(nic.lat);
