@@ -288,9 +288,11 @@ static void fork_prepare(void)
     if (!cred_held) {
         atomic_store(&fork_waiting, 1);
         struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
+        /* CLOCK_REALTIME (timedlock): gcc 12's TSan does not intercept pthread_mutex_clocklock and then reports
+         * our unlock as "unlock of an unlocked mutex"; a wall-clock step only changes this bound */
+        clock_gettime(CLOCK_REALTIME, &until);
         until.tv_sec += 5; /* a wrapper waits up to 2 s for the writer thread to stop */
-        fork_took_cred = pthread_mutex_clocklock(&cred_lock, CLOCK_MONOTONIC, &until) == 0;
+        fork_took_cred = pthread_mutex_timedlock(&cred_lock, &until) == 0;
     }
     fork_took_writer = atomic_load(&rs_state) == RS_ST_RUNNING;
     if (fork_took_writer) rs_writer_fork_prepare();
