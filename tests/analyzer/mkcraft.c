@@ -176,7 +176,9 @@ static void mk_comms(const char *dir)
     }
 }
 
-static void mk_turns(const char *dir)
+/* 4 ranks, 12 steps marked "step", one allreduce a step; late(k, &delay) names the step's late rank and how long
+ * after the others (1 ms in) it arrives. */
+static void mk_lateness(const char *dir, int (*late)(int k, uint64_t *delay))
 {
     const uint64_t step = 10000000, t0 = 1000000, ms = 1000000;
     for (int rk = 0; rk < 4; rk++) {
@@ -194,39 +196,30 @@ static void mk_turns(const char *dir)
             m.name = name;
             put(&m);
             if (k == 12) break;
-            int late = k == 11 ? 0 : k % 4;
-            uint64_t at = s + ms, last = at + ms;
-            call(rk == late ? last : at, last + ms / 2, 0xaa, (uint64_t)k, rk, 4);
+            uint64_t delay = 0;
+            int lr = late(k, &delay);
+            uint64_t at = s + ms, last = at + delay;
+            call(rk == lr ? last : at, last + ms / 2, 0xaa, (uint64_t)k, rk, 4);
         }
         close_rank(t0 + 12 * step + ms);
     }
 }
 
-static void mk_lone(const char *dir)
+/* lateness in turns: ranks 0-3 late by 1 ms in 4, 3, 3, 2 of the 12 steps */
+static int turns_late(int k, uint64_t *delay)
 {
-    const uint64_t step = 10000000, t0 = 1000000, ms = 1000000;
-    for (int rk = 0; rk < 4; rk++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/rank%d.rtrace", dir, rk);
-        open_rank(path, rk, 4);
-        uint32_t name = rs_writer_intern(w, "step");
-        if (!name) die("rs_writer_intern failed");
-        for (int k = 0; k < 13; k++) { /* 13 marks: 12 steps */
-            uint64_t s = t0 + (uint64_t)k * step;
-            struct rs_ev_MARK m;
-            memset(&m, 0, sizeof m);
-            RS_EV_INIT(&m, MARK, s);
-            m.value = (uint64_t)k;
-            m.name = name;
-            put(&m);
-            if (k == 12) break;
-            int late = k == 5 ? 3 : k % 3;
-            uint64_t at = s + ms, last = at + (k == 5 ? 4 * ms / 5 : 95000);
-            call(rk == late ? last : at, last + ms / 2, 0xaa, (uint64_t)k, rk, 4);
-        }
-        close_rank(t0 + 12 * step + ms);
-    }
+    *delay = 1000000;
+    return k == 11 ? 0 : k % 4;
 }
+static void mk_turns(const char *dir) { mk_lateness(dir, turns_late); }
+
+/* one rank 0.8 ms late once (step 5), the others in turns by 95 us (under the lateness threshold) */
+static int lone_late(int k, uint64_t *delay)
+{
+    *delay = k == 5 ? 800000 : 95000;
+    return k == 5 ? 3 : k % 3;
+}
+static void mk_lone(const char *dir) { mk_lateness(dir, lone_late); }
 
 static void mk_marks(const char *path, long n, int rank)
 {
