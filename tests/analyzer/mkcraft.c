@@ -17,6 +17,10 @@
  *                                 0.8 ms late in step 5 (the one straggler), and in each other step rank k % 3
  *                                 95 us late, under the lateness threshold (1 % of the 10 ms step): the wait
  *                                 those cause is charged to no rank, so rank 3 costs less than half of it
+ *     rs-mkcraft pair DIR [US]    4 ranks, 12 steps (step marks), one WORLD AllReduce a step at +1 ms: rank 1
+ *                                 1 ms late in the odd steps, rank 2 US microseconds (default 1000) late in the
+ *                                 even ones: with 1000 the two cost the same (a tie), each half of the wait
+ *     rs-mkcraft round DIR        the same, ranks 0-3 1 ms late in turns, 3 steps each (a four-way tie)
  *     rs-mkcraft commlog FILE N   one rank in N communicators (distinct hashes): per communicator the
  *                                 profiler's init, one NCCL_TRANSPORT connection (NET/Socket) and one
  *                                 AllReduce record of the plugin (each looked its communicator up in a list)
@@ -221,6 +225,27 @@ static int lone_late(int k, uint64_t *delay)
 }
 static void mk_lone(const char *dir) { mk_lateness(dir, lone_late); }
 
+/* two ranks late in turns: rank 1 by 1 ms in the odd steps, rank 2 by pair_us2 in the even ones */
+static uint64_t pair_us2 = 1000;
+static int pair_late(int k, uint64_t *delay)
+{
+    *delay = k % 2 ? 1000000 : pair_us2 * 1000;
+    return k % 2 ? 1 : 2;
+}
+static void mk_pair(const char *dir, long us2)
+{
+    if (us2 > 0) pair_us2 = (uint64_t)us2;
+    mk_lateness(dir, pair_late);
+}
+
+/* every rank late by 1 ms in turns, 3 of the 12 steps each */
+static int round_late(int k, uint64_t *delay)
+{
+    *delay = 1000000;
+    return k % 4;
+}
+static void mk_round(const char *dir) { mk_lateness(dir, round_late); }
+
 static void mk_marks(const char *path, long n, int rank)
 {
     open_rank(path, rank, 1024);
@@ -285,11 +310,14 @@ int main(int argc, char **argv)
     else if (argc >= 3 && !strcmp(argv[1], "comms")) mk_comms(argv[2]);
     else if (argc >= 3 && !strcmp(argv[1], "turns")) mk_turns(argv[2]);
     else if (argc >= 3 && !strcmp(argv[1], "lone")) mk_lone(argv[2]);
+    else if (argc >= 3 && !strcmp(argv[1], "pair")) mk_pair(argv[2], argc >= 4 ? atol(argv[3]) : 0);
+    else if (argc >= 3 && !strcmp(argv[1], "round")) mk_round(argv[2]);
     else if (argc >= 4 && !strcmp(argv[1], "commlog")) mk_commlog(argv[2], atol(argv[3]));
     else if (argc >= 4 && !strcmp(argv[1], "marks")) mk_marks(argv[2], atol(argv[3]), argc >= 5 ? atoi(argv[4]) : 0);
     else {
-        fprintf(stderr, "usage: rs-mkcraft wc FILE N [DUP] | comms DIR | turns DIR | lone DIR | commlog FILE N | marks "
-                        "FILE N [RANK]\n");
+        fprintf(stderr,
+                "usage: rs-mkcraft wc FILE N [DUP] | comms DIR | turns DIR | lone DIR | pair DIR [US] | round DIR "
+                "| commlog FILE N | marks FILE N [RANK]\n");
         return 2;
     }
     return 0;

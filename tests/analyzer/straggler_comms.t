@@ -5,7 +5,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_build tests/cli/mkhostile tests/analyzer/rs-mkcraft railscope
 need_cmd jq
-plan 19
+plan 20
 mkdir -p "$T/a" "$T/b" "$T/c"
 "$RS_BUILD/tests/cli/mkhostile" comms "$T/a" 1,3,5 2>/dev/null
 "$RS_BUILD/tests/cli/mkhostile" comms "$T/b" 0,1,2,3,5,7 2>/dev/null
@@ -69,3 +69,11 @@ like "$(cat "$T/e.txt")" 'no single rank is consistently last: 1 late rank, rank
     "text: \"1 late rank, rank 3\" (was \"1 late ranks, the costliest, rank 3\")"
 like "$(cat "$T/e.html")" 'no single rank is consistently last: 1 late rank, rank 3, 0\.05 ms per step\)' \
     "html: \"1 late rank, rank 3\""
+# Session 8: the run clock was a double of ~1.7e18 ns (realtime - monotonic offsets), so every time was
+# rounded to 256 ns: in rs-mkcraft pair (ranks 1 and 2 each 1 ms late in 6 of 12 steps) rank 2 was "1.000064 ms"
+# late and rank 1 "0.999936", their equal waits cost 0.375024 and 0.374976 ms a step. Offsets are now relative.
+mkdir "$T/p"
+"$RS_BUILD/tests/analyzer/rs-mkcraft" pair "$T/p" || bail "rs-mkcraft failed"
+"$RS_CLI" report --json "$T/p" >"$T/p.json" 2>/dev/null
+is "$(jq -c '[([.stragglers[] | [.rank, .mean_late_s]] | sort), ([.stragglers[].cost_s] | unique | length)]' "$T/p.json")" \
+    "[[[1,0.001],[2,0.001]],1]" "run clock exact to the ns: both ranks 1.000000 ms late, equal waits cost the same"
