@@ -55,7 +55,10 @@ uint64_t rs_cuda_copy_calls;
 #define RS_CUPTI_OPTIONAL(X)                  \
     X(cuptiActivityRegisterTimestampCallback) \
     X(cuptiActivityGetNumDroppedRecords)      \
-    X(cuptiActivityEnableRuntimeApi) X(cuptiSetThreadIdType) X(cuptiGetCallbackName) X(cuptiActivitySetAttribute)
+    X(cuptiActivityEnableRuntimeApi)          \
+    X(cuptiSetThreadIdType)                   \
+    X(cuptiGetCallbackName)                   \
+    X(cuptiActivitySetAttribute) X(cuptiSubscribe) X(cuptiUnsubscribe) X(cuptiEnableCallback) X(cuptiFinalize)
 #define RS_CUPTI_PTR(fn) static __typeof__(fn) *p_##fn;
 RS_CUPTI_REQUIRED(RS_CUPTI_PTR)
 RS_CUPTI_OPTIONAL(RS_CUPTI_PTR)
@@ -71,6 +74,7 @@ static int want_api = -1, want_sync = -1; /* RAILSCOPE_CUDA_API, RAILSCOPE_CUDA_
 int rs_cuda_api_copies = 1;               /* RAILSCOPE_CUDA_COPIES=api (default) | cupti */
 int rs_cuda_copies_by_cupti;              /* CUPTI records copies right now: the wrappers record none */
 static int abl_no_tick_flush, abl_no_convert, abl_no_init_window, abl_no_ts_callback; /* RAILSCOPE_CUDA_ABLATE */
+static int detach_mode = 1; /* RAILSCOPE_CUDA_DETACH=on|off: leave CUPTI between windows (see "detaching") */
 static char cupti_path[PATH_MAX + 64];
 
 /* Runtime API callback ids we record, by class; names interned at set-up. */
@@ -196,6 +200,28 @@ static void convert_pending(int wait)
 }
 
 static uint64_t CUPTIAPI ts_callback(void) { return rs_now(); }
+
+/* Thread ids and the clock of GPU records, set before anything is enabled (at set-up and at every re-attach:
+ * cuptiFinalize forgets them). Returns 1 when CUPTI refused the timestamp callback: records are then
+ * converted from CLOCK_REALTIME (all records of an earlier attachment were converted before it ended). */
+static int register_clock(void)
+{
+    if (p_cuptiSetThreadIdType) p_cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    if (!abl_no_ts_callback && p_cuptiActivityRegisterTimestampCallback &&
+        p_cuptiActivityRegisterTimestampCallback(ts_callback) == CUPTI_SUCCESS) {
+        __atomic_store_n(&rs_cupti_ts_offset, 0, __ATOMIC_RELAXED);
+        return 0;
+    }
+    struct timespec rt, mono;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    __atomic_store_n(&rs_cupti_ts_offset,
+                     ((int64_t)rt.tv_sec - (int64_t)mono.tv_sec) * 1000000000ll +
+                         ((int64_t)rt.tv_nsec - (int64_t)mono.tv_nsec),
+                     __ATOMIC_RELAXED);
+    rs_debug("CUPTI: timestamp callback refused; GPU times converted from CLOCK_REALTIME");
+    return 1;
+}
 
 /* ---- finding libcupti ---- */
 static void *open_path(const char *path, int flags)
@@ -356,6 +382,11 @@ static void parse_modes(void)
         else if (!strcmp(v, "cupti")) rs_cuda_api_copies = 0;
         else rs_warn("RAILSCOPE_CUDA_COPIES='%s' unknown (api|cupti); using api", v);
     }
+    if ((v = getenv("RAILSCOPE_CUDA_DETACH")) && *v) {
+        if (env_off(v)) detach_mode = 0;
+        else if (!strcmp(v, "on") || !strcmp(v, "1")) detach_mode = 1;
+        else rs_warn("RAILSCOPE_CUDA_DETACH='%s' unknown (on|off); using on", v);
+    }
     if ((v = getenv("RAILSCOPE_CUDA_ABLATE")) && *v) {
         abl_no_tick_flush = strstr(v, "notickflush") != NULL;
         abl_no_convert = strstr(v, "noconvert") != NULL;
@@ -397,6 +428,134 @@ static void select_api(void)
 
 /* Set when another client registered CUPTI buffer callbacks (seen by the interposer below). */
 static int foreign_client;
+/* Set when another client subscribed to CUPTI callbacks (cuptiSubscribe, interposed below): from then on
+ * railscope never detaches CUPTI (cuptiFinalize would end the other client's subscription). */
+static int foreign_subscriber;
+
+/* ---- detaching between windows ----
+ * Outside sampling windows the default capture needs nothing from CUPTI (the cudart wrappers record copies), yet
+ * CUPTI attached with nothing enabled is not free: Kineto detaches after every torch.profiler session for the
+ * throughput lost otherwise (pytorch/kineto#1264, #1539), and a kernel window leaves module instrumentation
+ * behind. So when a window has closed and its records are in (flush_ticks), the writer's tick detaches CUPTI
+ * and the next window re-attaches it (RAILSCOPE_CUDA_DETACH=off keeps it attached):
+ *   - detach: force-flush and convert what CUPTI holds, subscribe to one driver API callback
+ *     (cuDriverGetVersion), call that function on the writer thread and call cuptiFinalize from its exit
+ *     callback, the place cupti_activity.h recommends (CUPTI then synchronises with other threads' CUDA calls
+ *     itself). The subscription lives for that one call; CUPTI's single subscriber slot is free again after.
+ *   - attach: thread-id type, timestamp callback, buffer callbacks, then the window's kinds (~7-10 ms on the
+ *     H200, bench/gpu/RESULTS.md session 7; a detach ~2-5 ms: ~0.05 % at one window per 30 s).
+ * While detached nothing calls CUPTI (any CUPTI call attaches it again). Not detached: with kinds enabled
+ * outside windows (RAILSCOPE_CUDA_COPIES=cupti, RAILSCOPE_CUDA_API/SYNC=on, kernels `all`), once another
+ * client subscribed or registered buffers, or when CUPTI refuses the subscription or the trigger did not call
+ * back (then CUPTI stays attached with nothing enabled, as before; debug log says why). attach_lock keeps the
+ * other client's registration out of a detach or attach in progress. */
+static pthread_mutex_t attach_lock = PTHREAD_MUTEX_INITIALIZER;
+static int attached = 1;                 /* CUPTI holds our registration (writer thread; exit paths read it) */
+static int detach_off;                   /* gave up detaching for this run (reason in the debug log) */
+static __thread int detach_trigger_here; /* this thread's trigger call may finalize */
+static int finalized;                    /* set by the exit callback */
+static uint64_t n_detach, n_attach, ns_detach, ns_attach, ns_detach_max, ns_attach_max;
+typedef int (*drv_version_fn)(int *);
+static drv_version_fn p_cuDriverGetVersion;
+
+static int can_detach(void)
+{
+    return detach_mode && !detach_off && kmode != RS_KMODE_ALL && rs_cuda_api_copies && !want_api && !want_sync &&
+           !__atomic_load_n(&foreign_client, __ATOMIC_RELAXED) &&
+           !__atomic_load_n(&foreign_subscriber, __ATOMIC_RELAXED) && p_cuptiSubscribe && p_cuptiUnsubscribe &&
+           p_cuptiEnableCallback && p_cuptiFinalize;
+}
+
+static void give_up_detach(const char *why)
+{
+    detach_off = 1;
+    rs_debug("CUPTI stays attached between windows: %s", why);
+}
+
+static void CUPTIAPI detach_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                     const void *data)
+{
+    (void)userdata;
+    (void)cbid;
+    const CUpti_CallbackData *cb = data;
+    if (!detach_trigger_here || domain != CUPTI_CB_DOMAIN_DRIVER_API || !cb || cb->callbackSite != CUPTI_API_EXIT)
+        return;
+    detach_trigger_here = 0;
+    if (p_cuptiFinalize() == CUPTI_SUCCESS) __atomic_store_n(&finalized, 1, __ATOMIC_RELEASE);
+}
+
+static void time_switch(uint64_t t0, uint64_t *n, uint64_t *ns, uint64_t *max)
+{
+    uint64_t d = rs_now() - t0;
+    (*n)++;
+    *ns += d;
+    if (d > *max) *max = d;
+}
+
+/* Writer's tick, window closed, its records flushed. Leaves CUPTI attached when anything stands in the way. */
+static void detach(void)
+{
+    uint64_t t0 = rs_now();
+    if (!p_cuDriverGetVersion &&
+        !(p_cuDriverGetVersion = (drv_version_fn)rs_dl_loaded("libcuda.so", "cuDriverGetVersion")))
+        return give_up_detach("cuDriverGetVersion not found in a loaded libcuda");
+    pthread_mutex_lock(&attach_lock);
+    if (!can_detach()) goto out; /* another client arrived meanwhile */
+    p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    convert_pending(0);
+    pthread_mutex_lock(&buf_lock);
+    int left = pend_head != NULL;
+    pthread_mutex_unlock(&buf_lock);
+    if (left) goto out; /* another thread converts right now: try at the next tick (records need CUPTI) */
+    CUpti_SubscriberHandle sub = NULL;
+    CUptiResult r = p_cuptiSubscribe(&sub, detach_callback, NULL);
+    if (r != CUPTI_SUCCESS) {
+        give_up_detach(r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED ? "another CUPTI subscriber (a profiler)"
+                                                                           : "cuptiSubscribe failed");
+        goto out;
+    }
+    __atomic_store_n(&finalized, 0, __ATOMIC_RELAXED);
+    if (p_cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion) ==
+        CUPTI_SUCCESS) {
+        int version = 0;
+        detach_trigger_here = 1;
+        p_cuDriverGetVersion(&version);
+        detach_trigger_here = 0;
+    }
+    if (!__atomic_load_n(&finalized, __ATOMIC_ACQUIRE)) {
+        p_cuptiEnableCallback(0, sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion);
+        p_cuptiUnsubscribe(sub);
+        give_up_detach("the driver callback for cuptiFinalize did not come");
+        goto out;
+    }
+    __atomic_store_n(&attached, 0, __ATOMIC_RELEASE);
+    time_switch(t0, &n_detach, &ns_detach, &ns_detach_max);
+out:
+    pthread_mutex_unlock(&attach_lock);
+}
+
+/* Writer's tick, a window is due and CUPTI was detached: set it up as InitializeInjection did. Returns 0 when
+ * attached; otherwise windows end for this run (copies stay with the wrappers). */
+static int attach(void)
+{
+    uint64_t t0 = rs_now();
+    int rc = -1;
+    pthread_mutex_lock(&attach_lock);
+    if (__atomic_load_n(&foreign_client, __ATOMIC_RELAXED)) goto out; /* it owns CUPTI now: take_over ran */
+    register_clock();
+    CUptiResult r = p_cuptiActivityRegisterCallbacks(buf_request, buf_complete);
+    if (r != CUPTI_SUCCESS) {
+        rs_warn_once("CUPTI: re-attaching for a kernel window failed (error %d); no more windows in this run", (int)r);
+        kmode = RS_KMODE_OFF;
+        goto out;
+    }
+    __atomic_store_n(&attached, 1, __ATOMIC_RELEASE);
+    time_switch(t0, &n_attach, &ns_attach, &ns_attach_max);
+    rc = 0;
+out:
+    pthread_mutex_unlock(&attach_lock);
+    return rc;
+}
 
 /* ---- tick: windows and periodic flush ---- */
 static uint64_t records_seen(void)
@@ -429,7 +588,8 @@ static void cupti_exit_quiesce(void)
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL); /* a tick runs against a live CUDA, and waits for nobody: it ends */
     }
-    if (__atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) == RS_CUPTI_DELIVERING) {
+    if (__atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) == RS_CUPTI_DELIVERING &&
+        __atomic_load_n(&attached, __ATOMIC_ACQUIRE)) {
         uint64_t t0 = rs_now(), n0 = records_seen();
         p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         uint64_t t1 = rs_now();
@@ -446,7 +606,8 @@ static void cupti_fork_child(void)
     __atomic_store_n(&ticking, 0, __ATOMIC_SEQ_CST);
     pthread_mutex_init(&conv_lock, NULL);
     pthread_mutex_init(&buf_lock, NULL);
-    pend_head = pend_tail = NULL; /* the parent's records: the parent writes them */
+    pthread_mutex_init(&attach_lock, NULL); /* the writer may have held it at fork(); it is not in the child */
+    pend_head = pend_tail = NULL;           /* the parent's records: the parent writes them */
 }
 
 static void cupti_tick(void)
@@ -458,15 +619,22 @@ static void cupti_tick(void)
             exit_hook_ticked = 1;
             atexit(cupti_exit_quiesce);
         }
-        if (kmode == RS_KMODE_SAMPLED) set_window(in_window(rs_now()));
-        /* Nothing enabled, nothing to flush: CUPTI is left alone between windows (copies recorded by
-         * CUPTI, RAILSCOPE_CUDA_COPIES=cupti, keep it busy all the time). */
-        if (window_on || !rs_cuda_api_copies) flush_ticks = 4;
-        if (flush_ticks > 0 && !abl_no_tick_flush) {
-            flush_ticks--;
-            p_cuptiActivityFlushAll(0);
+        if (kmode == RS_KMODE_SAMPLED) {
+            int want = in_window(rs_now());
+            if (want && !__atomic_load_n(&attached, __ATOMIC_ACQUIRE) && attach() != 0) want = 0;
+            if (__atomic_load_n(&attached, __ATOMIC_ACQUIRE)) set_window(want);
         }
-        convert_pending(0);
+        if (__atomic_load_n(&attached, __ATOMIC_ACQUIRE)) {
+            /* Nothing enabled, nothing to flush: CUPTI is left alone between windows (copies recorded by
+             * CUPTI, RAILSCOPE_CUDA_COPIES=cupti, keep it busy all the time). */
+            if (window_on || !rs_cuda_api_copies) flush_ticks = 4;
+            if (flush_ticks > 0 && !abl_no_tick_flush) {
+                flush_ticks--;
+                p_cuptiActivityFlushAll(0);
+            }
+            convert_pending(0);
+            if (!window_on && flush_ticks == 0 && can_detach()) detach();
+        }
     }
     __atomic_store_n(&ticking, 0, __ATOMIC_RELEASE);
 }
@@ -479,8 +647,10 @@ static void cupti_tick(void)
  * return value and errno: torch.profiler works as without railscope. */
 static void take_over(int rec)
 {
-    p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    convert_pending(1);
+    if (__atomic_load_n(&attached, __ATOMIC_ACQUIRE)) { /* detached: nothing of ours in CUPTI */
+        p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        convert_pending(1);
+    }
     __atomic_store_n(&rs_cupti_state, RS_CUPTI_TAKEN_OVER, __ATOMIC_RELAXED);
     set_copy_owner();
     if (!rec) return;
@@ -503,19 +673,67 @@ RS_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackReques
     RS_WRAP_ENTER(RS_FAM_cuda, rs_guard);
     (void)rs_t0; /* a moment, no duration */
     if (req != buf_request) {
+        pthread_mutex_lock(&attach_lock); /* not in the middle of our detach or attach */
         __atomic_store_n(&foreign_client, 1, __ATOMIC_RELAXED);
         if (__atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) == RS_CUPTI_DELIVERING) take_over(rs_rec);
+        pthread_mutex_unlock(&attach_lock);
     }
     RS_WRAP_CALL((req, done));
     RS_WRAP_LEAVE(rs_guard);
 }
 
+/* Another client's callback subscription (Kineto subscribes for its own callbacks, Nsight tools too): wait for
+ * a detach or attach in progress (it holds the only subscriber slot for a moment), and never detach again. The
+ * call is forwarded unchanged. */
+static void foreign_subscribe(CUpti_CallbackFunc cb)
+{
+    if (cb == detach_callback) return;
+    pthread_mutex_lock(&attach_lock);
+    __atomic_store_n(&foreign_subscriber, 1, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&attach_lock);
+}
+
+RS_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback, void *userdata)
+{
+    __typeof__(cuptiSubscribe) *rs_fn = p_cuptiSubscribe;
+    if (!rs_fn) rs_fn = (__typeof__(cuptiSubscribe) *)rs_dl_real("libcupti.so", "cuptiSubscribe");
+    if (!rs_fn) return CUPTI_ERROR_NOT_INITIALIZED;
+    RS_WRAP_ENTER(RS_FAM_cuda, rs_guard);
+    (void)rs_t0;
+    foreign_subscribe(callback);
+    RS_WRAP_CALL((subscriber, callback, userdata));
+    RS_WRAP_LEAVE(rs_guard);
+}
+
+#ifdef CUpti_SubscriberParams_STRUCT_SIZE
+RS_EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback, void *userdata,
+                                        CUpti_SubscriberParams *params)
+{
+    __typeof__(cuptiSubscribe_v2) *rs_fn =
+        (__typeof__(cuptiSubscribe_v2) *)rs_dl_real("libcupti.so", "cuptiSubscribe_v2");
+    if (!rs_fn) return CUPTI_ERROR_NOT_INITIALIZED;
+    RS_WRAP_ENTER(RS_FAM_cuda, rs_guard);
+    (void)rs_t0;
+    foreign_subscribe(callback);
+    RS_WRAP_CALL((subscriber, callback, userdata, params));
+    RS_WRAP_LEAVE(rs_guard);
+}
+#endif
+
 static void cupti_shutdown(void)
 {
     if (__atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) != RS_CUPTI_DELIVERING) return;
     /* At exit the quiesce handler has flushed already, with CUDA intact; CUPTI may be gone by now. */
-    if (!__atomic_load_n(&quiesced, __ATOMIC_ACQUIRE)) p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    if (!__atomic_load_n(&quiesced, __ATOMIC_ACQUIRE) && __atomic_load_n(&attached, __ATOMIC_ACQUIRE))
+        p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     convert_pending(1);
+    rs_debug("CUPTI: detached %llu times (%.2f ms mean, %.2f max), re-attached %llu times (%.2f ms mean, %.2f max); "
+             "buffers requested %llu, returned %llu",
+             (unsigned long long)n_detach, n_detach ? (double)ns_detach / (double)n_detach * 1e-6 : 0.0,
+             (double)ns_detach_max * 1e-6, (unsigned long long)n_attach,
+             n_attach ? (double)ns_attach / (double)n_attach * 1e-6 : 0.0, (double)ns_attach_max * 1e-6,
+             (unsigned long long)__atomic_load_n(&buf_requests, __ATOMIC_RELAXED),
+             (unsigned long long)__atomic_load_n(&buf_completions, __ATOMIC_RELAXED));
     uint64_t calls = __atomic_load_n(&rs_cuda_copy_calls, __ATOMIC_RELAXED);
     if (!records_seen() && calls && (!rs_cuda_api_copies || kmode == RS_KMODE_ALL))
         rs_warn("CUPTI delivered no activity records although the program made %llu cudaMemcpy calls: another "
@@ -556,18 +774,7 @@ RS_EXPORT int InitializeInjection(void)
     if (load_cupti() != 0)
         return unavailable("libcupti not found (looked in the process, beside libcudart, "
                            "in CUDA_HOME and on the library path)");
-    if (p_cuptiSetThreadIdType) p_cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
-    int ts_refused = 0;
-    if (abl_no_ts_callback || !p_cuptiActivityRegisterTimestampCallback ||
-        p_cuptiActivityRegisterTimestampCallback(ts_callback) != CUPTI_SUCCESS) {
-        struct timespec rt, mono;
-        clock_gettime(CLOCK_REALTIME, &rt);
-        clock_gettime(CLOCK_MONOTONIC, &mono);
-        rs_cupti_ts_offset =
-            ((int64_t)rt.tv_sec - (int64_t)mono.tv_sec) * 1000000000ll + ((int64_t)rt.tv_nsec - (int64_t)mono.tv_nsec);
-        rs_debug("CUPTI: timestamp callback refused; GPU times converted from CLOCK_REALTIME");
-        ts_refused = 1;
-    }
+    int ts_refused = register_clock();
     CUptiResult r = p_cuptiActivityRegisterCallbacks(buf_request, buf_complete);
     if (r != CUPTI_SUCCESS) {
         char why[96];

@@ -20,7 +20,10 @@ tests/nccl/fakenccl/libfakeuser.so.ldflags := -shared -Wl,-rpath,'$$ORIGIN'
 
 ifeq ($(HAVE_CUDA),1)
 PROGRAMS += tests/nccl/fakecupti/libcupti.so.13 tests/nccl/fakecupti/libcudart.so.13 tests/nccl/cupti_driver \
-    tests/nccl/fakecupti/libnvidia-ml.so.1 tests/nccl/nvtx_app
+    tests/nccl/fakecupti/libnvidia-ml.so.1 tests/nccl/nvtx_app tests/nccl/fakecupti/libcuda.so.1
+tests/nccl/fakecupti/libcuda.so.1.srcs := tests/nccl/fake_cuda.c
+tests/nccl/fakecupti/libcuda.so.1.ldflags := -shared -Wl,-soname,libcuda.so.1
+tests/nccl/fakecupti/libcuda.so.1.libs := -ldl
 tests/nccl/fakecupti/libcupti.so.13.srcs := tests/nccl/fake_cupti.c
 tests/nccl/fakecupti/libcupti.so.13.cflags := -isystem $(CUDA_HOME)/include
 tests/nccl/fakecupti/libcupti.so.13.ldflags := -shared -Wl,-soname,libcupti.so.13

@@ -17,6 +17,11 @@
  *             MEMCPY activity was enabled before and after the call ("idx:state": 1 on, 0 off, x changed)
  *   wburst    CUPTI's worker thread hands back N records in full buffers under its lock, then the program
  *             exits at once (the tracer's tick, exit flush and conversion must not wait on each other)
+ * and, for detaching CUPTI between windows (session 8; tests/nccl/cuda_detach.t):
+ *   detach MS [register|subscribe]   the `windows` loop for MS ms; at MS/2 another client registers buffer
+ *             callbacks or subscribes to callbacks (through the global symbols, as Kineto does); prints the fake
+ *             CUPTI's attachment counts at the end and again from an exit handler that runs after the tracer's
+ *             ("stats" / "exit_stats attached=A attaches=N finalizes=F unsafe=U")
  * usage: cupti_driver FAKEDIR MODE [N]        prints what it saw on stdout */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -29,6 +34,16 @@ static void sleep_ms(int ms)
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
 }
+
+static void (*attach_stats)(int *, int *, int *, int *);
+static void print_stats(const char *what)
+{
+    int a = -1, n = -1, f = -1, u = -1;
+    if (attach_stats) attach_stats(&a, &n, &f, &u);
+    printf("%s attached=%d attaches=%d finalizes=%d unsafe=%d\n", what, a, n, f, u);
+    fflush(stdout);
+}
+static void exit_stats(void) { print_stats("exit_stats"); }
 
 /* The session-5 modes (see above). */
 static int default_capture(void *rt, void *cu, int (*inject)(void), int argc, char **argv)
@@ -58,9 +73,27 @@ static int default_capture(void *rt, void *cu, int (*inject)(void), int argc, ch
         bad += mc((void *)0x2000, (void *)0x5000, 12288, 1) != 0;
         printf("queries pinned=%d pageable+d2d=%d after_register=%d bad=%d\n", q1 - q0, q2 - q1, *queries - q2, bad);
         printf("after memcpy=%d kernel=%d\n", enabled(1), enabled(10));
-    } else if (!strcmp(argv[2], "windows")) {
+    } else if (!strcmp(argv[2], "windows") || !strcmp(argv[2], "detach")) {
         int ms = argc > 3 ? atoi(argv[3]) : 1000;
+        const char *event = argc > 4 ? argv[4] : "";
         for (int i = 0; i * 2 < ms; i++) {
+            if (i * 4 == ms && !strcmp(event, "register")) {
+                typedef void (*req_fn)(unsigned char **, size_t *, size_t *);
+                typedef void (*comp_fn)(void *, unsigned, unsigned char *, size_t, size_t);
+                int (*reg)(req_fn, comp_fn) =
+                    (int (*)(req_fn, comp_fn))dlsym(RTLD_DEFAULT, "cuptiActivityRegisterCallbacks");
+                printf("register=%d ", reg((req_fn)dlsym(cu, "fake_other_req"), (comp_fn)dlsym(cu, "fake_other_comp")));
+            } else if (i * 4 == ms && !strcmp(event, "subscribe")) {
+                int (*sub)(void **, void *, void *) =
+                    (int (*)(void **, void *, void *))dlsym(RTLD_DEFAULT, "cuptiSubscribe");
+                void *h = NULL;
+                printf("subscribe=%d ", sub(&h, (void *)print_stats, NULL));
+            }
+            if (i * 4 == ms && *event) {
+                int (*owner_other)(void) = (int (*)(void))dlsym(cu, "fake_cupti_owner_is_other");
+                if (!strcmp(event, "register")) printf("owner_other=%d ", owner_other());
+                print_stats("at_event");
+            }
             int a = enabled(1);
             mc((void *)0x2000, (void *)0x1000, 100000 + (size_t)i, 1);
             int b = enabled(1);
@@ -68,6 +101,7 @@ static int default_capture(void *rt, void *cu, int (*inject)(void), int argc, ch
             sleep_ms(2);
         }
         printf("\n");
+        if (!strcmp(argv[2], "detach")) print_stats("stats");
     } else {
         int (*burst)(int) = (int (*)(int))dlsym(cu, "fake_cupti_worker_burst");
         printf("burst=%d\n", burst ? burst(argc > 3 ? atoi(argv[3]) : 20000) : -1);
@@ -87,6 +121,10 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "%s/libcupti.so.13", argv[1]);
     void *cu = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!rt || !cu) return fprintf(stderr, "cupti_driver: %s\n", dlerror()), 1;
+    snprintf(path, sizeof path, "%s/libcuda.so.1", argv[1]);
+    dlopen(path, RTLD_NOW | RTLD_GLOBAL); /* the driver, loaded before it calls InitializeInjection */
+    attach_stats = (void (*)(int *, int *, int *, int *))dlsym(cu, "fake_cupti_attach_stats");
+    atexit(exit_stats); /* registered before the tracer's exit handlers: runs after them */
     int (*inject)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "InitializeInjection");
     int (*deliver)(void) = (int (*)(void))dlsym(cu, "fake_cupti_deliver");
     int (*enabled)(int) = (int (*)(int))dlsym(cu, "fake_cupti_enabled");
@@ -98,7 +136,8 @@ int main(int argc, char **argv)
     comp_fn other_comp = (comp_fn)dlsym(cu, "fake_other_comp");
     int (*owner_other)(void) = (int (*)(void))dlsym(cu, "fake_cupti_owner_is_other");
     if (!inject) return fprintf(stderr, "cupti_driver: InitializeInjection not found (not preloaded?)\n"), 1;
-    if (!strcmp(argv[2], "copies") || !strcmp(argv[2], "windows") || !strcmp(argv[2], "wburst"))
+    if (!strcmp(argv[2], "copies") || !strcmp(argv[2], "windows") || !strcmp(argv[2], "wburst") ||
+        !strcmp(argv[2], "detach"))
         return default_capture(rt, cu, inject, argc, argv);
     if (!strcmp(argv[2], "early")) {
         int rr = reg ? reg(other_req, other_comp) : -1;

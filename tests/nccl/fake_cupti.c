@@ -5,7 +5,12 @@
  * fake_cupti_takeover() plays another CUPTI client registering its own buffer callbacks.
  * fake_cupti_worker_burst() plays CUPTI's worker thread: it hands buffers back while holding the lock that
  * cuptiActivityFlushAll takes too (as the real one does), which is what deadlocked the writer's tick against
- * a completion callback that waited for the writer (session 5). */
+ * a completion callback that waited for the writer (session 5).
+ * Attachment (session 8): like the real one, any CUPTI call attaches CUPTI (counted), cuptiFinalize detaches it
+ * and forgets every registration; a finalize made outside a driver/runtime API exit callback is counted as
+ * unsafe. One callback subscriber at a time (FAKE_CUPTI_SUBSCRIBED=1: a profiler holds the slot all along);
+ * the fake libcuda's cuDriverGetVersion (fake_cuda.c) issues the driver API exit callback
+ * (FAKE_CUPTI_NO_DRIVER_CB=1: it never does). fake_cupti_attach_stats() reports it all. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -25,15 +30,93 @@ static int enabled[128], any_enabled, ts_after_enable, runtime_api[1024];
 static size_t pending_dropped;
 static int final_sent;
 
+/* ---- attachment ---- */
+static int f_attached, f_attaches, f_finalizes, f_unsafe, in_exit_cb;
+static CUpti_CallbackFunc sub_cb;
+static void *sub_ud;
+static int drv_cb_on[64];
+static void att(void)
+{
+    if (__atomic_exchange_n(&f_attached, 1, __ATOMIC_SEQ_CST)) return;
+    __atomic_fetch_add(&f_attaches, 1, __ATOMIC_SEQ_CST);
+    static const char m[] = "fake_cupti: attached\n"; /* counted by the tests, also during exit */
+    if (write(2, m, sizeof m - 1) < 0) return;
+}
+#define ATT() att()
+
+EXPORT CUptiResult cuptiFinalize(void)
+{
+    ATT();
+    if (!__atomic_load_n(&in_exit_cb, __ATOMIC_SEQ_CST)) __atomic_fetch_add(&f_unsafe, 1, __ATOMIC_SEQ_CST);
+    req = NULL;
+    comp = NULL;
+    tscb = NULL;
+    memset(enabled, 0, sizeof enabled);
+    memset(runtime_api, 0, sizeof runtime_api);
+    any_enabled = ts_after_enable = 0;
+    final_sent = 0; /* the next attachment's first forced flush brings its own 777-byte record */
+    sub_cb = NULL;
+    memset(drv_cb_on, 0, sizeof drv_cb_on);
+    __atomic_fetch_add(&f_finalizes, 1, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&f_attached, 0, __ATOMIC_SEQ_CST);
+    return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *s, CUpti_CallbackFunc cb, void *ud)
+{
+    ATT();
+    if (sub_cb || getenv("FAKE_CUPTI_SUBSCRIBED")) return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    sub_cb = cb;
+    sub_ud = ud;
+    *s = (CUpti_SubscriberHandle)(void *)&sub_cb;
+    return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle s)
+{
+    ATT();
+    (void)s;
+    sub_cb = NULL;
+    memset(drv_cb_on, 0, sizeof drv_cb_on);
+    return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiEnableCallback(uint32_t en, CUpti_SubscriberHandle s, CUpti_CallbackDomain d,
+                                       CUpti_CallbackId id)
+{
+    ATT();
+    (void)s;
+    if (d == CUPTI_CB_DOMAIN_DRIVER_API && id < 64) drv_cb_on[id] = (int)en;
+    return CUPTI_SUCCESS;
+}
+/* Called by the fake libcuda at the exit of a driver API function. */
+EXPORT void fake_cupti_driver_api_exit(uint32_t cbid)
+{
+    if (!sub_cb || cbid >= 64 || !drv_cb_on[cbid] || getenv("FAKE_CUPTI_NO_DRIVER_CB")) return;
+    CUpti_CallbackData d;
+    memset(&d, 0, sizeof d);
+    d.callbackSite = CUPTI_API_EXIT;
+    d.functionName = "cuDriverGetVersion";
+    __atomic_store_n(&in_exit_cb, 1, __ATOMIC_SEQ_CST);
+    sub_cb(sub_ud, CUPTI_CB_DOMAIN_DRIVER_API, cbid, &d);
+    __atomic_store_n(&in_exit_cb, 0, __ATOMIC_SEQ_CST);
+}
+EXPORT void fake_cupti_attach_stats(int *attached, int *attaches, int *finalizes, int *unsafe)
+{
+    *attached = __atomic_load_n(&f_attached, __ATOMIC_SEQ_CST);
+    *attaches = __atomic_load_n(&f_attaches, __ATOMIC_SEQ_CST);
+    *finalizes = __atomic_load_n(&f_finalizes, __ATOMIC_SEQ_CST);
+    *unsafe = __atomic_load_n(&f_unsafe, __ATOMIC_SEQ_CST);
+}
+
 EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc r,
                                                   CUpti_BuffersCallbackCompleteFunc c)
 {
+    ATT();
     req = r;
     comp = c;
     return CUPTI_SUCCESS;
 }
 EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc f)
 {
+    ATT();
     if (any_enabled) { /* CUPTI requires it before any kind is enabled */
         ts_after_enable = 1;
         return CUPTI_ERROR_INVALID_OPERATION;
@@ -43,6 +126,7 @@ EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbac
 }
 EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind k)
 {
+    ATT();
     if ((unsigned)k >= 128) return CUPTI_ERROR_INVALID_KIND;
     enabled[k] = 1;
     any_enabled = 1;
@@ -50,12 +134,14 @@ EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind k)
 }
 EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind k)
 {
+    ATT();
     if ((unsigned)k >= 128) return CUPTI_ERROR_INVALID_KIND;
     enabled[k] = 0;
     return CUPTI_SUCCESS;
 }
 EXPORT CUptiResult cuptiActivityGetNextRecord(uint8_t *buf, size_t valid, CUpti_Activity **rec)
 {
+    ATT();
     uint8_t *next = *rec ? (uint8_t *)*rec + SLOT : buf;
     if (next + SLOT > buf + valid) return CUPTI_ERROR_MAX_LIMIT_REACHED;
     *rec = (CUpti_Activity *)next;
@@ -63,6 +149,7 @@ EXPORT CUptiResult cuptiActivityGetNextRecord(uint8_t *buf, size_t valid, CUpti_
 }
 EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext ctx, uint32_t stream, size_t *dropped)
 {
+    ATT();
     (void)ctx;
     (void)stream;
     *dropped = pending_dropped;
@@ -71,21 +158,25 @@ EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext ctx, uint32_t str
 }
 EXPORT CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t en)
 {
+    ATT();
     if (cbid < 1024) runtime_api[cbid] = en;
     return CUPTI_SUCCESS;
 }
 EXPORT CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType t)
 {
+    ATT();
     (void)t;
     return CUPTI_SUCCESS;
 }
 EXPORT CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute a, size_t *s, void *v)
 {
+    ATT();
     (void)a, (void)s, (void)v;
     return CUPTI_SUCCESS;
 }
 EXPORT CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain d, uint32_t cbid, const char **name)
 {
+    ATT();
     if (d != CUPTI_CB_DOMAIN_RUNTIME_API) return CUPTI_ERROR_INVALID_PARAMETER;
     switch (cbid) {
     case 3: *name = "cudaGetDevice_v3020"; return CUPTI_SUCCESS;
@@ -295,6 +386,7 @@ EXPORT void fake_cupti_burst_join(void) { pthread_join(burst_tid, NULL); }
 /* The forced flush at exit delivers one last HtoD copy of 777 bytes. */
 EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 {
+    ATT();
     pthread_mutex_lock(&cupti_lock);
     CUptiResult r = flush_locked(flag);
     pthread_mutex_unlock(&cupti_lock);

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""CUPTI detached between sampling windows (session 8, issue 16) against the fake libcupti/libcuda (no GPU):
+- after a window closes and its records are in, the tracer calls cuptiFinalize from a driver API exit callback
+  (the fake counts a finalize made anywhere else as unsafe), and re-attaches for the next window; while
+  detached nothing calls CUPTI (the fake counts attachments: each must be one of ours), also at exit;
+- nothing is lost: every attachment's forced flush (the fake's 777-byte record) is converted before the
+  finalize, with timestamps on the tracer's clock (the timestamp callback is registered again);
+- copies outside windows are recorded by the cudart wrappers as before;
+- it stays attached when it must: RAILSCOPE_CUDA_DETACH=off, copies by CUPTI, another subscriber (a profiler,
+  Nsight) from the start, a driver that never calls back; and from the moment another client registers buffers
+  or subscribes, it never finalizes again (the client's registration survives, its subscription succeeds)."""
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from taplib import *  # noqa: F401,F403
+
+DRIVER = os.path.join(NCCL_BIN, "cupti_driver")
+FAKE = os.path.join(NCCL_BIN, "fakecupti")
+if not os.path.exists(DRIVER):
+    skip_all("built without CUDA headers (no CUPTI record structs): cupti_driver not built")
+need(LIB, CLI, DRIVER, os.path.join(FAKE, "libcupti.so.13"), os.path.join(FAKE, "libcuda.so.1"))
+plan(21)
+
+BASE = {"RAILSCOPE_FLUSH_MS": "20", "RAILSCOPE_CUDA_KERNEL_WINDOW": "200/400/200", "RAILSCOPE_LOG": "debug"}
+
+
+def stats(text, what):
+    m = re.search(what + r" attached=(-?\d+) attaches=(-?\d+) finalizes=(-?\d+) unsafe=(-?\d+)", text)
+    return [int(x) for x in m.groups()] if m else None
+
+
+def go(name, extra=None, args=("2000",)):
+    out = os.path.join(T, name)
+    p = run([DRIVER, FAKE, "detach", *args], out, dict(BASE, **(extra or {})))
+    states = dict(x.split(":") for x in p.stdout.split() if ":" in x and x.split(":")[0].isdigit())
+    evs = events(out) if p.returncode == 0 else []
+    return p, states, evs
+
+
+# ---- the default: detach after each window ----
+p, states, evs = go("detach")
+s, e = stats(p.stdout, "stats"), stats(p.stdout, "exit_stats")
+ok(p.returncode == 0 and s and e, "the program runs and reports CUPTI's attachments", p.stdout[-300:] + p.stderr[-300:])
+ok(s and s[2] >= 3 and s[3] == 0, "CUPTI finalized after every window (>= 3 in 2 s), never outside an API exit callback",
+   s)
+ok(s and s[1] == s[2] + s[0], "every attachment is one of ours (attaches = finalizes + attached now)", s)
+n_att = p.stderr.count("fake_cupti: attached")
+ok(s and not s[0] and n_att == s[1], "at exit nothing attaches CUPTI again (a detached CUPTI stays detached)",
+   (s, e, n_att))
+w = kind(evs, "cuda_kernel_window")
+ons = [x["on"] for x in w]
+ok(ons.count(1) >= 3 and all(a != b for a, b in zip(ons, ons[1:])), "windows still open and close on schedule", ons)
+flushed = kind(evs, "cuda_memcpy")
+f777 = [m for m in flushed if m["bytes"] == 777]
+ok(e and len(f777) == e[2] + e[0], "each attachment's forced flush record was converted before its finalize",
+   (len(f777), e))
+host = [x["ts_ns"] for x in evs if not x["kind"].startswith("cuda_memcpy")]
+t_lo, t_hi = (min(host), max(host)) if host else (0, 0)
+ok(f777 and all(t_lo <= m["ts_ns"] <= t_hi for m in f777),
+   "records of re-attached CUPTI are on the tracer's clock (timestamp callback registered again)",
+   [(m["ts_ns"], t_lo, t_hi) for m in f777][:4])
+recorded = {c["bytes"] - 100000 for c in kind(evs, "cuda_copy_call") if c["copy_kind"] == 1}
+outside = [int(i) for i, st in states.items() if st == "0"]
+ok(outside and all(i in recorded for i in outside), "every copy made outside a window is recorded by the wrappers",
+   [i for i in outside if i not in recorded][:10])
+m = re.search(r"detached (\d+) times .* re-attached (\d+) times", p.stderr)
+ok(m and s and int(m.group(1)) == s[2] and int(m.group(2)) == s[1] - 1,
+   "the debug log counts detaches and re-attaches as CUPTI saw them", (m.group(0) if m else p.stderr[-400:], s))
+
+# ---- staying attached ----
+p, states, evs = go("off", {"RAILSCOPE_CUDA_DETACH": "off"})
+s = stats(p.stdout, "stats")
+ons = [x["on"] for x in kind(evs, "cuda_kernel_window")]
+ok(s == [1, 1, 0, 0] and ons.count(1) >= 3, "RAILSCOPE_CUDA_DETACH=off: attached once, never finalized, windows go on",
+   (s, ons))
+p, states, evs = go("cupti-copies", {"RAILSCOPE_CUDA_COPIES": "cupti"})
+s = stats(p.stdout, "stats")
+ok(s == [1, 1, 0, 0], "copies recorded by CUPTI (enabled outside windows): never detached", s)
+p, states, evs = go("subscribed", {"FAKE_CUPTI_SUBSCRIBED": "1"})
+s = stats(p.stdout, "stats")
+ons = [x["on"] for x in kind(evs, "cuda_kernel_window")]
+ok(s == [1, 1, 0, 0] and ons.count(1) >= 3 and "another CUPTI subscriber" in p.stderr,
+   "another subscriber holds the slot: stays attached (debug log says why), windows go on", (s, ons, p.stderr[-300:]))
+p, states, evs = go("nocb", {"FAKE_CUPTI_NO_DRIVER_CB": "1"})
+s = stats(p.stdout, "stats")
+ons = [x["on"] for x in kind(evs, "cuda_kernel_window")]
+ok(s == [1, 1, 0, 0] and ons.count(1) >= 3 and "did not come" in p.stderr,
+   "the driver never calls back: stays attached, windows go on", (s, ons, p.stderr[-300:]))
+p, states, evs = go("koff", {"RAILSCOPE_CUDA_KERNELS": "off"}, ("600",))
+s = stats(p.stdout, "stats")
+ok(s == [0, 1, 1, 0], "kernels off (nothing ever enabled): detached once after set-up, never re-attached", s)
+p, states, evs = go("full", {"RAILSCOPE_CUDA_KERNELS": "all"}, ("600",))
+s = stats(p.stdout, "stats")
+ok(s == [1, 1, 0, 0], "kernels all: never detached", s)
+
+# ---- another client arrives mid-run ----
+for ev in ("register", "subscribe"):
+    p, states, evs = go(ev, args=("2000", ev))
+    a, s = stats(p.stdout, "at_event"), stats(p.stdout, "stats")
+    ok(re.search(ev + r"=0 ", p.stdout), f"{ev}: the other client's call succeeds", p.stdout[-300:])
+    ok(a and s and s[2] == a[2] and s[3] == 0, f"{ev}: no finalize after the other client arrived", (a, s))
+    if ev == "register":
+        ok("owner_other=1" in p.stdout and "another CUPTI client" in p.stderr,
+           "register: the other client keeps CUPTI's buffers; railscope warns once", p.stdout[-200:] + p.stderr[-300:])
+    else:
+        ons = [x["on"] for x in kind(evs, "cuda_kernel_window")]
+        ok(ons.count(1) >= 3, "subscribe: windows go on (CUPTI stays attached)", ons)
+finish()
