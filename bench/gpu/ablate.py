@@ -35,6 +35,8 @@ MODES = {
     "torchprof": (False, {}, ["--profile"]),
     "nocuda": (True, {"RAILSCOPE_EVENTS": "all,-cuda"}, []),
     "default": (True, {}, []),
+    "default-nodetach": (True, {"RAILSCOPE_CUDA_DETACH": "off"}, []),  # CUPTI attached idle between windows (s7)
+    "kernels-off-nodetach": (True, {"RAILSCOPE_CUDA_KERNELS": "off", "RAILSCOPE_CUDA_DETACH": "off"}, []),
     "old-default": (True, {"RAILSCOPE_CUDA_COPIES": "cupti"}, []),
     "cupti-copies": (True, {"RAILSCOPE_CUDA_COPIES": "cupti", "RAILSCOPE_CUDA_KERNELS": "off"}, []),
     "default-noinit": (True, {"RAILSCOPE_CUDA_ABLATE": "noinitwindow"}, []),  # no kernel window at CUDA init

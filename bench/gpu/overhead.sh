@@ -8,6 +8,7 @@
 #   hostcost ARGS...   bench/gpu/hostcost.py ARGS (process CPU time per timed step, by thread)
 #   toggle ARGS...     bench/gpu/cuptitoggle.py ARGS (CUPTI attached/detached in one process: its cost per phase)
 #   counts             CUPTI records (kernels; copies and memsets) per transformer step, from the minimal injection
+#   detach ARGS...     tests/gpu/detach_check.py ARGS: CUPTI detached between windows, checked on a planted workload
 # e.g. run(command="bench/gpu/overhead.sh lockstep --workload transformer --pairs untraced:untraced,untraced:default")
 # Everything printed goes to $OUT/overhead.log too; the binaries come back as $OUT/bin.tgz (carry them next time).
 set -u -o pipefail
@@ -49,6 +50,7 @@ part() {
         ls -la "$OUT/reports.tgz" ;;
     hostcost) taskset -c 0,1,14,15 python3 bench/gpu/hostcost.py --out "$OUT" "$@" ;;
     toggle) taskset -c 2-7 python3 bench/gpu/cuptitoggle.py --out "$OUT" "$@" ;;
+    detach) taskset -c 2-7 python3 tests/gpu/detach_check.py --rs-build "$RS_BUILD" --out "$OUT" "$@" ;;
     counts) # CUPTI records per transformer step, by kind: (records at 70 steps - at 20) / 50
         for kinds in kernel memcpy,memcpy2,memset; do
             for n in 20 70; do

@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""CUPTI detached between windows, on the real thing (GPU only; issue 16, session 8).
+
+  tests/gpu/detach_check.py --rs-build build/gpu --out DIR [--seconds 14] [--profile-at 9]
+
+Runs one workload twice, untraced and under `railscope record` with short windows (300 ms every 1.5 s, ticks
+every 100 ms, so a detach/attach cycle every 1.5 s) and RAILSCOPE_LOG=debug, then checks against what the workload
+itself planted and counted:
+  - the program's output is the same traced and untraced (a checksum of every step's result);
+  - each step makes 200 eager kernel launches (in-place add) and replays a CUDA graph of 50 multiplies captured
+    at start-up (Kineto once crashed re-attaching CUPTI to a process with graphs), plus a pinned H2D copy and an
+    .item(); every window after the first has kernel records of both kinds, in the planted proportion (a window
+    whose steps all lie inside it must hold 200 adds and 50 multiplies per step);
+  - the tracer's debug line: detaches and re-attaches happened (>= 5 each), and the buffers CUPTI asked for all
+    came back (requested - returned <= 1 at exit: no buffer lost per detach);
+  - with --profile-at S: torch.profiler records 10 steps at S seconds (another CUPTI client arriving while
+    railscope detaches and attaches); its table must list the add kernel, and the run must end normally.
+Prints one line per check ("ok"/"FAIL") and exits 1 if any failed."""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def workload(a):
+    import torch
+    dev = torch.device("cuda", 0)
+    x = torch.zeros(256, device=dev)
+    g_in = torch.ones(4096, device=dev)
+    host = torch.ones(16384).pin_memory()
+    hdev = torch.empty(16384, device=dev)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):  # warm-up on a side stream before capture, as torch.cuda.graphs requires
+        for _ in range(3):
+            g_in.mul_(1.0)
+    torch.cuda.current_stream().wait_stream(s)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(50):
+            g_in.mul_(1.0000001)
+    checksum, steps, t_end = 0.0, [], time.monotonic() + a.seconds
+    prof_done = a.profile_at <= 0
+    t0 = time.monotonic()
+    n_prof, prof_t = -1, 0
+    while time.monotonic() < t_end:
+        if not prof_done and time.monotonic() - t0 >= a.profile_at:
+            prof_done = True
+            prof_t = time.monotonic_ns()
+            from torch.profiler import ProfilerActivity, profile
+            with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+                for _ in range(10):
+                    for _ in range(200):
+                        x.add_(1.0)
+                    graph.replay()
+                    checksum += x[0].item()
+            table = prof.key_averages().table(sort_by="cuda_time_total", row_limit=50)
+            n_prof = sum(1 for ln in table.splitlines() if "add" in ln.lower() or "elementwise" in ln.lower())
+            continue
+        ts = time.monotonic_ns()
+        for _ in range(200):
+            x.add_(1.0)
+        graph.replay()
+        hdev.copy_(host, non_blocking=True)
+        checksum += x[0].item() + float(g_in[0].item())
+        steps.append((ts, time.monotonic_ns()))
+    torch.cuda.synchronize()
+    json.dump({"checksum": round(checksum, 3), "steps": steps, "profiler_rows": n_prof, "profiler_t": prof_t}, open(a.result, "w"))
+
+
+def check(a):
+    env = dict(os.environ, NCCL_NVLS_ENABLE="0")
+    me = [sys.executable, os.path.abspath(__file__), "--child", "--seconds", str(a.seconds),
+          "--profile-at", str(a.profile_at)]
+    res_u, res_t = os.path.join(a.out, "detach-untraced.json"), os.path.join(a.out, "detach-traced.json")
+    tdir = os.path.join(a.work, "detach-trace")
+    subprocess.run(["rm", "-rf", tdir], check=False)
+    pu = subprocess.run(me + ["--result", res_u], env=env, capture_output=True, text=True, timeout=300)
+    tenv = dict(env, RAILSCOPE_CUDA_KERNEL_WINDOW="300/1500/500", RAILSCOPE_FLUSH_MS="100", RAILSCOPE_LOG="debug")
+    t1 = time.monotonic()
+    pt = subprocess.run([os.path.join(a.rs_build, "railscope"), "record", "-o", tdir, "--"] + me + ["--result", res_t],
+                        env=tenv, capture_output=True, text=True, timeout=300)
+    wall = time.monotonic() - t1
+    open(os.path.join(a.out, "detach-traced.stderr"), "w").write(pt.stderr)
+    fails = 0
+
+    def say(cond, what, diag=""):
+        nonlocal fails
+        fails += not cond
+        print(("ok   " if cond else "FAIL ") + what + (f"   [{diag}]" if diag else ""))
+
+    say(pu.returncode == 0 and pt.returncode == 0, "both runs end normally",
+        f"untraced {pu.returncode} traced {pt.returncode} ({wall:.1f} s) {pt.stderr[-600:] if pt.returncode else ''}")
+    if pu.returncode or pt.returncode:
+        print(pu.stderr[-1500:])
+        return 1
+    ru, rt = json.load(open(res_u)), json.load(open(res_t))
+    say(ru["checksum"] == rt["checksum"], "same output traced and untraced", f"{ru['checksum']} vs {rt['checksum']}")
+    m = re.search(r"detached (\d+) times \(([\d.]+) ms mean, ([\d.]+) max\), re-attached (\d+) times \(([\d.]+) ms mean, "
+                  r"([\d.]+) max\); buffers requested (\d+), returned (\d+)", pt.stderr)
+    if m:
+        nd, dmean, dmax, na, amean, amax, req, ret = m.groups()
+        print(f"     detach {nd} x {dmean} ms (max {dmax}), attach {na} x {amean} ms (max {amax}), buffers {req}/{ret}")
+    stays = re.findall(r"CUPTI stays attached between windows: [^\n]*", pt.stderr)
+    say(m and int(m.group(1)) >= 4 and int(m.group(4)) >= 4, "CUPTI detached and re-attached >= 4 times each",
+        (m.group(0) if m else "no debug line") + (" " + stays[0] if stays else ""))
+    say(m and int(m.group(7)) - int(m.group(8)) <= 1, "every activity buffer came back (requested - returned <= 1)",
+        m.group(0) if m else "")
+    sys.path.insert(0, os.path.join(HERE, "..", "nccl"))
+    import tq
+    evs = tq.load(tdir, os.path.join(a.rs_build, "railscope"))
+    wins, on_at = [], None
+    for e in evs:
+        if e["kind"] == "cuda_kernel_window":
+            if e["on"] and on_at is None:
+                on_at = e["ts_ns"]
+            elif not e["on"] and on_at is not None:
+                wins.append((on_at, e["ts_ns"]))
+                on_at = None
+    kern = [(e["ts_ns"], e.get("name", "")) for e in evs if e["kind"] == "cuda_kernel"]
+    per = []
+    for lo, hi in wins:
+        ks = [n for t, n in kern if lo <= t <= hi]
+        adds = sum(1 for n in ks if "add" in n.lower())
+        muls = sum(1 for n in ks if "mul" in n.lower())
+        full = sum(1 for s0, s1 in rt["steps"] if lo <= s0 and s1 <= hi)
+        per.append((adds, muls, full))
+    print("     windows (adds, multiplies, whole steps inside):", per)
+    later = [w for w, (lo, hi) in zip(per, wins) if not rt["profiler_t"] or hi < rt["profiler_t"]][1:]
+    say(len(later) >= 4 and all(ad > 0 and mu > 0 for ad, mu, _ in later),
+        "every window after the first has eager and graph kernel records (re-attached CUPTI sees graph replays)")
+    say(all(ad >= 200 * f and mu >= 50 * f for ad, mu, f in later), "windows hold >= 200 adds and 50 multiplies a step")
+    if a.profile_at > 0:
+        say(rt["profiler_rows"] > 0, "torch.profiler mid-run lists the add kernel", f"rows {rt['profiler_rows']}")
+        say("another CUPTI client" in pt.stderr, "railscope saw torch.profiler arrive and said so")
+    print(f"detach_check: {fails} failed")
+    return 1 if fails else 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--child", action="store_true")
+    ap.add_argument("--seconds", type=float, default=14)
+    ap.add_argument("--profile-at", type=float, default=0)
+    ap.add_argument("--result", default="")
+    ap.add_argument("--rs-build", default="build/gpu")
+    ap.add_argument("--out", default=os.environ.get("OUT", "/tmp"))
+    ap.add_argument("--work", default="/tmp/rs-detach")
+    a = ap.parse_args()
+    if a.child:
+        return workload(a)
+    os.makedirs(a.out, exist_ok=True)
+    os.makedirs(a.work, exist_ok=True)
+    return check(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main() or 0)
