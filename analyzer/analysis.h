@@ -153,7 +153,8 @@ struct rs_an_straggler {
     uint64_t late_count; /* collectives where it arrived last by more than the threshold */
     uint64_t of;         /* collectives considered */
     double mean_late_s;  /* mean lateness vs the second-to-last arrival */
-    double cost_s;       /* summed time other ranks waited for it, per rank (mean over ranks) */
+    double cost_s;       /* the others' exposed wait for it (their peer_wait where it was the late rank),
+                          * summed over the run, mean over the run's ranks (mean_ranks), like attr[] */
     double cost_per_step_s;
 };
 
@@ -177,7 +178,8 @@ struct rs_analysis {
     size_t nfindings; /* at most 3 */
     struct rs_an_finding findings[3];
 
-    double attr[RS_CAT_COUNT]; /* mean over ranks of per-rank totals */
+    double attr[RS_CAT_COUNT]; /* mean over ranks (the mean_ranks with steps) of per-rank totals */
+    size_t mean_ranks;         /* ranks with steps: attr[] and the stragglers' cost_s are means over them */
     double step_mean_s;        /* mean step time over ranks and steps */
     uint64_t nsteps;           /* steps per rank (max) */
     char step_source[32];      /* "nvtx ProfilerStep", "marker NAME", "collectives", "verbs", "none" */

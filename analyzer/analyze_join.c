@@ -186,7 +186,12 @@ static void refine_clocks(struct rs_analysis *a, struct member *m, size_t nm, st
 #define AN_STRAGGLER_MIN_COST 0.02
 
 /* part[i]: the collectives (steps, without collectives) rank index i took part in among those compared: a
- * straggler is "late at N of part[i]", never of the run's total, which counts groups it is not in. */
+ * straggler is "late at N of part[i]", never of the run's total, which counts groups it is not in.
+ * cost[i]: the other ranks' exposed wait (their peer_wait, ns) in the collectives (steps) where rank index i
+ * was the late rank, summed over those ranks. A straggler's cost is that sum divided by the ranks the run's
+ * categories are a mean over (a->mean_ranks: the ranks with steps), on the same basis as the "waiting for late
+ * ranks" category (docs/report.md "Stragglers"): the stragglers' costs add up to that category less the waits
+ * under the lateness threshold, which are charged to no rank. */
 static void stragglers(struct rs_analysis *a, const double *late_count, const double *late_sum, const double *cost,
                        const uint64_t *late_steps, size_t n, struct an_rank *R, const uint64_t *part)
 {
@@ -201,7 +206,7 @@ static void stragglers(struct rs_analysis *a, const double *late_count, const do
         s->late_count = (uint64_t)late_count[i];
         s->of = part[i];
         s->mean_late_s = late_sum[i] / late_count[i] * 1e-9;
-        s->cost_s = cost[i] * 1e-9;
+        s->cost_s = cost[i] * 1e-9 / (a->mean_ranks ? (double)a->mean_ranks : 1);
         s->cost_per_step_s = a->nsteps ? s->cost_s / a->nsteps : s->cost_s;
         /* persistent: last in most steps (most collectives without steps) ... */
         s->persistent = a->nsteps >= 2 ? late_steps[i] * 2 > a->nsteps : late_count[i] * 2 > part[i];
@@ -488,13 +493,13 @@ static void join_coll(struct join *J, size_t i, size_t j)
                in_ = rest - t_ - l_ - s_;
         if (net_only) s_ += in_, in_ = 0;
         st->t[RS_CAT_PEER_WAIT] += (uint64_t)llround(pw);
-        pw_sum += pw;
+        pw_sum += (double)llround(pw); /* the same ns the category gets: equal waits give equal costs */
         st->t[RS_CAT_STALL] += (uint64_t)llround(s_);
         st->t[RS_CAT_NET] += (uint64_t)llround(t_);
         st->t[RS_CAT_LATENCY] += (uint64_t)llround(l_);
         st->t[RS_CAT_INTRA] += (uint64_t)llround(in_);
     }
-    if (late_rank_idx >= 0) J->cost[late_rank_idx] += pw_sum / (double)(j - i);
+    if (late_rank_idx >= 0) J->cost[late_rank_idx] += pw_sum; /* divided by the run's ranks in stragglers() */
 }
 
 /* Without collectives (verbs-only programs): each step's first data-carrying send is the rank's arrival.
@@ -549,7 +554,7 @@ static void verbs_stragglers(struct join *J)
             st->t[RS_CAT_PEER_WAIT] += ov + from_other + from_idle;
             pw_sum += (double)(ov + from_other + from_idle);
         }
-        J->cost[lr] += pw_sum / (double)seen;
+        J->cost[lr] += pw_sum;
     }
     free(arr);
     if (J->considered && !a->ncolls)
@@ -648,6 +653,7 @@ static void rank_outputs(struct join *J)
             for (int cat = 0; cat < RS_CAT_COUNT; cat++) a->attr[cat] += a->ranks[r].attr[cat];
         }
     for (int cat = 0; cat < RS_CAT_COUNT && live; cat++) a->attr[cat] /= (double)live;
+    a->mean_ranks = live;
     a->step_mean_s = step_cnt ? step_sum / step_cnt : 0;
     snprintf(a->step_source, sizeof a->step_source, "%s", src ? src : "none");
 }

@@ -197,54 +197,100 @@ static size_t finding_stall(struct rs_an_finding *c, size_t nc, const struct rs_
     return nc;
 }
 
-/* Stragglers / peer wait. A named straggler's finding states its own cost (the straggler table's
- * cost_per_step_s: the mean over each collective's ranks of their wait for it), never the whole peer-wait
- * category, which counts every late rank. When the other late ranks cost at least 1 % of the step, the sum
- * follows separately ("all N late ranks together": the straggler table's column summed). A rank is named
- * only when its cost is at least half of that sum and of the category (which also counts waits under the
- * lateness threshold, charged to no rank); otherwise the wait is spread over ranks and the finding is the
- * category, naming none. */
+/* Two late ranks whose costs differ by at most this fraction of the larger tie: neither is "the" straggler. */
+#define AN_STRAGGLER_TIE 0.05
+
+static int cmp_rank(const void *x, const void *y)
+{
+    int32_t a = ((const struct rs_an_straggler *)x)->rank, b = ((const struct rs_an_straggler *)y)->rank;
+    return a < b ? -1 : a > b;
+}
+
+/* "ranks 1 and 2", "ranks 0, 1, 2 and 3": the first n stragglers (n >= 2) in rank order, at most 8 named */
+static int rank_list(char *b, size_t len, const struct rs_an_straggler *s, size_t n)
+{
+    struct rs_an_straggler v[8];
+    size_t k = n < 8 ? n : 8;
+    memcpy(v, s, k * sizeof *v);
+    qsort(v, k, sizeof *v, cmp_rank);
+    int w = snprintf(b, len, "ranks");
+    for (size_t i = 0; i < k && w > 0 && (size_t)w < len; i++)
+        w += snprintf(b + w, len - (size_t)w, "%s%d", !i ? " " : i + 1 == n ? " and " : ", ", v[i].rank);
+    if (n > k && w > 0 && (size_t)w < len) w += snprintf(b + w, len - (size_t)w, " and %zu more", n - k);
+    return w;
+}
+
+/* Stragglers / peer wait. Every cost here is on one basis, the category's: the others' exposed wait summed
+ * over the run and divided by the run's ranks (mean_ranks), so the stragglers' costs add up to the
+ * "waiting for late ranks" category less the waits under the lateness threshold (charged to no rank) and a
+ * named straggler's share of the step is its share of that category. A rank is named only when its cost is at
+ * least half of the category (and of the stragglers' sum: the two differ by rounding only) and no other late
+ * rank costs within AN_STRAGGLER_TIE of it; its finding states its own cost, then, when the rest of the
+ * category costs at least 1 % of the step (the findings' noise floor), the category with what the other late
+ * ranks and the waits under the threshold take of it. Otherwise the wait is spread over ranks, or two ranks
+ * tie: the finding is the category, naming no rank, and says the costliest late rank or the ranks that tie. */
 static size_t finding_straggler(struct rs_an_finding *c, size_t nc, const struct rs_analysis *a)
 {
-    double ns = a->nsteps ? (double)a->nsteps : 1;
-    if (a->attr[RS_CAT_PEER_WAIT] <= 0) return nc;
+    double ns = a->nsteps ? (double)a->nsteps : 1, cat = a->attr[RS_CAT_PEER_WAIT];
+    if (cat <= 0) return nc;
     const struct rs_an_straggler *s = a->nstragglers ? &a->stragglers[0] : NULL; /* most costly first */
     double all = 0;
     for (size_t i = 0; i < a->nstragglers; i++) all += a->stragglers[i].cost_s;
-    if (s && s->cost_s > 0 && 2 * s->cost_s >= fmax(all, a->attr[RS_CAT_PEER_WAIT])) {
+    size_t tie = s ? 1 : 0; /* the costliest and those within AN_STRAGGLER_TIE of it */
+    while (s && tie < a->nstragglers && a->stragglers[tie].cost_s >= (1 - AN_STRAGGLER_TIE) * s->cost_s) tie++;
+    int mr = (int)a->mean_ranks;
+    if (s && s->cost_s > 0 && tie == 1 && 2 * s->cost_s >= fmax(all, cat)) {
         nc = add(c, nc, a, RS_CAT_PEER_WAIT, s->rank, 0, s->cost_s);
         struct rs_an_finding *f = &c[nc - 1];
         int coll = !strcmp(a->straggler_basis, "collectives");
-        int w = snprintf(f->text, sizeof f->text,
-                         "Straggler: rank %d arrives last at %llu of %llu %s%s, %.2f ms after the next-latest rank on "
-                         "average; the others wait %.2f ms per step (%.0f %% of step time) for it",
-                         s->rank, (unsigned long long)s->late_count, (unsigned long long)s->of,
-                         coll ? "collectives" : "steps (first data send)", s->persistent ? " (persistent)" : "",
-                         MS(s->mean_late_s), MS(s->cost_per_step_s), 100 * f->step_frac);
-        /* the other late ranks matter when they cost what a finding must (1 % of the step) */
-        double others = (all - s->cost_s) / ns;
-        if (a->nstragglers > 1 && others > 0 && others >= 0.01 * a->step_mean_s && w > 0 && w < (int)sizeof f->text) {
-            double frac = a->step_mean_s > 0 ? all / ns / a->step_mean_s : 0;
-            snprintf(f->text + w, sizeof f->text - (size_t)w,
-                     "; all %zu late ranks together: %.2f ms per step (%.0f %%)", a->nstragglers, MS(all / ns),
-                     100 * frac);
+        int w =
+            snprintf(f->text, sizeof f->text,
+                     "Straggler: rank %d arrives last at %llu of %llu %s%s, %.2f ms after the next-latest rank on "
+                     "average; waiting for it costs %.2f ms per step, mean over the run's %d ranks (%.0f %% of step "
+                     "time)",
+                     s->rank, (unsigned long long)s->late_count, (unsigned long long)s->of,
+                     coll ? "collectives" : "steps (first data send)", s->persistent ? " (persistent)" : "",
+                     MS(s->mean_late_s), MS(s->cost_per_step_s), mr, 100 * f->step_frac);
+        /* the rest of the category: the other late ranks, then the waits under the lateness threshold */
+        double others = fmax(all - s->cost_s, 0) / ns, under = fmax(cat - fmax(all, s->cost_s), 0) / ns;
+        if (others + under >= 0.01 * a->step_mean_s && w > 0 && w < (int)sizeof f->text) {
+            double frac = a->step_mean_s > 0 ? cat / ns / a->step_mean_s : 0;
+            w += snprintf(f->text + w, sizeof f->text - (size_t)w,
+                          "; all waiting for late ranks: %.2f ms per step (%.0f %%)", MS(cat / ns), 100 * frac);
+            if (a->nstragglers > 1 && w > 0 && w < (int)sizeof f->text)
+                w += snprintf(f->text + w, sizeof f->text - (size_t)w, ", %.2f ms of it for %zu other late rank%s",
+                              MS(others), a->nstragglers - 1, a->nstragglers > 2 ? "s" : "");
+            if (MS(under) >= 0.005 && w > 0 && w < (int)sizeof f->text)
+                snprintf(f->text + w, sizeof f->text - (size_t)w,
+                         ", %.2f ms of it in waits under the lateness threshold (charged to no rank)", MS(under));
         }
         return nc;
     }
-    nc = add(c, nc, a, RS_CAT_PEER_WAIT, -1, 0, a->attr[RS_CAT_PEER_WAIT]);
+    nc = add(c, nc, a, RS_CAT_PEER_WAIT, -1, 0, cat);
     struct rs_an_finding *f = &c[nc - 1];
     int w = snprintf(f->text, sizeof f->text,
                      "Ranks wait %.2f ms per step (%.0f %% of step time) in collectives for late ranks (no single "
                      "rank is consistently last",
-                     MS(a->attr[RS_CAT_PEER_WAIT] / ns), 100 * f->step_frac);
+                     MS(cat / ns), 100 * f->step_frac);
     if (s && s->cost_s > 0 && w > 0 && w < (int)sizeof f->text) {
+        char rl[160];
+        const struct rs_an_straggler *z = &a->stragglers[tie - 1]; /* the least costly of those that tie */
         if (a->nstragglers == 1) /* waits under the lateness threshold make the rest: "1 late rank, rank 3" */
             w += snprintf(f->text + w, sizeof f->text - (size_t)w, ": 1 late rank, rank %d, %.2f ms per step", s->rank,
                           MS(s->cost_per_step_s));
-        else
+        else if (tie == 1)
             w += snprintf(f->text + w, sizeof f->text - (size_t)w,
                           ": %zu late ranks, the costliest, rank %d, %.2f ms per step", a->nstragglers, s->rank,
                           MS(s->cost_per_step_s));
+        else if (rank_list(rl, sizeof rl, s, tie) > 0) {
+            char each[48], hi[24]; /* "0.38 ms" or "0.37-0.39 ms": the ranks that tie cost within AN_STRAGGLER_TIE */
+            snprintf(hi, sizeof hi, "%.2f", MS(s->cost_per_step_s));
+            snprintf(each, sizeof each, "%.2f", MS(z->cost_per_step_s));
+            if (strcmp(each, hi)) snprintf(each + strlen(each), sizeof each - strlen(each), "-%s ms", hi);
+            else snprintf(each, sizeof each, "%s ms", hi);
+            w += snprintf(f->text + w, sizeof f->text - (size_t)w, ": %zu late ranks, %s: %s, %s per step each",
+                          a->nstragglers, tie == a->nstragglers ? "tied" : "the costliest tied", rl, each);
+        }
     }
     if (w > 0 && w < (int)sizeof f->text) snprintf(f->text + w, sizeof f->text - (size_t)w, ")");
     return nc;

@@ -730,9 +730,12 @@ static void panel_findings(FILE *f, const struct rs_analysis *a)
                     ? AN_RT_WHY
                     : "no collectives joined across ranks and no per-step network sends to compare arrivals");
     if (a->nstragglers) {
-        fputs("<h2>Stragglers</h2><table><tr><th>rank</th><th>persistent</th><th>late</th><th>mean lateness</th>"
-              "<th>cost per step</th></tr>\n",
-              f);
+        fprintf(f,
+                "<h2>Stragglers</h2><p class=\"muted\" id=\"straggler-cost\">Cost: the others' wait for the rank, per "
+                "step, mean over the run's %zu ranks, as in &ldquo;waiting for late ranks&rdquo;.</p>\n<table><tr>"
+                "<th>rank</th><th>persistent</th><th>late</th><th>mean lateness</th><th>cost per step</th></tr>\n",
+                a->mean_ranks);
+        double all = 0;
         for (size_t i = 0; i < a->nstragglers; i++) {
             const struct rs_an_straggler *s = &a->stragglers[i];
             char b1[32], b2[32];
@@ -740,8 +743,15 @@ static void panel_findings(FILE *f, const struct rs_analysis *a)
             fmt_s(b2, sizeof b2, s->cost_per_step_s);
             fprintf(f, "<tr><td>%d</td><td>%s</td><td>%llu of %llu</td><td>%s</td><td>%s</td></tr>\n", s->rank,
                     s->persistent ? "yes" : "no", (unsigned long long)s->late_count, (unsigned long long)s->of, b1, b2);
+            all += s->cost_per_step_s;
         }
-        fputs("</table>\n", f);
+        char b3[32], b4[32];
+        fmt_s(b3, sizeof b3, all);
+        fmt_s(b4, sizeof b4, a->attr[RS_CAT_PEER_WAIT] / (a->nsteps ? (double)a->nsteps : 1));
+        fprintf(f,
+                "<tr><td colspan=\"4\">%s</td><td id=\"straggler-sum\">%s of the %s waiting for late ranks</td>"
+                "</tr>\n</table>\n",
+                a->nstragglers > 1 ? "together" : "in all", b3, b4);
     }
     fputs("</section>\n", f);
 }

@@ -214,7 +214,9 @@ static void json_head(const struct rs_analysis *a, struct jw *w)
     ks(w, "link_source", a->link_source);
     js(w, ",\n\"step_source\": ");
     jstr(w, a->step_source);
-    jp(w, ", \"nsteps\": %llu, \"gpu_ranks\": %zu, \"step_mean_s\": ", (unsigned long long)a->nsteps, a->gpu_ranks);
+    jp(w,
+       ", \"nsteps\": %llu, \"gpu_ranks\": %zu, \"mean_ranks\": %zu, \"step_mean_s\": ", (unsigned long long)a->nsteps,
+       a->gpu_ranks, a->mean_ranks);
     jnum(w, a->step_mean_s);
     js(w, ",\n\"clock\": {\"anchor_skew_s\": ");
     jnum(w, a->anchor_skew_s);

@@ -209,6 +209,8 @@ static void text_colls(const struct rs_analysis *a, FILE *f)
     free(v);
 }
 
+/* A straggler's cost is on the category's basis: the others' wait for it, mean over the run's ranks (analyze_join.c
+ * stragglers()); the last line says how much of "waiting for late ranks" the late ranks account for. */
 static void text_stragglers(const struct rs_analysis *a, FILE *f)
 {
     int coll = !strcmp(a->straggler_basis, "collectives");
@@ -221,13 +223,26 @@ static void text_stragglers(const struct rs_analysis *a, FILE *f)
                     : "no collectives joined across ranks and no per-step network sends to compare arrivals");
     else if (!a->nstragglers)
         fprintf(f, " none (arrivals compared over %s)\n", coll ? "collectives" : "steps, by first data send");
-    else fprintf(f, " (arrivals compared over %s)\n", coll ? "collectives" : "steps, by first data send");
+    else
+        fprintf(f,
+                " (arrivals compared over %s; cost: the others' wait for the rank, per step, mean over the run's %zu "
+                "ranks)\n",
+                coll ? "collectives" : "steps, by first data send", a->mean_ranks);
+    double all = 0, ns = a->nsteps ? (double)a->nsteps : 1;
+    for (size_t i = 0; i < a->nstragglers; i++) all += a->stragglers[i].cost_s;
     for (size_t i = 0; i < a->nstragglers && i < 5; i++) {
         const struct rs_an_straggler *s = &a->stragglers[i];
-        fprintf(f, "  rank %d%s: last at %llu of %llu %s, %.2f ms late on average, costs the others %.2f ms per step\n",
-                s->rank, s->persistent ? " (persistent)" : "", (unsigned long long)s->late_count,
-                (unsigned long long)s->of, coll ? "collectives" : "steps", MS(s->mean_late_s), MS(s->cost_per_step_s));
+        fprintf(f, "  rank %d%s: last at %llu of %llu %s, %.2f ms late on average, costs %.2f ms per step\n", s->rank,
+                s->persistent ? " (persistent)" : "", (unsigned long long)s->late_count, (unsigned long long)s->of,
+                coll ? "collectives" : "steps", MS(s->mean_late_s), MS(s->cost_per_step_s));
     }
+    if (a->nstragglers > 5) fprintf(f, "  ... %zu more (--json has every late rank)\n", a->nstragglers - 5);
+    if (a->nstragglers && a->attr[RS_CAT_PEER_WAIT] > 0)
+        fprintf(f, "  %s: %.2f ms per step of the %.2f ms waiting for late ranks%s\n",
+                a->nstragglers > 1 ? "together" : "in all", MS(all / ns), MS(a->attr[RS_CAT_PEER_WAIT] / ns),
+                MS((a->attr[RS_CAT_PEER_WAIT] - all) / ns) >= 0.005
+                    ? " (the rest: waits under the lateness threshold, charged to no rank)"
+                    : "");
 }
 
 static void text_gpudirect(const struct rs_analysis *a, FILE *f)

@@ -21,7 +21,7 @@
 need_cmd jq
 need_build railscope librailscope.so softnic/libibverbs.so.1 tests/analyzer/late_ring tests/analyzer/verbs_faults \
     examples/verbs_pingpong
-plan 19
+plan 20
 
 ring() { # NAME DELAY_MS
     rm -rf "$T/$1"
@@ -57,6 +57,13 @@ w1=$(sed -n 's/^# rank 1: waits \([0-9.]*\) s in the report, [0-9.]*\.\.\([0-9.]
 ok "softnic ring: the late rank itself waits for nobody (report, measured: ${w1:-?} s)" \
     sh -c 'jq -e "[.ranks[] | select(.rank == 1) | .attribution.peer_wait / .nsteps][0] < 0.002" "$1" >/dev/null ||
         awk -v w="$2" "BEGIN { n = split(w, x, \" \"); exit !(n == 2 && x[1] <= x[2] * 1.1 + 0.002) }"' _ "$J" "$w1"
+# session 8: a straggler's cost is a mean over the run's ranks, like the peer-wait category: the late ranks'
+# costs add up to at most the category, and rank 1's cost x 3 ranks is at most what the other two waited in all
+run_timeout 30 "$RS_CLI" report "$T/late" >"$T/late.txt" 2>/dev/null
+is "$(jq -c '[.mean_ranks, ([.stragglers[].cost_s] | add) <= .attribution.peer_wait * (1 + 1e-6) + 1e-12,
+    ([.stragglers[] | select(.rank == 1) | .cost_s][0] * .mean_ranks <= ([.ranks[] | select(.rank != 1) |
+    .attribution.peer_wait] | add) * (1 + 1e-6) + 1e-12)]' "$J"),$(grep -c "^Stragglers: .*mean over the run's 3 ranks)$" "$T/late.txt")" \
+    "[3,true,true],1" "softnic ring: straggler costs are means over the run's 3 ranks, within the others' wait and the category"
 ring ontime 0
 # no straggler planted: on an idle host nobody is persistent; on a loaded one whoever the program measured
 bad=$(truth ontime)
