@@ -439,7 +439,7 @@ static int foreign_subscriber;
  * behind. So when a window has closed and its records are in (flush_ticks), the writer's tick detaches CUPTI
  * and the next window re-attaches it (RAILSCOPE_CUDA_DETACH=off keeps it attached):
  *   - detach: force-flush and convert what CUPTI holds, subscribe to one driver API callback
- *     (cuDriverGetVersion), call that function on the writer thread and call cuptiFinalize from its exit
+ *     (cuCtxGetCurrent, or another in `triggers`), call that function on the writer thread and call cuptiFinalize from its exit
  *     callback, the place cupti_activity.h recommends (CUPTI then synchronises with other threads' CUDA calls
  *     itself). The subscription lives for that one call; CUPTI's single subscriber slot is free again after.
  *   - attach: thread-id type, timestamp callback, buffer callbacks, then the window's kinds (~7-10 ms on the
@@ -455,8 +455,37 @@ static int detach_off;                   /* gave up detaching for this run (reas
 static __thread int detach_trigger_here; /* this thread's trigger call may finalize */
 static int finalized;                    /* set by the exit callback */
 static uint64_t n_detach, n_attach, ns_detach, ns_attach, ns_detach_max, ns_attach_max;
-typedef int (*drv_version_fn)(int *);
-static drv_version_fn p_cuDriverGetVersion;
+/* Driver functions whose exit callback may carry the finalize: cheap, no side effect, one pointer argument.
+ * cuDriverGetVersion works before cuInit and, on the H200's driver 580, issues no callback at all (session 8); the
+ * ones after it need an initialised driver (the injection runs inside cuInit; the writer ticks after). The
+ * first that calls back is kept. */
+static const struct {
+    const char *name;
+    CUpti_CallbackId cbid;
+} triggers[] = {{"cuCtxGetCurrent", CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent},
+                {"cuDeviceGetCount", CUPTI_DRIVER_TRACE_CBID_cuDeviceGetCount},
+                {"cuDriverGetVersion", CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion}};
+#define RS_NTRIGGERS (int)(sizeof triggers / sizeof triggers[0])
+static void *trigger_fn[RS_NTRIGGERS];
+static int trigger_used = -1; /* index of the trigger that called back last time */
+
+/* Calls trigger i (enabled for our subscriber) on this thread; 1 when CUPTI was finalized from its callback. */
+static int pull_trigger(CUpti_SubscriberHandle sub, int i)
+{
+    if (!trigger_fn[i] && !(trigger_fn[i] = rs_dl_loaded("libcuda.so", triggers[i].name))) return 0;
+    if (p_cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, triggers[i].cbid) != CUPTI_SUCCESS) return 0;
+    union {
+        void *ctx;
+        int n;
+    } arg = {0};
+    detach_trigger_here = 1;
+    if (triggers[i].cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent) ((int (*)(void **))trigger_fn[i])(&arg.ctx);
+    else ((int (*)(int *))trigger_fn[i])(&arg.n);
+    detach_trigger_here = 0;
+    if (__atomic_load_n(&finalized, __ATOMIC_ACQUIRE)) return 1;
+    p_cuptiEnableCallback(0, sub, CUPTI_CB_DOMAIN_DRIVER_API, triggers[i].cbid);
+    return 0;
+}
 
 static int can_detach(void)
 {
@@ -496,9 +525,6 @@ static void time_switch(uint64_t t0, uint64_t *n, uint64_t *ns, uint64_t *max)
 static void detach(void)
 {
     uint64_t t0 = rs_now();
-    if (!p_cuDriverGetVersion &&
-        !(p_cuDriverGetVersion = (drv_version_fn)rs_dl_loaded("libcuda.so", "cuDriverGetVersion")))
-        return give_up_detach("cuDriverGetVersion not found in a loaded libcuda");
     pthread_mutex_lock(&attach_lock);
     if (!can_detach()) goto out; /* another client arrived meanwhile */
     p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -515,17 +541,16 @@ static void detach(void)
         goto out;
     }
     __atomic_store_n(&finalized, 0, __ATOMIC_RELAXED);
-    if (p_cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion) ==
-        CUPTI_SUCCESS) {
-        int version = 0;
-        detach_trigger_here = 1;
-        p_cuDriverGetVersion(&version);
-        detach_trigger_here = 0;
-    }
-    if (!__atomic_load_n(&finalized, __ATOMIC_ACQUIRE)) {
-        p_cuptiEnableCallback(0, sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion);
+    int done = trigger_used >= 0 && pull_trigger(sub, trigger_used);
+    for (int i = 0; i < RS_NTRIGGERS && !done; i++)
+        if (i != trigger_used && (done = pull_trigger(sub, i))) {
+            trigger_used = i;
+            rs_debug("CUPTI: detaching from the exit callback of %s", triggers[i].name);
+        }
+    if (!done) {
         p_cuptiUnsubscribe(sub);
-        give_up_detach("the driver callback for cuptiFinalize did not come");
+        give_up_detach("no driver callback came for cuptiFinalize (cuCtxGetCurrent, cuDeviceGetCount, "
+                       "cuDriverGetVersion)");
         goto out;
     }
     __atomic_store_n(&attached, 0, __ATOMIC_RELEASE);
@@ -722,11 +747,6 @@ RS_EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *subscriber, CUpt
 
 static void cupti_shutdown(void)
 {
-    if (__atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) != RS_CUPTI_DELIVERING) return;
-    /* At exit the quiesce handler has flushed already, with CUDA intact; CUPTI may be gone by now. */
-    if (!__atomic_load_n(&quiesced, __ATOMIC_ACQUIRE) && __atomic_load_n(&attached, __ATOMIC_ACQUIRE))
-        p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    convert_pending(1);
     rs_debug("CUPTI: detached %llu times (%.2f ms mean, %.2f max), re-attached %llu times (%.2f ms mean, %.2f max); "
              "buffers requested %llu, returned %llu",
              (unsigned long long)n_detach, n_detach ? (double)ns_detach / (double)n_detach * 1e-6 : 0.0,
@@ -734,6 +754,11 @@ static void cupti_shutdown(void)
              n_attach ? (double)ns_attach / (double)n_attach * 1e-6 : 0.0, (double)ns_attach_max * 1e-6,
              (unsigned long long)__atomic_load_n(&buf_requests, __ATOMIC_RELAXED),
              (unsigned long long)__atomic_load_n(&buf_completions, __ATOMIC_RELAXED));
+    if (__atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) != RS_CUPTI_DELIVERING) return;
+    /* At exit the quiesce handler has flushed already, with CUDA intact; CUPTI may be gone by now. */
+    if (!__atomic_load_n(&quiesced, __ATOMIC_ACQUIRE) && __atomic_load_n(&attached, __ATOMIC_ACQUIRE))
+        p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    convert_pending(1);
     uint64_t calls = __atomic_load_n(&rs_cuda_copy_calls, __ATOMIC_RELAXED);
     if (!records_seen() && calls && (!rs_cuda_api_copies || kmode == RS_KMODE_ALL))
         rs_warn("CUPTI delivered no activity records although the program made %llu cudaMemcpy calls: another "

@@ -21,7 +21,7 @@ FAKE = os.path.join(NCCL_BIN, "fakecupti")
 if not os.path.exists(DRIVER):
     skip_all("built without CUDA headers (no CUPTI record structs): cupti_driver not built")
 need(LIB, CLI, DRIVER, os.path.join(FAKE, "libcupti.so.13"), os.path.join(FAKE, "libcuda.so.1"))
-plan(21)
+plan(22)
 
 BASE = {"RAILSCOPE_FLUSH_MS": "20", "RAILSCOPE_CUDA_KERNEL_WINDOW": "200/400/200", "RAILSCOPE_LOG": "debug"}
 
@@ -86,8 +86,13 @@ ok(s == [1, 1, 0, 0] and ons.count(1) >= 3 and "another CUPTI subscriber" in p.s
 p, states, evs = go("nocb", {"FAKE_CUPTI_NO_DRIVER_CB": "1"})
 s = stats(p.stdout, "stats")
 ons = [x["on"] for x in kind(evs, "cuda_kernel_window")]
-ok(s == [1, 1, 0, 0] and ons.count(1) >= 3 and "did not come" in p.stderr,
+ok(s == [1, 1, 0, 0] and ons.count(1) >= 3 and "no driver callback came" in p.stderr,
    "the driver never calls back: stays attached, windows go on", (s, ons, p.stderr[-300:]))
+p, states, evs = go("only4", {"FAKE_CUDA_CB_ONLY": "4"})
+s = stats(p.stdout, "stats")
+ok(s and s[2] >= 3 and s[3] == 0 and "exit callback of cuDeviceGetCount" in p.stderr,
+   "a driver whose first trigger functions issue no callback: the next one that does is found and kept",
+   (s, p.stderr[-300:]))
 p, states, evs = go("koff", {"RAILSCOPE_CUDA_KERNELS": "off"}, ("600",))
 s = stats(p.stdout, "stats")
 ok(s == [0, 1, 1, 0], "kernels off (nothing ever enabled): detached once after set-up, never re-attached", s)

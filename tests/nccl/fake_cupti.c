@@ -34,7 +34,7 @@ static int final_sent;
 static int f_attached, f_attaches, f_finalizes, f_unsafe, in_exit_cb;
 static CUpti_CallbackFunc sub_cb;
 static void *sub_ud;
-static int drv_cb_on[64];
+static int drv_cb_on[512];
 static void att(void)
 {
     if (__atomic_exchange_n(&f_attached, 1, __ATOMIC_SEQ_CST)) return;
@@ -83,17 +83,17 @@ EXPORT CUptiResult cuptiEnableCallback(uint32_t en, CUpti_SubscriberHandle s, CU
 {
     ATT();
     (void)s;
-    if (d == CUPTI_CB_DOMAIN_DRIVER_API && id < 64) drv_cb_on[id] = (int)en;
+    if (d == CUPTI_CB_DOMAIN_DRIVER_API && id < 512) drv_cb_on[id] = (int)en;
     return CUPTI_SUCCESS;
 }
 /* Called by the fake libcuda at the exit of a driver API function. */
 EXPORT void fake_cupti_driver_api_exit(uint32_t cbid)
 {
-    if (!sub_cb || cbid >= 64 || !drv_cb_on[cbid] || getenv("FAKE_CUPTI_NO_DRIVER_CB")) return;
+    if (!sub_cb || cbid >= 512 || !drv_cb_on[cbid] || getenv("FAKE_CUPTI_NO_DRIVER_CB")) return;
     CUpti_CallbackData d;
     memset(&d, 0, sizeof d);
     d.callbackSite = CUPTI_API_EXIT;
-    d.functionName = "cuDriverGetVersion";
+    d.functionName = "a driver function";
     __atomic_store_n(&in_exit_cb, 1, __ATOMIC_SEQ_CST);
     sub_cb(sub_ud, CUPTI_CB_DOMAIN_DRIVER_API, cbid, &d);
     __atomic_store_n(&in_exit_cb, 0, __ATOMIC_SEQ_CST);
