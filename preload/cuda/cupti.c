@@ -58,7 +58,7 @@ uint64_t rs_cuda_copy_calls;
     X(cuptiActivityEnableRuntimeApi)          \
     X(cuptiSetThreadIdType)                   \
     X(cuptiGetCallbackName)                   \
-    X(cuptiActivitySetAttribute) X(cuptiSubscribe) X(cuptiUnsubscribe) X(cuptiEnableCallback) X(cuptiFinalize)
+    X(cuptiActivitySetAttribute) X(cuptiSubscribe) X(cuptiUnsubscribe) X(cuptiEnableDomain) X(cuptiFinalize)
 #define RS_CUPTI_PTR(fn) static __typeof__(fn) *p_##fn;
 RS_CUPTI_REQUIRED(RS_CUPTI_PTR)
 RS_CUPTI_OPTIONAL(RS_CUPTI_PTR)
@@ -436,63 +436,39 @@ static int foreign_subscriber;
  * Outside sampling windows the default capture needs nothing from CUPTI (the cudart wrappers record copies), yet
  * CUPTI attached with nothing enabled is not free: Kineto detaches after every torch.profiler session for the
  * throughput lost otherwise (pytorch/kineto#1264, #1539), and a kernel window leaves module instrumentation
- * behind. So when a window has closed and its records are in (flush_ticks), the writer's tick detaches CUPTI
- * and the next window re-attaches it (RAILSCOPE_CUDA_DETACH=off keeps it attached):
- *   - detach: force-flush and convert what CUPTI holds, subscribe to one driver API callback
- *     (cuCtxGetCurrent, or another in `triggers`), call that function on the writer thread and call cuptiFinalize from its exit
- *     callback, the place cupti_activity.h recommends (CUPTI then synchronises with other threads' CUDA calls
- *     itself). The subscription lives for that one call; CUPTI's single subscriber slot is free again after.
+ * behind. So when a window has closed and its records are in (flush_ticks), the writer's tick arms a detach and
+ * the next window re-attaches CUPTI (RAILSCOPE_CUDA_DETACH=off keeps it attached):
+ *   - arm: force-flush and convert what CUPTI holds, subscribe to the driver and runtime API callbacks; the
+ *     first API exit on any thread calls cuptiFinalize, the place cupti_activity.h recommends (CUPTI then
+ *     synchronises with the other threads' CUDA calls itself; Kineto tears down the same way). The writer also
+ *     calls a few cheap driver functions itself, so an idle program detaches too (on driver 580 neither
+ *     cuDriverGetVersion nor, in session 8's call 3, cuCtxGetCurrent / cuDeviceGetCount issued a callback
+ *     for a single enabled id: the domains are enabled whole). Finalizing takes a few ms on that thread, once
+ *     per window; until then the callback costs a branch per CUDA call.
+ *   - a window due while armed cancels the detach (compare-and-swap against the callback: whichever wins);
+ *     while the callback finalizes, nobody else calls CUPTI.
  *   - attach: thread-id type, timestamp callback, buffer callbacks, then the window's kinds (~7-10 ms on the
  *     H200, bench/gpu/RESULTS.md session 7; a detach ~2-5 ms: ~0.05 % at one window per 30 s).
- * While detached nothing calls CUPTI (any CUPTI call attaches it again). Not detached: with kinds enabled
- * outside windows (RAILSCOPE_CUDA_COPIES=cupti, RAILSCOPE_CUDA_API/SYNC=on, kernels `all`), once another
- * client subscribed or registered buffers, or when CUPTI refuses the subscription or the trigger did not call
- * back (then CUPTI stays attached with nothing enabled, as before; debug log says why). attach_lock keeps the
- * other client's registration out of a detach or attach in progress. */
+ * Only while attached (DS_ATTACHED) does anyone call CUPTI (any call attaches it again). Never detached: with
+ * kinds enabled outside windows (RAILSCOPE_CUDA_COPIES=cupti, RAILSCOPE_CUDA_API/SYNC=on, kernels `all`), once
+ * another client subscribed or registered buffers, or when CUPTI refuses the subscription (debug log says why).
+ * attach_lock keeps the other client's registration or subscription out of an arm, cancel or attach. */
+enum { DS_ATTACHED, DS_ARMED, DS_FINALIZING, DS_DETACHED };
 static pthread_mutex_t attach_lock = PTHREAD_MUTEX_INITIALIZER;
-static int attached = 1;                 /* CUPTI holds our registration (writer thread; exit paths read it) */
-static int detach_off;                   /* gave up detaching for this run (reason in the debug log) */
-static __thread int detach_trigger_here; /* this thread's trigger call may finalize */
-static int finalized;                    /* set by the exit callback */
-static uint64_t n_detach, n_attach, ns_detach, ns_attach, ns_detach_max, ns_attach_max;
-/* Driver functions whose exit callback may carry the finalize: cheap, no side effect, one pointer argument.
- * cuDriverGetVersion works before cuInit and, on the H200's driver 580, issues no callback at all (session 8); the
- * ones after it need an initialised driver (the injection runs inside cuInit; the writer ticks after). The
- * first that calls back is kept. */
-static const struct {
-    const char *name;
-    CUpti_CallbackId cbid;
-} triggers[] = {{"cuCtxGetCurrent", CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent},
-                {"cuDeviceGetCount", CUPTI_DRIVER_TRACE_CBID_cuDeviceGetCount},
-                {"cuDriverGetVersion", CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion}};
-#define RS_NTRIGGERS (int)(sizeof triggers / sizeof triggers[0])
-static void *trigger_fn[RS_NTRIGGERS];
-static int trigger_used = -1; /* index of the trigger that called back last time */
+static int dstate = DS_ATTACHED;
+static int detach_off; /* gave up detaching for this run (reason in the debug log) */
+static CUpti_SubscriberHandle dsub;
+static uint64_t n_detach, n_attach, n_cancel, ns_detach, ns_attach, ns_detach_max, ns_attach_max, ns_finalize_max;
+static uint64_t t_armed, t_finalized, n_self_trigger;
 
-/* Calls trigger i (enabled for our subscriber) on this thread; 1 when CUPTI was finalized from its callback. */
-static int pull_trigger(CUpti_SubscriberHandle sub, int i)
-{
-    if (!trigger_fn[i] && !(trigger_fn[i] = rs_dl_loaded("libcuda.so", triggers[i].name))) return 0;
-    if (p_cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, triggers[i].cbid) != CUPTI_SUCCESS) return 0;
-    union {
-        void *ctx;
-        int n;
-    } arg = {0};
-    detach_trigger_here = 1;
-    if (triggers[i].cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent) ((int (*)(void **))trigger_fn[i])(&arg.ctx);
-    else ((int (*)(int *))trigger_fn[i])(&arg.n);
-    detach_trigger_here = 0;
-    if (__atomic_load_n(&finalized, __ATOMIC_ACQUIRE)) return 1;
-    p_cuptiEnableCallback(0, sub, CUPTI_CB_DOMAIN_DRIVER_API, triggers[i].cbid);
-    return 0;
-}
+static int cupti_attached(void) { return __atomic_load_n(&dstate, __ATOMIC_ACQUIRE) == DS_ATTACHED; }
 
 static int can_detach(void)
 {
     return detach_mode && !detach_off && kmode != RS_KMODE_ALL && rs_cuda_api_copies && !want_api && !want_sync &&
            !__atomic_load_n(&foreign_client, __ATOMIC_RELAXED) &&
            !__atomic_load_n(&foreign_subscriber, __ATOMIC_RELAXED) && p_cuptiSubscribe && p_cuptiUnsubscribe &&
-           p_cuptiEnableCallback && p_cuptiFinalize;
+           p_cuptiEnableDomain && p_cuptiFinalize;
 }
 
 static void give_up_detach(const char *why)
@@ -501,60 +477,107 @@ static void give_up_detach(const char *why)
     rs_debug("CUPTI stays attached between windows: %s", why);
 }
 
+static void time_switch(uint64_t d, uint64_t *n, uint64_t *ns, uint64_t *max)
+{
+    (*n)++;
+    *ns += d;
+    if (d > *max) *max = d;
+}
+
+static __thread int in_self_trigger;
+
 static void CUPTIAPI detach_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                      const void *data)
 {
     (void)userdata;
     (void)cbid;
     const CUpti_CallbackData *cb = data;
-    if (!detach_trigger_here || domain != CUPTI_CB_DOMAIN_DRIVER_API || !cb || cb->callbackSite != CUPTI_API_EXIT)
+    if ((domain != CUPTI_CB_DOMAIN_DRIVER_API && domain != CUPTI_CB_DOMAIN_RUNTIME_API) || !cb ||
+        cb->callbackSite != CUPTI_API_EXIT)
         return;
-    detach_trigger_here = 0;
-    if (p_cuptiFinalize() == CUPTI_SUCCESS) __atomic_store_n(&finalized, 1, __ATOMIC_RELEASE);
-}
-
-static void time_switch(uint64_t t0, uint64_t *n, uint64_t *ns, uint64_t *max)
-{
-    uint64_t d = rs_now() - t0;
-    (*n)++;
-    *ns += d;
-    if (d > *max) *max = d;
-}
-
-/* Writer's tick, window closed, its records flushed. Leaves CUPTI attached when anything stands in the way. */
-static void detach(void)
-{
+    int armed = DS_ARMED;
+    if (!__atomic_compare_exchange_n(&dstate, &armed, DS_FINALIZING, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return;
+    if (in_self_trigger) n_self_trigger++;
     uint64_t t0 = rs_now();
+    CUptiResult r = p_cuptiFinalize(); /* also ends our subscription */
+    t_finalized = rs_now();
+    if (t_finalized - t0 > ns_finalize_max) ns_finalize_max = t_finalized - t0;
+    /* Refused: CUPTI is still attached and still calls us; DS_ATTACHED makes the callback return at once and the
+     * writer's next tick unsubscribes (detach_off says it must). */
+    if (r != CUPTI_SUCCESS) detach_off = 2;
+    __atomic_store_n(&dstate, r == CUPTI_SUCCESS ? DS_DETACHED : DS_ATTACHED, __ATOMIC_RELEASE);
+}
+
+/* Cheap driver functions without side effects, called by the writer once armed so that a program making no
+ * CUDA call for a while detaches too. */
+static const char *const trigger_names[] = {"cuCtxGetCurrent", "cuDeviceGetCount", "cuDriverGetVersion"};
+#define RS_NTRIGGERS (int)(sizeof trigger_names / sizeof trigger_names[0])
+static void *trigger_fn[RS_NTRIGGERS];
+
+static void self_trigger(void)
+{
+    for (int i = 0; i < RS_NTRIGGERS && __atomic_load_n(&dstate, __ATOMIC_ACQUIRE) == DS_ARMED; i++) {
+        if (!trigger_fn[i] && !(trigger_fn[i] = rs_dl_loaded("libcuda.so", trigger_names[i]))) continue;
+        union {
+            void *ctx;
+            int n;
+        } arg = {0};
+        in_self_trigger = 1;
+        if (i == 0) ((int (*)(void **))trigger_fn[i])(&arg.ctx);
+        else ((int (*)(int *))trigger_fn[i])(&arg.n);
+        in_self_trigger = 0;
+    }
+}
+
+/* Cancel an armed detach (caller holds attach_lock). Returns 1 when CUPTI is attached and ours to call again, 0
+ * while a finalize is under way or done (then nobody may call CUPTI until it is re-attached). */
+static int disarm(void)
+{
+    int armed = DS_ARMED;
+    if (__atomic_compare_exchange_n(&dstate, &armed, DS_ATTACHED, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        p_cuptiEnableDomain(0, dsub, CUPTI_CB_DOMAIN_DRIVER_API);
+        p_cuptiEnableDomain(0, dsub, CUPTI_CB_DOMAIN_RUNTIME_API);
+        p_cuptiUnsubscribe(dsub);
+        n_cancel++;
+        return 1;
+    }
+    return cupti_attached();
+}
+
+/* Wait (bounded) for a finalize under way on another thread; caller holds attach_lock. */
+static void wait_finalizing(void)
+{
+    for (int i = 0; i < 2000 && __atomic_load_n(&dstate, __ATOMIC_ACQUIRE) == DS_FINALIZING; i++) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* Writer's tick, window closed, its records flushed: arm the detach. */
+static void arm_detach(void)
+{
     pthread_mutex_lock(&attach_lock);
-    if (!can_detach()) goto out; /* another client arrived meanwhile */
+    if (!can_detach() || !cupti_attached()) goto out; /* another client arrived meanwhile */
     p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     convert_pending(0);
     pthread_mutex_lock(&buf_lock);
     int left = pend_head != NULL;
     pthread_mutex_unlock(&buf_lock);
     if (left) goto out; /* another thread converts right now: try at the next tick (records need CUPTI) */
-    CUpti_SubscriberHandle sub = NULL;
-    CUptiResult r = p_cuptiSubscribe(&sub, detach_callback, NULL);
+    CUptiResult r = p_cuptiSubscribe(&dsub, detach_callback, NULL);
     if (r != CUPTI_SUCCESS) {
         give_up_detach(r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED ? "another CUPTI subscriber (a profiler)"
                                                                            : "cuptiSubscribe failed");
         goto out;
     }
-    __atomic_store_n(&finalized, 0, __ATOMIC_RELAXED);
-    int done = trigger_used >= 0 && pull_trigger(sub, trigger_used);
-    for (int i = 0; i < RS_NTRIGGERS && !done; i++)
-        if (i != trigger_used && (done = pull_trigger(sub, i))) {
-            trigger_used = i;
-            rs_debug("CUPTI: detaching from the exit callback of %s", triggers[i].name);
-        }
-    if (!done) {
-        p_cuptiUnsubscribe(sub);
-        give_up_detach("no driver callback came for cuptiFinalize (cuCtxGetCurrent, cuDeviceGetCount, "
-                       "cuDriverGetVersion)");
+    t_armed = rs_now();
+    __atomic_store_n(&dstate, DS_ARMED, __ATOMIC_RELEASE);
+    if (p_cuptiEnableDomain(1, dsub, CUPTI_CB_DOMAIN_DRIVER_API) != CUPTI_SUCCESS ||
+        p_cuptiEnableDomain(1, dsub, CUPTI_CB_DOMAIN_RUNTIME_API) != CUPTI_SUCCESS) {
+        if (disarm()) give_up_detach("cuptiEnableDomain failed");
         goto out;
     }
-    __atomic_store_n(&attached, 0, __ATOMIC_RELEASE);
-    time_switch(t0, &n_detach, &ns_detach, &ns_detach_max);
+    self_trigger();
 out:
     pthread_mutex_unlock(&attach_lock);
 }
@@ -574,12 +597,36 @@ static int attach(void)
         kmode = RS_KMODE_OFF;
         goto out;
     }
-    __atomic_store_n(&attached, 1, __ATOMIC_RELEASE);
-    time_switch(t0, &n_attach, &ns_attach, &ns_attach_max);
+    __atomic_store_n(&dstate, DS_ATTACHED, __ATOMIC_RELEASE);
+    time_switch(rs_now() - t0, &n_attach, &ns_attach, &ns_attach_max);
     rc = 0;
 out:
     pthread_mutex_unlock(&attach_lock);
     return rc;
+}
+
+/* The writer's tick for the detach state. Returns 1 when CUPTI is attached and the tick may call it. */
+static int detach_tick(int want_window)
+{
+    int st = __atomic_load_n(&dstate, __ATOMIC_ACQUIRE);
+    if (st == DS_ATTACHED && detach_off == 2) { /* the callback's finalize was refused: drop the subscription */
+        p_cuptiEnableDomain(0, dsub, CUPTI_CB_DOMAIN_DRIVER_API);
+        p_cuptiEnableDomain(0, dsub, CUPTI_CB_DOMAIN_RUNTIME_API);
+        p_cuptiUnsubscribe(dsub);
+        give_up_detach("cuptiFinalize refused");
+    }
+    if (st == DS_DETACHED && t_armed) { /* the callback finalized since the last tick */
+        time_switch(t_finalized - t_armed, &n_detach, &ns_detach, &ns_detach_max);
+        t_armed = 0;
+    }
+    if (st == DS_ARMED && want_window) {
+        pthread_mutex_lock(&attach_lock);
+        disarm();
+        pthread_mutex_unlock(&attach_lock);
+        st = __atomic_load_n(&dstate, __ATOMIC_ACQUIRE);
+    }
+    if (st == DS_DETACHED && want_window && attach() == 0) st = DS_ATTACHED;
+    return st == DS_ATTACHED;
 }
 
 /* ---- tick: windows and periodic flush ---- */
@@ -613,8 +660,10 @@ static void cupti_exit_quiesce(void)
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL); /* a tick runs against a live CUDA, and waits for nobody: it ends */
     }
-    if (__atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) == RS_CUPTI_DELIVERING &&
-        __atomic_load_n(&attached, __ATOMIC_ACQUIRE)) {
+    pthread_mutex_lock(&attach_lock);
+    if (!disarm()) wait_finalizing(); /* exit while a detach is armed or under way */
+    pthread_mutex_unlock(&attach_lock);
+    if (__atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) == RS_CUPTI_DELIVERING && cupti_attached()) {
         uint64_t t0 = rs_now(), n0 = records_seen();
         p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         uint64_t t1 = rs_now();
@@ -644,12 +693,9 @@ static void cupti_tick(void)
             exit_hook_ticked = 1;
             atexit(cupti_exit_quiesce);
         }
-        if (kmode == RS_KMODE_SAMPLED) {
-            int want = in_window(rs_now());
-            if (want && !__atomic_load_n(&attached, __ATOMIC_ACQUIRE) && attach() != 0) want = 0;
-            if (__atomic_load_n(&attached, __ATOMIC_ACQUIRE)) set_window(want);
-        }
-        if (__atomic_load_n(&attached, __ATOMIC_ACQUIRE)) {
+        int want = kmode == RS_KMODE_SAMPLED && in_window(rs_now());
+        if (detach_tick(want)) {
+            if (kmode == RS_KMODE_SAMPLED) set_window(want);
             /* Nothing enabled, nothing to flush: CUPTI is left alone between windows (copies recorded by
              * CUPTI, RAILSCOPE_CUDA_COPIES=cupti, keep it busy all the time). */
             if (window_on || !rs_cuda_api_copies) flush_ticks = 4;
@@ -658,7 +704,7 @@ static void cupti_tick(void)
                 p_cuptiActivityFlushAll(0);
             }
             convert_pending(0);
-            if (!window_on && flush_ticks == 0 && can_detach()) detach();
+            if (!window_on && flush_ticks == 0 && can_detach()) arm_detach();
         }
     }
     __atomic_store_n(&ticking, 0, __ATOMIC_RELEASE);
@@ -672,7 +718,8 @@ static void cupti_tick(void)
  * return value and errno: torch.profiler works as without railscope. */
 static void take_over(int rec)
 {
-    if (__atomic_load_n(&attached, __ATOMIC_ACQUIRE)) { /* detached: nothing of ours in CUPTI */
+    if (!disarm()) wait_finalizing(); /* attach_lock held by the caller */
+    if (cupti_attached()) {           /* detached: nothing of ours in CUPTI */
         p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         convert_pending(1);
     }
@@ -747,16 +794,18 @@ RS_EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *subscriber, CUpt
 
 static void cupti_shutdown(void)
 {
-    rs_debug("CUPTI: detached %llu times (%.2f ms mean, %.2f max), re-attached %llu times (%.2f ms mean, %.2f max); "
+    rs_debug("CUPTI: detached %llu times (armed to finalized %.2f ms mean, %.2f max; finalize %.2f ms max; %llu "
+             "by our own call; %llu cancelled by a window), re-attached %llu times (%.2f ms mean, %.2f max); "
              "buffers requested %llu, returned %llu",
              (unsigned long long)n_detach, n_detach ? (double)ns_detach / (double)n_detach * 1e-6 : 0.0,
-             (double)ns_detach_max * 1e-6, (unsigned long long)n_attach,
+             (double)ns_detach_max * 1e-6, (double)ns_finalize_max * 1e-6, (unsigned long long)n_self_trigger,
+             (unsigned long long)n_cancel, (unsigned long long)n_attach,
              n_attach ? (double)ns_attach / (double)n_attach * 1e-6 : 0.0, (double)ns_attach_max * 1e-6,
              (unsigned long long)__atomic_load_n(&buf_requests, __ATOMIC_RELAXED),
              (unsigned long long)__atomic_load_n(&buf_completions, __ATOMIC_RELAXED));
     if (__atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) != RS_CUPTI_DELIVERING) return;
     /* At exit the quiesce handler has flushed already, with CUDA intact; CUPTI may be gone by now. */
-    if (!__atomic_load_n(&quiesced, __ATOMIC_ACQUIRE) && __atomic_load_n(&attached, __ATOMIC_ACQUIRE))
+    if (!__atomic_load_n(&quiesced, __ATOMIC_ACQUIRE) && cupti_attached())
         p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     convert_pending(1);
     uint64_t calls = __atomic_load_n(&rs_cuda_copy_calls, __ATOMIC_RELAXED);

@@ -108,15 +108,17 @@ def check(a):
             n = min(n, r["prof_step"])
     diff = [i for i in range(n) if ru["vals"][i] != rt["vals"][i]]
     say(n > 100 and not diff, f"same output traced and untraced (first {n} steps)", diff[:5])
-    m = re.search(r"detached (\d+) times \(([\d.]+) ms mean, ([\d.]+) max\), re-attached (\d+) times \(([\d.]+) ms mean, "
+    m = re.search(r"detached (\d+) times \(armed to finalized ([\d.]+) ms mean, ([\d.]+) max; finalize ([\d.]+) ms max; "
+                  r"(\d+) by our own call; (\d+) cancelled by a window\), re-attached (\d+) times \(([\d.]+) ms mean, "
                   r"([\d.]+) max\); buffers requested (\d+), returned (\d+)", pt.stderr)
     if m:
-        nd, dmean, dmax, na, amean, amax, req, ret = m.groups()
-        print(f"     detach {nd} x {dmean} ms (max {dmax}), attach {na} x {amean} ms (max {amax}), buffers {req}/{ret}")
+        nd, dmean, dmax, fmax, nself, ncancel, na, amean, amax, req, ret = m.groups()
+        print(f"     detach {nd} (armed->finalized {dmean} ms mean, {dmax} max; finalize {fmax} ms max; {nself} by our "
+              f"own call, {ncancel} cancelled), attach {na} x {amean} ms (max {amax}), buffers {req}/{ret}")
     stays = re.findall(r"CUPTI stays attached between windows: [^\n]*", pt.stderr)
-    say(m and int(m.group(1)) >= 4 and int(m.group(4)) >= 4, "CUPTI detached and re-attached >= 4 times each",
+    say(m and int(m.group(1)) >= 4 and int(m.group(7)) >= 4, "CUPTI detached and re-attached >= 4 times each",
         (m.group(0) if m else "no debug line") + (" " + stays[0] if stays else ""))
-    say(m and int(m.group(7)) - int(m.group(8)) <= 1, "every activity buffer came back (requested - returned <= 1)",
+    say(m and int(m.group(10)) - int(m.group(11)) <= 1, "every activity buffer came back (requested - returned <= 1)",
         m.group(0) if m else "")
     sys.path.insert(0, os.path.join(HERE, "..", "nccl"))
     import tq

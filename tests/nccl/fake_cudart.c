@@ -3,6 +3,7 @@
  * the sticky last error, as the runtime does) and everything else pageable — except pointers passed to
  * cudaHostRegister (pinned until cudaHostUnregister) and the one cudaHostAlloc/cudaMallocHost hand out
  * (0x7000, pinned until cudaFreeHost). fake_cudart_ptr_queries counts the attribute queries. */
+#include <dlfcn.h>
 #include <string.h>
 
 #include <cuda_runtime_api.h>
@@ -10,10 +11,21 @@
 #define EXPORT __attribute__((visibility("default")))
 EXPORT int fake_cudart_copies;
 
+/* The runtime API exit callback CUPTI issues for a subscriber (the fake libcupti's, when it is loaded). */
+static void runtime_exit_callback(unsigned cbid)
+{
+    void *h = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
+    if (!h) return;
+    void (*cb)(unsigned) = (void (*)(unsigned))dlsym(h, "fake_cupti_runtime_api_exit");
+    if (cb) cb(cbid);
+    dlclose(h);
+}
+
 EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind k)
 {
     (void)dst, (void)src, (void)n, (void)k;
     fake_cudart_copies++;
+    runtime_exit_callback(31); /* CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020 */
     return cudaSuccess;
 }
 EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcpyKind k, cudaStream_t s)

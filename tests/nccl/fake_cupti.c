@@ -9,8 +9,9 @@
  * Attachment (session 8): like the real one, any CUPTI call attaches CUPTI (counted), cuptiFinalize detaches it
  * and forgets every registration; a finalize made outside a driver/runtime API exit callback is counted as
  * unsafe. One callback subscriber at a time (FAKE_CUPTI_SUBSCRIBED=1: a profiler holds the slot all along);
- * the fake libcuda's cuDriverGetVersion (fake_cuda.c) issues the driver API exit callback
- * (FAKE_CUPTI_NO_DRIVER_CB=1: it never does). fake_cupti_attach_stats() reports it all. */
+ * the fake libcuda's functions (fake_cuda.c) and the fake libcudart's cudaMemcpy issue the API exit callbacks
+ * of their domain when it (or that callback id) is enabled (FAKE_CUPTI_NO_DRIVER_CB=1: none ever comes).
+ * fake_cupti_attach_stats() reports it all. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -34,7 +35,7 @@ static int final_sent;
 static int f_attached, f_attaches, f_finalizes, f_unsafe, in_exit_cb;
 static CUpti_CallbackFunc sub_cb;
 static void *sub_ud;
-static int drv_cb_on[512];
+static int drv_cb_on[512], domain_on[8];
 static void att(void)
 {
     if (__atomic_exchange_n(&f_attached, 1, __ATOMIC_SEQ_CST)) return;
@@ -57,6 +58,7 @@ EXPORT CUptiResult cuptiFinalize(void)
     final_sent = 0; /* the next attachment's first forced flush brings its own 777-byte record */
     sub_cb = NULL;
     memset(drv_cb_on, 0, sizeof drv_cb_on);
+    memset(domain_on, 0, sizeof domain_on);
     __atomic_fetch_add(&f_finalizes, 1, __ATOMIC_SEQ_CST);
     __atomic_store_n(&f_attached, 0, __ATOMIC_SEQ_CST);
     return CUPTI_SUCCESS;
@@ -76,6 +78,14 @@ EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle s)
     (void)s;
     sub_cb = NULL;
     memset(drv_cb_on, 0, sizeof drv_cb_on);
+    memset(domain_on, 0, sizeof domain_on);
+    return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiEnableDomain(uint32_t en, CUpti_SubscriberHandle s, CUpti_CallbackDomain d)
+{
+    ATT();
+    (void)s;
+    if ((unsigned)d < 8) domain_on[d] = (int)en;
     return CUPTI_SUCCESS;
 }
 EXPORT CUptiResult cuptiEnableCallback(uint32_t en, CUpti_SubscriberHandle s, CUpti_CallbackDomain d,
@@ -86,18 +96,22 @@ EXPORT CUptiResult cuptiEnableCallback(uint32_t en, CUpti_SubscriberHandle s, CU
     if (d == CUPTI_CB_DOMAIN_DRIVER_API && id < 512) drv_cb_on[id] = (int)en;
     return CUPTI_SUCCESS;
 }
-/* Called by the fake libcuda at the exit of a driver API function. */
-EXPORT void fake_cupti_driver_api_exit(uint32_t cbid)
+/* Called by the fake libcuda / libcudart at the exit of a driver / runtime API function. */
+static void api_exit(CUpti_CallbackDomain domain, uint32_t cbid)
 {
-    if (!sub_cb || cbid >= 512 || !drv_cb_on[cbid] || getenv("FAKE_CUPTI_NO_DRIVER_CB")) return;
+    CUpti_CallbackFunc f = sub_cb;
+    if (!f || getenv("FAKE_CUPTI_NO_DRIVER_CB")) return;
+    if (!domain_on[domain] && !(domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid < 512 && drv_cb_on[cbid])) return;
     CUpti_CallbackData d;
     memset(&d, 0, sizeof d);
     d.callbackSite = CUPTI_API_EXIT;
     d.functionName = "a driver function";
     __atomic_store_n(&in_exit_cb, 1, __ATOMIC_SEQ_CST);
-    sub_cb(sub_ud, CUPTI_CB_DOMAIN_DRIVER_API, cbid, &d);
+    f(sub_ud, domain, cbid, &d);
     __atomic_store_n(&in_exit_cb, 0, __ATOMIC_SEQ_CST);
 }
+EXPORT void fake_cupti_driver_api_exit(uint32_t cbid) { api_exit(CUPTI_CB_DOMAIN_DRIVER_API, cbid); }
+EXPORT void fake_cupti_runtime_api_exit(uint32_t cbid) { api_exit(CUPTI_CB_DOMAIN_RUNTIME_API, cbid); }
 EXPORT void fake_cupti_attach_stats(int *attached, int *attaches, int *finalizes, int *unsafe)
 {
     *attached = __atomic_load_n(&f_attached, __ATOMIC_SEQ_CST);
