@@ -489,9 +489,11 @@ RS_EXPORT int dup3(int oldfd, int newfd, int flags)
  * call, and aborts the process when a thread's result differs from the caller's. The writer thread's
  * could: capabilities, PR_SET_KEEPCAPS and securebits are per thread (setpriv --reuid=... raises its
  * capabilities in its own thread between setresuid and setresgid; the writer's setresgid then failed with
- * EPERM and the program died of SIGABRT). So the writer thread is stopped for the change and started again
- * after it from the calling thread, whose credentials the new thread copies. The program sees the real
- * call's result and errno. Callers serialise here (glibc serialises the changes themselves too). */
+ * EPERM and the program died of SIGABRT). So unless its credentials are the calling thread's (then both get the
+ * same result; the usual case, and the only one that costs no thread), the writer thread is stopped for the change
+ * and started again after it from the calling thread, whose credentials the new thread copies
+ * (rs_writer_thread_stop). The program sees the real call's result and errno. Callers serialise here (glibc
+ * serialises the changes themselves too). */
 
 static void cred_enter(void)
 {
@@ -508,19 +510,28 @@ static void cred_leave(void)
 }
 
 /* errno: what the real call left when it failed; when it succeeded, what the program had before the call
- * (our own waits and probes, a futex timeout or a tgkill's ESRCH, must not show through a success). */
-#define CRED_WRAP(name, call)                                            \
-    REAL_MT(name);                                                       \
-    if (!real_##name) return errno = ENOSYS, -1;                         \
-    if (!ours() || rs_tls.is_writer || in_fork) return real_##name call; \
-    int entry_errno = errno;                                             \
-    cred_enter();                                                        \
-    int stopped = rs_writer_thread_stop(2000);                           \
-    errno = entry_errno;                                                 \
-    int r = real_##name call, saved = errno;                             \
-    if (stopped) rs_writer_thread_restart();                             \
-    cred_leave();                                                        \
-    errno = r == 0 ? entry_errno : saved;                                \
+ * (our own waits and probes, a futex timeout or a tgkill's ESRCH, must not show through a success).
+ * The program's signals wait (blocked) while a wrapper runs: a signal handler that changes ids itself (setuid is
+ * async-signal-safe) and interrupted this thread's wrapper waited forever on cred_lock, which this thread held
+ * (tests/core/fork_handlers.t `nested`), or inside the real call on the thread library's lock its broadcast
+ * holds (the writer thread makes the program multi-threaded). A wrapper re-entered in the same thread anyway
+ * (cred_held) goes straight to the real call rather than wait on its own lock. */
+#define CRED_WRAP(name, call)                                                         \
+    REAL_MT(name);                                                                    \
+    if (!real_##name) return errno = ENOSYS, -1;                                      \
+    if (!ours() || rs_tls.is_writer || in_fork || cred_held) return real_##name call; \
+    int entry_errno = errno;                                                          \
+    sigset_t all_, old_;                                                              \
+    sigfillset(&all_);                                                                \
+    pthread_sigmask(SIG_BLOCK, &all_, &old_);                                         \
+    cred_enter();                                                                     \
+    int stopped = rs_writer_thread_stop(2000);                                        \
+    errno = entry_errno;                                                              \
+    int r = real_##name call, saved = errno;                                          \
+    if (stopped) rs_writer_thread_restart();                                          \
+    cred_leave();                                                                     \
+    pthread_sigmask(SIG_SETMASK, &old_, NULL);                                        \
+    errno = r == 0 ? entry_errno : saved;                                             \
     return r
 
 RS_EXPORT int setuid(uid_t u) { CRED_WRAP(setuid, (u)); }

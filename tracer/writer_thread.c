@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -38,6 +39,7 @@ static _Atomic uint32_t writer_ktid; /* the writer thread's kernel tid (rs_write
  * a lock nobody releases (seen with ASan, whose allocator has no fork handlers: a bash forking right
  * after its own fork hung in malloc). rs_writer_fork_prepare waits for it (bounded). */
 static _Atomic uint32_t thread_entered;
+static _Atomic int writer_secbits; /* the writer thread's securebits (prctl), recorded at its start */
 static pthread_t writer_tid;
 
 static pthread_mutex_t wlock = PTHREAD_MUTEX_INITIALIZER;
@@ -505,6 +507,7 @@ static void *writer_main(void *arg)
     rs_tls.is_writer = 1;
     rs_tls.guard = 1;
     atomic_store(&writer_ktid, rs_gettid());
+    atomic_store(&writer_secbits, prctl(PR_GET_SECUREBITS));
     atomic_store(&thread_entered, 1);
     rs_futex_wake(&thread_entered);
     pthread_setname_np(pthread_self(), "railscope-wr");
@@ -607,38 +610,129 @@ int rs_writer_thread_start(int open_now)
     return 0;
 }
 
+static uint64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The credentials of a thread as the kernel judges a credential change by: the lines below of
+ * /proc/self/task/<tid>/status (ids, groups, capabilities, seccomp), whole and in file order, into out. Returns
+ * the length, or -1 when the file cannot be read, is not that thread's (a /proc of another pid namespace) or the
+ * lines do not fit: the caller then takes them as different. Async-signal-safe (open/read/close, no stdio):
+ * setresuid & co. are, and programs call them from signal handlers. */
+static int cred_lines(uint32_t tid, char *out, size_t cap)
+{
+    static const char *const keys[] = {"Uid",    "Gid",    "Groups",     "CapInh",  "CapPrm",         "CapEff",
+                                       "CapBnd", "CapAmb", "NoNewPrivs", "Seccomp", "Seccomp_filters"};
+    char path[48] = "/proc/self/task/", num[12], buf[1024], key[24], pid[12];
+    int nd = 0, np = 0, fd;
+    for (uint32_t t = tid; t >= 10; t /= 10) nd++;
+    for (int i = nd++; i >= 0; i--, tid /= 10) num[i] = (char)('0' + tid % 10); /* the tid in decimal, nd digits */
+    size_t pl = strlen(path);
+    memcpy(path + pl, num, (size_t)nd);
+    memcpy(path + pl + nd, "/status", sizeof "/status");
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) return -1;
+    size_t n = 0, kn = 0;
+    int state = 0, pid_ok = 0, last = 0; /* state 0: reading a key, 1: copying a wanted line, 2: skipping, 3: Pid */
+    ssize_t got;
+    while (!last && (got = read(fd, buf, sizeof buf)) > 0) {
+        for (ssize_t i = 0; i < got; i++) {
+            char c = buf[i];
+            if (state == 0) {
+                if (c == ':') {
+                    key[kn] = 0;
+                    state = strcmp(key, "Pid") ? 2 : 3;
+                    for (size_t k = 0; k < sizeof keys / sizeof keys[0] && state == 2; k++)
+                        if (!strcmp(key, keys[k])) state = 1;
+                    if (state == 1) {
+                        last = !strcmp(key, keys[sizeof keys / sizeof keys[0] - 1]);
+                        if (n + kn + 1 > cap) goto fail;
+                        memcpy(out + n, key, kn);
+                        out[n + kn] = ':';
+                        n += kn + 1;
+                    }
+                    kn = 0;
+                } else if (c == '\n') {
+                    kn = 0;
+                } else if (kn + 1 < sizeof key) {
+                    key[kn++] = c;
+                }
+            } else if (c == '\n') {
+                /* the Pid line (the thread id, in the pid namespace of this /proc) must name the thread asked for */
+                if (state == 3) pid_ok = np == nd && !memcmp(pid, num, (size_t)nd);
+                else if (state == 1 && n < cap) out[n++] = c;
+                else if (state == 1) goto fail;
+                state = 0;
+                if (last) break; /* the last line wanted: the rest of the file is not read */
+            } else if (state == 1) {
+                if (n + 1 > cap) goto fail;
+                out[n++] = c;
+            } else if (state == 3 && c >= '0' && c <= '9' && np < (int)sizeof pid) {
+                pid[np++] = c;
+            }
+        }
+    }
+    close(fd);
+    return (!last && got < 0) || !pid_ok ? -1 : (int)n;
+fail:
+    close(fd);
+    return -1;
+}
+
+/* Whether the writer thread's credentials are the calling thread's, so that a credential change gives both the
+ * same result: their ids, capabilities, seccomp state (/proc) and securebits (the writer's, recorded at its start:
+ * nothing changes them for it). A change made by glibc reaches every thread alike, so they stay the same until
+ * one thread changes its own (capset, prctl, a raw system call, as setpriv does). */
+static int writer_creds_same(uint32_t tid)
+{
+    char mine[512], its[512];
+    int a = cred_lines(rs_gettid(), mine, sizeof mine);
+    if (a <= 0 || cred_lines(tid, its, sizeof its) != a || memcmp(mine, its, (size_t)a)) return 0;
+    return prctl(PR_GET_SECUREBITS) == atomic_load(&writer_secbits);
+}
+
 /* A credential change (setuid & co., lifecycle.c) is about to happen: glibc applies it to every thread by
  * a signal (SIGSETXID) and aborts the process when one thread's result differs from the caller's. Ours
  * could differ (capabilities, PR_SET_KEEPCAPS and securebits are per thread, and a program such as
- * setpriv changes them in its own thread only), so the writer thread leaves and is started again after
- * the change, from the changed thread (a new thread copies its credentials). Returns 1 if a writer
- * thread was stopped (then restart it with rs_writer_thread_restart), 0 if none ran. Waits up to
- * timeout_ms for the thread to be gone. */
+ * setpriv changes them in its own thread only), so unless its credentials are the caller's (then it takes the
+ * change with the others), the writer thread leaves and is started again after the change, from the changed
+ * thread (a new thread copies its credentials). Returns 1 if a writer thread was stopped (then restart it with
+ * rs_writer_thread_restart), 0 if none ran or it need not stop. Waits up to timeout_ms for the thread to be gone.
+ * Stopping and starting the thread cost 1-2 ms under ASan (0.1-0.2 ms in a normal build): a signal handler
+ * changing ids every 200 us (tests/core/fork_handlers.t) then left the program no time between two handlers, a
+ * livelock, and it created a thread from a signal handler. When the writer's credentials are the caller's, a
+ * change costs two short reads of /proc and no thread. */
 int rs_writer_thread_stop(unsigned timeout_ms)
 {
     if (!atomic_load(&thread_running) || rs_tls.is_writer) return 0;
     /* a thread still starting: let it get to its own code (it records its tid there) */
     for (int i = 0; i < 100 && !atomic_load(&thread_entered); i++) rs_futex_wait(&thread_entered, 0, 1);
+    uint32_t tid0 = atomic_load(&writer_ktid);
+    if (tid0 && atomic_load(&thread_entered) && writer_creds_same(tid0)) return 0;
     atomic_store(&stop_req, 1);
     atomic_fetch_add(&rs_writer_wake, 1);
     rs_futex_wake(&rs_writer_wake);
     /* Wait until the kernel thread is gone, not only out of its loop: until glibc marks it exiting it can
      * still be sent the setxid signal. It is detached (never joined: a joinable writer leaked in TSan's
-     * eyes, and a fork child reusing its stack made TSan see a duplicate thread). */
+     * eyes, and a fork child reusing its stack made TSan see a duplicate thread). Polled from 20 us up to 1 ms
+     * steps: the exit takes ~0.1 ms under ASan, and a fixed 1 ms step made every stop cost more than 1 ms. */
     pid_t pid = getpid();
-    for (unsigned i = 0; i < timeout_ms; i++) {
+    uint64_t deadline = mono_ms() + timeout_ms;
+    long step_ns = 20000;
+    for (;;) {
         /* read each time: a thread slower to start than the wait above records its tid later (read once before
          * the loop, a 0 kept it waiting the whole timeout with the thread long gone, and warned) */
         uint32_t tid = atomic_load(&writer_ktid);
-        /* thread_running (acquire) pairs with the thread's last store: what it wrote is visible here */
         if (tid && syscall(SYS_tgkill, pid, tid, 0) != 0 && errno == ESRCH) {
-            /* gone; a thread that vanished without saying so (seen under ASan with a signal handler changing ids
-             * every 200 us, tests/core/fork_handlers.t) must not cost every credential change 2 s */
-            atomic_store(&thread_running, 0);
+            atomic_store(&thread_running, 0); /* gone (it said so last, or the exit was cut short) */
             return 1;
         }
-        struct timespec d = {0, 1000000};
+        if (mono_ms() >= deadline) break;
+        struct timespec d = {0, step_ns};
         nanosleep(&d, NULL);
+        if (step_ns < 1000000) step_ns *= 2;
     }
     rs_warn_once("the writer thread did not stop for a credential change in %u ms", timeout_ms);
     return atomic_load(&thread_running) ? 0 : 1; /* still running: it takes the change with the others */
@@ -647,13 +741,6 @@ int rs_writer_thread_stop(unsigned timeout_ms)
 void rs_writer_thread_restart(void)
 {
     if (atomic_load(&rs_state) == RS_ST_RUNNING) rs_writer_thread_start(0);
-}
-
-static uint64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 int rs_core_request(int final, int32_t status, uint32_t reason, unsigned timeout_ms, int here)

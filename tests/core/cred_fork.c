@@ -1,30 +1,56 @@
 /* fork() while another thread is inside a credential wrapper (setresuid & co., tracer/lifecycle.c): the
  * child must be able to change its own credentials (a daemon's fork-then-setuid). The wrappers serialise
  * on a lock that the forking thread does not hold; the child must not inherit it taken.
- * Prints "cred_fork=ok forks=N" or "cred_fork=hung K/N" (children stuck for 5 s, killed). */
+ * `cred_fork N toggle`: before each change the other thread flips CAP_SYS_NICE in its own effective set (needs it
+ * permitted: root), so its credentials never match the writer thread's and every change stops the writer thread
+ * and starts a new one (tracer/writer_thread.c rs_writer_thread_stop); without it the writer thread stays.
+ * Prints "cred_fork=ok forks=N", "cred_fork=hung K/N" (children stuck for 5 s, killed) or "cred_fork=notoggle". */
+#include <linux/capability.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "rs_tracer.h"
 
-static atomic_int stop;
+static atomic_int stop, toggle;
+
+/* Flip CAP_SYS_NICE in this thread's effective set (capset of the calling thread only). 0 on success. */
+static int flip_cap(void)
+{
+    struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct d[2];
+    if (syscall(SYS_capget, &h, d) != 0 || !(d[0].permitted & (1u << CAP_SYS_NICE))) return -1;
+    d[0].effective ^= 1u << CAP_SYS_NICE;
+    return syscall(SYS_capset, &h, d) != 0 ? -1 : 0;
+}
 
 static void *changer(void *arg)
 {
     (void)arg;
-    while (!atomic_load(&stop)) setresuid((uid_t)-1, (uid_t)-1, (uid_t)-1); /* no change: allowed for anyone */
+    while (!atomic_load(&stop)) {
+        if (atomic_load(&toggle)) flip_cap();
+        setresuid((uid_t)-1, (uid_t)-1, (uid_t)-1); /* no change: allowed for anyone */
+    }
     return NULL;
 }
 
 int main(int argc, char **argv)
 {
     int forks = argc > 1 ? atoi(argv[1]) : 100, hung = 0;
+    if (argc > 2 && !strcmp(argv[2], "toggle")) {
+        if (flip_cap() != 0 || flip_cap() != 0) {
+            printf("cred_fork=notoggle\n");
+            return 0;
+        }
+        atomic_store(&toggle, 1);
+    }
     pthread_t t;
     pthread_create(&t, NULL, changer, NULL);
     for (int i = 0; i < forks; i++) {

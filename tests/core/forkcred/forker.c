@@ -1,7 +1,8 @@
 /* tests/core/fork_handlers.t: `forker handlers` forks once (linked with early.c's library, whose fork handlers
  * change ids); `forker signal N` forks N times while SIGALRM every 200 us runs a handler that calls setresuid
- * (async-signal-safe), so some land inside fork(); `forker errno` prints errno after a successful setresuid and
- * fork (the program's own 0 must stay). */
+ * (async-signal-safe), so some land inside fork(); `forker nested N` calls setresuid N times while the same
+ * handler runs every 200 us, so some land inside the program's own setresuid; `forker errno` prints errno after a
+ * successful setresuid and fork (the program's own 0 must stay). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
@@ -37,7 +38,8 @@ int main(int argc, char **argv)
         printf("forked=%d\n", fork_wait() == 0);
         return 0;
     }
-    if (argc > 2 && !strcmp(argv[1], "signal")) {
+    int nested = argc > 2 && !strcmp(argv[1], "nested");
+    if (argc > 2 && (nested || !strcmp(argv[1], "signal"))) {
         int n = atoi(argv[2]), bad = 0;
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
@@ -46,10 +48,10 @@ int main(int argc, char **argv)
         sigaction(SIGALRM, &sa, NULL);
         struct itimerval it = {{0, 200}, {0, 200}};
         setitimer(ITIMER_REAL, &it, NULL);
-        for (int i = 0; i < n; i++) bad += fork_wait() != 0;
+        for (int i = 0; i < n; i++) bad += (nested ? setresuid(-1, -1, -1) : fork_wait()) != 0;
         struct itimerval off = {{0, 0}, {0, 0}};
         setitimer(ITIMER_REAL, &off, NULL);
-        printf("forks=%d bad=%d signals=%s\n", n, bad, signals > 0 ? "some" : "none");
+        printf("%s=%d bad=%d signals=%s\n", nested ? "calls" : "forks", n, bad, signals > 0 ? "some" : "none");
         return 0;
     }
     if (argc > 1 && !strcmp(argv[1], "errno")) {
@@ -61,6 +63,6 @@ int main(int argc, char **argv)
         printf("setresuid=%d errno=%d fork=%d errno=%d\n", r, e1, f, errno);
         return 0;
     }
-    fprintf(stderr, "usage: forker handlers | signal N | errno\n");
+    fprintf(stderr, "usage: forker handlers | signal N | nested N | errno\n");
     return 2;
 }
