@@ -726,7 +726,9 @@ int rs_writer_thread_stop(unsigned timeout_ms)
          * the loop, a 0 kept it waiting the whole timeout with the thread long gone, and warned) */
         uint32_t tid = atomic_load(&writer_ktid);
         if (tid && syscall(SYS_tgkill, pid, tid, 0) != 0 && errno == ESRCH) {
-            atomic_store(&thread_running, 0); /* gone (it said so last, or the exit was cut short) */
+            /* gone. Reading its last store (thread_running = 0) orders what it wrote before the next writer
+             * thread reads it (TSan saw host_facts_pending race with a restart from another thread otherwise) */
+            if (atomic_load(&thread_running)) atomic_store(&thread_running, 0);
             return 1;
         }
         if (mono_ms() >= deadline) break;
