@@ -30,6 +30,10 @@ extern struct rs_cupti_counts rs_cupti_counts;
  * else REALTIME - MONOTONIC measured at set-up (CUPTI's default clock on Linux is CLOCK_REALTIME). */
 extern int64_t rs_cupti_ts_offset;
 
+/* A CUDA graph is being captured or instantiated (`fn`, the cudart entry point): CUPTI is never detached from
+ * now on; an armed detach is cancelled before the call goes on. */
+void rs_cupti_graph_seen(const char *fn);
+
 /* Name of a runtime API callback id (interned id, 0 when unknown); filled at set-up. */
 uint32_t rs_cupti_api_name(uint32_t cbid);
 

@@ -462,11 +462,12 @@ static uint64_t n_detach, n_attach, n_cancel, ns_detach, ns_attach, ns_detach_ma
 static uint64_t t_armed, t_finalized, n_self_trigger;
 
 static int cupti_attached(void) { return __atomic_load_n(&dstate, __ATOMIC_ACQUIRE) == DS_ATTACHED; }
+static int graphs_seen; /* rs_cupti_graph_seen: never finalize again */
 
 static int can_detach(void)
 {
-    return detach_mode && !detach_off && kmode != RS_KMODE_ALL && rs_cuda_api_copies && !want_api && !want_sync &&
-           !__atomic_load_n(&foreign_client, __ATOMIC_RELAXED) &&
+    return detach_mode && !detach_off && !__atomic_load_n(&graphs_seen, __ATOMIC_ACQUIRE) && kmode != RS_KMODE_ALL &&
+           rs_cuda_api_copies && !want_api && !want_sync && !__atomic_load_n(&foreign_client, __ATOMIC_RELAXED) &&
            !__atomic_load_n(&foreign_subscriber, __ATOMIC_RELAXED) && p_cuptiSubscribe && p_cuptiUnsubscribe &&
            p_cuptiEnableDomain && p_cuptiFinalize;
 }
@@ -551,6 +552,18 @@ static void wait_finalizing(void)
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
     }
+}
+
+void rs_cupti_graph_seen(const char *fn)
+{
+    if (__atomic_load_n(&graphs_seen, __ATOMIC_ACQUIRE)) return;
+    pthread_mutex_lock(&attach_lock);
+    if (!graphs_seen) {
+        __atomic_store_n(&graphs_seen, 1, __ATOMIC_RELEASE);
+        if (!disarm()) wait_finalizing(); /* a graph made while detached holds nothing of CUPTI: re-attach is fine */
+        if (detach_mode) rs_debug("CUPTI stays attached from now on: the program uses CUDA graphs (%s)", fn);
+    }
+    pthread_mutex_unlock(&attach_lock);
 }
 
 /* Writer's tick, window closed, its records flushed: arm the detach. */

@@ -21,7 +21,7 @@ FAKE = os.path.join(NCCL_BIN, "fakecupti")
 if not os.path.exists(DRIVER):
     skip_all("built without CUDA headers (no CUPTI record structs): cupti_driver not built")
 need(LIB, CLI, DRIVER, os.path.join(FAKE, "libcupti.so.13"), os.path.join(FAKE, "libcuda.so.1"))
-plan(23)
+plan(24)
 
 BASE = {"RAILSCOPE_FLUSH_MS": "20", "RAILSCOPE_CUDA_KERNEL_WINDOW": "200/400/200", "RAILSCOPE_LOG": "debug"}
 
@@ -110,6 +110,12 @@ s = stats(p.stdout, "stats")
 ok(s == [1, 1, 0, 0], "kernels all: never detached", s)
 
 # ---- another client arrives mid-run ----
+p, states, evs = go("graph", args=("2000", "graph"))
+a, s = stats(p.stdout, "at_event"), stats(p.stdout, "stats")
+ons = [x["on"] for x in kind(evs, "cuda_kernel_window")]
+ok("graph=0 " in p.stdout and a and s and a[2] >= 1 and s[2] == a[2] and s[3] == 0 and ons.count(1) >= 4 and
+   "uses CUDA graphs (cudaStreamBeginCapture)" in p.stderr,
+   "a CUDA graph captured mid-run: no finalize after it (CUPTI stays attached), windows go on", (a, s, ons))
 for ev in ("register", "subscribe"):
     p, states, evs = go(ev, args=("2000", ev))
     a, s = stats(p.stdout, "at_event"), stats(p.stdout, "stats")

@@ -18,8 +18,9 @@
  *   wburst    CUPTI's worker thread hands back N records in full buffers under its lock, then the program
  *             exits at once (the tracer's tick, exit flush and conversion must not wait on each other)
  * and, for detaching CUPTI between windows (session 8; tests/nccl/cuda_detach.t):
- *   detach MS [register|subscribe]   the `windows` loop for MS ms; at MS/2 another client registers buffer
- *             callbacks or subscribes to callbacks (through the global symbols, as Kineto does); prints the fake
+ *   detach MS [register|subscribe|graph]   the `windows` loop for MS ms; at MS/2 another client registers buffer
+ *             callbacks or subscribes to callbacks (through the global symbols, as Kineto does), or the program
+ *             captures and instantiates a CUDA graph; prints the fake
  *             CUPTI's attachment counts at the end and again from an exit handler that runs after the tracer's
  *             ("stats" / "exit_stats attached=A attaches=N finalizes=F unsafe=U")
  * usage: cupti_driver FAKEDIR MODE [N]        prints what it saw on stdout */
@@ -88,6 +89,13 @@ static int default_capture(void *rt, void *cu, int (*inject)(void), int argc, ch
                     (int (*)(void **, void *, void *))dlsym(RTLD_DEFAULT, "cuptiSubscribe");
                 void *h = NULL;
                 printf("subscribe=%d ", sub(&h, (void *)print_stats, NULL));
+            }
+            if (i * 4 == ms && !strcmp(event, "graph")) {
+                int (*cap)(void *, int) = (int (*)(void *, int))dlsym(RTLD_DEFAULT, "cudaStreamBeginCapture");
+                int (*inst)(void **, void *, unsigned long long) =
+                    (int (*)(void **, void *, unsigned long long))dlsym(RTLD_DEFAULT, "cudaGraphInstantiateWithFlags");
+                void *x = NULL;
+                printf("graph=%d ", cap((void *)0x77, 0) + inst(&x, (void *)0x99, 0));
             }
             if (i * 4 == ms && *event) {
                 int (*owner_other)(void) = (int (*)(void))dlsym(cu, "fake_cupti_owner_is_other");
