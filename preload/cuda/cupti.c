@@ -9,18 +9,18 @@
  *   - enable GPU-side activity (CONCURRENT_KERNEL, MEMCPY, MEMCPY2, MEMSET, + launch API records with
  *     RAILSCOPE_CUDA_API=on) only inside sampling windows (RAILSCOPE_CUDA_KERNELS=sampled, the default), always
  *     (`all`) or never (`off`); outside windows nothing is enabled (kernel activity costs ~1.4 us a launch on
- *     the H200; CUPTI attached with nothing enabled, the state between windows, maybe 1-2 % of a transformer
- *     step, not resolved: bench/gpu/RESULTS.md, sessions 6-7);
+ *     the H200) and CUPTI is detached (left attached after a window it cost +5 % of a transformer step:
+ *     bench/gpu/RESULTS.md, session 8; see "detaching between windows" below);
  *   - leave copies to the cudart wrappers (cudart.c: bytes, direction, pageable/pinned, stream, host time of
  *     every cudaMemcpy*) outside windows: CUPTI's MEMCPY activity alone costs several % of a step on a
  *     transformer that makes a few dozen device-to-device copies a step (bench/gpu/RESULTS.md, session 5).
  *     RAILSCOPE_CUDA_COPIES=cupti brings back MEMCPY/MEMSET records at all times (the pre-session-5 default);
  *   - convert delivered buffers on the writer thread (never in CUPTI's completion callback, see below), flush
  *     complete buffers every tracer tick while something is enabled, force-flush at exit, report drops.
- * We do not subscribe to CUPTI callbacks: CUPTI allows one subscriber, and leaving it free lets
- * torch.profiler/Kineto or nsys start. When such a client registers its own activity buffers (we see the
- * call: cuptiActivityRegisterCallbacks is interposed) our pending records are flushed to us, we warn once,
- * stop touching CUPTI, and the cudart wrappers record every copy.
+ * We keep no CUPTI callback subscription (only while a detach is armed, ~15 ms a window): CUPTI allows one
+ * subscriber, and leaving it free lets torch.profiler/Kineto or nsys start. When such a client registers its
+ * own activity buffers (we see the call: cuptiActivityRegisterCallbacks is interposed) our pending records are
+ * flushed to us, we warn once, stop touching CUPTI, and the cudart wrappers record every copy.
  *
  * RAILSCOPE_CUDA_API=on|off: runtime-API records (the host thread and time of each copy/launch call,
  * joined to GPU records by correlation id); RAILSCOPE_CUDA_SYNC=on|off: synchronisation records. Both
