@@ -33,6 +33,8 @@ extern int64_t rs_cupti_ts_offset;
 /* A CUDA graph is being captured or instantiated (`fn`, the cudart entry point): CUPTI is never detached from
  * now on; an armed detach is cancelled before the call goes on. */
 void rs_cupti_graph_seen(const char *fn);
+/* graphs.c: 1 when the process's graph entry points come through the wrappers (preloaded, shared libcudart). */
+int rs_cuda_graphs_watched(void);
 
 /* Name of a runtime API callback id (interned id, 0 when unknown); filled at set-up. */
 uint32_t rs_cupti_api_name(uint32_t cbid);

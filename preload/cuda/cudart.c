@@ -241,32 +241,6 @@ CUDART_HOSTMEM_WRAPPER(cudaHostRegister, (void *p, size_t n, unsigned int flags)
 CUDART_HOSTMEM_WRAPPER(cudaHostAlloc, (void **p, size_t n, unsigned int flags), (p, n, flags))
 CUDART_HOSTMEM_WRAPPER(cudaMallocHost, (void **p, size_t n), (p, n))
 
-/* CUDA graphs: CUPTI must not be finalized once a graph may hold its instrumentation (a graph captured during a
- * kernel window, replayed after a detach and re-attach, failed with "unspecified launch failure" on the H200,
- * session 8; PyTorch turns Kineto's teardown off with graphs for the same reason). The first capture or
- * instantiation tells the CUPTI side before the call (preload/cuda/cupti.c rs_cupti_graph_seen); pure pass-through
- * otherwise. Graphs built through the driver API or a static cudart are not seen: RAILSCOPE_CUDA_DETACH=off. */
-#define CUDART_GRAPH_WRAPPER(fn, params, args) \
-    CUDART_REAL(fn, params)                    \
-    RS_EXPORT cudaError_t fn params            \
-    {                                          \
-        RS_WRAP_REAL(fn, CUDART_MISSING(fn));  \
-        rs_cupti_graph_seen(#fn);              \
-        return rs_fn args;                     \
-    }
-CUDART_GRAPH_WRAPPER(cudaStreamBeginCapture, (cudaStream_t s, enum cudaStreamCaptureMode m), (s, m))
-CUDART_GRAPH_WRAPPER(cudaStreamBeginCapture_ptsz, (cudaStream_t s, enum cudaStreamCaptureMode m), (s, m))
-CUDART_GRAPH_WRAPPER(cudaStreamBeginCaptureToGraph,
-                     (cudaStream_t s, cudaGraph_t g, const cudaGraphNode_t *d, const cudaGraphEdgeData *e, size_t n,
-                      enum cudaStreamCaptureMode m),
-                     (s, g, d, e, n, m))
-CUDART_GRAPH_WRAPPER(cudaGraphCreate, (cudaGraph_t * g, unsigned int f), (g, f))
-CUDART_GRAPH_WRAPPER(cudaGraphInstantiate, (cudaGraphExec_t * x, cudaGraph_t g, unsigned long long f), (x, g, f))
-CUDART_GRAPH_WRAPPER(cudaGraphInstantiateWithFlags, (cudaGraphExec_t * x, cudaGraph_t g, unsigned long long f),
-                     (x, g, f))
-CUDART_GRAPH_WRAPPER(cudaGraphInstantiateWithParams,
-                     (cudaGraphExec_t * x, cudaGraph_t g, cudaGraphInstantiateParams *p), (x, g, p))
-
 /* Programs that look the entry points up with dlsym/dlvsym (on any handle) get the wrappers too; the slot
  * receives the function their look-up found. */
 /* clang-format off */
@@ -274,8 +248,7 @@ CUDART_GRAPH_WRAPPER(cudaGraphInstantiateWithParams,
     X(cudaMemcpy) X(cudaMemcpyAsync) X(cudaMemcpy2D) X(cudaMemcpy2DAsync) X(cudaMemcpyPeer)                 \
     X(cudaMemcpyPeerAsync) X(cudaMemcpy_ptds) X(cudaMemcpyAsync_ptsz) X(cudaMemcpy2D_ptds)                  \
     X(cudaMemcpy2DAsync_ptsz) X(cudaFreeHost) X(cudaHostUnregister) X(cudaHostRegister) X(cudaHostAlloc)   \
-    X(cudaMallocHost) X(cudaStreamBeginCapture) X(cudaStreamBeginCapture_ptsz) X(cudaStreamBeginCaptureToGraph) \
-    X(cudaGraphCreate) X(cudaGraphInstantiate) X(cudaGraphInstantiateWithFlags) X(cudaGraphInstantiateWithParams)
+    X(cudaMallocHost)
 /* clang-format on */
 #define CUDART_REDIRECT(fn) RS_DL_REDIRECT(fn, NULL, fn),
 __attribute__((constructor)) static void cudart_register(void)

@@ -464,18 +464,33 @@ static uint64_t t_armed, t_finalized, n_self_trigger;
 static int cupti_attached(void) { return __atomic_load_n(&dstate, __ATOMIC_ACQUIRE) == DS_ATTACHED; }
 static int graphs_seen; /* rs_cupti_graph_seen: never finalize again */
 
-static int can_detach(void)
-{
-    return detach_mode && !detach_off && !__atomic_load_n(&graphs_seen, __ATOMIC_ACQUIRE) && kmode != RS_KMODE_ALL &&
-           rs_cuda_api_copies && !want_api && !want_sync && !__atomic_load_n(&foreign_client, __ATOMIC_RELAXED) &&
-           !__atomic_load_n(&foreign_subscriber, __ATOMIC_RELAXED) && p_cuptiSubscribe && p_cuptiUnsubscribe &&
-           p_cuptiEnableDomain && p_cuptiFinalize;
-}
-
 static void give_up_detach(const char *why)
 {
     detach_off = 1;
     rs_debug("CUPTI stays attached between windows: %s", why);
+}
+
+/* Detaching is safe only where a CUDA graph would be seen before it is made (graphs.c); asked once, at the first
+ * detach (the process's libcudart is loaded by then), and said in the debug log. */
+static int graphs_watched(void)
+{
+    static int w = -1;
+    if (w < 0) {
+        w = rs_cuda_graphs_watched();
+        if (!w)
+            give_up_detach("CUDA graphs would not be seen here (no shared libcudart, or the library is not "
+                           "preloaded): a finalize with a graph alive can break its replays");
+    }
+    return w;
+}
+
+static int can_detach(void)
+{
+    return detach_mode && !detach_off && !__atomic_load_n(&graphs_seen, __ATOMIC_ACQUIRE) && graphs_watched() &&
+           kmode != RS_KMODE_ALL && rs_cuda_api_copies && !want_api && !want_sync &&
+           !__atomic_load_n(&foreign_client, __ATOMIC_RELAXED) &&
+           !__atomic_load_n(&foreign_subscriber, __ATOMIC_RELAXED) && p_cuptiSubscribe && p_cuptiUnsubscribe &&
+           p_cuptiEnableDomain && p_cuptiFinalize;
 }
 
 static void time_switch(uint64_t d, uint64_t *n, uint64_t *ns, uint64_t *max)
@@ -498,6 +513,7 @@ static void CUPTIAPI detach_callback(void *userdata, CUpti_CallbackDomain domain
         return;
     int armed = DS_ARMED;
     if (!__atomic_compare_exchange_n(&dstate, &armed, DS_FINALIZING, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return;
+    int saved_errno = errno; /* the application's CUDA call returns right after this */
     if (in_self_trigger) n_self_trigger++;
     uint64_t t0 = rs_now();
     CUptiResult r = p_cuptiFinalize(); /* also ends our subscription */
@@ -505,8 +521,9 @@ static void CUPTIAPI detach_callback(void *userdata, CUpti_CallbackDomain domain
     if (t_finalized - t0 > ns_finalize_max) ns_finalize_max = t_finalized - t0;
     /* Refused: CUPTI is still attached and still calls us; DS_ATTACHED makes the callback return at once and the
      * writer's next tick unsubscribes (detach_off says it must). */
-    if (r != CUPTI_SUCCESS) detach_off = 2;
+    if (r != CUPTI_SUCCESS) __atomic_store_n(&detach_off, 2, __ATOMIC_RELEASE);
     __atomic_store_n(&dstate, r == CUPTI_SUCCESS ? DS_DETACHED : DS_ATTACHED, __ATOMIC_RELEASE);
+    errno = saved_errno;
 }
 
 /* Cheap driver functions without side effects, called by the writer once armed so that a program making no
@@ -543,6 +560,19 @@ static int disarm(void)
         return 1;
     }
     return cupti_attached();
+}
+
+/* The callback's finalize was refused: CUPTI is attached and our subscription still live; drop it. */
+static void drop_refused(void)
+{
+    pthread_mutex_lock(&attach_lock);
+    if (__atomic_load_n(&detach_off, __ATOMIC_ACQUIRE) == 2 && cupti_attached()) {
+        p_cuptiEnableDomain(0, dsub, CUPTI_CB_DOMAIN_DRIVER_API);
+        p_cuptiEnableDomain(0, dsub, CUPTI_CB_DOMAIN_RUNTIME_API);
+        p_cuptiUnsubscribe(dsub);
+        give_up_detach("cuptiFinalize refused");
+    }
+    pthread_mutex_unlock(&attach_lock);
 }
 
 /* Wait (bounded) for a finalize under way on another thread; caller holds attach_lock. */
@@ -583,13 +613,16 @@ static void arm_detach(void)
                                                                            : "cuptiSubscribe failed");
         goto out;
     }
-    t_armed = rs_now();
-    __atomic_store_n(&dstate, DS_ARMED, __ATOMIC_RELEASE);
+    /* Callbacks on before the state says armed: one that comes in between sees DS_ATTACHED and returns, and no
+     * application thread can finalize while this thread still calls CUPTI (review, session 8). */
     if (p_cuptiEnableDomain(1, dsub, CUPTI_CB_DOMAIN_DRIVER_API) != CUPTI_SUCCESS ||
         p_cuptiEnableDomain(1, dsub, CUPTI_CB_DOMAIN_RUNTIME_API) != CUPTI_SUCCESS) {
-        if (disarm()) give_up_detach("cuptiEnableDomain failed");
+        p_cuptiUnsubscribe(dsub);
+        give_up_detach("cuptiEnableDomain failed");
         goto out;
     }
+    t_armed = rs_now();
+    __atomic_store_n(&dstate, DS_ARMED, __ATOMIC_RELEASE);
     self_trigger();
 out:
     pthread_mutex_unlock(&attach_lock);
@@ -622,12 +655,7 @@ out:
 static int detach_tick(int want_window)
 {
     int st = __atomic_load_n(&dstate, __ATOMIC_ACQUIRE);
-    if (st == DS_ATTACHED && detach_off == 2) { /* the callback's finalize was refused: drop the subscription */
-        p_cuptiEnableDomain(0, dsub, CUPTI_CB_DOMAIN_DRIVER_API);
-        p_cuptiEnableDomain(0, dsub, CUPTI_CB_DOMAIN_RUNTIME_API);
-        p_cuptiUnsubscribe(dsub);
-        give_up_detach("cuptiFinalize refused");
-    }
+    if (st == DS_ATTACHED && __atomic_load_n(&detach_off, __ATOMIC_ACQUIRE) == 2) drop_refused();
     if (st == DS_DETACHED && t_armed) { /* the callback finalized since the last tick */
         time_switch(t_finalized - t_armed, &n_detach, &ns_detach, &ns_detach_max);
         t_armed = 0;
@@ -775,6 +803,12 @@ static void foreign_subscribe(CUpti_CallbackFunc cb)
     if (cb == detach_callback) return;
     pthread_mutex_lock(&attach_lock);
     __atomic_store_n(&foreign_subscriber, 1, __ATOMIC_RELAXED);
+    if (!disarm()) wait_finalizing(); /* our armed subscription holds the only slot: free it first */
+    if (cupti_attached() && __atomic_load_n(&detach_off, __ATOMIC_ACQUIRE) == 2) {
+        pthread_mutex_unlock(&attach_lock);
+        drop_refused();
+        return;
+    }
     pthread_mutex_unlock(&attach_lock);
 }
 

@@ -22,6 +22,10 @@ ifeq ($(HAVE_CUDA),1)
 PROGRAMS += tests/nccl/fakecupti/libcupti.so.13 tests/nccl/fakecupti/libcudart.so.13 tests/nccl/cupti_driver \
     tests/nccl/fakecupti/libnvidia-ml.so.1 tests/nccl/nvtx_app tests/nccl/fakecupti/libcuda.so.1
 tests/nccl/fakecupti/libcuda.so.1.srcs := tests/nccl/fake_cuda.c
+PROGRAMS += tests/nccl/fakecupti/librtcopy.so.13
+tests/nccl/fakecupti/librtcopy.so.13.srcs := tests/nccl/fake_cudart.c
+tests/nccl/fakecupti/librtcopy.so.13.cflags := -isystem $(CUDA_HOME)/include
+tests/nccl/fakecupti/librtcopy.so.13.ldflags := -shared -Wl,-soname,librtcopy.so.13
 tests/nccl/fakecupti/libcuda.so.1.ldflags := -shared -Wl,-soname,libcuda.so.1
 tests/nccl/fakecupti/libcuda.so.1.libs := -ldl
 tests/nccl/fakecupti/libcupti.so.13.srcs := tests/nccl/fake_cupti.c

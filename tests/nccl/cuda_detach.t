@@ -21,7 +21,7 @@ FAKE = os.path.join(NCCL_BIN, "fakecupti")
 if not os.path.exists(DRIVER):
     skip_all("built without CUDA headers (no CUPTI record structs): cupti_driver not built")
 need(LIB, CLI, DRIVER, os.path.join(FAKE, "libcupti.so.13"), os.path.join(FAKE, "libcuda.so.1"))
-plan(24)
+plan(28)
 
 BASE = {"RAILSCOPE_FLUSH_MS": "20", "RAILSCOPE_CUDA_KERNEL_WINDOW": "200/400/200", "RAILSCOPE_LOG": "debug"}
 
@@ -127,4 +127,18 @@ for ev in ("register", "subscribe"):
     else:
         ons = [x["on"] for x in kind(evs, "cuda_kernel_window")]
         ok(ons.count(1) >= 3, "subscribe: windows go on (CUPTI stays attached)", ons)
+# ---- another client arrives while a detach is armed (no API callback came since the arm) ----
+for ev in ("subscribe", "register", "graph"):
+    p, states, evs = go("armed-" + ev, {"ARM_HOLD": "1", "RAILSCOPE_CUDA_KERNEL_WINDOW": "50/100000/50"},
+                        args=("1600", ev))
+    a, s = stats(p.stdout, "at_event"), stats(p.stdout, "stats")
+    ok(re.search(ev + r"=0 ", p.stdout) and a and s and s[2] == 0 and s[3] == 0,
+       f"armed, then {ev}: the call succeeds and the armed detach is cancelled first (no finalize when callbacks "
+       "come again)", (p.stdout[-200:], a, s))
+
+# ---- where a graph would not be seen, never detach ----
+p, states, evs = go("static-rt", {"FAKE_RT_NAME": "librtcopy.so.13"})
+s = stats(p.stdout, "stats")
+ok(s == [1, 1, 0, 0] and "CUDA graphs would not be seen" in p.stderr,
+   "no shared libcudart (a static cudart's graphs are invisible): CUPTI stays attached", (s, p.stderr[-300:]))
 finish()

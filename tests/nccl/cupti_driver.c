@@ -20,7 +20,8 @@
  * and, for detaching CUPTI between windows (session 8; tests/nccl/cuda_detach.t):
  *   detach MS [register|subscribe|graph]   the `windows` loop for MS ms; at MS/2 another client registers buffer
  *             callbacks or subscribes to callbacks (through the global symbols, as Kineto does), or the program
- *             captures and instantiates a CUDA graph; prints the fake
+ *             captures and instantiates a CUDA graph (ARM_HOLD=1: no API callback comes before that event, so it
+ *             finds the detach armed; they come again right after it); prints the fake
  *             CUPTI's attachment counts at the end and again from an exit handler that runs after the tracer's
  *             ("stats" / "exit_stats attached=A attaches=N finalizes=F unsafe=U")
  * usage: cupti_driver FAKEDIR MODE [N]        prints what it saw on stdout */
@@ -58,6 +59,7 @@ static int default_capture(void *rt, void *cu, int (*inject)(void), int argc, ch
     int *queries = (int *)dlsym(rt, "fake_cudart_ptr_queries");
     if (!enabled || !mc || !mca || !reg || !queries)
         return fprintf(stderr, "cupti_driver: symbols missing (not preloaded?)\n"), 1;
+    if (getenv("ARM_HOLD")) ((void (*)(int))dlsym(cu, "fake_cupti_set_no_cb"))(1); /* detaches stay armed */
     printf("inject=%d\n", inject());
     if (!strcmp(argv[2], "copies")) {
         /* the window opened at initialisation closes at the first tick */
@@ -97,6 +99,10 @@ static int default_capture(void *rt, void *cu, int (*inject)(void), int argc, ch
                 void *x = NULL;
                 printf("graph=%d ", cap((void *)0x77, 0) + inst(&x, (void *)0x99, 0));
             }
+            if (i * 4 == ms && *event && getenv("ARM_HOLD")) {
+                void (*set_no_cb)(int) = (void (*)(int))dlsym(cu, "fake_cupti_set_no_cb");
+                set_no_cb(0); /* callbacks flow again: a detach still armed now would finalize */
+            }
             if (i * 4 == ms && *event) {
                 int (*owner_other)(void) = (int (*)(void))dlsym(cu, "fake_cupti_owner_is_other");
                 if (!strcmp(event, "register")) printf("owner_other=%d ", owner_other());
@@ -124,7 +130,9 @@ int main(int argc, char **argv)
 {
     if (argc < 3) return 2;
     char path[4096];
-    snprintf(path, sizeof path, "%s/libcudart.so.13", argv[1]);
+    /* FAKE_RT_NAME: the runtime under another name, as a program with a static cudart has no libcudart.so */
+    const char *rtname = getenv("FAKE_RT_NAME");
+    snprintf(path, sizeof path, "%s/%s", argv[1], rtname && *rtname ? rtname : "libcudart.so.13");
     void *rt = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
     snprintf(path, sizeof path, "%s/libcupti.so.13", argv[1]);
     void *cu = dlopen(path, RTLD_NOW | RTLD_LOCAL);

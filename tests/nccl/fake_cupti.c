@@ -97,10 +97,14 @@ EXPORT CUptiResult cuptiEnableCallback(uint32_t en, CUpti_SubscriberHandle s, CU
     return CUPTI_SUCCESS;
 }
 /* Called by the fake libcuda / libcudart at the exit of a driver / runtime API function. */
+static int no_cb = -1; /* FAKE_CUPTI_NO_DRIVER_CB, or fake_cupti_set_no_cb() */
+EXPORT void fake_cupti_set_no_cb(int on) { __atomic_store_n(&no_cb, on, __ATOMIC_SEQ_CST); }
 static void api_exit(CUpti_CallbackDomain domain, uint32_t cbid)
 {
     CUpti_CallbackFunc f = sub_cb;
-    if (!f || getenv("FAKE_CUPTI_NO_DRIVER_CB")) return;
+    int quiet = __atomic_load_n(&no_cb, __ATOMIC_SEQ_CST);
+    if (quiet < 0) quiet = getenv("FAKE_CUPTI_NO_DRIVER_CB") != NULL;
+    if (!f || quiet) return;
     if (!domain_on[domain] && !(domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid < 512 && drv_cb_on[cbid])) return;
     CUpti_CallbackData d;
     memset(&d, 0, sizeof d);
