@@ -451,7 +451,8 @@ static int foreign_subscriber;
  *     H200, bench/gpu/RESULTS.md session 7; a detach ~2-5 ms: ~0.05 % at one window per 30 s).
  * Only while attached (DS_ATTACHED) does anyone call CUPTI (any call attaches it again). Never detached: with
  * kinds enabled outside windows (RAILSCOPE_CUDA_COPIES=cupti, RAILSCOPE_CUDA_API/SYNC=on, kernels `all`), once
- * another client subscribed or registered buffers, or when CUPTI refuses the subscription (debug log says why).
+ * another client subscribed or registered buffers, when CUPTI refuses the subscription, where a CUDA graph could be
+ * made unseen, and from the first graph on (graphs.c; debug log says why).
  * attach_lock keeps the other client's registration or subscription out of an arm, cancel or attach. */
 enum { DS_ATTACHED, DS_ARMED, DS_FINALIZING, DS_DETACHED };
 static pthread_mutex_t attach_lock = PTHREAD_MUTEX_INITIALIZER;
