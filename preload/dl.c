@@ -244,6 +244,12 @@ RS_DL_EARLY void *rs_dl_next(const char *name)
     return is_self(p) ? NULL : p;
 }
 
+void *rs_dl_sym(void *handle, const char *name)
+{
+    resolve_real();
+    return real_dlsym && handle ? real_dlsym(handle, name) : NULL;
+}
+
 RS_DL_EARLY void *rs_dl_next_v(const char *name, const char *version)
 {
     resolve_real();

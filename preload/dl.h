@@ -13,6 +13,10 @@
 void *rs_dl_next(const char *name);
 void *rs_dl_next_v(const char *name, const char *version);
 
+/* dlsym(handle, name) through the real dlsym: no redirect (for a library's own look-ups of functions that it
+ * also wraps and registers for redirection, e.g. cupti.c's libcupti entry points). */
+void *rs_dl_sym(void *handle, const char *name);
+
 /* `name` from an object already loaded in the process whose soname or path contains `lib` (e.g.
  * "libnccl.so", "libcudart.so"), also when it was loaded RTLD_LOCAL where RTLD_NEXT cannot see it:
  * RTLD_NOLOAD dlopen of the loaded objects found with dl_iterate_phdr. NULL when none has it. */

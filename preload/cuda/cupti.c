@@ -279,14 +279,17 @@ static void *find_cupti(void)
     return NULL;
 }
 
+static void *cupti_handle; /* the libcupti we drive */
+
 static int load_cupti(void)
 {
     void *h = find_cupti();
+    cupti_handle = h;
     if (!h) return -1;
     int ok = 1;
 #define RS_CUPTI_LOAD_REQ(fn) \
-    if (!(p_##fn = (__typeof__(fn) *)dlsym(h, #fn))) ok = 0;
-#define RS_CUPTI_LOAD_OPT(fn) p_##fn = (__typeof__(fn) *)dlsym(h, #fn);
+    if (!(p_##fn = (__typeof__(fn) *)rs_dl_sym(h, #fn))) ok = 0;
+#define RS_CUPTI_LOAD_OPT(fn) p_##fn = (__typeof__(fn) *)rs_dl_sym(h, #fn);
     RS_CUPTI_REQUIRED(RS_CUPTI_LOAD_REQ)
     RS_CUPTI_OPTIONAL(RS_CUPTI_LOAD_OPT)
 #undef RS_CUPTI_LOAD_REQ
@@ -774,16 +777,23 @@ static void take_over(int rec)
     emit_window();
 }
 
-/* The skeleton of preload/dl.h with a real function found here: the libcupti we drive, else the next one in
- * the look-up order (looked up on every call: the one we drive may be found after a first registration). */
+/* The libcupti behind a wrapper: the one we drive, else the next in the look-up order (a client that calls
+ * before the driver initialised us); dlsym look-ups of these names get the wrappers too (registered below), and
+ * then the slot holds what the client's own look-up found. */
+static void *cupti_real(const char *name)
+{
+    return p_cuptiActivityEnable && cupti_handle ? rs_dl_sym(cupti_handle, name) : rs_dl_real("libcupti.so", name);
+}
+RS_REAL(cuptiActivityRegisterCallbacks, CUptiResult,
+        (CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc),
+        cupti_real("cuptiActivityRegisterCallbacks"))
+RS_REAL(cuptiSubscribe, CUptiResult, (CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *),
+        cupti_real("cuptiSubscribe"))
+
 RS_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
                                                      CUpti_BuffersCallbackCompleteFunc done)
 {
-    __typeof__(cuptiActivityRegisterCallbacks) *rs_fn = p_cuptiActivityRegisterCallbacks;
-    if (!rs_fn)
-        rs_fn =
-            (__typeof__(cuptiActivityRegisterCallbacks) *)rs_dl_real("libcupti.so", "cuptiActivityRegisterCallbacks");
-    if (!rs_fn) return CUPTI_ERROR_NOT_INITIALIZED;
+    RS_WRAP_REAL(cuptiActivityRegisterCallbacks, return CUPTI_ERROR_NOT_INITIALIZED);
     RS_WRAP_ENTER(RS_FAM_cuda, rs_guard);
     (void)rs_t0; /* a moment, no duration */
     if (req != buf_request) {
@@ -796,8 +806,8 @@ RS_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackReques
     RS_WRAP_LEAVE(rs_guard);
 }
 
-/* Another client's callback subscription (Kineto subscribes for its own callbacks, Nsight tools too): wait for
- * a detach or attach in progress (it holds the only subscriber slot for a moment), and never detach again. The
+/* Another client's callback subscription (Kineto subscribes for its own callbacks, Nsight tools too): cancel an
+ * armed detach or wait for a finalize under way (our subscription holds the only slot), and never detach again. The
  * call is forwarded unchanged. */
 static void foreign_subscribe(CUpti_CallbackFunc cb)
 {
@@ -815,9 +825,7 @@ static void foreign_subscribe(CUpti_CallbackFunc cb)
 
 RS_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback, void *userdata)
 {
-    __typeof__(cuptiSubscribe) *rs_fn = p_cuptiSubscribe;
-    if (!rs_fn) rs_fn = (__typeof__(cuptiSubscribe) *)rs_dl_real("libcupti.so", "cuptiSubscribe");
-    if (!rs_fn) return CUPTI_ERROR_NOT_INITIALIZED;
+    RS_WRAP_REAL(cuptiSubscribe, return CUPTI_ERROR_NOT_INITIALIZED);
     RS_WRAP_ENTER(RS_FAM_cuda, rs_guard);
     (void)rs_t0;
     foreign_subscribe(callback);
@@ -826,19 +834,33 @@ RS_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_C
 }
 
 #ifdef CUpti_SubscriberParams_STRUCT_SIZE
+RS_REAL(cuptiSubscribe_v2, CUptiResult,
+        (CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *, CUpti_SubscriberParams *),
+        cupti_real("cuptiSubscribe_v2"))
 RS_EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback, void *userdata,
                                         CUpti_SubscriberParams *params)
 {
-    __typeof__(cuptiSubscribe_v2) *rs_fn =
-        (__typeof__(cuptiSubscribe_v2) *)rs_dl_real("libcupti.so", "cuptiSubscribe_v2");
-    if (!rs_fn) return CUPTI_ERROR_NOT_INITIALIZED;
+    RS_WRAP_REAL(cuptiSubscribe_v2, return CUPTI_ERROR_NOT_INITIALIZED);
     RS_WRAP_ENTER(RS_FAM_cuda, rs_guard);
     (void)rs_t0;
     foreign_subscribe(callback);
     RS_WRAP_CALL((subscriber, callback, userdata, params));
     RS_WRAP_LEAVE(rs_guard);
 }
+#define RS_CUPTI_SUBSCRIBE_V2_REDIRECT RS_DL_REDIRECT(cuptiSubscribe_v2, NULL, cuptiSubscribe_v2),
+#else
+#define RS_CUPTI_SUBSCRIBE_V2_REDIRECT
 #endif
+
+/* Clients that load libcupti with dlopen and look its functions up with dlsym (TensorFlow/XLA's CUPTI stubs) go
+ * past LD_PRELOAD: their look-ups return the wrappers too. */
+__attribute__((constructor)) static void cupti_register(void)
+{
+    static const struct rs_dl_redirect redirects[] = {
+        RS_DL_REDIRECT(cuptiActivityRegisterCallbacks, NULL, cuptiActivityRegisterCallbacks),
+        RS_DL_REDIRECT(cuptiSubscribe, NULL, cuptiSubscribe), RS_CUPTI_SUBSCRIBE_V2_REDIRECT};
+    rs_dl_register(redirects, (int)(sizeof redirects / sizeof redirects[0]));
+}
 
 static void cupti_shutdown(void)
 {

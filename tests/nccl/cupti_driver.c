@@ -86,9 +86,10 @@ static int default_capture(void *rt, void *cu, int (*inject)(void), int argc, ch
                 int (*reg)(req_fn, comp_fn) =
                     (int (*)(req_fn, comp_fn))dlsym(RTLD_DEFAULT, "cuptiActivityRegisterCallbacks");
                 printf("register=%d ", reg((req_fn)dlsym(cu, "fake_other_req"), (comp_fn)dlsym(cu, "fake_other_comp")));
-            } else if (i * 4 == ms && !strcmp(event, "subscribe")) {
-                int (*sub)(void **, void *, void *) =
-                    (int (*)(void **, void *, void *))dlsym(RTLD_DEFAULT, "cuptiSubscribe");
+            } else if (i * 4 == ms && (!strcmp(event, "subscribe") || !strcmp(event, "dlsubscribe"))) {
+                /* dlsubscribe: looked up in libcupti's own handle, as clients that dlopen CUPTI do */
+                int (*sub)(void **, void *, void *) = (int (*)(void **, void *, void *))dlsym(
+                    !strcmp(event, "subscribe") ? RTLD_DEFAULT : cu, "cuptiSubscribe");
                 void *h = NULL;
                 printf("subscribe=%d ", sub(&h, (void *)print_stats, NULL));
             }
