@@ -36,6 +36,26 @@ RS_NO_SANITIZE static void *real_sym(const char *name)
         __atomic_store_n(&slot_##name, real_##name, __ATOMIC_RELEASE);               \
     }
 
+/* Functions that programs call from signal handlers (they are async-signal-safe): looked up at start
+ * (rs_lifecycle_init, early_lookup), so that a handler does not make the lookup, dlsym, which is not. A SIGALRM
+ * handler's setresuid making its first lookup while the program was inside fork()'s first one freed dlerror's
+ * state twice (ASan double free, tests/core/fork_handlers.t, 1 run in 30; session 8). */
+/* clang-format off */
+#define RS_EARLY_FNS(X) X(setuid) X(setgid) X(seteuid) X(setegid) X(setreuid) X(setregid) X(setresuid) X(setresgid) \
+                        X(setgroups) X(fork) X(_exit) X(_Exit)
+#define EARLY_SLOT(name) static __typeof__(name) *early_##name;
+RS_EARLY_FNS(EARLY_SLOT)
+#define EARLY_LOOK(name) \
+    if (!early_##name) __atomic_store_n(&early_##name, (__typeof__(name) *)real_sym(#name), __ATOMIC_RELEASE);
+/* clang-format on */
+static void early_lookup(void) { RS_EARLY_FNS(EARLY_LOOK) }
+#define REAL_EARLY(name)                                                              \
+    __typeof__(name) *real_##name = __atomic_load_n(&early_##name, __ATOMIC_ACQUIRE); \
+    if (!real_##name) {                                                               \
+        real_##name = (__typeof__(name) *)real_sym(#name);                            \
+        __atomic_store_n(&early_##name, real_##name, __ATOMIC_RELEASE);               \
+    }
+
 static int ours(void) { return atomic_load(&rs_state) == RS_ST_RUNNING && getpid() == rs_pid; }
 
 #define RS_END_EXIT   0
@@ -128,7 +148,7 @@ __attribute__((destructor)) static void rs_core_dtor(void)
 
 RS_EXPORT void _exit(int status)
 {
-    REAL(_exit);
+    REAL_EARLY(_exit);
     final_flush(status, RS_END__EXIT, 5000);
     if (real__exit) real__exit(status);
     for (;;) syscall(SYS_exit_group, status); /* unreachable in practice */
@@ -136,7 +156,7 @@ RS_EXPORT void _exit(int status)
 
 RS_EXPORT void _Exit(int status)
 {
-    REAL(_Exit);
+    REAL_EARLY(_Exit);
     final_flush(status, RS_END__EXIT, 5000);
     if (real__Exit) real__Exit(status);
     for (;;) syscall(SYS_exit_group, status);
@@ -341,7 +361,7 @@ static void fork_child_body(void)
 
 RS_EXPORT pid_t fork(void)
 {
-    REAL(fork);
+    REAL_EARLY(fork);
     if (!real_fork) {
         errno = ENOSYS;
         return -1;
@@ -517,7 +537,7 @@ static void cred_leave(void)
  * holds (the writer thread makes the program multi-threaded). A wrapper re-entered in the same thread anyway
  * (cred_held) goes straight to the real call rather than wait on its own lock. */
 #define CRED_WRAP(name, call)                                                         \
-    REAL_MT(name);                                                                    \
+    REAL_EARLY(name);                                                                 \
     if (!real_##name) return errno = ENOSYS, -1;                                      \
     if (!ours() || rs_tls.is_writer || in_fork || cred_held) return real_##name call; \
     int entry_errno = errno;                                                          \
@@ -637,6 +657,7 @@ void rs_lifecycle_init(void)
     static int done;
     if (done) return; /* registrations survive fork; an exec'd image starts from scratch anyway */
     done = 1;
+    early_lookup();
     on_exit(on_exit_barrier, NULL);
     on_exit(on_exit_flush, NULL);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
