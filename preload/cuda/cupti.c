@@ -763,8 +763,7 @@ static void cupti_tick(void)
  * return value and errno: torch.profiler works as without railscope. */
 static void take_over(int rec)
 {
-    if (!disarm()) wait_finalizing(); /* attach_lock held by the caller */
-    if (cupti_attached()) {           /* detached: nothing of ours in CUPTI */
+    if (cupti_attached()) { /* detached: nothing of ours in CUPTI */
         p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         convert_pending(1);
     }
@@ -797,10 +796,14 @@ RS_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackReques
     RS_WRAP_ENTER(RS_FAM_cuda, rs_guard);
     (void)rs_t0; /* a moment, no duration */
     if (req != buf_request) {
-        pthread_mutex_lock(&attach_lock); /* not in the middle of our detach or attach */
+        /* Out of our detach or attach in progress, and no more of them (foreign_client); the flush and conversion
+         * come after the lock: they can wait for the writer, whose tick may want the lock. */
+        pthread_mutex_lock(&attach_lock);
         __atomic_store_n(&foreign_client, 1, __ATOMIC_RELAXED);
-        if (__atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) == RS_CUPTI_DELIVERING) take_over(rs_rec);
+        int ours = __atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) == RS_CUPTI_DELIVERING;
+        if (ours && !disarm()) wait_finalizing();
         pthread_mutex_unlock(&attach_lock);
+        if (ours) take_over(rs_rec);
     }
     RS_WRAP_CALL((req, done));
     RS_WRAP_LEAVE(rs_guard);
