@@ -24,7 +24,7 @@ for s in asan tsan; do
     echo 'int main(void){return 0;}' | gcc -x c -fsanitize=$([ $s = asan ] && echo address || echo thread) \
         -o "$T/probe" - 2>/dev/null || skip_all "gcc cannot link -fsanitize for $s (libasan/libtsan missing)"
 done
-plan 12
+plan 13
 JOBS=${RS_SAN_JOBS:-2}
 AD=${RS_BUILD}-asan # the trees (shared with sanitizers_preload.t, other runs, engineers)
 TD=${RS_BUILD}-tsan
@@ -164,9 +164,38 @@ if build tsan "$TD" "$TS" "${tsan_targets[@]}"; then
     n=$(ls "$T"/tt/*.rtrace 2>/dev/null | wc -l)
     [ "$n" -ge 5 ] && ! "$TS/tests/corpus/rs-readcheck" -k ibv_post_send "$T"/tt/*.rtrace | grep -qv ' complete '
     _tap_result $? "TSan: the storm's $n files are complete"
+    # CUPTI detached between windows (preload/cuda/cupti.c): the writer arms, an API exit on the writer or on the
+    # program's thread finalizes, a window or another client (subscribe, dlsym'd subscribe, buffer registration,
+    # a CUDA graph) cancels; against the uninstrumented fakes of tests/nccl (only the library is instrumented).
+    drv="$RS_BUILD/tests/nccl/cupti_driver" fake="$RS_BUILD/tests/nccl/fakecupti"
+    if [ -x "$drv" ] && [ -e "$fake/libcuda.so.1" ]; then
+        bad=""
+        for sc in "detach 1600" "detach 1600 subscribe" "detach 1600 dlsubscribe" "detach 1600 register" \
+            "detach 1600 graph" "detach 1600 :app" "detach 1600 subscribe:hold" "detach 1600 register:hold" \
+            "detach 1600 graph:hold"; do
+            args=${sc%%:*} how=${sc#*:}
+            [ "$how" = "$sc" ] && how=""
+            extra="RAILSCOPE_CUDA_KERNEL_WINDOW=200/400/200"
+            if [ "$how" = hold ]; then extra="ARM_HOLD=1 RAILSCOPE_CUDA_KERNEL_WINDOW=50/100000/50"; fi
+            if [ "$how" = app ]; then extra="FAKE_CUDA_CB_ONLY=9999 $extra"; fi
+            rm -rf "$T/tcu"
+            # shellcheck disable=SC2086
+            out=$(cd "$T" && TSAN_OPTIONS=halt_on_error=1:exitcode=66:die_after_fork=0 RAILSCOPE_OUT="$T/tcu" \
+                RAILSCOPE_FLUSH_MS=20 run_timeout 180 env $extra LD_PRELOAD="$tsan_rt:$TS/librailscope.so" \
+                "$drv" "$fake" $args 2>&1)
+            rc=$?
+            { [ $rc -eq 0 ] && san_clean <(echo "$out") && echo "$out" | grep -q '^stats attached=.* unsafe=0'; } ||
+                bad+="$sc: exit $rc $(echo "$out" | grep -m1 -E 'SUMMARY|^stats'); "
+        done
+        [ -z "$bad" ]
+        _tap_result $? "TSan: CUPTI detach between windows (fakes: finalize on the writer and the program's thread, cancels by windows and other clients): no race"
+        [ -n "$bad" ] && diag "$bad"
+    else
+        skip "CUPTI detach under TSan: cupti_driver not built (no CUDA headers)" 1
+    fi
 else
     _tap_result 1 "TSan build"
     tail -5 "$T/build-tsan.log" | sed 's/^/#   /' >&2
-    skip "TSan build failed" 5
+    skip "TSan build failed" 6
 fi
 exit 0
