@@ -186,19 +186,30 @@ static inline int fallback_on(void)
         RS_WRAP_LEAVE(rs_guard);                                                                                    \
     }
 
-CUDART_COPY_WRAPPER(cudaMemcpy, 0, 1, dst, src, count, kind, (cudaStream_t)0,
-                    (void *dst, const void *src, size_t count, enum cudaMemcpyKind kind), (dst, src, count, kind))
-CUDART_COPY_WRAPPER(cudaMemcpyAsync, 1, 1, dst, src, count, kind, stream,
-                    (void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream),
-                    (dst, src, count, kind, stream))
-CUDART_COPY_WRAPPER(cudaMemcpy2D, 0, 1, dst, src, width *height, kind, (cudaStream_t)0,
-                    (void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
-                     enum cudaMemcpyKind kind),
-                    (dst, dpitch, src, spitch, width, height, kind))
-CUDART_COPY_WRAPPER(cudaMemcpy2DAsync, 1, 1, dst, src, width *height, kind, stream,
-                    (void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
-                     enum cudaMemcpyKind kind, cudaStream_t stream),
-                    (dst, dpitch, src, spitch, width, height, kind, stream))
+/* One line per signature; each is instantiated under its plain name and, below, its per-thread-default-stream
+ * name. */
+#define CUDART_MEMCPY(fn)                                                 \
+    CUDART_COPY_WRAPPER(fn, 0, 1, dst, src, count, kind, (cudaStream_t)0, \
+                        (void *dst, const void *src, size_t count, enum cudaMemcpyKind kind), (dst, src, count, kind))
+#define CUDART_MEMCPY_ASYNC(fn)                                                                                    \
+    CUDART_COPY_WRAPPER(fn, 1, 1, dst, src, count, kind, stream,                                                   \
+                        (void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream), \
+                        (dst, src, count, kind, stream))
+#define CUDART_MEMCPY_2D(fn)                                                                                    \
+    CUDART_COPY_WRAPPER(fn, 0, 1, dst, src, width *height, kind, (cudaStream_t)0,                               \
+                        (void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, \
+                         enum cudaMemcpyKind kind),                                                             \
+                        (dst, dpitch, src, spitch, width, height, kind))
+#define CUDART_MEMCPY_2D_ASYNC(fn)                                                                              \
+    CUDART_COPY_WRAPPER(fn, 1, 1, dst, src, width *height, kind, stream,                                        \
+                        (void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, \
+                         enum cudaMemcpyKind kind, cudaStream_t stream),                                        \
+                        (dst, dpitch, src, spitch, width, height, kind, stream))
+
+CUDART_MEMCPY(cudaMemcpy)
+CUDART_MEMCPY_ASYNC(cudaMemcpyAsync)
+CUDART_MEMCPY_2D(cudaMemcpy2D)
+CUDART_MEMCPY_2D_ASYNC(cudaMemcpy2DAsync)
 CUDART_COPY_WRAPPER(cudaMemcpyPeer, 0, 0, dst, src, count, cudaMemcpyDeviceToDevice, (cudaStream_t)0,
                     (void *dst, int dstDevice, const void *src, int srcDevice, size_t count),
                     (dst, dstDevice, src, srcDevice, count))
@@ -210,19 +221,10 @@ CUDART_COPY_WRAPPER(cudaMemcpyPeerAsync, 1, 0, dst, src, count, cudaMemcpyDevice
  * CUDA_API_PER_THREAD_DEFAULT_STREAM) calls these names instead (cuda_runtime_api.h maps them by macro), so
  * without them its copies would be invisible outside the windows. Same records; stream 0 then means the calling
  * thread's default stream. */
-CUDART_COPY_WRAPPER(cudaMemcpy_ptds, 0, 1, dst, src, count, kind, (cudaStream_t)0,
-                    (void *dst, const void *src, size_t count, enum cudaMemcpyKind kind), (dst, src, count, kind))
-CUDART_COPY_WRAPPER(cudaMemcpyAsync_ptsz, 1, 1, dst, src, count, kind, stream,
-                    (void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream),
-                    (dst, src, count, kind, stream))
-CUDART_COPY_WRAPPER(cudaMemcpy2D_ptds, 0, 1, dst, src, width *height, kind, (cudaStream_t)0,
-                    (void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
-                     enum cudaMemcpyKind kind),
-                    (dst, dpitch, src, spitch, width, height, kind))
-CUDART_COPY_WRAPPER(cudaMemcpy2DAsync_ptsz, 1, 1, dst, src, width *height, kind, stream,
-                    (void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
-                     enum cudaMemcpyKind kind, cudaStream_t stream),
-                    (dst, dpitch, src, spitch, width, height, kind, stream))
+CUDART_MEMCPY(cudaMemcpy_ptds)
+CUDART_MEMCPY_ASYNC(cudaMemcpyAsync_ptsz)
+CUDART_MEMCPY_2D(cudaMemcpy2D_ptds)
+CUDART_MEMCPY_2D_ASYNC(cudaMemcpy2DAsync_ptsz)
 
 /* Host memory changing kind: the pointer-kind cache starts over (pk_gen), after the call, whoever calls
  * (also from inside another wrapper: no guard, nothing is recorded). Otherwise pure pass-through. */

@@ -127,6 +127,24 @@ static void mk_wc(const char *path, long n, int dup)
     close_rank(t + 1000);
 }
 
+/* The mark name every crafted step uses ("step", interned in the open rank file). */
+static uint32_t step_name(void)
+{
+    uint32_t name = rs_writer_intern(w, "step");
+    if (!name) die("rs_writer_intern failed");
+    return name;
+}
+
+static void mark(uint64_t ts, uint64_t value, uint32_t name)
+{
+    struct rs_ev_MARK m;
+    memset(&m, 0, sizeof m);
+    RS_EV_INIT(&m, MARK, ts);
+    m.value = value;
+    m.name = name;
+    put(&m);
+}
+
 static void call(uint64_t at, uint64_t end, uint64_t hash, uint64_t seq, int rank, int nranks)
 {
     struct rs_ev_NCCL_CALL e;
@@ -152,16 +170,10 @@ static void mk_comms(const char *dir)
         char path[4096];
         snprintf(path, sizeof path, "%s/rank%d.rtrace", dir, rk);
         open_rank(path, rk, 4);
-        uint32_t name = rs_writer_intern(w, "step");
-        if (!name) die("rs_writer_intern failed");
+        uint32_t name = step_name();
         for (int k = 0; k < 10; k++) {
             uint64_t s = t0 + (uint64_t)k * step;
-            struct rs_ev_MARK m;
-            memset(&m, 0, sizeof m);
-            RS_EV_INIT(&m, MARK, s);
-            m.value = (uint64_t)k;
-            m.name = name;
-            put(&m);
+            mark(s, (uint64_t)k, name);
             /* WORLD at +1 ms: rank 3 arrives 1 ms late; everyone leaves 0.5 ms after it */
             uint64_t at = s + ms, last = at + ms;
             call(rk == 3 ? last : at, last + ms / 2, world, (uint64_t)k, rk, 4);
@@ -189,16 +201,10 @@ static void mk_lateness(const char *dir, int (*late)(int k, uint64_t *delay))
         char path[4096];
         snprintf(path, sizeof path, "%s/rank%d.rtrace", dir, rk);
         open_rank(path, rk, 4);
-        uint32_t name = rs_writer_intern(w, "step");
-        if (!name) die("rs_writer_intern failed");
+        uint32_t name = step_name();
         for (int k = 0; k < 13; k++) { /* 13 marks: 12 steps */
             uint64_t s = t0 + (uint64_t)k * step;
-            struct rs_ev_MARK m;
-            memset(&m, 0, sizeof m);
-            RS_EV_INIT(&m, MARK, s);
-            m.value = (uint64_t)k;
-            m.name = name;
-            put(&m);
+            mark(s, (uint64_t)k, name);
             if (k == 12) break;
             uint64_t delay = 0;
             int lr = late(k, &delay);
@@ -249,16 +255,10 @@ static void mk_round(const char *dir) { mk_lateness(dir, round_late); }
 static void mk_marks(const char *path, long n, int rank)
 {
     open_rank(path, rank, 1024);
-    uint32_t name = rs_writer_intern(w, "step");
-    if (!name) die("rs_writer_intern failed");
+    uint32_t name = step_name();
     uint64_t t = 100000;
     for (long i = 0; i < n; i++) {
-        struct rs_ev_MARK m;
-        memset(&m, 0, sizeof m);
-        RS_EV_INIT(&m, MARK, t += 1000);
-        m.value = (uint64_t)i;
-        m.name = name;
-        put(&m);
+        mark(t += 1000, (uint64_t)i, name);
     }
     close_rank(t + 1000);
 }

@@ -6,7 +6,17 @@
 need_build tests/cli/mkhostile tests/analyzer/rs-mkcraft railscope
 need_cmd jq
 plan 29
-mkdir -p "$T/a" "$T/b" "$T/c"
+# craft KIND NAME [ARGS]: rs-mkcraft KIND into $T/NAME, its report as $T/NAME.json, .txt and .html
+craft() {
+    local kind=$1 name=$2
+    shift 2
+    mkdir -p "$T/$name"
+    "$RS_BUILD/tests/analyzer/rs-mkcraft" "$kind" "$T/$name" "$@" || bail "rs-mkcraft $kind failed"
+    "$RS_CLI" report --json "$T/$name" >"$T/$name.json" 2>/dev/null
+    "$RS_CLI" report "$T/$name" >"$T/$name.txt" 2>/dev/null
+    "$RS_CLI" report -q --html "$T/$name.html" "$T/$name" >/dev/null 2>&1
+}
+mkdir -p "$T/a" "$T/b"
 "$RS_BUILD/tests/cli/mkhostile" comms "$T/a" 1,3,5 2>/dev/null
 "$RS_BUILD/tests/cli/mkhostile" comms "$T/b" 0,1,2,3,5,7 2>/dev/null
 "$RS_CLI" report --json "$T/a" >"$T/a.json" 2>/dev/null
@@ -20,10 +30,7 @@ is "$(jq -r '.stragglers[0].persistent' "$T/b.json")" true "late in 6 of 10 step
 # the rank took part in. rs-mkcraft comms: WORLD {0,1,2,3} x10 (rank 3 late in each), A {0,1} x10 (rank 0
 # late in 2), B {2,3} x30: 50 groups; ranks 0 and 1 in 20, ranks 2 and 3 in 40.
 is "$(jq -c '[.stragglers[] | [.rank, .of]]' "$T/a.json")" "[[3,20]]" "two 2-rank communicators: rank 3 late at 6 of its 20 (not 40)"
-"$RS_BUILD/tests/analyzer/rs-mkcraft" comms "$T/c" || bail "rs-mkcraft failed"
-"$RS_CLI" report --json "$T/c" >"$T/c.json" 2>/dev/null
-"$RS_CLI" report "$T/c" >"$T/c.txt" 2>/dev/null
-"$RS_CLI" report -q --html "$T/c.html" "$T/c" >/dev/null 2>&1
+craft comms c
 is "$(jq -c '[.stragglers[] | [.rank, .late_count, .of]]' "$T/c.json")" "[[3,10,40],[0,2,20]]" \
     "communicators of different membership: rank 3 late at 10 of its 40, rank 0 at 2 of its 20 (the run has 50)"
 is "$(jq -r '.stragglers[0].persistent' "$T/c.json")" true "rank 3 late in every step: persistent"
@@ -61,10 +68,7 @@ like "$(tr '\n' ' ' <"$T/c.html")" '<td>0</td><td>no</td><td>2 of 20</td><td>1 m
 # Lateness in turns (rs-mkcraft turns: ranks 0-3 late in 4, 3, 3, 2 of 12 steps): rank 0 costs 0.25 ms a
 # step of the 0.75 ms all wait, yet the finding named it as the straggler everyone waits 0.75 ms for. No rank
 # costs half of the wait: the finding now names none, and says the costliest with its own cost.
-mkdir "$T/d"
-"$RS_BUILD/tests/analyzer/rs-mkcraft" turns "$T/d" || bail "rs-mkcraft failed"
-"$RS_CLI" report --json "$T/d" >"$T/d.json" 2>/dev/null
-"$RS_CLI" report "$T/d" >"$T/d.txt" 2>/dev/null
+craft turns d
 is "$(jq -c '[.findings[] | select(.category == "peer_wait")][0] | [.rank, (.cost_s - 0.009 | fabs) < 1e-6]' \
     "$T/d.json")" "[-1,true]" "late in turns: the peer-wait finding names no rank, costs the whole wait (0.75 ms a step)"
 like "$(cat "$T/d.txt")" 'Ranks wait 0\.75 ms per step .*no single rank is consistently last: 4 late ranks, the costliest, rank 0, 0\.25 ms per step' \
@@ -72,11 +76,7 @@ like "$(cat "$T/d.txt")" 'Ranks wait 0\.75 ms per step .*no single rank is consi
 # Review of session 7: with one late rank the category branch said "1 late ranks, the costliest, rank 3".
 # rs-mkcraft lone: rank 3 0.8 ms late once; the 95 us waits of the other steps (under the lateness
 # threshold, charged to no rank) make rank 3 less than half of the wait, so the finding names no rank.
-mkdir "$T/e"
-"$RS_BUILD/tests/analyzer/rs-mkcraft" lone "$T/e" || bail "rs-mkcraft failed"
-"$RS_CLI" report --json "$T/e" >"$T/e.json" 2>/dev/null
-"$RS_CLI" report "$T/e" >"$T/e.txt" 2>/dev/null
-"$RS_CLI" report -q --html "$T/e.html" "$T/e" >/dev/null 2>&1
+craft lone e
 is "$(jq -c '[(.stragglers | length), ([.findings[] | select(.category == "peer_wait")][0].rank)]' "$T/e.json")" \
     "[1,-1]" "one late rank, less than half of the wait: the peer-wait finding names no rank"
 like "$(cat "$T/e.txt")" 'no single rank is consistently last: 1 late rank, rank 3, 0\.05 ms per step\)' \
@@ -86,30 +86,25 @@ like "$(cat "$T/e.html")" 'no single rank is consistently last: 1 late rank, ran
 # Session 8: the run clock was a double of ~1.7e18 ns (realtime - monotonic offsets), so every time was
 # rounded to 256 ns: in rs-mkcraft pair (ranks 1 and 2 each 1 ms late in 6 of 12 steps) rank 2 was "1.000064 ms"
 # late and rank 1 "0.999936", their equal waits cost 0.375024 and 0.374976 ms a step. Offsets are now relative.
-mkdir "$T/p"
-"$RS_BUILD/tests/analyzer/rs-mkcraft" pair "$T/p" || bail "rs-mkcraft failed"
-"$RS_CLI" report --json "$T/p" >"$T/p.json" 2>/dev/null
+craft pair p
 is "$(jq -c '[([.stragglers[] | [.rank, .mean_late_s]] | sort), ([.stragglers[].cost_s] | unique | length)]' "$T/p.json")" \
     "[[[1,0.001],[2,0.001]],1]" "run clock exact to the ns: both ranks 1.000000 ms late, equal waits cost the same"
 # Ties (session 8): two ranks late in turns, 6 of 12 steps each by 1 ms (rs-mkcraft pair), cost the same, each
 # half of the wait: "2 * cost >= all" held for both and the first in the straggler table (file order, or
 # whichever the rounding put first) was named "Straggler". Now ranks within 5 % of the costliest tie: the
 # finding names no rank (JSON rank -1) and lists the tied ranks.
-"$RS_CLI" report "$T/p" >"$T/p.txt" 2>/dev/null
-"$RS_CLI" report -q --html "$T/p.html" "$T/p" >/dev/null 2>&1
 is "$(jq -c '[.findings[] | select(.category == "peer_wait")][0].rank' "$T/p.json")" "-1" \
     "tie: the peer-wait finding names no single rank (was rank 1 or 2)"
 like "$(cat "$T/p.txt")" 'Ranks wait 0\.75 ms per step .*no single rank is consistently last: 2 late ranks, tied: ranks 1 and 2, 0\.38 ms per step each\)' \
     "tie, text: both ranks named, with their equal cost"
 like "$(cat "$T/p.html")" 'no single rank is consistently last: 2 late ranks, tied: ranks 1 and 2, 0\.38 ms per step each\)' \
     "tie, html: the same words"
-mkdir "$T/p2" "$T/p3" "$T/r"
-"$RS_BUILD/tests/analyzer/rs-mkcraft" pair "$T/p2" 980 || bail "rs-mkcraft failed"
-"$RS_BUILD/tests/analyzer/rs-mkcraft" pair "$T/p3" 800 || bail "rs-mkcraft failed"
-"$RS_BUILD/tests/analyzer/rs-mkcraft" round "$T/r" || bail "rs-mkcraft failed"
-like "$("$RS_CLI" report "$T/p2" 2>/dev/null)" 'no single rank is consistently last: 2 late ranks, tied: ranks 1 and 2, 0\.37-0\.38 ms per step each\)' \
+craft pair p2 980
+craft pair p3 800
+craft round r
+like "$(cat "$T/p2.txt")" 'no single rank is consistently last: 2 late ranks, tied: ranks 1 and 2, 0\.37-0\.38 ms per step each\)' \
     "near tie (rank 2 0.98 ms late, costs 2 % apart): still a tie, the costs as a range"
-like "$("$RS_CLI" report "$T/p3" 2>/dev/null)" "Straggler: rank 1 arrives last at 6 of 12 collectives, .*waiting for it costs 0\\.38 ms per step, mean over the run's 4 ranks \\(4 % of step time\\); all waiting for late ranks: 0\\.67 ms per step \\(7 %\\), 0\\.30 ms of it for 1 other late rank" \
+like "$(cat "$T/p3.txt")" "Straggler: rank 1 arrives last at 6 of 12 collectives, .*waiting for it costs 0\\.38 ms per step, mean over the run's 4 ranks \\(4 % of step time\\); all waiting for late ranks: 0\\.67 ms per step \\(7 %\\), 0\\.30 ms of it for 1 other late rank" \
     "no tie (rank 2 0.8 ms late, 20 % less): rank 1 named, the category and the other late rank's share said"
-like "$("$RS_CLI" report "$T/r" 2>/dev/null)" 'no single rank is consistently last: 4 late ranks, tied: ranks 0, 1, 2 and 3, 0\.19 ms per step each\)' \
+like "$(cat "$T/r.txt")" 'no single rank is consistently last: 4 late ranks, tied: ranks 0, 1, 2 and 3, 0\.19 ms per step each\)' \
     "four-way tie (ranks 0-3 late in turns, 3 steps each): all four named, not 'the costliest, rank 0'"
