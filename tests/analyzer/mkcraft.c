@@ -135,6 +135,15 @@ static uint32_t step_name(void)
     return name;
 }
 
+/* DIR/rank<rk>.rtrace of an nranks-rank run, opened; returns the "step" mark name interned there. */
+static uint32_t open_step_rank(const char *dir, int rk, int nranks)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/rank%d.rtrace", dir, rk);
+    open_rank(path, rk, nranks);
+    return step_name();
+}
+
 static void mark(uint64_t ts, uint64_t value, uint32_t name)
 {
     struct rs_ev_MARK m;
@@ -167,10 +176,7 @@ static void mk_comms(const char *dir)
     const uint64_t step = 10000000, t0 = 1000000, ms = 1000000;
     const uint64_t world = 0xaa, ca = 0xa01, cb = 0xb23;
     for (int rk = 0; rk < 4; rk++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/rank%d.rtrace", dir, rk);
-        open_rank(path, rk, 4);
-        uint32_t name = step_name();
+        uint32_t name = open_step_rank(dir, rk, 4);
         for (int k = 0; k < 10; k++) {
             uint64_t s = t0 + (uint64_t)k * step;
             mark(s, (uint64_t)k, name);
@@ -198,10 +204,7 @@ static void mk_lateness(const char *dir, int (*late)(int k, uint64_t *delay))
 {
     const uint64_t step = 10000000, t0 = 1000000, ms = 1000000;
     for (int rk = 0; rk < 4; rk++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/rank%d.rtrace", dir, rk);
-        open_rank(path, rk, 4);
-        uint32_t name = step_name();
+        uint32_t name = open_step_rank(dir, rk, 4);
         for (int k = 0; k < 13; k++) { /* 13 marks: 12 steps */
             uint64_t s = t0 + (uint64_t)k * step;
             mark(s, (uint64_t)k, name);
