@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A GPU-less stand-in for the workloads of bench/gpu/ablate.py and lockstep.py (their self-tests, tests/bench/):
-each "step" spins the CPU for --step-ms (times 1 + STUB_SLOW, a planted cost), with the same result
-file and lock-step protocol (bench/gpu/lockstep_gate.py) as transformer.py."""
+each "step" spins the CPU for --step-ms (times 1 + STUB_SLOW, a planted cost; with STUB_SLOW_STEPS=LO:HI only the
+timed steps LO..HI-1 carry it, as a kernel window's steps do), with the same result file and lock-step protocol
+(bench/gpu/lockstep_gate.py) as transformer.py."""
 import argparse
 import json
 import os
@@ -25,24 +26,26 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--warmup", type=int, default=2)
-    p.add_argument("--step-ms", type=float, default=2.0)
+    p.add_argument("--step-ms", type=float, default=float(os.environ.get("STUB_STEP_MS", "2")))
     p.add_argument("--blocking-sync", action="store_true", help="accepted as the GPU workloads do; nothing to do here")
     p.add_argument("--out", required=True)
     a = p.parse_args()
+    base = int(a.step_ms * 1e6)
     ns = int(a.step_ms * 1e6 * (1 + float(os.environ.get("STUB_SLOW", "0"))))
+    lo, hi = (int(x) for x in os.environ.get("STUB_SLOW_STEPS", f"0:{a.steps}").split(":"))
     gate = Gate.from_env()
     for _ in range(a.warmup):
-        spin(ns)
+        spin(base)
     if gate:
         gate.ready()
     c0 = cpuclock.snap()
     t0 = time.monotonic_ns()
     per = []
-    for _ in range(a.steps):
+    for i in range(a.steps):
         if gate:
             gate.wait()
         s0 = time.monotonic_ns()
-        spin(ns)
+        spin(ns if lo <= i < hi else base)
         per.append((s0, time.monotonic_ns() - s0))
         if gate:
             gate.step_done()

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_cmd python3
 need_cmd taskset
-plan 10
+plan 14
 out=$(cd "$T" && python3 "$RS_TOP/bench/gpu/lockstep.py" --workload stub --steps 300 --warmup 3 \
     --pairs untraced:untraced,untraced:stub-slow5,stub-slow5:untraced --cpus-a 0 --cpus-b 0 \
     --work "$T/w" --out "$T/o" 2>&1)
@@ -41,3 +41,24 @@ ok "group: the two untraced processes agree within 2.5 % (got $(g untraced untra
     python3 -c "import sys; sys.exit(0 if 0.975 <= float('$(g untraced untraced)' or 0) <= 1.025 else 1)"
 ok "group: the two planted processes agree within 2.5 % (A/A of the planted mode is not reported as a cost)" \
     python3 -c "import json,sys; p=json.load(open('$T/og/lockstep-stub.json'))['pairs'][0]['procs']; s=[x['median_ms'] for x in p if x['mode']=='stub-slow5']; sys.exit(0 if 0.975 <= s[0]/s[1] <= 1.025 else 1)"
+
+# A cost planted in twenty steps only (timed steps 100-119 twice as long, as a kernel window's steps carry one),
+# two mirrored groups: bench/gpu/lockstep_bins.py must put it in the bin that holds those steps and nowhere else,
+# and with those steps left out find no cost (10 % if they were kept), and inside them the planted 20 x 8 ms.
+# 8 ms steps, so that a preemption of a loaded machine is a small part of a bin; bounds wide for a loaded CI box.
+out=$(cd "$T" && python3 "$RS_TOP/bench/gpu/lockstep.py" --workload stub --steps 200 --warmup 3 \
+    --pairs untraced:stub-slowwin:untraced:stub-slowwin,stub-slowwin:untraced:stub-slowwin:untraced \
+    --env untraced:STUB_STEP_MS=8 --env stub-slowwin:STUB_STEP_MS=8 --cpus-shared 0 --work "$T/ww" --out "$T/ow" 2>&1)
+diag "$out"
+bins=$(python3 "$RS_TOP/bench/gpu/lockstep_bins.py" "$T/ow/lockstep-stub.json" --mode stub-slowwin --bin 50 \
+    --exclude 100:120 2>&1)
+diag "$bins"
+bin() { printf '%s\n' "$bins" | awk -v b="$1" '$1 == "steps" && $2 + 0 == b { print $4 + 0 }'; }
+inr() { python3 -c "import sys; v=float(sys.argv[1] or 'nan'); sys.exit(0 if $2 <= v <= $3 else 1)" "$1"; }
+ok "bins: the planted steps' bin carries ~40 % (got $(bin 100))" inr "$(bin 100)" 25 55
+ok "bins: the other bins carry none (within 6 %) (got $(bin 0) $(bin 50) $(bin 150))" \
+    sh -c "$(declare -f inr); inr '$(bin 0)' -6 6 && inr '$(bin 50)' -6 6 && inr '$(bin 150)' -6 6"
+out_r=$(printf '%s\n' "$bins" | awk '/^outside/ { print $5 }')
+in_ms=$(printf '%s\n' "$bins" | awk '/^inside/ { print $4 + 0 }')
+ok "bins: outside the planted steps the ratio is 1 within 5 % (got $out_r)" inr "$out_r" 0.95 1.05
+ok "bins: inside them the planted 160 ms per process (got $in_ms)" inr "$in_ms" 110 210
