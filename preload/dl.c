@@ -59,6 +59,7 @@ extern const char __ehdr_start[] __attribute__((visibility("hidden")));
 extern const char _end[] __attribute__((visibility("hidden")));
 
 RS_DL_EARLY static int is_self(const void *p) { return p && (const char *)p >= __ehdr_start && (const char *)p < _end; }
+int rs_dl_is_self(const void *p) { return is_self(p); }
 
 /* ---- reading a loaded object's dynamic symbol table ---- */
 

@@ -17,6 +17,9 @@ void *rs_dl_next_v(const char *name, const char *version);
  * also wraps and registers for redirection, e.g. cupti.c's libcupti entry points). */
 void *rs_dl_sym(void *handle, const char *name);
 
+/* 1 when `p` points into librailscope.so itself (one of our wrappers: never wrap it again). */
+int rs_dl_is_self(const void *p);
+
 /* `name` from an object already loaded in the process whose soname or path contains `lib` (e.g.
  * "libnccl.so", "libcudart.so"), also when it was loaded RTLD_LOCAL where RTLD_NEXT cannot see it:
  * RTLD_NOLOAD dlopen of the loaded objects found with dl_iterate_phdr. NULL when none has it. */

@@ -455,14 +455,18 @@ static int foreign_subscriber;
  * Only while attached (DS_ATTACHED) does anyone call CUPTI (any call attaches it again). Never detached: with
  * kinds enabled outside windows (RAILSCOPE_CUDA_COPIES=cupti, RAILSCOPE_CUDA_API/SYNC=on, kernels `all`), once
  * another client subscribed or registered buffers, when CUPTI refuses the subscription, where a CUDA graph could be
- * made unseen, and from the first graph on (graphs.c; debug log says why).
+ * made unseen, and from the first graph on (graphs.c, procaddr.c; debug log says why).
  * attach_lock keeps the other client's registration or subscription out of an arm, cancel or attach. */
 enum { DS_ATTACHED, DS_ARMED, DS_FINALIZING, DS_DETACHED };
 static pthread_mutex_t attach_lock = PTHREAD_MUTEX_INITIALIZER;
 static int dstate = DS_ATTACHED;
 static int detach_off; /* gave up detaching for this run (reason in the debug log) */
 static CUpti_SubscriberHandle dsub;
-static uint64_t n_detach, n_attach, n_cancel, ns_detach, ns_attach, ns_detach_max, ns_attach_max, ns_finalize_max;
+/* Armed detaches cancelled (disarm's `why`): by a window due, by a graph or another client (they stop detaching for
+ * good), at exit. */
+enum { CANCEL_WINDOW, CANCEL_FOR_GOOD, CANCEL_EXIT };
+static uint64_t n_cancel[3];
+static uint64_t n_detach, n_attach, ns_detach, ns_attach, ns_detach_max, ns_attach_max, ns_finalize_max;
 static uint64_t t_armed, t_finalized, n_self_trigger;
 
 static int cupti_attached(void) { return __atomic_load_n(&dstate, __ATOMIC_ACQUIRE) == DS_ATTACHED; }
@@ -551,16 +555,16 @@ static void self_trigger(void)
     }
 }
 
-/* Cancel an armed detach (caller holds attach_lock). Returns 1 when CUPTI is attached and ours to call again, 0
- * while a finalize is under way or done (then nobody may call CUPTI until it is re-attached). */
-static int disarm(void)
+/* Cancel an armed detach (caller holds attach_lock; `why`: CANCEL_*). Returns 1 when CUPTI is attached and ours to
+ * call again, 0 while a finalize is under way or done (then nobody may call CUPTI until it is re-attached). */
+static int disarm(int why)
 {
     int armed = DS_ARMED;
     if (__atomic_compare_exchange_n(&dstate, &armed, DS_ATTACHED, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         p_cuptiEnableDomain(0, dsub, CUPTI_CB_DOMAIN_DRIVER_API);
         p_cuptiEnableDomain(0, dsub, CUPTI_CB_DOMAIN_RUNTIME_API);
         p_cuptiUnsubscribe(dsub);
-        n_cancel++;
+        n_cancel[why]++;
         return 1;
     }
     return cupti_attached();
@@ -594,7 +598,8 @@ void rs_cupti_graph_seen(const char *fn)
     pthread_mutex_lock(&attach_lock);
     if (!graphs_seen) {
         __atomic_store_n(&graphs_seen, 1, __ATOMIC_RELEASE);
-        if (!disarm()) wait_finalizing(); /* a graph made while detached holds nothing of CUPTI: re-attach is fine */
+        /* a graph made while detached holds nothing of CUPTI: re-attach is fine */
+        if (!disarm(CANCEL_FOR_GOOD)) wait_finalizing();
         if (detach_mode) rs_debug("CUPTI stays attached from now on: the program uses CUDA graphs (%s)", fn);
     }
     pthread_mutex_unlock(&attach_lock);
@@ -666,7 +671,7 @@ static int detach_tick(int want_window)
     }
     if (st == DS_ARMED && want_window) {
         pthread_mutex_lock(&attach_lock);
-        disarm();
+        disarm(CANCEL_WINDOW);
         pthread_mutex_unlock(&attach_lock);
         st = __atomic_load_n(&dstate, __ATOMIC_ACQUIRE);
     }
@@ -706,7 +711,7 @@ static void cupti_exit_quiesce(void)
         nanosleep(&ts, NULL); /* a tick runs against a live CUDA, and waits for nobody: it ends */
     }
     pthread_mutex_lock(&attach_lock);
-    if (!disarm()) wait_finalizing(); /* exit while a detach is armed or under way */
+    if (!disarm(CANCEL_EXIT)) wait_finalizing(); /* exit while a detach is armed or under way */
     pthread_mutex_unlock(&attach_lock);
     if (__atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) == RS_CUPTI_DELIVERING && cupti_attached()) {
         uint64_t t0 = rs_now(), n0 = records_seen();
@@ -801,7 +806,7 @@ RS_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackReques
         pthread_mutex_lock(&attach_lock);
         __atomic_store_n(&foreign_client, 1, __ATOMIC_RELAXED);
         int ours = __atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) == RS_CUPTI_DELIVERING;
-        if (ours && !disarm()) wait_finalizing();
+        if (ours && !disarm(CANCEL_FOR_GOOD)) wait_finalizing();
         pthread_mutex_unlock(&attach_lock);
         if (ours) take_over(rs_rec);
     }
@@ -817,7 +822,7 @@ static void foreign_subscribe(CUpti_CallbackFunc cb)
     if (cb == detach_callback) return;
     pthread_mutex_lock(&attach_lock);
     __atomic_store_n(&foreign_subscriber, 1, __ATOMIC_RELAXED);
-    if (!disarm()) wait_finalizing(); /* our armed subscription holds the only slot: free it first */
+    if (!disarm(CANCEL_FOR_GOOD)) wait_finalizing(); /* our armed subscription holds the only slot: free it first */
     if (cupti_attached() && __atomic_load_n(&detach_off, __ATOMIC_ACQUIRE) == 2) {
         pthread_mutex_unlock(&attach_lock);
         drop_refused();
@@ -868,11 +873,13 @@ __attribute__((constructor)) static void cupti_register(void)
 static void cupti_shutdown(void)
 {
     rs_debug("CUPTI: detached %llu times (armed to finalized %.2f ms mean, %.2f max; finalize %.2f ms max; %llu "
-             "by our own call; %llu cancelled by a window), re-attached %llu times (%.2f ms mean, %.2f max); "
+             "by our own call; %llu cancelled by a window, %llu by a graph or another client, %llu at exit), "
+             "re-attached %llu times (%.2f ms mean, %.2f max); "
              "buffers requested %llu, returned %llu",
              (unsigned long long)n_detach, n_detach ? (double)ns_detach / (double)n_detach * 1e-6 : 0.0,
              (double)ns_detach_max * 1e-6, (double)ns_finalize_max * 1e-6, (unsigned long long)n_self_trigger,
-             (unsigned long long)n_cancel, (unsigned long long)n_attach,
+             (unsigned long long)n_cancel[CANCEL_WINDOW], (unsigned long long)n_cancel[CANCEL_FOR_GOOD],
+             (unsigned long long)n_cancel[CANCEL_EXIT], (unsigned long long)n_attach,
              n_attach ? (double)ns_attach / (double)n_attach * 1e-6 : 0.0, (double)ns_attach_max * 1e-6,
              (unsigned long long)__atomic_load_n(&buf_requests, __ATOMIC_RELAXED),
              (unsigned long long)__atomic_load_n(&buf_completions, __ATOMIC_RELAXED));

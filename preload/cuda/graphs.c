@@ -9,9 +9,10 @@
  * signatures differ between CUDA versions (cudaGraphInstantiate took 5 arguments in CUDA 11, 3 since 12), so the
  * wrappers take and forward six integer-class arguments: on x86-64 and AArch64 every one of these functions
  * passes only pointers and integers, in registers, and a callee ignores the registers it does not read. This
- * file therefore includes no CUDA header. Not seen: a static cudart (it reaches the driver through
- * cuGetProcAddress) and cuGetProcAddress callers; cupti.c only detaches when the process uses a shared libcudart
- * whose graph entry points resolve here (rs_cuda_graphs_watched). */
+ * file therefore includes no CUDA header. Driver entry points fetched with cuGetProcAddress[_v2] (cuda-python,
+ * cudaGetDriverEntryPoint, cudart's own driver table) go past these wrappers: procaddr.c hands back trampolines
+ * for the names below that do the same (rs_cuda_graph_proc_name). cupti.c still detaches only where the library
+ * is preloaded and the process uses a shared libcudart (rs_cuda_graphs_watched). */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -52,6 +53,17 @@ typedef uintptr_t rs_a;
 GRAPH_RUNTIME(RT)
 GRAPH_DRIVER(DRV)
 
+/* procaddr.c: for a cuGetProcAddress look-up of `symbol` (a base name such as "cuStreamBeginCapture"; the
+ * versioned and per-thread spellings are matched too, at no cost), the name its trampoline reports, else NULL. */
+#define GRAPH_PROC_NAME(fn) {#fn, #fn " via cuGetProcAddress"},
+const char *rs_cuda_graph_proc_name(const char *symbol)
+{
+    static const char *const names[][2] = {GRAPH_DRIVER(GRAPH_PROC_NAME)};
+    for (size_t i = 0; symbol && i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(symbol, names[i][0])) return names[i][1];
+    return NULL;
+}
+
 /* Whether this library interposes globally (LD_PRELOAD names it), noted at load: loaded only as the CUDA
  * injection (CUDA_INJECTION64_PATH without LD_PRELOAD), its wrappers see nothing. */
 static int preloaded;
@@ -71,6 +83,7 @@ __attribute__((constructor)) static void graphs_register(void)
 }
 
 /* 1 when graphs made by this process are seen before they are made: the library is preloaded and the process
- * uses a shared libcudart (PyTorch, JAX's runtime calls); a static cudart reaches the driver's graph functions
- * through cuGetProcAddress, past every wrapper. */
+ * uses a shared libcudart (PyTorch, JAX's runtime calls). Driver graph functions from cuGetProcAddress are seen
+ * too (procaddr.c: exported and dlsym'd), checked against the fakes only; a static cudart, which reaches the
+ * driver that way, stays excluded until a device run shows its graphs seen. */
 int rs_cuda_graphs_watched(void) { return preloaded && rs_dl_loaded("libcudart.so", "cudaStreamBeginCapture") != NULL; }

@@ -126,23 +126,25 @@ def check(a):
         diff = [i for i in range(n) if ru["vals"][i] != rt["vals"][i]]
         say(n > 100 and not diff, f"{tag}: same output as the untraced run (first {n} steps)", diff[:5])
         m = re.search(r"detached (\d+) times \(armed to finalized ([\d.]+) ms mean, ([\d.]+) max; finalize ([\d.]+) "
-                      r"ms max; (\d+) by our own call; (\d+) cancelled by a window\), re-attached (\d+) times \(([\d.]+) "
+                      r"ms max; (\d+) by our own call; (\d+) cancelled by a window, (\d+) by a graph or another "
+                      r"client, (\d+) at exit\), re-attached (\d+) times \(([\d.]+) "
                       r"ms mean, ([\d.]+) max\); buffers requested (\d+), returned (\d+)", pt.stderr)
         if m:
-            nd, dmean, dmax, fmax, nself, ncancel, na, amean, amax, req, ret = m.groups()
+            nd, dmean, dmax, fmax, nself, ncancel, nforgood, nexit, na, amean, amax, req, ret = m.groups()
             print(f"     detach {nd} (armed->finalized {dmean} ms mean, {dmax} max; finalize {fmax} ms max; {nself} "
-                  f"by our own call, {ncancel} cancelled), attach {na} x {amean} ms (max {amax}), buffers {req}/{ret}")
+                  f"by our own call; cancelled {ncancel} by a window, {nforgood} by a graph or client, {nexit} at "
+                  f"exit), attach {na} x {amean} ms (max {amax}), buffers {req}/{ret}")
         stays = re.findall(r"CUPTI stays attached[^\n]*", pt.stderr)
         if tag == "graph":
             # The init window may close and detach before the capture (device call 5: 1 detach, then the capture
             # while detached, 1 re-attach, none after): what matters is that none follows the capture.
-            say(m and int(m.group(1)) <= int(m.group(7)) and any("CUDA graphs (cudaStreamBeginCapture)" in x for x in stays),
+            say(m and int(m.group(1)) <= int(m.group(9)) and any("CUDA graphs (cudaStreamBeginCapture)" in x for x in stays),
                 "graph: the capture is seen and no detach follows it (detaches <= re-attaches)",
                 (m.group(0) if m else "no line", stays))
         else:
-            say(m and int(m.group(1)) >= 4 and int(m.group(7)) >= 4, "eager: CUPTI detached and re-attached >= 4 times",
+            say(m and int(m.group(1)) >= 4 and int(m.group(9)) >= 4, "eager: CUPTI detached and re-attached >= 4 times",
                 (m.group(0) if m else "no debug line", stays))
-        say(m and int(m.group(10)) - int(m.group(11)) <= 1,
+        say(m and int(m.group(12)) - int(m.group(13)) <= 1,
             f"{tag}: every activity buffer came back (requested - returned <= 1)", m.group(0) if m else "")
         evs = tq.load(tdir, os.path.join(a.rs_build, "railscope"))
         wins, on_at = [], None

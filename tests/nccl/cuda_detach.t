@@ -8,7 +8,11 @@
 - copies outside windows are recorded by the cudart wrappers as before;
 - it stays attached when it must: RAILSCOPE_CUDA_DETACH=off, copies by CUPTI, another subscriber (a profiler,
   Nsight) from the start, a driver that never calls back; and from the moment another client registers buffers
-  or subscribes, it never finalizes again (the client's registration survives, its subscription succeeds)."""
+  or subscribes, it never finalizes again (the client's registration survives, its subscription succeeds);
+- graph entry points fetched with cuGetProcAddress[_v2] (dlsym'd on libcuda's handle, 4- or 5-argument, or linked)
+  come back as trampolines that are seen when called (session 9): a graph made through them while detached or
+  armed stops detaching; the trampoline reaches the driver's function with six arguments and returns its value;
+  every other look-up comes back as the driver left it."""
 import os
 import re
 import sys
@@ -21,7 +25,7 @@ FAKE = os.path.join(NCCL_BIN, "fakecupti")
 if not os.path.exists(DRIVER):
     skip_all("built without CUDA headers (no CUPTI record structs): cupti_driver not built")
 need(LIB, CLI, DRIVER, os.path.join(FAKE, "libcupti.so.13"), os.path.join(FAKE, "libcuda.so.1"))
-plan(29)
+plan(46)
 
 BASE = {"RAILSCOPE_FLUSH_MS": "20", "RAILSCOPE_CUDA_KERNEL_WINDOW": "200/400/200", "RAILSCOPE_LOG": "debug"}
 
@@ -128,13 +132,56 @@ for ev in ("register", "subscribe"):
         ons = [x["on"] for x in kind(evs, "cuda_kernel_window")]
         ok(ons.count(1) >= 3, "subscribe: windows go on (CUPTI stays attached)", ons)
 # ---- another client arrives while a detach is armed (no API callback came since the arm) ----
-for ev in ("subscribe", "dlsubscribe", "register", "graph"):
+# (the exit debug line counts this cancel apart from those by a window)
+for ev in ("subscribe", "dlsubscribe", "register", "graph", "pgraph_v2", "pgraph_v1", "pgraph_link"):
     p, states, evs = go("armed-" + ev, {"ARM_HOLD": "1", "RAILSCOPE_CUDA_KERNEL_WINDOW": "50/100000/50"},
                         args=("1600", ev))
     a, s = stats(p.stdout, "at_event"), stats(p.stdout, "stats")
-    ok(re.search(ev.replace("dl", "") + r"=0 ", p.stdout) and a and s and s[2] == 0 and s[3] == 0,
+    m = re.search(r"(\d+) cancelled by a window, (\d+) by a graph or another client, (\d+) at exit", p.stderr)
+    ok(re.search(ev.replace("dl", "") + r"=0 ", p.stdout) and a and s and s[2] == 0 and s[3] == 0 and m and
+       m.group(2) == "1" and m.group(3) == "0",
        f"armed, then {ev}: the call succeeds and the armed detach is cancelled first (no finalize when callbacks "
-       "come again)", (p.stdout[-200:], a, s))
+       "come again; counted as the client's or graph's cancel)", (p.stdout[-200:], a, s, m and m.group(0)))
+
+# ---- graph entry points from cuGetProcAddress (looked up at start, as cudart/cuda-python do; called at MS/2) ----
+for how in ("v2", "v1", "link"):
+    ev = "pgraph_" + how
+    p, states, evs = go("detached-" + ev, {"EVENT_DETACHED": "1"}, args=("2000", ev))
+    b, s = stats(p.stdout, "before_event"), stats(p.stdout, "stats")
+    ons = [x["on"] for x in kind(evs, "cuda_kernel_window")]
+    ok(ev + "=0 " in p.stdout and b and s and b[0] == 0 and b[2] >= 1 and s[2] == b[2] and s[3] == 0 and
+       ons.count(1) >= 4 and "uses CUDA graphs (cuStreamBeginCapture via cuGetProcAddress)" in p.stderr,
+       f"{ev}: looked up early (detaching goes on), called while detached: reaches the driver, no finalize after it, "
+       "windows go on", (p.stdout[-300:], b, s, ons, p.stderr[-300:]))
+
+
+def procaddr(how, *more):
+    p = run([DRIVER, FAKE, "procaddr", how, *more], os.path.join(T, "procaddr-" + how + "".join(more)), BASE)
+    return p, dict(x.split("=") for x in p.stdout.split() if "=" in x)
+
+
+for how in ("v2", "v1", "link"):
+    p, r = procaddr(how)
+    want = lambda *k: all(r.get(x) == "1" for x in k)  # noqa: E731
+    ok(p.returncode == 0 and want("tramp", "reach", "same", "ptsz", "v11") and
+       "CUDA graphs (cuStreamBeginCapture via cuGetProcAddress)" in p.stderr,
+       f"cuGetProcAddress ({how}): a graph entry point comes back as a trampoline (one per driver pointer, reused) "
+       "that is seen and reaches the driver's function with six arguments and its value", (r, p.stderr[-300:]))
+    ok(want("plain", "failed", "empty", "unknown"),
+       f"cuGetProcAddress ({how}): any other symbol, a failed call, an empty or unknown look-up: result and *pfn "
+       "as the driver left them", r)
+    ok(want("self", "self4"), f"cuGetProcAddress ({how}) of cuGetProcAddress (5 and 4 arguments) looks up the same way",
+       r)
+p, r = procaddr("v2", "full")
+ok(p.returncode == 0 and r.get("ok") == "48" and r.get("reach") == "48" and 0 < int(r.get("tramp", 0)) < 48 and
+   int(r.get("real_after", 0)) == 48 - int(r.get("tramp", 0)) and
+   "more graph entry points than railscope can watch" in p.stderr,
+   "more distinct graph entry points than trampolines: the rest come back unchanged and working, and CUPTI stays "
+   "attached at once", (r, p.stderr[-300:]))
+p, r = procaddr("v2", "threads")
+ok(p.returncode == 0 and r.get("reach") == "192",
+   "8 threads look up and call the same 24 graph entry points at once: each call reaches its driver function with "
+   "its six arguments (slots claimed without a lock)", (r, p.stderr[-300:]))
 
 # ---- where a graph would not be seen, never detach ----
 p, states, evs = go("static-rt", {"FAKE_RT_NAME": "librtcopy.so.13"})

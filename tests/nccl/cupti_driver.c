@@ -24,8 +24,18 @@
  *             finds the detach armed; they come again right after it); prints the fake
  *             CUPTI's attachment counts at the end and again from an exit handler that runs after the tracer's
  *             ("stats" / "exit_stats attached=A attaches=N finalizes=F unsafe=U")
+ *             pgraph_HOW: the graph's driver entry points come from cuGetProcAddress (session 9), looked up at the
+ *             start (as cudart and cuda-python do at initialisation) and called at MS/2 with six arguments each;
+ *             HOW: v2 = dlsym(libcuda, "cuGetProcAddress_v2"), v1 = dlsym(libcuda, "cuGetProcAddress") called
+ *             with four, link = a library linked against libcuda (libcudauser.so) calls cuGetProcAddress_v2.
+ *             EVENT_DETACHED=1: the event waits (up to 1 s) until CUPTI is detached
+ *   procaddr HOW [full|threads]   what cuGetProcAddress (found as HOW) hands back, one "name=0|1" per check (1:
+ *             as it must be); `full`: 48 distinct graph entry points are looked up before any is called;
+ *             `threads`: 8 threads look up and call the same 24 at once, each in its own order
  * usage: cupti_driver FAKEDIR MODE [N]        prints what it saw on stdout */
 #include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +56,171 @@ static void print_stats(const char *what)
     fflush(stdout);
 }
 static void exit_stats(void) { print_stats("exit_stats"); }
+static int attached_now(void)
+{
+    int a = -1, n, f, u;
+    if (attach_stats) attach_stats(&a, &n, &f, &u);
+    return a != 0;
+}
+
+/* ---- cuGetProcAddress (session 9) ---- */
+static const char *fakedir;
+typedef uintptr_t a_t;
+typedef int (*six_fn)(a_t, a_t, a_t, a_t, a_t, a_t);
+typedef int (*pa_fn)(const char *, void **, int, unsigned long long, int *);
+typedef int (*pa4_fn)(const char *, void **, int, unsigned long long);
+
+static void *libcuda(void) { return dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD); }
+
+/* cuGetProcAddress found as `how` (v2, v1, link: see above). Returns its result, -100 when not found. */
+static int proc_lookup(const char *how, const char *sym, void **pfn, int version, unsigned long long flags, int *st)
+{
+    if (!strcmp(how, "link")) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/libcudauser.so", fakedir);
+        void *u = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        pa_fn p = u ? (pa_fn)dlsym(u, "fake_cuda_user_proc") : NULL;
+        return p ? p(sym, pfn, version, flags, st) : -100;
+    }
+    void *p = dlsym(libcuda(), !strcmp(how, "v1") ? "cuGetProcAddress" : "cuGetProcAddress_v2");
+    if (!p) return -100;
+    if (!strcmp(how, "v1")) return ((pa4_fn)p)(sym, pfn, version, flags);
+    return ((pa_fn)p)(sym, pfn, version, flags, st);
+}
+
+/* Calls `fn` with six arguments from `base`: 1 when the fake driver's `want` got all six and its value came back. */
+static int reaches(void *fn, const char *want, a_t base)
+{
+    a_t *args = (a_t *)dlsym(libcuda(), "fake_cuda_args");
+    const char **called = (const char **)dlsym(libcuda(), "fake_cuda_called");
+    if (!fn || !args || !called) return 0;
+    *called = NULL;
+    int rc = ((six_fn)fn)(base + 1, base + 2, base + 3, base + 4, base + 5, base + 6);
+    int ok = rc == (int)((base + 6) & 0xfff) && *called && !strcmp(*called, want);
+    for (int i = 0; i < 6; i++) ok = ok && args[i] == base + 1 + (a_t)i;
+    return ok;
+}
+
+static void *pg_cap, *pg_inst;
+static int pg_rc;
+/* pgraph_HOW's look-ups, before the loop: 0 when both succeeded */
+static void pgraph_lookup(const char *how)
+{
+    int st = -1;
+    pg_rc = proc_lookup(how, "cuStreamBeginCapture", &pg_cap, 12000, 0, &st);
+    pg_rc = pg_rc ? pg_rc : proc_lookup(how, "cuGraphInstantiate", &pg_inst, 12000, 0, &st);
+}
+/* ...and the calls at the event: 0 when both reached the driver with their arguments and value */
+static int pgraph_call(void)
+{
+    if (pg_rc) return pg_rc;
+    return !reaches(pg_cap, "cuStreamBeginCapture_v2", 0x1000) + 2 * !reaches(pg_inst, "cuGraphInstantiate_v2", 0x2000);
+}
+
+static const char *thread_how;
+static int create_name(char *buf, size_t n, int k) /* the fake's cuGraphCreate copies are named 10-17, 20-27.. */
+{
+    return snprintf(buf, n, "cuGraphCreate#%d", (k - 1) / 8 * 10 + 10 + (k - 1) % 8);
+}
+static void *lookup_thread(void *arg)
+{
+    intptr_t t = (intptr_t)arg, good = 0;
+    for (int j = 0; j < 24; j++) {
+        int k = 1 + (int)((j * 7 + t * 5) % 24), st;
+        void *p = NULL;
+        char want[32];
+        create_name(want, sizeof want, k);
+        good += proc_lookup(thread_how, "cuGraphCreate", &p, 12000, (unsigned long long)k << 8, &st) == 0 &&
+                reaches(p, want, (a_t)(t << 20 | k << 12));
+    }
+    return (void *)good;
+}
+
+static int procaddr_checks(const char *how, int full)
+{
+    void *(*real)(const char *, int, unsigned long long) =
+        (void *(*)(const char *, int, unsigned long long))dlsym(libcuda(), "fake_cuda_proc");
+    if (!real) return fprintf(stderr, "cupti_driver: fake_cuda_proc missing\n"), 1;
+    int v1 = !strcmp(how, "v1");
+    void *p = NULL;
+    int st = -1, rc;
+    if (full == 2) {
+        pthread_t th[8];
+        thread_how = how;
+        for (intptr_t t = 0; t < 8; t++) pthread_create(&th[t], NULL, lookup_thread, (void *)t);
+        intptr_t good = 0;
+        for (int t = 0; t < 8; t++) {
+            void *r = NULL;
+            pthread_join(th[t], &r);
+            good += (intptr_t)r;
+        }
+        printf("threads reach=%d\n", (int)good);
+        return 0;
+    }
+    if (full) {
+        int n_tramp = 0, n_real_after = 0, n_reach = 0, n_ok = 0;
+        void *got[48];
+        for (int k = 1; k <= 48; k++) {
+            p = NULL;
+            rc = proc_lookup(how, "cuGraphCreate", &p, 12000, (unsigned long long)k << 8, &st);
+            n_ok += rc == 0 && p;
+            got[k - 1] = p;
+            if (p != real("cuGraphCreate", 12000, (unsigned long long)k << 8)) n_tramp++;
+            else if (n_tramp) n_real_after++;
+        }
+        for (int k = 1; k <= 48; k++) {
+            char want[32];
+            create_name(want, sizeof want, k);
+            n_reach += reaches(got[k - 1], want, (a_t)k << 12);
+        }
+        printf("full ok=%d tramp=%d real_after=%d reach=%d\n", n_ok, n_tramp, n_real_after, n_reach);
+        return 0;
+    }
+    /* a graph entry point: a trampoline that reaches the driver's function with six arguments, its value back */
+    rc = proc_lookup(how, "cuStreamBeginCapture", &p, 12000, 0, &st);
+    void *cap = p;
+    printf("tramp=%d ", rc == 0 && p && p != real("cuStreamBeginCapture", 12000, 0) && (v1 || st == 0));
+    printf("reach=%d ", reaches(cap, "cuStreamBeginCapture_v2", 0x1000));
+    p = NULL;
+    rc = proc_lookup(how, "cuStreamBeginCapture", &p, 12000, 0, &st);
+    printf("same=%d ", rc == 0 && p == cap);
+    /* other flags, another version: other driver pointers, each behind its own trampoline */
+    p = NULL;
+    rc = proc_lookup(how, "cuStreamBeginCapture", &p, 12000, 2 /* PER_THREAD_DEFAULT_STREAM */, &st);
+    printf("ptsz=%d ", rc == 0 && p && p != cap && p != real("cuStreamBeginCapture", 12000, 2) &&
+                           reaches(p, "cuStreamBeginCapture_v2_ptsz", 0x3000));
+    p = NULL;
+    rc = proc_lookup(how, "cuGraphInstantiate", &p, 11000, 0, &st);
+    printf("v11=%d ",
+           rc == 0 && p && p != real("cuGraphInstantiate", 11000, 0) && reaches(p, "cuGraphInstantiate", 0x4000));
+    /* anything else comes back as the driver left it */
+    p = NULL;
+    rc = proc_lookup(how, "cuCtxGetCurrent", &p, 12000, 0, &st);
+    printf("plain=%d ", rc == 0 && p && p == real("cuCtxGetCurrent", 12000, 0));
+    p = (void *)0x1111;
+    st = -1;
+    rc = proc_lookup(how, "cuStreamBeginCapture", &p, 99999, 0, &st);
+    printf("failed=%d ", rc == 1 && p == (void *)0x5a5a && st == -1);
+    p = (void *)0x1111;
+    rc = proc_lookup(how, "cuStreamBeginCaptureToGraph", &p, 12000, 0, &st);
+    printf("empty=%d ", rc == 0 && !p && st == (v1 ? -1 : 2));
+    p = (void *)0x1111;
+    rc = proc_lookup(how, "cuNoSuchFunction", &p, 12000, 0, &st);
+    printf("unknown=%d ", rc == 0 && !p && st == (v1 ? -1 : 1));
+    /* cuGetProcAddress from cuGetProcAddress: looks up like the first (both ABIs) */
+    p = NULL;
+    rc = proc_lookup(how, "cuGetProcAddress", &p, 12000, 0, &st);
+    void *q = NULL;
+    int rc2 = p ? ((pa_fn)p)("cuGraphInstantiate", &q, 12000, 0, &st) : -1;
+    printf("self=%d ", rc == 0 && p && p != real("cuGetProcAddress", 12000, 0) && rc2 == 0 && q &&
+                           q != real("cuGraphInstantiate", 12000, 0) && reaches(q, "cuGraphInstantiate_v2", 0x5000));
+    p = q = NULL;
+    rc = proc_lookup(how, "cuGetProcAddress", &p, 11000, 0, &st);
+    rc2 = p ? ((pa4_fn)p)("cuStreamBeginCapture", &q, 10000, 0) : -1;
+    printf("self4=%d\n", rc == 0 && p && p != real("cuGetProcAddress", 11000, 0) && rc2 == 0 && q &&
+                             q != real("cuStreamBeginCapture", 10000, 0) && reaches(q, "cuStreamBeginCapture", 0x6000));
+    return 0;
+}
 
 /* The session-5 modes (see above). */
 static int default_capture(void *rt, void *cu, int (*inject)(void), int argc, char **argv)
@@ -79,6 +254,7 @@ static int default_capture(void *rt, void *cu, int (*inject)(void), int argc, ch
     } else if (!strcmp(argv[2], "windows") || !strcmp(argv[2], "detach")) {
         int ms = argc > 3 ? atoi(argv[3]) : 1000;
         const char *event = argc > 4 ? argv[4] : "";
+        if (!strncmp(event, "pgraph_", 7)) pgraph_lookup(event + 7);
         for (int i = 0; i * 2 < ms; i++) {
             if (i * 4 == ms && !strcmp(event, "register")) {
                 typedef void (*req_fn)(unsigned char **, size_t *, size_t *);
@@ -99,6 +275,11 @@ static int default_capture(void *rt, void *cu, int (*inject)(void), int argc, ch
                     (int (*)(void **, void *, unsigned long long))dlsym(RTLD_DEFAULT, "cudaGraphInstantiateWithFlags");
                 void *x = NULL;
                 printf("graph=%d ", cap((void *)0x77, 0) + inst(&x, (void *)0x99, 0));
+            }
+            if (i * 4 == ms && !strncmp(event, "pgraph_", 7)) {
+                for (int w = 0; w < 500 && getenv("EVENT_DETACHED") && attached_now(); w++) sleep_ms(2);
+                print_stats("before_event");
+                printf("%s=%d ", event, pgraph_call());
             }
             if (i * 4 == ms && *event && getenv("ARM_HOLD")) {
                 void (*set_no_cb)(int) = (void (*)(int))dlsym(cu, "fake_cupti_set_no_cb");
@@ -153,6 +334,12 @@ int main(int argc, char **argv)
     comp_fn other_comp = (comp_fn)dlsym(cu, "fake_other_comp");
     int (*owner_other)(void) = (int (*)(void))dlsym(cu, "fake_cupti_owner_is_other");
     if (!inject) return fprintf(stderr, "cupti_driver: InitializeInjection not found (not preloaded?)\n"), 1;
+    fakedir = argv[1];
+    if (!strcmp(argv[2], "procaddr")) {
+        printf("inject=%d\n", inject());
+        const char *more = argc > 4 ? argv[4] : "";
+        return procaddr_checks(argc > 3 ? argv[3] : "v2", !strcmp(more, "full") ? 1 : !strcmp(more, "threads") ? 2 : 0);
+    }
     if (!strcmp(argv[2], "copies") || !strcmp(argv[2], "windows") || !strcmp(argv[2], "wburst") ||
         !strcmp(argv[2], "detach"))
         return default_capture(rt, cu, inject, argc, argv);
