@@ -1,17 +1,20 @@
 #!/usr/bin/env python3
 """Check `railscope report --json` of one multi-rank scenario (tests/gpu/scenarios.sh) against its truth.
 
-usage: check_scen.py SCEN_DIR [REPORT_JSON]
+usage: check_scen.py [--straggler-only] SCEN_DIR [REPORT_JSON]
 SCEN_DIR holds truth.json (written by the scenario scripts themselves) and trace/ (the .rtrace files).
 Without REPORT_JSON, runs `$RS_CLI report --json SCEN_DIR/trace` (RS_CLI from the environment, else
-build/railscope). Prints one line per check, "PASS|FAIL <id>: got ... expected ...", then a SUMMARY line
+build/railscope). --straggler-only: the straggler checks alone (tests/gpu/fixtures.t's checks of this
+checker, on altered reports). Prints one line per check, "PASS|FAIL <id>: got ... expected ...", then a SUMMARY line
 (JSON); exit 1 on any FAIL. Check ids are stable ("<scenario>:<check>"), tests/gpu/fixtures.t marks the
 ones listed in tests/gpu/fixtures/TODO as TAP TODO.
 
 Checks (issue 15 "Done when"):
   steps            report nsteps == the steps the script ran (its NVTX ranges, whatever their name form)
-  straggler_named  the planted straggler (by pid -> rank) is the first entry of `stragglers`; with no
-                   planted straggler: no persistent straggler named
+  straggler_named  the analyzer's own verdict, its peer-wait finding, names the planted straggler (by pid ->
+                   rank); a tie (the finding names no rank and lists the ranks that tie within 5 %,
+                   analyzer/analyze_verdict.c) or no rank named fails, and is said as such; with no planted
+                   straggler: the finding names no rank (none, spread or a tie) and no persistent straggler
   straggler_wait   CPU stragglers: the other ranks' peer_wait per step within 10 % of how late the straggler
                    arrived at the AllReduces (truth.json arrival_lag_ms: DDP comm-hook times per rank, steps
                    after the first two, compared with the report's per-step peer_wait of the same steps;
@@ -32,6 +35,7 @@ Checks (issue 15 "Done when"):
                    zero-length dma-buf registration it expects to fail, are not errors)"""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -46,49 +50,45 @@ def check(cid, ok, got, want=""):
     print(f"{'PASS' if ok else 'FAIL'} {cid}: got {got}" + (f"  expected {want}" if want != "" else ""), flush=True)
 
 
+def straggler_verdict(rep):
+    """The analyzer's straggler verdict: its peer-wait finding. ("rank", N) when it names rank N; ("tie", [ranks])
+    when the costliest late ranks tie (the finding's rank is -1, as for a spread wait, and its text says
+    "tied: ranks 1 and 2, ..."); ("none", []) when it names no rank (no finding, or the wait spread over ranks).
+    The straggler table's first entry is not the verdict: it has a rank in a tie too (the sort's first)."""
+    f = next((x for x in rep.get("findings") or [] if x.get("category") == "peer_wait"), None)
+    if f is None:
+        return "none", []
+    if f.get("rank", -1) >= 0:
+        return "rank", [f["rank"]]
+    m = re.search(r"tied: ranks (.*?), [0-9.]+(?:-[0-9.]+)? ms per step each", f.get("text", ""))
+    if m:
+        return "tie", [int(x) for x in re.findall(r"\d+", re.sub(r" and \d+ more$", "", m.group(1)))]
+    return ("tie", []) if "tied" in f.get("text", "") else ("none", [])
+
+
+def verdict_str(v):
+    kind, ranks = v
+    if kind == "rank":
+        return f"rank {ranks[0]}"
+    return f"a tie of ranks {ranks} (no rank named)" if kind == "tie" else "no rank named"
+
+
 def cli():
     return os.environ.get("RS_CLI") or os.path.join(os.environ.get("RS_BUILD", "build"), "railscope")
 
 
-def main():
-    if len(sys.argv) < 2:
-        print(__doc__, file=sys.stderr)
-        return 2
-    d = sys.argv[1]
-    with open(os.path.join(d, "truth.json")) as f:
-        t = json.load(f)
-    name = t["scenario"]
-    trace = os.path.join(d, "trace")
-    if len(sys.argv) > 2:
-        with open(sys.argv[2]) as f:
-            rep = json.load(f)
-    else:
-        p = subprocess.run([cli(), "report", "--json", trace], capture_output=True, text=True)
-        try:
-            rep = json.loads(p.stdout)
-        except ValueError:
-            check(f"{name}:report", False, f"exit {p.returncode}, {p.stderr.strip()[:200]}", "a JSON report")
-            rep = {}
-    pid2rank = {int(k): v for k, v in t["pids"].items()}
-    rranks = rep.get("ranks", [])
-    by_rank = {}
-    for r in rranks:
-        if r.get("pid") in pid2rank:
-            by_rank[pid2rank[r["pid"]]] = r
-    steps = t["steps"]
-
-    check(f"{name}:steps", rep.get("nsteps") == steps,
-          f"{rep.get('nsteps')} ({rep.get('step_source')})", f"{steps} ({t['nvtx_form']!r} NVTX ranges)")
-
+def check_stragglers(name, t, rep, by_rank):
     strag = rep.get("stragglers") or []
+    table = [(x["rank"], x.get("persistent"), x.get("late_count"), x.get("of")) for x in strag][:3]
+    verdict = straggler_verdict(rep)
     s = t.get("straggler")
+    steps = t["steps"]
     if s:
-        first = strag[0]["rank"] if strag else None
         # the report's rank numbers are NCCL ranks where it knows them; map through pids when they differ
         want = s["rank"]
-        check(f"{name}:straggler_named", first == want,
-              f"{[(x['rank'], x.get('persistent'), x.get('late_count'), x.get('of')) for x in strag][:3]}",
-              f"rank {want} first ({s['kind']}, {s.get('measured_ms')} ms/step planted)")
+        check(f"{name}:straggler_named", verdict == ("rank", [want]),
+              f"{verdict_str(verdict)} (table: {table})",
+              f"rank {want} named ({s['kind']}, {s.get('measured_ms')} ms/step planted)")
         planted = s.get("measured_ms")
         waits = {}
         for rk, r in sorted(by_rank.items()):
@@ -120,7 +120,53 @@ def main():
                   "(not checked: the ranks share one GPU)", flush=True)
     else:
         pers = [x["rank"] for x in strag if x.get("persistent", True)]
-        check(f"{name}:straggler_named", not pers, f"{pers}", "no persistent straggler (none planted)")
+        check(f"{name}:straggler_named", verdict[0] != "rank" and not pers,
+              f"{verdict_str(verdict)}, persistent {pers}", "no rank named, no persistent straggler (none planted)")
+
+
+def summary(name):
+    bad = [r["id"] for r in RESULTS if not r["ok"]]
+    print("SUMMARY " + json.dumps(dict(scenario=name, checks=len(RESULTS), failed=bad)), flush=True)
+    return 1 if bad else 0
+
+
+def main():
+    args = sys.argv[1:]
+    straggler_only = bool(args) and args[0] == "--straggler-only"
+    if straggler_only:
+        args = args[1:]
+    if not args:
+        print(__doc__, file=sys.stderr)
+        return 2
+    d = args[0]
+    with open(os.path.join(d, "truth.json")) as f:
+        t = json.load(f)
+    name = t["scenario"]
+    trace = os.path.join(d, "trace")
+    if len(args) > 1:
+        with open(args[1]) as f:
+            rep = json.load(f)
+    else:
+        p = subprocess.run([cli(), "report", "--json", trace], capture_output=True, text=True)
+        try:
+            rep = json.loads(p.stdout)
+        except ValueError:
+            check(f"{name}:report", False, f"exit {p.returncode}, {p.stderr.strip()[:200]}", "a JSON report")
+            rep = {}
+    pid2rank = {int(k): v for k, v in t["pids"].items()}
+    rranks = rep.get("ranks", [])
+    by_rank = {}
+    for r in rranks:
+        if r.get("pid") in pid2rank:
+            by_rank[pid2rank[r["pid"]]] = r
+    steps = t["steps"]
+
+    check(f"{name}:steps", rep.get("nsteps") == steps,
+          f"{rep.get('nsteps')} ({rep.get('step_source')})", f"{steps} ({t['nvtx_form']!r} NVTX ranges)")
+
+    check_stragglers(name, t, rep, by_rank)
+    if straggler_only:
+        return summary(name)
 
     # what NCCL logged; a scenario run without NCCL_DEBUG (the tracer's own capture) has only the expectation
     logged = t["transport"].get("nccl_logged") or [t["transport"]["expected"]]
@@ -181,9 +227,7 @@ def main():
     check(f"{name}:gpu_program", bool(gd_line) and "host-memory program" not in gd_line, gd_line or "(no line)",
           "a GPU program (no 'host-memory program')")
 
-    bad = [r["id"] for r in RESULTS if not r["ok"]]
-    print("SUMMARY " + json.dumps(dict(scenario=name, checks=len(RESULTS), failed=bad)), flush=True)
-    return 1 if bad else 0
+    return summary(name)
 
 
 if __name__ == "__main__":

@@ -22,10 +22,52 @@ for d in "$FX"/*/; do
     done <<<"$out"
     if ! grep -q '^SUMMARY' <<<"$out"; then lines+=("FAIL $(basename "$d"):checker: $(tail -1 <<<"$out")"); fi
 done
+# The checker's own checks: straggler_named reads the analyzer's verdict (its peer-wait finding), so a real report
+# altered to name the wrong rank, a tie or no rank must fail it, and a tie where none was planted must pass.
+# Each: fixture, alteration (mk_alt below), PASS or FAIL expected, what the got text must say.
+alts=("s4_cpu none PASS rank 2" "s4_cpu rank0 FAIL rank 0" "s4_cpu tie02 FAIL tie of ranks \[0, 2\]"
+    "s4_cpu nofinding FAIL no rank named" "s2_base rank0 FAIL rank 0" "s2_base tie01 PASS tie of ranks \[0, 1\]")
+mk_alt() { # FIXTURE ALTERATION OUT: the fixture's real report, altered
+    "$RS_CLI" report --json "$FX/$1/trace" 2>/dev/null | python3 -c '
+import json, sys
+alt, rep = sys.argv[1], json.load(sys.stdin)
+f = [x for x in rep["findings"] if x["category"] == "peer_wait"]
+if not f:  # a fixture without a peer-wait finding: add one
+    f = [dict(category="peer_wait", rank=-1, qp=0, cost_s=0.001, step_fraction=0.01, text="")]
+    rep["findings"].append(f[0])
+if alt.startswith("rank"):
+    f[0]["rank"] = int(alt[4:])
+elif alt.startswith("tie"):  # the words of analyzer/analyze_verdict.c for a tie
+    f[0]["rank"] = -1
+    f[0]["text"] = ("Ranks wait 0.80 ms per step (1 %% of step time) in collectives for late ranks (no single rank is "
+                    "consistently last: 2 late ranks, tied: ranks %s and %s, 0.38 ms per step each)" % (alt[3], alt[4]))
+elif alt == "nofinding":
+    rep["findings"] = [x for x in rep["findings"] if x["category"] != "peer_wait"]
+json.dump(rep, sys.stdout)' "$2" >"$3"
+}
+for a in "${alts[@]}"; do
+    read -r fx alt want said <<<"$a"
+    if [ ! -d "$FX/$fx" ]; then
+        lines+=("SKIPCHECK checker:$fx:$alt: no fixture $fx")
+        continue
+    fi
+    mk_alt "$fx" "$alt" "$T/$fx.$alt.json"
+    got=$(RS_CLI=$RS_CLI python3 "$RS_TOP/tests/gpu/check_scen.py" --straggler-only "$FX/$fx" "$T/$fx.$alt.json" 2>&1 |
+        grep "^[A-Z]* $fx:straggler_named:")
+    if [[ $got == "$want "* ]] && grep -q -- "got .*$said" <<<"$got"; then
+        lines+=("PASS checker:$fx:$alt: straggler_named $want on the fixture's report altered ($alt): ${got%%  expected*}")
+    else
+        lines+=("FAIL checker:$fx:$alt: straggler_named on the fixture's report altered ($alt): ${got:-(no line)}; expected $want, got ... $said")
+    fi
+done
 plan ${#lines[@]}
 for l in "${lines[@]}"; do
     st=${l%% *}
     rest=${l#* }
+    if [ "$st" = SKIPCHECK ]; then
+        skip "${rest//#/\\#}"
+        continue
+    fi
     rest=${rest//#/\\#}
     id=${rest%%: *}
     todo=""
