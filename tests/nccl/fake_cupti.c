@@ -369,35 +369,51 @@ static CUptiResult flush_locked(uint32_t flag);
 /* CUPTI's own lock: held while a buffer is handed back, taken by cuptiActivityFlushAll. */
 static pthread_mutex_t cupti_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* The worker's burst: burst_n records collected, burst_done of them handed back (both under cupti_lock). */
+static int burst_n, burst_done;
+static uint64_t burst_t0;
+
+/* Hand back the burst's next buffer, cupti_lock held. Returns the records in it (0: none left or no buffer). */
+static int burst_buffer_locked(void)
+{
+    if (burst_done >= burst_n) return 0;
+    uint8_t *b = NULL;
+    size_t size = 0, maxrec = 0;
+    req(&b, &size, &maxrec);
+    if (!b) return 0;
+    int i = 0;
+    for (; burst_done + i < burst_n && (size_t)(i + 1) * SLOT <= size; i++)
+        memcpy_rec(b + (size_t)i * SLOT, burst_t0 + (uint64_t)(burst_done + i) * 10, CUPTI_ACTIVITY_MEMCPY_KIND_DTOD,
+                   CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+                   100000 + (uint64_t)(burst_done + i), 100000 + (uint32_t)(burst_done + i));
+    comp(NULL, 0, b, size, (size_t)i * SLOT);
+    burst_done += i;
+    return i;
+}
+
 static void *burst_thread(void *arg)
 {
-    int n = (int)(intptr_t)arg, done = 0;
-    uint64_t t = now();
-    while (done < n) {
+    (void)arg;
+    for (int more = 1; more;) {
         pthread_mutex_lock(&cupti_lock);
-        uint8_t *b = NULL;
-        size_t size = 0, maxrec = 0;
-        req(&b, &size, &maxrec);
-        int i = 0;
-        for (; b && done + i < n && (size_t)(i + 1) * SLOT <= size; i++)
-            memcpy_rec(b + (size_t)i * SLOT, t + (uint64_t)(done + i) * 10, CUPTI_ACTIVITY_MEMCPY_KIND_DTOD,
-                       CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
-                       100000 + (uint64_t)(done + i), 100000 + (uint32_t)(done + i));
-        if (b) comp(NULL, 0, b, size, (size_t)i * SLOT);
+        more = burst_buffer_locked() > 0;
         pthread_mutex_unlock(&cupti_lock);
-        if (!b) break;
-        done += i;
     }
     return NULL;
 }
 
 /* Start a thread that delivers n DtoD copy records (bytes 100000 + i) in full buffers, each handed back under
- * CUPTI's lock. Returns 0 when started. fake_cupti_burst_join() waits for it. */
+ * CUPTI's lock. The records count as collected from the start: a forced flush hands back what the thread has
+ * not yet (as the real one delivers every record it holds), so a program that exits during the burst loses
+ * none to the fake's pace, only to the tracer. Returns 0 when started. fake_cupti_burst_join() waits for it. */
 static pthread_t burst_tid;
 EXPORT int fake_cupti_worker_burst(int n)
 {
     if (!req || !comp) return -1;
-    return pthread_create(&burst_tid, NULL, burst_thread, (void *)(intptr_t)n);
+    pthread_mutex_lock(&cupti_lock);
+    burst_n = n, burst_done = 0, burst_t0 = now();
+    pthread_mutex_unlock(&cupti_lock);
+    return pthread_create(&burst_tid, NULL, burst_thread, NULL);
 }
 EXPORT void fake_cupti_burst_join(void) { pthread_join(burst_tid, NULL); }
 
@@ -418,6 +434,9 @@ static CUptiResult flush_locked(uint32_t flag)
         if (write(2, m, sizeof m - 1) < 0) return CUPTI_ERROR_NOT_INITIALIZED;
         return CUPTI_ERROR_NOT_INITIALIZED;
     }
+    if ((flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) && req && comp)
+        while (burst_buffer_locked() > 0) {
+        }
     if ((flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) && !final_sent && req && comp) {
         final_sent = 1;
         uint8_t *b = NULL;
