@@ -474,7 +474,7 @@ static int graphs_seen; /* rs_cupti_graph_seen: never finalize again */
 
 static void give_up_detach(const char *why)
 {
-    detach_off = 1;
+    __atomic_store_n(&detach_off, 1, __ATOMIC_RELEASE);
     rs_debug("CUPTI stays attached between windows: %s", why);
 }
 
@@ -590,6 +590,26 @@ static void wait_finalizing(void)
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
     }
+}
+
+/* procaddr.c asks before it hands out a trampoline: 0 where this process will never detach, so that pointer
+ * rewriting (not yet run on a GPU) reaches only the processes it protects. From the environment, not parse_modes:
+ * cudart (NCCL's static one too) fetches its driver table before InitializeInjection; only settings that rule out
+ * can_detach for the whole run count (an unknown value falls back to the default, which may detach). Not the
+ * run's latches (a graph seen, detaching given up): a pointer handed out keeps its trampoline either way, and
+ * one rule for every look-up keeps a symbol's pointers alike. */
+int rs_cupti_may_rewrite(void)
+{
+    static int by_env = -1;
+    if (__atomic_load_n(&by_env, __ATOMIC_RELAXED) < 0) {
+        const char *k = getenv("RAILSCOPE_CUDA_KERNELS"), *d = getenv("RAILSCOPE_CUDA_DETACH");
+        const char *a = getenv("RAILSCOPE_CUDA_API"), *y = getenv("RAILSCOPE_CUDA_SYNC");
+        const char *c = getenv("RAILSCOPE_CUDA_COPIES");
+        int never = (d && env_off(d)) || (k && (!strcmp(k, "all") || !strcmp(k, "full"))) ||
+                    (a && *a && !env_off(a)) || (y && *y && !env_off(y)) || (c && !strcmp(c, "cupti"));
+        __atomic_store_n(&by_env, !never, __ATOMIC_RELAXED);
+    }
+    return __atomic_load_n(&by_env, __ATOMIC_RELAXED);
 }
 
 void rs_cupti_graph_seen(const char *fn)

@@ -6,7 +6,9 @@
  * of a graph entry point (graphs.c's names) hands back a trampoline instead: it tells the CUPTI side
  * (rs_cupti_graph_seen) and forwards six integer registers to the pointer the driver gave, like graphs.c's
  * wrappers; a look-up of "cuGetProcAddress" itself gets a trampoline that does this again. Everything else,
- * and every failed or empty look-up, comes back exactly as the driver left it.
+ * and every failed or empty look-up, comes back exactly as the driver left it; so does everything in a process
+ * that will never detach (cupti.c rs_cupti_may_rewrite: RAILSCOPE_CUDA_DETACH=off, kernels `all`, CUPTI copies or
+ * API/sync records).
  *
  * The driver's pointer depends on (symbol, version, flags), so trampolines are bound to pointers in a fixed pool,
  * lock-free (a slot is claimed by compare-and-swap, one already bound to the same pointer is reused; a pointer
@@ -25,6 +27,7 @@
 #endif
 
 void rs_cupti_graph_seen(const char *fn);
+int rs_cupti_may_rewrite(void);
 const char *rs_cuda_graph_proc_name(const char *symbol);
 
 #define CUDA_SUCCESS_ 0
@@ -99,6 +102,7 @@ static void rewrite(const char *symbol, void **pfn)
 {
     void *real = *pfn;
     if (rs_dl_is_self(real)) return; /* one of our wrappers already */
+    if (!rs_cupti_may_rewrite()) return; /* this process never detaches: nothing to protect */
     int kind = SLOT_GRAPH;
     const char *name = rs_cuda_graph_proc_name(symbol);
     if (!name && (!strcmp(symbol, "cuGetProcAddress") || !strcmp(symbol, "cuGetProcAddress_v2")))

@@ -24,7 +24,7 @@ for s in asan tsan; do
     echo 'int main(void){return 0;}' | gcc -x c -fsanitize=$([ $s = asan ] && echo address || echo thread) \
         -o "$T/probe" - 2>/dev/null || skip_all "gcc cannot link -fsanitize for $s (libasan/libtsan missing)"
 done
-plan 13
+plan 14
 JOBS=${RS_SAN_JOBS:-2}
 AD=${RS_BUILD}-asan # the trees (shared with sanitizers_preload.t, other runs, engineers)
 TD=${RS_BUILD}-tsan
@@ -172,7 +172,7 @@ if build tsan "$TD" "$TS" "${tsan_targets[@]}"; then
         bad=""
         for sc in "detach 1600" "detach 1600 subscribe" "detach 1600 dlsubscribe" "detach 1600 register" \
             "detach 1600 graph" "detach 1600 :app" "detach 1600 subscribe:hold" "detach 1600 register:hold" \
-            "detach 1600 graph:hold"; do
+            "detach 1600 graph:hold" "detach 1600 pgraph_v2:hold" "detach 1600 pgraph_v1"; do
             args=${sc%%:*} how=${sc#*:}
             [ "$how" = "$sc" ] && how=""
             extra="RAILSCOPE_CUDA_KERNEL_WINDOW=200/400/200"
@@ -190,12 +190,21 @@ if build tsan "$TD" "$TS" "${tsan_targets[@]}"; then
         [ -z "$bad" ]
         _tap_result $? "TSan: CUPTI detach between windows (fakes: finalize on the writer and the program's thread, cancels by windows and other clients): no race"
         [ -n "$bad" ] && diag "$bad"
+        # cuGetProcAddress's trampolines (preload/cuda/procaddr.c): 8 threads claim pool slots and call through
+        # them at once, without a lock
+        rm -rf "$T/tcu"
+        out=$(cd "$T" && TSAN_OPTIONS=halt_on_error=1:exitcode=66:die_after_fork=0 RAILSCOPE_OUT="$T/tcu" \
+            run_timeout 180 env LD_PRELOAD="$tsan_rt:$TS/librailscope.so" "$drv" "$fake" procaddr v2 threads 2>&1)
+        rc=$?
+        [ $rc -eq 0 ] && san_clean <(echo "$out") && echo "$out" | grep -q 'reach=192'
+        _tap_result $? "TSan: 8 threads bind and call cuGetProcAddress trampolines at once: no race (exit $rc)"
+        [ $rc -ne 0 ] && diag "$(echo "$out" | grep -m6 -E 'WARNING|SUMMARY|#[0-3] |reach')"
     else
-        skip "CUPTI detach under TSan: cupti_driver not built (no CUDA headers)" 1
+        skip "CUPTI detach under TSan: cupti_driver not built (no CUDA headers)" 2
     fi
 else
     _tap_result 1 "TSan build"
     tail -5 "$T/build-tsan.log" | sed 's/^/#   /' >&2
-    skip "TSan build failed" 6
+    skip "TSan build failed" 7
 fi
 exit 0

@@ -25,7 +25,7 @@ FAKE = os.path.join(NCCL_BIN, "fakecupti")
 if not os.path.exists(DRIVER):
     skip_all("built without CUDA headers (no CUPTI record structs): cupti_driver not built")
 need(LIB, CLI, DRIVER, os.path.join(FAKE, "libcupti.so.13"), os.path.join(FAKE, "libcuda.so.1"))
-plan(46)
+plan(49)
 
 BASE = {"RAILSCOPE_FLUSH_MS": "20", "RAILSCOPE_CUDA_KERNEL_WINDOW": "200/400/200", "RAILSCOPE_LOG": "debug"}
 
@@ -172,6 +172,14 @@ for how in ("v2", "v1", "link"):
        "as the driver left them", r)
     ok(want("self", "self4"), f"cuGetProcAddress ({how}) of cuGetProcAddress (5 and 4 arguments) looks up the same way",
        r)
+# A process that will never detach gets the driver's pointers untouched (the rewriting reaches only the processes
+# it protects): detaching off, every kernel recorded, API records on.
+for env in ({"RAILSCOPE_CUDA_DETACH": "off"}, {"RAILSCOPE_CUDA_KERNELS": "all"}, {"RAILSCOPE_CUDA_API": "on"}):
+    p = run([DRIVER, FAKE, "procaddr", "v2"], os.path.join(T, "procaddr-never-" + "-".join(env.values())),
+            dict(BASE, **env))
+    r = dict(x.split("=") for x in p.stdout.split() if "=" in x)
+    ok(p.returncode == 0 and r.get("tramp") == "0" and r.get("reach") == "1" and r.get("plain") == "1",
+       f"cuGetProcAddress with {env}: no trampoline, the driver's own pointer (it works)", (r, p.stderr[-200:]))
 p, r = procaddr("v2", "full")
 ok(p.returncode == 0 and r.get("ok") == "48" and r.get("reach") == "48" and 0 < int(r.get("tramp", 0)) < 48 and
    int(r.get("real_after", 0)) == 48 - int(r.get("tramp", 0)) and
