@@ -101,7 +101,7 @@ static int bind(void *real, const char *name, int kind)
 static void rewrite(const char *symbol, void **pfn)
 {
     void *real = *pfn;
-    if (rs_dl_is_self(real)) return; /* one of our wrappers already */
+    if (rs_dl_is_self(real)) return;     /* one of our wrappers already */
     if (!rs_cupti_may_rewrite()) return; /* this process never detaches: nothing to protect */
     int kind = SLOT_GRAPH;
     const char *name = rs_cuda_graph_proc_name(symbol);

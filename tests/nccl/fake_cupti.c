@@ -435,8 +435,7 @@ static CUptiResult flush_locked(uint32_t flag)
         return CUPTI_ERROR_NOT_INITIALIZED;
     }
     if ((flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) && req && comp)
-        while (burst_buffer_locked() > 0) {
-        }
+        while (burst_buffer_locked() > 0) {}
     if ((flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) && !final_sent && req && comp) {
         final_sent = 1;
         uint8_t *b = NULL;
