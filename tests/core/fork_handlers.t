@@ -36,7 +36,9 @@ n=1500
 progress_run() { # DIR CMD...: CMD's output (stderr too) in $T/progress.out; its status (not 0 when stopped)
     local dir=$1 pid n last=-1 idle=0
     shift
-    run_timeout 600 "$@" >"$T/progress.out" 2>&1 &
+    # timeout itself in the background (not the run_timeout function: $! would be a subshell, and a TERM to it
+    # left timeout and the program running, review H_REVIEW9); timeout passes a TERM on to its process group
+    timeout -k 2 600 "$@" >"$T/progress.out" 2>&1 &
     pid=$!
     while kill -0 "$pid" 2>/dev/null; do
         n=$(find "$dir" -name '*.rtrace' 2>/dev/null | wc -l)
@@ -44,7 +46,7 @@ progress_run() { # DIR CMD...: CMD's output (stderr too) in $T/progress.out; its
             last=$n idle=0
         elif [ $((idle += 1)) -ge 30 ]; then
             echo "no fork child ended for 30 s ($n trace files)" >>"$T/progress.out"
-            kill -TERM "$pid" # timeout passes it to the whole group
+            kill -TERM "$pid"
             break
         fi
         sleep 1
