@@ -56,8 +56,11 @@ diag "$bins"
 bin() { printf '%s\n' "$bins" | awk -v b="$1" '$1 == "steps" && $2 + 0 == b { print $4 + 0 }'; }
 inr() { python3 -c "import sys; v=float(sys.argv[1] or 'nan'); sys.exit(0 if $2 <= v <= $3 else 1)" "$1"; }
 ok "bins: the planted steps' bin carries ~40 % (got $(bin 100))" inr "$(bin 100)" 25 55
-ok "bins: the other bins carry none (within 6 %) (got $(bin 0) $(bin 50) $(bin 150))" \
-    sh -c "$(declare -f inr); inr '$(bin 0)' -6 6 && inr '$(bin 50)' -6 6 && inr '$(bin 150)' -6 6"
+# the others: each under a quarter of the planted bin (a loaded CI machine's preemptions move a bin of two groups
+# by a few %, review H_REVIEW9; a cost spread over every step would put ~10 % in each)
+q=$(python3 -c "print(abs(float('$(bin 100)' or 0)) / 4)")
+ok "bins: the other bins carry none (each under $q %) (got $(bin 0) $(bin 50) $(bin 150))" \
+    sh -c "$(declare -f inr); inr '$(bin 0)' -$q $q && inr '$(bin 50)' -$q $q && inr '$(bin 150)' -$q $q"
 out_r=$(printf '%s\n' "$bins" | awk '/^outside/ { print $5 }')
 in_ms=$(printf '%s\n' "$bins" | awk '/^inside/ { print $4 + 0 }')
 ok "bins: outside the planted steps the ratio is 1 within 5 % (got $out_r)" inr "$out_r" 0.95 1.05
