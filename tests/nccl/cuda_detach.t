@@ -25,7 +25,7 @@ FAKE = os.path.join(NCCL_BIN, "fakecupti")
 if not os.path.exists(DRIVER):
     skip_all("built without CUDA headers (no CUPTI record structs): cupti_driver not built")
 need(LIB, CLI, DRIVER, os.path.join(FAKE, "libcupti.so.13"), os.path.join(FAKE, "libcuda.so.1"))
-plan(49)
+plan(52)
 
 BASE = {"RAILSCOPE_FLUSH_MS": "20", "RAILSCOPE_CUDA_KERNEL_WINDOW": "200/400/200", "RAILSCOPE_LOG": "debug"}
 
@@ -160,7 +160,7 @@ def procaddr(how, *more):
     return p, dict(x.split("=") for x in p.stdout.split() if "=" in x)
 
 
-for how in ("v2", "v1", "link"):
+for how in ("v2", "v1", "link", "link4"):
     p, r = procaddr(how)
     want = lambda *k: all(r.get(x) == "1" for x in k)  # noqa: E731
     ok(p.returncode == 0 and want("tramp", "reach", "same", "ptsz", "v11") and

@@ -27,7 +27,8 @@
  *             pgraph_HOW: the graph's driver entry points come from cuGetProcAddress (session 9), looked up at the
  *             start (as cudart and cuda-python do at initialisation) and called at MS/2 with six arguments each;
  *             HOW: v2 = dlsym(libcuda, "cuGetProcAddress_v2"), v1 = dlsym(libcuda, "cuGetProcAddress") called
- *             with four, link = a library linked against libcuda (libcudauser.so) calls cuGetProcAddress_v2.
+ *             with four, link = a library linked against libcuda (libcudauser.so) calls cuGetProcAddress_v2,
+ *             link4 = the same library calls the 4-argument cuGetProcAddress.
  *             EVENT_DETACHED=1: the event waits (up to 1 s) until CUPTI is detached
  *   procaddr HOW [full|threads]   what cuGetProcAddress (found as HOW) hands back, one "name=0|1" per check (1:
  *             as it must be); `full`: 48 distinct graph entry points are looked up before any is called;
@@ -75,10 +76,14 @@ static void *libcuda(void) { return dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOA
 /* cuGetProcAddress found as `how` (v2, v1, link: see above). Returns its result, -100 when not found. */
 static int proc_lookup(const char *how, const char *sym, void **pfn, int version, unsigned long long flags, int *st)
 {
-    if (!strcmp(how, "link")) {
+    if (!strcmp(how, "link") || !strcmp(how, "link4")) { /* link4: the 4-argument export, through the PLT */
         char path[4096];
         snprintf(path, sizeof path, "%s/libcudauser.so", fakedir);
         void *u = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (!strcmp(how, "link4")) {
+            pa4_fn p4 = u ? (pa4_fn)dlsym(u, "fake_cuda_user_proc4") : NULL;
+            return p4 ? p4(sym, pfn, version, flags) : -100;
+        }
         pa_fn p = u ? (pa_fn)dlsym(u, "fake_cuda_user_proc") : NULL;
         return p ? p(sym, pfn, version, flags, st) : -100;
     }
@@ -141,7 +146,7 @@ static int procaddr_checks(const char *how, int full)
     void *(*real)(const char *, int, unsigned long long) =
         (void *(*)(const char *, int, unsigned long long))dlsym(libcuda(), "fake_cuda_proc");
     if (!real) return fprintf(stderr, "cupti_driver: fake_cuda_proc missing\n"), 1;
-    int v1 = !strcmp(how, "v1");
+    int v1 = !strcmp(how, "v1") || !strcmp(how, "link4"); /* the 4-argument ABI: no status */
     void *p = NULL;
     int st = -1, rc;
     if (full == 2) {
