@@ -235,9 +235,16 @@ def main():
     finally:  # a harness that dies leaves no workload behind (they run in their own sessions)
         for c in LIVE:
             kill(c)
-    with open(os.path.join(a.out, f"lockstep-{a.workload}.json"), "w") as f:
-        json.dump(dict(workload=a.workload, args={k: v for k, v in vars(a).items()}, pairs=rows), f)
+        save(a, rows)
     print(f"lockstep {a.workload}: {len(rows)} pairs in {time.monotonic() - t0:.0f} s", flush=True)
+
+
+def save(a, rows):
+    """After every group too: a device call cut off by its time limit still returns the groups it finished."""
+    path = os.path.join(a.out, f"lockstep-{a.workload}.json")
+    with open(path + ".tmp", "w") as f:
+        json.dump(dict(workload=a.workload, args={k: v for k, v in vars(a).items()}, pairs=rows), f)
+    os.replace(path + ".tmp", path)
 
 
 def run_all(pairs, a, rows, t0):
@@ -246,6 +253,7 @@ def run_all(pairs, a, rows, t0):
             print(f"budget: pairs from {':'.join(modes)} on not run", flush=True)
             break
         rows.append(run_group(modes, k, a))
+        save(a, rows)
 
 
 if __name__ == "__main__":
