@@ -9,6 +9,9 @@
 #   toggle ARGS...     bench/gpu/cuptitoggle.py ARGS (CUPTI attached/detached in one process: its cost per phase)
 #   counts             CUPTI records (kernels; copies and memsets) per transformer step, from the minimal injection
 #   detach ARGS...     tests/gpu/detach_check.py ARGS: CUPTI detached between windows, checked on a planted workload
+#   donewhen           issue 16's whole "Done when" in this one call (~8.5 min): lock-step groups of every mode
+#                      (DW_ROUNDS=3 rounds, mirrored orders alternating) on the transformer and ResNet-50 DDP,
+#                      default-vs-full report shares of both, then bench/gpu/done_when.py's verdicts
 # e.g. run(command="bench/gpu/overhead.sh lockstep --workload transformer --pairs untraced:untraced,untraced:default")
 # Everything printed goes to $OUT/overhead.log too; the binaries come back as $OUT/bin.tgz (carry them next time).
 set -u -o pipefail
@@ -58,8 +61,42 @@ part() {
                     bench/gpu/transformer.py --steps $n --warmup 10 --out /tmp/rs-counts.json 2>&1 | grep mincupti)"
             done
         done ;;
+    donewhen) donewhen ;;
     *) echo "unknown part $kind" ;;
     esac
+}
+# Groups of eight in turns: two untraced, two default, two full, the floor, torch.profiler; the mirror reversed.
+dw_groups() {
+    local g=untraced:default:full:min-full:torchprof:untraced:default:full
+    local m=full:default:untraced:torchprof:min-full:full:default:untraced i out=""
+    for ((i = 0; i < ${DW_ROUNDS:-3}; i++)); do
+        out+=$([ $((i % 2)) = 0 ] && echo "$g" || echo "$m"),
+    done
+    echo "${out%,}"
+}
+dw_shares() { # $1 workload, $2 steps, $3 warm-up: default (first window on steady steps) and full, one run each
+    local w=$1 m
+    rm -rf "/tmp/rs-dw-$w"
+    taskset -c 2-13 python3 bench/gpu/ablate.py --out "/tmp/rs-dw-out-$w" --work "/tmp/rs-dw-$w" --workload "$w" \
+        --modes default-w7,full --rounds 1 --steps "$2" --warmup "$3" --keep default-w7,full
+    cp "/tmp/rs-dw-out-$w/ablate-$w.json" "$OUT/ablate-shares-$w.json"
+    for m in default-w7 full; do
+        "$RS_BUILD/railscope" report --json "/tmp/rs-dw-$w/$w-$m-1" >"$OUT/report-$w-$m.json" 2>"$OUT/report-$w-$m.err"
+        echo "report $w $m: exit $? ($(wc -c <"$OUT/report-$w-$m.json") bytes)"
+    done
+}
+donewhen() {
+    local b=${DW_BUDGET:-150}
+    part lockstep --workload transformer --steps "${DW_TSTEPS:-250}" --warmup 40 --budget "$b" --pairs "$(dw_groups)"
+    echo "== shares ($(($(date +%s) - T0)) s)"
+    dw_shares transformer 300 40
+    dw_shares resnet 300 25
+    part lockstep --workload resnet --steps "${DW_RSTEPS:-160}" --warmup 25 --budget "$b" --pairs "$(dw_groups)"
+    echo "== verdicts ($(($(date +%s) - T0)) s)"
+    python3 bench/gpu/done_when.py --json "$OUT/done_when.json" \
+        --lockstep "$OUT/lockstep-transformer.json" "$OUT/lockstep-resnet.json" \
+        --shares "transformer:$OUT/report-transformer-default-w7.json:$OUT/report-transformer-full.json" \
+        --shares "resnet:$OUT/report-resnet-default-w7.json:$OUT/report-resnet-full.json"
 }
 args=()
 for x in "$@" --; do

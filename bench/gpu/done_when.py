@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""Issue 16's "Done when", judged from one device call's output (bench/gpu/overhead.sh donewhen).
+
+  bench/gpu/done_when.py --lockstep lockstep-transformer.json lockstep-resnet.json \
+      --shares transformer:report-transformer-default-w7.json:report-transformer-full.json \
+      --shares resnet:report-resnet-default-w7.json:report-resnet-full.json
+
+Each lock-step group (bench/gpu/lockstep.py, processes in turns on one CPU set) holds every mode: untraced,
+default, full, min-full (CUPTI's floor: a minimal injection enabling the same activity kinds), torchprof. Per group,
+a mode's step time is the geometric mean of its processes' mean steps; over the groups (the rounds, mirrored
+orders alternating) a 95 % t-interval. Goals, per workload:
+  default <= 1.01 x untraced; full <= floor + 0.3 points (100 x (full - floor) / untraced, per group);
+  torch.profiler's overhead >= 10 x the default's; every traced process exits within 2 s of its group's untraced
+  ones (median); default's report shares within 5 points of full's (railscope report --json, attribution_per_step).
+A goal is "met" when its point estimate is inside, "met at 95 %" when the whole interval is; each line says which.
+Exits with 0 when every goal's point estimate is met, 1 otherwise, 2 on unusable input."""
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchstats import geo, pooled, t975  # noqa: E402
+
+TRACED = ("default", "full")  # railscope's modes (exit goal); min-full and torchprof are not railscope
+
+
+def mean_ci(xs):
+    m = statistics.mean(xs)
+    if len(xs) < 2:
+        return m, float("nan"), float("nan")
+    h = t975(len(xs) - 1) * statistics.stdev(xs) / math.sqrt(len(xs))
+    return m, m - h, m + h
+
+
+def verdict(point, lo, hi, ok):
+    """ok(x) -> bool for a value of the goal's quantity."""
+    if not ok(point):
+        return "NOT met"
+    return "met at 95 %" if (not math.isnan(lo) and ok(lo) and ok(hi)) else "met (point estimate; not at 95 %)"
+
+
+def groups_of(path):
+    d = json.load(open(path))
+    out = []
+    for p in d.get("pairs", []):
+        if "procs" not in p or not p.get("ok"):
+            continue
+        by = {}
+        for r in p["procs"]:
+            by.setdefault(r["mode"], []).append(r)
+        out.append(by)
+    return d.get("workload", "?"), out
+
+
+def judge_lockstep(w, groups, res):
+    need = ("untraced", "default")
+    groups = [g for g in groups if all(m in g for m in need)]
+    if not groups:
+        print(f"{w}: no complete group with untraced and default processes")
+        return False
+    allok = True
+    step = {}  # mode -> per-group geometric mean step (ms)
+    for g in groups:
+        for m, rs in g.items():
+            step.setdefault(m, []).append(geo(r["mean_ms"] for r in rs))
+    n = len(groups)
+    print(f"\n## {w}: {n} groups ({', '.join(f'{m} x{len(groups[0][m])}' for m in sorted(groups[0]))} a group)")
+    print("   untraced step (ms, per group): " + " ".join(f"{x:.3f}" for x in step["untraced"]))
+    d = [a / b for a, b in zip(step["default"], step["untraced"])]
+    p, lo, hi = pooled(d)
+    v = verdict(p, lo, hi, lambda x: x <= 1.01)
+    allok &= v != "NOT met"
+    print(f"- default / untraced <= 1.01: {p:.4f} [{lo:.4f}, {hi:.4f}]  per group {' '.join(f'{x:.3f}' for x in d)}: {v}")
+    res.append(dict(workload=w, goal="default<=1.01", value=p, ci=[lo, hi], verdict=v))
+    if len(step.get("full", [])) == n and len(step.get("min-full", [])) == n:
+        pts = [100 * (f - m) / u for f, m, u in zip(step["full"], step["min-full"], step["untraced"])]
+        p2, lo2, hi2 = mean_ci(pts)
+        fl, _, _ = pooled([m / u for m, u in zip(step["min-full"], step["untraced"])])
+        fu, _, _ = pooled([f / u for f, u in zip(step["full"], step["untraced"])])
+        v = verdict(p2, lo2, hi2, lambda x: x <= 0.3)
+        allok &= v != "NOT met"
+        print(f"- full <= floor + 0.3 points: full {fu:.4f}, floor {fl:.4f} x untraced; full - floor "
+              f"{p2:+.2f} points [{lo2:+.2f}, {hi2:+.2f}]  per group {' '.join(f'{x:+.2f}' for x in pts)}: {v}")
+        res.append(dict(workload=w, goal="full<=floor+0.3", value=p2, ci=[lo2, hi2], verdict=v))
+    else:
+        print("- full <= floor + 0.3 points: not measured (full and min-full not in every group)")
+        allok = False
+    if len(step.get("torchprof", [])) == n:
+        t, tlo, thi = pooled([a / b for a, b in zip(step["torchprof"], step["untraced"])])
+        ex = p - 1
+
+        def factor(e):
+            return (t - 1) / e if e > 0 else math.inf
+
+        f, fhi = factor(ex), factor(hi - 1)  # the default's upper end gives the lower factor
+        v = "NOT met" if f < 10 else ("met at 95 %" if fhi >= 10 and tlo - 1 >= 10 * (hi - 1) else
+                                      "met (point estimate; not at 95 %)")
+        allok &= v != "NOT met"
+        print(f"- torch.profiler's overhead >= 10 x the default's: torch.profiler {t:.4f} [{tlo:.4f}, {thi:.4f}] x "
+              f"untraced, default {p:.4f}: {f:.0f} x (at the default's upper 95 % end: {fhi:.0f} x): {v}")
+        res.append(dict(workload=w, goal="torchprof>=10x", value=f, verdict=v))
+    else:
+        print("- torch.profiler >= 10 x: not measured (torchprof not in every group)")
+        allok = False
+    worst = []
+    bad = []
+    for i, g in enumerate(groups):
+        ue = [r["exit_s"] for r in g["untraced"] if r.get("exit_s") is not None]
+        base = statistics.median(ue) if ue else None
+        for m in TRACED:
+            for r in g.get(m, []):
+                if r.get("exit_s") is None or base is None:
+                    bad.append(f"group {i + 1} {m}: no exit time{' (killed)' if r.get('killed') else ''}")
+                else:
+                    worst.append((r["exit_s"] - base, i + 1, m, r["exit_s"], base))
+    mx = max(worst) if worst else None
+    v = "NOT met" if bad or not mx or mx[0] > 2 else "met (every process)"
+    allok &= v != "NOT met"
+    if mx:
+        print(f"- every traced process exits within 2 s of its untraced twins: worst {mx[0]:+.2f} s (group {mx[1]} "
+              f"{mx[2]}: {mx[3]:.2f} s vs untraced median {mx[4]:.2f} s) over {len(worst)} processes"
+              + (f"; {'; '.join(bad)}" if bad else "") + f": {v}")
+    else:
+        print(f"- exits: none timed; {'; '.join(bad)}: {v}")
+    res.append(dict(workload=w, goal="exit<=2s", value=mx[0] if mx else None, verdict=v))
+    return allok
+
+
+def shares(path):
+    j = json.load(open(path))
+    a = j.get("attribution_per_step")
+    if not isinstance(a, dict) or not a:
+        raise ValueError(f"{path}: no attribution_per_step")
+    tot = sum(v for v in a.values() if isinstance(v, (int, float)))
+    if tot <= 0:
+        raise ValueError(f"{path}: attribution_per_step sums to {tot}")
+    return {k: 100 * v / tot for k, v in a.items() if isinstance(v, (int, float))}, tot
+
+
+def judge_shares(spec, res):
+    w, dp, fp = spec.split(":", 2)
+    try:
+        sd, td = shares(dp)
+        sf, tf = shares(fp)
+    except (OSError, ValueError) as e:
+        print(f"\n## {w} shares: unusable report ({e}): NOT measured")
+        return False
+    print(f"\n## {w}: report shares of step time (default {td * 1e3:.2f} ms a step, full {tf * 1e3:.2f} ms)")
+    diffs = []
+    for k in sorted(set(sd) | set(sf)):
+        a, b = sd.get(k, 0.0), sf.get(k, 0.0)
+        if a or b:
+            print(f"   {k:22s} default {a:6.2f} %  full {b:6.2f} %  difference {a - b:+.2f} points")
+        diffs.append((abs(a - b), k))
+    mx = max(diffs)
+    v = "met" if mx[0] <= 5 else "NOT met"
+    print(f"- default's shares within 5 points of full's: largest difference {mx[0]:.2f} points ({mx[1]}): {v}")
+    res.append(dict(workload=w, goal="shares<=5pt", value=mx[0], verdict=v))
+    return v == "met"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--lockstep", nargs="*", default=[])
+    ap.add_argument("--shares", action="append", default=[], help="WORKLOAD:DEFAULT_REPORT.json:FULL_REPORT.json")
+    ap.add_argument("--json", help="write the verdicts here too")
+    a = ap.parse_args()
+    if not a.lockstep and not a.shares:
+        ap.error("nothing to judge: give --lockstep and/or --shares")
+    res = []
+    allok = True
+    for f in a.lockstep:
+        try:
+            w, gs = groups_of(f)
+        except (OSError, ValueError) as e:
+            print(f"done_when: {f}: {e}", file=sys.stderr)
+            return 2
+        allok &= judge_lockstep(w, gs, res)
+    for s in a.shares:
+        if s.count(":") < 2:
+            ap.error(f"--shares {s}: want WORKLOAD:DEFAULT.json:FULL.json")
+        allok &= judge_shares(s, res)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(res, f, indent=1)
+    print(f"\ndone_when: {'every goal met on its point estimate' if allok else 'some goal NOT met or not measured'}")
+    return 0 if allok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
