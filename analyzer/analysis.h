@@ -158,6 +158,12 @@ struct rs_an_straggler {
     double cost_per_step_s;
 };
 
+/* The peer-wait finding's straggler verdict (analyzer/analyze_verdict.c), kept as data beside its words so
+ * scripts need not parse them (JSON findings[].straggler). */
+enum rs_an_sv { RS_SV_NONE, RS_SV_RANK, RS_SV_TIE };
+/* Late ranks whose costs are within this fraction of the costliest's tie: none of them is "the" straggler. */
+#define RS_AN_STRAGGLER_TIE 0.05
+
 /* A plain-words finding, ranked by cost. */
 struct rs_an_finding {
     int cat;          /* enum rs_cat it explains */
@@ -165,6 +171,8 @@ struct rs_an_finding {
     uint32_t qp;      /* 0 none */
     double cost_s;    /* over the run, per rank (mean) */
     double step_frac; /* cost as a fraction of mean step time */
+    int sv;           /* peer_wait only: enum rs_an_sv (RS_SV_RANK: rank is the straggler) */
+    size_t ntied;     /* RS_SV_TIE: the first ntied of rs_analysis.stragglers (most costly first) tie */
     char text[RS_AN_TEXT];
 };
 

@@ -197,9 +197,6 @@ static size_t finding_stall(struct rs_an_finding *c, size_t nc, const struct rs_
     return nc;
 }
 
-/* Two late ranks whose costs differ by at most this fraction of the larger tie: neither is "the" straggler. */
-#define AN_STRAGGLER_TIE 0.05
-
 static int cmp_rank(const void *x, const void *y)
 {
     int32_t a = ((const struct rs_an_straggler *)x)->rank, b = ((const struct rs_an_straggler *)y)->rank;
@@ -225,7 +222,7 @@ static int rank_list(char *b, size_t len, const struct rs_an_straggler *s, size_
  * "waiting for late ranks" category less the waits under the lateness threshold (charged to no rank) and a
  * named straggler's share of the step is its share of that category. A rank is named only when its cost is at
  * least half of the category (and of the stragglers' sum: the two differ by rounding only) and no other late
- * rank costs within AN_STRAGGLER_TIE of it; its finding states its own cost, then, when the rest of the
+ * rank costs within RS_AN_STRAGGLER_TIE of it; its finding states its own cost, then, when the rest of the
  * category costs at least 1 % of the step (the findings' noise floor), the category with what the other late
  * ranks and the waits under the threshold take of it. Otherwise the wait is spread over ranks, or two ranks
  * tie: the finding is the category, naming no rank, and says the costliest late rank or the ranks that tie. */
@@ -236,12 +233,13 @@ static size_t finding_straggler(struct rs_an_finding *c, size_t nc, const struct
     const struct rs_an_straggler *s = a->nstragglers ? &a->stragglers[0] : NULL; /* most costly first */
     double all = 0;
     for (size_t i = 0; i < a->nstragglers; i++) all += a->stragglers[i].cost_s;
-    size_t tie = s ? 1 : 0; /* the costliest and those within AN_STRAGGLER_TIE of it */
-    while (s && tie < a->nstragglers && a->stragglers[tie].cost_s >= (1 - AN_STRAGGLER_TIE) * s->cost_s) tie++;
+    size_t tie = s ? 1 : 0; /* the costliest and those within RS_AN_STRAGGLER_TIE of it */
+    while (s && tie < a->nstragglers && a->stragglers[tie].cost_s >= (1 - RS_AN_STRAGGLER_TIE) * s->cost_s) tie++;
     int mr = (int)a->mean_ranks;
     if (s && s->cost_s > 0 && tie == 1 && 2 * s->cost_s >= fmax(all, cat)) {
         nc = add(c, nc, a, RS_CAT_PEER_WAIT, s->rank, 0, s->cost_s);
         struct rs_an_finding *f = &c[nc - 1];
+        f->sv = RS_SV_RANK;
         int coll = !strcmp(a->straggler_basis, "collectives");
         int w =
             snprintf(f->text, sizeof f->text,
@@ -268,6 +266,10 @@ static size_t finding_straggler(struct rs_an_finding *c, size_t nc, const struct
     }
     nc = add(c, nc, a, RS_CAT_PEER_WAIT, -1, 0, cat);
     struct rs_an_finding *f = &c[nc - 1];
+    if (s && s->cost_s > 0 && tie > 1) {
+        f->sv = RS_SV_TIE;
+        f->ntied = tie;
+    }
     int w = snprintf(f->text, sizeof f->text,
                      "Ranks wait %.2f ms per step (%.0f %% of step time) in collectives for late ranks (no single "
                      "rank is consistently last",
@@ -283,7 +285,7 @@ static size_t finding_straggler(struct rs_an_finding *c, size_t nc, const struct
                           ": %zu late ranks, the costliest, rank %d, %.2f ms per step", a->nstragglers, s->rank,
                           MS(s->cost_per_step_s));
         else if (rank_list(rl, sizeof rl, s, tie) > 0) {
-            char each[48], hi[24]; /* "0.38 ms" or "0.37-0.39 ms": the ranks that tie cost within AN_STRAGGLER_TIE */
+            char each[48], hi[24]; /* "0.38 ms" or "0.37-0.39 ms": the ranks that tie cost within RS_AN_STRAGGLER_TIE */
             snprintf(hi, sizeof hi, "%.2f", MS(s->cost_per_step_s));
             snprintf(each, sizeof each, "%.2f", MS(z->cost_per_step_s));
             if (strcmp(each, hi)) snprintf(each + strlen(each), sizeof each - strlen(each), "-%s ms", hi);

@@ -204,6 +204,36 @@ void rs_report_json(const struct rs_analysis *a, FILE *f)
     free(w);
 }
 
+static int cmp_i32(const void *x, const void *y)
+{
+    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* The peer-wait finding's verdict as data: "rank" names rank, "tie" lists the ranks that tie (in rank order;
+ * in stragglers[] order if the copy cannot be allocated), "none" names no rank (wait spread over ranks). */
+static void json_straggler_verdict(const struct rs_analysis *a, const struct rs_an_finding *x, struct jw *w)
+{
+    static const char *const kind[] = {[RS_SV_NONE] = "none", [RS_SV_RANK] = "rank", [RS_SV_TIE] = "tie"};
+    size_t n = x->sv == RS_SV_TIE && x->ntied <= a->nstragglers ? x->ntied : 0;
+    int32_t small[64], *v = n > 64 ? rs_xmalloc(n * sizeof *v, "report_json tied") : small;
+    for (size_t i = 0; v && i < n; i++) v[i] = a->stragglers[i].rank;
+    if (v) qsort(v, n, sizeof *v, cmp_i32);
+    js(w, ", \"straggler\": {\"verdict\": \"");
+    js(w, kind[x->sv == RS_SV_RANK || x->sv == RS_SV_TIE ? x->sv : RS_SV_NONE]);
+    jc(w, '"');
+    ki(w, "rank", x->sv == RS_SV_RANK ? x->rank : -1);
+    js(w, ", \"tied_ranks\": [");
+    for (size_t i = 0; i < n; i++) {
+        if (i) js(w, ", ");
+        jint(w, v ? v[i] : a->stragglers[i].rank);
+    }
+    jc(w, ']');
+    kn(w, "tie_margin", RS_AN_STRAGGLER_TIE);
+    jc(w, '}');
+    if (v != small) free(v);
+}
+
 /* Top level: input, link, steps, clock, attribution, transport, verdict, findings. */
 static void json_head(const struct rs_analysis *a, struct jw *w)
 {
@@ -240,6 +270,7 @@ static void json_head(const struct rs_analysis *a, struct jw *w)
            x->rank, x->qp);
         jnum(w, x->cost_s);
         kn(w, "step_fraction", x->step_frac);
+        if (x->cat == RS_CAT_PEER_WAIT) json_straggler_verdict(a, x, w);
         ks(w, "text", x->text);
         jc(w, '}');
     }

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_build tests/cli/mkhostile tests/analyzer/rs-mkcraft railscope
 need_cmd jq
-plan 29
+plan 35
 # craft KIND NAME [ARGS]: rs-mkcraft KIND into $T/NAME, its report as $T/NAME.json, .txt and .html
 craft() {
     local kind=$1 name=$2
@@ -108,3 +108,19 @@ like "$(cat "$T/p3.txt")" "Straggler: rank 1 arrives last at 6 of 12 collectives
     "no tie (rank 2 0.8 ms late, 20 % less): rank 1 named, the category and the other late rank's share said"
 like "$(cat "$T/r.txt")" 'no single rank is consistently last: 4 late ranks, tied: ranks 0, 1, 2 and 3, 0\.19 ms per step each\)' \
     "four-way tie (ranks 0-3 late in turns, 3 steps each): all four named, not 'the costliest, rank 0'"
+# Session 10: the verdict as data (JSON findings[].straggler), so scripts (tests/gpu/check_scen.py) need not parse
+# "tied: ranks 1 and 2" out of the words: verdict rank|tie|none, the named rank, the tied ranks in rank order.
+sv() { jq -c '[.findings[] | select(.category == "peer_wait")][0] | [.rank, .straggler]' "$T/$1.json"; }
+is "$(sv p)" '[-1,{"verdict":"tie","rank":-1,"tied_ranks":[1,2],"tie_margin":0.05}]' \
+    "JSON verdict, two-rank tie (pair): tie, no rank named, tied_ranks [1,2], the 5 % margin"
+is "$(sv p2)" '[-1,{"verdict":"tie","rank":-1,"tied_ranks":[1,2],"tie_margin":0.05}]' \
+    "JSON verdict, near tie (costs 2 % apart): tie of [1,2]"
+craft pair p4 1020
+is "$(jq -c '.stragglers[0].rank' "$T/p4.json") $(sv p4)" '2 [-1,{"verdict":"tie","rank":-1,"tied_ranks":[1,2],"tie_margin":0.05}]' \
+    "JSON verdict, near tie with rank 2 the costlier (first in the table): tied_ranks in rank order [1,2]"
+is "$(sv p3)" '[1,{"verdict":"rank","rank":1,"tied_ranks":[],"tie_margin":0.05}]' \
+    "JSON verdict, clear straggler (the other 20 % less): rank 1 named, no tied ranks"
+is "$(sv r)" '[-1,{"verdict":"tie","rank":-1,"tied_ranks":[0,1,2,3],"tie_margin":0.05}]' \
+    "JSON verdict, four-way tie (round): all four tied"
+is "$(sv c) $(sv d)" '[3,{"verdict":"rank","rank":3,"tied_ranks":[],"tie_margin":0.05}] [-1,{"verdict":"none","rank":-1,"tied_ranks":[],"tie_margin":0.05}]' \
+    "JSON verdict: rank 3 named (comms); late in turns, no tie (turns): none"
