@@ -11,10 +11,13 @@ ones listed in tests/gpu/fixtures/TODO as TAP TODO.
 
 Checks (issue 15 "Done when"):
   steps            report nsteps == the steps the script ran (its NVTX ranges, whatever their name form)
-  straggler_named  the analyzer's own verdict, its peer-wait finding, names the planted straggler (by pid ->
-                   rank); a tie (the finding names no rank and lists the ranks that tie within 5 %,
-                   analyzer/analyze_verdict.c) or no rank named fails, and is said as such; with no planted
-                   straggler: the finding names no rank (none, spread or a tie) and no persistent straggler
+  straggler_named  the analyzer's own verdict, its peer-wait finding's structured verdict (findings[].straggler:
+                   rank | tie | none, rank, tied_ranks), names the planted straggler (by pid -> rank); a tie
+                   (no rank named, the ranks within the tie margin listed, analyzer/analyze_verdict.c) or no
+                   rank named fails, and is said as such; with no planted straggler: the finding names no rank
+                   (none, spread or a tie) and no persistent straggler. A verdict missing (no findings[].straggler)
+                   or contradicting itself (a tie of fewer than two ranks or of ranks not in the run, a named
+                   rank other than the finding's) fails either way
   straggler_wait   CPU stragglers: the other ranks' peer_wait per step within 10 % of how late the straggler
                    arrived at the AllReduces (truth.json arrival_lag_ms: DDP comm-hook times per rank, steps
                    after the first two, compared with the report's per-step peer_wait of the same steps;
@@ -35,7 +38,6 @@ Checks (issue 15 "Done when"):
                    zero-length dma-buf registration it expects to fail, are not errors)"""
 import json
 import os
-import re
 import subprocess
 import sys
 
@@ -51,25 +53,46 @@ def check(cid, ok, got, want=""):
 
 
 def straggler_verdict(rep):
-    """The analyzer's straggler verdict: its peer-wait finding. ("rank", N) when it names rank N; ("tie", [ranks])
-    when the costliest late ranks tie (the finding's rank is -1, as for a spread wait, and its text says
-    "tied: ranks 1 and 2, ..."); ("none", []) when it names no rank (no finding, or the wait spread over ranks).
+    """The analyzer's straggler verdict: its peer-wait finding's structured verdict (findings[].straggler, docs/
+    report.md "JSON"). ("rank", [N]) when it names rank N; ("tie", [ranks]) when the costliest late ranks tie
+    (within its tie_margin); ("none", []) when it names no rank (no finding, or the wait spread over ranks);
+    ("bad", why) when the verdict is missing or contradicts itself or the run: that fails every straggler
+    check. The words are not read: every report checked here is made by this checkout's railscope (fixtures.t,
+    scenarios.sh, by hand with $RS_CLI), so a report without the fields is stale, not one to guess from.
     The straggler table's first entry is not the verdict: it has a rank in a tie too (the sort's first)."""
     f = next((x for x in rep.get("findings") or [] if x.get("category") == "peer_wait"), None)
     if f is None:
         return "none", []
-    if f.get("rank", -1) >= 0:
-        return "rank", [f["rank"]]
-    m = re.search(r"tied: ranks (.*?), [0-9.]+(?:-[0-9.]+)? ms per step each", f.get("text", ""))
-    if m:
-        return "tie", [int(x) for x in re.findall(r"\d+", re.sub(r" and \d+ more$", "", m.group(1)))]
-    return ("tie", []) if "tied" in f.get("text", "") else ("none", [])
+    sv = f.get("straggler")
+    if not isinstance(sv, dict):
+        return "bad", "no structured verdict in the peer-wait finding (findings[].straggler; rerun the report)"
+    kind, rank, tied, frank = sv.get("verdict"), sv.get("rank"), sv.get("tied_ranks"), f.get("rank")
+    if not isinstance(tied, list) or not all(type(x) is int for x in tied):
+        return "bad", f"tied_ranks {tied!r} is not a list of ranks"
+    run = {r.get("rank") for r in rep.get("ranks") or []}
+    if kind == "rank":
+        if type(rank) is not int or rank < 0 or rank not in run or frank != rank or tied:
+            return "bad", f"verdict rank {rank!r} contradicts the finding's rank {frank!r}, tied_ranks {tied}"
+        return "rank", [rank]
+    if kind == "tie":
+        if len(set(tied)) < 2 or len(set(tied)) != len(tied) or not set(tied) <= run:
+            return "bad", f"a tie without two distinct ranks of the run ({tied}; run {sorted(run)})"
+        if rank != -1 or frank != -1:
+            return "bad", f"a tie that names rank {rank!r} (finding {frank!r})"
+        return "tie", sorted(tied)
+    if kind == "none":
+        if tied or rank != -1 or frank != -1:
+            return "bad", f"verdict none with rank {rank!r} (finding {frank!r}), tied_ranks {tied}"
+        return "none", []
+    return "bad", f"unknown verdict {kind!r}"
 
 
 def verdict_str(v):
     kind, ranks = v
     if kind == "rank":
         return f"rank {ranks[0]}"
+    if kind == "bad":
+        return f"an unusable verdict: {ranks}"
     return f"a tie of ranks {ranks} (no rank named)" if kind == "tie" else "no rank named"
 
 
@@ -120,7 +143,7 @@ def check_stragglers(name, t, rep, by_rank):
                   "(not checked: the ranks share one GPU)", flush=True)
     else:
         pers = [x["rank"] for x in strag if x.get("persistent", True)]
-        check(f"{name}:straggler_named", verdict[0] != "rank" and not pers,
+        check(f"{name}:straggler_named", verdict[0] in ("none", "tie") and not pers,
               f"{verdict_str(verdict)}, persistent {pers}", "no rank named, no persistent straggler (none planted)")
 
 

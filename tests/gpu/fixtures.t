@@ -22,27 +22,50 @@ for d in "$FX"/*/; do
     done <<<"$out"
     if ! grep -q '^SUMMARY' <<<"$out"; then lines+=("FAIL $(basename "$d"):checker: $(tail -1 <<<"$out")"); fi
 done
-# The checker's own checks: straggler_named reads the analyzer's verdict (its peer-wait finding), so a real report
-# altered to name the wrong rank, a tie or no rank must fail it, and a tie where none was planted must pass.
+# The checker's own checks: straggler_named reads the analyzer's verdict (its peer-wait finding's structured
+# fields, findings[].straggler), so a real report altered to name the wrong rank, a tie not in the truth, or a
+# tie missing its ranks must fail it, and a tie where none was planted must pass. The words are not read: the
+# words alone altered (texttie) change nothing, the fields removed (nofields: a stale report) fail.
 # Each: fixture, alteration (mk_alt below), PASS or FAIL expected, what the got text must say.
 alts=("s4_cpu none PASS rank 2" "s4_cpu rank0 FAIL rank 0" "s4_cpu tie02 FAIL tie of ranks \[0, 2\]"
-    "s4_cpu nofinding FAIL no rank named" "s2_base rank0 FAIL rank 0" "s2_base tie01 PASS tie of ranks \[0, 1\]")
+    "s4_cpu tie23 FAIL tie of ranks \[2, 3\]" "s4_cpu nofinding FAIL no rank named"
+    "s4_cpu texttie PASS rank 2" "s4_cpu nofields FAIL no structured verdict"
+    "s4_cpu split FAIL verdict rank 2 contradicts the finding's rank -1"
+    "s2_base rank0 FAIL rank 0" "s2_base tie01 PASS tie of ranks \[0, 1\]"
+    "s2_base tie FAIL a tie without two distinct ranks" "s2_base tie1 FAIL a tie without two distinct ranks"
+    "s2_base tie19 FAIL a tie without two distinct ranks of the run (\[1, 9\]"
+    "s2_base tienokey FAIL tied_ranks None is not a list")
 mk_alt() { # FIXTURE ALTERATION OUT: the fixture's real report, altered
     "$RS_CLI" report --json "$FX/$1/trace" 2>/dev/null | python3 -c '
 import json, sys
 alt, rep = sys.argv[1], json.load(sys.stdin)
 f = [x for x in rep["findings"] if x["category"] == "peer_wait"]
 if not f:  # a fixture without a peer-wait finding: add one
-    f = [dict(category="peer_wait", rank=-1, qp=0, cost_s=0.001, step_fraction=0.01, text="")]
+    f = [dict(category="peer_wait", rank=-1, qp=0, cost_s=0.001, step_fraction=0.01,
+              straggler=dict(verdict="none", rank=-1, tied_ranks=[], tie_margin=0.05), text="")]
     rep["findings"].append(f[0])
+f = f[0]
+# the words of analyzer/analyze_verdict.c for a tie
+tie_text = ("Ranks wait 0.80 ms per step (1 %% of step time) in collectives for late ranks (no single rank is "
+            "consistently last: 2 late ranks, tied: ranks %s, 0.38 ms per step each)")
 if alt.startswith("rank"):
-    f[0]["rank"] = int(alt[4:])
-elif alt.startswith("tie"):  # the words of analyzer/analyze_verdict.c for a tie
-    f[0]["rank"] = -1
-    f[0]["text"] = ("Ranks wait 0.80 ms per step (1 %% of step time) in collectives for late ranks (no single rank is "
-                    "consistently last: 2 late ranks, tied: ranks %s and %s, 0.38 ms per step each)" % (alt[3], alt[4]))
+    f["rank"] = f["straggler"]["rank"] = int(alt[4:])
+    f["straggler"].update(verdict="rank", tied_ranks=[])
+elif alt.startswith("tie"):  # tieNM: a tie of ranks N and M; tie, tie1: fewer than two; tienokey: no list
+    ranks = [int(c) for c in alt[3:]] if alt[3:].isdigit() else []
+    f["rank"] = -1
+    f["straggler"].update(verdict="tie", rank=-1, tied_ranks=ranks)
+    if alt == "tienokey":
+        del f["straggler"]["tied_ranks"]
+    f["text"] = tie_text % " and ".join(map(str, ranks))
 elif alt == "nofinding":
     rep["findings"] = [x for x in rep["findings"] if x["category"] != "peer_wait"]
+elif alt == "texttie":  # the words say a tie, the fields still name the rank
+    f["text"] = tie_text % "0 and 2"
+elif alt == "nofields":
+    del f["straggler"]
+elif alt == "split":  # the fields name the rank, the finding names none
+    f["rank"] = -1
 json.dump(rep, sys.stdout)' "$2" >"$3"
 }
 for a in "${alts[@]}"; do
