@@ -509,6 +509,7 @@ static void time_switch(uint64_t d, uint64_t *n, uint64_t *ns, uint64_t *max)
 }
 
 static __thread int in_self_trigger;
+static __thread int in_finalize; /* this thread's callback claimed the finalize (rs_cupti_graph_seen_nolock) */
 
 static void CUPTIAPI detach_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                      const void *data)
@@ -520,7 +521,15 @@ static void CUPTIAPI detach_callback(void *userdata, CUpti_CallbackDomain domain
         cb->callbackSite != CUPTI_API_EXIT)
         return;
     int armed = DS_ARMED;
-    if (!__atomic_compare_exchange_n(&dstate, &armed, DS_FINALIZING, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return;
+    if (!__atomic_compare_exchange_n(&dstate, &armed, DS_FINALIZING, 0, __ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE)) return;
+    /* A graph entry point handed out unseen since the arm (rs_cupti_graph_seen_nolock, which could not disarm):
+     * back to armed, the writer's tick cancels it. Sequentially consistent with that function's store and load:
+     * either this sees the flag, or it sees this finalize under way and waits for it. */
+    if (__atomic_load_n(&graphs_seen, __ATOMIC_SEQ_CST)) {
+        __atomic_store_n(&dstate, DS_ARMED, __ATOMIC_RELEASE);
+        return;
+    }
+    in_finalize = 1;
     int saved_errno = errno; /* the application's CUDA call returns right after this */
     if (in_self_trigger) n_self_trigger++;
     uint64_t t0 = rs_now();
@@ -531,6 +540,7 @@ static void CUPTIAPI detach_callback(void *userdata, CUpti_CallbackDomain domain
      * writer's next tick unsubscribes (detach_off says it must). */
     if (r != CUPTI_SUCCESS) __atomic_store_n(&detach_off, 2, __ATOMIC_RELEASE);
     __atomic_store_n(&dstate, r == CUPTI_SUCCESS ? DS_DETACHED : DS_ATTACHED, __ATOMIC_RELEASE);
+    in_finalize = 0;
     errno = saved_errno;
 }
 
@@ -583,7 +593,7 @@ static void drop_refused(void)
     pthread_mutex_unlock(&attach_lock);
 }
 
-/* Wait (bounded) for a finalize under way on another thread; caller holds attach_lock. */
+/* Wait (bounded) for a finalize under way on another thread; caller holds attach_lock (or must not take it). */
 static void wait_finalizing(void)
 {
     for (int i = 0; i < 2000 && __atomic_load_n(&dstate, __ATOMIC_ACQUIRE) == DS_FINALIZING; i++) {
@@ -616,13 +626,24 @@ void rs_cupti_graph_seen(const char *fn)
 {
     if (__atomic_load_n(&graphs_seen, __ATOMIC_ACQUIRE)) return;
     pthread_mutex_lock(&attach_lock);
-    if (!graphs_seen) {
-        __atomic_store_n(&graphs_seen, 1, __ATOMIC_RELEASE);
+    if (!__atomic_exchange_n(&graphs_seen, 1, __ATOMIC_SEQ_CST)) { /* rs_cupti_graph_seen_nolock sets it unlocked */
         /* a graph made while detached holds nothing of CUPTI: re-attach is fine */
         if (!disarm(CANCEL_FOR_GOOD)) wait_finalizing();
         if (detach_mode) rs_debug("CUPTI stays attached from now on: the program uses CUDA graphs (%s)", fn);
     }
     pthread_mutex_unlock(&attach_lock);
+}
+
+/* The same from procaddr.c's full trampoline pool, inside a cuGetProcAddress look-up: CUPTI may make that look-up
+ * itself in a call we issue under attach_lock (review H_REVIEW9 L3), so no lock here. The flag alone keeps CUPTI
+ * attached: can_detach never arms again, the detach callback backs off an armed detach (the writer's tick then
+ * cancels it), and a finalize already under way on another thread is waited for (bounded), so that the graph is
+ * made after it, while detached, as rs_cupti_graph_seen has it; not on the finalizing thread itself. */
+void rs_cupti_graph_seen_nolock(const char *fn)
+{
+    if (__atomic_exchange_n(&graphs_seen, 1, __ATOMIC_SEQ_CST)) return;
+    if (!in_finalize && __atomic_load_n(&dstate, __ATOMIC_SEQ_CST) == DS_FINALIZING) wait_finalizing();
+    if (detach_mode) rs_debug("CUPTI stays attached from now on: the program uses CUDA graphs (%s)", fn);
 }
 
 /* Writer's tick, window closed, its records flushed: arm the detach. */
@@ -689,9 +710,10 @@ static int detach_tick(int want_window)
         time_switch(t_finalized - t_armed, &n_detach, &ns_detach, &ns_detach_max);
         t_armed = 0;
     }
-    if (st == DS_ARMED && want_window) {
+    int seen = __atomic_load_n(&graphs_seen, __ATOMIC_ACQUIRE); /* set without the lock: this cancels for it */
+    if (st == DS_ARMED && (want_window || seen)) {
         pthread_mutex_lock(&attach_lock);
-        disarm(CANCEL_WINDOW);
+        disarm(seen ? CANCEL_FOR_GOOD : CANCEL_WINDOW);
         pthread_mutex_unlock(&attach_lock);
         st = __atomic_load_n(&dstate, __ATOMIC_ACQUIRE);
     }

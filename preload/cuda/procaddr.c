@@ -13,8 +13,9 @@
  * The driver's pointer depends on (symbol, version, flags), so trampolines are bound to pointers in a fixed pool,
  * lock-free (a slot is claimed by compare-and-swap, one already bound to the same pointer is reused; a pointer
  * is bound once and for all, the caller may keep it). When the pool is full the driver's pointer goes back
- * unchanged and the graph counts as seen at once: CUPTI then stays attached, which is always safe. No CUDA
- * header: the prototypes (cuda.h, CUDA 11.3+ and 12.0+) are written out here. */
+ * unchanged and the graph counts as seen at once: CUPTI then stays attached, which is always safe. That path takes
+ * no lock (rs_cupti_graph_seen_nolock): CUPTI itself may look a function up in a call that cupti.c makes under its
+ * attach_lock. No CUDA header: the prototypes (cuda.h, CUDA 11.3+ and 12.0+) are written out here. */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
@@ -27,6 +28,7 @@
 #endif
 
 void rs_cupti_graph_seen(const char *fn);
+void rs_cupti_graph_seen_nolock(const char *fn);
 int rs_cupti_may_rewrite(void);
 const char *rs_cuda_graph_proc_name(const char *symbol);
 
@@ -41,6 +43,7 @@ typedef int (*six_fn)(rs_a, rs_a, rs_a, rs_a, rs_a, rs_a);
 RS_REAL(cuGetProcAddress, int, (const char *, void **, int, uint64_t), rs_dl_real("libcuda.so", "cuGetProcAddress"))
 RS_REAL(cuGetProcAddress_v2, int, (const char *, void **, int, uint64_t, void *),
         rs_dl_real("libcuda.so", "cuGetProcAddress_v2"))
+RS_REAL(cuDriverGetVersion, int, (int *), rs_dl_real("libcuda.so", "cuDriverGetVersion"))
 
 /* ---- the trampoline pool ---- */
 enum { SLOT_FREE, SLOT_BINDING, SLOT_GRAPH, SLOT_PROCADDR };
@@ -110,7 +113,7 @@ static void rewrite(const char *symbol, void **pfn)
     if (!name) return;
     int i = bind(real, name, kind);
     if (i < 0) {
-        rs_cupti_graph_seen("cuGetProcAddress handed out more graph entry points than railscope can watch");
+        rs_cupti_graph_seen_nolock("cuGetProcAddress handed out more graph entry points than railscope can watch");
         return;
     }
     *pfn = (void *)trampolines[i];
@@ -139,10 +142,39 @@ RS_EXPORT int cuGetProcAddress(const char *symbol, void **pfn, int version, uint
     return lookup((void *)rs_fn, 0, symbol, pfn, version, flags, NULL);
 }
 
+/* A driver before 12.0 has no cuGetProcAddress_v2, yet a program that probes for it with dlsym(RTLD_DEFAULT) or
+ * binds it through its PLT finds ours (review H_REVIEW9 L6). Without railscope the probe finds nothing and the
+ * program uses the 4-argument function (bound through the PLT it would not even load): so the look-up goes there,
+ * and the program gets the pointers and result that function gives, as it would untraced. An error instead would
+ * fail every look-up of a program that works without railscope. symbolStatus says what a 12.0 driver would:
+ * SUCCESS with a pointer; with none, VERSION_NOT_SUFFICIENT where the driver's own version finds the symbol, else
+ * SYMBOL_NOT_FOUND; untouched when the call failed. */
+enum { PA_FOUND, PA_NOT_FOUND, PA_VERSION_LOW }; /* CUdriverProcAddressQueryResult */
+
+static int status_v1(cuGetProcAddress_fn v1, const char *symbol, void *found, uint64_t flags)
+{
+    if (found) return PA_FOUND;
+    cuDriverGetVersion_fn driver_version = rs_real_cuDriverGetVersion();
+    int v = 0;
+    void *later = NULL;
+    return driver_version && driver_version(&v) == CUDA_SUCCESS_ && v1(symbol, &later, v, flags) == CUDA_SUCCESS_ &&
+                   later
+               ? PA_VERSION_LOW
+               : PA_NOT_FOUND;
+}
+
 RS_EXPORT int cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64_t flags, void *status)
 {
-    RS_WRAP_REAL(cuGetProcAddress_v2, return CUDA_UNKNOWN_);
-    return lookup((void *)rs_fn, 1, symbol, pfn, version, flags, status);
+    cuGetProcAddress_v2_fn v2 = rs_real_cuGetProcAddress_v2();
+    if (v2) return lookup((void *)v2, 1, symbol, pfn, version, flags, status);
+    RS_WRAP_REAL(cuGetProcAddress, return CUDA_UNKNOWN_);
+    int rc = lookup((void *)rs_fn, 0, symbol, pfn, version, flags, NULL);
+    if (rc == CUDA_SUCCESS_ && pfn && status) {
+        int saved_errno = errno;
+        *(int *)status = status_v1(rs_fn, symbol, *pfn, flags);
+        errno = saved_errno;
+    }
+    return rc;
 }
 
 /* cudart and cuda-python find it with dlsym on libcuda's handle. */

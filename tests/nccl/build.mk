@@ -32,9 +32,21 @@ tests/nccl/fakecupti/libcuda.so.1.libs := -ldl
 PROGRAMS += tests/nccl/fakecupti/libcudauser.so
 tests/nccl/fakecupti/libcudauser.so.srcs := tests/nccl/fake_cuda_user.c $(B)/tests/nccl/fakecupti/libcuda.so.1
 tests/nccl/fakecupti/libcudauser.so.ldflags := -shared -Wl,-rpath,'$$ORIGIN'
+# fakenov2/: a driver older than 12.0 (no cuGetProcAddress_v2) and a program that probes for it with
+# dlsym(RTLD_DEFAULT) (cuda_detach.t; the rest of the fake set is linked in from fakecupti/ by the test)
+PROGRAMS += tests/nccl/fakenov2/libcuda.so.1 tests/nccl/fakenov2/libcudauser.so
+tests/nccl/fakenov2/libcuda.so.1.srcs := tests/nccl/fake_cuda.c
+tests/nccl/fakenov2/libcuda.so.1.cflags := -DFAKE_CUDA_NO_V2
+tests/nccl/fakenov2/libcuda.so.1.ldflags := -shared -Wl,-soname,libcuda.so.1
+tests/nccl/fakenov2/libcuda.so.1.libs := -ldl
+tests/nccl/fakenov2/libcudauser.so.srcs := tests/nccl/fake_cuda_user.c $(B)/tests/nccl/fakenov2/libcuda.so.1
+tests/nccl/fakenov2/libcudauser.so.cflags := -DFAKE_CUDA_USER_PROBE
+tests/nccl/fakenov2/libcudauser.so.ldflags := -shared -Wl,-rpath,'$$ORIGIN'
+tests/nccl/fakenov2/libcudauser.so.libs := -ldl
 tests/nccl/fakecupti/libcupti.so.13.srcs := tests/nccl/fake_cupti.c
 tests/nccl/fakecupti/libcupti.so.13.cflags := -isystem $(CUDA_HOME)/include
 tests/nccl/fakecupti/libcupti.so.13.ldflags := -shared -Wl,-soname,libcupti.so.13
+tests/nccl/fakecupti/libcupti.so.13.libs := -ldl
 tests/nccl/fakecupti/libcudart.so.13.srcs := tests/nccl/fake_cudart.c
 tests/nccl/fakecupti/libcudart.so.13.cflags := -isystem $(CUDA_HOME)/include
 tests/nccl/fakecupti/libcudart.so.13.ldflags := -shared -Wl,-soname,libcudart.so.13

@@ -12,9 +12,13 @@
 - graph entry points fetched with cuGetProcAddress[_v2] (dlsym'd on libcuda's handle, 4- or 5-argument, or linked)
   come back as trampolines that are seen when called (session 9): a graph made through them while detached or
   armed stops detaching; the trampoline reaches the driver's function with six arguments and returns its value;
-  every other look-up comes back as the driver left it."""
+  every other look-up comes back as the driver left it;
+- a look-up that CUPTI makes while railscope holds its attach lock, with the trampoline pool full, neither
+  deadlocks nor lets CUPTI detach again (session 10); a driver without cuGetProcAddress_v2 (before 12.0) answers a
+  program that finds railscope's _v2 as its 4-argument function would (session 10)."""
 import os
 import re
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -25,7 +29,7 @@ FAKE = os.path.join(NCCL_BIN, "fakecupti")
 if not os.path.exists(DRIVER):
     skip_all("built without CUDA headers (no CUPTI record structs): cupti_driver not built")
 need(LIB, CLI, DRIVER, os.path.join(FAKE, "libcupti.so.13"), os.path.join(FAKE, "libcuda.so.1"))
-plan(52)
+plan(56)
 
 BASE = {"RAILSCOPE_FLUSH_MS": "20", "RAILSCOPE_CUDA_KERNEL_WINDOW": "200/400/200", "RAILSCOPE_LOG": "debug"}
 
@@ -37,7 +41,10 @@ def stats(text, what):
 
 def go(name, extra=None, args=("2000",)):
     out = os.path.join(T, name)
-    p = run([DRIVER, FAKE, "detach", *args], out, dict(BASE, **(extra or {})))
+    try:
+        p = run([DRIVER, FAKE, "detach", *args], out, dict(BASE, **(extra or {})))
+    except subprocess.TimeoutExpired as x:  # a deadlock fails the checks, it does not end the file
+        p = subprocess.CompletedProcess(x.cmd, 124, "", "timed out after %s s" % x.timeout)
     states = dict(x.split(":") for x in p.stdout.split() if ":" in x and x.split(":")[0].isdigit())
     evs = events(out) if p.returncode == 0 else []
     return p, states, evs
@@ -190,6 +197,41 @@ p, r = procaddr("v2", "threads")
 ok(p.returncode == 0 and r.get("reach") == "192",
    "8 threads look up and call the same 24 graph entry points at once: each call reaches its driver function with "
    "its six arguments (slots claimed without a lock)", (r, p.stderr[-300:]))
+
+# ---- a look-up while railscope holds attach_lock, the pool full (review H_REVIEW9 L3) ----
+# The fake CUPTI's first cuptiSubscribe (arm_detach calls it under attach_lock) resolves 48 graph entry points
+# through cuGetProcAddress_v2: the last 16 find the pool full, whose path must not take the lock. Only the
+# window opened at initialisation (the next is due in 100 s): the detach armed around that call can only be
+# cancelled by the writer's tick for the graph (else it lasts until exit).
+p, states, evs = go("lookup-under-lock",
+                    {"FAKE_CUPTI_LOOKUPS": "48", "RAILSCOPE_CUDA_KERNEL_WINDOW": "200/100000/100000"}, ("1200",))
+ok(p.returncode == 0 and "more graph entry points than railscope can watch" in p.stderr,
+   "a look-up inside a CUPTI call made under the attach lock finds the pool full: no deadlock, the program ends",
+   (p.returncode, p.stderr[-300:]))
+s, e = stats(p.stdout, "stats"), stats(p.stdout, "exit_stats")
+m = re.search(r"(\d+) cancelled by a window, (\d+) by a graph or another client, (\d+) at exit", p.stderr)
+ok(s == [1, 1, 0, 0] and e == s and m and m.group(0).startswith("0 cancelled by a window, 1 by a graph") and
+   m.group(3) == "0",
+   "... and CUPTI stays attached from then on: the detach armed around that call backs off and the writer's tick "
+   "cancels it as a graph's; never finalized", (s, e, m and m.group(0)))
+
+# ---- a driver older than 12.0: libcuda without cuGetProcAddress_v2 (review H_REVIEW9 L6) ----
+# fakenov2/ has that libcuda and a program that probes dlsym(RTLD_DEFAULT, "cuGetProcAddress_v2") (which finds
+# railscope's export) before it falls back to the 4-argument function; CUPTI and cudart are the usual fakes.
+NOV2 = os.path.join(T, "nov2")
+os.makedirs(NOV2, exist_ok=True)
+for lib, where in (("libcupti.so.13", FAKE), ("libcudart.so.13", FAKE), ("libcuda.so.1", NCCL_BIN + "/fakenov2"),
+                   ("libcudauser.so", NCCL_BIN + "/fakenov2")):
+    if not os.path.lexists(os.path.join(NOV2, lib)):
+        os.symlink(os.path.join(where, lib), os.path.join(NOV2, lib))
+p = run([DRIVER, NOV2, "procaddr", "link"], os.path.join(T, "procaddr-nov2-link"), BASE)
+r = dict(x.split("=") for x in p.stdout.split() if "=" in x)
+ok(p.returncode == 0 and all(r.get(k) == "1" for k in ("tramp", "reach", "same", "ptsz", "v11", "self", "self4")),
+   "no cuGetProcAddress_v2 in the driver, railscope's found with dlsym(RTLD_DEFAULT): it answers as the driver's "
+   "4-argument function (graph entry points behind trampolines that reach it, status SUCCESS)", (r, p.stderr[-300:]))
+ok(all(r.get(k) == "1" for k in ("plain", "failed", "empty", "unknown")),
+   "... other symbols as the driver left them; a failed call leaves symbolStatus alone; an empty look-up says "
+   "VERSION_NOT_SUFFICIENT where a later version has the symbol, else SYMBOL_NOT_FOUND", r)
 
 # ---- where a graph would not be seen, never detach ----
 p, states, evs = go("static-rt", {"FAKE_RT_NAME": "librtcopy.so.13"})

@@ -15,7 +15,9 @@
  * issues its API exit callback and returns its sixth argument & 0xfff. A version above the driver's (13000):
  * CUDA_ERROR_INVALID_VALUE with 0x5a5a left in *pfn (a failed call's out-parameter must come back as it is);
  * an unknown symbol: success, NULL, SYMBOL_NOT_FOUND. fake_cuda_proc(symbol, version, flags): the same look-up,
- * not interposed, to compare with. */
+ * not interposed, to compare with.
+ * Built with -DFAKE_CUDA_NO_V2 (fakenov2/, session 10): a driver older than 12.0, without cuGetProcAddress_v2
+ * (its look-up of cuGetProcAddress hands out the 4-argument one at every version). */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -114,7 +116,11 @@ static void *proc_find(const char *s, int version, uint64_t flags, int *st)
         return creates[(flags >> 8) - 1];
     if (!strcmp(s, "cuCtxGetCurrent")) return (void *)cuCtxGetCurrent;
     if (!strcmp(s, "cuDriverGetVersion")) return (void *)cuDriverGetVersion;
+#ifdef FAKE_CUDA_NO_V2
+    if (!strcmp(s, "cuGetProcAddress")) return (void *)proc_v1;
+#else
     if (!strcmp(s, "cuGetProcAddress")) return version < 12000 ? (void *)proc_v1 : (void *)proc_v2;
+#endif
     *st = 1; /* CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND */
     return NULL;
 }
@@ -137,10 +143,12 @@ EXPORT int cuGetProcAddress(const char *symbol, void **pfn, int version, uint64_
 {
     return proc_v1(symbol, pfn, version, flags);
 }
+#ifndef FAKE_CUDA_NO_V2
 EXPORT int cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64_t flags, int *status)
 {
     return proc_v2(symbol, pfn, version, flags, status);
 }
+#endif
 EXPORT void *fake_cuda_proc(const char *symbol, int version, uint64_t flags)
 {
     int st;

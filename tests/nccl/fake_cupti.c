@@ -11,7 +11,10 @@
  * unsafe. One callback subscriber at a time (FAKE_CUPTI_SUBSCRIBED=1: a profiler holds the slot all along);
  * the fake libcuda's functions (fake_cuda.c) and the fake libcudart's cudaMemcpy issue the API exit callbacks
  * of their domain when it (or that callback id) is enabled (FAKE_CUPTI_NO_DRIVER_CB=1: none ever comes).
- * fake_cupti_attach_stats() reports it all. */
+ * fake_cupti_attach_stats() reports it all.
+ * FAKE_CUPTI_LOOKUPS=N (session 10): the first cuptiSubscribe resolves N graph entry points through
+ * cuGetProcAddress_v2 first (lookups_in_call). */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -63,9 +66,31 @@ EXPORT CUptiResult cuptiFinalize(void)
     __atomic_store_n(&f_attached, 0, __ATOMIC_SEQ_CST);
     return CUPTI_SUCCESS;
 }
+/* Stands for any driver look-up that CUPTI makes inside a call railscope issues under its attach_lock (arm_detach
+ * subscribes under it; the real CUPTI resolves driver functions as it sets itself up): N of the fake libcuda's
+ * distinct cuGraphCreate copies (flags k << 8) through cuGetProcAddress_v2 found on libcuda's handle, as cudart
+ * finds it. N above railscope's trampoline pool (32) takes its pool-full path inside the call (cuda_detach.t,
+ * review H_REVIEW9 L3). */
+static void lookups_in_call(void)
+{
+    static int done;
+    const char *n = getenv("FAKE_CUPTI_LOOKUPS");
+    if (!n || __atomic_exchange_n(&done, 1, __ATOMIC_SEQ_CST)) return;
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    typedef int (*pa_fn)(const char *, void **, int, unsigned long long, int *);
+    pa_fn pa = h ? (pa_fn)dlsym(h, "cuGetProcAddress_v2") : NULL;
+    for (int k = 1; pa && k <= atoi(n); k++) {
+        void *p = NULL;
+        int st = -1;
+        pa("cuGraphCreate", &p, 12000, (unsigned long long)k << 8, &st);
+    }
+    if (h) dlclose(h);
+}
+
 EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *s, CUpti_CallbackFunc cb, void *ud)
 {
     ATT();
+    lookups_in_call();
     if (sub_cb || getenv("FAKE_CUPTI_SUBSCRIBED")) return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
     sub_cb = cb;
     sub_ud = ud;
