@@ -9,7 +9,7 @@
 #   toggle ARGS...     bench/gpu/cuptitoggle.py ARGS (CUPTI attached/detached in one process: its cost per phase)
 #   counts             CUPTI records (kernels; copies and memsets) per transformer step, from the minimal injection
 #   detach ARGS...     tests/gpu/detach_check.py ARGS: CUPTI detached between windows, checked on a planted workload
-#   donewhen           issue 16's whole "Done when" in this one call (~8.5 min): lock-step groups of every mode
+#   donewhen           issue 16's whole "Done when" in this one call (~9 min): lock-step groups of every mode
 #                      (DW_ROUNDS=3 rounds, mirrored orders alternating) on the transformer and ResNet-50 DDP,
 #                      default-vs-full report shares of both, then bench/gpu/done_when.py's verdicts
 # e.g. run(command="bench/gpu/overhead.sh lockstep --workload transformer --pairs untraced:untraced,untraced:default")
@@ -74,29 +74,33 @@ dw_groups() {
     done
     echo "${out%,}"
 }
-dw_shares() { # $1 workload, $2 steps, $3 warm-up: default (first window on steady steps) and full, one run each
+dw_shares() { # $1 workload, $2 default's mode (its first window on steady steps), $3 steps, $4 warm-up: one run each
     local w=$1 m
     rm -rf "/tmp/rs-dw-$w"
     taskset -c 2-13 python3 bench/gpu/ablate.py --out "/tmp/rs-dw-out-$w" --work "/tmp/rs-dw-$w" --workload "$w" \
-        --modes default-w7,full --rounds 1 --steps "$2" --warmup "$3" --keep default-w7,full
+        --modes "$2",full --rounds 1 --steps "$3" --warmup "$4" --keep "$2",full
     cp "/tmp/rs-dw-out-$w/ablate-$w.json" "$OUT/ablate-shares-$w.json"
-    for m in default-w7 full; do
-        "$RS_BUILD/railscope" report --json "/tmp/rs-dw-$w/$w-$m-1" >"$OUT/report-$w-$m.json" 2>"$OUT/report-$w-$m.err"
-        echo "report $w $m: exit $? ($(wc -c <"$OUT/report-$w-$m.json") bytes)"
+    for m in "$2" full; do # reports into one archive at the end: a call returns only a few files
+        "$RS_BUILD/railscope" report --json "/tmp/rs-dw-$w/$w-$m-1" >"/tmp/rs-dw-rep/report-$w-$m.json" \
+            2>"/tmp/rs-dw-rep/report-$w-$m.err"
+        echo "report $w $m: exit $? ($(wc -c <"/tmp/rs-dw-rep/report-$w-$m.json") bytes)"
+        ln -sf "/tmp/rs-dw-rep/report-$w-$m.json" "/tmp/rs-dw-rep/report-$w-${m/default-w*/default}.json"
     done
 }
 donewhen() {
-    local b=${DW_BUDGET:-150}
+    local b=${DW_BUDGET:-160} r=/tmp/rs-dw-rep
+    rm -rf "$r" && mkdir -p "$r"
     part lockstep --workload transformer --steps "${DW_TSTEPS:-250}" --warmup 40 --budget "$b" --pairs "$(dw_groups)"
     echo "== shares ($(($(date +%s) - T0)) s)"
-    dw_shares transformer 300 40
-    dw_shares resnet 300 25
+    dw_shares transformer default-w7 300 40
+    dw_shares resnet default-w15 400 25
     part lockstep --workload resnet --steps "${DW_RSTEPS:-160}" --warmup 25 --budget "$b" --pairs "$(dw_groups)"
     echo "== verdicts ($(($(date +%s) - T0)) s)"
     python3 bench/gpu/done_when.py --json "$OUT/done_when.json" \
         --lockstep "$OUT/lockstep-transformer.json" "$OUT/lockstep-resnet.json" \
-        --shares "transformer:$OUT/report-transformer-default-w7.json:$OUT/report-transformer-full.json" \
-        --shares "resnet:$OUT/report-resnet-default-w7.json:$OUT/report-resnet-full.json"
+        --shares "transformer:$r/report-transformer-default.json:$r/report-transformer-full.json" \
+        --shares "resnet:$r/report-resnet-default.json:$r/report-resnet-full.json"
+    tar czhf "$OUT/reports.tgz" -C "$r" $(cd "$r" && ls report-*-w*.json report-*-full.json report-*.err)
 }
 args=()
 for x in "$@" --; do
