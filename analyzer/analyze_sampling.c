@@ -25,6 +25,22 @@ static const int gpu_cats[] = {RS_CAT_COMPUTE, RS_CAT_H2D, RS_CAT_IDLE, RS_CAT_O
 
 /* Per analysis, over ranks (attributed in parallel: atomics). */
 static uint64_t s_ranks, s_steps, s_in_steps, s_in_ns, s_steps_ns, s_extra_steps, s_extra_ns, s_no_sample_ranks;
+/* For a run whose windows missed every step (a short run: the first periodic window comes 3 s after CUDA init,
+ * the next 30 s later, and a first step that autotunes for 10 s swallows the one): the latest, over such ranks,
+ * of (median step's start - first window's start), in ms: a first window there lands on the steady steps. */
+static uint64_t s_suggest_first_ms;
+
+static void suggest_first_window(const struct pass *p, const struct an_rank *r)
+{
+    uint64_t w0 = UINT64_MAX;
+    for (size_t i = 0; i < p->kwin.n; i++)
+        if (p->kwin.v[i].a < w0) w0 = p->kwin.v[i].a; /* the window opened at CUDA init */
+    uint64_t mid = r->lsteps[r->nlsteps / 2].start;
+    if (w0 == UINT64_MAX || mid <= w0) return;
+    uint64_t ms = (mid - w0) / 1000000, cur = __atomic_load_n(&s_suggest_first_ms, __ATOMIC_RELAXED);
+    while (ms > cur &&
+           !__atomic_compare_exchange_n(&s_suggest_first_ms, &cur, ms, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+}
 
 static void add(uint64_t *c, uint64_t v) { __atomic_fetch_add(c, v, __ATOMIC_RELAXED); }
 
@@ -55,6 +71,7 @@ void an_sampling_extrapolate(struct pass *p)
     add(&s_in_ns, in_ns);
     if (!in_steps || !in_pool) {
         add(&s_no_sample_ranks, 1);
+        suggest_first_window(p, r);
         return; /* nothing to extrapolate from: the old accounting (rest counted as other) stays */
     }
     /* mean per-step GPU work of the window steps: compute, exposed H2D, other (idle is what is left) */
@@ -97,6 +114,7 @@ void an_sampling_note(struct rs_analysis *a, uint64_t untraced_ns, uint64_t step
     uint64_t extra_steps = __atomic_exchange_n(&s_extra_steps, 0, __ATOMIC_RELAXED);
     uint64_t extra_ns = __atomic_exchange_n(&s_extra_ns, 0, __ATOMIC_RELAXED);
     uint64_t none = __atomic_exchange_n(&s_no_sample_ranks, 0, __ATOMIC_RELAXED);
+    uint64_t first_ms = __atomic_exchange_n(&s_suggest_first_ms, 0, __ATOMIC_RELAXED);
     if (extra_steps)
         an_warn(a,
                 "GPU activity was sampled: kernels and GPU copy times come from windows covering %llu of %llu steps "
@@ -111,4 +129,12 @@ void an_sampling_note(struct rs_analysis *a, uint64_t untraced_ns, uint64_t step
                 "as other, not idle (%llu of %llu ranks had no step inside a window to extrapolate from)",
                 steps_ns ? 100.0 * (double)untraced_ns / (double)steps_ns : 0, (unsigned long long)none,
                 (unsigned long long)ranks);
+    /* the remedy, with the number this run needs: a short test run otherwise just shows ~100 % "other" */
+    if (untraced_ns && none && first_ms)
+        an_warn(a,
+                "to sample this run's steady steps, record it with RAILSCOPE_CUDA_KERNEL_WINDOW=500/30000/%llu "
+                "(the first window %llu ms after CUDA init: at the middle step) or RAILSCOPE_CUDA_KERNELS=all",
+                (unsigned long long)first_ms, (unsigned long long)first_ms);
+    else if (untraced_ns && none)
+        an_warn(a, "to sample steps, record a longer run or with RAILSCOPE_CUDA_KERNELS=all (every kernel)");
 }

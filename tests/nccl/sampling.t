@@ -15,7 +15,7 @@ from taplib import *  # noqa: F401,F403
 
 objs = [os.path.join(BUILD, "lib", "tracer", "writer.o"), os.path.join(BUILD, "lib", "formats", "rtrace_tables.o")]
 need(CLI, *objs)
-plan(10)
+plan(12)
 GEN = os.path.join(T, "sampling_gen")
 cflags = ["-fsanitize=address,undefined"] if SAN and "asan" in SAN else ["-fsanitize=thread"] if SAN else []
 cc = subprocess.run(["cc", "-std=gnu11", "-O1", "-I" + TOP, "-I" + os.path.join(TOP, "formats"),
@@ -47,6 +47,7 @@ w = " ".join(j["warnings"]) if j else ""
 ok("GPU activity was sampled" in w and "5 of 20 steps" in w and "extrapolated" in w,
    "the report says what was sampled and what was extrapolated", w)
 ok("counted as other" not in w, "no 'counted as other' note once extrapolated", w)
+ok("RAILSCOPE_CUDA_KERNEL_WINDOW=" not in w, "no window remedy once a window covered steps", w)
 
 # a 40 ms step outside the windows (a host stall, same GPU work): 6 ms compute, 33 ms idle, not 60/10/30 %
 j, err = report(20, 5, 10, 15)
@@ -61,4 +62,7 @@ w = " ".join(j["warnings"]) if j else ""
 ok(j and a.get("compute", 1) == 0 and "counted as other" in w,
    "no step inside a window: nothing extrapolated, the old note stays", (a, w))
 ok(j and "GPU activity was sampled" not in w, "and no extrapolation note", w)
+# the remedy names the first window that would land on this run's middle step: the init window opened 5 ms
+# before the first step, steps are 10 ms, the middle one (5 of 10) starts 55 ms after it
+ok("RAILSCOPE_CUDA_KERNEL_WINDOW=500/30000/55 " in w, "the report names the window setting that samples this run", w)
 finish()
