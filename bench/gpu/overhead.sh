@@ -78,8 +78,10 @@ dw_shares() { # $1 workload, $2 default's mode (its first window on steady steps
     local w=$1 m
     rm -rf "/tmp/rs-dw-$w"
     taskset -c 2-13 python3 bench/gpu/ablate.py --out "/tmp/rs-dw-out-$w" --work "/tmp/rs-dw-$w" --workload "$w" \
-        --modes "$2",full --rounds 1 --steps "$3" --warmup "$4" --keep "$2",full
+        --modes "$2",full --rounds 1 --steps "$3" --warmup "$4" --keep "$2",full --debug-modes "$2"
     cp "/tmp/rs-dw-out-$w/ablate-$w.json" "$OUT/ablate-shares-$w.json"
+    # the default's attach/detach times in this workload (its exit line): a window's fixed cost, per workload
+    grep -h "CUPTI: detached" "/tmp/rs-dw-$w/$w-$2-1.err" | tail -1
     for m in "$2" full; do # reports into one archive at the end: a call returns only a few files
         "$RS_BUILD/railscope" report --json "/tmp/rs-dw-$w/$w-$m-1" >"/tmp/rs-dw-rep/report-$w-$m.json" \
             2>"/tmp/rs-dw-rep/report-$w-$m.err"
