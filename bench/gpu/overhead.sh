@@ -86,8 +86,8 @@ dw_shares() { # $1 workload, $2 default's mode (its first window on steady steps
         "$RS_BUILD/railscope" report --json "/tmp/rs-dw-$w/$w-$m-1" >"/tmp/rs-dw-rep/report-$w-$m.json" \
             2>"/tmp/rs-dw-rep/report-$w-$m.err"
         echo "report $w $m: exit $? ($(wc -c <"/tmp/rs-dw-rep/report-$w-$m.json") bytes)"
-        ln -sf "/tmp/rs-dw-rep/report-$w-$m.json" "/tmp/rs-dw-rep/report-$w-${m/default-w*/default}.json"
     done
+    ln -sf "/tmp/rs-dw-rep/report-$w-$2.json" "/tmp/rs-dw-rep/report-$w-default.json"
 }
 donewhen() {
     local b=${DW_BUDGET:-160} r=/tmp/rs-dw-rep
