@@ -17,6 +17,7 @@
 #include "analyzer/analyze_sampling.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "analyzer/analyze_local.h"
 
@@ -27,8 +28,21 @@ static const int gpu_cats[] = {RS_CAT_COMPUTE, RS_CAT_H2D, RS_CAT_IDLE, RS_CAT_O
 static uint64_t s_ranks, s_steps, s_in_steps, s_in_ns, s_steps_ns, s_extra_steps, s_extra_ns, s_no_sample_ranks;
 /* For a run whose windows missed every step (a short run: the first periodic window comes 3 s after CUDA init,
  * the next 30 s later, and a first step that autotunes for 10 s swallows the one): the latest, over such ranks,
- * of (median step's start - first window's start), in ms: a first window there lands on the steady steps. */
-static uint64_t s_suggest_first_ms;
+ * of (median step's start - first window's start), in ms: a first window there lands on the steady steps; and
+ * the window length that holds two median steps (a step counts as sampled when a window covers 98 % of it). */
+static uint64_t s_suggest_first_ms, s_suggest_on_ms;
+
+static void atomic_max(uint64_t *c, uint64_t v)
+{
+    uint64_t cur = __atomic_load_n(c, __ATOMIC_RELAXED);
+    while (v > cur && !__atomic_compare_exchange_n(c, &cur, v, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
 
 static void suggest_first_window(const struct pass *p, const struct an_rank *r)
 {
@@ -36,10 +50,22 @@ static void suggest_first_window(const struct pass *p, const struct an_rank *r)
     for (size_t i = 0; i < p->kwin.n; i++)
         if (p->kwin.v[i].a < w0) w0 = p->kwin.v[i].a; /* the window opened at CUDA init */
     uint64_t mid = r->lsteps[r->nlsteps / 2].start;
-    if (w0 == UINT64_MAX || mid <= w0) return;
-    uint64_t ms = (mid - w0) / 1000000, cur = __atomic_load_n(&s_suggest_first_ms, __ATOMIC_RELAXED);
-    while (ms > cur &&
-           !__atomic_compare_exchange_n(&s_suggest_first_ms, &cur, ms, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+    /* no suggestion from a trace whose first window is not before its steps, or a day away from them */
+    if (w0 == UINT64_MAX || mid <= w0 || mid - w0 > 86400ull * 1000000000) return;
+    uint64_t *len = malloc(r->nlsteps * sizeof *len);
+    if (!len) return;
+    size_t n = 0;
+    for (size_t k = 0; k < r->nlsteps; k++)
+        if (r->lsteps[k].end > r->lsteps[k].start) len[n++] = r->lsteps[k].end - r->lsteps[k].start;
+    uint64_t on_ms = 500; /* the default window, unless two median steps need more */
+    if (n) {
+        qsort(len, n, sizeof *len, cmp_u64);
+        uint64_t two = 2 * (len[n / 2] / 1000000 + 1);
+        if (two > on_ms && two < 3600ull * 1000) on_ms = (two + 99) / 100 * 100;
+    }
+    free(len);
+    atomic_max(&s_suggest_first_ms, (mid - w0) / 1000000);
+    atomic_max(&s_suggest_on_ms, on_ms);
 }
 
 static void add(uint64_t *c, uint64_t v) { __atomic_fetch_add(c, v, __ATOMIC_RELAXED); }
@@ -115,6 +141,7 @@ void an_sampling_note(struct rs_analysis *a, uint64_t untraced_ns, uint64_t step
     uint64_t extra_ns = __atomic_exchange_n(&s_extra_ns, 0, __ATOMIC_RELAXED);
     uint64_t none = __atomic_exchange_n(&s_no_sample_ranks, 0, __ATOMIC_RELAXED);
     uint64_t first_ms = __atomic_exchange_n(&s_suggest_first_ms, 0, __ATOMIC_RELAXED);
+    uint64_t on_ms = __atomic_exchange_n(&s_suggest_on_ms, 0, __ATOMIC_RELAXED);
     if (extra_steps)
         an_warn(a,
                 "GPU activity was sampled: kernels and GPU copy times come from windows covering %llu of %llu steps "
@@ -132,9 +159,9 @@ void an_sampling_note(struct rs_analysis *a, uint64_t untraced_ns, uint64_t step
     /* the remedy, with the number this run needs: a short test run otherwise just shows ~100 % "other" */
     if (untraced_ns && none && first_ms)
         an_warn(a,
-                "to sample this run's steady steps, record it with RAILSCOPE_CUDA_KERNEL_WINDOW=500/30000/%llu "
+                "to sample this run's steady steps, record it with RAILSCOPE_CUDA_KERNEL_WINDOW=%llu/30000/%llu "
                 "(the first window %llu ms after CUDA init: at the middle step) or RAILSCOPE_CUDA_KERNELS=all",
-                (unsigned long long)first_ms, (unsigned long long)first_ms);
+                (unsigned long long)on_ms, (unsigned long long)first_ms, (unsigned long long)first_ms);
     else if (untraced_ns && none)
         an_warn(a, "to sample steps, record a longer run or with RAILSCOPE_CUDA_KERNELS=all (every kernel)");
 }

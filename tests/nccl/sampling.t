@@ -15,7 +15,7 @@ from taplib import *  # noqa: F401,F403
 
 objs = [os.path.join(BUILD, "lib", "tracer", "writer.o"), os.path.join(BUILD, "lib", "formats", "rtrace_tables.o")]
 need(CLI, *objs)
-plan(12)
+plan(13)
 GEN = os.path.join(T, "sampling_gen")
 cflags = ["-fsanitize=address,undefined"] if SAN and "asan" in SAN else ["-fsanitize=thread"] if SAN else []
 cc = subprocess.run(["cc", "-std=gnu11", "-O1", "-I" + TOP, "-I" + os.path.join(TOP, "formats"),
@@ -25,9 +25,9 @@ cc = subprocess.run(["cc", "-std=gnu11", "-O1", "-I" + TOP, "-I" + os.path.join(
 ok(cc.returncode == 0, "the generator builds against the tree's writer", cc.stderr)
 
 
-def report(steps, w0, w1, stall=-1):
-    f = os.path.join(T, f"s{steps}-{w0}-{w1}-{stall}.rtrace")
-    g = subprocess.run([GEN, f, str(steps), str(w0), str(w1), str(stall)], capture_output=True, text=True)
+def report(steps, w0, w1, stall=-1, scale=1):
+    f = os.path.join(T, f"s{steps}-{w0}-{w1}-{stall}-{scale}.rtrace")
+    g = subprocess.run([GEN, f, str(steps), str(w0), str(w1), str(stall), str(scale)], capture_output=True, text=True)
     p = subprocess.run([CLI, "report", "--json", f], capture_output=True, text=True)
     try:
         return json.loads(p.stdout), g.stderr + p.stderr
@@ -65,4 +65,9 @@ ok(j and "GPU activity was sampled" not in w, "and no extrapolation note", w)
 # the remedy names the first window that would land on this run's middle step: the init window opened 5 ms
 # before the first step, steps are 10 ms, the middle one (5 of 10) starts 55 ms after it
 ok("RAILSCOPE_CUDA_KERNEL_WINDOW=500/30000/55 " in w, "the report names the window setting that samples this run", w)
+# 1 s steps (every duration x100): a 500 ms window can never cover 98 % of one, so the suggested window must
+# hold two of them (2 x 1001 ms, rounded up to 100 ms), at the middle step (5.5 s after the init window)
+j, err = report(10, 20, 30, -1, 100)
+w = " ".join(j["warnings"]) if j else ""
+ok("RAILSCOPE_CUDA_KERNEL_WINDOW=2100/30000/5500 " in w, "long steps: the suggested window holds two of them", (w, err))
 finish()

@@ -4,7 +4,8 @@
  * windows (CUDA_KERNEL_WINDOW, flags = API copies) cover steps [W0, W1); inside them kernels and copies
  * come as CUPTI records (CUDA_KERNEL, CUDA_MEMCPY), outside only the cudart wrappers' CUDA_COPY_CALL (a
  * 20 us host call). Step STALL (optional) lasts 40 ms: the same GPU work, 33 ms idle (a host stall).
- * usage: sampling_gen FILE STEPS W0 W1 [STALL] */
+ * SCALE (optional, default 1) stretches every duration: 100 makes 1 s steps.
+ * usage: sampling_gen FILE STEPS W0 W1 [STALL [SCALE]] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +42,8 @@ int main(int argc, char **argv)
 {
     if (argc < 5) return 2;
     int steps = atoi(argv[2]), w0 = atoi(argv[3]), w1 = atoi(argv[4]), stall = argc > 5 ? atoi(argv[5]) : -1;
-    const uint64_t mono0 = 5000000000ull, rt0 = 1767225600000000000ull, ms = 1000000ull;
+    const uint64_t mono0 = 5000000000ull, rt0 = 1767225600000000000ull;
+    const uint64_t ms = 1000000ull * (uint64_t)(argc > 6 && atoi(argv[6]) > 0 ? atoi(argv[6]) : 1);
     struct rs_file_info fi = {.host = "node0",
                               .pid = 4000,
                               .ppid = 1,
