@@ -5,21 +5,23 @@
 # The arithmetic only: the GPU runs themselves are bench/gpu/overhead.sh donewhen's (bench/gpu/RESULTS.md).
 . "$(dirname "$0")/../lib.sh"
 need_cmd python3
-plan 16
+plan 21
 DW="$RS_TOP/bench/gpu/done_when.py"
 
 # mk FILE WORKLOAD DEFAULT FULL FLOOR TORCHPROF EXIT_DEFAULT [KILL]: three groups of eight, untraced 20 ms +- a
 # per-group drift (which the per-group ratios must cancel), each mode's steps planted as that many times untraced
 mk() {
     python3 - "$@" <<'EOF'
-import json, sys
+import json, os, sys
 f, w, d, fu, fl, tp, ex = sys.argv[1:8]
 kill = len(sys.argv) > 8
+jit = float(os.environ.get("JITTER", "0"))  # the default's ratio per group: d x (1 - jit), d, d x (1 + jit)
 pairs = []
 for g, drift in enumerate((1.0, 1.07, 0.95)):
     procs = []
-    for mode, x in (("untraced", 1), ("default", d), ("full", fu), ("min-full", fl), ("torchprof", tp),
-                    ("untraced", 1), ("default", d), ("full", fu)):
+    dg = float(d) * (1 + jit * (g - 1))
+    for mode, x in (("untraced", 1), ("default", dg), ("full", fu), ("min-full", fl), ("torchprof", tp),
+                    ("untraced", 1), ("default", dg), ("full", fu)):
         ms = 20 * drift * float(x)
         e = float(ex) if mode in ("default", "full") else 1.0
         r = dict(mode=mode, mean_ms=ms, median_ms=ms, exit_s=e, exit_valid=True, killed=False)
@@ -30,9 +32,9 @@ for g, drift in enumerate((1.0, 1.07, 0.95)):
 json.dump(dict(workload=w, pairs=pairs), open(f, "w"))
 EOF
 }
-# rep FILE COMPUTE_MS IDLE_MS: a report's attribution per step (seconds)
-rep() { printf '{"attribution_per_step": {"compute": %s, "h2d_exposed": 0.00001, "host_idle": %s, "other": 0.0001}}\n' \
-    "$(python3 -c "print($2 / 1e3)")" "$(python3 -c "print($3 / 1e3)")" >"$1"; }
+# rep FILE COMPUTE_MS IDLE_MS [WARNING]: a report's attribution per step (seconds)
+rep() { printf '{"attribution_per_step": {"compute": %s, "h2d_exposed": 0.00001, "host_idle": %s, "other": 0.0001}, "warnings": ["%s"]}\n' \
+    "$(python3 -c "print($2 / 1e3)")" "$(python3 -c "print($3 / 1e3)")" "${4:-}" >"$1"; }
 line() { printf '%s\n' "$1" | grep -E -- "$2" | head -1; }
 
 mk "$T/good.json" transformer 1.004 1.101 1.100 1.6 1.5
@@ -42,10 +44,10 @@ out=$(python3 "$DW" --lockstep "$T/good.json" --shares "transformer:$T/d.json:$T
 rc=$?
 diag "$out"
 is "$rc" 0 "every goal inside: exit 0"
-like "$(line "$out" '^- default /')" '1\.0040 .*met' "default x1.004 judged met"
+like "$(line "$out" '^- default /')" '1\.0040 .*: met' "default x1.004 judged met"
 like "$(line "$out" 'floor \+ 0\.3')" '\+0\.10 points.*: met' "full - floor +0.1 points judged met"
-like "$(line "$out" 'torch\.profiler')" '150 x.*met' "torch.profiler +60 % vs +0.4 %: 150 x, met"
-like "$(line "$out" 'exits within')" '\+0\.50 s.*met' "exits +0.5 s judged met"
+like "$(line "$out" 'torch\.profiler')" '150 x.*: met' "torch.profiler +60 % vs +0.4 %: 150 x, met"
+like "$(line "$out" 'exits within')" '\+0\.50 s.*: met' "exits +0.5 s judged met"
 like "$(line "$out" 'within 5 points')" '2\.[0-9]+ points.*: met' "shares 2 points apart judged met"
 
 mk "$T/bad.json" transformer 1.03 1.13 1.10 1.2 3.5
@@ -70,4 +72,23 @@ rc=$?
 is "$rc" 2 "a truncated result file: exit 2"
 like "$out" '^done_when: .*trunc\.json' "a truncated result file: a one-line error naming it"
 out=$(python3 "$DW" --lockstep "$T/good.json" --shares "transformer:$T/d.json:$T/missing.json" 2>&1)
-like "$out" 'unusable report .*missing\.json.*NOT measured' "a missing report: said, and not counted as met"
+like "$out" 'not measured: .*missing\.json' "a missing report: said, and not counted as met"
+
+# the interval: the same mean with a small spread between groups is met at 95 %, with a large one only as a
+# point estimate; a mean over the bound with every group over it is NOT met at 95 %
+JITTER=0.002 mk "$T/tight.json" transformer 1.004 1.101 1.100 1.6 1.5
+like "$(line "$(python3 "$DW" --lockstep "$T/tight.json" 2>&1)" '^- default /')" ': met at 95 %' \
+    "default x1.002/1.004/1.006 per group: met at 95 %"
+JITTER=0.02 mk "$T/wide.json" transformer 1.004 1.101 1.100 1.6 1.5
+like "$(line "$(python3 "$DW" --lockstep "$T/wide.json" 2>&1)" '^- default /')" ': met \(point estimate; not at 95 %\)' \
+    "default x0.984/1.004/1.024 per group: met as a point estimate only"
+JITTER=0.002 mk "$T/over.json" transformer 1.03 1.101 1.100 1.6 1.5
+like "$(line "$(python3 "$DW" --lockstep "$T/over.json" 2>&1)" '^- default /')" ': NOT met at 95 %' \
+    "default x1.028/1.03/1.032 per group: NOT met at 95 %"
+JITTER=0.03 mk "$T/straddle.json" transformer 1.02 1.101 1.100 1.6 1.5
+like "$(line "$(python3 "$DW" --lockstep "$T/straddle.json" 2>&1)" '^- default /')" ': NOT met \(point estimate; not at 95 %\)' \
+    "default x0.99/1.02/1.05 per group: NOT met as a point estimate only"
+# a default report whose windows covered no step has no shares to compare: not measured, not "NOT met"
+rep "$T/d0.json" 0 0.1 "kernels were recorded in sampling windows: 97 % ... (1 of 1 ranks had no step inside a window to extrapolate from)"
+out=$(python3 "$DW" --shares "resnet:$T/d0.json:$T/f.json" 2>&1)
+like "$(line "$out" 'shares')" 'not measured: .*covered no step' "a default report without sampled steps: shares not measured"
