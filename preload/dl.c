@@ -202,7 +202,8 @@ RS_DL_EARLY static const struct rs_dl_redirect *find_redirect(const char *name, 
 
 RS_DL_EARLY static void *apply(const struct rs_dl_redirect *r, void *found)
 {
-    if (!found || found == r->wrapper || is_self(found)) return found;
+    if (found && (found == r->wrapper || is_self(found))) return r->absent && r->absent() ? NULL : found;
+    if (!found) return found;
     __atomic_store_n(r->real_slot, found, __ATOMIC_RELEASE);
     return r->wrapper;
 }

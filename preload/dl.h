@@ -42,6 +42,10 @@ struct rs_dl_redirect {
     const char *version; /* required version for dlvsym matches, NULL = any */
     void *wrapper;
     void **real_slot;
+    /* NULL, or asked when a look-up finds the wrapper itself (RTLD_DEFAULT: we come first): nonzero answers NULL,
+     * for a function the loaded library lacks, which a probing program must find missing as it would untraced
+     * (procaddr.c: cuGetProcAddress_v2 on a driver before 12.0). */
+    int (*absent)(void);
 };
 void rs_dl_register(const struct rs_dl_redirect *r, int n);
 /* Notes:
@@ -122,9 +126,10 @@ void rs_dl_register(const struct rs_dl_redirect *r, int n);
         return rs_ret;              \
     } while (0)
 
-/* A dlsym/dlvsym redirect entry for a wrapper declared with RS_REAL (version NULL = any). */
+/* A dlsym/dlvsym redirect entry for a wrapper declared with RS_REAL (version NULL = any); _ABSENT: with `absent`. */
 /* clang-format off */
-#define RS_DL_REDIRECT(name, version, wrapper) {#name, version, (void *)(wrapper), &real_##name}
+#define RS_DL_REDIRECT(name, version, wrapper) {#name, version, (void *)(wrapper), &real_##name, NULL}
+#define RS_DL_REDIRECT_ABSENT(name, version, wrapper, absent) {#name, version, (void *)(wrapper), &real_##name, absent}
 /* clang-format on */
 
 #endif

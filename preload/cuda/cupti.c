@@ -520,6 +520,10 @@ static void CUPTIAPI detach_callback(void *userdata, CUpti_CallbackDomain domain
     if ((domain != CUPTI_CB_DOMAIN_DRIVER_API && domain != CUPTI_CB_DOMAIN_RUNTIME_API) || !cb ||
         cb->callbackSite != CUPTI_API_EXIT)
         return;
+    /* Once a graph is seen the detach never happens (the writer's tick cancels it): every later API exit of every
+     * thread returns here, without a read-modify-write, and without making the state FINALIZING for a moment (a
+     * cancel that meets it has to wait it out: settle). */
+    if (__atomic_load_n(&graphs_seen, __ATOMIC_RELAXED)) return;
     int armed = DS_ARMED;
     if (!__atomic_compare_exchange_n(&dstate, &armed, DS_FINALIZING, 0, __ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE)) return;
     /* A graph entry point handed out unseen since the arm (rs_cupti_graph_seen_nolock, which could not disarm):
@@ -602,6 +606,20 @@ static void wait_finalizing(void)
     }
 }
 
+/* Cancel an armed detach, or wait out a finalize under way (caller holds attach_lock). A callback that claimed the
+ * finalize and then saw a graph backs off to ARMED (review H_REVIEW10 L2): that is cancelled too, so that the
+ * caller finds CUPTI attached (exit flush, another client's subscription) or detached, never still armed. Returns
+ * disarm's answer: 1 when CUPTI is attached and ours to call. The finalizing thread does not wait for itself. */
+static int settle(int why)
+{
+    int att = disarm(why);
+    for (int i = 0; i < 4 && !att && !in_finalize && __atomic_load_n(&dstate, __ATOMIC_ACQUIRE) == DS_FINALIZING; i++) {
+        wait_finalizing();
+        att = disarm(why);
+    }
+    return att;
+}
+
 /* procaddr.c asks before it hands out a trampoline: 0 where this process will never detach, so that pointer
  * rewriting (not yet run on a GPU) reaches only the processes it protects. From the environment, not parse_modes:
  * cudart (NCCL's static one too) fetches its driver table before InitializeInjection; only settings that rule out
@@ -622,28 +640,40 @@ int rs_cupti_may_rewrite(void)
     return __atomic_load_n(&by_env, __ATOMIC_RELAXED);
 }
 
+/* A finalize under way on another thread is waited for (bounded): the graph call that asks is made after it, while
+ * detached, which holds nothing of CUPTI. Every graph call waits so, not only the first (review H_REVIEW10 L1);
+ * not the finalizing thread itself (CUPTI's own look-ups inside cuptiFinalize). Sequentially consistent loads:
+ * a flag read here was set after the claim of any finalize that did not back off, so the state read next shows
+ * that finalize. */
+static void wait_foreign_finalize(void)
+{
+    if (!in_finalize && __atomic_load_n(&dstate, __ATOMIC_SEQ_CST) == DS_FINALIZING) wait_finalizing();
+}
+
 void rs_cupti_graph_seen(const char *fn)
 {
-    if (__atomic_load_n(&graphs_seen, __ATOMIC_ACQUIRE)) return;
-    pthread_mutex_lock(&attach_lock);
-    if (!__atomic_exchange_n(&graphs_seen, 1, __ATOMIC_SEQ_CST)) { /* rs_cupti_graph_seen_nolock sets it unlocked */
-        /* a graph made while detached holds nothing of CUPTI: re-attach is fine */
-        if (!disarm(CANCEL_FOR_GOOD)) wait_finalizing();
-        if (detach_mode) rs_debug("CUPTI stays attached from now on: the program uses CUDA graphs (%s)", fn);
+    if (!__atomic_load_n(&graphs_seen, __ATOMIC_SEQ_CST)) {
+        pthread_mutex_lock(&attach_lock);
+        /* an exchange: rs_cupti_graph_seen_nolock sets the flag without the lock */
+        if (!__atomic_exchange_n(&graphs_seen, 1, __ATOMIC_SEQ_CST)) {
+            settle(CANCEL_FOR_GOOD);
+            if (detach_mode) rs_debug("CUPTI stays attached from now on: the program uses CUDA graphs (%s)", fn);
+        }
+        pthread_mutex_unlock(&attach_lock);
     }
-    pthread_mutex_unlock(&attach_lock);
+    wait_foreign_finalize();
 }
 
 /* The same from procaddr.c's full trampoline pool, inside a cuGetProcAddress look-up: CUPTI may make that look-up
  * itself in a call we issue under attach_lock (review H_REVIEW9 L3), so no lock here. The flag alone keeps CUPTI
  * attached: can_detach never arms again, the detach callback backs off an armed detach (the writer's tick then
- * cancels it), and a finalize already under way on another thread is waited for (bounded), so that the graph is
- * made after it, while detached, as rs_cupti_graph_seen has it; not on the finalizing thread itself. */
+ * cancels it), and a finalize already under way is waited for as above. */
 void rs_cupti_graph_seen_nolock(const char *fn)
 {
-    if (__atomic_exchange_n(&graphs_seen, 1, __ATOMIC_SEQ_CST)) return;
-    if (!in_finalize && __atomic_load_n(&dstate, __ATOMIC_SEQ_CST) == DS_FINALIZING) wait_finalizing();
-    if (detach_mode) rs_debug("CUPTI stays attached from now on: the program uses CUDA graphs (%s)", fn);
+    if (!__atomic_load_n(&graphs_seen, __ATOMIC_SEQ_CST) && !__atomic_exchange_n(&graphs_seen, 1, __ATOMIC_SEQ_CST) &&
+        detach_mode)
+        rs_debug("CUPTI stays attached from now on: the program uses CUDA graphs (%s)", fn);
+    wait_foreign_finalize();
 }
 
 /* Writer's tick, window closed, its records flushed: arm the detach. */
@@ -753,7 +783,7 @@ static void cupti_exit_quiesce(void)
         nanosleep(&ts, NULL); /* a tick runs against a live CUDA, and waits for nobody: it ends */
     }
     pthread_mutex_lock(&attach_lock);
-    if (!disarm(CANCEL_EXIT)) wait_finalizing(); /* exit while a detach is armed or under way */
+    settle(CANCEL_EXIT); /* exit while a detach is armed or under way */
     pthread_mutex_unlock(&attach_lock);
     if (__atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) == RS_CUPTI_DELIVERING && cupti_attached()) {
         uint64_t t0 = rs_now(), n0 = records_seen();
@@ -848,7 +878,7 @@ RS_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackReques
         pthread_mutex_lock(&attach_lock);
         __atomic_store_n(&foreign_client, 1, __ATOMIC_RELAXED);
         int ours = __atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) == RS_CUPTI_DELIVERING;
-        if (ours && !disarm(CANCEL_FOR_GOOD)) wait_finalizing();
+        if (ours) settle(CANCEL_FOR_GOOD);
         pthread_mutex_unlock(&attach_lock);
         if (ours) take_over(rs_rec);
     }
@@ -864,7 +894,7 @@ static void foreign_subscribe(CUpti_CallbackFunc cb)
     if (cb == detach_callback) return;
     pthread_mutex_lock(&attach_lock);
     __atomic_store_n(&foreign_subscriber, 1, __ATOMIC_RELAXED);
-    if (!disarm(CANCEL_FOR_GOOD)) wait_finalizing(); /* our armed subscription holds the only slot: free it first */
+    settle(CANCEL_FOR_GOOD); /* our armed subscription holds the only slot: free it first */
     if (cupti_attached() && __atomic_load_n(&detach_off, __ATOMIC_ACQUIRE) == 2) {
         pthread_mutex_unlock(&attach_lock);
         drop_refused();

@@ -142,10 +142,10 @@ RS_EXPORT int cuGetProcAddress(const char *symbol, void **pfn, int version, uint
     return lookup((void *)rs_fn, 0, symbol, pfn, version, flags, NULL);
 }
 
-/* A driver before 12.0 has no cuGetProcAddress_v2, yet a program that probes for it with dlsym(RTLD_DEFAULT) or
- * binds it through its PLT finds ours (review H_REVIEW9 L6). Without railscope the probe finds nothing and the
- * program uses the 4-argument function (bound through the PLT it would not even load): so the look-up goes there,
- * and the program gets the pointers and result that function gives, as it would untraced. An error instead would
+/* A driver before 12.0 has no cuGetProcAddress_v2, yet a program that binds it through its PLT finds ours (review
+ * H_REVIEW9 L6; a dlsym(RTLD_DEFAULT) probe gets NULL, v2_absent below). Without railscope such a program would not
+ * even load; the look-up goes to the 4-argument function, and the program gets the pointers and result that
+ * function gives (an error for a version above the driver's, as cuda.h says). An error instead would
  * fail every look-up of a program that works without railscope. symbolStatus says what a 12.0 driver would:
  * SUCCESS with a pointer; with none, VERSION_NOT_SUFFICIENT where the driver's own version finds the symbol, else
  * SYMBOL_NOT_FOUND; untouched when the call failed. */
@@ -163,9 +163,27 @@ static int status_v1(cuGetProcAddress_fn v1, const char *symbol, void *found, ui
                : PA_NOT_FOUND;
 }
 
+/* The driver's _v2, NULL without one. A missing one is remembered once libcuda is known loaded (review H_REVIEW10
+ * L3: no dlsym and object scan on each call); the 4-argument function is looked up first, so that a libcuda loaded
+ * between the two look-ups does not count as one without _v2. */
+static int v2_missing;
+static cuGetProcAddress_v2_fn real_v2(void)
+{
+    if (__atomic_load_n(&v2_missing, __ATOMIC_RELAXED)) return NULL;
+    cuGetProcAddress_fn v1 = rs_real_cuGetProcAddress();
+    cuGetProcAddress_v2_fn v2 = rs_real_cuGetProcAddress_v2();
+    if (!v2 && v1) __atomic_store_n(&v2_missing, 1, __ATOMIC_RELAXED);
+    return v2;
+}
+
+/* dlsym(RTLD_DEFAULT, "cuGetProcAddress_v2") finds our export first: NULL where the driver has none, as the probing
+ * program would see untraced (review H_REVIEW10 M2): it then takes its 4-argument branch with a version that
+ * function accepts, where ours would be handed its 12.x version and fail (CUDA_ERROR_INVALID_VALUE). */
+static int v2_absent(void) { return !real_v2(); }
+
 RS_EXPORT int cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64_t flags, void *status)
 {
-    cuGetProcAddress_v2_fn v2 = rs_real_cuGetProcAddress_v2();
+    cuGetProcAddress_v2_fn v2 = real_v2();
     if (v2) return lookup((void *)v2, 1, symbol, pfn, version, flags, status);
     RS_WRAP_REAL(cuGetProcAddress, return CUDA_UNKNOWN_);
     int rc = lookup((void *)rs_fn, 0, symbol, pfn, version, flags, NULL);
@@ -180,7 +198,8 @@ RS_EXPORT int cuGetProcAddress_v2(const char *symbol, void **pfn, int version, u
 /* cudart and cuda-python find it with dlsym on libcuda's handle. */
 __attribute__((constructor)) static void procaddr_register(void)
 {
-    static const struct rs_dl_redirect redirects[] = {RS_DL_REDIRECT(cuGetProcAddress, NULL, cuGetProcAddress),
-                                                      RS_DL_REDIRECT(cuGetProcAddress_v2, NULL, cuGetProcAddress_v2)};
+    static const struct rs_dl_redirect redirects[] = {
+        RS_DL_REDIRECT(cuGetProcAddress, NULL, cuGetProcAddress),
+        RS_DL_REDIRECT_ABSENT(cuGetProcAddress_v2, NULL, cuGetProcAddress_v2, v2_absent)};
     rs_dl_register(redirects, (int)(sizeof redirects / sizeof redirects[0]));
 }

@@ -41,8 +41,17 @@ tests/nccl/fakenov2/libcuda.so.1.ldflags := -shared -Wl,-soname,libcuda.so.1
 tests/nccl/fakenov2/libcuda.so.1.libs := -ldl
 tests/nccl/fakenov2/libcudauser.so.srcs := tests/nccl/fake_cuda_user.c $(B)/tests/nccl/fakenov2/libcuda.so.1
 tests/nccl/fakenov2/libcudauser.so.cflags := -DFAKE_CUDA_USER_PROBE
-tests/nccl/fakenov2/libcudauser.so.ldflags := -shared -Wl,-rpath,'$$ORIGIN'
+tests/nccl/fakenov2/libcudauser.so.ldflags := -shared -Wl,-soname,libcudauser.so -Wl,-rpath,'$$ORIGIN'
 tests/nccl/fakenov2/libcudauser.so.libs := -ldl
+# ...and the program that calls it, or a library bound to cuGetProcAddress_v2 through its PLT (libcudalink.so: a
+# shared library may leave the symbol undefined; only railscope's export defines it there)
+PROGRAMS += tests/nccl/fakenov2/fake_cuda_probe tests/nccl/fakenov2/libcudalink.so
+tests/nccl/fakenov2/fake_cuda_probe.srcs := tests/nccl/fake_cuda_probe.c $(B)/tests/nccl/fakenov2/libcudauser.so \
+    $(B)/tests/nccl/fakenov2/libcuda.so.1
+tests/nccl/fakenov2/fake_cuda_probe.ldflags := -Wl,-rpath,'$$ORIGIN'
+tests/nccl/fakenov2/fake_cuda_probe.libs := -ldl
+tests/nccl/fakenov2/libcudalink.so.srcs := tests/nccl/fake_cuda_user.c $(B)/tests/nccl/fakenov2/libcuda.so.1
+tests/nccl/fakenov2/libcudalink.so.ldflags := -shared -Wl,-rpath,'$$ORIGIN'
 tests/nccl/fakecupti/libcupti.so.13.srcs := tests/nccl/fake_cupti.c
 tests/nccl/fakecupti/libcupti.so.13.cflags := -isystem $(CUDA_HOME)/include
 tests/nccl/fakecupti/libcupti.so.13.ldflags := -shared -Wl,-soname,libcupti.so.13

@@ -14,8 +14,9 @@
   armed stops detaching; the trampoline reaches the driver's function with six arguments and returns its value;
   every other look-up comes back as the driver left it;
 - a look-up that CUPTI makes while railscope holds its attach lock, with the trampoline pool full, neither
-  deadlocks nor lets CUPTI detach again (session 10); a driver without cuGetProcAddress_v2 (before 12.0) answers a
-  program that finds railscope's _v2 as its 4-argument function would (session 10)."""
+  deadlocks nor lets CUPTI detach again (session 10); a driver without cuGetProcAddress_v2 (before 12.0): a program's
+  dlsym(RTLD_DEFAULT) probe finds none, as untraced, and a program bound to railscope's _v2 is answered as the
+  4-argument function would answer (session 10)."""
 import os
 import re
 import subprocess
@@ -215,23 +216,33 @@ ok(s == [1, 1, 0, 0] and e == s and m and m.group(0).startswith("0 cancelled by 
    "... and CUPTI stays attached from then on: the detach armed around that call backs off and the writer's tick "
    "cancels it as a graph's; never finalized", (s, e, m and m.group(0)))
 
-# ---- a driver older than 12.0: libcuda without cuGetProcAddress_v2 (review H_REVIEW9 L6) ----
-# fakenov2/ has that libcuda and a program that probes dlsym(RTLD_DEFAULT, "cuGetProcAddress_v2") (which finds
-# railscope's export) before it falls back to the 4-argument function; CUPTI and cudart are the usual fakes.
-NOV2 = os.path.join(T, "nov2")
-os.makedirs(NOV2, exist_ok=True)
-for lib, where in (("libcupti.so.13", FAKE), ("libcudart.so.13", FAKE), ("libcuda.so.1", NCCL_BIN + "/fakenov2"),
-                   ("libcudauser.so", NCCL_BIN + "/fakenov2")):
-    if not os.path.lexists(os.path.join(NOV2, lib)):
-        os.symlink(os.path.join(where, lib), os.path.join(NOV2, lib))
-p = run([DRIVER, NOV2, "procaddr", "link"], os.path.join(T, "procaddr-nov2-link"), BASE)
-r = dict(x.split("=") for x in p.stdout.split() if "=" in x)
-ok(p.returncode == 0 and all(r.get(k) == "1" for k in ("tramp", "reach", "same", "ptsz", "v11", "self", "self4")),
-   "no cuGetProcAddress_v2 in the driver, railscope's found with dlsym(RTLD_DEFAULT): it answers as the driver's "
-   "4-argument function (graph entry points behind trampolines that reach it, status SUCCESS)", (r, p.stderr[-300:]))
-ok(all(r.get(k) == "1" for k in ("plain", "failed", "empty", "unknown")),
-   "... other symbols as the driver left them; a failed call leaves symbolStatus alone; an empty look-up says "
-   "VERSION_NOT_SUFFICIENT where a later version has the symbol, else SYMBOL_NOT_FOUND", r)
+# ---- a driver older than 12.0: libcuda without cuGetProcAddress_v2 (reviews H_REVIEW9 L6, H_REVIEW10 M2) ----
+# fakenov2/: that libcuda (version 11080; its cuGetProcAddress fails a later version), a program built for 12.x that
+# probes dlsym(RTLD_DEFAULT, "cuGetProcAddress_v2") before it falls back to the 4-argument function, and a library
+# bound to _v2 through its PLT (fake_cuda_probe.c).
+PROBE = os.path.join(NCCL_BIN, "fakenov2", "fake_cuda_probe")
+
+
+def probe(mode, preload=True):
+    p = run([PROBE, os.path.dirname(PROBE), mode], os.path.join(T, "nov2-%s-%d" % (mode, preload)), BASE,
+            preload=preload)
+    return p, dict(x.split("=") for x in p.stdout.split() if "=" in x)
+
+
+p, r = probe("probe")
+p0, r0 = probe("probe", preload=False)
+ok(p.returncode == 0 and r.get("default_v2") == "0" and r.get("cap_rc") == "0" and r.get("cap_reach") == "1" and
+   r.get("cap_tramp") == "1" and all(r.get(k) == r0.get(k) for k in ("default_v2", "cap_rc", "cap_st", "cap_reach")),
+   "no cuGetProcAddress_v2 in the driver: a dlsym(RTLD_DEFAULT) probe finds none, as untraced, and the program's "
+   "4-argument look-up works (its graph entry point behind a trampoline)", (r, r0, p.stderr[-300:]))
+p, r = probe("link")
+ok(p.returncode == 0 and r.get("v12_rc") == "1" and r.get("v12_st") == "-1" and
+   [r.get("cap_" + k) for k in ("rc", "st", "tramp", "reach")] == ["0", "0", "1", "1"] and
+   [r.get("empty_" + k) for k in ("rc", "st", "null")] == ["0", "1", "1"] and
+   [r.get("unknown_" + k) for k in ("rc", "st", "null")] == ["0", "1", "1"],
+   "... bound to _v2 through a PLT, railscope's answers as the 4-argument function: a version above the driver's "
+   "fails (status untouched), a graph entry point behind a trampoline with status SUCCESS, an empty look-up "
+   "SYMBOL_NOT_FOUND", (r, p.stderr[-300:]))
 
 # ---- where a graph would not be seen, never detach ----
 p, states, evs = go("static-rt", {"FAKE_RT_NAME": "librtcopy.so.13"})

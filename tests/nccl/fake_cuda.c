@@ -16,14 +16,21 @@
  * CUDA_ERROR_INVALID_VALUE with 0x5a5a left in *pfn (a failed call's out-parameter must come back as it is);
  * an unknown symbol: success, NULL, SYMBOL_NOT_FOUND. fake_cuda_proc(symbol, version, flags): the same look-up,
  * not interposed, to compare with.
- * Built with -DFAKE_CUDA_NO_V2 (fakenov2/, session 10): a driver older than 12.0, without cuGetProcAddress_v2
- * (its look-up of cuGetProcAddress hands out the 4-argument one at every version). */
+ * Built with -DFAKE_CUDA_NO_V2 (fakenov2/, session 10): a driver older than 12.0 (cuDriverGetVersion 11080), without
+ * cuGetProcAddress_v2 (its look-up of cuGetProcAddress hands out the 4-argument one at every version), whose
+ * cuGetProcAddress fails a version above 11080 as above (cuda.h: CUDA_ERROR_INVALID_VALUE "if the specified CUDA
+ * version is greater than the driver version"). */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define EXPORT __attribute__((visibility("default")))
+#ifdef FAKE_CUDA_NO_V2
+#define DRIVER_VERSION 11080
+#else
+#define DRIVER_VERSION 13000
+#endif
 
 static void exit_callback(uint32_t cbid)
 {
@@ -39,7 +46,7 @@ static void exit_callback(uint32_t cbid)
 EXPORT int cuDriverGetVersion(int *version)
 {
     if (!version) return 1; /* CUDA_ERROR_INVALID_VALUE */
-    *version = 13000;
+    *version = DRIVER_VERSION;
     exit_callback(2); /* CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion */
     return 0;
 }
@@ -128,7 +135,7 @@ static void *proc_find(const char *s, int version, uint64_t flags, int *st)
 static int proc_v2(const char *symbol, void **pfn, int version, uint64_t flags, int *status)
 {
     if (!symbol || !pfn) return 1; /* CUDA_ERROR_INVALID_VALUE */
-    if (version > 13000) {
+    if (version > DRIVER_VERSION) {
         *pfn = (void *)0x5a5a;
         return 1;
     }
