@@ -13,16 +13,30 @@ E=$RS_BUILD/tests/core/emitter C=$RS_BUILD/tests/core/check
 plan 11
 
 out=$(RAILSCOPE_OUT=$T/paced run_timeout 60 "$E" -t 16 -n 1000000 -r 125000)
-if [ "$out" != "emitted=16000000 dropped=0" ]; then
-    # Load-dependent: on a 2-core machine shared with other builds the writer can be starved for the
-    # ~0.5 s a ring lasts at this rate. One retry; two runs in a row with drops fail.
-    diag "paced run dropped ($out, load $(cut -d' ' -f1 /proc/loadavg)); once more"
-    rm -rf "$T/paced"
-    out=$(RAILSCOPE_OUT=$T/paced run_timeout 60 "$E" -t 16 -n 1000000 -r 125000)
+if timing_ok; then
+    if [ "$out" != "emitted=16000000 dropped=0" ]; then
+        # Load-dependent: on a 2-core machine shared with other builds the writer can be starved for the
+        # ~0.5 s a ring lasts at this rate. One retry; two runs in a row with drops fail.
+        diag "paced run dropped ($out, load $(cut -d' ' -f1 /proc/loadavg)); once more"
+        rm -rf "$T/paced"
+        out=$(RAILSCOPE_OUT=$T/paced run_timeout 60 "$E" -t 16 -n 1000000 -r 125000)
+    fi
+    is "$out" "emitted=16000000 dropped=0" "paced: 16M events accepted, none dropped"
+    res=$("$C" "$T"/paced/*.rtrace)
+    like "$res" "status=complete marks=16000000 gaps=0 order_errors=0 tid_mix=0 drops=0 .* late_start=0 " "paced: all 16M in the file, per-thread order, THREAD_START first, zero drops"
+else
+    # Zero drops at this rate is a claim about the writer's pace (timing_ok): under ASan at load ~14 both runs
+    # dropped (216 k of 16 M in the first, session 10), at load 7 none did; the ASan writer drains ~2x slower
+    # (it dropped at 6.4 M events/s where the normal build did not). The sanitized run checks the paced path's
+    # memory and the accounting: every event accepted or refused, the file holds the accepted ones, drops exact.
+    emitted=$(echo "$out" | sed -n 's/^emitted=\([0-9]*\) dropped=.*/\1/p')
+    dropped=$(echo "$out" | sed -n 's/.* dropped=\([0-9]*\)$/\1/p')
+    [ "${dropped:-0}" != 0 ] && diag "paced run under $RS_SAN dropped $dropped (load $(cut -d' ' -f1 /proc/loadavg))"
+    is "$((emitted + dropped))" 16000000 "paced ($RS_SAN: drops allowed): every event accepted or refused"
+    res=$("$C" "$T"/paced/*.rtrace)
+    like "$res" "status=complete marks=$emitted .*order_errors=0 tid_mix=0 drops=$dropped .* late_start=0 .*unannounced=0$" \
+        "paced ($RS_SAN): the $emitted accepted in the file, per-thread order, THREAD_START first, drops=$dropped exactly"
 fi
-is "$out" "emitted=16000000 dropped=0" "paced: 16M events accepted, none dropped"
-res=$("$C" "$T"/paced/*.rtrace)
-like "$res" "status=complete marks=16000000 gaps=0 order_errors=0 tid_mix=0 drops=0 .* late_start=0 " "paced: all 16M in the file, per-thread order, THREAD_START first, zero drops"
 
 out=$(RAILSCOPE_OUT=$T/fast run_timeout 60 "$E" -t 16 -n 1000000)
 emitted=$(echo "$out" | sed -n 's/^emitted=\([0-9]*\) dropped=.*/\1/p')
