@@ -59,7 +59,13 @@ like "$res" "status=(complete|truncated) marks=[1-9][0-9]* gaps=0 order_errors=0
 last=$(echo "$res" | sed -n 's/.*last_mark_rt=\([0-9]*\).*/\1/p')
 lag_ms=$(((kill_rt - last) / 1000000))
 diag "newest event on disk: ${lag_ms} ms before the kill (flush interval 200 ms)"
-ok "SIGKILL: loss within one flush interval (+150 ms scheduling slack): ${lag_ms} ms" test "$lag_ms" -le 350
+# A scheduling bound (timing_ok): the normal build checks it. Under ASan the lag was 0-197 ms in 38 runs at load 4-14
+# (session 10: busy loops, stress.t beside), never over; the SIGKILL path's memory is what the sanitized run checks.
+if timing_ok; then
+    ok "SIGKILL: loss within one flush interval (+150 ms scheduling slack): ${lag_ms} ms" test "$lag_ms" -le 350
+else
+    skip "$timing_skip_reason (lag ${lag_ms} ms)"
+fi
 info=$("$RS_CLI" info "$T"/kill/*.rtrace)
 like "$info" "status: +(complete|truncated)" "info on the killed process's file works"
 unlike "$res" "proc_end=1" "no PROC_END after SIGKILL (nothing could run)"
