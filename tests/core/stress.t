@@ -12,7 +12,11 @@ need_build tests/core/emitter tests/core/check
 E=$RS_BUILD/tests/core/emitter C=$RS_BUILD/tests/core/check
 plan 11
 
-out=$(RAILSCOPE_OUT=$T/paced run_timeout 60 "$E" -t 16 -n 1000000 -r 125000)
+# (under a sanitizer 250 k events a thread: the rate is not what it checks there, and each ring still turns over
+# several times in the 2 s)
+pn=1000000
+timing_ok || pn=250000
+out=$(RAILSCOPE_OUT=$T/paced run_timeout 60 "$E" -t 16 -n $pn -r 125000)
 if timing_ok; then
     if [ "$out" != "emitted=16000000 dropped=0" ]; then
         # Load-dependent: on a 2-core machine shared with other builds the writer can be starved for the
@@ -32,7 +36,7 @@ else
     emitted=$(echo "$out" | sed -n 's/^emitted=\([0-9]*\) dropped=.*/\1/p')
     dropped=$(echo "$out" | sed -n 's/.* dropped=\([0-9]*\)$/\1/p')
     [ "${dropped:-0}" != 0 ] && diag "paced run under $RS_SAN dropped $dropped (load $(cut -d' ' -f1 /proc/loadavg))"
-    is "$((emitted + dropped))" 16000000 "paced ($RS_SAN: drops allowed): every event accepted or refused"
+    is "$((emitted + dropped))" $((16 * pn)) "paced ($RS_SAN: drops allowed): every event accepted or refused"
     res=$("$C" "$T"/paced/*.rtrace)
     like "$res" "status=complete marks=$emitted .*order_errors=0 tid_mix=0 drops=$dropped .* late_start=0 .*unannounced=0$" \
         "paced ($RS_SAN): the $emitted accepted in the file, per-thread order, THREAD_START first, drops=$dropped exactly"
