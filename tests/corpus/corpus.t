@@ -64,6 +64,7 @@ done
 # 3. the CLI
 # Outputs are read and matched by bash builtins: a grep per command was ~20 s of the file's ~60 s (567 commands).
 slurp() { REPLY=""; IFS= read -r -d '' REPLY <"$1"; } # FILE: all of it in REPLY (no process started)
+nl=$'\n'
 bad_any=0
 for name in "${names[@]}"; do
     status=${expect_status[$name]}
@@ -95,7 +96,7 @@ for name in "${names[@]}"; do
         elif [ $rc -ne "$want" ]; then
             problem="exit $rc, want $want"
         fi
-        if [ -z "$problem" ] && [ $rc -eq 2 ] && ! [[ $'\n'$err =~ $'\n'railscope:\  ]]; then
+        if [ -z "$problem" ] && [ $rc -eq 2 ] && [[ $nl$err != *"${nl}railscope: "* ]]; then
             problem="exit 2 without a 'railscope: ' line on stderr"
         fi
         if [ -z "$problem" ] && [ $rc -eq 1 ]; then
