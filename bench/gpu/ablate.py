@@ -46,6 +46,10 @@ MODES = {
     "api-sampled": (True, {"RAILSCOPE_CUDA_COPIES": "api", "RAILSCOPE_CUDA_KERNELS": "sampled"}, []),
     "api-win20": (True, {"RAILSCOPE_CUDA_COPIES": "api", "RAILSCOPE_CUDA_KERNEL_WINDOW": "300/1500"}, []),
     "default-w7": (True, {"RAILSCOPE_CUDA_KERNEL_WINDOW": "500/30000/7000"}, []),  # first window on steady steps
+    "default-w10": (True, {"RAILSCOPE_CUDA_KERNEL_WINDOW": "500/30000/10000"}, []),  # another position (s11)
+    # the same window with CUPTI left attached between windows: does re-attaching lose kernels? (session 11)
+    "default-w7-nodetach": (True, {"RAILSCOPE_CUDA_KERNEL_WINDOW": "500/30000/7000", "RAILSCOPE_CUDA_DETACH": "off"},
+                            []),
     # ResNet-50's first step autotunes cuDNN for ~10 s (session 10): its steady steps start ~12 s after CUDA init
     "default-w15": (True, {"RAILSCOPE_CUDA_KERNEL_WINDOW": "500/30000/15000"}, []),
     "full": (True, {"RAILSCOPE_CUDA_KERNELS": "all"}, []),
