@@ -85,6 +85,26 @@ def workload_cmd(w, a, out):
 diagnosed = [False]
 
 
+def stacks(pgid, outdir, tag):
+    """Native backtraces of every thread of the workload (the python3 process in the run's session), by cuda-gdb."""
+    pids = []
+    for st in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            f = open(st).read().rsplit(")", 1)[1].split()
+            comm = open(os.path.dirname(st) + "/comm").read().strip()
+        except OSError:
+            continue
+        if int(f[2]) == pgid and comm.startswith("python"):
+            pids.append(int(os.path.basename(os.path.dirname(st))))
+    if not pids or not shutil.which("cuda-gdb"):
+        print(f"{tag}: no stacks (pids {pids}, cuda-gdb {shutil.which('cuda-gdb')})", flush=True)
+        return
+    r = subprocess.run(["timeout", "60", "cuda-gdb", "-p", str(min(pids)), "-batch", "-ex", "thread apply all bt 25"],
+                       capture_output=True, text=True)
+    open(os.path.join(outdir, f"stacks-{tag}.txt"), "w").write(r.stdout + r.stderr)
+    print(f"{tag}: stacks of pid {min(pids)}: {len(r.stdout.splitlines())} lines -> stacks-{tag}.txt", flush=True)
+
+
 def diag(pid, outdir, tag):
     """Where is a process that does not end? Per-thread CPU over 2 s, wchan, syscall; cuda-gdb backtraces."""
     lines = [f"== {tag}: pid {pid}"]
@@ -147,6 +167,7 @@ def run_one(mode, rnd, a, work):
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=errf, start_new_session=True)
     t_res = None
     diag_done = False
+    stacks_at = [float(x) for x in a.stacks_at.split(",") if x] if mode == a.stacks_mode and rnd == 1 else []
     while True:
         rc = p.poll()
         now = time.monotonic()
@@ -160,6 +181,8 @@ def run_one(mode, rnd, a, work):
             p.wait()
             rc = "killed"
             break
+        if stacks_at and now - t_start >= stacks_at[0]:  # where a slow phase spends its time (session 11)
+            stacks(p.pid, a.out, f"{tag}-at{stacks_at.pop(0):g}s")
         if t_res is not None and not diag_done and now - t_res > a.diag_after:
             diag_done = True
             try:
@@ -177,13 +200,17 @@ def run_one(mode, rnd, a, work):
         r["step_ms_median"] = j.get("step_ms_median")
         r["steps_ns"] = j.get("steps_ns")
         r["finite"] = j.get("finite", True)
+        ph = (j.get("phases") or [{}])[0]  # train.py: launch to the first timed step (warm-up, cuDNN autotuning)
+        if "timed_start_ns" in ph and "start_ns" in ph:
+            r["warmup_s"] = (ph["timed_start_ns"] - ph["start_ns"]) * 1e-9
     except (OSError, ValueError, KeyError, IndexError):
         r["step_ms"] = None
     err = open(os.path.join(work, tag + ".err")).read().splitlines()
     r["stderr"] = [s for s in err if "railscope" in s or "mincupti" in s][-12:]
     step = f"{r['step_ms']:.3f} ms" if r["step_ms"] else "-"
     ex = f"{r['exit_s']:.2f} s" if r["exit_s"] is not None else "-"
-    print(f"{tag:34s} step {step:>10s}  exit {ex:>8s}  wall {r['wall_s']:5.1f} s  rc {rc}", flush=True)
+    wu = f"  warm-up {r['warmup_s']:5.2f} s" if "warmup_s" in r else ""
+    print(f"{tag:34s} step {step:>10s}  exit {ex:>8s}  wall {r['wall_s']:5.1f} s  rc {rc}{wu}", flush=True)
     for s in r["stderr"]:
         if "debug" in s or "mincupti" in s or "warn" in s.lower():
             print("    " + s[:200])
@@ -231,6 +258,8 @@ def main():
     ap.add_argument("--run-cap", type=float, default=150)
     ap.add_argument("--budget", type=float, default=1e9, help="start no new round after this many seconds")
     ap.add_argument("--debug-modes", default="", help="modes run with RAILSCOPE_LOG=debug")
+    ap.add_argument("--stacks-at", default="", help="seconds after launch (comma list) to take cuda-gdb stacks...")
+    ap.add_argument("--stacks-mode", default="", help="...of this mode's first round")
     ap.add_argument("--keep", default="", help="modes whose round-1 trace is kept (in --work)")
     ap.add_argument("--cpus", default="", help="taskset -c CPUS for every run (the same cores each time)")
     ap.add_argument("--work", default="/tmp/rs-ablate")
