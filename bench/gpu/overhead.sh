@@ -9,6 +9,7 @@
 #   toggle ARGS...     bench/gpu/cuptitoggle.py ARGS (CUPTI attached/detached in one process: its cost per phase)
 #   counts             CUPTI records (kernels; copies and memsets) per transformer step, from the minimal injection
 #   detach ARGS...     tests/gpu/detach_check.py ARGS: CUPTI detached between windows, checked on a planted workload
+#   shares             default-vs-full report shares of the transformer and ResNet-50 (donewhen's step alone)
 #   donewhen           issue 16's whole "Done when" in this one call (~9 min): lock-step groups of every mode
 #                      (DW_ROUNDS=3 rounds, mirrored orders alternating) on the transformer and ResNet-50 DDP,
 #                      default-vs-full report shares of both, then bench/gpu/done_when.py's verdicts
@@ -35,6 +36,18 @@ if [ -z "${RS_BUILD:-}" ]; then
     echo "built in $(($(date +%s) - T0)) s"
 fi
 export MINCUPTI=$RS_BUILD/mincupti.so
+# A fresh machine has an empty CUDA JIT cache: the first ResNet process JIT-compiles NCCL's PTX (cuda-gdb, session
+# 11: cudaFuncGetAttributes -> cuLibraryLoadData -> libnvidia-ptxjitcompiler, ~10 s) and its first step looks like
+# a 15 s "autotuning" whatever its mode; the first transformer process's step 0 took 2.4 s, not 0.4. So one short
+# untraced run of each workload fills the cache before anything is measured (RS_NO_JIT_WARM=1 skips it).
+if [ -z "${RS_NO_JIT_WARM:-}" ]; then
+    for w in "tests/gpu/train.py --phases bench:3 --warmup 2" "bench/gpu/transformer.py --steps 3 --warmup 2"; do
+        t=$(date +%s.%N)
+        # shellcheck disable=SC2086 # the workload's arguments, split on purpose
+        taskset -c 2-13 python3 $w --out /tmp/rs-jitwarm.json >/tmp/rs-jitwarm.log 2>&1 || tail -5 /tmp/rs-jitwarm.log
+        echo "JIT cache warm-up: ${w%% *} $(python3 -c "import time; print(f'{time.time() - $t:.1f}')") s"
+    done
+fi
 part() {
     local kind=$1
     shift
@@ -62,6 +75,15 @@ part() {
             done
         done ;;
     donewhen) donewhen ;;
+    shares) # the default-vs-full report shares of both workloads alone (donewhen's shares step, ~3 min)
+        rm -rf /tmp/rs-dw-rep && mkdir -p /tmp/rs-dw-rep
+        dw_shares transformer default-w7 300 40
+        dw_shares resnet default-w15 400 25
+        python3 bench/gpu/done_when.py --json "$OUT/done_when.json" \
+            --shares "transformer:/tmp/rs-dw-rep/report-transformer-default.json:/tmp/rs-dw-rep/report-transformer-full.json" \
+            --shares "resnet:/tmp/rs-dw-rep/report-resnet-default.json:/tmp/rs-dw-rep/report-resnet-full.json"
+        tar czf "$OUT/shares.tgz" -C / tmp/rs-dw-rep tmp/rs-dw-transformer/transformer-default-w7-1 \
+            tmp/rs-dw-resnet/resnet-default-w15-1 $(cd / && ls tmp/rs-dw-*/*.err) ;;
     *) echo "unknown part $kind" ;;
     esac
 }
