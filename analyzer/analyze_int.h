@@ -162,8 +162,10 @@ struct an_rank {
 /* A process with no rank and nothing traced (a launcher such as torchrun, a shell) is not a rank of the job. */
 static inline int an_is_launcher(const struct an_rank *r)
 {
+    /* a process that marks steps is a worker even when its kernel windows recorded nothing (session 11: a lone
+     * transformer whose windows missed its steps was taken for a launcher and left out of the sampling counts) */
     return r->out.rank < 0 && r->out.input != RS_AN_UNREADABLE && !r->has_gpu && !r->has_verbs && !r->has_nccl &&
-           !r->ncolls;
+           !r->ncolls && !r->nlsteps;
 }
 
 /* Read one file and reduce it (analyze_load.c + analyze_local.c). Never fails: an unreadable file gives

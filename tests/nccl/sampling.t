@@ -15,7 +15,7 @@ from taplib import *  # noqa: F401,F403
 
 objs = [os.path.join(BUILD, "lib", "tracer", "writer.o"), os.path.join(BUILD, "lib", "formats", "rtrace_tables.o")]
 need(CLI, *objs)
-plan(14)
+plan(15)
 GEN = os.path.join(T, "sampling_gen")
 cflags = ["-fsanitize=address,undefined"] if SAN and "asan" in SAN else ["-fsanitize=thread"] if SAN else []
 cc = subprocess.run(["cc", "-std=gnu11", "-O1", "-I" + TOP, "-I" + os.path.join(TOP, "formats"),
@@ -71,7 +71,8 @@ j, err = report(10, 20, 30, -1, 100)
 w = " ".join(j["warnings"]) if j else ""
 ok("RAILSCOPE_CUDA_KERNEL_WINDOW=2100/30000/5500 " in w, "long steps: the suggested window holds two of them", (w, err))
 # A real one: ResNet-50 DDP on the H200 under the default (session 10, data/resnet50-short-default.rtrace). Its
-# first step autotuned cuDNN for 10 s and both windows fell inside it. The suggested first window, counted from
+# first step took 10 s (the fresh machine's first process JIT-compiled NCCL's PTX, session 11) and both windows fell
+# inside it. The suggested first window, counted from
 # the window at CUDA init, must open on the steady steps: after step 1 starts, a window's length before the last.
 import re  # noqa: E402
 REAL = os.path.join(TOP, "tests", "nccl", "data", "resnet50-short-default.rtrace")
@@ -85,4 +86,20 @@ m = re.search(r"RAILSCOPE_CUDA_KERNEL_WINDOW=([0-9]+)/30000/([0-9]+) ", w)
 at = w0 + int(m.group(2)) / 1e3 if m else 0
 ok(m and len(steps) > 2 and steps[1] <= at <= steps[-1] - int(m.group(1)) / 1e3,
    "real ResNet-50 trace: the suggested first window opens on its steady steps", (w0, steps[1:2], steps[-1:], w))
+# Another real one (session 11, data/transformer-window-in-step0.rtrace): one process, no rank from a launcher, its
+# windows recorded no kernel at all (the second fell in a 2.4 s first step). It was taken for a launcher (no GPU
+# records, no NCCL) and left out of the sampling counts: "0 of 0 ranks", and no remedy. A process that marks steps
+# is a rank.
+REAL = os.path.join(TOP, "tests", "nccl", "data", "transformer-window-in-step0.rtrace")
+d = subprocess.run([CLI, "dump", REAL], capture_output=True, text=True).stdout.splitlines()
+w0 = min((t(x) for x in d if "cuda_kernel_window on=1" in x), default=0)
+steps = [t(x) for x in d if re.search(r'message="step [0-9]+"', x)]
+p = subprocess.run([CLI, "report", "--json", REAL], capture_output=True, text=True)
+w = " ".join(json.loads(p.stdout)["warnings"]) if p.returncode == 0 else p.stderr
+m = re.search(r"RAILSCOPE_CUDA_KERNEL_WINDOW=([0-9]+)/30000/([0-9]+) ", w)
+at = w0 + int(m.group(2)) / 1e3 if m else 0
+ok("(1 of 1 ranks had no step inside a window" in w and m and len(steps) > 2
+   and steps[1] <= at <= steps[-1] - int(m.group(1)) / 1e3,
+   "real transformer trace with no kernel in its windows: counted as a rank, remedy on its steady steps",
+   (w0, steps[1:2], steps[-1:], w))
 finish()
