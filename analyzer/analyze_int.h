@@ -134,6 +134,7 @@ struct an_rank {
     char link_fact[48];
     int peermem;                                /* -1 unknown, 0 absent, 1 loaded */
     int has_gpu, has_verbs, has_nccl, has_cuda; /* has_cuda: any CUDA event (copy calls, windows) */
+    int has_copy_calls;                         /* the cudart wrappers saw a host/GPU copy */
     char step_source[32];
     char coll_source[32]; /* "" = NCCL profiler plugin records */
     uint64_t base_lat;    /* measured base latency of this rank's WRs (ns) */
@@ -162,10 +163,11 @@ struct an_rank {
 /* A process with no rank and nothing traced (a launcher such as torchrun, a shell) is not a rank of the job. */
 static inline int an_is_launcher(const struct an_rank *r)
 {
-    /* a process that marks steps is a worker even when its kernel windows recorded nothing (session 11: a lone
-     * transformer whose windows missed its steps was taken for a launcher and left out of the sampling counts) */
+    /* a process that copies between host and GPU is a worker even when its kernel windows recorded nothing
+     * (session 11: a lone transformer whose windows missed its steps was taken for a launcher and left out of the
+     * sampling counts). Steps do not tell: a launcher is given the job's steps too. */
     return r->out.rank < 0 && r->out.input != RS_AN_UNREADABLE && !r->has_gpu && !r->has_verbs && !r->has_nccl &&
-           !r->ncolls && !r->nlsteps;
+           !r->ncolls && !r->has_copy_calls;
 }
 
 /* Read one file and reduce it (analyze_load.c + analyze_local.c). Never fails: an unreadable file gives

@@ -320,6 +320,7 @@ static void on_cuda(struct pass *p, const struct rs_ev_hdr *h)
     case RS_EV_CUDA_COPY_CALL: {
         const struct rs_ev_CUDA_COPY_CALL *e = (const void *)h;
         p->r->has_cuda = 1;
+        p->r->has_copy_calls = 1;
         if (e->copy_kind == 1) {
             iv_add(&p->h2d, h->ts, h->ts + e->dur);
             if (e->src_mem == 0) p->r->out.h2d_pageable_bytes += e->bytes;
