@@ -70,36 +70,34 @@ ok("RAILSCOPE_CUDA_KERNEL_WINDOW=500/30000/55 " in w, "the report names the wind
 j, err = report(10, 20, 30, -1, 100)
 w = " ".join(j["warnings"]) if j else ""
 ok("RAILSCOPE_CUDA_KERNEL_WINDOW=2100/30000/5500 " in w, "long steps: the suggested window holds two of them", (w, err))
-# A real one: ResNet-50 DDP on the H200 under the default (session 10, data/resnet50-short-default.rtrace). Its
-# first step took 10 s (the fresh machine's first process JIT-compiled NCCL's PTX, session 11) and both windows fell
-# inside it. The suggested first window, counted from
-# the window at CUDA init, must open on the steady steps: after step 1 starts, a window's length before the last.
+# Real traces from the H200. The suggested first window, counted from the window at CUDA init, must open on the
+# steady steps: after step 1 starts, a window's length before the last.
 import re  # noqa: E402
-REAL = os.path.join(TOP, "tests", "nccl", "data", "resnet50-short-default.rtrace")
-d = subprocess.run([CLI, "dump", REAL], capture_output=True, text=True).stdout.splitlines()
-t = lambda ln: float(ln.split()[0])  # noqa: E731
-w0 = min((t(x) for x in d if "cuda_kernel_window on=1" in x), default=0)
-steps = [t(x) for x in d if re.search(r'message="step [0-9]+"', x)]
-p = subprocess.run([CLI, "report", "--json", REAL], capture_output=True, text=True)
-w = " ".join(json.loads(p.stdout)["warnings"]) if p.returncode == 0 else p.stderr
-m = re.search(r"RAILSCOPE_CUDA_KERNEL_WINDOW=([0-9]+)/30000/([0-9]+) ", w)
-at = w0 + int(m.group(2)) / 1e3 if m else 0
-ok(m and len(steps) > 2 and steps[1] <= at <= steps[-1] - int(m.group(1)) / 1e3,
-   "real ResNet-50 trace: the suggested first window opens on its steady steps", (w0, steps[1:2], steps[-1:], w))
-# Another real one (session 11, data/transformer-window-in-step0.rtrace): one process, no rank from a launcher, its
-# windows recorded no kernel at all (the second fell in a 2.4 s first step). It was taken for a launcher (no GPU
-# records, no NCCL) and left out of the sampling counts: "0 of 0 ranks", and no remedy. A process that marks steps
-# is a rank.
-REAL = os.path.join(TOP, "tests", "nccl", "data", "transformer-window-in-step0.rtrace")
-d = subprocess.run([CLI, "dump", REAL], capture_output=True, text=True).stdout.splitlines()
-w0 = min((t(x) for x in d if "cuda_kernel_window on=1" in x), default=0)
-steps = [t(x) for x in d if re.search(r'message="step [0-9]+"', x)]
-p = subprocess.run([CLI, "report", "--json", REAL], capture_output=True, text=True)
-w = " ".join(json.loads(p.stdout)["warnings"]) if p.returncode == 0 else p.stderr
-m = re.search(r"RAILSCOPE_CUDA_KERNEL_WINDOW=([0-9]+)/30000/([0-9]+) ", w)
-at = w0 + int(m.group(2)) / 1e3 if m else 0
-ok("(1 of 1 ranks had no step inside a window" in w and m and len(steps) > 2
-   and steps[1] <= at <= steps[-1] - int(m.group(1)) / 1e3,
-   "real transformer trace with no kernel in its windows: counted as a rank, remedy on its steady steps",
-   (w0, steps[1:2], steps[-1:], w))
+
+
+def remedy_on_steady_steps(name):
+    """The report's warnings on a real trace, and whether its suggested window lands on the steady steps."""
+    real = os.path.join(TOP, "tests", "nccl", "data", name)
+    d = subprocess.run([CLI, "dump", real], capture_output=True, text=True).stdout.splitlines()
+    t = lambda ln: float(ln.split()[0])  # noqa: E731
+    w0 = min((t(x) for x in d if "cuda_kernel_window on=1" in x), default=0)
+    steps = [t(x) for x in d if re.search(r'message="step [0-9]+"', x)]
+    p = subprocess.run([CLI, "report", "--json", real], capture_output=True, text=True)
+    w = " ".join(json.loads(p.stdout)["warnings"]) if p.returncode == 0 else p.stderr
+    m = re.search(r"RAILSCOPE_CUDA_KERNEL_WINDOW=([0-9]+)/30000/([0-9]+) ", w)
+    at = w0 + int(m.group(2)) / 1e3 if m else 0
+    good = bool(m) and len(steps) > 2 and steps[1] <= at <= steps[-1] - int(m.group(1)) / 1e3
+    return w, good, (w0, steps[1:2], steps[-1:], w)
+
+
+# ResNet-50 DDP under the default (session 10): its first step took 10 s (the fresh machine's first process
+# JIT-compiled NCCL's PTX, session 11) and both windows fell inside it.
+w, good, why = remedy_on_steady_steps("resnet50-short-default.rtrace")
+ok(good, "real ResNet-50 trace: the suggested first window opens on its steady steps", why)
+# The transformer (session 11): one process, no rank from a launcher, its windows recorded no kernel at all (the
+# second fell in a 2.4 s first step). It was taken for a launcher (no GPU record, no NCCL) and left out of the
+# sampling counts: "0 of 0 ranks", and no remedy. A process that copies to the GPU is a rank.
+w, good, why = remedy_on_steady_steps("transformer-window-in-step0.rtrace")
+ok(good and "(1 of 1 ranks had no step inside a window" in w,
+   "real transformer trace with no kernel in its windows: counted as a rank, remedy on its steady steps", why)
 finish()
