@@ -50,7 +50,8 @@ MODES = {
     # the same window with CUPTI left attached between windows: does re-attaching lose kernels? (session 11)
     "default-w7-nodetach": (True, {"RAILSCOPE_CUDA_KERNEL_WINDOW": "500/30000/7000", "RAILSCOPE_CUDA_DETACH": "off"},
                             []),
-    # ResNet-50's first step autotunes cuDNN for ~10 s (session 10): its steady steps start ~12 s after CUDA init
+    # ResNet-50's steady steps start ~7 s after CUDA init (session 11; its 10-16 s first step in sessions 10-11 was
+    # a fresh machine's JIT cache being filled, which overhead.sh now does first)
     "default-w15": (True, {"RAILSCOPE_CUDA_KERNEL_WINDOW": "500/30000/15000"}, []),
     "full": (True, {"RAILSCOPE_CUDA_KERNELS": "all"}, []),
     "full-noconvert": (True, {"RAILSCOPE_CUDA_KERNELS": "all", "RAILSCOPE_CUDA_ABLATE": "noconvert"}, []),
@@ -200,7 +201,7 @@ def run_one(mode, rnd, a, work):
         r["step_ms_median"] = j.get("step_ms_median")
         r["steps_ns"] = j.get("steps_ns")
         r["finite"] = j.get("finite", True)
-        ph = (j.get("phases") or [{}])[0]  # train.py: launch to the first timed step (warm-up, cuDNN autotuning)
+        ph = (j.get("phases") or [{}])[0]  # train.py: launch to the first timed step (start-up and warm-up steps)
         if "timed_start_ns" in ph and "start_ns" in ph:
             r["warmup_s"] = (ph["timed_start_ns"] - ph["start_ns"]) * 1e-9
     except (OSError, ValueError, KeyError, IndexError):
