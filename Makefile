@@ -103,11 +103,16 @@ TESTS_ALL := $(sort $(wildcard tests/*/*.t))
 TESTS_FIRST := $(filter $(TESTS_ALL),tests/hardening/sanitizers.t tests/hardening/sanitizers_preload.t \
     tests/cli/budget.t tests/analyzer/budget_run.t tests/corpus/corpus.t tests/nccl/cuda_detach.t \
     tests/gpu/lockstep.t tests/gpu/fixtures.t tests/softnic/busyhost.t tests/core/reader.t)
+# A failed file leaves a digest in $(B)/test-failures (tests/lib.sh: its failed checks, the end of its stderr),
+# printed after prove's summary: CI's log keeps only the end of the output.
 test: all
 	@py=$$(python3 -c 'import os, sys; print(os.path.dirname(sys.executable))' 2>/dev/null); \
 	[ "$$(command -v python3)" = "$$py/python3" ] && py=; \
-	set -x; PATH=$${py:+$$py:}$$PATH RS_BUILD=$(abspath $(B)) RS_TOP=$(CURDIR) prove -j$(PROVE_JOBS) --timer \
-	    $(TESTS_FIRST) $(filter-out $(TESTS_FIRST),$(TESTS_ALL))
+	dig=$(abspath $(B))/test-failures; rm -rf "$$dig" && mkdir -p "$$dig" || exit 1; \
+	set -x; PATH=$${py:+$$py:}$$PATH RS_BUILD=$(abspath $(B)) RS_TOP=$(CURDIR) RS_FAIL_DIGEST=$$dig \
+	    prove -j$(PROVE_JOBS) --timer $(TESTS_FIRST) $(filter-out $(TESTS_FIRST),$(TESTS_ALL)) && exit 0; \
+	rc=$$?; set +x; echo "Why they failed (tests/lib.sh's digests, $$dig; nested runs under a sanitizer too):"; \
+	cat "$$dig"/* 2>/dev/null | head -100; exit $$rc
 
 bench: all
 	RS_BUILD=$(abspath $(B)) RS_TOP=$(CURDIR) ./bench/run-all.sh

@@ -53,8 +53,31 @@ _tap_fail=0
 _tap_planned=
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/rs-test.XXXXXX")
+# RS_FAIL_DIGEST: a directory (`make test` makes one, and nested runs such as sanitizers.t's inherit it). A file
+# that fails leaves there its failed checks and the last lines of its stderr, which `make test` prints after
+# prove's summary: CI keeps only the end of the output, where prove -j names a failed file and its check
+# numbers but never why (session 12: sanitizers.t 6, a nested suite under ASan, failed in CI and nothing said
+# which file).
+_tap_notok=""
+if [ -n "${RS_FAIL_DIGEST:-}" ] && [ -d "$RS_FAIL_DIGEST" ]; then
+    exec 2> >(tee -a "$T/.stderr" >&2)
+fi
+_tap_digest() { # RC: write this file's digest when it failed
+    { [ -n "${RS_FAIL_DIGEST:-}" ] && [ -d "$RS_FAIL_DIGEST" ]; } || return 0
+    local f=$RS_FAIL_DIGEST/$(printf '%s' "${0#"$RS_TOP"/}" | tr -c 'A-Za-z0-9._-' _).$$
+    sleep 0.2 # tee's copy of the last diagnostics
+    {
+        echo "== ${0#"$RS_TOP"/}${RS_SAN:+ (under $RS_SAN, build $RS_BUILD)}: $_tap_fail failed of $_tap_n$([ "$_tap_fail" -eq 0 ] && echo ", exit $1")"
+        printf '%s' "$_tap_notok" | head -10
+        if [ -s "$T/.stderr" ]; then
+            echo "-- the end of its stderr:"
+            tail -12 "$T/.stderr" | cut -c1-300
+        fi
+    } >"$f" 2>/dev/null
+}
 _tap_cleanup() {
     local rc=$?
+    if [ "$_tap_fail" -gt 0 ] || [ $rc -ne 0 ]; then _tap_digest "$rc"; fi
     if [ -z "${RS_KEEP:-}" ]; then rm -rf "$T"; else echo "# kept $T" >&2; fi
     if [ -z "$_tap_planned" ]; then echo "1..$_tap_n"; fi
     [ "$_tap_fail" -gt 0 ] && exit 1
@@ -73,6 +96,7 @@ _tap_result() { # status desc
         echo "ok $_tap_n - $2"
     else
         echo "not ok $_tap_n - $2"
+        _tap_notok+="not ok $_tap_n - $2"$'\n'
         _tap_fail=$((_tap_fail + 1))
     fi
 }
