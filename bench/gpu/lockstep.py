@@ -146,16 +146,21 @@ def run_group(modes, k, a):
         c["err"].close()
         tr = t_res.get(c["tag"])
         killed = c.get("killed", False)  # an exit cut short by the harness is no exit time
-        r = dict(mode=c["mode"], side=c["side"], rc=c["p"].returncode,
+        r = dict(mode=c["mode"], side=c["side"], tag=c["tag"], rc=c["p"].returncode,
                  exit_s=(ended[c["tag"]] - tr) if tr and not killed else None, exit_valid=not killed, killed=killed)
         try:
             j = json.load(open(c["res"]))
             r["steps_ms"] = [d / 1e6 for _, d in j["steps_ns"]]
+            # each step's start, CLOCK_MONOTONIC ns (the tracer's clock): lockstep_windows.py lines steps up with a
+            # kept trace's sampling windows
+            r["steps_t_ns"] = [t for t, _ in j["steps_ns"]]
             r["step_ms"] = j["step_ms"][0]
         except (OSError, ValueError, KeyError, IndexError, TypeError):
             r["steps_ms"] = None
         lines = open(os.path.join(a.work, c["tag"] + ".err")).read().splitlines()
         r["stderr"] = [s for s in lines if "railscope" in s or "Error" in s][-8:]
+        if c["traced"] and c["mode"] in a.keep.split(","):
+            r["trace"] = os.path.join(a.work, c["tag"])
         os.close(c["go"])
         os.close(c["done"])
         shutil.rmtree(os.path.join(a.work, c["tag"] + ".trace"), ignore_errors=True)

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_cmd python3
 need_cmd taskset
-plan 14
+plan 17
 out=$(cd "$T" && python3 "$RS_TOP/bench/gpu/lockstep.py" --workload stub --steps 300 --warmup 3 \
     --pairs untraced:untraced,untraced:stub-slow5,stub-slow5:untraced --cpus-a 0 --cpus-b 0 \
     --work "$T/w" --out "$T/o" 2>&1)
@@ -65,3 +65,23 @@ out_r=$(printf '%s\n' "$bins" | awk '/^outside/ { print $5 }')
 in_ms=$(printf '%s\n' "$bins" | awk '/^inside/ { print $4 + 0 }')
 ok "bins: outside the planted steps the ratio is 1 within 5 % (got $out_r)" inr "$out_r" 0.95 1.05
 ok "bins: inside them the planted 160 ms per process (got $in_ms)" inr "$in_ms" 110 210
+
+# The same planted steps seen as a window by time (bench/gpu/lockstep_windows.py): each planted process's
+# "window" is the wall time of its own timed steps 100-119 (from the step start times lockstep.py keeps), given by
+# hand as a kept trace's cuda_kernel_window events would give it. The steps overlapping it must carry the planted
+# doubling (~+100 %), the steps before it and those after it none.
+python3 - "$T/ow/lockstep-stub.json" "$T/win.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+w = {r["tag"]: [[r["steps_t_ns"][100] + 1, r["steps_t_ns"][119] + int(r["steps_ms"][119] * 1e6) - 1]]
+     for g in d["pairs"] for r in g["procs"] if r["mode"] == "stub-slowwin"}
+json.dump(w, open(sys.argv[2], "w"))
+PY
+wins=$(python3 "$RS_TOP/bench/gpu/lockstep_windows.py" "$T/ow/lockstep-stub.json" --mode stub-slowwin \
+    --windows "$T/win.json" --bin-s 100 2>&1)
+diag "$wins"
+row() { printf '%s\n' "$wins" | awk -v k="$1" 'index($0, k) { for (i = 1; i <= NF; i++) if ($i == "%") { print $(i - 1) + 0; exit } }'; }
+ok "windows: the 4 planted processes' steps 100-119 overlap their windows, ~+100 % (got $(row overlapping))" \
+    sh -c "$(declare -f inr); inr '$(row overlapping)' 70 130"
+ok "windows: the steps before them carry none (got $(row before))" sh -c "$(declare -f inr); inr '$(row before)' -10 10"
+ok "windows: the steps after them carry none (got $(row after))" sh -c "$(declare -f inr); inr '$(row after)' -10 10"
