@@ -103,7 +103,7 @@ TESTS_ALL := $(sort $(wildcard tests/*/*.t))
 TESTS_FIRST := $(filter $(TESTS_ALL),tests/hardening/sanitizers.t tests/hardening/sanitizers_preload.t \
     tests/cli/budget.t tests/analyzer/budget_run.t tests/corpus/corpus.t tests/nccl/cuda_detach.t \
     tests/gpu/lockstep.t tests/gpu/fixtures.t tests/softnic/busyhost.t tests/core/reader.t)
-# A failed file leaves a digest in $(B)/test-failures (tests/lib.sh: its failed checks, the end of its stderr),
+# A failed file leaves a digest in $(B)/test-failures (tests/lib.sh: its failed checks, its last diagnostics),
 # printed after prove's summary: CI's log keeps only the end of the output.
 test: all
 	@py=$$(python3 -c 'import os, sys; print(os.path.dirname(sys.executable))' 2>/dev/null); \

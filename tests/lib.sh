@@ -54,24 +54,31 @@ _tap_planned=
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/rs-test.XXXXXX")
 # RS_FAIL_DIGEST: a directory (`make test` makes one, and nested runs such as sanitizers.t's inherit it). A file
-# that fails leaves there its failed checks and the last lines of its stderr, which `make test` prints after
+# that fails leaves there its failed checks and its last diagnostics, which `make test` prints after
 # prove's summary: CI keeps only the end of the output, where prove -j names a failed file and its check
 # numbers but never why (session 12: sanitizers.t 6, a nested suite under ASan, failed in CI and nothing said
 # which file).
+# Only the diagnostics that go through these helpers (diag, and what ok/is/like/... print on a failure) reach a
+# digest: a copy of the whole stderr (a tee behind `exec 2>`) deadlocked a test's bare `wait` (bash 5.1+ waits for
+# the last process substitution too: diskfull_softnic.t hung in a clean-clone run, session 12).
 _tap_notok=""
-if [ -n "${RS_FAIL_DIGEST:-}" ] && [ -d "$RS_FAIL_DIGEST" ]; then
-    exec 2> >(tee -a "$T/.stderr" >&2)
-fi
+_tap_dig=""
+if [ -n "${RS_FAIL_DIGEST:-}" ] && [ -d "$RS_FAIL_DIGEST" ]; then _tap_dig=$T/.diag; fi
+# _tap_say TEXT: a diagnostic line (or lines) to stderr, and to this file's digest
+_tap_say() {
+    printf '%s\n' "$1" >&2
+    if [ -n "$_tap_dig" ]; then printf '%s\n' "$1" >>"$_tap_dig" 2>/dev/null; fi
+    return 0
+}
 _tap_digest() { # RC: write this file's digest when it failed
     { [ -n "${RS_FAIL_DIGEST:-}" ] && [ -d "$RS_FAIL_DIGEST" ]; } || return 0
     local f=$RS_FAIL_DIGEST/$(printf '%s' "${0#"$RS_TOP"/}" | tr -c 'A-Za-z0-9._-' _).$$
-    sleep 0.2 # tee's copy of the last diagnostics
     {
         echo "== ${0#"$RS_TOP"/}${RS_SAN:+ (under $RS_SAN, build $RS_BUILD)}: $_tap_fail failed of $_tap_n$([ "$_tap_fail" -eq 0 ] && echo ", exit $1")"
         printf '%s' "$_tap_notok" | head -10
-        if [ -s "$T/.stderr" ]; then
-            echo "-- the end of its stderr:"
-            tail -12 "$T/.stderr" | cut -c1-300
+        if [ -s "$T/.diag" ]; then
+            echo "-- its last diagnostics:"
+            tail -12 "$T/.diag" | cut -c1-300
         fi
     } >"$f" 2>/dev/null
 }
@@ -108,7 +115,7 @@ ok() {
     out=$("$@" 2>&1)
     rc=$?
     _tap_result $rc "$desc"
-    [ $rc -ne 0 ] && printf '%s\n' "$out" | head -20 | sed 's/^/#   /' >&2
+    [ $rc -ne 0 ] && _tap_say "$(printf '%s\n' "$out" | head -20 | sed 's/^/#   /')"
     return $rc
 }
 # nok DESC CMD [ARGS...]: passes when CMD exits non-zero.
@@ -125,14 +132,14 @@ is() {
     [ "$1" = "$2" ]
     local rc=$?
     _tap_result $rc "$3"
-    [ $rc -ne 0 ] && { printf '#   got:      %s\n#   expected: %s\n' "$(printf '%s' "$1" | head -c 2000)" "$2" >&2; }
+    [ $rc -ne 0 ] && _tap_say "$(printf '#   got:      %s\n#   expected: %s' "$(printf '%s' "$1" | head -c 2000)" "$2")"
     return $rc
 }
 isnt() {
     [ "$1" != "$2" ]
     local rc=$?
     _tap_result $rc "$3"
-    [ $rc -ne 0 ] && printf '#   got %s, expected anything else\n' "$1" >&2
+    [ $rc -ne 0 ] && _tap_say "$(printf '#   got %s, expected anything else' "$1")"
     return $rc
 }
 # like GOT REGEX DESC (extended regex, grep -E, any line)
@@ -140,14 +147,14 @@ like() {
     printf '%s\n' "$1" | grep -Eq -- "$2"
     local rc=$?
     _tap_result $rc "$3"
-    [ $rc -ne 0 ] && printf '#   %s\n#   does not match /%s/\n' "$(printf '%s' "$1" | head -c 2000)" "$2" >&2
+    [ $rc -ne 0 ] && _tap_say "$(printf '#   %s\n#   does not match /%s/' "$(printf '%s' "$1" | head -c 2000)" "$2")"
     return $rc
 }
 unlike() {
     ! printf '%s\n' "$1" | grep -Eq -- "$2"
     local rc=$?
     _tap_result $rc "$3"
-    [ $rc -ne 0 ] && printf '#   %s\n#   matches /%s/\n' "$(printf '%s' "$1" | head -c 2000)" "$2" >&2
+    [ $rc -ne 0 ] && _tap_say "$(printf '#   %s\n#   matches /%s/' "$(printf '%s' "$1" | head -c 2000)" "$2")"
     return $rc
 }
 # skip REASON [COUNT]: count tests as skipped.
@@ -164,7 +171,7 @@ skip_all() {
     _tap_planned=0
     exit 0
 }
-diag() { printf '# %s\n' "$*" >&2; }
+diag() { _tap_say "# $*"; }
 bail() {
     echo "Bail out! $*"
     exit 255

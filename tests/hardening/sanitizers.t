@@ -70,7 +70,7 @@ san_suite() { # LABEL DIR...: prove DIR... against the ASan tree; sets suite_fla
     [ $rc -eq 0 ] && return 0
     failed=$(printf '%s\n' "$out" | sed -n 's/^\(\S*\.t\) *(Wstat.*/\1/p')
     diag "$label under ASan: failed at first: ${failed:-(none named)}; running each once more"
-    printf '%s\n' "$out" | grep -E "^not ok|Failed test|^#" | head -10 | sed 's/^/#   /' >&2
+    _tap_say "$(printf '%s\n' "$out" | grep -E "^not ok|Failed test|^#" | head -10 | sed 's/^/#   /')"
     [ -n "$failed" ] || return 1
     for f in $failed; do
         if run_timeout 600 env RS_BUILD="$A" prove "$f" >&2; then
