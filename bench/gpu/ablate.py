@@ -34,6 +34,11 @@ MODES = {
     "untraced": (False, {}, []),
     "torchprof": (False, {}, ["--profile"]),
     "nocuda": (True, {"RAILSCOPE_EVENTS": "all,-cuda"}, []),
+    # ResNet-50 DDP's default cost by part (session 12 plan): without the NCCL family (API wrappers, profiler plugin,
+    # NCCL's INFO log that RAILSCOPE_NCCL_LOG=auto turns on), without NVTX
+    "nonccl": (True, {"RAILSCOPE_EVENTS": "all,-nccl"}, []),
+    "nonvtx": (True, {"RAILSCOPE_EVENTS": "all,-nvtx"}, []),
+    "ncclnolog": (True, {"RAILSCOPE_NCCL_LOG": "off"}, []),  # the NCCL family without NCCL's INFO log
     "default": (True, {}, []),
     "default-nodetach": (True, {"RAILSCOPE_CUDA_DETACH": "off"}, []),  # CUPTI attached idle between windows (s7)
     "kernels-off-nodetach": (True, {"RAILSCOPE_CUDA_KERNELS": "off", "RAILSCOPE_CUDA_DETACH": "off"}, []),

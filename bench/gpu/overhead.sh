@@ -10,6 +10,10 @@
 #   counts             CUPTI records (kernels; copies and memsets) per transformer step, from the minimal injection
 #   detach ARGS...     tests/gpu/detach_check.py ARGS: CUPTI detached between windows, checked on a planted workload
 #   shares             default-vs-full report shares of the transformer and ResNet-50 (donewhen's step alone)
+#   resnetcost         where ResNet-50 DDP's default cost sits (~5 min): lock-step groups of eight (DW_ROUNDS=3, mirrored
+#                      orders alternating) of untraced, default, nonccl, kernels-off and nocuda, the default's traces
+#                      kept; then the pooled ratios, the step bins and the excess by time since each process's own
+#                      windows (bench/gpu/lockstep_windows.py); the kept traces come back as $OUT/resnetcost.tgz
 #   donewhen           issue 16's whole "Done when" in this one call (~9.5 min with the JIT warm-up): lock-step groups of every mode
 #                      (DW_ROUNDS=3 rounds, mirrored orders alternating) on the transformer and ResNet-50 DDP,
 #                      default-vs-full report shares of both, then bench/gpu/done_when.py's verdicts
@@ -75,6 +79,7 @@ part() {
             done
         done ;;
     donewhen) donewhen ;;
+    resnetcost) resnetcost ;;
     shares) # the default-vs-full report shares of both workloads alone (donewhen's shares step, ~3 min)
         rm -rf /tmp/rs-dw-rep && mkdir -p /tmp/rs-dw-rep
         dw_shares transformer default-w7 300 40
@@ -95,6 +100,22 @@ dw_groups() {
         out+=$([ $((i % 2)) = 0 ] && echo "$g" || echo "$m"),
     done
     echo "${out%,}"
+}
+resnetcost() {
+    local g=untraced:default:nonccl:kernels-off:nocuda:untraced:default:nonccl i pairs=""
+    local m=nonccl:default:untraced:nocuda:kernels-off:nonccl:default:untraced
+    for ((i = 0; i < ${DW_ROUNDS:-3}; i++)); do pairs+=$([ $((i % 2)) = 0 ] && echo "$g" || echo "$m"),; done
+    rm -rf /tmp/rs-rc && mkdir -p /tmp/rs-rc
+    # RC_WORKLOAD=stub RC_CPUS=0-1: a dry run of this part on a machine without a GPU (no windows there)
+    local w=${RC_WORKLOAD:-resnet}
+    part lockstep --workload "$w" --steps "${DW_RSTEPS:-200}" --warmup 25 --budget "${DW_BUDGET:-400}" \
+        --keep default --work /tmp/rs-rc --pairs "${pairs%,}" ${RC_CPUS:+--cpus-shared "$RC_CPUS"}
+    python3 bench/gpu/lockstep_summary.py "$OUT/lockstep-$w.json"
+    for x in default nonccl kernels-off nocuda; do
+        python3 bench/gpu/lockstep_bins.py "$OUT/lockstep-$w.json" --mode "$x" --bin 25
+    done
+    python3 bench/gpu/lockstep_windows.py "$OUT/lockstep-$w.json" --railscope "$RS_BUILD/railscope"
+    tar czf "$OUT/resnetcost.tgz" -C /tmp rs-rc
 }
 dw_shares() { # $1 workload, $2 default's mode (its first window on steady steps), $3 steps, $4 warm-up: one run each
     local w=$1 m
