@@ -10,9 +10,12 @@ Why (session 11): ResNet-50's default cost in lock step was +1.8 %, and by step 
 cost follows a window: each process's windows fall at its own times. This lines every step of a --mode process up
 with that process's own windows (cuda_kernel_window events of its kept trace, `railscope dump --abs`; both are
 CLOCK_MONOTONIC ns) and sorts its excess over the group's --ref processes at the same step (their mean) into: steps
-that overlap a window, steps before the first window, and steps starting 0-5 s, 5-10 s, ... after a window ended.
+that overlap a window, steps before the first window, and steps starting 0-5 s, 5-10 s, ... after window k ended
+(k counts the process's own windows: CUDA init, +3 s and +33 s by default, the first two usually in the warm-up).
 A cost paid while CUPTI is attached shows in the window row; one left behind by a window (a stretch after it)
-shows in the first rows after; one spread over every step shows in every row alike.
+shows in the first rows after it; one left by the first window on steady steps and kept (session 11's lone run:
+steps 28.5-36.6 ms before its +33 s window, 37.6-41.8 ms after) shows after window 3 and not after window 2; one
+spread over every step shows in every row alike.
 --windows FILE: windows given by hand instead, JSON {process tag: [[on_ns, off_ns], ...]} (the harness's self-test;
 or windows read from a debug log). Per row: steps, processes, and the excess as sum(mode) / sum(ref) - 1 with a
 standard error over processes (steps within one process are correlated)."""
@@ -52,16 +55,17 @@ def trace_windows(rs, path):
 
 
 def place(t0, t1, wins, bin_s):
-    """The row of a step [t0, t1): 'window', 'before', or the bin index of the time since the last window ended."""
-    last_end = None
-    for on, off in wins:
+    """The row of a step [t0, t1): 'window', 'before', or (k, bin): the bin of the time since window k (1-based, the
+    process's own windows in order) ended, k being the last one that ended before the step."""
+    last = None
+    for k, (on, off) in enumerate(wins, 1):
         if on < t1 and t0 < off:
             return "window"
         if off <= t0:
-            last_end = off
-    if last_end is None:
+            last = (k, off)
+    if last is None:
         return "before"
-    return int((t0 - last_end) / 1e9 // bin_s)
+    return (last[0], int((t0 - last[1]) / 1e9 // bin_s))
 
 
 def main():
@@ -117,7 +121,7 @@ def main():
                  f"in a group with {a.ref}")
     print(f"{a.mode} vs {a.ref} by time since the process's own last window, {nproc} {a.mode} processes "
           f"(excess = sum of its steps / the {a.ref} processes' mean at the same steps - 1; s.e. over processes):")
-    order = ["before", "window"] + sorted(k for k in rows if isinstance(k, int))
+    order = ["before", "window"] + sorted(k for k in rows if isinstance(k, tuple))
     for row in order:
         if row not in rows:
             continue
@@ -131,7 +135,7 @@ def main():
         elif row == "window":
             label = "overlapping a window"
         else:
-            label = f"{row * a.bin_s:g}-{(row + 1) * a.bin_s:g} s after one"
+            label = f"{row[1] * a.bin_s:g}-{(row[1] + 1) * a.bin_s:g} s after window {row[0]}"
         print(f"  {label:26s} {steps:5d} steps {len(accs):3d} procs  {ex:+6.2f} % +- {se:4.2f}")
 
 

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_cmd python3
 need_cmd taskset
-plan 17
+plan 18
 out=$(cd "$T" && python3 "$RS_TOP/bench/gpu/lockstep.py" --workload stub --steps 300 --warmup 3 \
     --pairs untraced:untraced,untraced:stub-slow5,stub-slow5:untraced --cpus-a 0 --cpus-b 0 \
     --work "$T/w" --out "$T/o" 2>&1)
@@ -85,3 +85,11 @@ ok "windows: the 4 planted processes' steps 100-119 overlap their windows, ~+100
     sh -c "$(declare -f inr); inr '$(row overlapping)' 70 130"
 ok "windows: the steps before them carry none (got $(row before))" sh -c "$(declare -f inr); inr '$(row before)' -10 10"
 ok "windows: the steps after them carry none (got $(row after))" sh -c "$(declare -f inr); inr '$(row after)' -10 10"
+# From a real trace (session 11's lone ResNet-50 default run on the H200, kept in bench/gpu/results): its three
+# windows, CUDA init (to the first tick), +3 s and +33 s, as `railscope dump --abs` gives their events
+mkdir -p "$T/real" && cp "$RS_TOP/bench/gpu/results/2026-12-03-s11/call5-resnet-default-1.rtrace" "$T/real/"
+w=$(cd "$RS_TOP/bench/gpu" && python3 -c "
+import lockstep_windows as l
+w = l.trace_windows('$RS_CLI', '$T/real')
+print(' '.join(f'{(a - w[0][0]) / 1e9:.2f}-{(b - w[0][0]) / 1e9:.2f}' for a, b in w))" 2>&1)
+is "$w" "0.00-0.01 3.05-3.53 33.22-33.73" "windows: a real ResNet trace's three windows read from its events"
