@@ -4,6 +4,7 @@
   bench/gpu/done_when.py --lockstep lockstep-transformer.json lockstep-resnet.json \
       --shares transformer:report-transformer-default-w7.json:report-transformer-full.json \
       --shares resnet:report-resnet-default-w7.json:report-resnet-full.json
+  (or the reports of a lock-step call's kept processes: --shares resnet:D1.json,D2.json,...:F1.json,F2.json,...)
 
 Each lock-step group (bench/gpu/lockstep.py, processes in turns on one CPU set) holds every mode: untraced,
 default, full, min-full (CUPTI's floor: a minimal injection enabling the same activity kinds), torchprof. Per group,
@@ -18,6 +19,7 @@ import argparse
 import json
 import math
 import os
+import re
 import statistics
 import sys
 
@@ -151,15 +153,49 @@ def shares(path):
     return {k: 100 * v / tot for k, v in a.items() if isinstance(v, (int, float))}, tot
 
 
+SAMPLED = re.compile(r"windows covering (\d+) of (\d+) steps")  # the report's sampling line (analyze_sampling.c)
+
+
+def sampled_steps(path):
+    """Steps inside the windows, from the report's sampling line; a report without one (full mode: every step
+    traced) counts all its steps as a large number."""
+    j = json.load(open(path))
+    for x in j.get("warnings", []):
+        m = SAMPLED.search(str(x))
+        if m:
+            return int(m.group(1))
+    return 1 << 30
+
+
+def pick(paths, best_sampled):
+    """The report to judge among candidates (comma list): with best_sampled, the one whose windows covered the most
+    steps (a lock-step default process's 0.5 s window holds 1-3 of its steps); else the first usable. Returns
+    (path, shares, step, why-others-were-passed-over)."""
+    cands, why = [], []
+    for p in paths.split(","):
+        try:
+            sh, tot = shares(p)
+            cands.append((sampled_steps(p) if best_sampled else 0, p, sh, tot))
+        except (OSError, ValueError) as e:
+            why.append(str(e))
+    if not cands:
+        raise ValueError("; ".join(why) or "no report")
+    n, p, sh, tot = max(cands, key=lambda c: c[0]) if best_sampled else cands[0]
+    return p, sh, tot, n, len(cands)
+
+
 def judge_shares(spec, res):
     w, dp, fp = spec.split(":", 2)
     try:
-        sd, td = shares(dp)
-        sf, tf = shares(fp)
+        pd, sd, td, nd, kd = pick(dp, True)
+        pf, sf, tf, _, kf = pick(fp, False)
     except (OSError, ValueError) as e:
         print(f"\n## {w} shares: not measured: {e}")
         return False
     print(f"\n## {w}: report shares of step time (default {td * 1e3:.2f} ms a step, full {tf * 1e3:.2f} ms)")
+    if kd > 1 or kf > 1:
+        print(f"   default: {os.path.basename(pd)} ({nd} steps in its windows; the most of {kd} usable reports); "
+              f"full: {os.path.basename(pf)} (first of {kf})")
     diffs = []
     for k in sorted(set(sd) | set(sf)):
         a, b = sd.get(k, 0.0), sf.get(k, 0.0)
@@ -177,7 +213,9 @@ def judge_shares(spec, res):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lockstep", nargs="*", default=[])
-    ap.add_argument("--shares", action="append", default=[], help="WORKLOAD:DEFAULT_REPORT.json:FULL_REPORT.json")
+    ap.add_argument("--shares", action="append", default=[],
+                    help="WORKLOAD:DEFAULT_REPORT.json[,...]:FULL_REPORT.json[,...] (of several defaults, the one "
+                         "whose windows covered the most steps; of several fulls, the first usable)")
     ap.add_argument("--json", help="write the verdicts here too")
     a = ap.parse_args()
     if not a.lockstep and not a.shares:

@@ -16,7 +16,8 @@
 #                      windows (bench/gpu/lockstep_windows.py); the kept traces come back as $OUT/resnetcost.tgz
 #   donewhen           issue 16's whole "Done when" in this one call (~9.5 min with the JIT warm-up): lock-step groups of every mode
 #                      (DW_ROUNDS=3 rounds, mirrored orders alternating) on the transformer and ResNet-50 DDP,
-#                      default-vs-full report shares of both, then bench/gpu/done_when.py's verdicts
+#                      default-vs-full report shares of both (from the groups' kept default and full traces;
+#                      DW_SHARES=separate: from lone runs, as before session 12), then bench/gpu/done_when.py's verdicts
 # e.g. run(command="bench/gpu/overhead.sh lockstep --workload transformer --pairs untraced:untraced,untraced:default")
 # Everything printed goes to $OUT/overhead.log too; the binaries come back as $OUT/bin.tgz (carry them next time).
 set -u -o pipefail
@@ -132,20 +133,54 @@ dw_shares() { # $1 workload, $2 default's mode (its first window on steady steps
     done
     ln -sf "/tmp/rs-dw-rep/report-$w-$2.json" "/tmp/rs-dw-rep/report-$w-default.json"
 }
+# The shares from the lock-step groups' own default and full processes (traces kept; session 12): separate shares
+# runs took ~120 s, and with them three ResNet rounds did not fit one 600-s call (session 11: 538 s with two).
+# Each kept trace gets a report; done_when.py judges the default whose windows covered the most steps (a 0.5 s
+# window holds 1-3 of a process's lock-step steps) against the first full. DW_SHARES=separate: the lone runs.
+dw_ls_reports() { # $1 workload: reports of its kept traces; prints "DEFAULTS:FULLS" (comma lists)
+    local w=$1 d m f n ds="" fs="" nf=0
+    for d in "/tmp/rs-dw-ls-$w"/*-default /tmp/rs-dw-ls-"$w"/*-full; do
+        [ -d "$d" ] || continue
+        m=${d##*-}
+        [ "$m" = full ] && { [ $nf -ge 2 ] && continue; nf=$((nf + 1)); }
+        n=$(basename "$d")
+        f=/tmp/rs-dw-rep/report-$n.json
+        "$RS_BUILD/railscope" report --json "$d" >"$f" 2>"/tmp/rs-dw-rep/report-$n.err"
+        echo "report $n: exit $? ($(wc -c <"$f") bytes; $(grep -o 'windows covering [0-9]* of [0-9]* steps' "$f" | head -1))" >&2
+        if [ "$m" = full ]; then fs+=${fs:+,}$f; else ds+=${ds:+,}$f; fi
+    done
+    echo "$ds:$fs"
+}
 donewhen() {
-    local b=${DW_BUDGET:-160} r=/tmp/rs-dw-rep
-    rm -rf "$r" && mkdir -p "$r"
-    part lockstep --workload transformer --steps "${DW_TSTEPS:-250}" --warmup 40 --budget "$b" --pairs "$(dw_groups)"
-    echo "== shares ($(($(date +%s) - T0)) s)"
-    dw_shares transformer default-w7 300 40
-    dw_shares resnet default-w15 400 25
-    part lockstep --workload resnet --steps "${DW_RSTEPS:-160}" --warmup 25 --budget "$b" --pairs "$(dw_groups)"
+    local b=${DW_BUDGET:-160} r=/tmp/rs-dw-rep keep=() tsh rsh left tj
+    # DW_TWORKLOAD/DW_RWORKLOAD=stub (and DW_CPUS=0-1): a dry run of this part's plumbing without a GPU
+    local tw=${DW_TWORKLOAD:-transformer} rw=${DW_RWORKLOAD:-resnet} cpus=(${DW_CPUS:+--cpus-shared "$DW_CPUS"})
+    rm -rf "$r" /tmp/rs-dw-ls-* && mkdir -p "$r"
+    [ "${DW_SHARES:-lockstep}" = lockstep ] && keep=(--keep default,full)
+    part lockstep --workload "$tw" --steps "${DW_TSTEPS:-250}" --warmup 40 --budget "$b" --pairs "$(dw_groups)" \
+        --work "/tmp/rs-dw-ls-$tw" "${keep[@]}" "${cpus[@]}"
+    tj=$OUT/lockstep-$tw.json
+    if [ "$tw" = "$rw" ]; then mv "$tj" "$OUT/lockstep-$tw-1.json" && tj=$OUT/lockstep-$tw-1.json; fi # a dry run
+    if [ "${DW_SHARES:-lockstep}" = lockstep ]; then
+        tsh=$(dw_ls_reports "$tw")
+    else
+        echo "== shares ($(($(date +%s) - T0)) s)"
+        dw_shares transformer default-w7 300 40
+        dw_shares resnet default-w15 400 25
+        tsh=$r/report-transformer-default.json:$r/report-transformer-full.json
+        rsh=$r/report-resnet-default.json:$r/report-resnet-full.json
+    fi
+    # no ResNet group is started that would not end (~90 s each, then reports and verdicts) inside the call's 600 s
+    left=$((${DW_LIMIT:-595} - ($(date +%s) - T0) - 120))
+    [ "$left" -gt "$b" ] || b=$left
+    part lockstep --workload "$rw" --steps "${DW_RSTEPS:-160}" --warmup 25 --budget "$b" --pairs "$(dw_groups)" \
+        --work "/tmp/rs-dw-ls-$rw" "${keep[@]}" "${cpus[@]}"
+    [ "${DW_SHARES:-lockstep}" = lockstep ] && rsh=$(dw_ls_reports "$rw")
     echo "== verdicts ($(($(date +%s) - T0)) s)"
     python3 bench/gpu/done_when.py --json "$OUT/done_when.json" \
-        --lockstep "$OUT/lockstep-transformer.json" "$OUT/lockstep-resnet.json" \
-        --shares "transformer:$r/report-transformer-default.json:$r/report-transformer-full.json" \
-        --shares "resnet:$r/report-resnet-default.json:$r/report-resnet-full.json"
-    tar czhf "$OUT/reports.tgz" -C "$r" $(cd "$r" && ls report-*-w*.json report-*-full.json report-*.err)
+        --lockstep "$tj" "$OUT/lockstep-$rw.json" \
+        --shares "transformer:$tsh" --shares "resnet:$rsh"
+    tar czhf "$OUT/reports.tgz" -C "$r" $(cd "$r" && ls report-*.json report-*.err)
 }
 args=()
 for x in "$@" --; do

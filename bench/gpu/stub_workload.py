@@ -28,6 +28,8 @@ def main():
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--step-ms", type=float, default=float(os.environ.get("STUB_STEP_MS", "2")))
     p.add_argument("--blocking-sync", action="store_true", help="accepted as the GPU workloads do; nothing to do here")
+    # torchprof mode's argument (bench/gpu/ablate.py): accepted so that a dry run of a whole group gets through
+    p.add_argument("--profile", nargs="?", const="", help="accepted as the GPU workloads do; no profiler here")
     p.add_argument("--out", required=True)
     a = p.parse_args()
     base = int(a.step_ms * 1e6)

@@ -5,7 +5,7 @@
 # The arithmetic only: the GPU runs themselves are bench/gpu/overhead.sh donewhen's (bench/gpu/RESULTS.md).
 . "$(dirname "$0")/../lib.sh"
 need_cmd python3
-plan 21
+plan 24
 DW="$RS_TOP/bench/gpu/done_when.py"
 
 # mk FILE WORKLOAD DEFAULT FULL FLOOR TORCHPROF EXIT_DEFAULT [KILL]: three groups of eight, untraced 20 ms +- a
@@ -92,3 +92,14 @@ like "$(line "$(python3 "$DW" --lockstep "$T/straddle.json" 2>&1)" '^- default /
 rep "$T/d0.json" 0 0.1 "kernels were recorded in sampling windows: 97 % ... (1 of 1 ranks had no step inside a window to extrapolate from)"
 out=$(python3 "$DW" --shares "resnet:$T/d0.json:$T/f.json" 2>&1)
 like "$(line "$out" 'shares')" 'not measured: .*covered no step' "a default report without sampled steps: shares not measured"
+# Several default reports (a lock-step call's kept default processes): the one whose windows covered the most steps
+# is judged, whatever the order; one whose windows covered no step is passed over
+rep "$T/d1.json" 10.0 7.7 "GPU activity was sampled: kernels and GPU copy times come from windows covering 1 of 200 steps (1 %)"
+rep "$T/d3.json" 14.3 3.4 "GPU activity was sampled: kernels and GPU copy times come from windows covering 3 of 200 steps (2 %)"
+out=$(python3 "$DW" --shares "transformer:$T/d1.json,$T/d0.json,$T/d3.json:$T/f.json,$T/f2.json" 2>&1)
+diag "$out"
+like "$(line "$out" 'within 5 points')" '2\.[0-9]+ points.*: met' "of three default reports the one with 3 sampled steps is judged (met)"
+like "$(line "$out" '^   default: ')" 'd3\.json \(3 steps in its windows; the most of 2 usable reports\); full: f\.json \(first of 2\)' \
+    "the pick is said: which report, its sampled steps, of how many"
+out=$(python3 "$DW" --shares "transformer:$T/d3.json,$T/d1.json:$T/f.json" 2>&1)
+like "$(line "$out" '^   default: ')" 'd3\.json' "the order of the candidates does not matter"

@@ -114,7 +114,9 @@ def main():
     data = Batches(4, a.batch)
     step = 0
 
-    def one_step(x, y, copy):
+    def one_step(x, y, copy, sync=False):
+        """sync: the step ends synchronised inside its NVTX range (lock step: the range then holds the step's GPU
+        tail, which the report's shares need; without it the tail fell between ranges, session 11)."""
         nonlocal step, prof
         if step == prof_a:
             prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
@@ -131,6 +133,8 @@ def main():
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
+        if sync:
+            torch.cuda.synchronize()
         torch.cuda.nvtx.range_pop()
         res["hook_calls_per_step"].append(hook_calls[0] - before)
         step += 1
@@ -165,9 +169,9 @@ def main():
                 if gate:
                     gate.wait()
                 s0 = time.monotonic_ns()
-                one_step(xs[i % 2], ys[i % 2], True)
-                if gate:  # the step ends synchronised: nothing of ours runs while the other process steps
-                    torch.cuda.synchronize()
+                # under a gate the step ends synchronised: nothing of ours runs while the other process steps
+                one_step(xs[i % 2], ys[i % 2], True, sync=gate is not None)
+                if gate:
                     per.append((s0, time.monotonic_ns() - s0))
                     gate.step_done()
             torch.cuda.synchronize()
