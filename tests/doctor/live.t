@@ -8,6 +8,8 @@ doctor >"$WORK/live.txt" 2>"$WORK/live.err"; st=$?
 sed 's/^/# /' "$WORK/live.txt" | head -30
 check $((st > 2)) "live run exits 0, 1 or 2 (got $st), no crash"
 check $([ -s "$WORK/live.err" ]; echo $((1 - $?))) "live run writes nothing to stderr"
+# what it wrote, here and in the failure digest (a sanitizer's warning would show here)
+[ -s "$WORK/live.err" ] && { sed 's/^/# stderr: /' "$WORK/live.err" | head -10; cp "$WORK/live.err" "$WORK/faildiff"; }
 summary_st=$(sed -n 's/^summary: .*exit status \([0-9]\).*/\1/p' "$WORK/live.txt")
 check $((summary_st != st)) "summary line states the exit status ($summary_st)"
 ndev=$(ls /sys/class/infiniband 2>/dev/null | wc -l)
