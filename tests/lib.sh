@@ -72,7 +72,7 @@ _tap_say() {
 }
 _tap_digest() { # RC: write this file's digest when it failed
     { [ -n "${RS_FAIL_DIGEST:-}" ] && [ -d "$RS_FAIL_DIGEST" ]; } || return 0
-    local f=$RS_FAIL_DIGEST/$(printf '%s' "${0#"$RS_TOP"/}" | tr -c 'A-Za-z0-9._-' _).$$
+    local f=$RS_FAIL_DIGEST/d-$(printf '%s' "${0#"$RS_TOP"/}" | tr -c 'A-Za-z0-9._-' _).$$
     {
         echo "== ${0#"$RS_TOP"/}${RS_SAN:+ (under $RS_SAN, build $RS_BUILD)}: $_tap_fail failed of $_tap_n$([ "$_tap_fail" -eq 0 ] && echo ", exit $1")"
         printf '%s' "$_tap_notok" | head -10

@@ -21,7 +21,7 @@ doctor_digest() {
         echo "== ${0#"$RS_TOP"/} (build $RS_BUILD): $FAILED failed of $T"
         printf '%s' "$NOTOK" | head -10
         [ -s "$WORK/faildiff" ] && { echo "-- its first failed comparison:"; head -12 "$WORK/faildiff" | cut -c1-300; }
-    } >"$RS_FAIL_DIGEST/$(printf '%s' "${0#"$RS_TOP"/}" | tr -c 'A-Za-z0-9._-' _).$$" 2>/dev/null
+    } >"$RS_FAIL_DIGEST/d-$(printf '%s' "${0#"$RS_TOP"/}" | tr -c 'A-Za-z0-9._-' _).$$" 2>/dev/null
 }
 trap 'doctor_digest; rm -rf "$WORK"' EXIT
 doctor() { timeout 20 "$DOCTOR" "$@"; }

@@ -20,6 +20,36 @@ T = tempfile.mkdtemp(prefix="rs-test.")
 atexit.register(lambda: os.environ.get("RS_KEEP") or shutil.rmtree(T, ignore_errors=True))
 _n = 0
 _fail = 0
+_notok = []  # "not ok" lines and their diagnostics, for the failure digest
+_digest_dir = os.environ.get("RS_FAIL_DIGEST")
+
+
+def _write_digest():
+    """`make test` prints a failed file's digest (tests/lib.sh writes the shell files')."""
+    if not _fail or not _digest_dir or not os.path.isdir(_digest_dir):
+        return
+    me = os.path.relpath(os.path.abspath(sys.argv[0]), TOP)
+    name = "d-" + "".join(c if c.isalnum() or c in "._-" else "_" for c in me) + f".{os.getpid()}"  # never a dot file
+    try:
+        with open(os.path.join(_digest_dir, name), "w") as f:
+            f.write(f"== {me}{' (under a sanitizer, build ' + BUILD + ')' if SAN else ''}: {_fail} failed of {_n}\n")
+            f.write("\n".join(_notok[:22]) + "\n")
+    except OSError:
+        pass
+
+
+atexit.register(_write_digest)
+_prev_hook = sys.excepthook
+
+
+def _died(t, v, tb):  # an uncaught exception fails the file: in the digest too
+    global _fail
+    _fail += 1
+    _notok.append(f"died after test {_n}: {t.__name__}: {v}"[:300])
+    _prev_hook(t, v, tb)
+
+
+sys.excepthook = _died
 
 
 def plan(n):
@@ -43,9 +73,11 @@ def ok(cond, desc, diag=None):
     print(f"{'ok' if cond else 'not ok'} {_n} - {desc}", flush=True)
     if not cond:
         _fail += 1
+        _notok.append(f"not ok {_n} - {desc}")
         if diag is not None:
             for line in str(diag).splitlines()[:20]:
                 print(f"#   {line}", file=sys.stderr)
+            _notok.extend(f"#   {line}"[:300] for line in str(diag).splitlines()[:6])
     return cond
 
 
