@@ -103,7 +103,7 @@ TESTS_ALL := $(sort $(wildcard tests/*/*.t))
 TESTS_FIRST := $(filter $(TESTS_ALL),tests/hardening/sanitizers.t tests/hardening/sanitizers_preload.t \
     tests/cli/budget.t tests/analyzer/budget_run.t tests/corpus/corpus.t tests/nccl/cuda_detach.t \
     tests/gpu/lockstep.t tests/gpu/fixtures.t tests/softnic/busyhost.t tests/core/reader.t)
-# A failed file leaves a digest in $(B)/test-failures (tests/lib.sh: its failed checks, its last diagnostics),
+# A failed file leaves a digest in $(B)/test-failures (the TAP helpers: its failed checks, its last diagnostics),
 # printed after prove's summary: CI's log keeps only the end of the output. (tests/harness/digest.t runs this
 # recipe on a planted file with its own FAIL_DIGEST.)
 FAIL_DIGEST ?= $(abspath $(B))/test-failures
@@ -113,7 +113,7 @@ test: all
 	dig=$(FAIL_DIGEST); rm -rf "$$dig" && mkdir -p "$$dig" || exit 1; \
 	set -x; PATH=$${py:+$$py:}$$PATH RS_BUILD=$(abspath $(B)) RS_TOP=$(CURDIR) RS_FAIL_DIGEST=$$dig \
 	    prove -j$(PROVE_JOBS) --timer $(TESTS_FIRST) $(filter-out $(TESTS_FIRST),$(TESTS_ALL)) && exit 0; \
-	rc=$$?; set +x; echo "Why they failed (tests/lib.sh's digests, $$dig; nested runs under a sanitizer too):"; \
+	rc=$$?; set +x; echo "Why they failed (the TAP helpers' digests, $$dig; nested runs under a sanitizer too):"; \
 	cat "$$dig"/* 2>/dev/null | head -100; exit $$rc
 
 bench: all
