@@ -170,8 +170,11 @@ donewhen() {
         tsh=$r/report-transformer-default.json:$r/report-transformer-full.json
         rsh=$r/report-resnet-default.json:$r/report-resnet-full.json
     fi
-    # no ResNet group is started that would not end (~90 s each, then reports and verdicts) inside the call's 600 s
+    # no ResNet group is started that would not end (~90 s each, then reports and verdicts) inside the call's 600 s:
+    # its budget is that time left (DW_RBUDGET caps it further), not DW_BUDGET, the transformer's: 160 s would stop
+    # the third ResNet group, which starts ~180 s in (session 11's call 1: "2 pairs in 179 s")
     left=$((${DW_LIMIT:-595} - ($(date +%s) - T0) - 120))
+    b=${DW_RBUDGET:-$left}
     [ "$left" -gt "$b" ] || b=$left
     part lockstep --workload "$rw" --steps "${DW_RSTEPS:-160}" --warmup 25 --budget "$b" --pairs "$(dw_groups)" \
         --work "/tmp/rs-dw-ls-$rw" "${keep[@]}" "${cpus[@]}"

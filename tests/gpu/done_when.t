@@ -5,7 +5,7 @@
 # The arithmetic only: the GPU runs themselves are bench/gpu/overhead.sh donewhen's (bench/gpu/RESULTS.md).
 . "$(dirname "$0")/../lib.sh"
 need_cmd python3
-plan 24
+plan 25
 DW="$RS_TOP/bench/gpu/done_when.py"
 
 # mk FILE WORKLOAD DEFAULT FULL FLOOR TORCHPROF EXIT_DEFAULT [KILL]: three groups of eight, untraced 20 ms +- a
@@ -103,3 +103,17 @@ like "$(line "$out" '^   default: ')" 'd3\.json \(3 steps in its windows; the mo
     "the pick is said: which report, its sampled steps, of how many"
 out=$(python3 "$DW" --shares "transformer:$T/d3.json,$T/d1.json:$T/f.json" 2>&1)
 like "$(line "$out" '^   default: ')" 'd3\.json' "the order of the candidates does not matter"
+
+# overhead.sh donewhen's time plan (a dry run on the GPU-less stub): DW_BUDGET is the transformer's; the ResNet
+# groups' budget is the call's time left, so a transformer budget that stops its own groups (0 here: none run) does
+# not stop ResNet's (at the default 160 s it stopped ResNet's third group, ~180 s in). Mutation: ResNet's budget
+# min(DW_BUDGET, left) again -> 0 ResNet groups, not ok 25.
+if [ -x "$RS_CLI" ] && command -v taskset >/dev/null; then
+    OUT="$T/dw" RS_BUILD="$RS_BUILD" RS_NO_JIT_WARM=1 DW_TWORKLOAD=stub DW_RWORKLOAD=stub DW_CPUS=0 DW_ROUNDS=1 \
+        DW_BUDGET=0 DW_TSTEPS=10 DW_RSTEPS=10 bash "$RS_TOP/bench/gpu/overhead.sh" donewhen >"$T/dw.log" 2>&1
+    n=$(python3 -c "import json, sys; print(len(json.load(open(sys.argv[1]))['pairs']))" "$T/dw/lockstep-stub.json" 2>&1)
+    is "$n" 1 "donewhen: ResNet's groups run on the time left, whatever the transformer's DW_BUDGET" ||
+        diag "$(grep -E '^== lockstep|budget' "$T/dw.log")"
+else
+    skip "no railscope build or no taskset"
+fi
