@@ -152,7 +152,9 @@ dw_ls_reports() { # $1 workload: reports of its kept traces; prints "DEFAULTS:FU
     echo "$ds:$fs"
 }
 donewhen() {
-    local b=${DW_BUDGET:-160} r=/tmp/rs-dw-rep keep=() tsh rsh left tj
+    # DW_BUDGET: no transformer group starts after it (s). Session 11's third started ~160 s in (groups ~80 s with
+    # torch.profiler's 12-s exit) under 160: 180 keeps it; ResNet's budget below is what time is left either way
+    local b=${DW_BUDGET:-180} r=/tmp/rs-dw-rep keep=() tsh rsh left tj
     # DW_TWORKLOAD/DW_RWORKLOAD=stub (and DW_CPUS=0-1): a dry run of this part's plumbing without a GPU
     local tw=${DW_TWORKLOAD:-transformer} rw=${DW_RWORKLOAD:-resnet} cpus=(${DW_CPUS:+--cpus-shared "$DW_CPUS"})
     rm -rf "$r" /tmp/rs-dw-ls-* && mkdir -p "$r"
@@ -171,7 +173,7 @@ donewhen() {
         rsh=$r/report-resnet-default.json:$r/report-resnet-full.json
     fi
     # no ResNet group is started that would not end (~90 s each, then reports and verdicts) inside the call's 600 s:
-    # its budget is that time left (DW_RBUDGET caps it further), not DW_BUDGET, the transformer's: 160 s would stop
+    # its budget is that time left (DW_RBUDGET caps it further), not DW_BUDGET (the transformer's), which would stop
     # the third ResNet group, which starts ~180 s in (session 11's call 1: "2 pairs in 179 s")
     left=$((${DW_LIMIT:-595} - ($(date +%s) - T0) - 120))
     b=${DW_RBUDGET:-$left}
