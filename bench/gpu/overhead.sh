@@ -145,7 +145,8 @@ dw_ls_reports() { # $1 workload: reports of its kept traces; prints "DEFAULTS:FU
         [ "$m" = full ] && { [ $nf -ge 2 ] && continue; nf=$((nf + 1)); }
         n=$(basename "$d")
         f=/tmp/rs-dw-rep/report-$n.json
-        "$RS_BUILD/railscope" report --json "$d" >"$f" 2>"/tmp/rs-dw-rep/report-$n.err"
+        # the timed steps only: under the lock-step gate the workloads name their warm-up steps "warmup N"
+        "$RS_BUILD/railscope" report --json --step-marker step "$d" >"$f" 2>"/tmp/rs-dw-rep/report-$n.err"
         echo "report $n: exit $? ($(wc -c <"$f") bytes; $(grep -o 'windows covering [0-9]* of [0-9]* steps' "$f" | head -1))" >&2
         if [ "$m" = full ]; then fs+=${fs:+,}$f; else ds+=${ds:+,}$f; fi
     done

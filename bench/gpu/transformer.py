@@ -98,8 +98,10 @@ def main():
         prof.__enter__()
     losses = []
 
-    def step(i):
-        torch.cuda.nvtx.range_push(f"step {i}")
+    def step(i, name="step"):
+        # lock step names its warm-up steps "warmup N" (every process warms up at once, sharing the GPU): `report
+        # --step-marker step` then takes the timed steps only (bench/gpu/overhead.sh donewhen's shares)
+        torch.cuda.nvtx.range_push(f"{name} {i}")
         b = batches[i % len(batches)].to(dev, non_blocking=True)
         x, y = b[:, :-1], b[:, 1:]
         with torch.autocast("cuda", dtype=torch.bfloat16):
@@ -113,7 +115,7 @@ def main():
 
     gate = Gate.from_env()
     for i in range(a.warmup):
-        step(i)
+        step(i, "warmup" if gate else "step")
     torch.cuda.synchronize()
     if gate:
         gate.ready()

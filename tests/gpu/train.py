@@ -114,9 +114,11 @@ def main():
     data = Batches(4, a.batch)
     step = 0
 
-    def one_step(x, y, copy, sync=False):
+    def one_step(x, y, copy, sync=False, name="step"):
         """sync: the step ends synchronised inside its NVTX range (lock step: the range then holds the step's GPU
-        tail, which the report's shares need; without it the tail fell between ranges, session 11)."""
+        tail, which the report's shares need; without it the tail fell between ranges, session 11). name: the
+        range's word; lock step names its warm-up steps "warmup N" (all processes warm up at once, sharing the GPU),
+        so that `report --step-marker step` takes the timed steps only (bench/gpu/overhead.sh donewhen)."""
         nonlocal step, prof
         if step == prof_a:
             prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
@@ -124,7 +126,7 @@ def main():
             prof.__enter__()
             res["profile_start_ns"] = time.monotonic_ns()
         before = hook_calls[0]
-        torch.cuda.nvtx.range_push(f"step {step}")
+        torch.cuda.nvtx.range_push(f"{name} {step}")
         if copy:
             x = x.to(dev, non_blocking=True)
             y = y.to(dev, non_blocking=True)
@@ -159,7 +161,7 @@ def main():
             ys = [t.pin_memory() for t in data.y[:2]]
             gate = lockstep_gate()
             for i in range(a.warmup):
-                one_step(xs[i % 2], ys[i % 2], True)
+                one_step(xs[i % 2], ys[i % 2], True, name="warmup" if gate else "step")
             torch.cuda.synchronize()
             if gate:
                 gate.ready()
