@@ -10,7 +10,7 @@
 #   counts             CUPTI records (kernels; copies and memsets) per transformer step, from the minimal injection
 #   detach ARGS...     tests/gpu/detach_check.py ARGS: CUPTI detached between windows, checked on a planted workload
 #   shares             default-vs-full report shares of the transformer and ResNet-50 (donewhen's step alone)
-#   resnetcost         where ResNet-50 DDP's default cost sits (~5 min): lock-step groups of eight (DW_ROUNDS=3, mirrored
+#   resnetcost         where ResNet-50 DDP's default cost sits (~5 min, ~6 with the JIT fill): lock-step groups of eight (DW_ROUNDS=3, mirrored
 #                      orders alternating) of untraced, default, nonccl, kernels-off and nocuda, the default's traces
 #                      kept; then the pooled ratios, the step bins and the excess by time since each process's own
 #                      windows (bench/gpu/lockstep_windows.py); the kept traces come back as $OUT/resnetcost.tgz
