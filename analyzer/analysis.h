@@ -211,6 +211,12 @@ struct rs_analysis {
                                      * windows or NCCL (whose buffers are GPU memory) even when no kernel was
                                      * recorded (sampled windows, NCCL staging through host memory) */
     uint64_t run_start_realtime_ns; /* realtime of run clock 0 */
+    /* GPU activity sampled in kernel windows (analyze_sampling.c), summed over the ranks that had windows: their
+     * steps, those inside windows (measured) and those extrapolated from them, and the windows' share of their
+     * step time. sampled_ranks 0: no windows (full capture, or no GPU). JSON "sampling". */
+    size_t sampled_ranks, sampled_no_step_ranks;
+    uint64_t sampled_steps, sampled_in_steps, sampled_extra_steps;
+    double sampled_in_share;
     size_t nwarnings;
     char warnings[16][RS_AN_TEXT];
     size_t nhostchecks; /* doctor's WARN/FAIL verdicts on the recorded host facts, per host */

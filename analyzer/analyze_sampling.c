@@ -142,6 +142,12 @@ void an_sampling_note(struct rs_analysis *a, uint64_t untraced_ns, uint64_t step
     uint64_t none = __atomic_exchange_n(&s_no_sample_ranks, 0, __ATOMIC_RELAXED);
     uint64_t first_ms = __atomic_exchange_n(&s_suggest_first_ms, 0, __ATOMIC_RELAXED);
     uint64_t on_ms = __atomic_exchange_n(&s_suggest_on_ms, 0, __ATOMIC_RELAXED);
+    a->sampled_ranks = ranks;
+    a->sampled_no_step_ranks = none;
+    a->sampled_steps = steps;
+    a->sampled_in_steps = in_steps;
+    a->sampled_extra_steps = extra_steps;
+    a->sampled_in_share = all_ns ? (double)in_ns / (double)all_ns : 0;
     if (extra_steps)
         an_warn(a,
                 "GPU activity was sampled: kernels and GPU copy times come from windows covering %llu of %llu steps "

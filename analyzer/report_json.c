@@ -256,6 +256,15 @@ static void json_head(const struct rs_analysis *a, struct jw *w)
     attr(w, a->attr, 1);
     js(w, ",\n\"attribution_per_step\": ");
     attr(w, a->attr, a->nsteps ? (double)a->nsteps : 1);
+    /* what the GPU split rests on, as data (the warnings say it in words): windows' steps measured, the rest
+     * extrapolated (analyze_sampling.c) */
+    jp(w,
+       ",\n\"sampling\": {\"ranks\": %zu, \"steps\": %llu, \"steps_in_windows\": %llu, \"steps_extrapolated\": %llu, "
+       "\"ranks_without_window_step\": %zu, \"window_time_share\": ",
+       a->sampled_ranks, (unsigned long long)a->sampled_steps, (unsigned long long)a->sampled_in_steps,
+       (unsigned long long)a->sampled_extra_steps, a->sampled_no_step_ranks);
+    jnum(w, a->sampled_in_share);
+    jc(w, '}');
     js(w, ",\n\"transport\": ");
     jstr(w, a->transport);
     js(w, a->stragglers_known ? ", \"stragglers_known\": true" : ", \"stragglers_known\": false");

@@ -157,9 +157,12 @@ SAMPLED = re.compile(r"windows covering (\d+) of (\d+) steps")  # the report's s
 
 
 def sampled_steps(path):
-    """Steps inside the windows, from the report's sampling line; a report without one (full mode: every step
-    traced) counts all its steps as a large number."""
+    """Steps inside the windows: the report's JSON "sampling" (since session 12), else its sampling line; a report
+    without windows (full mode: every step traced) counts as a large number."""
     j = json.load(open(path))
+    sm = j.get("sampling")
+    if isinstance(sm, dict) and isinstance(sm.get("steps_in_windows"), int):
+        return sm["steps_in_windows"] if sm.get("ranks") else 1 << 30
     for x in j.get("warnings", []):
         m = SAMPLED.search(str(x))
         if m:

@@ -5,7 +5,7 @@
 # The arithmetic only: the GPU runs themselves are bench/gpu/overhead.sh donewhen's (bench/gpu/RESULTS.md).
 . "$(dirname "$0")/../lib.sh"
 need_cmd python3
-plan 25
+plan 26
 DW="$RS_TOP/bench/gpu/done_when.py"
 
 # mk FILE WORKLOAD DEFAULT FULL FLOOR TORCHPROF EXIT_DEFAULT [KILL]: three groups of eight, untraced 20 ms +- a
@@ -103,6 +103,11 @@ like "$(line "$out" '^   default: ')" 'd3\.json \(3 steps in its windows; the mo
     "the pick is said: which report, its sampled steps, of how many"
 out=$(python3 "$DW" --shares "transformer:$T/d3.json,$T/d1.json:$T/f.json" 2>&1)
 like "$(line "$out" '^   default: ')" 'd3\.json' "the order of the candidates does not matter"
+
+# the report's JSON "sampling" (session 12) is read before its sampling line: 4 steps there beat the line's 3
+printf '{"attribution_per_step": {"compute": 0.0143, "host_idle": 0.0034}, "sampling": {"ranks": 1, "steps_in_windows": 4}, "warnings": []}\n' >"$T/d4.json"
+out=$(python3 "$DW" --shares "transformer:$T/d3.json,$T/d4.json:$T/f.json" 2>&1)
+like "$(line "$out" '^   default: ')" 'd4\.json \(4 steps in its windows' "the report's JSON sampling counts are used when present"
 
 # overhead.sh donewhen's time plan (a dry run on the GPU-less stub): DW_BUDGET is the transformer's; the ResNet
 # groups' budget is the call's time left, so a transformer budget that stops its own groups (0 here: none run) does

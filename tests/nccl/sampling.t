@@ -15,7 +15,7 @@ from taplib import *  # noqa: F401,F403
 
 objs = [os.path.join(BUILD, "lib", "tracer", "writer.o"), os.path.join(BUILD, "lib", "formats", "rtrace_tables.o")]
 need(CLI, *objs)
-plan(15)
+plan(17)
 GEN = os.path.join(T, "sampling_gen")
 cflags = ["-fsanitize=address,undefined"] if SAN and "asan" in SAN else ["-fsanitize=thread"] if SAN else []
 cc = subprocess.run(["cc", "-std=gnu11", "-O1", "-I" + TOP, "-I" + os.path.join(TOP, "formats"),
@@ -48,6 +48,11 @@ ok("GPU activity was sampled" in w and "5 of 20 steps" in w and "extrapolated" i
    "the report says what was sampled and what was extrapolated", w)
 ok("counted as other" not in w, "no 'counted as other' note once extrapolated", w)
 ok("RAILSCOPE_CUDA_KERNEL_WINDOW=" not in w, "no window remedy once a window covered steps", w)
+sm = j.get("sampling", {}) if j else {}
+ok({k: sm.get(k) for k in ("ranks", "steps", "steps_in_windows", "steps_extrapolated", "ranks_without_window_step")}
+   == dict(ranks=1, steps=20, steps_in_windows=5, steps_extrapolated=15, ranks_without_window_step=0)
+   and abs(sm.get("window_time_share", 0) - 0.25) < 0.01,
+   "JSON sampling: 5 of 20 steps in windows (25 % of step time), 15 extrapolated", sm)
 
 # a 40 ms step outside the windows (a host stall, same GPU work): 6 ms compute, 33 ms idle, not 60/10/30 %
 j, err = report(20, 5, 10, 15)
@@ -62,6 +67,9 @@ w = " ".join(j["warnings"]) if j else ""
 ok(j and a.get("compute", 1) == 0 and "counted as other" in w,
    "no step inside a window: nothing extrapolated, the old note stays", (a, w))
 ok(j and "GPU activity was sampled" not in w, "and no extrapolation note", w)
+sm = j.get("sampling", {}) if j else {}
+ok(sm.get("steps_in_windows") == 0 and sm.get("steps_extrapolated") == 0 and sm.get("ranks_without_window_step") == 1,
+   "JSON sampling: no step in a window, nothing extrapolated, the rank counted", sm)
 # the remedy names the first window that would land on this run's middle step: the init window opened 5 ms
 # before the first step, steps are 10 ms, the middle one (5 of 10) starts 55 ms after it
 ok("RAILSCOPE_CUDA_KERNEL_WINDOW=500/30000/55 " in w, "the report names the window setting that samples this run", w)
