@@ -53,7 +53,7 @@ export TSAN_OPTIONS=halt_on_error=1:exitcode=66
 # run real programs on the software NIC: a file that fails is named and run once more (a clean-clone CI run failed
 # in tests/core once, and 4 runs of the suite under load did not reproduce it; CI failed check 6 once, session 11,
 # and 7 runs here, 4 of them at load 4, did not). It must pass then, and it is named as flaky: a "# flaky: FILE
-# failed once, passed on rerun" line and in the check's description (the FLAKY variable), so that a flake is seen
+# failed once, passed on rerun" line and in the check's description (suite_flaky), so that a flake is seen
 # and counted rather than hidden (session 9 review). Its first failure's digest (tests/lib.sh) stays in
 # RS_FAIL_DIGEST for `make test` to print if anything else fails.
 suite_flaky=""
