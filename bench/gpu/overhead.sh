@@ -94,23 +94,23 @@ part() {
     esac
 }
 # Groups of eight in turns: two untraced, two default, two full, the floor, torch.profiler; the mirror reversed.
+# dw_groups [GROUP]: DW_ROUNDS=3 groups, GROUP (donewhen's by default) and its mirror (the order reversed) alternating
 dw_groups() {
-    local g=untraced:default:full:min-full:torchprof:untraced:default:full
-    local m=full:default:untraced:torchprof:min-full:full:default:untraced i out=""
+    local g=${1:-untraced:default:full:min-full:torchprof:untraced:default:full} m i out=""
+    m=$(tr : '\n' <<<"$g" | tac | paste -sd:)
     for ((i = 0; i < ${DW_ROUNDS:-3}; i++)); do
         out+=$([ $((i % 2)) = 0 ] && echo "$g" || echo "$m"),
     done
     echo "${out%,}"
 }
 resnetcost() {
-    local g=untraced:default:nonccl:kernels-off:nocuda:untraced:default:nonccl i pairs=""
-    local m=nonccl:default:untraced:nocuda:kernels-off:nonccl:default:untraced
-    for ((i = 0; i < ${DW_ROUNDS:-3}; i++)); do pairs+=$([ $((i % 2)) = 0 ] && echo "$g" || echo "$m"),; done
+    local pairs
+    pairs=$(dw_groups untraced:default:nonccl:kernels-off:nocuda:untraced:default:nonccl)
     rm -rf /tmp/rs-rc && mkdir -p /tmp/rs-rc
     # RC_WORKLOAD=stub RC_CPUS=0-1: a dry run of this part on a machine without a GPU (no windows there)
     local w=${RC_WORKLOAD:-resnet}
     part lockstep --workload "$w" --steps "${DW_RSTEPS:-200}" --warmup 25 --budget "${DW_BUDGET:-400}" \
-        --keep default --work /tmp/rs-rc --pairs "${pairs%,}" ${RC_CPUS:+--cpus-shared "$RC_CPUS"}
+        --keep default --work /tmp/rs-rc --pairs "$pairs" ${RC_CPUS:+--cpus-shared "$RC_CPUS"}
     python3 bench/gpu/lockstep_summary.py "$OUT/lockstep-$w.json"
     for x in default nonccl kernels-off nocuda; do
         python3 bench/gpu/lockstep_bins.py "$OUT/lockstep-$w.json" --mode "$x" --bin 25
