@@ -14,6 +14,8 @@
 #                      orders alternating) of untraced, default, nonccl, kernels-off and nocuda, the default's traces
 #                      kept; then the pooled ratios, the step bins and the excess by time since each process's own
 #                      windows (bench/gpu/lockstep_windows.py); the kept traces come back as $OUT/resnetcost.tgz
+#   crashhunt [N CPUS WARMUP STEPS]  rounds of N ResNet default-mode processes started together on a small CPU set,
+#                      a native backtrace of any fatal signal (bench/gpu/crashhunt.sh; CH_BUDGET seconds, default 300)
 #   donewhen           issue 16's whole "Done when" in this one call (~9.5 min with the JIT warm-up): lock-step groups of every mode
 #                      (DW_ROUNDS=3 rounds, mirrored orders alternating) on the transformer and ResNet-50 DDP,
 #                      default-vs-full report shares of both (from the groups' kept default and full traces;
@@ -81,6 +83,7 @@ part() {
         done ;;
     donewhen) donewhen ;;
     resnetcost) resnetcost ;;
+    crashhunt) bash bench/gpu/crashhunt.sh "$@" ;;
     shares) # the default-vs-full report shares of both workloads alone (donewhen's shares step, ~3 min)
         rm -rf /tmp/rs-dw-rep && mkdir -p /tmp/rs-dw-rep
         dw_shares transformer default-w7 300 40

@@ -1,0 +1,42 @@
+#!/bin/bash
+# Looks for a crash of a traced workload under CPU contention (session 13: one ResNet-50 default-mode process of
+# a lock-step group on 3 CPUs died of SIGSEGV during its warm-up). Rounds of N processes started together on one
+# small CPU set, each `railscope record` (default mode) of tests/gpu/train.py, with bench/gpu/segvbt.so (native
+# backtrace of a fatal signal) and Python's faulthandler; until CH_BUDGET seconds are spent. A process that ends
+# other than 0 has its stderr and trace kept ($OUT/crash.tgz: a call returns few files). Called by overhead.sh's `crashhunt` part:
+#   crashhunt.sh [N=8] [CPUS=2-4] [WARMUP=25] [STEPS=15]
+set -u -o pipefail
+N=${1:-8} CPUS=${2:-2-4} WARMUP=${3:-25} STEPS=${4:-15}
+W=/tmp/rs-crash
+OUT=${OUT:-/tmp/rs-overhead-out}
+rm -rf "$W" && mkdir -p "$W" "$OUT"
+gcc -O2 -shared -fPIC -o "$W/segvbt.so" bench/gpu/segvbt.c || exit 1
+t0=$(date +%s) r=0 runs=0 bad=0 kept=()
+while [ $(($(date +%s) - t0)) -lt "${CH_BUDGET:-300}" ]; do
+    r=$((r + 1))
+    pids=()
+    for ((i = 0; i < N; i++)); do
+        tag=r$r-p$i
+        LD_PRELOAD=$W/segvbt.so PYTHONFAULTHANDLER=1 ${CH_ENV:-} taskset -c "$CPUS" "$RS_BUILD/railscope" record -q \
+            -o "$W/$tag" -- python3 tests/gpu/train.py --phases "bench:$STEPS" --warmup "$WARMUP" \
+            --out "$W/$tag.json" >"$W/$tag.out" 2>"$W/$tag.err" &
+        pids+=($!)
+    done
+    rcs=""
+    for ((i = 0; i < N; i++)); do
+        wait "${pids[$i]}"
+        rc=$?
+        rcs+=" $rc"
+        runs=$((runs + 1))
+        if [ "$rc" != 0 ]; then
+            bad=$((bad + 1))
+            kept+=("r$r-p$i" "r$r-p$i.err")
+            echo "round $r process $i: exit $rc; its stderr's end:"
+            tail -40 "$W/r$r-p$i.err"
+        fi
+    done
+    echo "round $r ($(($(date +%s) - t0)) s): exits$rcs"
+done
+[ ${#kept[@]} = 0 ] || tar czf "$OUT/crash.tgz" -C "$W" "${kept[@]}" 2>/dev/null
+echo "crashhunt: $bad of $runs processes ended other than 0 ($r rounds of $N on CPUs $CPUS, ${CH_ENV:-default mode})"
+grep -l "CUPTI" "$W"/*.err 2>/dev/null | head -3 | while read -r f; do echo "$f:"; grep -h "CUPTI" "$f" | tail -3; done
