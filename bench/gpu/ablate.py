@@ -66,10 +66,41 @@ MODES = {
     "min-kernel": (False, {"CUDA_INJECTION64_PATH": MINCUPTI, "MINCUPTI_KINDS": "kernel"}, []),
     "min-full": (False, {"CUDA_INJECTION64_PATH": MINCUPTI, "MINCUPTI_KINDS": "memcpy,memcpy2,memset,kernel"}, []),
     "stub-slow5": (False, {"STUB_SLOW": "0.05"}, []),  # the stub workload with a planted 5 % cost (self-test)
-    "stub-slow20": (False, {"STUB_SLOW": "0.2"}, []),  # a planted 20 % (hostcost.py's self-test)
+    "stub-slow20": (False, {"STUB_SLOW": "0.2"}, []),
+    "stub-crash": (False, {"STUB_CRASH": "1"}, []),  # dies of SIGSEGV in its warm-up (the crash report's test)  # a planted 20 % (hostcost.py's self-test)
     # steps twice as long on timed steps 100-119 only: a window-like cost in a few steps (lockstep_bins.py's test)
     "stub-slowwin": (False, {"STUB_SLOW": "1", "STUB_SLOW_STEPS": "100:120"}, []),
 }
+
+
+def crash_env(env):
+    """A workload that dies of a signal says where (session 13: a lock-step default process died of SIGSEGV in its
+    warm-up, and its stderr held nothing): Python's faulthandler, and bench/gpu/segvbt.so (native backtrace) when
+    overhead.sh built it (RS_SEGVBT). Signal handlers only, the same in every mode; railscope record keeps it in
+    LD_PRELOAD behind its own library."""
+    env["PYTHONFAULTHANDLER"] = "1"
+    sb = os.environ.get("RS_SEGVBT", "")
+    if sb and os.path.exists(sb):
+        env["LD_PRELOAD"] = sb + (":" + env["LD_PRELOAD"] if env.get("LD_PRELOAD") else "")
+    return env
+
+
+def crash_report(tag, rc, errpath, tracedir, outdir):
+    """A run that ended other than 0 (not killed by the harness): the end of its stderr printed, and its trace
+    (if any) kept as OUTDIR/crash-TAG.tgz, one file (a device call returns few)."""
+    try:
+        tail = open(errpath, errors="replace").read().splitlines()[-40:]
+    except OSError:
+        tail = []
+    print(f"{tag}: ended with {rc}; the end of its stderr ({len(tail)} lines):", flush=True)
+    for s in tail:
+        print("    | " + s[:240])
+    if tracedir and os.path.isdir(tracedir):
+        subprocess.run(["tar", "czf", os.path.join(outdir, f"crash-{tag}.tgz"), "-C", os.path.dirname(tracedir),
+                        os.path.basename(tracedir), "-C", os.path.dirname(errpath), os.path.basename(errpath)],
+                       check=False)
+        print(f"{tag}: its trace -> crash-{tag}.tgz", flush=True)
+    return tail
 
 
 def workload_cmd(w, a, out):
@@ -168,6 +199,7 @@ def run_one(mode, rnd, a, work):
     env.update(env_extra)
     if mode in a.debug_modes.split(","):
         env["RAILSCOPE_LOG"] = "debug"
+    crash_env(env)
     errf = open(os.path.join(work, tag + ".err"), "w")
     t_start = time.monotonic()
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=errf, start_new_session=True)
@@ -213,6 +245,9 @@ def run_one(mode, rnd, a, work):
         r["step_ms"] = None
     err = open(os.path.join(work, tag + ".err")).read().splitlines()
     r["stderr"] = [s for s in err if "railscope" in s or "mincupti" in s][-12:]
+    if rc not in (0, "killed"):
+        r["stderr_tail"] = crash_report(tag, rc, os.path.join(work, tag + ".err"),
+                                        os.path.join(work, tag) if traced else "", a.out)
     step = f"{r['step_ms']:.3f} ms" if r["step_ms"] else "-"
     ex = f"{r['exit_s']:.2f} s" if r["exit_s"] is not None else "-"
     wu = f"  warm-up {r['warmup_s']:5.2f} s" if "warmup_s" in r else ""

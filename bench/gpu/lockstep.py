@@ -74,6 +74,7 @@ def spawn(mode, side, a, work, pair_tag):
     env.update(env_extra)
     env.update(a.env_for.get(mode, {}))
     env["RS_LOCKSTEP"] = prefix
+    ablate.crash_env(env)
     err = open(os.path.join(work, tag + ".err"), "w")
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
     c = dict(mode=mode, side=side, tag=tag, p=p, go=go, done=done, res=res, err=err, traced=traced)
@@ -82,10 +83,15 @@ def spawn(mode, side, a, work, pair_tag):
 
 
 def read1(c, timeout):
-    r, _, _ = select.select([c["done"]], [], [], timeout)
-    if not r:
-        return None
-    return os.read(c["done"], 1)
+    """The process's next byte, or None after timeout seconds or once it has ended (a crashed process is seen at
+    once, not after the whole timeout)."""
+    end = time.monotonic() + timeout
+    while True:
+        r, _, _ = select.select([c["done"]], [], [], max(min(0.5, end - time.monotonic()), 0))
+        if r:
+            return os.read(c["done"], 1)
+        if c["p"].poll() is not None or time.monotonic() >= end:
+            return None
 
 
 def kill(c):
@@ -159,6 +165,10 @@ def run_group(modes, k, a):
             r["steps_ms"] = None
         lines = open(os.path.join(a.work, c["tag"] + ".err")).read().splitlines()
         r["stderr"] = [s for s in lines if "railscope" in s or "Error" in s][-8:]
+        if r["rc"] != 0 and not killed:
+            tdir = os.path.join(a.work, c["tag"] if c["mode"] in a.keep.split(",") else c["tag"] + ".trace")
+            r["stderr_tail"] = ablate.crash_report(c["tag"], r["rc"], os.path.join(a.work, c["tag"] + ".err"),
+                                                   tdir if c["traced"] else "", a.out)
         if c["traced"] and c["mode"] in a.keep.split(","):
             r["trace"] = os.path.join(a.work, c["tag"])
         os.close(c["go"])

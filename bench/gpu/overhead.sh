@@ -43,6 +43,8 @@ if [ -z "${RS_BUILD:-}" ]; then
     echo "built in $(($(date +%s) - T0)) s"
 fi
 export MINCUPTI=$RS_BUILD/mincupti.so
+# every workload process gets a native backtrace of a fatal signal (bench/gpu/segvbt.c; ablate.py's crash_env)
+gcc -O2 -shared -fPIC -o /tmp/rs-segvbt.so bench/gpu/segvbt.c && export RS_SEGVBT=/tmp/rs-segvbt.so
 # A fresh machine has an empty CUDA JIT cache: the first ResNet process JIT-compiles NCCL's PTX (cuda-gdb, session
 # 11: cudaFuncGetAttributes -> cuLibraryLoadData -> libnvidia-ptxjitcompiler, ~10 s) and its first step looks like
 # a 15 s "autotuning" whatever its mode; the first transformer process's step 0 took 2.4 s, not 0.4. So one short

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """A GPU-less stand-in for the workloads of bench/gpu/ablate.py and lockstep.py (their self-tests, tests/bench/):
 each "step" spins the CPU for --step-ms (times 1 + STUB_SLOW, a planted cost; with STUB_SLOW_STEPS=LO:HI only the
-timed steps LO..HI-1 carry it, as a kernel window's steps do), with the same result file and lock-step protocol
+timed steps LO..HI-1 carry it, as a kernel window's steps do; STUB_CRASH=1: dies of SIGSEGV in its warm-up, as
+one lock-step process did on the H200 in session 13), with the same result file and lock-step protocol
 (bench/gpu/lockstep_gate.py) as transformer.py."""
 import argparse
 import json
 import os
+import signal
 import time
 
 import cpuclock
@@ -38,6 +40,8 @@ def main():
     gate = Gate.from_env()
     for _ in range(a.warmup):
         spin(base)
+    if os.environ.get("STUB_CRASH"):
+        os.kill(os.getpid(), signal.SIGSEGV)
     if gate:
         gate.ready()
     c0 = cpuclock.snap()

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_cmd python3
 need_cmd taskset
-plan 18
+plan 22
 out=$(cd "$T" && python3 "$RS_TOP/bench/gpu/lockstep.py" --workload stub --steps 300 --warmup 3 \
     --pairs untraced:untraced,untraced:stub-slow5,stub-slow5:untraced --cpus-a 0 --cpus-b 0 \
     --work "$T/w" --out "$T/o" 2>&1)
@@ -93,3 +93,15 @@ import lockstep_windows as l
 w = l.trace_windows('$RS_CLI', '$T/real')
 print(' '.join(f'{(a - w[0][0]) / 1e9:.2f}-{(b - w[0][0]) / 1e9:.2f}' for a, b in w))" 2>&1)
 is "$w" "0.00-0.01 3.05-3.53 33.22-33.73" "windows: a real ResNet trace's three windows read from its events"
+
+# A process that dies of a signal says where (session 13: a lock-step default process died of SIGSEGV in its
+# warm-up on the H200 and its stderr held nothing): the harness prints the end of its stderr, which holds
+# faulthandler's report and, with RS_SEGVBT (overhead.sh builds it), segvbt.so's native backtrace.
+diag "$(gcc -O2 -shared -fPIC -o "$T/segvbt.so" "$RS_TOP/bench/gpu/segvbt.c" 2>&1)"
+out=$(cd "$T" && RS_SEGVBT="$T/segvbt.so" timeout 120 python3 "$RS_TOP/bench/gpu/lockstep.py" --workload stub \
+    --steps 20 --warmup 3 --pairs untraced:stub-crash:untraced --cpus-shared 0 --work "$T/wc" --out "$T/oc" 2>&1)
+diag "$out"
+like "$out" "stub-crash never got ready \(rc -11\)" "crash: the group says which process died, and of what"
+like "$out" "ended with -11; the end of its stderr" "crash: the harness reports the process's end"
+like "$out" "[|] Fatal Python error: Segmentation fault" "crash: faulthandler's report is printed"
+like "$out" "segvbt: pid [0-9]+ tid [0-9]+ signal 11" "crash: segvbt.so's native backtrace is printed"
