@@ -26,6 +26,9 @@ extern void rs_hostfacts_collect(const char *sysfs_root, void (*cb)(void *arg, c
                                  void *arg) __attribute__((weak));
 
 _Atomic uint32_t rs_writer_wake;
+/* The writer's longest sleep while nothing comes in. Also the clock's calibration cadence (clock.c publishes at
+ * most every 100 ms, at the writer's wake-ups). */
+#define RS_WRITER_IDLE_US 100000ull
 static _Atomic uint32_t req_seq, done_seq;
 /* The first final request's PROC_END status and reason, claimed and published by one compare-exchange
  * (an exit and a signal handler may ask at once): 0 = none, else FINAL_SET | reason << 32 | (u32)status. */
@@ -528,15 +531,22 @@ static void *writer_main(void *arg)
     /* Producers wake the writer only when a ring is past half full (core.c ring_limit), so the writer's
      * sleep mostly decides the zero-drop rate: a ring must not fill between two drains. The sleep follows the
      * fastest ring's measured fill rate so that it would be at most ~1/8 full at the next drain (margin for
-     * scheduling delays on a loaded machine), and grows (doubling, up to 20 ms) only while the rings stay nearly
-     * empty. A fixed 20 ms ceiling alone capped the zero-drop rate at ring/20 ms (1.6 M 64-byte events/s per
-     * thread with 2 MiB rings). */
-    uint64_t sleep_us = 1000, max_sleep = (rs_cfg.flush_ms < 20 ? rs_cfg.flush_ms : 20) * 1000ull;
+     * scheduling delays on a loaded machine), and grows (doubling, up to RS_WRITER_IDLE_US) only while the rings
+     * stay nearly empty. A fixed 20 ms ceiling alone capped the zero-drop rate at ring/20 ms (1.6 M 64-byte
+     * events/s per thread with 2 MiB rings). Idle, the writer's cost is its wake-ups (context switches, perf on
+     * the dev VM: 50 a second at the old 20 ms ceiling took 29 ms of CPU in 10 s); a ring filling up wakes it
+     * anyway (ring_limit). No sleep runs past the next tick, so the ticks (frames, CUDA kernel windows, the
+     * verbs and NCCL-log hooks) come on time, not up to a sleep late. */
+    uint64_t sleep_us = 1000, max_sleep = RS_WRITER_IDLE_US;
     uint64_t last_drain = last_tick;
     for (;;) {
         uint32_t w0 = atomic_load(&rs_writer_wake);
-        if (atomic_load(&req_seq) == handled && !atomic_load(&stop_req))
-            rs_futex_wait_us(&rs_writer_wake, w0, sleep_us);
+        if (atomic_load(&req_seq) == handled && !atomic_load(&stop_req)) {
+            uint64_t t = rs_now(), due = last_tick + period, wait = sleep_us;
+            if (due <= t) wait = 0;
+            else if ((due - t) / 1000 + 1 < wait) wait = (due - t) / 1000 + 1;
+            if (wait) rs_futex_wait_us(&rs_writer_wake, w0, wait);
+        }
         if (atomic_load(&stop_req)) break; /* the rings keep their events for the next writer thread */
         uint32_t req = atomic_load(&req_seq);
         uint64_t now = rs_now();
