@@ -4,7 +4,7 @@
 # small CPU set, each `railscope record` (default mode) of tests/gpu/train.py, with bench/gpu/segvbt.so (native
 # backtrace of a fatal signal) and Python's faulthandler; until CH_BUDGET seconds are spent. A process that ends
 # other than 0 has its stderr and trace kept ($OUT/crash.tgz: a call returns few files). Called by overhead.sh's `crashhunt` part:
-#   crashhunt.sh [N=8] [CPUS=2-4] [WARMUP=25] [STEPS=15]
+#   [CH_ENV="VAR=VALUE ..."] crashhunt.sh [N=8] [CPUS=2-4] [WARMUP=25] [STEPS=15]   (CH_ENV: extra environment, e.g. more windows)
 set -u -o pipefail
 N=${1:-8} CPUS=${2:-2-4} WARMUP=${3:-25} STEPS=${4:-15}
 W=/tmp/rs-crash
@@ -12,12 +12,13 @@ OUT=${OUT:-/tmp/rs-overhead-out}
 rm -rf "$W" && mkdir -p "$W" "$OUT"
 gcc -O2 -shared -fPIC -o "$W/segvbt.so" bench/gpu/segvbt.c || exit 1
 t0=$(date +%s) r=0 runs=0 bad=0 kept=()
-while [ $(($(date +%s) - t0)) -lt "${CH_BUDGET:-300}" ]; do
+while :; do # at least one round; no new round after CH_BUDGET seconds
     r=$((r + 1))
     pids=()
     for ((i = 0; i < N; i++)); do
         tag=r$r-p$i
-        LD_PRELOAD=$W/segvbt.so PYTHONFAULTHANDLER=1 ${CH_ENV:-} taskset -c "$CPUS" "$RS_BUILD/railscope" record -q \
+        # shellcheck disable=SC2086 # CH_ENV: VAR=VALUE words, split on purpose
+        LD_PRELOAD=$W/segvbt.so PYTHONFAULTHANDLER=1 env ${CH_ENV:-} taskset -c "$CPUS" "$RS_BUILD/railscope" record -q \
             -o "$W/$tag" -- python3 tests/gpu/train.py --phases "bench:$STEPS" --warmup "$WARMUP" \
             --out "$W/$tag.json" >"$W/$tag.out" 2>"$W/$tag.err" &
         pids+=($!)
@@ -36,6 +37,7 @@ while [ $(($(date +%s) - t0)) -lt "${CH_BUDGET:-300}" ]; do
         fi
     done
     echo "round $r ($(($(date +%s) - t0)) s): exits$rcs"
+    [ $(($(date +%s) - t0)) -lt "${CH_BUDGET:-300}" ] || break
 done
 [ ${#kept[@]} = 0 ] || tar czf "$OUT/crash.tgz" -C "$W" "${kept[@]}" 2>/dev/null
 echo "crashhunt: $bad of $runs processes ended other than 0 ($r rounds of $N on CPUs $CPUS, ${CH_ENV:-default mode})"
