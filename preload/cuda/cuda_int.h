@@ -42,5 +42,8 @@ uint32_t rs_cupti_api_name(uint32_t cbid);
 /* Convert one activity record into a trace event and emit it (chunk tid 0). Returns 1 when an event was
  * written, 0 when the kind is not one we keep or the record carries no timestamps. */
 int rs_cupti_convert(const CUpti_Activity *rec);
+/* Forget the kernel names remembered by address (cupti_records.c): a re-attached CUPTI may give a freed name's
+ * address to another name. Callers hold cupti.c's conv_lock, as every conversion does. */
+void rs_cupti_names_forget(void);
 
 #endif

@@ -170,10 +170,19 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffe
 
 /* Convert the queued buffers into trace events. wait = 0 (the writer's tick): skip if another thread is
  * converting; that thread may be waiting for the writer to drain, so the writer must never wait for it. */
+static unsigned names_gen, names_seen; /* attachments made, and the one whose kernel names the cache holds */
 static void convert_pending(int wait)
 {
     if (wait) pthread_mutex_lock(&conv_lock);
     else if (pthread_mutex_trylock(&conv_lock)) return;
+    /* A re-attached CUPTI names kernels anew; a name's address from the attachment before may now hold another
+     * name (session 13; tests/nccl/cuda_detach.t). What that attachment delivered was converted before its
+     * finalize (arm_detach), so the cache is forgotten before this attachment's first record. */
+    unsigned g = __atomic_load_n(&names_gen, __ATOMIC_ACQUIRE);
+    if (g != names_seen) {
+        rs_cupti_names_forget();
+        names_seen = g;
+    }
     for (;;) {
         pthread_mutex_lock(&buf_lock);
         struct bufhdr *h = pend_head;
@@ -723,6 +732,7 @@ static int attach(void)
         kmode = RS_KMODE_OFF;
         goto out;
     }
+    __atomic_fetch_add(&names_gen, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&dstate, DS_ATTACHED, __ATOMIC_RELEASE);
     time_switch(rs_now() - t0, &n_attach, &ns_attach, &ns_attach_max);
     rc = 0;

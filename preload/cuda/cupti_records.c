@@ -2,6 +2,8 @@
  * driven with synthetic records built from the CUDA 13 header structs (tests/nccl/). The record versions
  * are those of CUPTI 13.0 (Memcpy6, MemcpyPtoP4, Memset4, Kernel10, API, Synchronization2); only fields
  * present in every later version of each record are read (they grow at the end). */
+#include <string.h>
+
 #include "preload/cuda/cuda_int.h"
 #include "preload/rs_gpu_common.h"
 #include "tracer/rs_tracer.h"
@@ -9,6 +11,8 @@
 struct rs_cupti_counts rs_cupti_counts;
 int64_t rs_cupti_ts_offset;
 static struct rs_ptrcache kernel_names;
+
+void rs_cupti_names_forget(void) { memset(&kernel_names, 0, sizeof kernel_names); }
 
 static inline uint64_t ts_of(uint64_t t) { return t ? (uint64_t)((int64_t)t - rs_cupti_ts_offset) : 0; }
 
@@ -79,7 +83,7 @@ int rs_cupti_convert(const CUpti_Activity *rec)
         struct rs_ev_CUDA_KERNEL ev;
         RS_EV_INIT(&ev, CUDA_KERNEL, ts_of(r->start));
         ev.end = ts_of(r->end);
-        ev.name = rs_ptrcache_id(&kernel_names, r->name); /* CUPTI's name strings live as long as CUPTI */
+        ev.name = rs_ptrcache_id(&kernel_names, r->name); /* names live as long as CUPTI's attachment */
         ev.correlation = r->correlationId;
         ev.device = r->deviceId;
         ev.stream = r->streamId;

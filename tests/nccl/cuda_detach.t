@@ -30,7 +30,7 @@ FAKE = os.path.join(NCCL_BIN, "fakecupti")
 if not os.path.exists(DRIVER):
     skip_all("built without CUDA headers (no CUPTI record structs): cupti_driver not built")
 need(LIB, CLI, DRIVER, os.path.join(FAKE, "libcupti.so.13"), os.path.join(FAKE, "libcuda.so.1"))
-plan(56)
+plan(57)
 
 BASE = {"RAILSCOPE_FLUSH_MS": "20", "RAILSCOPE_CUDA_KERNEL_WINDOW": "200/400/200", "RAILSCOPE_LOG": "debug"}
 
@@ -86,6 +86,16 @@ s = stats(p.stdout, "stats")
 n_att = p.stderr.count("fake_cupti: attached")
 ok(s and s[0] == 0 and s[2] >= 1 and n_att == s[1] == s[2] and kind(evs, "proc_end"),
    "exit while detached: no CUPTI call at exit (no flush, no attach), the trace ends normally", (s, n_att))
+
+# kernel names by attachment: the fake rewrites its one name buffer at every finalize, as a real CUPTI may reuse
+# the address of a name it freed; the kernels of each re-attached window must carry that attachment's name, not
+# one remembered by address from an earlier one (session 13)
+p, states, evs = go("rename", {"FAKE_CUPTI_RENAME": "1"})
+s = stats(p.stdout, "stats")
+names = sorted({k.get("name") for k in kind(evs, "cuda_kernel")})
+ok(s and s[2] >= 2 and len(names) >= 3 and all(n and n.startswith("kernel_gen") for n in names),
+   "kernel names are read again after every re-attach (a name address of an earlier attachment is not trusted)",
+   (s, names))
 
 # ---- staying attached ----
 p, states, evs = go("off", {"RAILSCOPE_CUDA_DETACH": "off"})

@@ -13,10 +13,13 @@
  * of their domain when it (or that callback id) is enabled (FAKE_CUPTI_NO_DRIVER_CB=1: none ever comes).
  * fake_cupti_attach_stats() reports it all.
  * FAKE_CUPTI_LOOKUPS=N (session 10): the first cuptiSubscribe resolves N graph entry points through
- * cuGetProcAddress_v2 first (lookups_in_call). */
+ * cuGetProcAddress_v2 first (lookups_in_call).
+ * FAKE_CUPTI_RENAME=1 (session 13): kernel records name their kernel from one buffer that every cuptiFinalize
+ * rewrites ("kernel_gen<N>"): a name pointer of an earlier attachment may point at other bytes later. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -27,6 +30,8 @@
 #define EXPORT __attribute__((visibility("default")))
 #define SLOT   512 /* every synthetic record sits in a 512-byte slot; GetNextRecord walks them */
 
+static char kname_gen[64] = "kernel_gen0"; /* FAKE_CUPTI_RENAME */
+static int kname_gens;
 static CUpti_BuffersCallbackRequestFunc req;
 static CUpti_BuffersCallbackCompleteFunc comp;
 static CUpti_TimestampCallbackFunc tscb;
@@ -59,6 +64,7 @@ EXPORT CUptiResult cuptiFinalize(void)
     memset(runtime_api, 0, sizeof runtime_api);
     any_enabled = ts_after_enable = 0;
     final_sent = 0; /* the next attachment's first forced flush brings its own 777-byte record */
+    if (getenv("FAKE_CUPTI_RENAME")) snprintf(kname_gen, sizeof kname_gen, "kernel_gen%d", ++kname_gens);
     sub_cb = NULL;
     memset(drv_cb_on, 0, sizeof drv_cb_on);
     memset(domain_on, 0, sizeof domain_on);
@@ -308,7 +314,7 @@ static int fill(uint8_t *b, size_t size, size_t *valid)
         k->gridX = 2, k->gridY = 1, k->gridZ = 1;
         k->blockX = 512, k->blockY = 1, k->blockZ = 1;
         k->correlationId = 16 + (uint32_t)i;
-        k->name = kname;
+        k->name = getenv("FAKE_CUPTI_RENAME") ? kname_gen : kname;
         p += SLOT;
     }
     CUpti_ActivityAPI *a = (void *)p;
@@ -467,10 +473,24 @@ static CUptiResult flush_locked(uint32_t flag)
         size_t size = 0, maxrec = 0;
         req(&b, &size, &maxrec);
         if (!b) return CUPTI_SUCCESS;
-        memset(b, 0, SLOT);
-        memcpy_rec(b, now(), CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, CUPTI_ACTIVITY_MEMORY_KIND_PINNED,
+        memset(b, 0, 2 * SLOT);
+        uint64_t t = now();
+        memcpy_rec(b, t, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, CUPTI_ACTIVITY_MEMORY_KIND_PINNED,
                    CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 777, 50);
-        comp(NULL, 0, b, size, SLOT);
+        size_t valid = SLOT;
+        /* FAKE_CUPTI_RENAME: a kernel of the window still in CUPTI's buffer, named by this attachment */
+        if (getenv("FAKE_CUPTI_RENAME")) {
+            CUpti_ActivityKernel10 *k = (void *)(b + SLOT);
+            k->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+            k->start = t + 100;
+            k->end = t + 600;
+            k->streamId = 7;
+            k->gridX = k->gridY = k->gridZ = k->blockX = k->blockY = k->blockZ = 1;
+            k->correlationId = 51;
+            k->name = kname_gen;
+            valid += SLOT;
+        }
+        comp(NULL, 0, b, size, valid);
     }
     return CUPTI_SUCCESS;
 }
