@@ -244,6 +244,7 @@ static uint64_t init_end(void)
 NCCL_REAL(ncclCommInitRank, (ncclComm_t *, int, ncclUniqueId, int))
 RS_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank)
 {
+    rs_nlog_decide_echo(); /* NCCL starts: before anything of ours may skip the rest (guard, family off) */
     NCCL_ENTER(ncclCommInitRank, (comm, nranks, id, rank));
     init_begin();
     RS_WRAP_CALL((comm, nranks, id, rank));
@@ -256,6 +257,7 @@ NCCL_REAL(ncclCommInitRankConfig, (ncclComm_t *, int, ncclUniqueId, int, ncclCon
 RS_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank,
                                               ncclConfig_t *config)
 {
+    rs_nlog_decide_echo(); /* NCCL starts: before anything of ours may skip the rest (guard, family off) */
     NCCL_ENTER(ncclCommInitRankConfig, (comm, nranks, id, rank, config));
     init_begin();
     RS_WRAP_CALL((comm, nranks, id, rank, config));
@@ -267,6 +269,7 @@ RS_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, nccl
 NCCL_REAL(ncclCommInitAll, (ncclComm_t *, int, const int *))
 RS_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comms_out, int ndev, const int *devlist)
 {
+    rs_nlog_decide_echo(); /* NCCL starts: before anything of ours may skip the rest (guard, family off) */
     NCCL_ENTER(ncclCommInitAll, (comms_out, ndev, devlist));
     RS_WRAP_CALL((comms_out, ndev, devlist));
     for (int i = 0; comms_out && i < ndev; i++)
@@ -277,6 +280,7 @@ RS_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comms_out, int ndev, const in
 NCCL_REAL(ncclCommSplit, (ncclComm_t, int, int, ncclComm_t *, ncclConfig_t *))
 RS_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm, ncclConfig_t *config)
 {
+    rs_nlog_decide_echo(); /* NCCL starts: before anything of ours may skip the rest (guard, family off) */
     NCCL_ENTER(ncclCommSplit, (comm, color, key, newcomm, config));
     init_begin();
     RS_WRAP_CALL((comm, color, key, newcomm, config));
@@ -294,6 +298,7 @@ NCCL_REAL(ncclCommInitRankScalable, (ncclComm_t *, int, int, int, ncclUniqueId *
 RS_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *comm, int nranks, int rank, int nid, ncclUniqueId *ids,
                                                 ncclConfig_t *config)
 {
+    rs_nlog_decide_echo(); /* NCCL starts: before anything of ours may skip the rest (guard, family off) */
     NCCL_ENTER(ncclCommInitRankScalable, (comm, nranks, rank, nid, ids, config));
     init_begin();
     RS_WRAP_CALL((comm, nranks, rank, nid, ids, config));

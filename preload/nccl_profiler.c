@@ -314,6 +314,7 @@ static rs_nccl_result init_common(void **context, int version, uint64_t hash, in
                                   int nranks, int rank)
 {
     rs_core_start();
+    rs_nlog_decide_echo();
     *context = NULL;
     if (__atomic_load_n(&prof_mask, __ATOMIC_RELAXED) < 0)
         __atomic_store_n(&prof_mask, parse_mask(getenv("RAILSCOPE_NCCL_MASK")), __ATOMIC_RELAXED);
@@ -642,6 +643,19 @@ static char nlog_dir[512];         /* ours: the trace directory the log files go
 static char nlog_tmpl[600];        /* NCCL_DEBUG_FILE as NCCL expands it (%h host, %p pid) */
 static const char *nlog_debug_env; /* getenv("NCCL_DEBUG") right after we set it */
 static int nlog_fd = -1;
+/* Whether the program set NCCL_DEBUG itself after our constructor (it then expects NCCL's log on stdout: what
+ * we read is echoed there); -1 until decided. Decided once, on an application thread as NCCL starts
+ * (rs_nlog_decide_echo) or at exit, and never in the writer's tick: a getenv there races the program's own
+ * setenv/putenv (Python's os.environ), and glibc before 2.40 frees the environment array that a setenv
+ * replaces while another thread may be walking it (session 13's crash review). Undecided, the tick leaves the
+ * log file unread (it keeps; the next tick or the exit reads on). */
+static int nlog_echo = -1;
+
+void rs_nlog_decide_echo(void)
+{
+    if (!nlog_tmpl[0] || __atomic_load_n(&nlog_echo, __ATOMIC_ACQUIRE) >= 0) return;
+    __atomic_store_n(&nlog_echo, nlog_dir[0] && getenv("NCCL_DEBUG") != nlog_debug_env, __ATOMIC_RELEASE);
+}
 static char nlog_part[2048];
 static size_t nlog_part_n;
 static uint64_t nlog_last_hash;
@@ -760,14 +774,14 @@ static pthread_mutex_t nlog_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void nlog_read_locked(void)
 {
+    int echo = __atomic_load_n(&nlog_echo, __ATOMIC_ACQUIRE);
+    if (echo < 0) return;
     if (nlog_fd < 0) {
         char path[700];
         nlog_path(path, sizeof path);
         nlog_fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         if (nlog_fd < 0) return; /* NCCL has not started logging in this process (yet) */
     }
-    /* ours, and the program set NCCL_DEBUG itself after our constructor: it expects the log on stdout */
-    int echo = nlog_dir[0] && getenv("NCCL_DEBUG") != nlog_debug_env;
     char buf[8192];
     for (;;) {
         ssize_t r = read(nlog_fd, buf, sizeof buf);
@@ -798,6 +812,7 @@ static void nlog_read(void) /* tick */
 static void nlog_shutdown(void)
 {
     if (!nlog_tmpl[0]) return;
+    rs_nlog_decide_echo(); /* NCCL started without our wrappers or plugin (if at all): the exiting thread decides */
     pthread_mutex_lock(&nlog_lock);
     nlog_read_locked();
     if (nlog_pending_net[0] && rs_on(RS_FAM_nccl)) { /* no communicator line followed */

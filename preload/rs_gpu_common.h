@@ -104,6 +104,10 @@ struct rs_nccl_init_tls {
 };
 extern __thread struct rs_nccl_init_tls rs_nccl_init_tls;
 
+/* NCCL is starting (an init wrapper, the profiler plugin's init; application threads): decide once whether
+ * NCCL's log is echoed to stdout (preload/nccl_profiler.c), so that the writer's tick never calls getenv. */
+void rs_nlog_decide_echo(void);
+
 /* The optional NVML counter sampler (preload/nvml.c), started by the CUDA injection. */
 void rs_nvml_start(void);
 

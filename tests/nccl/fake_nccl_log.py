@@ -1,13 +1,21 @@
 #!/usr/bin/env python3
 """Stand-in for NCCL's debug logger (tests/nccl/translog.t): prints the NCCL_* variables it sees, and when
 NCCL_DEBUG=INFO writes INFO lines as NCCL 2.28 does (NCCL_DEBUG_FILE with %h/%p expanded, else stdout):
-"Using network", a communicator's Init START line, and connection lines of each transport kind."""
+"Using network", a communicator's Init START line, and connection lines of each transport kind.
+FAKE_NCCL_SETDEBUG=1: the program sets NCCL_DEBUG=INFO itself first (as a script's os.environ would);
+FAKE_NCCL_INIT=1: it then calls ncclCommInitRank as NCCL's first user would (the tracer's wrapper answers: no real
+NCCL here), before logging."""
+import ctypes
 import os
 import socket
 import sys
 import threading
 import time
 
+if os.environ.get("FAKE_NCCL_SETDEBUG"):
+    os.environ["NCCL_DEBUG"] = "INFO"
+if os.environ.get("FAKE_NCCL_INIT"):
+    ctypes.CDLL(None).ncclCommInitRank(None, 1, (ctypes.c_char * 128)(), 0)
 print("env NCCL_DEBUG=%s NCCL_DEBUG_FILE=%s NCCL_DEBUG_SUBSYS=%s" % tuple(
     os.environ.get(k, "-") for k in ("NCCL_DEBUG", "NCCL_DEBUG_FILE", "NCCL_DEBUG_SUBSYS")), flush=True)
 if os.environ.get("NCCL_DEBUG", "").upper() == "INFO":

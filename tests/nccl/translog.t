@@ -8,7 +8,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_cmd python3
 need_build librailscope.so
-plan 15
+plan 18
 FAKE="python3 $RS_TOP/tests/nccl/fake_nccl_log.py"
 TQ="python3 $RS_TOP/tests/nccl/tq.py"
 export RS_CLI TMPDIR=$T/tmp
@@ -43,3 +43,23 @@ is "$($TQ "$T/c" "kind == 'nccl_transport'")" 0 "NCCL_DEBUG without a file: noth
 
 out=$(RAILSCOPE_NCCL_LOG=off run_timeout 60 "$RS_CLI" record -q -o "$T/d" -- $FAKE 0 2>/dev/null)
 is "$out" "env NCCL_DEBUG=- NCCL_DEBUG_FILE=- NCCL_DEBUG_SUBSYS=-" "RAILSCOPE_NCCL_LOG=off: the environment is untouched"
+
+# NCCL started through the wrapper (the writer's tick never calls getenv: the echo is decided on the thread that
+# starts NCCL, session 13): the log is read live, by a tick, not at exit; and a program that set NCCL_DEBUG
+# itself after the library's constructor gets NCCL's lines on its stdout as it asked.
+out=$(FAKE_NCCL_INIT=1 run_timeout 60 "$RS_CLI" record -q -o "$T/e" -- $FAKE 1.5 2>/dev/null)
+gap=$(python3 - "$T/e" "$RS_TOP/tests/nccl" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[2])
+import tq
+ev = tq.load(sys.argv[1])
+t = [e for e in ev if e["kind"] == "nccl_transport"]
+end = [e["ts_ns"] for e in ev if e["kind"] == "proc_end" and t and e["pid"] == t[0]["pid"]]
+print(f"{(max(end) - min(e['ts_ns'] for e in t)) / 1e9:.2f}" if t and end else "none")
+PY
+)
+ok "NCCL started: its log is read live, >= 0.5 s before the process ends (got $gap s)" \
+    python3 -c "import sys; sys.exit(0 if '$gap' != 'none' and float('$gap') >= 0.5 else 1)"
+unlike "$out" "NCCL INFO" "NCCL started, NCCL_DEBUG ours: nothing echoed to stdout"
+out=$(FAKE_NCCL_SETDEBUG=1 FAKE_NCCL_INIT=1 run_timeout 60 "$RS_CLI" record -q -o "$T/f" -- $FAKE 2>/dev/null)
+is "$(grep -c 'NCCL INFO' <<<"$out")" 7 "the program set NCCL_DEBUG itself: NCCL's lines echoed to its stdout"
