@@ -885,7 +885,11 @@ __attribute__((constructor)) static void nlog_setup(void)
         setenv("RAILSCOPE_NCCL_LOG_DIR", nlog_dir, 1);
         setenv("NCCL_DEBUG_SUBSYS", "INIT,NET", 0); /* a user's own choice stays (it may lack the lines) */
         setenv("NCCL_DEBUG_FILE", nlog_tmpl, 1);
-        setenv("NCCL_DEBUG", "INFO", 1);
+        /* putenv of our own string, not setenv: glibc's setenv hands out a string it allocated before for the same
+         * NAME=VALUE, so a program's later setenv("NCCL_DEBUG", "INFO") would get our pointer back and look like
+         * ours (translog.t 18); the string is static, as putenv needs. */
+        static char nccl_debug_info[] = "NCCL_DEBUG=INFO";
+        putenv(nccl_debug_info);
     }
     nlog_debug_env = getenv("NCCL_DEBUG");
     rs_at_tick(nlog_read);
