@@ -38,7 +38,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "preload/cuda/cuda_int.h"
 #include "preload/dl.h"
@@ -554,6 +556,12 @@ static void CUPTIAPI detach_callback(void *userdata, CUpti_CallbackDomain domain
     if (r != CUPTI_SUCCESS) __atomic_store_n(&detach_off, 2, __ATOMIC_RELEASE);
     __atomic_store_n(&dstate, r == CUPTI_SUCCESS ? DS_DETACHED : DS_ATTACHED, __ATOMIC_RELEASE);
     in_finalize = 0;
+    /* one line per transition (debug log): a process that dies mid-run has no exit summary, its stderr says which
+     * transition came last and on which thread (session 13's crash) */
+    rs_debug("CUPTI: %s at %.3f s on thread %ld (%s), %.2f ms after the arm, in %.2f ms",
+             r == CUPTI_SUCCESS ? "finalized" : "finalize refused", (double)(t_finalized - t_init) * 1e-9,
+             (long)syscall(SYS_gettid), in_self_trigger ? "the writer's own call" : "an application thread",
+             (double)(t_finalized - t_armed) * 1e-6, (double)(t_finalized - t0) * 1e-6);
     errno = saved_errno;
 }
 
@@ -711,6 +719,7 @@ static void arm_detach(void)
         goto out;
     }
     t_armed = rs_now();
+    rs_debug("CUPTI: detach armed at %.3f s", (double)(t_armed - t_init) * 1e-9);
     __atomic_store_n(&dstate, DS_ARMED, __ATOMIC_RELEASE);
     self_trigger();
 out:
@@ -735,6 +744,7 @@ static int attach(void)
     __atomic_fetch_add(&names_gen, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&dstate, DS_ATTACHED, __ATOMIC_RELEASE);
     time_switch(rs_now() - t0, &n_attach, &ns_attach, &ns_attach_max);
+    rs_debug("CUPTI: re-attached at %.3f s in %.2f ms", (double)(t0 - t_init) * 1e-9, (double)(rs_now() - t0) * 1e-6);
     rc = 0;
 out:
     pthread_mutex_unlock(&attach_lock);

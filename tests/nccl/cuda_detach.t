@@ -30,7 +30,7 @@ FAKE = os.path.join(NCCL_BIN, "fakecupti")
 if not os.path.exists(DRIVER):
     skip_all("built without CUDA headers (no CUPTI record structs): cupti_driver not built")
 need(LIB, CLI, DRIVER, os.path.join(FAKE, "libcupti.so.13"), os.path.join(FAKE, "libcuda.so.1"))
-plan(57)
+plan(58)
 
 BASE = {"RAILSCOPE_FLUSH_MS": "20", "RAILSCOPE_CUDA_KERNEL_WINDOW": "200/400/200", "RAILSCOPE_LOG": "debug"}
 
@@ -79,6 +79,12 @@ ok(outside and all(i in recorded for i in outside), "every copy made outside a w
 m = re.search(r"detached (\d+) times .* re-attached (\d+) times", p.stderr)
 ok(m and e and int(m.group(1)) == e[2] and int(m.group(2)) == e[1] - 1,
    "the debug log counts detaches and re-attaches as CUPTI saw them (at exit)", (m.group(0) if m else p.stderr[-400:], e))
+
+fin = re.findall(r"CUPTI: finalized at [0-9.]+ s on thread \d+ \((the writer's own call|an application thread)\)", p.stderr)
+reatt = p.stderr.count("CUPTI: re-attached at ")
+ok(e and len(fin) == e[2] and reatt == e[1] - 1 and p.stderr.count("CUPTI: detach armed at ") >= len(fin),
+   "the debug log has a line per arm, finalize (with its thread) and re-attach, as they happen",
+   (len(fin), reatt, e))
 
 # one window at 100 ms, then 1 s detached: the exit finds CUPTI detached and must leave it so
 p, states, evs = go("exit-detached", {"RAILSCOPE_CUDA_KERNEL_WINDOW": "200/100000/100"}, ("1200",))
