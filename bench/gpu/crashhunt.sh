@@ -2,8 +2,9 @@
 # Looks for a crash of a traced workload under CPU contention (session 13: one ResNet-50 default-mode process of
 # a lock-step group on 3 CPUs died of SIGSEGV during its warm-up). Rounds of N processes started together on one
 # small CPU set, each `railscope record` (default mode) of tests/gpu/train.py, with bench/gpu/segvbt.so (native
-# backtrace of a fatal signal) and Python's faulthandler; until CH_BUDGET seconds are spent. A process that ends
-# other than 0 has its stderr and trace kept ($OUT/crash.tgz: a call returns few files). Called by overhead.sh's `crashhunt` part:
+# backtrace of a fatal signal), Python's faulthandler and the tracer's debug log (a line per CUPTI arm, finalize
+# and re-attach as they happen); until CH_BUDGET seconds are spent. A process that ends other than 0 has its
+# stderr and trace kept ($OUT/crash.tgz: a call returns few files). Called by overhead.sh's `crashhunt` part:
 #   [CH_ENV="VAR=VALUE ..."] crashhunt.sh [N=8] [CPUS=2-4] [WARMUP=25] [STEPS=15]   (CH_ENV: extra environment, e.g. more windows)
 set -u -o pipefail
 N=${1:-8} CPUS=${2:-2-4} WARMUP=${3:-25} STEPS=${4:-15}
@@ -18,7 +19,8 @@ while :; do # at least one round; no new round after CH_BUDGET seconds
     for ((i = 0; i < N; i++)); do
         tag=r$r-p$i
         # shellcheck disable=SC2086 # CH_ENV: VAR=VALUE words, split on purpose
-        LD_PRELOAD=$W/segvbt.so PYTHONFAULTHANDLER=1 env ${CH_ENV:-} taskset -c "$CPUS" "$RS_BUILD/railscope" record -q \
+        LD_PRELOAD=$W/segvbt.so PYTHONFAULTHANDLER=1 RAILSCOPE_LOG=debug env ${CH_ENV:-} taskset -c "$CPUS" \
+            "$RS_BUILD/railscope" record \
             -o "$W/$tag" -- python3 tests/gpu/train.py --phases "bench:$STEPS" --warmup "$WARMUP" \
             --out "$W/$tag.json" >"$W/$tag.out" 2>"$W/$tag.err" &
         pids+=($!)
