@@ -86,15 +86,26 @@ static __thread int nvtx_depth;
 /* The message cache lives on the heap (4 KiB per thread that uses NVTX, freed at thread exit): static TLS
  * is scarce when the library is dlopen'ed by NVTX or the CUDA driver rather than preloaded. */
 static __thread struct rs_strcache_ent *nvtx_msgs;
+static __thread int nvtx_msgs_gone; /* freed at this thread's exit: later NVTX calls intern without a cache */
 static pthread_key_t msgs_key;
 static pthread_once_t msgs_once = PTHREAD_ONCE_INIT;
 static uint64_t next_range_id;
 
-static void msgs_key_make(void) { pthread_key_create(&msgs_key, free); }
+/* The key's destructor runs on the exiting thread, and another library's destructor may call NVTX after it
+ * (tests/nccl/nvtx.t 11): the thread's pointer goes with the memory. */
+static void msgs_free(void *p)
+{
+    free(p);
+    nvtx_msgs = NULL;
+    nvtx_msgs_gone = 1;
+}
+
+static void msgs_key_make(void) { pthread_key_create(&msgs_key, msgs_free); }
 
 static uint32_t msg_id(const char *s)
 {
     if (RS_UNLIKELY(!nvtx_msgs)) {
+        if (nvtx_msgs_gone) return rs_intern(s);
         pthread_once(&msgs_once, msgs_key_make);
         nvtx_msgs = calloc(RS_STRCACHE_SLOTS, sizeof *nvtx_msgs);
         if (!nvtx_msgs) return rs_intern(s);

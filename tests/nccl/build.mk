@@ -65,5 +65,5 @@ tests/nccl/cupti_driver.srcs := tests/nccl/cupti_driver.c
 tests/nccl/cupti_driver.libs := -ldl -lpthread
 tests/nccl/nvtx_app.srcs := tests/nccl/nvtx_app.c
 tests/nccl/nvtx_app.cflags := -isystem $(CUDA_HOME)/include -Wno-unused-function
-tests/nccl/nvtx_app.libs := -ldl
+tests/nccl/nvtx_app.libs := -ldl -lpthread
 endif

@@ -12,7 +12,7 @@ APP = os.path.join(NCCL_BIN, "nvtx_app")
 if not os.path.exists(APP):
     skip_all("built without CUDA headers (no nvtx3): nvtx_app not built")
 need(LIB, CLI, APP)
-plan(10)
+plan(11)
 
 base = run([APP], os.path.join(T, "none"), preload=False)
 out = os.path.join(T, "pre")
@@ -44,4 +44,12 @@ is_(len(kind(events(out), "nvtx_push")), 7, "dlopen'ed: ranges recorded")
 p = run([APP], os.path.join(T, "off"), {"NVTX_INJECTION64_PATH": LIB, "RAILSCOPE_EVENTS": "all,-nvtx"})
 ok(p.returncode == 0 and "levels=-24" in p.stdout, "nvtx family off: the injection declines, NVTX stays a no-op",
    p.stdout + p.stderr)
+# NVTX from a thread-specific-data destructor that runs after the tracer's (its message cache is freed then):
+# recorded, and no write into the freed cache (an ASan build of the library reports one: tests/hardening)
+out = os.path.join(T, "texit")
+p = run([APP, "thread-exit"], out, {"NVTX_INJECTION64_PATH": LIB})
+mk = [e["message"] for e in kind(events(out), "nvtx_mark")] if p.returncode == 0 else []
+ok(p.returncode == 0 and "thread-exit done" in p.stdout and sorted(mk) == ["at thread exit", "in thread"],
+   "a mark from a thread's last destructors is recorded (the freed message cache is not used)",
+   (p.returncode, mk, p.stderr[-600:]))
 finish()

@@ -1,6 +1,9 @@
 /* An NVTX v3 client (header-only NVTX, as in libtorch and libnccl): default-domain push/pop, start/end and
  * marks like torch.cuda.nvtx, and an "NCCL" domain range with a registered message and an extended payload
- * like NCCL's collectives. Run with NVTX_INJECTION64_PATH=librailscope.so; prints the values NVTX returned. */
+ * like NCCL's collectives. Run with NVTX_INJECTION64_PATH=librailscope.so; prints the values NVTX returned.
+ * `nvtx_app thread-exit`: a thread marks, then marks again from a thread-specific-data destructor that runs after
+ * the tracer's own (its per-thread message cache is freed by then; session 13 review). */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,8 +17,31 @@ struct nccl_allreduce_payload { /* NCCL's NcclNvtxParamsAllReduce: comm hash, by
     int op;
 };
 
-int main(void)
+static pthread_key_t late_key;
+
+static void late_mark(void *v)
 {
+    (void)v;
+    nvtxMarkA("at thread exit"); /* after the tracer's key destructor: its key was made first (lower index) */
+}
+
+static void *marker(void *arg)
+{
+    (void)arg;
+    nvtxMarkA("in thread"); /* the tracer makes its cache key here, before ours */
+    pthread_key_create(&late_key, late_mark);
+    pthread_setspecific(late_key, &late_key);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "thread-exit")) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, marker, NULL) || pthread_join(t, NULL)) return 1;
+        puts("thread-exit done");
+        return 0;
+    }
     char msg[32];
     int levels = 0;
     for (int step = 0; step < 3; step++) {
