@@ -554,14 +554,15 @@ static void CUPTIAPI detach_callback(void *userdata, CUpti_CallbackDomain domain
     /* Refused: CUPTI is still attached and still calls us; DS_ATTACHED makes the callback return at once and the
      * writer's next tick unsubscribes (detach_off says it must). */
     if (r != CUPTI_SUCCESS) __atomic_store_n(&detach_off, 2, __ATOMIC_RELEASE);
+    uint64_t armed_at = t_armed, fin_at = t_finalized; /* the writer's tick reads, clears them once published */
     __atomic_store_n(&dstate, r == CUPTI_SUCCESS ? DS_DETACHED : DS_ATTACHED, __ATOMIC_RELEASE);
     in_finalize = 0;
     /* one line per transition (debug log): a process that dies mid-run has no exit summary, its stderr says which
      * transition came last and on which thread (session 13's crash) */
     rs_debug("CUPTI: %s at %.3f s on thread %ld (%s), %.2f ms after the arm, in %.2f ms",
-             r == CUPTI_SUCCESS ? "finalized" : "finalize refused", (double)(t_finalized - t_init) * 1e-9,
+             r == CUPTI_SUCCESS ? "finalized" : "finalize refused", (double)(fin_at - t_init) * 1e-9,
              (long)syscall(SYS_gettid), in_self_trigger ? "the writer's own call" : "an application thread",
-             (double)(t_finalized - t_armed) * 1e-6, (double)(t_finalized - t0) * 1e-6);
+             (double)(fin_at - armed_at) * 1e-6, (double)(fin_at - t0) * 1e-6);
     errno = saved_errno;
 }
 
