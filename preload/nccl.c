@@ -142,6 +142,11 @@ static void record_call(uint64_t t0, unsigned func, ncclComm_t comm, size_t coun
 #define NCCL_ENTER(fn, args)            \
     RS_WRAP_REAL(fn, NCCL_MISSING(fn)); \
     RS_WRAP_FORWARD(RS_FAM_nccl, nccl_guard, args)
+/* The calls that start NCCL (it reads NCCL_DEBUG then): the NCCL log's echo is decided here first, before anything
+ * of ours may skip the rest (no real function, the guard, the family off). */
+#define NCCL_INIT_ENTER(fn, args) \
+    rs_nlog_decide_echo();        \
+    NCCL_ENTER(fn, args)
 
 #define RS_NCCL_COLL_WRAPPER(fn, func, count_, dt_, op_, peer_, comm_, stream_, params, args) \
     NCCL_REAL(fn, params)                                                                     \
@@ -244,8 +249,7 @@ static uint64_t init_end(void)
 NCCL_REAL(ncclCommInitRank, (ncclComm_t *, int, ncclUniqueId, int))
 RS_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank)
 {
-    rs_nlog_decide_echo(); /* NCCL starts: before anything of ours may skip the rest (guard, family off) */
-    NCCL_ENTER(ncclCommInitRank, (comm, nranks, id, rank));
+    NCCL_INIT_ENTER(ncclCommInitRank, (comm, nranks, id, rank));
     init_begin();
     RS_WRAP_CALL((comm, nranks, id, rank));
     uint64_t hash = init_end();
@@ -257,8 +261,7 @@ NCCL_REAL(ncclCommInitRankConfig, (ncclComm_t *, int, ncclUniqueId, int, ncclCon
 RS_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank,
                                               ncclConfig_t *config)
 {
-    rs_nlog_decide_echo(); /* NCCL starts: before anything of ours may skip the rest (guard, family off) */
-    NCCL_ENTER(ncclCommInitRankConfig, (comm, nranks, id, rank, config));
+    NCCL_INIT_ENTER(ncclCommInitRankConfig, (comm, nranks, id, rank, config));
     init_begin();
     RS_WRAP_CALL((comm, nranks, id, rank, config));
     uint64_t hash = init_end();
@@ -269,8 +272,7 @@ RS_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, nccl
 NCCL_REAL(ncclCommInitAll, (ncclComm_t *, int, const int *))
 RS_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comms_out, int ndev, const int *devlist)
 {
-    rs_nlog_decide_echo(); /* NCCL starts: before anything of ours may skip the rest (guard, family off) */
-    NCCL_ENTER(ncclCommInitAll, (comms_out, ndev, devlist));
+    NCCL_INIT_ENTER(ncclCommInitAll, (comms_out, ndev, devlist));
     RS_WRAP_CALL((comms_out, ndev, devlist));
     for (int i = 0; comms_out && i < ndev; i++)
         record_init(rs_t0, rs_ret == 0 ? comms_out[i] : NULL, i, ndev, 2, rs_ret, 0);
@@ -280,8 +282,7 @@ RS_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comms_out, int ndev, const in
 NCCL_REAL(ncclCommSplit, (ncclComm_t, int, int, ncclComm_t *, ncclConfig_t *))
 RS_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm, ncclConfig_t *config)
 {
-    rs_nlog_decide_echo(); /* NCCL starts: before anything of ours may skip the rest (guard, family off) */
-    NCCL_ENTER(ncclCommSplit, (comm, color, key, newcomm, config));
+    NCCL_INIT_ENTER(ncclCommSplit, (comm, color, key, newcomm, config));
     init_begin();
     RS_WRAP_CALL((comm, color, key, newcomm, config));
     uint64_t hash = init_end();
@@ -298,8 +299,7 @@ NCCL_REAL(ncclCommInitRankScalable, (ncclComm_t *, int, int, int, ncclUniqueId *
 RS_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *comm, int nranks, int rank, int nid, ncclUniqueId *ids,
                                                 ncclConfig_t *config)
 {
-    rs_nlog_decide_echo(); /* NCCL starts: before anything of ours may skip the rest (guard, family off) */
-    NCCL_ENTER(ncclCommInitRankScalable, (comm, nranks, rank, nid, ids, config));
+    NCCL_INIT_ENTER(ncclCommInitRankScalable, (comm, nranks, rank, nid, ids, config));
     init_begin();
     RS_WRAP_CALL((comm, nranks, rank, nid, ids, config));
     uint64_t hash = init_end();
