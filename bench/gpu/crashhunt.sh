@@ -42,5 +42,6 @@ while :; do # at least one round; no new round after CH_BUDGET seconds
     [ $(($(date +%s) - t0)) -lt "${CH_BUDGET:-300}" ] || break
 done
 [ ${#kept[@]} = 0 ] || tar czf "$OUT/crash.tgz" -C "$W" "${kept[@]}" 2>/dev/null
-echo "crashhunt: $bad of $runs processes ended other than 0 ($r rounds of $N on CPUs $CPUS, ${CH_ENV:-default mode})"
+nfin=$(cat "$W"/*.err 2>/dev/null | grep -c "CUPTI: finalized at")
+echo "crashhunt: $bad of $runs processes ended other than 0 ($r rounds of $N on CPUs $CPUS, ${CH_ENV:-default mode}; $nfin finalizes in all)"
 grep -l "CUPTI" "$W"/*.err 2>/dev/null | head -3 | while read -r f; do echo "$f:"; grep -h "CUPTI" "$f" | tail -3; done
