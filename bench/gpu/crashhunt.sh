@@ -6,6 +6,8 @@
 # and re-attach as they happen); until CH_BUDGET seconds are spent. A process that ends other than 0 has its
 # stderr and trace kept ($OUT/crash.tgz: a call returns few files). Called by overhead.sh's `crashhunt` part:
 #   [CH_ENV="VAR=VALUE ..."] crashhunt.sh [N=8] [CPUS=2-4] [WARMUP=25] [STEPS=15]   (CH_ENV: extra environment, e.g. more windows)
+# CH_TIMEOUT: seconds before a process is killed (exit 137, said as a possible hang; session 14 lost a device call
+# to a deadlock that nothing timed out).
 set -u -o pipefail
 N=${1:-8} CPUS=${2:-2-4} WARMUP=${3:-25} STEPS=${4:-15}
 W=/tmp/rs-crash
@@ -19,7 +21,8 @@ while :; do # at least one round; no new round after CH_BUDGET seconds
     for ((i = 0; i < N; i++)); do
         tag=r$r-p$i
         # shellcheck disable=SC2086 # CH_ENV: VAR=VALUE words, split on purpose
-        LD_PRELOAD=$W/segvbt.so PYTHONFAULTHANDLER=1 RAILSCOPE_LOG=debug env ${CH_ENV:-} taskset -c "$CPUS" \
+        LD_PRELOAD=$W/segvbt.so PYTHONFAULTHANDLER=1 RAILSCOPE_LOG=debug timeout -s KILL "${CH_TIMEOUT:-600}" \
+            env ${CH_ENV:-} taskset -c "$CPUS" \
             "$RS_BUILD/railscope" record \
             -o "$W/$tag" -- python3 tests/gpu/train.py --phases "bench:$STEPS" --warmup "$WARMUP" \
             --out "$W/$tag.json" >"$W/$tag.out" 2>"$W/$tag.err" &
@@ -34,6 +37,7 @@ while :; do # at least one round; no new round after CH_BUDGET seconds
         if [ "$rc" != 0 ]; then
             bad=$((bad + 1))
             kept+=("r$r-p$i" "r$r-p$i.err")
+            [ "$rc" = 137 ] && echo "round $r process $i: killed after CH_TIMEOUT=${CH_TIMEOUT:-600} s (a hang?)"
             echo "round $r process $i: exit $rc; its stderr's end:"
             tail -40 "$W/r$r-p$i.err"
         fi

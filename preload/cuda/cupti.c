@@ -453,14 +453,16 @@ static int foreign_subscriber;
  * behind. So when a window has closed and its records are in (flush_ticks), the writer's tick arms a detach and
  * the next window re-attaches CUPTI (RAILSCOPE_CUDA_DETACH=off keeps it attached):
  *   - arm: force-flush and convert what CUPTI holds, subscribe to the driver and runtime API callbacks; the
- *     first API exit on any thread unsubscribes and calls cuptiFinalize, the place cupti_activity.h recommends
- *     (Kineto tears down the same way). CUPTI does not shield the other threads' callbacks from the finalize:
- *     session 14 saw one die inside libcupti when the finalize came while it ran; so the subscription goes
- *     first and the finalize waits until no other thread is in our callback (finalize_claimed). The writer also
- *     calls a few cheap driver functions itself, so an idle program detaches too (on driver 580 neither
- *     cuDriverGetVersion nor, in session 8's call 3, cuCtxGetCurrent / cuDeviceGetCount issued a callback
- *     for a single enabled id: the domains are enabled whole). Finalizing takes a few ms on that thread, once
- *     per window; until then the callback costs a branch per CUDA call.
+ *     first API exit on an application thread calls cuptiFinalize, the place cupti_activity.h recommends (CUPTI
+ *     then synchronises with the other threads' CUDA calls itself; Kineto tears down the same way). Never on the
+ *     writer's own driver calls: until session 13 the writer called cuCtxGetCurrent / cuDeviceGetCount /
+ *     cuDriverGetVersion once armed, so that an idle program detached too, and nearly every finalize came from
+ *     them; on the H200 (session 14, 8 ResNet processes on 3 CPUs, windows 30x as often as the default) one in
+ *     ~550 such finalizes killed the process: SIGSEGV inside libcupti under another thread's cuMemcpyDtoDAsync,
+ *     in the same millisecond. Those calls are trivial (no context, no lock: with one callback id enabled they
+ *     issue no callback at all), so they do not give the guarantee the header names. An idle program stays
+ *     armed until its next CUDA call, which costs it nothing meanwhile. Finalizing takes a few ms on that
+ *     thread, once per window; until then the callback costs a branch per CUDA call.
  *   - a window due while armed cancels the detach (compare-and-swap against the callback: whichever wins);
  *     while the callback finalizes, nobody else calls CUPTI.
  *   - attach: thread-id type, timestamp callback, buffer callbacks, then the window's kinds (~7-10 ms on the
@@ -480,7 +482,7 @@ static CUpti_SubscriberHandle dsub;
 enum { CANCEL_WINDOW, CANCEL_FOR_GOOD, CANCEL_EXIT };
 static uint64_t n_cancel[3];
 static uint64_t n_detach, n_attach, ns_detach, ns_attach, ns_detach_max, ns_attach_max, ns_finalize_max;
-static uint64_t t_armed, t_finalized, n_self_trigger, n_finalize_busy;
+static uint64_t t_armed, t_finalized;
 
 static int cupti_attached(void) { return __atomic_load_n(&dstate, __ATOMIC_ACQUIRE) == DS_ATTACHED; }
 static int graphs_seen; /* rs_cupti_graph_seen: never finalize again */
@@ -521,16 +523,8 @@ static void time_switch(uint64_t d, uint64_t *n, uint64_t *ns, uint64_t *max)
     if (d > *max) *max = d;
 }
 
-static __thread int in_self_trigger;
+static __thread int on_writer;   /* the thread that runs the tick (and arms): its own callbacks never finalize */
 static __thread int in_finalize; /* this thread's callback claimed the finalize (rs_cupti_graph_seen_nolock) */
-
-/* Threads inside detach_callback now. The finalizing thread waits (bounded) until it is the only one: CUPTI's
- * callback dispatch on another thread must not be running our callback while cuptiFinalize frees what that
- * dispatch uses (session 14: a SIGSEGV inside libcupti under an autograd thread's cuMemcpyDtoDAsync, in the same
- * millisecond as the writer's finalize). */
-static int cb_inside;
-
-static void finalize_claimed(void);
 
 static void CUPTIAPI detach_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                      const void *data)
@@ -539,24 +533,14 @@ static void CUPTIAPI detach_callback(void *userdata, CUpti_CallbackDomain domain
     (void)cbid;
     const CUpti_CallbackData *cb = data;
     if ((domain != CUPTI_CB_DOMAIN_DRIVER_API && domain != CUPTI_CB_DOMAIN_RUNTIME_API) || !cb ||
-        cb->callbackSite != CUPTI_API_EXIT)
+        cb->callbackSite != CUPTI_API_EXIT || on_writer)
         return;
-    __atomic_add_fetch(&cb_inside, 1, __ATOMIC_SEQ_CST);
     /* Once a graph is seen the detach never happens (the writer's tick cancels it): every later API exit of every
      * thread returns here, without a read-modify-write, and without making the state FINALIZING for a moment (a
      * cancel that meets it has to wait it out: settle). */
+    if (__atomic_load_n(&graphs_seen, __ATOMIC_RELAXED)) return;
     int armed = DS_ARMED;
-    if (!__atomic_load_n(&graphs_seen, __ATOMIC_RELAXED) &&
-        __atomic_compare_exchange_n(&dstate, &armed, DS_FINALIZING, 0, __ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE))
-        finalize_claimed();
-    __atomic_sub_fetch(&cb_inside, 1, __ATOMIC_RELEASE);
-}
-
-/* This thread's API exit won the claim (ARMED -> FINALIZING): detach CUPTI. Our subscription goes first, while
- * CUPTI is whole (Kineto's teardown unsubscribes before cuptiFinalize too): from then on no CUDA call of another
- * thread enters CUPTI's dispatch for us; one already in our callback is waited for; then the finalize. */
-static void finalize_claimed(void)
-{
+    if (!__atomic_compare_exchange_n(&dstate, &armed, DS_FINALIZING, 0, __ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE)) return;
     /* A graph entry point handed out unseen since the arm (rs_cupti_graph_seen_nolock, which could not disarm):
      * back to armed, the writer's tick cancels it. Sequentially consistent with that function's store and load:
      * either this sees the flag, or it sees this finalize under way and waits for it. */
@@ -566,55 +550,22 @@ static void finalize_claimed(void)
     }
     in_finalize = 1;
     int saved_errno = errno; /* the application's CUDA call returns right after this */
-    if (in_self_trigger) n_self_trigger++;
     uint64_t t0 = rs_now();
-    p_cuptiEnableDomain(0, dsub, CUPTI_CB_DOMAIN_DRIVER_API);
-    p_cuptiEnableDomain(0, dsub, CUPTI_CB_DOMAIN_RUNTIME_API);
-    p_cuptiUnsubscribe(dsub);
-    /* a callback entered before the unsubscribe returns within nanoseconds (it lost the claim); 5 ms bound */
-    int others = 0;
-    for (int i = 0; i < 5000 && (others = __atomic_load_n(&cb_inside, __ATOMIC_SEQ_CST) - 1) > 0; i++) {
-        struct timespec ts = {0, 1000};
-        nanosleep(&ts, NULL);
-    }
-    if (others > 0) n_finalize_busy++;
-    CUptiResult r = p_cuptiFinalize();
+    CUptiResult r = p_cuptiFinalize(); /* also ends our subscription */
     t_finalized = rs_now();
     if (t_finalized - t0 > ns_finalize_max) ns_finalize_max = t_finalized - t0;
-    /* Refused: CUPTI is still attached, without our subscription; stay attached for the rest of the run. */
-    if (r != CUPTI_SUCCESS) __atomic_store_n(&detach_off, 1, __ATOMIC_RELEASE);
+    /* Refused: CUPTI is still attached and still calls us; DS_ATTACHED makes the callback return at once and the
+     * writer's next tick unsubscribes (detach_off says it must). */
+    if (r != CUPTI_SUCCESS) __atomic_store_n(&detach_off, 2, __ATOMIC_RELEASE);
     uint64_t armed_at = t_armed, fin_at = t_finalized; /* the writer's tick reads, clears them once published */
     __atomic_store_n(&dstate, r == CUPTI_SUCCESS ? DS_DETACHED : DS_ATTACHED, __ATOMIC_RELEASE);
     in_finalize = 0;
     /* one line per transition (debug log): a process that dies mid-run has no exit summary, its stderr says which
      * transition came last and on which thread (session 13's crash) */
-    rs_debug("CUPTI: %s at %.3f s on thread %ld (%s), %.2f ms after the arm, in %.2f ms%s",
-             r == CUPTI_SUCCESS ? "finalized" : "finalize refused (CUPTI stays attached)",
-             (double)(fin_at - t_init) * 1e-9, (long)syscall(SYS_gettid),
-             in_self_trigger ? "the writer's own call" : "an application thread", (double)(fin_at - armed_at) * 1e-6,
-             (double)(fin_at - t0) * 1e-6, others > 0 ? ", another thread still in its callback after 5 ms" : "");
+    rs_debug("CUPTI: %s at %.3f s on thread %ld, %.2f ms after the arm, in %.2f ms",
+             r == CUPTI_SUCCESS ? "finalized" : "finalize refused", (double)(fin_at - t_init) * 1e-9,
+             (long)syscall(SYS_gettid), (double)(fin_at - armed_at) * 1e-6, (double)(fin_at - t0) * 1e-6);
     errno = saved_errno;
-}
-
-/* Cheap driver functions without side effects, called by the writer once armed so that a program making no
- * CUDA call for a while detaches too. */
-static const char *const trigger_names[] = {"cuCtxGetCurrent", "cuDeviceGetCount", "cuDriverGetVersion"};
-#define RS_NTRIGGERS (int)(sizeof trigger_names / sizeof trigger_names[0])
-static void *trigger_fn[RS_NTRIGGERS];
-
-static void self_trigger(void)
-{
-    for (int i = 0; i < RS_NTRIGGERS && __atomic_load_n(&dstate, __ATOMIC_ACQUIRE) == DS_ARMED; i++) {
-        if (!trigger_fn[i] && !(trigger_fn[i] = rs_dl_loaded("libcuda.so", trigger_names[i]))) continue;
-        union {
-            void *ctx;
-            int n;
-        } arg = {0};
-        in_self_trigger = 1;
-        if (i == 0) ((int (*)(void **))trigger_fn[i])(&arg.ctx);
-        else ((int (*)(int *))trigger_fn[i])(&arg.n);
-        in_self_trigger = 0;
-    }
 }
 
 /* Cancel an armed detach (caller holds attach_lock; `why`: CANCEL_*). Returns 1 when CUPTI is attached and ours to
@@ -630,6 +581,19 @@ static int disarm(int why)
         return 1;
     }
     return cupti_attached();
+}
+
+/* The callback's finalize was refused: CUPTI is attached and our subscription still live; drop it. */
+static void drop_refused(void)
+{
+    pthread_mutex_lock(&attach_lock);
+    if (__atomic_load_n(&detach_off, __ATOMIC_ACQUIRE) == 2 && cupti_attached()) {
+        p_cuptiEnableDomain(0, dsub, CUPTI_CB_DOMAIN_DRIVER_API);
+        p_cuptiEnableDomain(0, dsub, CUPTI_CB_DOMAIN_RUNTIME_API);
+        p_cuptiUnsubscribe(dsub);
+        give_up_detach("cuptiFinalize refused");
+    }
+    pthread_mutex_unlock(&attach_lock);
 }
 
 /* Wait (bounded) for a finalize under way on another thread; caller holds attach_lock (or must not take it). */
@@ -739,7 +703,6 @@ static void arm_detach(void)
     t_armed = rs_now();
     rs_debug("CUPTI: detach armed at %.3f s", (double)(t_armed - t_init) * 1e-9);
     __atomic_store_n(&dstate, DS_ARMED, __ATOMIC_RELEASE);
-    self_trigger();
 out:
     pthread_mutex_unlock(&attach_lock);
 }
@@ -773,6 +736,7 @@ out:
 static int detach_tick(int want_window)
 {
     int st = __atomic_load_n(&dstate, __ATOMIC_ACQUIRE);
+    if (st == DS_ATTACHED && __atomic_load_n(&detach_off, __ATOMIC_ACQUIRE) == 2) drop_refused();
     if (st == DS_DETACHED && t_armed) { /* the callback finalized since the last tick */
         time_switch(t_finalized - t_armed, &n_detach, &ns_detach, &ns_detach_max);
         t_armed = 0;
@@ -845,6 +809,7 @@ static void cupti_fork_child(void)
 
 static void cupti_tick(void)
 {
+    on_writer = 1; /* the thread that ticks never finalizes (its CUPTI calls may issue driver callbacks) */
     __atomic_store_n(&ticking, 1, __ATOMIC_SEQ_CST);
     if (!__atomic_load_n(&quiesced, __ATOMIC_SEQ_CST) &&
         __atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) == RS_CUPTI_DELIVERING) {
@@ -932,6 +897,11 @@ static void foreign_subscribe(CUpti_CallbackFunc cb)
     pthread_mutex_lock(&attach_lock);
     __atomic_store_n(&foreign_subscriber, 1, __ATOMIC_RELAXED);
     settle(CANCEL_FOR_GOOD); /* our armed subscription holds the only slot: free it first */
+    if (cupti_attached() && __atomic_load_n(&detach_off, __ATOMIC_ACQUIRE) == 2) {
+        pthread_mutex_unlock(&attach_lock);
+        drop_refused();
+        return;
+    }
     pthread_mutex_unlock(&attach_lock);
 }
 
@@ -976,18 +946,16 @@ __attribute__((constructor)) static void cupti_register(void)
 
 static void cupti_shutdown(void)
 {
-    rs_debug("CUPTI: detached %llu times (armed to finalized %.2f ms mean, %.2f max; finalize %.2f ms max; %llu "
-             "by our own call; %llu cancelled by a window, %llu by a graph or another client, %llu at exit), "
+    rs_debug("CUPTI: detached %llu times (armed to finalized %.2f ms mean, %.2f max; finalize %.2f ms max; "
+             "%llu cancelled by a window, %llu by a graph or another client, %llu at exit), "
              "re-attached %llu times (%.2f ms mean, %.2f max); "
-             "buffers requested %llu, returned %llu; %llu finalized with a callback still running",
+             "buffers requested %llu, returned %llu",
              (unsigned long long)n_detach, n_detach ? (double)ns_detach / (double)n_detach * 1e-6 : 0.0,
-             (double)ns_detach_max * 1e-6, (double)ns_finalize_max * 1e-6, (unsigned long long)n_self_trigger,
-             (unsigned long long)n_cancel[CANCEL_WINDOW], (unsigned long long)n_cancel[CANCEL_FOR_GOOD],
-             (unsigned long long)n_cancel[CANCEL_EXIT], (unsigned long long)n_attach,
-             n_attach ? (double)ns_attach / (double)n_attach * 1e-6 : 0.0, (double)ns_attach_max * 1e-6,
-             (unsigned long long)__atomic_load_n(&buf_requests, __ATOMIC_RELAXED),
-             (unsigned long long)__atomic_load_n(&buf_completions, __ATOMIC_RELAXED),
-             (unsigned long long)n_finalize_busy);
+             (double)ns_detach_max * 1e-6, (double)ns_finalize_max * 1e-6, (unsigned long long)n_cancel[CANCEL_WINDOW],
+             (unsigned long long)n_cancel[CANCEL_FOR_GOOD], (unsigned long long)n_cancel[CANCEL_EXIT],
+             (unsigned long long)n_attach, n_attach ? (double)ns_attach / (double)n_attach * 1e-6 : 0.0,
+             (double)ns_attach_max * 1e-6, (unsigned long long)__atomic_load_n(&buf_requests, __ATOMIC_RELAXED),
+             (unsigned long long)__atomic_load_n(&buf_completions, __ATOMIC_RELAXED));
     if (__atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) != RS_CUPTI_DELIVERING) return;
     /* At exit the quiesce handler has flushed already, with CUDA intact; CUPTI may be gone by now. */
     if (!__atomic_load_n(&quiesced, __ATOMIC_ACQUIRE) && cupti_attached())

@@ -126,13 +126,13 @@ def check(a):
         diff = [i for i in range(n) if ru["vals"][i] != rt["vals"][i]]
         say(n > 100 and not diff, f"{tag}: same output as the untraced run (first {n} steps)", diff[:5])
         m = re.search(r"detached (\d+) times \(armed to finalized ([\d.]+) ms mean, ([\d.]+) max; finalize ([\d.]+) "
-                      r"ms max; (\d+) by our own call; (\d+) cancelled by a window, (\d+) by a graph or another "
+                      r"ms max; (\d+) cancelled by a window, (\d+) by a graph or another "
                       r"client, (\d+) at exit\), re-attached (\d+) times \(([\d.]+) "
                       r"ms mean, ([\d.]+) max\); buffers requested (\d+), returned (\d+)", pt.stderr)
         if m:
-            nd, dmean, dmax, fmax, nself, ncancel, nforgood, nexit, na, amean, amax, req, ret = m.groups()
-            print(f"     detach {nd} (armed->finalized {dmean} ms mean, {dmax} max; finalize {fmax} ms max; {nself} "
-                  f"by our own call; cancelled {ncancel} by a window, {nforgood} by a graph or client, {nexit} at "
+            nd, dmean, dmax, fmax, ncancel, nforgood, nexit, na, amean, amax, req, ret = m.groups()
+            print(f"     detach {nd} (armed->finalized {dmean} ms mean, {dmax} max; finalize {fmax} ms max; "
+                  f"cancelled {ncancel} by a window, {nforgood} by a graph or client, {nexit} at "
                   f"exit), attach {na} x {amean} ms (max {amax}), buffers {req}/{ret}")
         stays = re.findall(r"CUPTI stays attached[^\n]*", pt.stderr)
         if tag == "graph":

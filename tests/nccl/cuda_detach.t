@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """CUPTI detached between sampling windows (session 8, issue 16) against the fake libcupti/libcuda (no GPU):
-- after a window closes and its records are in, the tracer unsubscribes and calls cuptiFinalize from a driver API
-  exit callback (the fake counts a finalize made anywhere else, or with the subscription live, as unsafe), and re-attaches for the next window; while
+- after a window closes and its records are in, the tracer calls cuptiFinalize from an application thread's API
+  exit callback (the fake counts a finalize made anywhere else, or on the tracer's writer thread, as unsafe:
+  session 14's SIGSEGV on the H200 came from the writer's own trivial driver call), and re-attaches for the next window; while
   detached nothing calls CUPTI (the fake counts attachments: each must be one of ours), also at exit;
 - nothing is lost: every attachment's forced flush (the fake's 777-byte record) is converted before the
   finalize, with timestamps on the tracer's clock (the timestamp callback is registered again);
@@ -55,8 +56,7 @@ def go(name, extra=None, args=("2000",)):
 p, states, evs = go("detach")
 s, e = stats(p.stdout, "stats"), stats(p.stdout, "exit_stats")
 ok(p.returncode == 0 and s and e, "the program runs and reports CUPTI's attachments", p.stdout[-300:] + p.stderr[-300:])
-ok(s and s[2] >= 3 and s[3] == 0,
-   "CUPTI finalized after every window (>= 3 in 2 s), never outside an API exit callback nor with our subscription live",
+ok(s and s[2] >= 3 and s[3] == 0, "CUPTI finalized after every window (>= 3 in 2 s), never outside an application thread's API exit callback",
    s)
 ok(s and s[1] == s[2] + s[0], "every attachment is one of ours (attaches = finalizes + attached now)", s)
 n_att = p.stderr.count("fake_cupti: attached")
@@ -81,7 +81,7 @@ m = re.search(r"detached (\d+) times .* re-attached (\d+) times", p.stderr)
 ok(m and e and int(m.group(1)) == e[2] and int(m.group(2)) == e[1] - 1,
    "the debug log counts detaches and re-attaches as CUPTI saw them (at exit)", (m.group(0) if m else p.stderr[-400:], e))
 
-fin = re.findall(r"CUPTI: finalized at [0-9.]+ s on thread \d+ \((the writer's own call|an application thread)\)", p.stderr)
+fin = re.findall(r"CUPTI: finalized at [0-9.]+ s on thread \d+, ", p.stderr)
 reatt = p.stderr.count("CUPTI: re-attached at ")
 ok(e and len(fin) == e[2] and reatt == e[1] - 1 and p.stderr.count("CUPTI: detach armed at ") >= len(fin),
    "the debug log has a line per arm, finalize (with its thread) and re-attach, as they happen",
@@ -127,10 +127,9 @@ ok(s == [1, 1, 0, 0] and ons.count(1) >= 3 and m and int(m.group(1)) >= 2,
    (s, ons, p.stderr[-300:]))
 p, states, evs = go("appthread", {"FAKE_CUDA_CB_ONLY": "9999"})
 s = stats(p.stdout, "stats")
-m = re.search(r"detached (\d+) times .*?(\d+) by our own call", p.stderr)
-ok(s and s[2] >= 3 and s[3] == 0 and m and int(m.group(2)) == 0,
-   "our own driver calls issue no callback: the program's next CUDA call (cudaMemcpy) carries the finalize",
-   (s, m.group(0) if m else p.stderr[-300:]))
+ok(s and s[2] >= 3 and s[3] == 0,
+   "driver functions issue no callback: the program's next CUDA call (cudaMemcpy) carries the finalize",
+   (s, p.stderr[-300:]))
 p, states, evs = go("koff", {"RAILSCOPE_CUDA_KERNELS": "off"}, ("600",))
 s = stats(p.stdout, "stats")
 ok(s == [0, 1, 1, 0], "kernels off (nothing ever enabled): detached once after set-up, never re-attached", s)

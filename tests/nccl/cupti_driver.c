@@ -29,7 +29,7 @@
  *             HOW: v2 = dlsym(libcuda, "cuGetProcAddress_v2"), v1 = dlsym(libcuda, "cuGetProcAddress") called
  *             with four, link = a library linked against libcuda (libcudauser.so) calls cuGetProcAddress_v2,
  *             link4 = the same library calls the 4-argument cuGetProcAddress.
- *             EVENT_DETACHED=1: the event waits (up to 1 s) until CUPTI is detached
+ *             EVENT_DETACHED=1: the event waits (up to 1 s, copying every 2 ms) until CUPTI is detached
  *   procaddr HOW [full|threads]   what cuGetProcAddress (found as HOW) hands back, one "name=0|1" per check (1:
  *             as it must be); `full`: 48 distinct graph entry points are looked up before any is called;
  *             `threads`: 8 threads look up and call the same 24 at once, each in its own order
@@ -282,7 +282,11 @@ static int default_capture(void *rt, void *cu, int (*inject)(void), int argc, ch
                 printf("graph=%d ", cap((void *)0x77, 0) + inst(&x, (void *)0x99, 0));
             }
             if (i * 4 == ms && !strncmp(event, "pgraph_", 7)) {
-                for (int w = 0; w < 500 && getenv("EVENT_DETACHED") && attached_now(); w++) sleep_ms(2);
+                /* an armed detach finalizes at the program's next CUDA call (never on the tracer's own) */
+                for (int w = 0; w < 500 && getenv("EVENT_DETACHED") && attached_now(); w++) {
+                    mc((void *)0x2000, (void *)0x1000, 64, 1);
+                    sleep_ms(2);
+                }
                 print_stats("before_event");
                 printf("%s=%d ", event, pgraph_call());
             }

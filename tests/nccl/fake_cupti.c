@@ -7,8 +7,8 @@
  * cuptiActivityFlushAll takes too (as the real one does), which is what deadlocked the writer's tick against
  * a completion callback that waited for the writer (session 5).
  * Attachment (session 8): like the real one, any CUPTI call attaches CUPTI (counted), cuptiFinalize detaches it
- * and forgets every registration; a finalize made outside a driver/runtime API exit callback, or with a callback
- * subscription still live (session 14), is counted as unsafe. One callback subscriber at a time
+ * and forgets every registration; a finalize made outside a driver/runtime API exit callback, or on the
+ * tracer's writer thread (session 14), is counted as unsafe. One callback subscriber at a time
  * (FAKE_CUPTI_SUBSCRIBED=1: a profiler holds the slot all along);
  * the fake libcuda's functions (fake_cuda.c) and the fake libcudart's cudaMemcpy issue the API exit callbacks
  * of their domain when it (or that callback id) is enabled (FAKE_CUPTI_NO_DRIVER_CB=1: none ever comes).
@@ -58,9 +58,10 @@ EXPORT CUptiResult cuptiFinalize(void)
 {
     ATT();
     if (!__atomic_load_n(&in_exit_cb, __ATOMIC_SEQ_CST)) __atomic_fetch_add(&f_unsafe, 1, __ATOMIC_SEQ_CST);
-    /* with a callback subscription still live, the real CUPTI's dispatch on another thread can run into what the
-     * finalize frees (session 14: SIGSEGV inside libcupti); unsubscribe first */
-    if (sub_cb) __atomic_fetch_add(&f_unsafe, 1, __ATOMIC_SEQ_CST);
+    /* the tracer's own thread: its calls are not the application's (session 14, see cuda_detach.t) */
+    char name[16] = "";
+    pthread_getname_np(pthread_self(), name, sizeof name);
+    if (!strncmp(name, "railscope-wr", 12)) __atomic_fetch_add(&f_unsafe, 1, __ATOMIC_SEQ_CST);
     req = NULL;
     comp = NULL;
     tscb = NULL;
