@@ -17,10 +17,11 @@
  *     RAILSCOPE_CUDA_COPIES=cupti brings back MEMCPY/MEMSET records at all times (the pre-session-5 default);
  *   - convert delivered buffers on the writer thread (never in CUPTI's completion callback, see below), flush
  *     complete buffers every tracer tick while something is enabled, force-flush at exit, report drops.
- * We keep no CUPTI callback subscription (only while a detach is armed, ~15 ms a window): CUPTI allows one
- * subscriber, and leaving it free lets torch.profiler/Kineto or nsys start. When such a client registers its
- * own activity buffers (we see the call: cuptiActivityRegisterCallbacks is interposed) our pending records are
- * flushed to us, we warn once, stop touching CUPTI, and the cudart wrappers record every copy.
+ * We keep no CUPTI callback subscription (only while a detach is armed: from the arm to the program's next CUDA
+ * call, or to the next window if it makes none): CUPTI allows one subscriber, and leaving it free lets
+ * torch.profiler/Kineto or nsys start. When such a client registers its own activity buffers (we see the call:
+ * cuptiActivityRegisterCallbacks is interposed) our pending records are flushed to us, we warn once, stop touching
+ * CUPTI, and the cudart wrappers record every copy.
  *
  * RAILSCOPE_CUDA_API=on|off: runtime-API records (the host thread and time of each copy/launch call,
  * joined to GPU records by correlation id); RAILSCOPE_CUDA_SYNC=on|off: synchronisation records. Both
@@ -455,14 +456,17 @@ static int foreign_subscriber;
  *   - arm: force-flush and convert what CUPTI holds, subscribe to the driver and runtime API callbacks; the
  *     first API exit on an application thread calls cuptiFinalize, the place cupti_activity.h recommends (CUPTI
  *     then synchronises with the other threads' CUDA calls itself; Kineto tears down the same way). Never on the
- *     writer's own driver calls: until session 13 the writer called cuCtxGetCurrent / cuDeviceGetCount /
+ *     writer's thread: until session 13 the writer called cuCtxGetCurrent / cuDeviceGetCount /
  *     cuDriverGetVersion once armed, so that an idle program detached too, and nearly every finalize came from
  *     them; on the H200 (session 14, 8 ResNet processes on 3 CPUs, windows 30x as often as the default) one in
- *     ~550 such finalizes killed the process: SIGSEGV inside libcupti under another thread's cuMemcpyDtoDAsync,
- *     in the same millisecond. Those calls are trivial (no context, no lock: with one callback id enabled they
- *     issue no callback at all), so they do not give the guarantee the header names. An idle program stays
- *     armed until its next CUDA call, which costs it nothing meanwhile. Finalizing takes a few ms on that
- *     thread, once per window; until then the callback costs a branch per CUDA call.
+ *     ~600 such finalizes killed the process: SIGSEGV inside libcupti under another thread's cuMemcpyDtoDAsync,
+ *     in the same millisecond; 1647 finalizes on application threads under the same load did not. An
+ *     observation, not an explanation: the writer has no context and no CUPTI thread state of its own, and
+ *     those calls are trivial (with one callback id enabled they issue no callback at all), but application
+ *     threads finalize inside trivial calls too (cudaGetLastError); the debug line names the call. An idle
+ *     program stays armed until its next CUDA call or the next window (which cancels the arm), holding CUPTI's
+ *     one subscriber slot meanwhile. Finalizing takes a few ms inside that CUDA call of the program (up to
+ *     ~110 ms with 8 processes on 3 CPUs), once per window; until then the callback costs a branch per call.
  *   - a window due while armed cancels the detach (compare-and-swap against the callback: whichever wins);
  *     while the callback finalizes, nobody else calls CUPTI.
  *   - attach: thread-id type, timestamp callback, buffer callbacks, then the window's kinds (~7-10 ms on the
@@ -523,7 +527,9 @@ static void time_switch(uint64_t d, uint64_t *n, uint64_t *ns, uint64_t *max)
     if (d > *max) *max = d;
 }
 
-static __thread int on_writer;   /* the thread that runs the tick (and arms): its own callbacks never finalize */
+/* The thread that runs the tick (and arms). A safeguard: while armed it makes no CUDA or CUPTI call today, but a
+ * callback on it must never finalize (see above). */
+static __thread int on_writer;
 static __thread int in_finalize; /* this thread's callback claimed the finalize (rs_cupti_graph_seen_nolock) */
 
 static void CUPTIAPI detach_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
@@ -562,9 +568,10 @@ static void CUPTIAPI detach_callback(void *userdata, CUpti_CallbackDomain domain
     in_finalize = 0;
     /* one line per transition (debug log): a process that dies mid-run has no exit summary, its stderr says which
      * transition came last and on which thread (session 13's crash) */
-    rs_debug("CUPTI: %s at %.3f s on thread %ld, %.2f ms after the arm, in %.2f ms",
+    rs_debug("CUPTI: %s at %.3f s on thread %ld, %.2f ms after the arm, in %.2f ms, at the exit of %s",
              r == CUPTI_SUCCESS ? "finalized" : "finalize refused", (double)(fin_at - t_init) * 1e-9,
-             (long)syscall(SYS_gettid), (double)(fin_at - armed_at) * 1e-6, (double)(fin_at - t0) * 1e-6);
+             (long)syscall(SYS_gettid), (double)(fin_at - armed_at) * 1e-6, (double)(fin_at - t0) * 1e-6,
+             cb->functionName ? cb->functionName : "?");
     errno = saved_errno;
 }
 
@@ -804,12 +811,16 @@ static void cupti_fork_child(void)
     pthread_mutex_init(&conv_lock, NULL);
     pthread_mutex_init(&buf_lock, NULL);
     pthread_mutex_init(&attach_lock, NULL); /* the writer may have held it at fork(); it is not in the child */
-    pend_head = pend_tail = NULL;           /* the parent's records: the parent writes them */
+    /* An armed detach (it lasts until the parent's next CUDA call) must not finalize in the child, where CUPTI's
+     * locks may be held by threads that did not come along; DETACHED is inert (the callback's claim fails, no
+     * wait waits on it). Review, session 14. */
+    __atomic_store_n(&dstate, DS_DETACHED, __ATOMIC_RELEASE);
+    pend_head = pend_tail = NULL; /* the parent's records: the parent writes them */
 }
 
 static void cupti_tick(void)
 {
-    on_writer = 1; /* the thread that ticks never finalizes (its CUPTI calls may issue driver callbacks) */
+    on_writer = 1; /* the thread that ticks never finalizes */
     __atomic_store_n(&ticking, 1, __ATOMIC_SEQ_CST);
     if (!__atomic_load_n(&quiesced, __ATOMIC_SEQ_CST) &&
         __atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) == RS_CUPTI_DELIVERING) {

@@ -190,20 +190,20 @@ if build tsan "$TD" "$TS" "${tsan_targets[@]}"; then
     n=$(ls "$T"/tt/*.rtrace 2>/dev/null | wc -l)
     [ "$n" -ge 5 ] && ! "$TS/tests/corpus/rs-readcheck" -k ibv_post_send "$T"/tt/*.rtrace | grep -qv ' complete '
     _tap_result $? "TSan: the storm's $n files are complete"
-    # CUPTI detached between windows (preload/cuda/cupti.c): the writer arms, an API exit on the writer or on the
-    # program's thread finalizes, a window or another client (subscribe, dlsym'd subscribe, buffer registration,
-    # a CUDA graph) cancels; against the uninstrumented fakes of tests/nccl (only the library is instrumented).
+    # CUPTI detached between windows (preload/cuda/cupti.c): the writer arms, an API exit on the program's thread
+    # finalizes, a window or another client (subscribe, dlsym'd subscribe, buffer registration, a CUDA graph)
+    # cancels, an idle spell, a fork while armed; against the uninstrumented fakes of tests/nccl (only the library
+    # is instrumented).
     drv="$RS_BUILD/tests/nccl/cupti_driver" fake="$RS_BUILD/tests/nccl/fakecupti"
     if [ -x "$drv" ] && [ -e "$fake/libcuda.so.1" ]; then
         bad=""
         for sc in "detach 1600" "detach 1600 subscribe" "detach 1600 dlsubscribe" "detach 1600 register" \
-            "detach 1600 graph" "detach 1600 :app" "detach 1600 subscribe:hold" "detach 1600 register:hold" \
-            "detach 1600 graph:hold" "detach 1600 pgraph_v2:hold" "detach 1600 pgraph_v1"; do
+            "detach 1600 graph" "detach 1600 idle" "detach 1600 subscribe:hold" "detach 1600 register:hold" \
+            "detach 1600 graph:hold" "detach 1600 pgraph_v2:hold" "detach 1600 pgraph_v1" "detach 1600 fork:hold"; do
             args=${sc%%:*} how=${sc#*:}
             [ "$how" = "$sc" ] && how=""
             extra="RAILSCOPE_CUDA_KERNEL_WINDOW=200/400/200"
             if [ "$how" = hold ]; then extra="ARM_HOLD=1 RAILSCOPE_CUDA_KERNEL_WINDOW=50/100000/50"; fi
-            if [ "$how" = app ]; then extra="FAKE_CUDA_CB_ONLY=9999 $extra"; fi
             rm -rf "$T/tcu"
             # shellcheck disable=SC2086
             out=$(cd "$T" && TSAN_OPTIONS=halt_on_error=1:exitcode=66:die_after_fork=0 RAILSCOPE_OUT="$T/tcu" \
@@ -214,7 +214,7 @@ if build tsan "$TD" "$TS" "${tsan_targets[@]}"; then
                 bad+="$sc: exit $rc $(echo "$out" | grep -m1 -E 'SUMMARY|^stats'); "
         done
         [ -z "$bad" ]
-        _tap_result $? "TSan: CUPTI detach between windows (fakes: finalize on the writer and the program's thread, cancels by windows and other clients): no race"
+        _tap_result $? "TSan: CUPTI detach between windows (fakes: finalize on the program's thread, cancels by windows and other clients, idle, fork): no race"
         [ -n "$bad" ] && diag "$bad"
         # cuGetProcAddress's trampolines (preload/cuda/procaddr.c): 8 threads claim pool slots and call through
         # them at once, without a lock

@@ -31,7 +31,7 @@ FAKE = os.path.join(NCCL_BIN, "fakecupti")
 if not os.path.exists(DRIVER):
     skip_all("built without CUDA headers (no CUPTI record structs): cupti_driver not built")
 need(LIB, CLI, DRIVER, os.path.join(FAKE, "libcupti.so.13"), os.path.join(FAKE, "libcuda.so.1"))
-plan(58)
+plan(59)
 
 BASE = {"RAILSCOPE_FLUSH_MS": "20", "RAILSCOPE_CUDA_KERNEL_WINDOW": "200/400/200", "RAILSCOPE_LOG": "debug"}
 
@@ -125,11 +125,19 @@ m = re.search(r"(\d+) cancelled by a window", p.stderr)
 ok(s == [1, 1, 0, 0] and ons.count(1) >= 3 and m and int(m.group(1)) >= 2,
    "no API callback ever comes: the armed detach is cancelled by each window, windows go on",
    (s, ons, p.stderr[-300:]))
-p, states, evs = go("appthread", {"FAKE_CUDA_CB_ONLY": "9999"})
-s = stats(p.stdout, "stats")
-ok(s and s[2] >= 3 and s[3] == 0,
-   "driver functions issue no callback: the program's next CUDA call (cudaMemcpy) carries the finalize",
-   (s, p.stderr[-300:]))
+# an idle program (no CUDA call for 700 ms, windows every 400 ms) stays armed: nothing finalizes until its next
+# call (the tracer makes none of its own; session 14), a window due meanwhile cancels the arm
+p, states, evs = go("idle", args=("2000", "idle"))
+b, a, s = stats(p.stdout, "idle_before"), stats(p.stdout, "idle_after"), stats(p.stdout, "stats")
+m = re.search(r"(\d+) cancelled by a window", p.stderr)
+ok(b and a and s and a[2] == b[2] and s[2] > a[2] and s[3] == 0 and m and int(m.group(1)) >= 1,
+   "an idle program: no finalize while it makes no CUDA call (a window cancels the arm), the next call finalizes",
+   (b, a, s, m and m.group(0), p.stderr[-300:]))
+# a fork while a detach is armed: the child's CUDA call must not finalize CUPTI there (review, session 14)
+p, states, evs = go("fork", {"ARM_HOLD": "1", "RAILSCOPE_CUDA_KERNEL_WINDOW": "200/100000/100"}, ("2000", "fork"))
+cb, ca = stats(p.stdout, "child_before"), stats(p.stdout, "child_after")
+ok("armed_at_fork=1 " in p.stdout and "child_status=0 " in p.stdout and cb and ca and ca[2] == cb[2],
+   "a fork while armed: the child's first CUDA call does not finalize CUPTI", (p.stdout[-400:], cb, ca))
 p, states, evs = go("koff", {"RAILSCOPE_CUDA_KERNELS": "off"}, ("600",))
 s = stats(p.stdout, "stats")
 ok(s == [0, 1, 1, 0], "kernels off (nothing ever enabled): detached once after set-up, never re-attached", s)

@@ -30,6 +30,9 @@
  *             with four, link = a library linked against libcuda (libcudauser.so) calls cuGetProcAddress_v2,
  *             link4 = the same library calls the 4-argument cuGetProcAddress.
  *             EVENT_DETACHED=1: the event waits (up to 1 s, copying every 2 ms) until CUPTI is detached
+ *             fork (session 14): fork at MS/2 (under ARM_HOLD: with a detach armed); the child makes one copy with
+ *             callbacks on and prints its stats before and after ("child_before ...", "child_after ...")
+ *             idle (session 14): no CUDA call for 700 ms at MS/2, stats before and after ("idle_before/after")
  *   procaddr HOW [full|threads]   what cuGetProcAddress (found as HOW) hands back, one "name=0|1" per check (1:
  *             as it must be); `full`: 48 distinct graph entry points are looked up before any is called;
  *             `threads`: 8 threads look up and call the same 24 at once, each in its own order
@@ -40,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 
 static void sleep_ms(int ms)
@@ -289,6 +293,30 @@ static int default_capture(void *rt, void *cu, int (*inject)(void), int argc, ch
                 }
                 print_stats("before_event");
                 printf("%s=%d ", event, pgraph_call());
+            }
+            if (i * 4 == ms && !strcmp(event, "fork")) {
+                /* fork while a detach is armed (ARM_HOLD): the child's first CUDA call must not finalize there */
+                int (*subscribed)(void) = (int (*)(void))dlsym(cu, "fake_cupti_subscribed");
+                void (*set_no_cb)(int) = (void (*)(int))dlsym(cu, "fake_cupti_set_no_cb");
+                printf("armed_at_fork=%d ", subscribed());
+                fflush(stdout);
+                pid_t pid = fork();
+                if (pid == 0) {
+                    set_no_cb(0);
+                    print_stats("child_before");
+                    mc((void *)0x2000, (void *)0x1000, 64, 1);
+                    print_stats("child_after");
+                    _exit(0);
+                }
+                int st = -1;
+                waitpid(pid, &st, 0);
+                printf("child_status=%d ", st);
+            }
+            if (i * 4 == ms && !strcmp(event, "idle")) {
+                /* no CUDA call for 700 ms (windows every 400 ms): nothing finalizes until the program's next call */
+                print_stats("idle_before");
+                sleep_ms(700);
+                print_stats("idle_after");
             }
             if (i * 4 == ms && *event && getenv("ARM_HOLD")) {
                 void (*set_no_cb)(int) = (void (*)(int))dlsym(cu, "fake_cupti_set_no_cb");

@@ -1,8 +1,9 @@
-/* A stand-in libcuda.so.1 for the CI tests (no GPU): only the cheap driver functions railscope calls to get a
- * driver API exit callback in which it may call cuptiFinalize (preload/cuda/cupti.c, "detaching"). Like the real
- * driver, each issues that callback through CUPTI: here the fake libcupti's fake_cupti_driver_api_exit, when the
- * fake libcupti is loaded. FAKE_CUDA_CB_ONLY=N: only the function of callback id N calls back (on the H200's
- * driver 580 cuDriverGetVersion issues none).
+/* A stand-in libcuda.so.1 for the CI tests (no GPU): a few cheap driver functions (until session 13 railscope's
+ * writer called them to get a driver API exit callback in which to call cuptiFinalize; it no longer does, see
+ * preload/cuda/cupti.c "detaching"; tests and fake programs still call some). Like the real driver, each issues
+ * that callback through CUPTI: here the fake libcupti's fake_cupti_driver_api_exit, when the fake libcupti is
+ * loaded. FAKE_CUDA_CB_ONLY=N: only the function of callback id N calls back (on the H200's driver 580
+ * cuDriverGetVersion issues none).
  *
  * And cuGetProcAddress[_v2] (session 9, tests/nccl/cuda_detach.t), handing out internal (not interposable)
  * pointers as the real driver does: graph entry points chosen by version and flags (cuStreamBeginCapture: v1

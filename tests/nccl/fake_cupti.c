@@ -41,7 +41,8 @@ static size_t pending_dropped;
 static int final_sent;
 
 /* ---- attachment ---- */
-static int f_attached, f_attaches, f_finalizes, f_unsafe, in_exit_cb;
+static int f_attached, f_attaches, f_finalizes, f_unsafe;
+static __thread int in_exit_cb; /* this thread is inside an API exit callback */
 static CUpti_CallbackFunc sub_cb;
 static void *sub_ud;
 static int drv_cb_on[512], domain_on[8];
@@ -152,6 +153,7 @@ static void api_exit(CUpti_CallbackDomain domain, uint32_t cbid)
 }
 EXPORT void fake_cupti_driver_api_exit(uint32_t cbid) { api_exit(CUPTI_CB_DOMAIN_DRIVER_API, cbid); }
 EXPORT void fake_cupti_runtime_api_exit(uint32_t cbid) { api_exit(CUPTI_CB_DOMAIN_RUNTIME_API, cbid); }
+EXPORT int fake_cupti_subscribed(void) { return sub_cb != NULL; }
 EXPORT void fake_cupti_attach_stats(int *attached, int *attaches, int *finalizes, int *unsafe)
 {
     *attached = __atomic_load_n(&f_attached, __ATOMIC_SEQ_CST);
