@@ -48,4 +48,6 @@ done
 [ ${#kept[@]} = 0 ] || tar czf "$OUT/crash.tgz" -C "$W" "${kept[@]}" 2>/dev/null
 nfin=$(cat "$W"/*.err 2>/dev/null | grep -c "CUPTI: finalized at")
 echo "crashhunt: $bad of $runs processes ended other than 0 ($r rounds of $N on CPUs $CPUS, ${CH_ENV:-default mode}; $nfin finalizes in all)"
+echo "finalizes by the CUDA call that carried them (debug line, session 14):"
+cat "$W"/*.err 2>/dev/null | grep -o "at the exit of [A-Za-z0-9_]*" | sort | uniq -c | sort -rn | head -8
 grep -l "CUPTI" "$W"/*.err 2>/dev/null | head -3 | while read -r f; do echo "$f:"; grep -h "CUPTI" "$f" | tail -3; done
