@@ -81,11 +81,13 @@ m = re.search(r"detached (\d+) times .* re-attached (\d+) times", p.stderr)
 ok(m and e and int(m.group(1)) == e[2] and int(m.group(2)) == e[1] - 1,
    "the debug log counts detaches and re-attaches as CUPTI saw them (at exit)", (m.group(0) if m else p.stderr[-400:], e))
 
-fin = re.findall(r"CUPTI: finalized at [0-9.]+ s on thread \d+, ", p.stderr)
+fin = re.findall(r"CUPTI: finalized at [0-9.]+ s on thread (\d+), .* at the exit of a driver function", p.stderr)
 reatt = p.stderr.count("CUPTI: re-attached at ")
-ok(e and len(fin) == e[2] and reatt == e[1] - 1 and p.stderr.count("CUPTI: detach armed at ") >= len(fin),
-   "the debug log has a line per arm, finalize (with its thread) and re-attach, as they happen",
-   (len(fin), reatt, e))
+tid = re.search(r"main_tid=(\d+)", p.stdout)
+ok(e and tid and len(fin) == e[2] and set(fin) == {tid.group(1)} and reatt == e[1] - 1 and
+   p.stderr.count("CUPTI: detach armed at ") >= len(fin),
+   "the debug log has a line per arm, finalize (its thread: the program's, and its call) and re-attach, as they "
+   "happen", (fin, tid and tid.group(0), reatt, e))
 
 # one window at 100 ms, then 1 s detached: the exit finds CUPTI detached and must leave it so
 p, states, evs = go("exit-detached", {"RAILSCOPE_CUDA_KERNEL_WINDOW": "200/100000/100"}, ("1200",))

@@ -43,8 +43,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 static void sleep_ms(int ms)
 {
@@ -244,7 +246,7 @@ static int default_capture(void *rt, void *cu, int (*inject)(void), int argc, ch
     if (!enabled || !mc || !mca || !reg || !queries)
         return fprintf(stderr, "cupti_driver: symbols missing (not preloaded?)\n"), 1;
     if (getenv("ARM_HOLD")) ((void (*)(int))dlsym(cu, "fake_cupti_set_no_cb"))(1); /* detaches stay armed */
-    printf("inject=%d\n", inject());
+    printf("inject=%d main_tid=%ld\n", inject(), (long)syscall(SYS_gettid));       /* the thread of every copy */
     if (!strcmp(argv[2], "copies")) {
         /* the window opened at initialisation closes at the first tick */
         for (int i = 0; i < 400 && enabled(10); i++) sleep_ms(5);
