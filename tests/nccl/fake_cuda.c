@@ -1,9 +1,6 @@
-/* A stand-in libcuda.so.1 for the CI tests (no GPU): a few cheap driver functions (until session 13 railscope's
- * writer called them to get a driver API exit callback in which to call cuptiFinalize; it no longer does, see
- * preload/cuda/cupti.c "detaching"; tests and fake programs still call some). Like the real driver, each issues
- * that callback through CUPTI: here the fake libcupti's fake_cupti_driver_api_exit, when the fake libcupti is
- * loaded. FAKE_CUDA_CB_ONLY=N: only the function of callback id N calls back (on the H200's driver 580
- * cuDriverGetVersion issues none).
+/* A stand-in libcuda.so.1 for the CI tests (no GPU): cuDriverGetVersion and cuCtxGetCurrent (the test programs
+ * call them). Like the real driver, each issues its API exit callback through CUPTI: here the fake libcupti's
+ * fake_cupti_driver_api_exit, when the fake libcupti is loaded.
  *
  * And cuGetProcAddress[_v2] (session 9, tests/nccl/cuda_detach.t), handing out internal (not interposable)
  * pointers as the real driver does: graph entry points chosen by version and flags (cuStreamBeginCapture: v1
@@ -35,8 +32,6 @@
 
 static void exit_callback(uint32_t cbid)
 {
-    const char *only = getenv("FAKE_CUDA_CB_ONLY");
-    if (only && *only && (uint32_t)atoi(only) != cbid) return;
     void *h = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
     if (!h) return;
     void (*cb)(uint32_t) = (void (*)(uint32_t))dlsym(h, "fake_cupti_driver_api_exit");
@@ -49,14 +44,6 @@ EXPORT int cuDriverGetVersion(int *version)
     if (!version) return 1; /* CUDA_ERROR_INVALID_VALUE */
     *version = DRIVER_VERSION;
     exit_callback(2); /* CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion */
-    return 0;
-}
-
-EXPORT int cuDeviceGetCount(int *count)
-{
-    if (!count) return 1;
-    *count = 1;
-    exit_callback(4); /* CUPTI_DRIVER_TRACE_CBID_cuDeviceGetCount */
     return 0;
 }
 
