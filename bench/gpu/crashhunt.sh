@@ -6,7 +6,8 @@
 # and re-attach as they happen); until CH_BUDGET seconds are spent. A process that ends other than 0 has its
 # stderr and trace kept ($OUT/crash.tgz: a call returns few files). Called by overhead.sh's `crashhunt` part:
 #   [CH_ENV="VAR=VALUE ..."] crashhunt.sh [N=8] [CPUS=2-4] [WARMUP=25] [STEPS=15]   (CH_ENV: extra environment, e.g. more windows)
-# CH_TIMEOUT: seconds before a process is killed (exit 137, said as a possible hang; session 14 lost a device call
+# CH_PHASES: train.py's --phases instead of bench:STEPS, e.g. bench:5,idle:700,bench:5,idle:450 (quiet gaps: the
+# detach's cancel path, session 14's review). CH_TIMEOUT: seconds before a process is killed (exit 137, said as a possible hang; session 14 lost a device call
 # to a deadlock that nothing timed out).
 set -u -o pipefail
 N=${1:-8} CPUS=${2:-2-4} WARMUP=${3:-25} STEPS=${4:-15}
@@ -24,7 +25,7 @@ while :; do # at least one round; no new round after CH_BUDGET seconds
         LD_PRELOAD=$W/segvbt.so PYTHONFAULTHANDLER=1 RAILSCOPE_LOG=debug timeout -s KILL "${CH_TIMEOUT:-600}" \
             env ${CH_ENV:-} taskset -c "$CPUS" \
             "$RS_BUILD/railscope" record \
-            -o "$W/$tag" -- python3 tests/gpu/train.py --phases "bench:$STEPS" --warmup "$WARMUP" \
+            -o "$W/$tag" -- python3 tests/gpu/train.py --phases "${CH_PHASES:-bench:$STEPS}" --warmup "$WARMUP" \
             --out "$W/$tag.json" >"$W/$tag.out" 2>"$W/$tag.err" &
         pids+=($!)
     done
@@ -48,6 +49,9 @@ done
 [ ${#kept[@]} = 0 ] || tar czf "$OUT/crash.tgz" -C "$W" "${kept[@]}" 2>/dev/null
 nfin=$(cat "$W"/*.err 2>/dev/null | grep -c "CUPTI: finalized at")
 echo "crashhunt: $bad of $runs processes ended other than 0 ($r rounds of $N on CPUs $CPUS, ${CH_ENV:-default mode}; $nfin finalizes in all)"
+# arms cancelled (the exit summaries of the processes that ended): unsubscribes outside a callback, the review's path
+cat "$W"/*.err 2>/dev/null | grep -o "[0-9]* cancelled by a window, [0-9]* by a graph or another client, [0-9]* at exit" |
+    awk '{w += $1; g += $6; e += $13} END {printf "cancelled arms: %d by a window, %d by a graph or client, %d at exit\n", w, g, e}'
 echo "finalizes by the CUDA call that carried them (debug line, session 14):"
 cat "$W"/*.err 2>/dev/null | grep -o "at the exit of [A-Za-z0-9_]*" | sort | uniq -c | sort -rn | head -8
 grep -l "CUPTI" "$W"/*.err 2>/dev/null | head -3 | while read -r f; do echo "$f:"; grep -h "CUPTI" "$f" | tail -3; done

@@ -29,7 +29,8 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 
 def parse():
     p = argparse.ArgumentParser()
-    p.add_argument("--phases", default="pinned:30,pageable:30", help="loader:steps,... (pinned|pageable|bench)")
+    p.add_argument("--phases", default="pinned:30,pageable:30",
+                   help="kind:steps,... (pinned|pageable|bench; idle:MS sleeps MS milliseconds without CUDA)")
     p.add_argument("--warmup", type=int, default=10, help="untimed steps first (bench loader)")
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--profile", default="", help="A:B run torch.profiler from step A to step B")
@@ -148,7 +149,7 @@ def main():
 
     for kind, n in phases:
         torch.cuda.synchronize()
-        ph = dict(kind=kind, steps=n, start_ns=time.monotonic_ns())
+        ph = dict(kind=kind, steps=0 if kind == "idle" else n, start_ns=time.monotonic_ns())
         if kind in ("pinned", "pageable"):
             loader = torch.utils.data.DataLoader(data, batch_size=None, pin_memory=(kind == "pinned"),
                                                  num_workers=0, sampler=range(1 << 20))
@@ -183,11 +184,15 @@ def main():
             if per:
                 res["steps_ns"] = per
                 res["step_ms_median"] = sorted(d for _, d in per)[len(per) // 2] / 1e6
+        elif kind == "idle":
+            # n milliseconds without a CUDA call (bench/gpu/crashhunt.sh's CH_PHASES): a sampling window's detach
+            # is armed and then cancelled while the program is quiet, the path session 14's review asked to stress
+            time.sleep(n / 1000)
         else:
             sys.exit(f"train.py: unknown phase kind {kind}")
         torch.cuda.synchronize()
         ph["end_ns"] = time.monotonic_ns()
-        ph["first_step"] = step - n
+        ph["first_step"] = step - ph["steps"]   # the first timed step (after a bench phase's warm-up)
         res["phases"].append(ph)
     res["hook_calls"] = hook_calls[0]
     res["steps"] = step
