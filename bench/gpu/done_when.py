@@ -142,6 +142,12 @@ NO_WINDOW = "no step inside a window"  # the report's own words when sampling co
 
 def shares(path):
     j = json.load(open(path))
+    # session 15: a lock-step group whose process died at start-up (EADDRINUSE) left a default trace with no GPU
+    # rank, taken for "every step traced", and a killed full's truncated trace (one 6.5 s "step") was judged
+    if j.get("partial"):
+        raise ValueError(f"{path}: the report is of partial input (a truncated or damaged trace)")
+    if j.get("gpu_ranks") == 0:
+        raise ValueError(f"{path}: no GPU rank in the trace (the process made no CUDA work)")
     if any(NO_WINDOW in str(x) for x in j.get("warnings", [])):
         raise ValueError(f"{path}: its windows covered no step (the report says so), so nothing was sampled")
     a = j.get("attribution_per_step")
@@ -184,21 +190,23 @@ def pick(paths, best_sampled):
     if not cands:
         raise ValueError("; ".join(why) or "no report")
     n, p, sh, tot = max(cands, key=lambda c: c[0]) if best_sampled else cands[0]
-    return p, sh, tot, n, len(cands)
+    return p, sh, tot, n, len(cands), why
 
 
 def judge_shares(spec, res):
     w, dp, fp = spec.split(":", 2)
     try:
-        pd, sd, td, nd, kd = pick(dp, True)
-        pf, sf, tf, _, kf = pick(fp, False)
+        pd, sd, td, nd, kd, wd = pick(dp, True)
+        pf, sf, tf, _, kf, wf = pick(fp, False)
     except (OSError, ValueError) as e:
         print(f"\n## {w} shares: not measured: {e}")
         return False
     print(f"\n## {w}: report shares of step time (default {td * 1e3:.2f} ms a step, full {tf * 1e3:.2f} ms)")
-    if kd > 1 or kf > 1:
+    if len(dp.split(",")) > 1 or len(fp.split(",")) > 1:
         print(f"   default: {os.path.basename(pd)} ({nd} steps in its windows; the most of {kd} usable reports); "
               f"full: {os.path.basename(pf)} (first of {kf})")
+    for w in wd + wf:
+        print(f"   passed over: {w}")
     diffs = []
     for k in sorted(set(sd) | set(sf)):
         a, b = sd.get(k, 0.0), sf.get(k, 0.0)

@@ -143,16 +143,20 @@ dw_shares() { # $1 workload, $2 default's mode (its first window on steady steps
 # Each kept trace gets a report; done_when.py judges the default whose windows covered the most steps (a 0.5 s
 # window holds 1-3 of a process's lock-step steps) against the first full. DW_SHARES=separate: the lone runs.
 dw_ls_reports() { # $1 workload: reports of its kept traces; prints "DEFAULTS:FULLS" (comma lists)
-    local w=$1 d m f n ds="" fs="" nf=0
+    local w=$1 d m f n rc ds="" fs="" nf=0
     for d in "/tmp/rs-dw-ls-$w"/*-default /tmp/rs-dw-ls-"$w"/*-full; do
         [ -d "$d" ] || continue
         m=${d##*-}
-        [ "$m" = full ] && { [ $nf -ge 2 ] && continue; nf=$((nf + 1)); }
+        [ "$m" = full ] && [ $nf -ge 2 ] && continue
         n=$(basename "$d")
         f=/tmp/rs-dw-rep/report-$n.json
         # the timed steps only: under the lock-step gate the workloads name their warm-up steps "warmup N"
         "$RS_BUILD/railscope" report --json --step-marker step "$d" >"$f" 2>"/tmp/rs-dw-rep/report-$n.err"
-        echo "report $n: exit $? ($(wc -c <"$f") bytes; $(grep -o 'windows covering [0-9]* of [0-9]* steps' "$f" | head -1))" >&2
+        rc=$?
+        echo "report $n: exit $rc ($(wc -c <"$f") bytes; $(grep -o 'windows covering [0-9]* of [0-9]* steps' "$f" | head -1))" >&2
+        # a killed process's partial trace (exit 1) is no full to compare with (session 15: both kept fulls were
+        # of the group whose process died, so no ResNet full was judged); done_when.py passes such reports over too
+        [ "$m" = full ] && [ $rc = 0 ] && nf=$((nf + 1))
         if [ "$m" = full ]; then fs+=${fs:+,}$f; else ds+=${ds:+,}$f; fi
     done
     echo "$ds:$fs"

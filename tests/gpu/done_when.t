@@ -5,7 +5,7 @@
 # The arithmetic only: the GPU runs themselves are bench/gpu/overhead.sh donewhen's (bench/gpu/RESULTS.md).
 . "$(dirname "$0")/../lib.sh"
 need_cmd python3
-plan 26
+plan 28
 DW="$RS_TOP/bench/gpu/done_when.py"
 
 # mk FILE WORKLOAD DEFAULT FULL FLOOR TORCHPROF EXIT_DEFAULT [KILL]: three groups of eight, untraced 20 ms +- a
@@ -122,3 +122,13 @@ if [ -x "$RS_CLI" ] && command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; th
 else
     skip "no railscope build, no taskset or one CPU"
 fi
+
+# a report of partial input (a killed full process: one long "step") and one with no GPU rank (a process that died
+# at start-up, its sampling empty) are passed over, not judged (session 15's call 3 judged both)
+printf '{"partial": true, "gpu_ranks": 1, "attribution_per_step": {"compute": 0.9, "host_idle": 5.5}, "warnings": []}\n' >"$T/fpart.json"
+printf '{"partial": false, "gpu_ranks": 0, "attribution_per_step": {"other": 0.5}, "sampling": {"ranks": 0, "steps_in_windows": 0}, "warnings": []}\n' >"$T/dnogpu.json"
+out=$(python3 "$DW" --shares "transformer:$T/dnogpu.json,$T/d3.json:$T/fpart.json,$T/f.json" 2>&1)
+diag "$out"
+like "$(line "$out" '^   default: ')" 'd3\.json \(3 steps in its windows; the most of 1 usable reports\); full: f\.json \(first of 1\)' \
+    "a partial full report and a default report without a GPU rank are passed over"
+like "$(line "$out" 'within 5 points')" '2\.[0-9]+ points.*: met' "the usable pair is judged"

@@ -64,16 +64,25 @@ def lockstep_gate():
 
 
 def init_dist():
-    if "RANK" not in os.environ:   # alone: a one-rank group on a free port
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        os.environ.update(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", MASTER_ADDR="127.0.0.1",
-                          MASTER_PORT=str(s.getsockname()[1]))
-        s.close()
-    rank, world, local = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), int(os.environ["LOCAL_RANK"])
-    torch.cuda.set_device(local)
-    dist.init_process_group("nccl", device_id=torch.device("cuda", local))
-    return rank, world, local
+    alone = "RANK" not in os.environ   # alone: a one-rank group on a free port
+    for attempt in range(5):
+        if alone:
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            os.environ.update(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", MASTER_ADDR="127.0.0.1",
+                              MASTER_PORT=str(s.getsockname()[1]))
+            s.close()
+        rank, world, local = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), int(os.environ["LOCAL_RANK"])
+        torch.cuda.set_device(local)
+        try:
+            dist.init_process_group("nccl", device_id=torch.device("cuda", local))
+            return rank, world, local
+        except dist.DistNetworkError as e:
+            # the free port was taken between its close and the store's bind (eight processes starting at once:
+            # session 15's lock-step group lost a process to EADDRINUSE); alone, another free port is as good
+            if not alone or attempt == 4:
+                raise
+            print(f"train.py: {e}; trying another port", file=sys.stderr)
 
 
 def nccl_scope():
