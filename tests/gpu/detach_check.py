@@ -138,13 +138,13 @@ def check(a):
         if tag == "graph":
             # The init window may close and detach before the capture (device call 5: 1 detach, then the capture
             # while detached, 1 re-attach, none after): what matters is that none follows the capture.
-            say(m and int(m.group(1)) <= int(m.group(9)) and any("CUDA graphs (cudaStreamBeginCapture)" in x for x in stays),
+            say(m and int(m.group(1)) <= int(m.group(8)) and any("CUDA graphs (cudaStreamBeginCapture)" in x for x in stays),
                 "graph: the capture is seen and no detach follows it (detaches <= re-attaches)",
                 (m.group(0) if m else "no line", stays))
         else:
-            say(m and int(m.group(1)) >= 4 and int(m.group(9)) >= 4, "eager: CUPTI detached and re-attached >= 4 times",
+            say(m and int(m.group(1)) >= 4 and int(m.group(8)) >= 4, "eager: CUPTI detached and re-attached >= 4 times",
                 (m.group(0) if m else "no debug line", stays))
-        say(m and int(m.group(12)) - int(m.group(13)) <= 1,
+        say(m and int(m.group(11)) - int(m.group(12)) <= 1,
             f"{tag}: every activity buffer came back (requested - returned <= 1)", m.group(0) if m else "")
         evs = tq.load(tdir, os.path.join(a.rs_build, "railscope"))
         wins, on_at = [], None
