@@ -21,7 +21,8 @@
 #                      default-vs-full report shares of both (from the groups' kept default and full traces;
 #                      DW_SHARES=separate: from lone runs, as before session 12), then bench/gpu/done_when.py's verdicts
 # e.g. run(command="bench/gpu/overhead.sh lockstep --workload transformer --pairs untraced:untraced,untraced:default")
-# Everything printed goes to $OUT/overhead.log too; the binaries come back as $OUT/bin.tgz (carry them next time).
+# Everything printed goes to $OUT/overhead.log too; the binaries come back as $OUT/bin.tgz (carry them next time);
+# every file of $OUT also as $OUT/0-all.tgz (a call returns only 8 files).
 set -u -o pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/rs-overhead-out}
@@ -209,3 +210,7 @@ done
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv,noheader
 grep '^cpu ' /proc/stat
 echo "done in $(($(date +%s) - T0)) s"
+# A device call returns at most 8 files of $OUT, the first by name (session 15's call 4 lost overhead.log, the
+# transformer's lock-step results and the reports to five detach files): everything else of $OUT, this log so far
+# included, also goes into 0-all.tgz, first by name. A later overhead.sh in the same call rewrites it with its own.
+(cd "$OUT" && ls | grep -v -e '^0-all\.tgz$' -e '^bin\.tgz$' | tar czf 0-all.tgz.new -T - 2>/dev/null && mv 0-all.tgz.new 0-all.tgz)
