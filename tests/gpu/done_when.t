@@ -5,7 +5,7 @@
 # The arithmetic only: the GPU runs themselves are bench/gpu/overhead.sh donewhen's (bench/gpu/RESULTS.md).
 . "$(dirname "$0")/../lib.sh"
 need_cmd python3
-plan 28
+plan 30
 DW="$RS_TOP/bench/gpu/done_when.py"
 
 # mk FILE WORKLOAD DEFAULT FULL FLOOR TORCHPROF EXIT_DEFAULT [KILL]: three groups of eight, untraced 20 ms +- a
@@ -132,3 +132,13 @@ diag "$out"
 like "$(line "$out" '^   default: ')" 'd3\.json \(3 steps in its windows; the most of 1 usable reports\); full: f\.json \(first of 1\)' \
     "a partial full report and a default report without a GPU rank are passed over"
 like "$(line "$out" 'within 5 points')" '2\.[0-9]+ points.*: met' "the usable pair is judged"
+
+# the parts against the untraced step of the report's own group (named "<workload>-p<k>-..."): group 1 (the second,
+# drift 1.07) has untraced steps of 21.4 ms, so 14.3 ms of compute is 66.82 % of an untraced step
+rep "$T/transformer-p1-G-default.json" 14.3 3.4
+rep "$T/transformer-p1-C-full.json" 14.3 6.5
+out=$(python3 "$DW" --lockstep "$T/good.json" --shares "transformer:$T/transformer-p1-G-default.json:$T/transformer-p1-C-full.json" 2>&1)
+diag "$out"
+like "$(line "$out" "default's parts against")" '\(21\.400 ms\): compute 66\.82 % \(report 80\.29 %, \+13\.47 points\)' \
+    "the default's compute against its group's untraced step"
+like "$(line "$out" "full's parts against")" 'compute 66\.82 % \(report 68\.39 %' "and full's"
