@@ -77,10 +77,10 @@ def init_dist():
         try:
             dist.init_process_group("nccl", device_id=torch.device("cuda", local))
             return rank, world, local
-        except dist.DistNetworkError as e:
+        except RuntimeError as e:   # torch.distributed.DistNetworkError is one
             # the free port was taken between its close and the store's bind (eight processes starting at once:
             # session 15's lock-step group lost a process to EADDRINUSE); alone, another free port is as good
-            if not alone or attempt == 4:
+            if not alone or attempt == 4 or "EADDRINUSE" not in str(e):
                 raise
             print(f"train.py: {e}; trying another port", file=sys.stderr)
 
