@@ -68,6 +68,7 @@ MODES = {
     "stub-slow5": (False, {"STUB_SLOW": "0.05"}, []),  # the stub workload with a planted 5 % cost (self-test)
     "stub-slow20": (False, {"STUB_SLOW": "0.2"}, []),  # a planted 20 % (hostcost.py's self-test)
     "stub-crash": (False, {"STUB_CRASH": "1"}, []),  # dies of SIGSEGV in its warm-up (the crash report's test)
+    "stub-crash-once": (False, {"STUB_CRASH_ONCE": "stub-crash-once.marker"}, []),  # the first run only (in cwd)
     # steps twice as long on timed steps 100-119 only: a window-like cost in a few steps (lockstep_bins.py's test)
     "stub-slowwin": (False, {"STUB_SLOW": "1", "STUB_SLOW_STEPS": "100:120"}, []),
 }

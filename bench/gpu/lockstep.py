@@ -108,12 +108,12 @@ def run_group(modes, k, a):
     t0 = time.monotonic()
     cs = [spawn(m, chr(ord("A") + i), a, a.work, tag) for i, m in enumerate(modes)]
     n = len(cs)
-    ok = True
+    ok, unready = True, False
     for c in cs:  # warm-up, each on its own (they overlap on the GPU; not timed)
         left = a.run_cap - (time.monotonic() - t0)
         if read1(c, max(left, 1)) != b"r":
             print(f"{tag}: {c['mode']} never got ready (rc {c['p'].poll()})", flush=True)
-            ok = False
+            ok, unready = False, True
     t_ready = time.monotonic()
     if ok:
         for i in range(a.steps):
@@ -176,7 +176,7 @@ def run_group(modes, k, a):
         shutil.rmtree(os.path.join(a.work, c["tag"] + ".trace"), ignore_errors=True)
         out.append(r)
     ok = ok and not any(r["steps_ms"] is None for r in out)
-    row = dict(pair=":".join(modes), warm_s=t_ready - t0, steps_s=t_steps - t_ready, ok=ok)
+    row = dict(pair=":".join(modes), warm_s=t_ready - t0, steps_s=t_steps - t_ready, ok=ok, unready=unready)
     ex = [f"{r['exit_s']:.2f}" if r["exit_s"] is not None else "-" for r in out]
     if n == 2:  # the pair's layout (lockstep_summary.py reads both)
         ra, rb = out
@@ -222,6 +222,8 @@ def main():
     ap.add_argument("--run-cap", type=float, default=120, help="seconds a pair may take to get ready")
     ap.add_argument("--budget", type=float, default=1e9, help="start no new pair after this many seconds")
     ap.add_argument("--keep", default="", help="modes whose traces are kept under --work")
+    ap.add_argument("--retry-unready", type=int, default=1,
+                    help="groups run again, in all, when a process never got ready (start-up failure)")
     ap.add_argument("--env", action="append", default=[], help="MODE:VAR=VALUE, extra environment for one mode")
     ap.add_argument("--work", default="/tmp/rs-lockstep")
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/rs-lockstep-out"))
@@ -263,12 +265,23 @@ def save(a, rows):
 
 
 def run_all(pairs, a, rows, t0):
-    for k, modes in enumerate(pairs):
-        if time.monotonic() - t0 > a.budget:
-            print(f"budget: pairs from {':'.join(modes)} on not run", flush=True)
-            break
-        rows.append(run_group(modes, k, a))
-        save(a, rows)
+    """Each group's processes are named by its row in the result (<workload>-p<row>-...: done_when.py finds a kept
+    report's group by it). A group that failed before its timed steps (a process never got ready) is run again, up
+    to --retry-unready times in all: session 15's call lost a round of three to one process's start-up."""
+    retries = a.retry_unready
+    for modes in pairs:
+        while True:
+            if time.monotonic() - t0 > a.budget:
+                print(f"budget: pairs from {':'.join(modes)} on not run", flush=True)
+                return
+            row = run_group(modes, len(rows), a)
+            rows.append(row)
+            save(a, rows)
+            if row["ok"] or not row.get("unready") or retries <= 0:
+                break
+            retries -= 1
+            print(f"{a.workload}-p{len(rows) - 1} failed before its timed steps: running {':'.join(modes)} again as "
+                  f"p{len(rows)} (--retry-unready; {retries} more allowed)", flush=True)
 
 
 if __name__ == "__main__":

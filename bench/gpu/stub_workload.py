@@ -2,8 +2,8 @@
 """A GPU-less stand-in for the workloads of bench/gpu/ablate.py and lockstep.py (their self-tests, tests/bench/):
 each "step" spins the CPU for --step-ms (times 1 + STUB_SLOW, a planted cost; with STUB_SLOW_STEPS=LO:HI only the
 timed steps LO..HI-1 carry it, as a kernel window's steps do; STUB_CRASH=1: dies of SIGSEGV in its warm-up, as
-one lock-step process did on the H200 in session 13), with the same result file and lock-step protocol
-(bench/gpu/lockstep_gate.py) as transformer.py."""
+one lock-step process did on the H200 in session 13; STUB_CRASH_ONCE=FILE: the same while FILE does not exist yet,
+creating it), with the same result file and lock-step protocol (bench/gpu/lockstep_gate.py) as transformer.py."""
 import argparse
 import json
 import os
@@ -41,6 +41,10 @@ def main():
     for _ in range(a.warmup):
         spin(base)
     if os.environ.get("STUB_CRASH"):
+        os.kill(os.getpid(), signal.SIGSEGV)
+    once = os.environ.get("STUB_CRASH_ONCE")  # a marker file: dies the first time only (lockstep.py's retry test)
+    if once and not os.path.exists(once):
+        open(once, "w").close()
         os.kill(os.getpid(), signal.SIGSEGV)
     if gate:
         gate.ready()

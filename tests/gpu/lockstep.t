@@ -6,7 +6,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_cmd python3
 need_cmd taskset
-plan 22
+plan 26
 out=$(cd "$T" && python3 "$RS_TOP/bench/gpu/lockstep.py" --workload stub --steps 300 --warmup 3 \
     --pairs untraced:untraced,untraced:stub-slow5,stub-slow5:untraced --cpus-a 0 --cpus-b 0 \
     --work "$T/w" --out "$T/o" 2>&1)
@@ -99,9 +99,27 @@ is "$w" "0.00-0.01 3.05-3.53 33.22-33.73" "windows: a real ResNet trace's three 
 # faulthandler's report and, with RS_SEGVBT (overhead.sh builds it), segvbt.so's native backtrace.
 diag "$(gcc -O2 -shared -fPIC -o "$T/segvbt.so" "$RS_TOP/bench/gpu/segvbt.c" 2>&1)"
 out=$(cd "$T" && RS_SEGVBT="$T/segvbt.so" timeout 120 python3 "$RS_TOP/bench/gpu/lockstep.py" --workload stub \
-    --steps 20 --warmup 3 --pairs untraced:stub-crash:untraced --cpus-shared 0 --work "$T/wc" --out "$T/oc" 2>&1)
+    --steps 20 --warmup 3 --pairs untraced:stub-crash:untraced --cpus-shared 0 --retry-unready 0 --work "$T/wc" \
+    --out "$T/oc" 2>&1)
 diag "$out"
 like "$out" "stub-crash never got ready \(rc -11\)" "crash: the group says which process died, and of what"
 like "$out" "ended with -11; the end of its stderr" "crash: the harness reports the process's end"
 like "$out" "[|] Fatal Python error: Segmentation fault" "crash: faulthandler's report is printed"
 like "$out" "segvbt: pid [0-9]+ tid [0-9]+ signal 11" "crash: segvbt.so's native backtrace is printed"
+
+# A group whose process dies before the timed steps is run again once (--retry-unready, default 1), named by its row
+# (done_when.py maps a kept report to its group's untraced step by "-p<row>-"); a failure after the retry is final.
+out=$(cd "$T" && rm -f stub-crash-once.marker && timeout 120 python3 "$RS_TOP/bench/gpu/lockstep.py" --workload stub \
+    --steps 20 --warmup 3 --pairs untraced:stub-crash-once:untraced,untraced:untraced --cpus-shared 0 \
+    --work "$T/wr" --out "$T/or" 2>&1)
+diag "$out"
+like "$out" "stub-p0 failed before its timed steps: running untraced:stub-crash-once:untraced again as p1" \
+    "retry: the failed group is said and run again"
+rows=$(python3 -c "import json; print(' '.join(f\"{p['pair']}={p['ok']}/{p['unready']}\" for p in json.load(open('$T/or/lockstep-stub.json'))['pairs']))")
+is "$rows" "untraced:stub-crash-once:untraced=False/True untraced:stub-crash-once:untraced=True/False untraced:untraced=True/False" \
+    "retry: the failed row is kept, the retry and the next group follow"
+ok "retry: the retried group's processes are named by its row" test -s "$T/wr/stub-p1-B-stub-crash-once.json"
+out=$(cd "$T" && timeout 120 python3 "$RS_TOP/bench/gpu/lockstep.py" --workload stub --steps 20 --warmup 3 \
+    --pairs untraced:stub-crash:untraced,untraced:untraced --cpus-shared 0 --work "$T/wr2" --out "$T/or2" 2>&1)
+n=$(python3 -c "import json; print(len(json.load(open('$T/or2/lockstep-stub.json'))['pairs']))")
+is "$n" 3 "retry: one retry in all (a process that always dies: two failed rows, then the next group)"
