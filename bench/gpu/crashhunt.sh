@@ -7,8 +7,8 @@
 # stderr and trace kept ($OUT/crash.tgz: a call returns few files). Called by overhead.sh's `crashhunt` part:
 #   [CH_ENV="VAR=VALUE ..."] crashhunt.sh [N=8] [CPUS=2-4] [WARMUP=25] [STEPS=15]   (CH_ENV: extra environment, e.g. more windows)
 # CH_PHASES: train.py's --phases instead of bench:STEPS, e.g. bench:5,idle:700,bench:5,idle:450 (quiet gaps: the
-# detach's cancel path, session 14's review). CH_TIMEOUT: seconds before a process is killed (exit 137, said as a possible hang; session 14 lost a device call
-# to a deadlock that nothing timed out).
+# detach's cancel path, session 14's review). CH_TIMEOUT: seconds before a process is killed (exit 137, said as a
+# possible hang; session 14 lost a device call to a deadlock that nothing timed out).
 set -u -o pipefail
 N=${1:-8} CPUS=${2:-2-4} WARMUP=${3:-25} STEPS=${4:-15}
 W=/tmp/rs-crash

@@ -228,8 +228,8 @@ def judge_shares(spec, res):
     if len(dp.split(",")) > 1 or len(fp.split(",")) > 1:
         print(f"   default: {os.path.basename(pd)} ({nd} steps in its windows; the most of {kd} usable reports); "
               f"full: {os.path.basename(pf)} (first of {kf})")
-    for w in wd + wf:
-        print(f"   passed over: {w}")
+    for why in wd + wf:  # not `w`: the workload's name is used below
+        print(f"   passed over: {why}")
     diffs = []
     for k in sorted(set(sd) | set(sf)):
         a, b = sd.get(k, 0.0), sf.get(k, 0.0)
