@@ -213,4 +213,6 @@ echo "done in $(($(date +%s) - T0)) s"
 # A device call returns at most 8 files of $OUT, the first by name (session 15's call 4 lost overhead.log, the
 # transformer's lock-step results and the reports to five detach files): everything else of $OUT, this log so far
 # included, also goes into 0-all.tgz, first by name. A later overhead.sh in the same call rewrites it with its own.
-(cd "$OUT" && ls | grep -v -e '^0-all\.tgz$' -e '^bin\.tgz$' | tar czf 0-all.tgz.new -T - 2>/dev/null && mv 0-all.tgz.new 0-all.tgz)
+# Files over 8 MiB (kept traces) stay out of it: a returned file may be 16 MiB, all of them 64 MiB together.
+(cd "$OUT" && find . -mindepth 1 -maxdepth 1 ! -name 0-all.tgz ! -name bin.tgz ! -size +8M -printf '%P\n' |
+    tar czf 0-all.tgz.new -T - 2>/dev/null && mv 0-all.tgz.new 0-all.tgz)
