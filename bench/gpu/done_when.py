@@ -58,9 +58,14 @@ def groups_of(path):
             continue
         by = {}
         for r in p["procs"]:
+            r["_row"] = k  # the group's row: its processes' names say "-p<row>-" (lockstep.py)
             by.setdefault(r["mode"], []).append(r)
         if "untraced" in by:  # the group's untraced step, for the shares of its kept reports (name "<w>-p<k>-...")
-            UNTRACED_STEP.setdefault(d.get("workload", "?"), {})[k] = geo(r["mean_ms"] for r in by["untraced"])
+            steps = UNTRACED_STEP.setdefault(d.get("workload", "?"), {})
+            if k in steps:
+                print(f"done_when: {path}: a second lock-step file of {d.get('workload', '?')}: its row {k} replaces "
+                      "the first's for the shares' untraced steps", file=sys.stderr)
+            steps[k] = geo(r["mean_ms"] for r in by["untraced"])
         out.append(by)
     return d.get("workload", "?"), out
 
@@ -121,20 +126,21 @@ def judge_lockstep(w, groups, res):
         allok = False
     worst = []
     bad = []
-    for i, g in enumerate(groups):
+    for g in groups:
+        i = g["untraced"][0].get("_row", "?")  # named as its processes are (p<row>), failed rows counted
         ue = [r["exit_s"] for r in g["untraced"] if r.get("exit_s") is not None]
         base = statistics.median(ue) if ue else None
         for m in TRACED:
             for r in g.get(m, []):
                 if r.get("exit_s") is None or base is None:
-                    bad.append(f"group {i + 1} {m}: no exit time{' (killed)' if r.get('killed') else ''}")
+                    bad.append(f"group p{i} {m}: no exit time{' (killed)' if r.get('killed') else ''}")
                 else:
-                    worst.append((r["exit_s"] - base, i + 1, m, r["exit_s"], base))
+                    worst.append((r["exit_s"] - base, str(i), m, r["exit_s"], base))
     mx = max(worst) if worst else None
     v = "NOT met" if bad or not mx or mx[0] > 2 else "met (every process)"
     allok &= not failed(v)
     if mx:
-        print(f"- every traced process exits within 2 s of its untraced twins: worst {mx[0]:+.2f} s (group {mx[1]} "
+        print(f"- every traced process exits within 2 s of its untraced twins: worst {mx[0]:+.2f} s (group p{mx[1]} "
               f"{mx[2]}: {mx[3]:.2f} s vs untraced median {mx[4]:.2f} s) over {len(worst)} processes"
               + (f"; {'; '.join(bad)}" if bad else "") + f": {v}")
     else:

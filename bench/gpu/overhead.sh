@@ -98,6 +98,34 @@ part() {
             tmp/rs-dw-resnet/resnet-default-w15-1 $(cd / && ls tmp/rs-dw-*/*.err) ;;
     *) echo "unknown part $kind" ;;
     esac
+    bundle
+}
+# A device call returns at most 8 files of $OUT, the first by name (session 15's call 4 lost overhead.log, the
+# transformer's lock-step results and the reports to five detach files): the rest of $OUT, this log so far included,
+# also goes into 0-all.tgz, first by name, after every part (a call cut at its time limit keeps the last one), the
+# smallest entries first up to 14 MiB (a returned file may be 16 MiB); 0-all.left.txt inside names what stayed out.
+# A later overhead.sh in the same call rewrites it with its own.
+bundle() {
+    local lst=/tmp/rs-bundle.lst tot=0 sz e rc
+    : >"$OUT/0-all.left.txt"
+    : >"$lst"
+    while read -r sz e; do
+        if [ $((tot + sz)) -le $((14 << 20)) ]; then
+            tot=$((tot + sz))
+            echo "$e" >>"$lst"
+        else
+            echo "$e ($sz bytes)" >>"$OUT/0-all.left.txt"
+        fi
+    done < <(cd "$OUT" && for x in *; do
+        case $x in 0-all.* | bin.tgz | '*') continue ;; esac
+        du -sb "$x"
+    done | sort -n)
+    echo 0-all.left.txt >>"$lst"
+    # written outside $OUT (it must not list itself); "file changed as we read it" (the log, being written) is fine
+    (cd "$OUT" && tar czf /tmp/rs-bundle.tgz --warning=no-file-changed -T "$lst")
+    rc=$?
+    if [ $rc -le 1 ]; then mv -f /tmp/rs-bundle.tgz "$OUT/0-all.tgz"; else echo "bundle: tar failed ($rc)"; fi
+    rm -f "$OUT/0-all.left.txt"
 }
 # Groups of eight in turns: two untraced, two default, two full, the floor, torch.profiler; the mirror reversed.
 # dw_groups [GROUP]: DW_ROUNDS=3 groups, GROUP (donewhen's by default) and its mirror (the order reversed) alternating
@@ -210,9 +238,4 @@ done
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv,noheader
 grep '^cpu ' /proc/stat
 echo "done in $(($(date +%s) - T0)) s"
-# A device call returns at most 8 files of $OUT, the first by name (session 15's call 4 lost overhead.log, the
-# transformer's lock-step results and the reports to five detach files): everything else of $OUT, this log so far
-# included, also goes into 0-all.tgz, first by name. A later overhead.sh in the same call rewrites it with its own.
-# Files over 8 MiB (kept traces) stay out of it: a returned file may be 16 MiB, all of them 64 MiB together.
-(cd "$OUT" && find . -mindepth 1 -maxdepth 1 ! -name 0-all.tgz ! -name bin.tgz ! -size +8M -printf '%P\n' |
-    tar czf 0-all.tgz.new -T - 2>/dev/null && mv 0-all.tgz.new 0-all.tgz)
+bundle

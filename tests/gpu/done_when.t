@@ -5,7 +5,7 @@
 # The arithmetic only: the GPU runs themselves are bench/gpu/overhead.sh donewhen's (bench/gpu/RESULTS.md).
 . "$(dirname "$0")/../lib.sh"
 need_cmd python3
-plan 30
+plan 32
 DW="$RS_TOP/bench/gpu/done_when.py"
 
 # mk FILE WORKLOAD DEFAULT FULL FLOOR TORCHPROF EXIT_DEFAULT [KILL]: three groups of eight, untraced 20 ms +- a
@@ -64,7 +64,7 @@ like "$(line "$out" 'within 5 points')" 'NOT met' "shares ~10 points apart judge
 
 mk "$T/killed.json" resnet 1.004 1.101 1.100 1.6 1.0 kill
 out=$(python3 "$DW" --lockstep "$T/killed.json" 2>&1)
-like "$(line "$out" 'exits within')" 'group 2 full: no exit time \(killed\).*NOT met' "a killed traced process fails the exit goal"
+like "$(line "$out" 'exits within')" 'group p1 full: no exit time \(killed\).*NOT met' "a killed traced process fails the exit goal"
 
 printf '{"pairs": [' >"$T/trunc.json"
 out=$(python3 "$DW" --lockstep "$T/trunc.json" 2>&1)
@@ -119,7 +119,14 @@ if [ -x "$RS_CLI" ] && command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; th
     n=$(python3 -c "import json, sys; print(len(json.load(open(sys.argv[1]))['pairs']))" "$T/dw/lockstep-stub.json" 2>&1)
     is "$n" 1 "donewhen: ResNet's groups run on the time left, whatever the transformer's DW_BUDGET" ||
         diag "$(grep -E '^== lockstep|budget' "$T/dw.log")"
+    # a call returns 8 files: everything of $OUT is also in 0-all.tgz (first by name), never itself
+    got=$(tar tzf "$T/dw/0-all.tgz" 2>&1 | grep -c -E '^(overhead\.log|lockstep-stub\.json|done_when\.json|0-all\.left\.txt)$')
+    is "$got" 4 "0-all.tgz holds the log, the groups, the verdicts and the list of what stayed out"
+    self=$(tar tzf "$T/dw/0-all.tgz" 2>&1 | grep -c '^0-all\.tgz')
+    is "$self" 0 "0-all.tgz does not hold itself"
 else
+    skip "no railscope build, no taskset or one CPU"
+    skip "no railscope build, no taskset or one CPU"
     skip "no railscope build, no taskset or one CPU"
 fi
 
@@ -133,13 +140,17 @@ like "$(line "$out" '^   default: ')" 'd3\.json \(3 steps in its windows; the mo
     "a partial full report and a default report without a GPU rank are passed over"
 like "$(line "$out" 'within 5 points')" '2\.[0-9]+ points.*: met' "the usable pair is judged"
 
-# the parts against the untraced step of the report's own group (named "<workload>-p<k>-..."): group 1 (the second,
-# drift 1.07) has untraced steps of 21.4 ms, so 14.3 ms of compute is 66.82 % of an untraced step
-rep "$T/transformer-p1-G-default.json" 14.3 3.4
-rep "$T/transformer-p1-C-full.json" 14.3 6.5
+# the parts against the untraced step of the report's own group (named "<workload>-p<row>-...", the row counting
+# failed groups too): a failed row 0 first, so row 2 is the second usable group (drift 1.07, untraced 21.4 ms: 14.3 ms
+# of compute is 66.82 % of it) and row 3 the third (drift 0.95, 19.0 ms: 75.26 %)
+python3 -c "import json, sys; d = json.load(open(sys.argv[1])); d['pairs'].insert(0, dict(pair='untraced:default', ok=False))
+json.dump(d, open(sys.argv[2], 'w'))" "$T/good.json" "$T/goodf.json"
+rep "$T/transformer-p2-G-default.json" 14.3 3.4
+rep "$T/transformer-p3-C-full.json" 14.3 6.5
 # (a passed-over report among the candidates must not change which workload's groups are looked up)
-out=$(python3 "$DW" --lockstep "$T/good.json" --shares "transformer:$T/transformer-p1-G-default.json:$T/fpart.json,$T/transformer-p1-C-full.json" 2>&1)
+out=$(python3 "$DW" --lockstep "$T/goodf.json" \
+    --shares "transformer:$T/transformer-p2-G-default.json:$T/fpart.json,$T/transformer-p3-C-full.json" 2>&1)
 diag "$out"
 like "$(line "$out" "default's parts against")" '\(21\.400 ms\): compute 66\.82 % \(report 80\.29 %, \+13\.47 points\)' \
-    "the default's compute against its group's untraced step"
-like "$(line "$out" "full's parts against")" 'compute 66\.82 % \(report 68\.39 %' "and full's"
+    "the default's compute against its own group's untraced step (by row, failed rows counted)"
+like "$(line "$out" "full's parts against")" '\(19\.000 ms\): compute 75\.26 % \(report 68\.39 %' "and full's, of its own group"

@@ -79,8 +79,10 @@ def init_dist():
             return rank, world, local
         except RuntimeError as e:   # torch.distributed.DistNetworkError is one
             # the free port was taken between its close and the store's bind (eight processes starting at once:
-            # session 15's lock-step group lost a process to EADDRINUSE); alone, another free port is as good
-            if not alone or attempt == 4 or "EADDRINUSE" not in str(e):
+            # session 15's lock-step group lost a process to EADDRINUSE); alone, another free port is as good. The
+            # failed attempt has used up torch's first process-group name ("0"): harmless for a one-rank group.
+            taken = "EADDRINUSE" in str(e) or "address already in use" in str(e).lower()
+            if not alone or attempt == 4 or not taken:
                 raise
             print(f"train.py: {e}; trying another port", file=sys.stderr)
 
