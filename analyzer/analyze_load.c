@@ -284,6 +284,7 @@ static void on_cuda(struct pass *p, const struct rs_ev_hdr *h)
         /* kernel records are sampled in windows: GPU idle is only known inside them */
         const struct rs_ev_CUDA_KERNEL_WINDOW *e = (const void *)h;
         p->kwin_seen = 1;
+        if (e->mode == 2) p->kwin_all = 1;
         p->r->has_cuda = 1;
         if (e->on && !p->kwin_open) p->kwin_open = h->ts ? h->ts : 1;
         else if (!e->on && p->kwin_open) {

@@ -120,6 +120,7 @@ struct pass {
     struct ivec kwin;   /* kernel-tracing windows (CUDA_KERNEL_WINDOW on..off) */
     uint64_t kwin_open; /* start of the open window, 0 none */
     int kwin_seen;
+    int kwin_all; /* a CUDA_KERNEL_WINDOW said mode 2: every kernel traced (RAILSCOPE_CUDA_KERNELS=all) */
     struct copyrec *copies;
     size_t ncopies, copycap;
     struct an_lcoll *colls;

@@ -26,6 +26,8 @@ static const int gpu_cats[] = {RS_CAT_COMPUTE, RS_CAT_H2D, RS_CAT_IDLE, RS_CAT_O
 
 /* Per analysis, over ranks (attributed in parallel: atomics). */
 static uint64_t s_ranks, s_steps, s_in_steps, s_in_ns, s_steps_ns, s_extra_steps, s_extra_ns, s_no_sample_ranks;
+/* Ranks whose every kernel was traced (RAILSCOPE_CUDA_KERNELS=all: one window from CUDA init, mode 2). */
+static uint64_t s_continuous_ranks;
 /* For a run whose windows missed every step (a short run: the first periodic window comes 3 s after CUDA init,
  * the next 30 s later, and a first step that autotunes for 10 s swallows the one): the latest, over such ranks,
  * of (median step's start - first window's start), in ms: a first window there lands on the steady steps; and
@@ -43,6 +45,8 @@ static int cmp_u64(const void *x, const void *y)
     uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
     return a < b ? -1 : a > b;
 }
+
+static void add(uint64_t *c, uint64_t v) { __atomic_fetch_add(c, v, __ATOMIC_RELAXED); }
 
 static void suggest_first_window(const struct pass *p, const struct an_rank *r)
 {
@@ -68,11 +72,10 @@ static void suggest_first_window(const struct pass *p, const struct an_rank *r)
     atomic_max(&s_suggest_on_ms, on_ms);
 }
 
-static void add(uint64_t *c, uint64_t v) { __atomic_fetch_add(c, v, __ATOMIC_RELAXED); }
-
 void an_sampling_extrapolate(struct pass *p)
 {
     struct an_rank *r = p->r;
+    if (p->kwin_all && r->nlsteps && p->compute.n && !an_is_launcher(r)) add(&s_continuous_ranks, 1);
     if (!p->kwin_seen || !r->nlsteps) return;
     /* a launcher (torchrun initialises CUDA, so it has windows) is left out of the report: not a rank here */
     if (an_is_launcher(r)) return;
@@ -142,6 +145,7 @@ void an_sampling_note(struct rs_analysis *a, uint64_t untraced_ns, uint64_t step
     uint64_t none = __atomic_exchange_n(&s_no_sample_ranks, 0, __ATOMIC_RELAXED);
     uint64_t first_ms = __atomic_exchange_n(&s_suggest_first_ms, 0, __ATOMIC_RELAXED);
     uint64_t on_ms = __atomic_exchange_n(&s_suggest_on_ms, 0, __ATOMIC_RELAXED);
+    uint64_t continuous = __atomic_exchange_n(&s_continuous_ranks, 0, __ATOMIC_RELAXED);
     a->sampled_ranks = ranks;
     a->sampled_no_step_ranks = none;
     a->sampled_steps = steps;
@@ -170,4 +174,13 @@ void an_sampling_note(struct rs_analysis *a, uint64_t untraced_ns, uint64_t step
                 (unsigned long long)on_ms, (unsigned long long)first_ms, (unsigned long long)first_ms);
     else if (untraced_ns && none)
         an_warn(a, "to sample steps, record a longer run or with RAILSCOPE_CUDA_KERNELS=all (every kernel)");
+    /* Full capture perturbs what it measures: on the H200 its steps ran 10-16 % longer than untraced ones with
+     * the same compute per step (bench/gpu/RESULTS.md, sessions 5-15), the extra being the host's slower kernel
+     * launches, i.e. GPU idle. Said so that a user does not read the tracer's own cost as a launch-bound job. */
+    if (continuous)
+        an_warn(a,
+                "every kernel was traced (RAILSCOPE_CUDA_KERNELS=all) on %llu rank(s): CUPTI's "
+                "per-kernel cost lengthens steps of many short kernels (10-16 %% measured on an H200), and that time "
+                "is counted as host idle; the default (sampled) mode's shares are closer to the untraced run's",
+                (unsigned long long)continuous);
 }

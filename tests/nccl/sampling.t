@@ -15,7 +15,7 @@ from taplib import *  # noqa: F401,F403
 
 objs = [os.path.join(BUILD, "lib", "tracer", "writer.o"), os.path.join(BUILD, "lib", "formats", "rtrace_tables.o")]
 need(CLI, *objs)
-plan(17)
+plan(20)
 GEN = os.path.join(T, "sampling_gen")
 cflags = ["-fsanitize=address,undefined"] if SAN and "asan" in SAN else ["-fsanitize=thread"] if SAN else []
 cc = subprocess.run(["cc", "-std=gnu11", "-O1", "-I" + TOP, "-I" + os.path.join(TOP, "formats"),
@@ -48,6 +48,7 @@ ok("GPU activity was sampled" in w and "5 of 20 steps" in w and "extrapolated" i
    "the report says what was sampled and what was extrapolated", w)
 ok("counted as other" not in w, "no 'counted as other' note once extrapolated", w)
 ok("RAILSCOPE_CUDA_KERNEL_WINDOW=" not in w, "no window remedy once a window covered steps", w)
+ok("every kernel was traced" not in w, "sampled windows: no full-capture note", w)
 sm = j.get("sampling", {}) if j else {}
 ok({k: sm.get(k) for k in ("ranks", "steps", "steps_in_windows", "steps_extrapolated", "ranks_without_window_step")}
    == dict(ranks=1, steps=20, steps_in_windows=5, steps_extrapolated=15, ranks_without_window_step=0)
@@ -60,6 +61,16 @@ st = j["steps"][15]["attribution"] if j else {}
 ok(j and abs(st.get("compute", 0) - 0.006) < 1e-4 and abs(st.get("h2d_exposed", 0) - 0.001) < 1e-4,
    "a slow step outside the windows gets the window steps' GPU work (6 ms compute, 1 ms H2D)", (st, err))
 ok(j and abs(st.get("host_idle", 0) - 0.033) < 1e-4, "and the rest of it as host idle (33 ms)", st)
+
+# full capture (one mode-2 window over the whole run): the same shares, no sampling note, and the note that
+# CUPTI's own cost shows as host idle in such a run
+j, err = report(20, -1, 0)
+a = j["attribution_per_step"] if j else {}
+w = " ".join(j["warnings"]) if j else ""
+ok(j and abs(a.get("compute", 0) / 0.010 - 0.6) < 0.01 and "GPU activity was sampled" not in w,
+   "full capture: compute 60 %, nothing sampled or extrapolated", (a, w, err))
+ok("every kernel was traced (RAILSCOPE_CUDA_KERNELS=all) on 1 rank(s)" in w and "host idle" in w,
+   "full capture: the report says CUPTI's own cost shows as host idle", w)
 
 j, err = report(10, 20, 30)  # no window covers a step
 a = j["attribution_per_step"] if j else {}

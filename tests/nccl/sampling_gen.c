@@ -4,7 +4,8 @@
  * windows (CUDA_KERNEL_WINDOW, flags = API copies) cover steps [W0, W1); inside them kernels and copies
  * come as CUPTI records (CUDA_KERNEL, CUDA_MEMCPY), outside only the cudart wrappers' CUDA_COPY_CALL (a
  * 20 us host call). Step STALL (optional) lasts 40 ms: the same GPU work, 33 ms idle (a host stall).
- * SCALE (optional, default 1) stretches every duration: 100 makes 1 s steps.
+ * SCALE (optional, default 1) stretches every duration: 100 makes 1 s steps. W0 = -1: full capture
+ * (RAILSCOPE_CUDA_KERNELS=all): one window, mode 2, from before the first step to after the last.
  * usage: sampling_gen FILE STEPS W0 W1 [STALL [SCALE]] */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "tracer/writer.h"
 
 static struct rs_writer *w;
+static uint32_t kmode = 1; /* the windows' mode: 1 sampled, 2 all */
 
 static void put(uint32_t tid, void *ev)
 {
@@ -32,7 +34,7 @@ static void window(uint64_t ts, int on)
 {
     EV(CUDA_KERNEL_WINDOW, e, ts);
     e.on = (uint32_t)on;
-    e.mode = 1;
+    e.mode = kmode;
     e.state = 0;
     e.flags = RS_KWIN_API_COPIES;
     put(100, &e);
@@ -66,13 +68,14 @@ int main(int argc, char **argv)
     put(0, &c);
     uint32_t kname = rs_writer_intern(w, "_Z4gemmPf"), corr = 1;
     uint64_t base = mono0 + 10 * ms;
-    window(base - 5 * ms, 1); /* the initialisation window, closed before the first step */
-    window(base - 2 * ms, 0);
+    if (w0 < 0) kmode = 2, w0 = 0, w1 = steps;
+    window(base - 5 * ms, 1); /* the initialisation window, closed before the first step (sampled) */
+    if (kmode == 1) window(base - 2 * ms, 0);
     uint64_t s = base;
     for (int k = 0; k < steps; k++) {
         uint64_t len = (k == stall ? 40 : 10) * ms;
         int in = k >= w0 && k < w1;
-        if (k == w0) window(s - ms / 2, 1);
+        if (k == w0 && kmode == 1) window(s - ms / 2, 1);
         if (k == w1) window(s, 0);
         char name[32];
         snprintf(name, sizeof name, "step %d", k);
