@@ -61,6 +61,10 @@ MODES = {
     "full": (True, {"RAILSCOPE_CUDA_KERNELS": "all"}, []),
     "full-noconvert": (True, {"RAILSCOPE_CUDA_KERNELS": "all", "RAILSCOPE_CUDA_ABLATE": "noconvert"}, []),
     "full-notick": (True, {"RAILSCOPE_CUDA_KERNELS": "all", "RAILSCOPE_CUDA_ABLATE": "notickflush"}, []),
+    # full mode's cost above CUPTI's floor on ResNet-50 DDP (+2 to +7.5 points a group, session 16): by part
+    "full-nonccl": (True, {"RAILSCOPE_CUDA_KERNELS": "all", "RAILSCOPE_EVENTS": "all,-nccl"}, []),
+    "full-nots": (True, {"RAILSCOPE_CUDA_KERNELS": "all", "RAILSCOPE_CUDA_ABLATE": "notscallback"}, []),
+    "full-nonvtx": (True, {"RAILSCOPE_CUDA_KERNELS": "all", "RAILSCOPE_EVENTS": "all,-nvtx"}, []),
     "min-none": (False, {"CUDA_INJECTION64_PATH": MINCUPTI, "MINCUPTI_KINDS": "none"}, []),
     "min-memcpy": (False, {"CUDA_INJECTION64_PATH": MINCUPTI, "MINCUPTI_KINDS": "memcpy"}, []),
     "min-kernel": (False, {"CUDA_INJECTION64_PATH": MINCUPTI, "MINCUPTI_KINDS": "kernel"}, []),
