@@ -174,13 +174,13 @@ void an_sampling_note(struct rs_analysis *a, uint64_t untraced_ns, uint64_t step
                 (unsigned long long)on_ms, (unsigned long long)first_ms, (unsigned long long)first_ms);
     else if (untraced_ns && none)
         an_warn(a, "to sample steps, record a longer run or with RAILSCOPE_CUDA_KERNELS=all (every kernel)");
-    /* Full capture perturbs what it measures: on the H200 its steps ran 10-16 % longer than untraced ones with
-     * the same compute per step (bench/gpu/RESULTS.md, sessions 5-15), the extra being the host's slower kernel
+    /* Full capture perturbs what it measures: on the H200 its steps ran 10-19 % longer than untraced ones with
+     * the same compute per step (bench/gpu/RESULTS.md, sessions 5-16), the extra being the host's slower kernel
      * launches, i.e. GPU idle. Said so that a user does not read the tracer's own cost as a launch-bound job. */
     if (continuous)
         an_warn(a,
-                "every kernel was traced (RAILSCOPE_CUDA_KERNELS=all) on %llu rank(s): CUPTI's "
-                "per-kernel cost lengthens steps of many short kernels (10-16 %% measured on an H200), and that time "
-                "is counted as host idle; the default (sampled) mode's shares are closer to the untraced run's",
+                "every kernel was traced (RAILSCOPE_CUDA_KERNELS=all) on %llu rank(s): CUPTI's per-kernel cost "
+                "lengthens steps of many short kernels (10-19 %% of a step measured on an H200), and that time is "
+                "counted as host idle; the default (sampled) mode's shares are closer to the untraced run's",
                 (unsigned long long)continuous);
 }
