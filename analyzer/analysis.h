@@ -213,10 +213,17 @@ struct rs_analysis {
     uint64_t run_start_realtime_ns; /* realtime of run clock 0 */
     /* GPU activity sampled in kernel windows (analyze_sampling.c), summed over the ranks that had windows: their
      * steps, those inside windows (measured) and those extrapolated from them, and the windows' share of their
-     * step time. sampled_ranks 0: no windows (full capture, or no GPU). JSON "sampling". */
+     * step time. sampled_ranks 0: no window events (no GPU, or an old or generated trace; full capture records one
+     * window over the whole run). JSON "sampling". */
     size_t sampled_ranks, sampled_no_step_ranks;
     uint64_t sampled_steps, sampled_in_steps, sampled_extra_steps;
     double sampled_in_share;
+    /* The tracer's cost measured in the run itself: window steps (of ranks with steps both inside and outside
+     * windows) against the median step outside them. win_excess = their median's excess over it (what tracing
+     * every kernel, with the windows' start and stop, costs a step of this job); win_cost = that excess summed
+     * over the window steps, as a share of all step time (what the windows cost this run). */
+    uint64_t sampled_win_measured;
+    double sampled_win_excess, sampled_win_cost;
     size_t nwarnings;
     char warnings[16][RS_AN_TEXT];
     size_t nhostchecks; /* doctor's WARN/FAIL verdicts on the recorded host facts, per host */

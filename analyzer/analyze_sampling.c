@@ -28,6 +28,9 @@ static const int gpu_cats[] = {RS_CAT_COMPUTE, RS_CAT_H2D, RS_CAT_IDLE, RS_CAT_O
 static uint64_t s_ranks, s_steps, s_in_steps, s_in_ns, s_steps_ns, s_extra_steps, s_extra_ns, s_no_sample_ranks;
 /* Ranks whose every kernel was traced (RAILSCOPE_CUDA_KERNELS=all: one window from CUDA init, mode 2). */
 static uint64_t s_continuous_ranks;
+/* The windows' own cost (sampled_win_*): window steps counted, and summed over them, their rank's median window
+ * step and median step outside windows (ns). */
+static uint64_t s_win_n, s_win_in_ns, s_win_base_ns;
 /* For a run whose windows missed every step (a short run: the first periodic window comes 3 s after CUDA init,
  * the next 30 s later, and a first step that autotunes for 10 s swallows the one): the latest, over such ranks,
  * of (median step's start - first window's start), in ms: a first window there lands on the steady steps; and
@@ -47,6 +50,40 @@ static int cmp_u64(const void *x, const void *y)
 }
 
 static void add(uint64_t *c, uint64_t v) { __atomic_fetch_add(c, v, __ATOMIC_RELAXED); }
+
+static uint64_t median_of(uint64_t *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_u64);
+    return n % 2 ? v[n / 2] : v[n / 2 - 1] / 2 + v[n / 2] / 2;
+}
+
+/* A window step is longer than the others by what CUPTI costs while every kernel is traced, plus the window's
+ * start and stop (enabling activity, re-attaching CUPTI): the run measures its own tracing cost. Medians, so
+ * that a checkpoint or a first step does not decide it. */
+static void measure_window_cost(const struct pass *p, const struct an_rank *r)
+{
+    uint64_t *in = malloc(r->nlsteps * sizeof *in), *out = malloc(r->nlsteps * sizeof *out);
+    size_t nin = 0, nout = 0;
+    if (!in || !out) goto done;
+    for (size_t k = 0; k < r->nlsteps; k++) {
+        const struct an_lstep *st = &r->lsteps[k];
+        if (st->end <= st->start) continue;
+        uint64_t len = st->end - st->start, cov = iv_cover(&p->kwin, st->start, st->end);
+        if (cov * 100 >= len * 98) in[nin++] = len;
+        else if (!cov) out[nout++] = len; /* a step partly inside a window is neither */
+    }
+    if (nin && nout) {
+        uint64_t mi = median_of(in, nin), mo = median_of(out, nout);
+        if (mi <= UINT64_MAX / 64 / nin && mo <= UINT64_MAX / 64 / nin) { /* a hostile trace's steps: no wrap */
+            add(&s_win_n, nin);
+            add(&s_win_in_ns, nin * mi);
+            add(&s_win_base_ns, nin * mo);
+        }
+    }
+done:
+    free(in);
+    free(out);
+}
 
 static void suggest_first_window(const struct pass *p, const struct an_rank *r)
 {
@@ -98,6 +135,7 @@ void an_sampling_extrapolate(struct pass *p)
     add(&s_steps_ns, all_ns);
     add(&s_in_steps, in_steps);
     add(&s_in_ns, in_ns);
+    measure_window_cost(p, r);
     if (!in_steps || !in_pool) {
         add(&s_no_sample_ranks, 1);
         suggest_first_window(p, r);
@@ -146,12 +184,18 @@ void an_sampling_note(struct rs_analysis *a, uint64_t untraced_ns, uint64_t step
     uint64_t first_ms = __atomic_exchange_n(&s_suggest_first_ms, 0, __ATOMIC_RELAXED);
     uint64_t on_ms = __atomic_exchange_n(&s_suggest_on_ms, 0, __ATOMIC_RELAXED);
     uint64_t continuous = __atomic_exchange_n(&s_continuous_ranks, 0, __ATOMIC_RELAXED);
+    uint64_t win_n = __atomic_exchange_n(&s_win_n, 0, __ATOMIC_RELAXED);
+    uint64_t win_in = __atomic_exchange_n(&s_win_in_ns, 0, __ATOMIC_RELAXED);
+    uint64_t win_base = __atomic_exchange_n(&s_win_base_ns, 0, __ATOMIC_RELAXED);
     a->sampled_ranks = ranks;
     a->sampled_no_step_ranks = none;
     a->sampled_steps = steps;
     a->sampled_in_steps = in_steps;
     a->sampled_extra_steps = extra_steps;
     a->sampled_in_share = all_ns ? (double)in_ns / (double)all_ns : 0;
+    a->sampled_win_measured = win_n;
+    a->sampled_win_excess = win_base ? (double)win_in / (double)win_base - 1 : 0;
+    a->sampled_win_cost = all_ns ? ((double)win_in - (double)win_base) / (double)all_ns : 0;
     if (extra_steps)
         an_warn(a,
                 "GPU activity was sampled: kernels and GPU copy times come from windows covering %llu of %llu steps "
@@ -160,6 +204,14 @@ void an_sampling_note(struct rs_analysis *a, uint64_t untraced_ns, uint64_t step
                 (unsigned long long)in_steps, (unsigned long long)steps,
                 all_ns ? 100.0 * (double)in_ns / (double)all_ns : 0, (unsigned long long)extra_steps,
                 all_ns ? 100.0 * (double)extra_ns / (double)all_ns : 0);
+    /* A step's own noise is 9-17 % on the H200 (bench/gpu/RESULTS.md, session 13): a few window steps say
+     * little, so the text waits for 20 (a 500 ms window holds ~15-25 steps of 20-30 ms; the JSON has it always). */
+    if (win_n >= RS_WIN_COST_MIN_STEPS)
+        an_warn(a,
+                "tracing cost measured in this run: the %llu steps inside kernel windows took %+.1f %% over the "
+                "median step outside them (CUPTI tracing every kernel, and the windows' start and stop: about what "
+                "RAILSCOPE_CUDA_KERNELS=all would cost each step); the windows cost %.2f %% of step time",
+                (unsigned long long)win_n, 100.0 * a->sampled_win_excess, 100.0 * a->sampled_win_cost);
     if (untraced_ns)
         an_warn(a,
                 "kernels were recorded in sampling windows: %.0f %% of step time lies outside them and is counted "

@@ -8,6 +8,9 @@
 
 #include <stdint.h>
 
+/* Window steps needed before the report's text states the tracing cost they measure (noisy below). */
+#define RS_WIN_COST_MIN_STEPS 20
+
 struct pass;
 struct rs_analysis;
 

@@ -264,6 +264,13 @@ static void json_head(const struct rs_analysis *a, struct jw *w)
        a->sampled_ranks, (unsigned long long)a->sampled_steps, (unsigned long long)a->sampled_in_steps,
        (unsigned long long)a->sampled_extra_steps, a->sampled_no_step_ranks);
     jnum(w, a->sampled_in_share);
+    /* the tracing cost the windows measure (analyze_sampling.c): null without window and outside steps */
+    jp(w, ", \"window_steps_measured\": %llu, \"window_step_excess\": ", (unsigned long long)a->sampled_win_measured);
+    if (a->sampled_win_measured) jnum(w, a->sampled_win_excess);
+    else js(w, "null");
+    js(w, ", \"window_cost_share\": ");
+    if (a->sampled_win_measured) jnum(w, a->sampled_win_cost);
+    else js(w, "null");
     jc(w, '}');
     js(w, ",\n\"transport\": ");
     jstr(w, a->transport);

@@ -15,7 +15,7 @@ from taplib import *  # noqa: F401,F403
 
 objs = [os.path.join(BUILD, "lib", "tracer", "writer.o"), os.path.join(BUILD, "lib", "formats", "rtrace_tables.o")]
 need(CLI, *objs)
-plan(20)
+plan(24)
 GEN = os.path.join(T, "sampling_gen")
 cflags = ["-fsanitize=address,undefined"] if SAN and "asan" in SAN else ["-fsanitize=thread"] if SAN else []
 cc = subprocess.run(["cc", "-std=gnu11", "-O1", "-I" + TOP, "-I" + os.path.join(TOP, "formats"),
@@ -25,9 +25,10 @@ cc = subprocess.run(["cc", "-std=gnu11", "-O1", "-I" + TOP, "-I" + os.path.join(
 ok(cc.returncode == 0, "the generator builds against the tree's writer", cc.stderr)
 
 
-def report(steps, w0, w1, stall=-1, scale=1):
-    f = os.path.join(T, f"s{steps}-{w0}-{w1}-{stall}-{scale}.rtrace")
-    g = subprocess.run([GEN, f, str(steps), str(w0), str(w1), str(stall), str(scale)], capture_output=True, text=True)
+def report(steps, w0, w1, stall=-1, scale=1, winextra=0):
+    f = os.path.join(T, f"s{steps}-{w0}-{w1}-{stall}-{scale}-{winextra}.rtrace")
+    g = subprocess.run([GEN, f, str(steps), str(w0), str(w1), str(stall), str(scale), str(winextra)],
+                       capture_output=True, text=True)
     p = subprocess.run([CLI, "report", "--json", f], capture_output=True, text=True)
     try:
         return json.loads(p.stdout), g.stderr + p.stderr
@@ -55,6 +56,20 @@ ok({k: sm.get(k) for k in ("ranks", "steps", "steps_in_windows", "steps_extrapol
    and abs(sm.get("window_time_share", 0) - 0.25) < 0.01,
    "JSON sampling: 5 of 20 steps in windows (25 % of step time), 15 extrapolated", sm)
 
+ok(sm.get("window_steps_measured") == 5 and abs(sm.get("window_step_excess", 1)) < 0.001
+   and "tracing cost measured" not in w,
+   "window steps as long as the others: no excess measured (JSON), and 5 steps are too few for the text", (sm, w))
+# The run measures the tracer's own cost: 25 window steps of 12 ms (2 ms idle more: CUPTI's cost planted) against
+# 14 steps of 10 ms wholly outside the windows (the step before the first window is partly inside, not counted)
+j, err = report(40, 5, 30, -1, 1, 2)
+sm = j.get("sampling", {}) if j else {}
+w = " ".join(j["warnings"]) if j else ""
+ok(sm.get("window_steps_measured") == 25 and abs(sm.get("window_step_excess", 0) - 0.2) < 0.001
+   and abs(sm.get("window_cost_share", 0) - 50 / 450) < 0.001,
+   "planted +2 ms in window steps: excess 20 %, 11.1 % of step time (JSON)", (sm, err))
+ok("the 25 steps inside kernel windows took +20.0 % over the median step outside them" in w
+   and "the windows cost 11.11 % of step time" in w, "and the report says so", w)
+
 # a 40 ms step outside the windows (a host stall, same GPU work): 6 ms compute, 33 ms idle, not 60/10/30 %
 j, err = report(20, 5, 10, 15)
 st = j["steps"][15]["attribution"] if j else {}
@@ -71,6 +86,9 @@ ok(j and abs(a.get("compute", 0) / 0.010 - 0.6) < 0.01 and "GPU activity was sam
    "full capture: compute 60 %, nothing sampled or extrapolated", (a, w, err))
 ok("every kernel was traced (RAILSCOPE_CUDA_KERNELS=all) on 1 rank(s)" in w and "host idle" in w,
    "full capture: the report says CUPTI's own cost shows as host idle", w)
+sm = j.get("sampling", {}) if j else {}
+ok(sm.get("window_steps_measured") == 0 and sm.get("window_step_excess", 0) is None
+   and "tracing cost measured" not in w, "full capture: no step outside a window, no cost measured", (sm, w))
 
 j, err = report(10, 20, 30)  # no window covers a step
 a = j["attribution_per_step"] if j else {}

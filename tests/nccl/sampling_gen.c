@@ -6,7 +6,8 @@
  * 20 us host call). Step STALL (optional) lasts 40 ms: the same GPU work, 33 ms idle (a host stall).
  * SCALE (optional, default 1) stretches every duration: 100 makes 1 s steps. W0 = -1: full capture
  * (RAILSCOPE_CUDA_KERNELS=all): one window, mode 2, from before the first step to after the last.
- * usage: sampling_gen FILE STEPS W0 W1 [STALL [SCALE]] */
+ * WINEXTRA (optional, ms): every step inside a window lasts that much longer, idle (the tracer's own cost).
+ * usage: sampling_gen FILE STEPS W0 W1 [STALL [SCALE [WINEXTRA]]] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,7 @@ int main(int argc, char **argv)
     int steps = atoi(argv[2]), w0 = atoi(argv[3]), w1 = atoi(argv[4]), stall = argc > 5 ? atoi(argv[5]) : -1;
     const uint64_t mono0 = 5000000000ull, rt0 = 1767225600000000000ull;
     const uint64_t ms = 1000000ull * (uint64_t)(argc > 6 && atoi(argv[6]) > 0 ? atoi(argv[6]) : 1);
+    const uint64_t winextra = argc > 7 && atoi(argv[7]) > 0 ? (uint64_t)atoi(argv[7]) : 0;
     struct rs_file_info fi = {.host = "node0",
                               .pid = 4000,
                               .ppid = 1,
@@ -73,8 +75,8 @@ int main(int argc, char **argv)
     if (kmode == 1) window(base - 2 * ms, 0);
     uint64_t s = base;
     for (int k = 0; k < steps; k++) {
-        uint64_t len = (k == stall ? 40 : 10) * ms;
         int in = k >= w0 && k < w1;
+        uint64_t len = (k == stall ? 40 : 10) * ms + (in ? winextra * ms : 0);
         if (k == w0 && kmode == 1) window(s - ms / 2, 1);
         if (k == w1) window(s, 0);
         char name[32];
