@@ -218,13 +218,13 @@ struct rs_analysis {
     size_t sampled_ranks, sampled_no_step_ranks;
     uint64_t sampled_steps, sampled_in_steps, sampled_extra_steps;
     double sampled_in_share;
-    /* The tracer's cost measured in the run itself: window steps (of ranks with steps both inside and outside
-     * windows) against the median step outside them. win_excess = their median's excess over it (what tracing
-     * every kernel, with the windows' start and stop, costs a step of this job); win_cost = that excess summed
-     * over the window steps, as a share of all step time (what the windows cost this run). */
+    /* Kernel tracing's cost measured in the run itself (analyze_sampling.c): window steps, of ranks with 20+
+     * steps wholly outside windows, against those ranks' median step outside. win_excess = the window steps'
+     * median over it, less 1 (what tracing every kernel costs a step of this job); win_cost = every step a window
+     * touched (its start and stop included) less as many outside medians, as a share of all step time. */
     uint64_t sampled_win_measured;
     double sampled_win_excess, sampled_win_cost;
-    size_t nwarnings;
+    size_t nwarnings, warnings_dropped; /* past the 16th, the last says how many more there were */
     char warnings[16][RS_AN_TEXT];
     size_t nhostchecks; /* doctor's WARN/FAIL verdicts on the recorded host facts, per host */
     struct rs_an_hostcheck *hostchecks;

@@ -44,7 +44,13 @@ const char *rs_an_input_name(int st)
 
 void an_warn(struct rs_analysis *a, const char *fmt, ...)
 {
-    if (a->nwarnings >= sizeof a->warnings / sizeof a->warnings[0]) return;
+    const size_t cap = sizeof a->warnings / sizeof a->warnings[0];
+    if (a->nwarnings >= cap) { /* nothing dropped without a word: the last slot counts what did not fit */
+        a->warnings_dropped += a->warnings_dropped ? 1 : 2;
+        snprintf(a->warnings[cap - 1], RS_AN_TEXT, "%zu more warnings not shown (a report keeps %zu)",
+                 a->warnings_dropped, cap - 1);
+        return;
+    }
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(a->warnings[a->nwarnings++], RS_AN_TEXT, fmt, ap);

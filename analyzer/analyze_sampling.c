@@ -31,6 +31,9 @@ static uint64_t s_continuous_ranks;
 /* The windows' own cost (sampled_win_*): window steps counted, and summed over them, their rank's median window
  * step and median step outside windows (ns). */
 static uint64_t s_win_n, s_win_in_ns, s_win_base_ns;
+/* ... and over every step a window touched: their time, as many outside medians, and the most window steps of
+ * one rank (the text's threshold: ranks' windows are correlated, their steps do not add up to evidence) */
+static uint64_t s_touch_ns, s_touch_base_ns, s_win_rank_max;
 /* For a run whose windows missed every step (a short run: the first periodic window comes 3 s after CUDA init,
  * the next 30 s later, and a first step that autotunes for 10 s swallows the one): the latest, over such ranks,
  * of (median step's start - first window's start), in ms: a first window there lands on the steady steps; and
@@ -57,32 +60,44 @@ static uint64_t median_of(uint64_t *v, size_t n)
     return n % 2 ? v[n / 2] : v[n / 2 - 1] / 2 + v[n / 2] / 2;
 }
 
-/* A window step is longer than the others by what CUPTI costs while every kernel is traced, plus the window's
- * start and stop (enabling activity, re-attaching CUPTI): the run measures its own tracing cost. Medians, so
- * that a checkpoint or a first step does not decide it. */
+/* Window steps are longer than the others by what CUPTI costs while it traces every kernel: the run measures its
+ * own kernel-tracing cost. The excess: a rank's median window step (98 % inside) over its median step wholly
+ * outside windows; medians, so that a checkpoint or a slow first step does not decide it. The cost to the run:
+ * every step a window touches (those its start and stop cut carry enabling activity and re-attaching CUPTI) less
+ * as many outside medians. Not in it: the detach a few ticks after a window (outside steps) and what the tracer
+ * costs outside windows (wrappers, NCCL, writing). A rank needs RS_WIN_COST_MIN_STEPS steps wholly outside: a
+ * short run's few are its warm-up, and a median of them says nothing. */
 static void measure_window_cost(const struct pass *p, const struct an_rank *r)
 {
-    uint64_t *in = malloc(r->nlsteps * sizeof *in), *out = malloc(r->nlsteps * sizeof *out);
-    size_t nin = 0, nout = 0;
-    if (!in || !out) goto done;
-    for (size_t k = 0; k < r->nlsteps; k++) {
+    size_t n = r->nlsteps, nin = 0, nout = 0, ntouch = 0;
+    uint64_t *v = malloc(n * sizeof *v), touch_ns = 0; /* window steps from the front, outside ones from the back */
+    if (!v) return;
+    for (size_t k = 0; k < n; k++) {
         const struct an_lstep *st = &r->lsteps[k];
         if (st->end <= st->start) continue;
         uint64_t len = st->end - st->start, cov = iv_cover(&p->kwin, st->start, st->end);
-        if (cov * 100 >= len * 98) in[nin++] = len;
-        else if (!cov) out[nout++] = len; /* a step partly inside a window is neither */
+        if (!cov) {
+            v[n - 1 - nout++] = len;
+            continue;
+        }
+        if (cov * 100 >= len * 98) v[nin++] = len;
+        ntouch++;
+        touch_ns += len;
     }
-    if (nin && nout) {
-        uint64_t mi = median_of(in, nin), mo = median_of(out, nout);
-        if (mi <= UINT64_MAX / 64 / nin && mo <= UINT64_MAX / 64 / nin) { /* a hostile trace's steps: no wrap */
+    if (nin && nout >= RS_WIN_COST_MIN_STEPS) {
+        uint64_t mi = median_of(v, nin), mo = median_of(v + n - nout, nout);
+        /* each rank's products cannot wrap; sums over the ranks of a hostile trace still can, like s_steps_ns:
+         * wrong numbers then, never a crash */
+        if (mi <= UINT64_MAX / 64 / nin && mo <= UINT64_MAX / 64 / ntouch) {
             add(&s_win_n, nin);
             add(&s_win_in_ns, nin * mi);
             add(&s_win_base_ns, nin * mo);
+            add(&s_touch_ns, touch_ns);
+            add(&s_touch_base_ns, ntouch * mo);
+            atomic_max(&s_win_rank_max, nin);
         }
     }
-done:
-    free(in);
-    free(out);
+    free(v);
 }
 
 static void suggest_first_window(const struct pass *p, const struct an_rank *r)
@@ -135,7 +150,7 @@ void an_sampling_extrapolate(struct pass *p)
     add(&s_steps_ns, all_ns);
     add(&s_in_steps, in_steps);
     add(&s_in_ns, in_ns);
-    measure_window_cost(p, r);
+    if (in_steps && !p->kwin_all) measure_window_cost(p, r); /* full capture: no step outside to compare with */
     if (!in_steps || !in_pool) {
         add(&s_no_sample_ranks, 1);
         suggest_first_window(p, r);
@@ -187,6 +202,9 @@ void an_sampling_note(struct rs_analysis *a, uint64_t untraced_ns, uint64_t step
     uint64_t win_n = __atomic_exchange_n(&s_win_n, 0, __ATOMIC_RELAXED);
     uint64_t win_in = __atomic_exchange_n(&s_win_in_ns, 0, __ATOMIC_RELAXED);
     uint64_t win_base = __atomic_exchange_n(&s_win_base_ns, 0, __ATOMIC_RELAXED);
+    uint64_t touch = __atomic_exchange_n(&s_touch_ns, 0, __ATOMIC_RELAXED);
+    uint64_t touch_base = __atomic_exchange_n(&s_touch_base_ns, 0, __ATOMIC_RELAXED);
+    uint64_t win_rank_max = __atomic_exchange_n(&s_win_rank_max, 0, __ATOMIC_RELAXED);
     a->sampled_ranks = ranks;
     a->sampled_no_step_ranks = none;
     a->sampled_steps = steps;
@@ -195,7 +213,7 @@ void an_sampling_note(struct rs_analysis *a, uint64_t untraced_ns, uint64_t step
     a->sampled_in_share = all_ns ? (double)in_ns / (double)all_ns : 0;
     a->sampled_win_measured = win_n;
     a->sampled_win_excess = win_base ? (double)win_in / (double)win_base - 1 : 0;
-    a->sampled_win_cost = all_ns ? ((double)win_in - (double)win_base) / (double)all_ns : 0;
+    a->sampled_win_cost = all_ns ? ((double)touch - (double)touch_base) / (double)all_ns : 0;
     if (extra_steps)
         an_warn(a,
                 "GPU activity was sampled: kernels and GPU copy times come from windows covering %llu of %llu steps "
@@ -205,13 +223,20 @@ void an_sampling_note(struct rs_analysis *a, uint64_t untraced_ns, uint64_t step
                 all_ns ? 100.0 * (double)in_ns / (double)all_ns : 0, (unsigned long long)extra_steps,
                 all_ns ? 100.0 * (double)extra_ns / (double)all_ns : 0);
     /* A step's own noise is 9-17 % on the H200 (bench/gpu/RESULTS.md, session 13): a few window steps say
-     * little, so the text waits for 20 (a 500 ms window holds ~15-25 steps of 20-30 ms; the JSON has it always). */
-    if (win_n >= RS_WIN_COST_MIN_STEPS)
+     * little, so the text waits for 20 on one rank (a 500 ms window holds ~15-25 steps of 20-30 ms); the JSON
+     * has it always. */
+    if (win_rank_max >= RS_WIN_COST_MIN_STEPS && a->sampled_win_excess > 0)
         an_warn(a,
-                "tracing cost measured in this run: the %llu steps inside kernel windows took %+.1f %% over the "
-                "median step outside them (CUPTI tracing every kernel, and the windows' start and stop: about what "
-                "RAILSCOPE_CUDA_KERNELS=all would cost each step); the windows cost %.2f %% of step time",
+                "kernel tracing cost measured in this run: the %llu steps inside kernel windows took %+.1f %% over "
+                "the median step wholly outside them (about what RAILSCOPE_CUDA_KERNELS=all would cost each step); "
+                "the steps the windows touched cost %.2f %% of step time (the tracer's costs outside windows are "
+                "not in this number)",
                 (unsigned long long)win_n, 100.0 * a->sampled_win_excess, 100.0 * a->sampled_win_cost);
+    else if (win_rank_max >= RS_WIN_COST_MIN_STEPS)
+        an_warn(a,
+                "kernel tracing cost measured in this run: none above the steps' own noise (the %llu steps inside "
+                "kernel windows took %+.1f %% against the median step wholly outside them)",
+                (unsigned long long)win_n, 100.0 * a->sampled_win_excess);
     if (untraced_ns)
         an_warn(a,
                 "kernels were recorded in sampling windows: %.0f %% of step time lies outside them and is counted "

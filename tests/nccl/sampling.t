@@ -7,6 +7,7 @@ was sampled. A slow step outside the windows (a host stall) keeps the GPU work o
 idle. With no step inside a window it falls back to the old note (rest counted as other)."""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -15,7 +16,7 @@ from taplib import *  # noqa: F401,F403
 
 objs = [os.path.join(BUILD, "lib", "tracer", "writer.o"), os.path.join(BUILD, "lib", "formats", "rtrace_tables.o")]
 need(CLI, *objs)
-plan(24)
+plan(31)
 GEN = os.path.join(T, "sampling_gen")
 cflags = ["-fsanitize=address,undefined"] if SAN and "asan" in SAN else ["-fsanitize=thread"] if SAN else []
 cc = subprocess.run(["cc", "-std=gnu11", "-O1", "-I" + TOP, "-I" + os.path.join(TOP, "formats"),
@@ -56,19 +57,72 @@ ok({k: sm.get(k) for k in ("ranks", "steps", "steps_in_windows", "steps_extrapol
    and abs(sm.get("window_time_share", 0) - 0.25) < 0.01,
    "JSON sampling: 5 of 20 steps in windows (25 % of step time), 15 extrapolated", sm)
 
-ok(sm.get("window_steps_measured") == 5 and abs(sm.get("window_step_excess", 1)) < 0.001
-   and "tracing cost measured" not in w,
-   "window steps as long as the others: no excess measured (JSON), and 5 steps are too few for the text", (sm, w))
-# The run measures the tracer's own cost: 25 window steps of 12 ms (2 ms idle more: CUPTI's cost planted) against
-# 14 steps of 10 ms wholly outside the windows (the step before the first window is partly inside, not counted)
-j, err = report(40, 5, 30, -1, 1, 2)
+ok(sm.get("window_steps_measured") == 0 and sm.get("window_step_excess", 0) is None
+   and "kernel tracing cost measured" not in w,
+   "14 steps wholly outside the windows: too few to measure the tracing cost against", (sm, w))
+
+
+def cost_case(steps, w0, w1, stall=-1, winextra=2):
+    j, err = report(steps, w0, w1, stall, 1, winextra)
+    return (j.get("sampling", {}) if j else {}), (" ".join(j["warnings"]) if j else ""), err
+
+
+# The run measures the tracer's own cost: 25 window steps of 12 ms (2 ms idle more: CUPTI's cost planted), the
+# step the window's start cuts 12 ms too, 34 steps of 10 ms wholly outside. Excess: the medians, 12 over 10;
+# cost: the 26 steps the window touched (312 ms) less 26 outside medians, over 652 ms of steps.
+sm, w, err = cost_case(60, 5, 30)
+ok(sm.get("window_steps_measured") == 25 and abs(sm.get("window_step_excess", 0) - 0.2) < 0.001
+   and abs(sm.get("window_cost_share", 0) - 52 / 652) < 0.0005,
+   "planted +2 ms in the window's steps: excess 20 %, 7.98 % of step time (the cut step included; JSON)", (sm, err))
+ok("the 25 steps inside kernel windows took +20.0 % over the median step wholly outside them" in w
+   and "cost 7.98 % of step time" in w, "and the report says so", w)
+# a 40 ms stall outside the windows moves no median (a mean would say +11.6 %); it adds to the step time
+sm, w, err = cost_case(60, 5, 30, 45)
+ok(abs(sm.get("window_step_excess", 0) - 0.2) < 0.001 and abs(sm.get("window_cost_share", 0) - 52 / 682) < 0.0005,
+   "a stalled step outside the windows: still 20 %, over 682 ms", (sm, err))
+sm19, w19, _ = cost_case(60, 5, 24)
+sm20, w20, _ = cost_case(60, 5, 25)
+ok(sm19.get("window_steps_measured") == 19 and abs(sm19.get("window_step_excess", 0) - 0.2) < 0.001
+   and "kernel tracing cost measured" not in w19 and "the 20 steps inside kernel windows" in w20,
+   "19 window steps: in the JSON only; 20: in the text too", (sm19, w19, w20))
+sm, w, err = cost_case(60, 5, 30, -1, 0)
+ok(sm.get("window_steps_measured") == 25 and abs(sm.get("window_step_excess", 1)) < 0.001
+   and "none above the steps' own noise" in w and "would cost each step" not in w,
+   "window steps as long as the others: no cost, said so", (sm, w))
+sm, w, err = cost_case(30, 5, 30)
+ok(sm.get("window_steps_measured") == 0 and "kernel tracing cost measured" not in w,
+   "4 steps outside (a short run's warm-up): nothing measured", (sm, w))
+# two ranks, +2 ms and +0 ms in their windows: 25 steps each at 12 and 10 ms against medians of 10: 10 %
+fs = []
+for rank, extra in ((0, 2), (1, 0)):
+    fs.append(os.path.join(T, f"rank{rank}.rtrace"))
+    subprocess.run([GEN, fs[-1], "60", "5", "30", "-1", "1", str(extra), str(rank)], check=True)
+p = subprocess.run([CLI, "report", "--json", *fs], capture_output=True, text=True)
+sm = json.loads(p.stdout).get("sampling", {}) if p.returncode == 0 else {}
+ok(sm.get("ranks") == 2 and sm.get("window_steps_measured") == 50
+   and abs(sm.get("window_step_excess", 0) - 0.1) < 0.001, "two ranks, +20 % and +0 %: 10 % over 50 steps",
+   (sm, p.stderr))
+# Nothing dropped without a word: 20 truncated rank files give a warning each, more than the 16 a report keeps;
+# the last one kept says how many more there were.
+tf = []
+for rank in range(20):
+    tf.append(os.path.join(T, f"trunc{rank}.rtrace"))
+    subprocess.run([GEN, tf[-1], "60", "5", "30", "-1", "1", "0", str(rank)], check=True)
+    with open(tf[-1], "r+b") as fh:
+        fh.truncate(os.path.getsize(tf[-1]) * 2 // 3)
+p = subprocess.run([CLI, "report", "--json", *tf], capture_output=True, text=True)
+ws = json.loads(p.stdout).get("warnings", []) if p.stdout.startswith("{") else []
+m = re.match(r"([0-9]+) more warnings not shown \(a report keeps 15\)$", ws[-1]) if ws else None
+ok(len(ws) == 16 and m and int(m.group(1)) >= 5 and sum("trunc" in x for x in ws) == 15,
+   "20 truncated files: 15 warnings kept, the 16th counts the rest", (len(ws), ws[-2:], p.stderr[-300:]))
+
+# full capture whose window opens late (steps before CUDA init, or after a take-over): 24 steps outside it, but
+# what a full run's steps cost is not a window's
+j, err = report(60, -2, 25, -1, 1, 2)
 sm = j.get("sampling", {}) if j else {}
 w = " ".join(j["warnings"]) if j else ""
-ok(sm.get("window_steps_measured") == 25 and abs(sm.get("window_step_excess", 0) - 0.2) < 0.001
-   and abs(sm.get("window_cost_share", 0) - 50 / 450) < 0.001,
-   "planted +2 ms in window steps: excess 20 %, 11.1 % of step time (JSON)", (sm, err))
-ok("the 25 steps inside kernel windows took +20.0 % over the median step outside them" in w
-   and "the windows cost 11.11 % of step time" in w, "and the report says so", w)
+ok(sm.get("window_steps_measured") == 0 and "kernel tracing cost measured" not in w
+   and "every kernel was traced" in w, "full capture with a late window: no window cost measured", (sm, w, err))
 
 # a 40 ms step outside the windows (a host stall, same GPU work): 6 ms compute, 33 ms idle, not 60/10/30 %
 j, err = report(20, 5, 10, 15)
@@ -88,7 +142,7 @@ ok("every kernel was traced (RAILSCOPE_CUDA_KERNELS=all) on 1 rank(s)" in w and 
    "full capture: the report says CUPTI's own cost shows as host idle", w)
 sm = j.get("sampling", {}) if j else {}
 ok(sm.get("window_steps_measured") == 0 and sm.get("window_step_excess", 0) is None
-   and "tracing cost measured" not in w, "full capture: no step outside a window, no cost measured", (sm, w))
+   and "kernel tracing cost measured" not in w, "full capture: no step outside a window, no cost measured", (sm, w))
 
 j, err = report(10, 20, 30)  # no window covers a step
 a = j["attribution_per_step"] if j else {}
@@ -109,7 +163,6 @@ w = " ".join(j["warnings"]) if j else ""
 ok("RAILSCOPE_CUDA_KERNEL_WINDOW=2100/30000/5500 " in w, "long steps: the suggested window holds two of them", (w, err))
 # Real traces from the H200. The suggested first window, counted from the window at CUDA init, must open on the
 # steady steps: after step 1 starts, a window's length before the last.
-import re  # noqa: E402
 
 
 def remedy_on_steady_steps(name):

@@ -6,8 +6,10 @@
  * 20 us host call). Step STALL (optional) lasts 40 ms: the same GPU work, 33 ms idle (a host stall).
  * SCALE (optional, default 1) stretches every duration: 100 makes 1 s steps. W0 = -1: full capture
  * (RAILSCOPE_CUDA_KERNELS=all): one window, mode 2, from before the first step to after the last.
- * WINEXTRA (optional, ms): every step inside a window lasts that much longer, idle (the tracer's own cost).
- * usage: sampling_gen FILE STEPS W0 W1 [STALL [SCALE [WINEXTRA]]] */
+ * WINEXTRA (optional, ms): every step inside a window, and the one its start cuts, lasts that much longer, idle
+ * (the tracer's own cost). W0 = -2: full capture whose one window opens at step W1 (steps before it untraced).
+ * RANK (optional): the file is that rank's of a world of RANK + 1 (pid 4000 + RANK, host nodeRANK).
+ * usage: sampling_gen FILE STEPS W0 W1 [STALL [SCALE [WINEXTRA [RANK]]]] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,12 +50,15 @@ int main(int argc, char **argv)
     const uint64_t mono0 = 5000000000ull, rt0 = 1767225600000000000ull;
     const uint64_t ms = 1000000ull * (uint64_t)(argc > 6 && atoi(argv[6]) > 0 ? atoi(argv[6]) : 1);
     const uint64_t winextra = argc > 7 && atoi(argv[7]) > 0 ? (uint64_t)atoi(argv[7]) : 0;
-    struct rs_file_info fi = {.host = "node0",
-                              .pid = 4000,
+    const int rank = argc > 8 && atoi(argv[8]) > 0 ? atoi(argv[8]) : 0;
+    char host[16];
+    snprintf(host, sizeof host, "node%d", rank);
+    struct rs_file_info fi = {.host = host,
+                              .pid = 4000 + rank,
                               .ppid = 1,
-                              .rank = 0,
+                              .rank = rank,
                               .local_rank = 0,
-                              .world_size = 1,
+                              .world_size = rank + 1,
                               .cmdline = "train.py",
                               .start_realtime = rt0,
                               .start_mono = mono0,
@@ -70,14 +75,16 @@ int main(int argc, char **argv)
     put(0, &c);
     uint32_t kname = rs_writer_intern(w, "_Z4gemmPf"), corr = 1;
     uint64_t base = mono0 + 10 * ms;
-    if (w0 < 0) kmode = 2, w0 = 0, w1 = steps;
-    window(base - 5 * ms, 1); /* the initialisation window, closed before the first step (sampled) */
+    int late = w0 == -2;
+    if (w0 < 0) kmode = 2, w0 = late ? w1 : 0, w1 = steps;
+    if (!late) window(base - 5 * ms, 1); /* the initialisation window, closed before the first step (sampled) */
     if (kmode == 1) window(base - 2 * ms, 0);
     uint64_t s = base;
     for (int k = 0; k < steps; k++) {
-        int in = k >= w0 && k < w1;
-        uint64_t len = (k == stall ? 40 : 10) * ms + (in ? winextra * ms : 0);
+        int in = k >= w0 && k < w1, cut = kmode == 1 && k == w0 - 1; /* a sampled window opens 0.5 ms before w0 */
+        uint64_t len = (k == stall ? 40 : 10) * ms + (in || cut ? winextra * ms : 0);
         if (k == w0 && kmode == 1) window(s - ms / 2, 1);
+        if (k == w0 && late) window(s - ms / 2, 1);
         if (k == w1) window(s, 0);
         char name[32];
         snprintf(name, sizeof name, "step %d", k);
