@@ -63,10 +63,13 @@ static uint64_t median_of(uint64_t *v, size_t n)
 /* Window steps are longer than the others by what CUPTI costs while it traces every kernel: the run measures its
  * own kernel-tracing cost. The excess: a rank's median window step (98 % inside) over its median step wholly
  * outside windows; medians, so that a checkpoint or a slow first step does not decide it. The cost to the run:
- * every step a window touches (those its start and stop cut carry enabling activity and re-attaching CUPTI) less
- * as many outside medians. Not in it: the detach a few ticks after a window (outside steps) and what the tracer
- * costs outside windows (wrappers, NCCL, writing). A rank needs RS_WIN_COST_MIN_STEPS steps wholly outside: a
- * short run's few are its warm-up, and a median of them says nothing. */
+ * every step a window touches (those its start and stop cut carry enabling activity and re-attaching CUPTI: +12
+ * ms on a 30 ms ResNet step, session 11's trace) less as many outside medians, leaving out steps over
+ * RS_WIN_COST_OUTLIER outside medians (the window at CUDA init touches a run's first step, 10 s of JIT there).
+ * Not in it: the detach a few ticks after a window (outside steps) and what the tracer costs outside windows
+ * (wrappers, NCCL, writing). A rank needs RS_WIN_COST_MIN_STEPS steps wholly outside: a short run's few are its
+ * warm-up, and a median of them says nothing. */
+#define RS_WIN_COST_OUTLIER 4
 static void measure_window_cost(const struct pass *p, const struct an_rank *r)
 {
     size_t n = r->nlsteps, nin = 0, nout = 0, ntouch = 0;
@@ -76,28 +79,28 @@ static void measure_window_cost(const struct pass *p, const struct an_rank *r)
         const struct an_lstep *st = &r->lsteps[k];
         if (st->end <= st->start) continue;
         uint64_t len = st->end - st->start, cov = iv_cover(&p->kwin, st->start, st->end);
-        if (!cov) {
-            v[n - 1 - nout++] = len;
-            continue;
-        }
-        if (cov * 100 >= len * 98) v[nin++] = len;
+        if (!cov) v[n - 1 - nout++] = len;
+        else if (cov * 100 >= len * 98) v[nin++] = len;
+    }
+    uint64_t mi = nin ? median_of(v, nin) : 0, mo = nout ? median_of(v + n - nout, nout) : 0;
+    free(v);
+    if (!nin || nout < RS_WIN_COST_MIN_STEPS || mo > UINT64_MAX / 64 / n || mi > UINT64_MAX / 64 / n) return;
+    for (size_t k = 0; k < n; k++) {
+        const struct an_lstep *st = &r->lsteps[k];
+        if (st->end <= st->start) continue;
+        uint64_t len = st->end - st->start;
+        if (len > RS_WIN_COST_OUTLIER * mo || !iv_cover(&p->kwin, st->start, st->end)) continue;
         ntouch++;
         touch_ns += len;
     }
-    if (nin && nout >= RS_WIN_COST_MIN_STEPS) {
-        uint64_t mi = median_of(v, nin), mo = median_of(v + n - nout, nout);
-        /* each rank's products cannot wrap; sums over the ranks of a hostile trace still can, like s_steps_ns:
-         * wrong numbers then, never a crash */
-        if (mi <= UINT64_MAX / 64 / nin && mo <= UINT64_MAX / 64 / ntouch) {
-            add(&s_win_n, nin);
-            add(&s_win_in_ns, nin * mi);
-            add(&s_win_base_ns, nin * mo);
-            add(&s_touch_ns, touch_ns);
-            add(&s_touch_base_ns, ntouch * mo);
-            atomic_max(&s_win_rank_max, nin);
-        }
-    }
-    free(v);
+    /* each rank's sums cannot wrap (checked above); sums over the ranks of a hostile trace still can, like
+     * s_steps_ns: wrong numbers then, never a crash */
+    add(&s_win_n, nin);
+    add(&s_win_in_ns, nin * mi);
+    add(&s_win_base_ns, nin * mo);
+    add(&s_touch_ns, touch_ns);
+    add(&s_touch_base_ns, ntouch * mo);
+    atomic_max(&s_win_rank_max, nin);
 }
 
 static void suggest_first_window(const struct pass *p, const struct an_rank *r)

@@ -16,7 +16,7 @@ from taplib import *  # noqa: F401,F403
 
 objs = [os.path.join(BUILD, "lib", "tracer", "writer.o"), os.path.join(BUILD, "lib", "formats", "rtrace_tables.o")]
 need(CLI, *objs)
-plan(31)
+plan(32)
 GEN = os.path.join(T, "sampling_gen")
 cflags = ["-fsanitize=address,undefined"] if SAN and "asan" in SAN else ["-fsanitize=thread"] if SAN else []
 cc = subprocess.run(["cc", "-std=gnu11", "-O1", "-I" + TOP, "-I" + os.path.join(TOP, "formats"),
@@ -102,6 +102,16 @@ sm = json.loads(p.stdout).get("sampling", {}) if p.returncode == 0 else {}
 ok(sm.get("ranks") == 2 and sm.get("window_steps_measured") == 50
    and abs(sm.get("window_step_excess", 0) - 0.1) < 0.001, "two ranks, +20 % and +0 %: 10 % over 50 steps",
    (sm, p.stderr))
+# A real ResNet-50 DDP run on the H200 (session 11: 1525 steps, a window at CUDA init over its 10 s first step, one
+# 500 ms window at +30 s over 12 steps): the window steps took ~13 % longer; the windows cost ~0.09 % of step time,
+# not the first step's 10 s of JIT (7 % when it was counted)
+real = os.path.join(TOP, "bench", "gpu", "results", "2026-12-03-s11", "call5-resnet-default-1.rtrace")
+p = subprocess.run([CLI, "report", "--json", real], capture_output=True, text=True)
+sm = json.loads(p.stdout).get("sampling", {}) if p.returncode == 0 else {}
+ok(sm.get("window_steps_measured") == 12 and 0.05 < (sm.get("window_step_excess") or 0) < 0.25
+   and 0 < (sm.get("window_cost_share") or 0) < 0.005,
+   "real ResNet trace: window steps +5-25 %, the windows under 0.5 % of step time", (sm, p.stderr[-300:]))
+
 # Nothing dropped without a word: 20 truncated rank files give a warning each, more than the 16 a report keeps;
 # the last one kept says how many more there were.
 tf = []
