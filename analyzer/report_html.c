@@ -292,6 +292,10 @@ static void head(FILE *f, const struct rs_analysis *a)
         esc(f, a->warnings[i]);
         fputs("</div>\n", f);
     }
+    /* the page keeps eight; the rest is not lost, and the reader is told where it is */
+    if (a->nwarnings > 8)
+        fprintf(f, "<div class=\"warn\">%zu more warnings: see the text or JSON report</div>\n",
+                a->nwarnings - 8 + (a->warnings_dropped ? a->warnings_dropped - 1 : 0));
 }
 
 static void legend(FILE *f)

@@ -16,7 +16,7 @@ from taplib import *  # noqa: F401,F403
 
 objs = [os.path.join(BUILD, "lib", "tracer", "writer.o"), os.path.join(BUILD, "lib", "formats", "rtrace_tables.o")]
 need(CLI, *objs)
-plan(32)
+plan(33)
 GEN = os.path.join(T, "sampling_gen")
 cflags = ["-fsanitize=address,undefined"] if SAN and "asan" in SAN else ["-fsanitize=thread"] if SAN else []
 cc = subprocess.run(["cc", "-std=gnu11", "-O1", "-I" + TOP, "-I" + os.path.join(TOP, "formats"),
@@ -120,11 +120,15 @@ for rank in range(20):
     subprocess.run([GEN, tf[-1], "60", "5", "30", "-1", "1", "0", str(rank)], check=True)
     with open(tf[-1], "r+b") as fh:
         fh.truncate(os.path.getsize(tf[-1]) * 2 // 3)
-p = subprocess.run([CLI, "report", "--json", *tf], capture_output=True, text=True)
+html = os.path.join(T, "trunc.html")
+p = subprocess.run([CLI, "report", "--json", "--html", html, *tf], capture_output=True, text=True)
 ws = json.loads(p.stdout).get("warnings", []) if p.stdout.startswith("{") else []
 m = re.match(r"([0-9]+) more warnings not shown \(a report keeps 15\)$", ws[-1]) if ws else None
 ok(len(ws) == 16 and m and int(m.group(1)) >= 5 and sum("trunc" in x for x in ws) == 15,
    "20 truncated files: 15 warnings kept, the 16th counts the rest", (len(ws), ws[-2:], p.stderr[-300:]))
+page = open(html).read() if os.path.exists(html) else ""
+ok(page.count('<div class="warn">') == 9 and f"{20 - 8} more warnings: see the text or JSON report" in page,
+   "the HTML page shows 8 and says how many more there are (20 - 8)", page[-600:])
 
 # full capture whose window opens late (steps before CUDA init, or after a take-over): 24 steps outside it, but
 # what a full run's steps cost is not a window's
