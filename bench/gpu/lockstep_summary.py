@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Pool bench/gpu/lockstep.py results: one line per (workload, mode X vs reference mode R).
 
-  bench/gpu/lockstep_summary.py FILE.json... [--ref untraced] [--ref min-full:full]
+  bench/gpu/lockstep_summary.py FILE.json... [--ref R | --ref R:X]...
+
+Reference modes (default: `--ref untraced --ref min-full:full`): `--ref R` gives every mode X against R, `--ref R:X`
+only X against R (e.g. `--ref min-full` for every full-mode part against CUPTI's floor).
 
 Every pair X:R or R:X gives one ratio X/R (its B/A or the inverse), so a pair and its mirror (the two CPU sets
 swapped) both count. A group of three or more (X:R:X:R...) gives one ratio X/R (geometric means of its processes)
@@ -43,9 +46,33 @@ def add_group(p, w, refs, pooled, exits, f):
                      geo(r["median_ms"] for r in xs) / geo(r["median_ms"] for r in by[ref]), f))
 
 
+def parse_args(argv):
+    """(files, refs): refs maps a reference mode R to the only mode X compared with it (None: every mode)."""
+    files, refs, i = [], {}, 0
+    while i < len(argv):
+        a = argv[i]
+        if a in ("-h", "--help"):
+            print(__doc__)
+            sys.exit(0)
+        if a == "--ref" or a.startswith("--ref="):
+            v = a[len("--ref="):] if a.startswith("--ref=") else (argv[i + 1] if i + 1 < len(argv) else "")
+            i += 1 if a.startswith("--ref=") else 2
+            r, _, x = v.partition(":")
+            if not r:
+                sys.exit("lockstep_summary: --ref wants a mode, R or R:X")
+            refs[r] = x or None
+            continue
+        if a.startswith("-"):
+            sys.exit(f"lockstep_summary: unknown option {a} (see --help)")
+        files.append(a)
+        i += 1
+    if not files:
+        sys.exit("lockstep_summary: no result file given (see --help)")
+    return files, refs or {"untraced": None, "min-full": "full"}
+
+
 def main():
-    files = [a for a in sys.argv[1:] if not a.startswith("--")]
-    refs = {"untraced": None, "min-full": "full"}  # R -> only this X (None: any X)
+    files, refs = parse_args(sys.argv[1:])
     pooled = {}
     exits = {}
     for f in files:

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_cmd python3
 need_cmd taskset
-plan 26
+plan 28
 out=$(cd "$T" && python3 "$RS_TOP/bench/gpu/lockstep.py" --workload stub --steps 300 --warmup 3 \
     --pairs untraced:untraced,untraced:stub-slow5,stub-slow5:untraced --cpus-a 0 --cpus-b 0 \
     --work "$T/w" --out "$T/o" 2>&1)
@@ -41,6 +41,13 @@ ok "group: the two untraced processes agree within 2.5 % (got $(g untraced untra
     python3 -c "import sys; sys.exit(0 if 0.975 <= float('$(g untraced untraced)' or 0) <= 1.025 else 1)"
 ok "group: the two planted processes agree within 2.5 % (A/A of the planted mode is not reported as a cost)" \
     python3 -c "import json,sys; p=json.load(open('$T/og/lockstep-stub.json'))['pairs'][0]['procs']; s=[x['median_ms'] for x in p if x['mode']=='stub-slow5']; sys.exit(0 if 0.975 <= s[0]/s[1] <= 1.025 else 1)"
+# another reference mode: untraced against the planted one is the inverse; a flag it does not know is an error
+sum=$(python3 "$RS_TOP/bench/gpu/lockstep_summary.py" --ref stub-slow5 "$T/og/lockstep-stub.json" 2>&1)
+ok "summary --ref stub-slow5: untraced against it, the inverse of the planted 5 % (got $(g untraced stub-slow5))" \
+    python3 -c "import sys; sys.exit(0 if 0.915 <= float('$(g untraced stub-slow5)' or 0) <= 0.976 else 1)"
+bad=$(python3 "$RS_TOP/bench/gpu/lockstep_summary.py" --bogus "$T/og/lockstep-stub.json" 2>&1)
+is "$bad rc=$?" "lockstep_summary: unknown option --bogus (see --help) rc=1" \
+    "summary: an unknown flag is a one-line error, exit 1"
 
 # A cost planted in twenty steps only (timed steps 100-119 twice as long, as a kernel window's steps carry one),
 # two mirrored groups: bench/gpu/lockstep_bins.py must put it in the bin that holds those steps and nowhere else,
