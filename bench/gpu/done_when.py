@@ -71,6 +71,7 @@ def groups_of(path):
 
 
 UNTRACED_STEP = {}  # workload -> {group index in its lock-step file: untraced step (ms)}
+FULL_COST = {}  # workload -> full / untraced over its lock-step groups (judge_lockstep), beside the reports' own
 GROUP_OF = re.compile(r"-p(\d+)-")
 
 
@@ -99,6 +100,7 @@ def judge_lockstep(w, groups, res):
         p2, lo2, hi2 = mean_ci(pts)
         fl, _, _ = pooled([m / u for m, u in zip(step["min-full"], step["untraced"])])
         fu, _, _ = pooled([f / u for f, u in zip(step["full"], step["untraced"])])
+        FULL_COST[w] = fu
         v = verdict(p2, lo2, hi2, lambda x: x <= 0.3)
         allok &= not failed(v)
         print(f"- full <= floor + 0.3 points: full {fu:.4f}, floor {fl:.4f} x untraced; full - floor "
@@ -222,6 +224,28 @@ def against_untraced(w, pd, sd, td, pf, sf, tf):
         print(f"   {tag}'s parts against its group's untraced step ({u:.3f} ms): " + ", ".join(parts))
 
 
+def window_cost(w, paths):
+    """Information, not a goal: what the default reports measured of kernel tracing's cost in their own runs (the
+    window steps against the median step outside, JSON sampling.window_*; since session 16), pooled over the
+    usable reports by window steps, beside what full mode cost in the lock-step groups: the same thing, measured
+    with a truth the groups plant (the untraced twins)."""
+    n = ex = 0.0
+    k = 0
+    for p in paths.split(","):
+        try:
+            sm = json.load(open(p)).get("sampling") or {}
+        except (OSError, ValueError):
+            continue
+        m, e = sm.get("window_steps_measured"), sm.get("window_step_excess")
+        if isinstance(m, int) and m > 0 and isinstance(e, (int, float)):
+            n, ex, k = n + m, ex + m * e, k + 1
+    if not n:
+        return
+    fu = FULL_COST.get(w)
+    print(f"   the default reports' own measure of kernel tracing: window steps {100 * ex / n:+.1f} % over {n:.0f} "
+          f"steps of {k} reports" + (f"; full mode in the groups: {100 * (fu - 1):+.1f} %" if fu else ""))
+
+
 def judge_shares(spec, res):
     w, dp, fp = spec.split(":", 2)
     try:
@@ -244,6 +268,7 @@ def judge_shares(spec, res):
                   f"  difference {a - b:+.2f} points")
         diffs.append((abs(a - b), k))
     against_untraced(w, pd, sd, td, pf, sf, tf)
+    window_cost(w, dp)
     mx = max(diffs)
     v = "met" if mx[0] <= 5 else "NOT met"
     print(f"- default's shares within 5 points of full's: largest difference {mx[0]:.2f} points ({mx[1]}): {v}")

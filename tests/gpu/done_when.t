@@ -5,7 +5,7 @@
 # The arithmetic only: the GPU runs themselves are bench/gpu/overhead.sh donewhen's (bench/gpu/RESULTS.md).
 . "$(dirname "$0")/../lib.sh"
 need_cmd python3
-plan 32
+plan 33
 DW="$RS_TOP/bench/gpu/done_when.py"
 
 # mk FILE WORKLOAD DEFAULT FULL FLOOR TORCHPROF EXIT_DEFAULT [KILL]: three groups of eight, untraced 20 ms +- a
@@ -108,6 +108,13 @@ like "$(line "$out" '^   default: ')" 'd3\.json' "the order of the candidates do
 printf '{"attribution_per_step": {"compute": 0.0143, "host_idle": 0.0034}, "sampling": {"ranks": 1, "steps_in_windows": 4}, "warnings": []}\n' >"$T/d4.json"
 out=$(python3 "$DW" --shares "transformer:$T/d3.json,$T/d4.json:$T/f.json" 2>&1)
 like "$(line "$out" '^   default: ')" 'd4\.json \(4 steps in its windows' "the report's JSON sampling counts are used when present"
+# the default reports' own measure of kernel tracing (JSON sampling.window_*, session 16), pooled by window steps:
+# 4 steps at +20 % and 12 at +10 % = +12.5 %; a report without it counts for nothing
+printf '{"attribution_per_step": {"compute": 0.0143, "host_idle": 0.0034}, "sampling": {"ranks": 1, "steps_in_windows": 4, "window_steps_measured": 4, "window_step_excess": 0.2}, "warnings": []}\n' >"$T/dw4.json"
+printf '{"attribution_per_step": {"compute": 0.0143, "host_idle": 0.0034}, "sampling": {"ranks": 1, "steps_in_windows": 12, "window_steps_measured": 12, "window_step_excess": 0.1}, "warnings": []}\n' >"$T/dw12.json"
+out=$(python3 "$DW" --shares "transformer:$T/dw4.json,$T/d3.json,$T/dw12.json:$T/f.json" 2>&1)
+like "$(line "$out" "own measure")" 'window steps \+12\.5 % over 16 steps of 2 reports$' \
+    "the default reports' window cost, pooled by their window steps"
 
 # overhead.sh donewhen's time plan (a dry run on the GPU-less stub): DW_BUDGET is the transformer's; the ResNet
 # groups' budget is the call's time left, so a transformer budget that stops its own groups (0 here: none run) does
