@@ -73,33 +73,34 @@ static uint64_t median_of(uint64_t *v, size_t n)
 static void measure_window_cost(const struct pass *p, const struct an_rank *r)
 {
     size_t n = r->nlsteps, nin = 0, nout = 0, ntouch = 0;
-    uint64_t *v = malloc(n * sizeof *v), touch_ns = 0; /* window steps from the front, outside ones from the back */
+    /* v: window steps from the front, outside ones from the back; t: every step a window touches */
+    uint64_t *v = malloc(2 * n * sizeof *v), *t = v + n, touch_ns = 0;
     if (!v) return;
     for (size_t k = 0; k < n; k++) {
         const struct an_lstep *st = &r->lsteps[k];
         if (st->end <= st->start) continue;
         uint64_t len = st->end - st->start, cov = iv_cover(&p->kwin, st->start, st->end);
-        if (!cov) v[n - 1 - nout++] = len;
-        else if (cov * 100 >= len * 98) v[nin++] = len;
+        if (!cov) {
+            v[n - 1 - nout++] = len;
+            continue;
+        }
+        if (cov * 100 >= len * 98) v[nin++] = len;
+        t[ntouch++] = len;
     }
     uint64_t mi = nin ? median_of(v, nin) : 0, mo = nout ? median_of(v + n - nout, nout) : 0;
+    size_t kept = 0;
+    int measurable = nin && nout >= RS_WIN_COST_MIN_STEPS && mo <= UINT64_MAX / 64 / n && mi <= UINT64_MAX / 64 / n;
+    for (size_t k = 0; measurable && k < ntouch; k++)
+        if (t[k] <= RS_WIN_COST_OUTLIER * mo) touch_ns += t[k], kept++;
     free(v);
-    if (!nin || nout < RS_WIN_COST_MIN_STEPS || mo > UINT64_MAX / 64 / n || mi > UINT64_MAX / 64 / n) return;
-    for (size_t k = 0; k < n; k++) {
-        const struct an_lstep *st = &r->lsteps[k];
-        if (st->end <= st->start) continue;
-        uint64_t len = st->end - st->start;
-        if (len > RS_WIN_COST_OUTLIER * mo || !iv_cover(&p->kwin, st->start, st->end)) continue;
-        ntouch++;
-        touch_ns += len;
-    }
+    if (!measurable) return;
     /* each rank's sums cannot wrap (checked above); sums over the ranks of a hostile trace still can, like
      * s_steps_ns: wrong numbers then, never a crash */
     add(&s_win_n, nin);
     add(&s_win_in_ns, nin * mi);
     add(&s_win_base_ns, nin * mo);
     add(&s_touch_ns, touch_ns);
-    add(&s_touch_base_ns, ntouch * mo);
+    add(&s_touch_base_ns, kept * mo);
     atomic_max(&s_win_rank_max, nin);
 }
 
