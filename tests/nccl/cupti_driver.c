@@ -17,6 +17,8 @@
  *             MEMCPY activity was enabled before and after the call ("idx:state": 1 on, 0 off, x changed)
  *   wburst    CUPTI's worker thread hands back N records in full buffers under its lock, then the program
  *             exits at once (the tracer's tick, exit flush and conversion must not wait on each other)
+ *   flushes MS  buffers come back on their own for MS ms, then 3 records wait for a flush (session 17: how often
+ *             the tick flushes CUPTI while it records all along)
  * and, for detaching CUPTI between windows (session 8; tests/nccl/cuda_detach.t):
  *   detach MS [register|subscribe|graph]   the `windows` loop for MS ms; at MS/2 another client registers buffer
  *             callbacks or subscribes to callbacks (through the global symbols, as Kineto does), or the program
@@ -52,6 +54,46 @@ static void sleep_ms(int ms)
 {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
+}
+
+static long mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/* flushes: CUPTI hands back a buffer of 20 records every 10 ms for MS ms (buffers filling) and on until the next
+ * non-forced flush, then holds 3 records that only a flush brings back (a buffer not filling); prints the
+ * non-forced flushes made in the MS ms while buffers came back on their own, and how long the held records
+ * waited. */
+static int flush_cadence(void *cu, int ms)
+{
+    int (*many)(int) = (int (*)(int))dlsym(cu, "fake_cupti_deliver_many");
+    int (*nonforced)(void) = (int (*)(void))dlsym(cu, "fake_cupti_nonforced_flushes");
+    void (*hold)(int) = (void (*)(int))dlsym(cu, "fake_cupti_hold");
+    int (*given)(void) = (int (*)(void))dlsym(cu, "fake_cupti_held_given");
+    if (!many || !nonforced || !hold || !given) return fprintf(stderr, "cupti_driver: fake CUPTI too old\n"), 1;
+    long t0 = mono_ms();
+    int f0 = nonforced(), bad = 0;
+    while (mono_ms() - t0 < ms) {
+        bad += many(20) != 20;
+        sleep_ms(10);
+    }
+    long flowing = mono_ms() - t0;
+    int ff = nonforced() - f0;
+    /* hold right after a flush: the next one due by the 20-tick rule is a whole period away */
+    for (int f1 = nonforced(); nonforced() == f1 && mono_ms() - t0 < ms + 5000;) {
+        bad += many(20) != 20;
+        sleep_ms(10);
+    }
+    hold(3);
+    long t1 = mono_ms();
+    while (!given() && mono_ms() - t1 < 5000) sleep_ms(2);
+    printf("flowing_ms=%ld flowing_flushes=%d held=%d held_after_ms=%ld bad=%d\n", flowing, ff, given(), mono_ms() - t1,
+           bad);
+    fflush(stdout);
+    return 0;
 }
 
 static void (*attach_stats)(int *, int *, int *, int *);
@@ -401,6 +443,7 @@ int main(int argc, char **argv)
         printf("burst=%d\n", many(4000));
         return 0;
     }
+    if (!strcmp(argv[2], "flushes")) return flush_cadence(cu, argc > 3 ? atoi(argv[3]) : 2500);
     printf("deliver=%d\n", deliver());
     if (!strcmp(argv[2], "takeover")) {
         int rr = reg ? reg(other_req, other_comp) : -1;

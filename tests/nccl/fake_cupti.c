@@ -455,6 +455,35 @@ EXPORT int fake_cupti_worker_burst(int n)
 }
 EXPORT void fake_cupti_burst_join(void) { pthread_join(burst_tid, NULL); }
 
+/* Records CUPTI holds in a buffer that is not filling (session 17): only a flush hands them back, forced or not.
+ * The tests count the non-forced flushes (the writer's tick) and see when the held records came back. */
+static int held_n, held_given, nonforced_flushes;
+EXPORT void fake_cupti_hold(int n)
+{
+    pthread_mutex_lock(&cupti_lock);
+    held_n = n, held_given = 0;
+    pthread_mutex_unlock(&cupti_lock);
+}
+EXPORT int fake_cupti_held_given(void) { return __atomic_load_n(&held_given, __ATOMIC_SEQ_CST); }
+EXPORT int fake_cupti_nonforced_flushes(void) { return __atomic_load_n(&nonforced_flushes, __ATOMIC_SEQ_CST); }
+
+static void held_buffer_locked(void)
+{
+    uint8_t *b = NULL;
+    size_t size = 0, maxrec = 0;
+    req(&b, &size, &maxrec);
+    if (!b) return;
+    int i = 0;
+    uint64_t t = now();
+    for (; i < held_n && (size_t)(i + 1) * SLOT <= size; i++)
+        memcpy_rec(b + (size_t)i * SLOT, t + (uint64_t)i * 10, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD,
+                   CUPTI_ACTIVITY_MEMORY_KIND_PINNED, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 555000 + (uint64_t)i,
+                   555000 + (uint32_t)i);
+    held_n = 0;
+    comp(NULL, 0, b, size, (size_t)i * SLOT);
+    __atomic_store_n(&held_given, i, __ATOMIC_SEQ_CST);
+}
+
 /* The forced flush at exit delivers one last HtoD copy of 777 bytes. */
 EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 {
@@ -472,6 +501,8 @@ static CUptiResult flush_locked(uint32_t flag)
         if (write(2, m, sizeof m - 1) < 0) return CUPTI_ERROR_NOT_INITIALIZED;
         return CUPTI_ERROR_NOT_INITIALIZED;
     }
+    if (!(flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)) __atomic_fetch_add(&nonforced_flushes, 1, __ATOMIC_SEQ_CST);
+    if (held_n && req && comp) held_buffer_locked();
     if ((flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) && req && comp)
         while (burst_buffer_locked() > 0) {}
     if ((flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) && !final_sent && req && comp) {
