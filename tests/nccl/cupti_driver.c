@@ -75,23 +75,25 @@ static int flush_cadence(void *cu, int ms)
     int (*given)(void) = (int (*)(void))dlsym(cu, "fake_cupti_held_given");
     if (!many || !nonforced || !hold || !given) return fprintf(stderr, "cupti_driver: fake CUPTI too old\n"), 1;
     long t0 = mono_ms();
-    int f0 = nonforced(), bad = 0;
+    int f0 = nonforced(), bad = 0, delivered = 0, d;
     while (mono_ms() - t0 < ms) {
-        bad += many(20) != 20;
+        delivered += d = many(20);
+        bad += d != 20;
         sleep_ms(10);
     }
     long flowing = mono_ms() - t0;
     int ff = nonforced() - f0;
     /* hold right after a flush: the next one due by the 20-tick rule is a whole period away */
     for (int f1 = nonforced(); nonforced() == f1 && mono_ms() - t0 < ms + 5000;) {
-        bad += many(20) != 20;
+        delivered += d = many(20);
+        bad += d != 20;
         sleep_ms(10);
     }
     hold(3);
     long t1 = mono_ms();
     while (!given() && mono_ms() - t1 < 5000) sleep_ms(2);
-    printf("flowing_ms=%ld flowing_flushes=%d held=%d held_after_ms=%ld bad=%d\n", flowing, ff, given(), mono_ms() - t1,
-           bad);
+    printf("flowing_ms=%ld flowing_flushes=%d held=%d held_after_ms=%ld delivered=%d bad=%d\n", flowing, ff, given(),
+           mono_ms() - t1, delivered, bad);
     fflush(stdout);
     return 0;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """How often the writer's tick flushes CUPTI (session 17, issue 16), against the fake libcupti (no GPU).
 While CUPTI records all along (every kernel traced, or copies by CUPTI) its worker hands buffers back as they fill;
-a non-forced cuptiActivityFlushAll on every tick cost ResNet-50 DDP ~0.8 points of step time on the H200. So:
+a non-forced cuptiActivityFlushAll on every tick looked like ~0.8 points of ResNet-50 DDP's step time on the H200
+(not shown at 95 %). So:
 - while buffers come back on their own, the tick flushes only every 20 ticks (what a slowly filling buffer of one
   thread may wait), not every tick;
 - records held in a buffer that is not filling come back once no buffer has come back for 4 ticks, during the run,
@@ -51,9 +52,9 @@ for name, env in (("full", {"RAILSCOPE_CUDA_KERNELS": "all"}),
         sizes = [m["bytes"] for m in kind(evs, "cuda_memcpy")]
         held = sorted(b for b in sizes if 555000 <= b < 555003)
         filled = sum(1 for b in sizes if 1000 <= b < 1020)
-        ok(held == [555000, 555001, 555002] and filled >= 20 * (r.get("flowing_ms", 0) // 20),
+        ok(held == [555000, 555001, 555002] and r.get("delivered", 0) > 0 and filled == r.get("delivered"),
            "full: the held records and every record of the filled buffers are in the trace",
-           f"held {held}, filled-buffer records {filled}")
+           f"held {held}, filled-buffer records {filled} of {r.get('delivered')}")
 
 # a window of 5 s from CUDA init, CUPTI never detached: every tick flushes, as before
 p, out, r = cadence("window", {"RAILSCOPE_CUDA_KERNEL_WINDOW": "5000/60000/0", "RAILSCOPE_CUDA_DETACH": "off"})
