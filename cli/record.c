@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <dirent.h>
@@ -16,6 +18,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "rtrace.h"
+#include "tracer/config_limits.h"
 #include "tracer/safedir.h"
 
 static void usage(FILE *f)
@@ -107,9 +111,98 @@ static int count_traces(const char *dir)
 
 static volatile sig_atomic_t child_pid;
 
+/* SIGTERM, SIGHUP: passed on to the command, whoever sent them. */
 static void forward(int sig)
 {
+    int e = errno; /* kill() may set it under the interrupted waitpid() */
     if (child_pid > 0) kill(child_pid, sig);
+    errno = e;
+}
+
+/* SIGINT, SIGQUIT: passed on only when a process sent them (kill(1), Python's send_signal, a CI runner: si_code
+ * SI_USER, SI_QUEUE or SI_TKILL, all <= 0). Ctrl-C or Ctrl-\ at a terminal (SI_KERNEL) went to the whole
+ * foreground process group, the command included: forwarding that one would deliver it twice. */
+static void forward_sent(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    if (si->si_code <= 0) forward(sig);
+}
+
+static void install_forwarding(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = forward;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    sa.sa_sigaction = forward_sent;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGQUIT, &sa, NULL);
+}
+
+/* Die of the signal that killed the command, so that callers see the same status. The command's core file is
+ * the useful one: ours would overwrite it (core_pattern "core" in the same directory) or add a misleading
+ * crash report (systemd-coredump, apport), so railscope writes none. */
+static void die_like(int sig)
+{
+    struct rlimit none = {0, 0};
+    setrlimit(RLIMIT_CORE, &none);
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); /* pipe core_patterns do not look at RLIMIT_CORE */
+    signal(sig, SIG_DFL);
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, sig);
+    sigprocmask(SIG_UNBLOCK, &s, NULL);
+    if (sig != SIGKILL && sig != SIGSTOP) raise(sig);
+}
+
+
+/* A value the library's parse_long takes: strtol syntax, in lo..hi; empty means the default there too. */
+static int check_number(const char *flag, const char *v, long lo, long hi)
+{
+    if (!v || !*v) return 0;
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (!errno && end != v && !*end && x >= lo && x <= hi) return 0;
+    fprintf(stderr, "railscope: record: %s must be a number in %ld..%ld, not '%s'\n", flag, lo, hi, v);
+    return -1;
+}
+
+static int is_family(const char *name, size_t n)
+{
+    if (n == 3 && !strncmp(name, "all", 3)) return 1;
+    for (int f = 0; f < RS_FAM_COUNT; f++)
+        if (strlen(rs_family_names[f]) == n && !strncmp(rs_family_names[f], name, n)) return 1;
+    return 0;
+}
+
+/* Every name in an --events list, split as the library's parse_events splits it (commas or spaces, '-' in front
+ * removes one), is "all" or a family of rs_family_names, the table the library reads. */
+static int check_events(const char *v)
+{
+    if (!v) return 0;
+    for (const char *p = v; *p;) {
+        while (*p == ',' || *p == ' ') p++;
+        if (!*p) break;
+        const char *e = p;
+        while (*e && *e != ',' && *e != ' ') e++;
+        const char *name = p + (*p == '-');
+        if (!is_family(name, (size_t)(e - name))) {
+            char known[128] = "all";
+            for (int f = 0; f < RS_FAM_COUNT; f++)
+                snprintf(known + strlen(known), sizeof known - strlen(known), ",%s", rs_family_names[f]);
+            fprintf(stderr,
+                    "railscope: record: --events: unknown family '%.*s' in '%s' (known: %s; '-name' removes "
+                    "one)\n",
+                    (int)(e - name), name, v, known);
+            return -1;
+        }
+        p = e;
+    }
+    return 0;
 }
 
 /* A sanitizer runtime (libasan/libtsan) has to come before every instrumented object in LD_PRELOAD. */
@@ -196,6 +289,11 @@ int cmd_record(int argc, char **argv)
         fprintf(stderr, "railscope: record: --policy must be drop or block, not '%s'\n", policy);
         return 2;
     }
+    /* Checked here, before anything starts: the library would only warn, once in every traced process, about a
+     * RAILSCOPE_* variable the user never set, and go on with its default. */
+    if (check_number("--flush-ms", flush, RS_FLUSH_MS_MIN, RS_FLUSH_MS_MAX) ||
+        check_number("--buffer-kb", buffer, RS_BUFFER_KB_MIN, RS_BUFFER_KB_MAX) || check_events(events))
+        return 2;
     char lib[PATH_MAX];
     if (find_lib(lib, sizeof lib) != 0) {
         fprintf(stderr, "railscope: record: cannot find librailscope.so next to this binary or in ../lib/railscope "
@@ -230,16 +328,16 @@ int cmd_record(int argc, char **argv)
         fprintf(stderr, "railscope: record: cannot set the environment: %s\n", strerror(errno));
         return 2;
     }
-    /* Forward termination signals to the child; ignore terminal-generated ones ourselves (the child,
-     * in our process group, receives those directly). */
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = forward;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    signal(SIGINT, SIG_IGN);
-    signal(SIGQUIT, SIG_IGN);
+    /* The forwarded signals wait until child_pid is set (one that came before would be lost), and in the child
+     * until their default action is back. */
+    sigset_t fwd, old;
+    sigemptyset(&fwd);
+    sigaddset(&fwd, SIGTERM);
+    sigaddset(&fwd, SIGHUP);
+    sigaddset(&fwd, SIGINT);
+    sigaddset(&fwd, SIGQUIT);
+    sigprocmask(SIG_BLOCK, &fwd, &old);
+    install_forwarding();
 
     fflush(NULL);
     /* Close-on-exec pipe: the child writes to it only when exec fails, so the parent can tell "could
@@ -249,6 +347,7 @@ int cmd_record(int argc, char **argv)
     pid_t p = fork();
     if (p < 0) {
         fprintf(stderr, "railscope: record: fork: %s\n", strerror(errno));
+        sigprocmask(SIG_SETMASK, &old, NULL);
         return 2;
     }
     if (p == 0) {
@@ -256,13 +355,18 @@ int cmd_record(int argc, char **argv)
         signal(SIGQUIT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
         signal(SIGHUP, SIG_DFL);
+        sigprocmask(SIG_SETMASK, &old, NULL);
         execvp(argv[i], argv + i);
         int e = errno;
-        fprintf(stderr, "railscope: record: cannot run '%s': %s\n", argv[i], strerror(e));
+        /* execve says EACCES for a directory; a shell says what it is (the exit status stays 126). */
+        struct stat sb;
+        int isdir = e == EACCES && strchr(argv[i], '/') && stat(argv[i], &sb) == 0 && S_ISDIR(sb.st_mode);
+        fprintf(stderr, "railscope: record: cannot run '%s': %s\n", argv[i], strerror(isdir ? EISDIR : e));
         if (xp[1] >= 0 && write(xp[1], &e, sizeof e) < 0) e = errno;
         _exit(e == ENOENT ? 127 : 126);
     }
     child_pid = p;
+    sigprocmask(SIG_SETMASK, &old, NULL);
     int exec_failed = 0;
     if (xp[1] >= 0) {
         close(xp[1]);
@@ -286,15 +390,8 @@ int cmd_record(int argc, char **argv)
     }
     if (WIFEXITED(st)) return WEXITSTATUS(st);
     if (WIFSIGNALED(st)) {
-        int sig = WTERMSIG(st);
-        /* Die the same way, so callers see the same status (no core dump of our own). */
-        signal(sig, SIG_DFL);
-        sigset_t s;
-        sigemptyset(&s);
-        sigaddset(&s, sig);
-        sigprocmask(SIG_UNBLOCK, &s, NULL);
-        if (sig != SIGKILL && sig != SIGSTOP) raise(sig);
-        return 128 + sig;
+        die_like(WTERMSIG(st));
+        return 128 + WTERMSIG(st);
     }
     return 2;
 }

@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "config_limits.h"
 #include "core_int.h"
 
 struct rs_config rs_cfg;
@@ -121,11 +122,12 @@ int rs_config_load(void)
 
     rs_cfg.flush_ms = RS_DEFAULT_FLUSH_MS;
     if ((v = getenv("RAILSCOPE_FLUSH_MS")) && *v)
-        rs_cfg.flush_ms = (unsigned)parse_long("RAILSCOPE_FLUSH_MS", v, 10, 60000, RS_DEFAULT_FLUSH_MS);
+        rs_cfg.flush_ms =
+            (unsigned)parse_long("RAILSCOPE_FLUSH_MS", v, RS_FLUSH_MS_MIN, RS_FLUSH_MS_MAX, RS_DEFAULT_FLUSH_MS);
 
     long kb = RS_DEFAULT_BUFFER_KB;
     if ((v = getenv("RAILSCOPE_BUFFER_KB")) && *v)
-        kb = parse_long("RAILSCOPE_BUFFER_KB", v, 64, 1024 * 1024, RS_DEFAULT_BUFFER_KB);
+        kb = parse_long("RAILSCOPE_BUFFER_KB", v, RS_BUFFER_KB_MIN, RS_BUFFER_KB_MAX, RS_DEFAULT_BUFFER_KB);
     size_t bytes = 64 * 1024;
     while (bytes < (size_t)kb * 1024) bytes *= 2; /* rounded up to a power of two */
     /* Under an address-space limit (ulimit -v) the default buffer is at most 1/256 of it, so that 32 live
