@@ -13,6 +13,7 @@ int cmd_report(int argc, char **argv); /* cli/report.c */
 int cmd_export(int argc, char **argv); /* cli/export.c, formats/export/ */
 int cmd_doctor(int argc, char **argv); /* cli/doctor.c, doctor/ */
 
+#include <stddef.h>
 #include <stdio.h>
 
 /* args.c: boolean flags of a paths-only command, NULL-terminated. */
@@ -24,5 +25,11 @@ struct cli_flag {
  * of paths (> 0); 0 after printing --help to stdout (exit 0); -1 after a one-line error (exit 2). */
 int cli_trace_args(const char *cmd, int argc, char **argv, const struct cli_flag *flags, void (*usage)(FILE *),
                    char ***paths);
+
+/* args.c: an output that is one of the inputs (the same file, or a hard or symbolic link to it) would
+ * destroy a trace: 1 after the one-line error "railscope: CMD: output OUT is one of the input traces"
+ * (exit 2), 0 when out is "-", does not exist yet, or is none of them. Called before out is opened. */
+struct rs_file_id; /* formats/export/export.h: rs_file_ids() */
+int cli_output_is_input(const char *cmd, const char *out, const struct rs_file_id *inputs, size_t ninputs);
 
 #endif

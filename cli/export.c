@@ -204,7 +204,7 @@ static int export_file(struct rs_exp *x, const char *path, int quiet, int pipeli
     char err[256];
     struct rs_reader *r = rs_reader_open(path, err, sizeof err);
     if (!r) {
-        if (!quiet) fprintf(stderr, "railscope: warning: skipping %s: %s\n", path, err);
+        if (!quiet) fprintf(stderr, "railscope: warning: skipping %s\n", err); /* err starts with the path */
         return 1;
     }
     const struct rs_header_info *h = rs_reader_header(r);
@@ -228,6 +228,7 @@ static int export_file(struct rs_exp *x, const char *path, int quiet, int pipeli
 
 static void stats_add(struct rs_exp_stats *a, const struct rs_exp_stats *b)
 {
+    a->files_in += b->files_in;
     a->events_in += b->events_in;
     a->items_out += b->items_out;
     a->bytes_out += b->bytes_out;
@@ -359,6 +360,21 @@ static long long append_part(int fd, const char *path)
     }
 }
 
+/* A part named like an input would be refused when opened, then removed with the other parts: the input
+ * would be lost. Such a part name is forgotten (not removed) and the export refused. */
+static int part_is_input(struct pjob *J, int np, const struct rs_exp_opts *o, char *err, size_t errlen)
+{
+    for (int i = 0; i < np; i++)
+        if (rs_file_is_one_of(J->parts[i], o->inputs, o->ninputs)) {
+            snprintf(err, errlen, "cannot write %s: it is one of the input traces", J->parts[i]);
+            for (int k = 0; k < np; k++) free(J->parts[k]);
+            free(J->parts);
+            J->parts = NULL;
+            return 1;
+        }
+    return 0;
+}
+
 static int export_parallel(const struct rs_exp_opts *o, char **paths, int n, int jobs, int findings,
                            struct rs_exp_stats *st, int *partial, char *err, size_t errlen)
 {
@@ -386,6 +402,7 @@ static int export_parallel(const struct rs_exp_opts *o, char **paths, int n, int
                 snprintf(err, errlen, "out of memory");
                 goto out;
             }
+        if (part_is_input(&J, np, o, err, errlen)) goto out;
     }
     pthread_t th[256];
     int started = 0;
@@ -477,7 +494,73 @@ out:
     return rc;
 }
 
-int cmd_export(int argc, char **argv)
+/* What the command line asked for besides the exporter's options. */
+struct export_args {
+    int have_format, findings;
+    long jobs;
+    char **ops; /* the trace operands, in their order (argc slots) */
+    int nops;
+};
+
+/* One option (getopt's c with optarg). Returns -1 to go on, 2 after a usage error. */
+static int take_option(int c, struct rs_exp_opts *o, struct export_args *A)
+{
+    uint64_t v;
+    switch (c) {
+    case 'f':
+        if (parse_format(optarg, &o->format)) {
+            fprintf(stderr, "railscope: export: unknown format '%s' (perfetto, chrome or kineto)\n", optarg);
+            return 2;
+        }
+        A->have_format = 1;
+        break;
+    case 'o': o->out = optarg; break;
+    case 's': o->split = 1; break;
+    case 'm':
+        if (parse_u64(optarg, &v) || !v || v > (1u << 20)) {
+            fprintf(stderr, "railscope: export: --split-mb wants a size in MB, got '%s'\n", optarg);
+            return 2;
+        }
+        o->split_bytes = v << 20;
+        break;
+    case 'b':
+        if (parse_u64(optarg, &v) || !v || v > 3600000000ull) {
+            fprintf(stderr, "railscope: export: --bw-bin-us wants microseconds, got '%s'\n", optarg);
+            return 2;
+        }
+        o->bw_bin_ns = v * 1000;
+        break;
+    case 'n': o->no_flows = 1; break;
+    case 'j':
+        if (parse_u64(optarg, &v) || !v || v > 256) {
+            fprintf(stderr, "railscope: export: --jobs wants a number from 1 to 256, got '%s'\n", optarg);
+            return 2;
+        }
+        A->jobs = (long)v;
+        break;
+    case 'F': A->findings = 1; break;
+    case 'q': o->quiet = 1; break;
+    }
+    return -1;
+}
+
+/* The combinations that cannot work. Returns -1 to go on, 2 after a usage error. */
+static int check_args(const struct rs_exp_opts *o, const struct export_args *A)
+{
+    const char *why = NULL;
+    if (!A->have_format || !o->out) why = "--format and -o are required (try 'railscope export --help')";
+    else if (!A->nops) why = "no trace files given (try 'railscope export --help')";
+    else if (o->split && o->format != RS_EXP_CHROME) why = "--split applies to --format chrome only";
+    else if (o->format == RS_EXP_KINETO && !strcmp(o->out, "-")) why = "kineto output is a directory, not stdout";
+    if (!why) return -1;
+    fprintf(stderr, "railscope: export: %s\n", why);
+    return 2;
+}
+
+/* Options may come before, between or after the paths (`export -o x.json run -q`); "--" ends them.
+ * getopt runs in return-in-order mode ("-" first): it permutes nothing and ignores POSIXLY_CORRECT, as in
+ * report (cli/report.c). Returns -1 to go on, else the exit status: 0 after --help, 2 after a usage error. */
+static int parse_args(int argc, char **argv, struct rs_exp_opts *o, struct export_args *A)
 {
     static const struct option lo[] = {
         {"format", required_argument, 0, 'f'},
@@ -492,132 +575,139 @@ int cmd_export(int argc, char **argv)
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
-    struct rs_exp_opts o = {0};
-    int have_format = 0, findings = 0;
-    uint64_t v;
-    optind = 1;
+    optind = 0; /* glibc: full re-initialisation, so the "-" (return-in-order) mode of this optstring applies */
     opterr = 0;
     int c;
-    long jobs = 0;
-    while ((c = getopt_long(argc, argv, "+f:o:qhj:", lo, NULL)) != -1) {
-        switch (c) {
-        case 'f':
-            if (parse_format(optarg, &o.format)) {
-                fprintf(stderr, "railscope: export: unknown format '%s' (perfetto, chrome or kineto)\n", optarg);
-                return 2;
-            }
-            have_format = 1;
-            break;
-        case 'o': o.out = optarg; break;
-        case 's': o.split = 1; break;
-        case 'm':
-            if (parse_u64(optarg, &v) || !v || v > (1u << 20)) {
-                fprintf(stderr, "railscope: export: --split-mb wants a size in MB, got '%s'\n", optarg);
-                return 2;
-            }
-            o.split_bytes = v << 20;
-            break;
-        case 'b':
-            if (parse_u64(optarg, &v) || !v || v > 3600000000ull) {
-                fprintf(stderr, "railscope: export: --bw-bin-us wants microseconds, got '%s'\n", optarg);
-                return 2;
-            }
-            o.bw_bin_ns = v * 1000;
-            break;
-        case 'n': o.no_flows = 1; break;
-        case 'j':
-            if (parse_u64(optarg, &v) || !v || v > 256) {
-                fprintf(stderr, "railscope: export: --jobs wants a number from 1 to 256, got '%s'\n", optarg);
-                return 2;
-            }
-            jobs = (long)v;
-            break;
-        case 'F': findings = 1; break;
-        case 'q': o.quiet = 1; break;
-        case 'h': usage(stdout); return 0;
-        default:
+    while ((c = getopt_long(argc, argv, "-f:o:qhj:", lo, NULL)) != -1) {
+        if (c == 1) {
+            A->ops[A->nops++] = optarg;
+        } else if (c == 'h') {
+            usage(stdout);
+            return 0;
+        } else if (c == '?' || c == ':') {
             fprintf(stderr, "railscope: export: unknown or incomplete option '%s' (try 'railscope export --help')\n",
                     argv[optind - 1]);
             return 2;
+        } else if (take_option(c, o, A) >= 0) {
+            return 2;
         }
     }
-    if (!have_format || !o.out) {
-        fprintf(stderr, "railscope: export: --format and -o are required (try 'railscope export --help')\n");
-        return 2;
-    }
-    if (optind >= argc) {
-        fprintf(stderr, "railscope: export: no trace files given (try 'railscope export --help')\n");
-        return 2;
-    }
-    if (o.split && o.format != RS_EXP_CHROME) {
-        fprintf(stderr, "railscope: export: --split applies to --format chrome only\n");
-        return 2;
-    }
-    if (o.format == RS_EXP_KINETO && !strcmp(o.out, "-")) {
-        fprintf(stderr, "railscope: export: kineto output is a directory, not stdout\n");
-        return 2;
-    }
-    char err[512];
-    char **paths = NULL;
-    int n = rs_expand_paths(argc - optind, argv + optind, &paths, err, sizeof err);
-    if (n <= 0) {
-        fprintf(stderr, "railscope: export: %s\n", n < 0 ? err : "no trace files found");
-        return 2;
-    }
+    while (optind < argc) A->ops[A->nops++] = argv[optind++]; /* after "--" */
+    return check_args(o, A);
+}
 
-    /* pass 1: headers -> the run's time origin */
+/* Pass 1, the headers: the earliest start is the run's time origin. Returns how many files are readable
+ * (err: why the last one was not); *ranked: how many of them say their rank. */
+static int read_headers(char **paths, int n, struct rs_exp_opts *o, int *ranked, char *err, size_t errlen)
+{
     uint64_t base = UINT64_MAX;
-    int readable = 0, ranked = 0;
+    int readable = 0;
+    *ranked = 0;
     for (int i = 0; i < n; i++) {
-        struct rs_reader *r = rs_reader_open(paths[i], err, sizeof err);
+        struct rs_reader *r = rs_reader_open(paths[i], err, errlen);
         if (!r) continue;
         const struct rs_header_info *h = rs_reader_header(r);
         if (h->start_realtime && h->start_realtime < base) base = h->start_realtime;
-        if (h->rank >= 0) ranked++;
+        if (h->rank >= 0) (*ranked)++;
         readable++;
         rs_reader_close(r);
     }
-    if (!readable) {
+    o->base_realtime_ns = base == UINT64_MAX ? 0 : base;
+    return readable;
+}
+
+/* nfiles: the inputs; those skipped (unreadable) are not counted as read. */
+static void print_summary(const struct rs_exp_opts *o, const struct rs_exp_stats *st, int nfiles)
+{
+    char skipped[48] = "";
+    if ((uint64_t)nfiles > st->files_in)
+        snprintf(skipped, sizeof skipped, " (%llu skipped)", (unsigned long long)nfiles - st->files_in);
+    fprintf(stderr,
+            "railscope: export: %llu events from %llu file(s)%s -> %llu items, %.1f MB in %llu file(s) at %s "
+            "(%.1f bytes/event)\n",
+            (unsigned long long)st->events_in, (unsigned long long)st->files_in, skipped,
+            (unsigned long long)st->items_out, st->bytes_out / 1e6, (unsigned long long)st->files_out, o->out,
+            st->events_in ? (double)st->bytes_out / st->events_in : 0.0);
+    if (st->wr_unmatched_wc || st->wr_no_completion)
+        fprintf(stderr,
+                "railscope: export: work requests: %llu matched, %llu completions without a post, "
+                "%llu posts without a completion\n",
+                (unsigned long long)st->wr_matched, (unsigned long long)st->wr_unmatched_wc,
+                (unsigned long long)st->wr_no_completion);
+    if (st->lane_overflow)
+        fprintf(stderr,
+                "railscope: export: %llu slices overlapped more than a track's lanes hold: shown as "
+                "instants where they end (with dur_ns)\n",
+                (unsigned long long)st->lane_overflow);
+}
+
+/* The expanded input files through the exporter(s). Returns the exit status. */
+static int export_paths(struct rs_exp_opts *o, const struct export_args *A, char **paths, int n)
+{
+    char err[512];
+    int ranked;
+    if (!read_headers(paths, n, o, &ranked, err, sizeof err)) {
         fprintf(stderr, "railscope: export: none of the %d input file(s) is a readable trace (%s)\n", n, err);
-        rs_paths_free(paths, n);
         return 2;
     }
-    o.base_realtime_ns = base == UINT64_MAX ? 0 : base;
-
     /* Serial by default: on the 2-CPU dev VM the parts' extra write+copy cost more than the second CPU
      * gains (bench/export/RESULTS.md); -j pays with many ranks on many cores. */
-    if (!jobs) jobs = 1;
-    if (jobs > 0 && jobs > 64) jobs = 64;
+    long jobs = A->jobs ? A->jobs : 1;
+    if (jobs > 64) jobs = 64;
     if (jobs > n) jobs = n;
     /* serial when parallelism cannot help or cannot be assembled: one file, stdout, --split, or Kineto
      * inputs that share a rank (its file names are chosen per exporter) */
-    int serial = jobs <= 1 || !strcmp(o.out, "-") || o.split || (o.format == RS_EXP_KINETO && !ranks_unique(paths, n));
+    int serial =
+        jobs <= 1 || !strcmp(o->out, "-") || o->split || (o->format == RS_EXP_KINETO && !ranks_unique(paths, n));
     struct rs_exp_stats st;
     int partial = 0, rc;
-    if (serial) rc = export_serial(&o, paths, n, findings, !ranked, &st, &partial, err, sizeof err);
-    else rc = export_parallel(&o, paths, n, (int)jobs, findings, &st, &partial, err, sizeof err);
-    rs_paths_free(paths, n);
+    if (serial) rc = export_serial(o, paths, n, A->findings, !ranked, &st, &partial, err, sizeof err);
+    else rc = export_parallel(o, paths, n, (int)jobs, A->findings, &st, &partial, err, sizeof err);
     if (rc) {
         fprintf(stderr, "railscope: export: %s\n", err);
         return 2;
     }
-    if (!o.quiet) {
-        fprintf(stderr,
-                "railscope: export: %llu events from %d file(s) -> %llu items, %.1f MB in %llu file(s) at %s "
-                "(%.1f bytes/event)\n",
-                (unsigned long long)st.events_in, n, (unsigned long long)st.items_out, st.bytes_out / 1e6,
-                (unsigned long long)st.files_out, o.out, st.events_in ? (double)st.bytes_out / st.events_in : 0.0);
-        if (st.wr_unmatched_wc || st.wr_no_completion)
-            fprintf(stderr,
-                    "railscope: export: work requests: %llu matched, %llu completions without a post, "
-                    "%llu posts without a completion\n",
-                    (unsigned long long)st.wr_matched, (unsigned long long)st.wr_unmatched_wc,
-                    (unsigned long long)st.wr_no_completion);
-        if (st.lane_overflow)
-            fprintf(stderr,
-                    "railscope: export: %llu slices overlapped more than a track's lanes hold: shown as "
-                    "instants where they end (with dur_ns)\n",
-                    (unsigned long long)st.lane_overflow);
-    }
+    if (!o->quiet) print_summary(o, &st, n);
     return partial ? 1 : 0;
+}
+
+/* The operands are expanded once; the output is checked against the very files that will be read before
+ * anything is opened for writing, and the exporters refuse any other output file that is one of them
+ * (a --split file, a Kineto rank file, a -j part: rs_exp_opts.inputs). */
+static int run_export(struct rs_exp_opts *o, const struct export_args *A)
+{
+    char err[512];
+    char **paths = NULL;
+    int n = rs_expand_paths(A->nops, A->ops, &paths, err, sizeof err);
+    if (n <= 0) {
+        fprintf(stderr, "railscope: export: %s\n", n < 0 ? err : "no trace files found");
+        return 2;
+    }
+    struct rs_file_id *ids = NULL;
+    int nids = rs_file_ids(paths, n, &ids);
+    int rc = 2;
+    if (nids < 0) {
+        fprintf(stderr, "railscope: export: out of memory\n");
+    } else if (!cli_output_is_input("export", o->out, ids, (size_t)nids)) {
+        o->inputs = ids;
+        o->ninputs = (size_t)nids;
+        rc = export_paths(o, A, paths, n);
+    }
+    free(ids);
+    rs_paths_free(paths, n);
+    return rc;
+}
+
+int cmd_export(int argc, char **argv)
+{
+    struct rs_exp_opts o = {0};
+    struct export_args A = {.ops = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *A.ops)};
+    if (!A.ops) {
+        fprintf(stderr, "railscope: export: out of memory\n");
+        return 2;
+    }
+    int rc = parse_args(argc, argv, &o, &A);
+    if (rc < 0) rc = run_export(&o, &A);
+    free(A.ops);
+    return rc;
 }

@@ -26,6 +26,7 @@ static void usage(FILE *f)
                "jobs and explains where each step's time went.\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\noptions:\n  %-9s %s\n  %-9s %s\n", "--help", "this text", "--version", "print the version and exit");
     fprintf(f, "\n'railscope COMMAND --help' describes each command.\n");
 }
 

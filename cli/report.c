@@ -10,10 +10,13 @@
 #include "analyzer/analysis.h"
 #include "cli.h"
 #include "analyzer/report_html.h"
+#include "formats/export/export.h"
+#include "formats/reader.h"
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: railscope report [--json] [--html FILE] [--step-marker NAME] [--link-gbps RATE] PATH...\n"
+    fprintf(f, "usage: railscope report [--json] [--html FILE] [--step-marker NAME] [--link-gbps RATE] [--threads N]\n"
+               "                        [--max-mem MIB] [--quiet] PATH...\n"
                "\n"
                "Reads the trace files of a run (files or directories; thousands of ranks are fine), aligns their\n"
                "clocks, joins collectives across ranks and splits every step's wall time into compute, exposed\n"
@@ -53,7 +56,19 @@ static int parse_mib(const char *s, uint64_t *out)
     return 0;
 }
 
-int cmd_report(int argc, char **argv)
+/* What the command line asked for besides the analysis options. */
+struct report_args {
+    int json, quiet;
+    const char *html;
+    char **ops; /* the trace operands, in their order (argc slots) */
+    int nops;
+};
+
+/* Options may come before, between or after the paths (`report run --json`); "--" ends them. getopt runs
+ * in return-in-order mode ("-" first), which permutes nothing and also ignores POSIXLY_CORRECT, so every
+ * command takes its options anywhere, as dump and info do (cli/args.c). Returns -1 to go on, else the
+ * exit status: 0 after --help, 2 after a usage error. */
+static int parse_args(int argc, char **argv, struct rs_report_opts *o, struct report_args *A)
 {
     static const struct option lo[] = {
         {"json", no_argument, NULL, 'j'},
@@ -66,51 +81,44 @@ int cmd_report(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    struct rs_report_opts o = {0};
-    const char *env = getenv("RAILSCOPE_REPORT_MAX_MEM");
-    if (env && *env && parse_mib(env, &o.max_mem) < 0) {
-        fprintf(stderr, "railscope: report: bad RAILSCOPE_REPORT_MAX_MEM '%s' (MiB, 16..1048576)\n", env);
-        return 2;
-    }
-    int json = 0, quiet = 0;
-    const char *html = NULL;
-    optind = 1;
+    optind = 0; /* glibc: full re-initialisation, so the "-" (return-in-order) mode of this optstring applies */
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "jhq", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "-jhq", lo, NULL)) != -1) {
         char *end;
         switch (c) {
-        case 'j': json = 1; break;
-        case 'H': html = optarg; break;
+        case 1: A->ops[A->nops++] = optarg; break;
+        case 'j': A->json = 1; break;
+        case 'H': A->html = optarg; break;
         case 'm':
             if (!*optarg) {
                 fprintf(stderr, "railscope: report: --step-marker needs a name\n");
                 return 2;
             }
-            o.step_marker = optarg;
+            o->step_marker = optarg;
             break;
         case 'l':
             errno = 0;
-            o.link_gbps = strtod(optarg, &end);
-            if (errno || *end || !(o.link_gbps > 0 && o.link_gbps < 1e6)) {
+            o->link_gbps = strtod(optarg, &end);
+            if (errno || *end || !(o->link_gbps > 0 && o->link_gbps < 1e6)) {
                 fprintf(stderr, "railscope: report: bad --link-gbps '%s' (a rate in Gb/s, e.g. 200)\n", optarg);
                 return 2;
             }
             break;
         case 't':
-            o.threads = atoi(optarg);
-            if (o.threads < 1 || o.threads > 64) {
+            o->threads = atoi(optarg);
+            if (o->threads < 1 || o->threads > 64) {
                 fprintf(stderr, "railscope: report: bad --threads '%s' (1..64)\n", optarg);
                 return 2;
             }
             break;
         case 'M':
-            if (parse_mib(optarg, &o.max_mem) < 0) {
+            if (parse_mib(optarg, &o->max_mem) < 0) {
                 fprintf(stderr, "railscope: report: bad --max-mem '%s' (MiB, 16..1048576)\n", optarg);
                 return 2;
             }
             break;
-        case 'q': quiet = 1; break;
+        case 'q': A->quiet = 1; break;
         case 'h': usage(stdout); return 0;
         default:
             fprintf(stderr, "railscope: report: unknown or incomplete option '%s' (try 'railscope report --help')\n",
@@ -118,28 +126,79 @@ int cmd_report(int argc, char **argv)
             return 2;
         }
     }
-    if (optind >= argc) {
+    while (optind < argc) A->ops[A->nops++] = argv[optind++]; /* after "--" */
+    if (!A->nops) {
         fprintf(stderr, "railscope: report: no trace given (try 'railscope report --help')\n");
         return 2;
     }
-    o.progress = !quiet && isatty(2);
-    char err[512];
-    struct rs_analysis *a = NULL;
-    if (rs_analyze(&o, argv + optind, argc - optind, &a, err, sizeof err) < 0) {
+    return -1;
+}
+
+/* --html must not name one of the files the analysis reads: the page would replace that rank's trace. */
+static int html_is_input(const char *html, char **files, int nf)
+{
+    struct rs_file_id *ids;
+    int nids = rs_file_ids(files, nf, &ids);
+    if (nids < 0) {
+        fprintf(stderr, "railscope: report: out of memory\n");
+        return 1;
+    }
+    int clash = cli_output_is_input("report", html, ids, (size_t)nids);
+    free(ids);
+    return clash;
+}
+
+/* The operands are expanded here, once (the warnings about skipped entries come from this expansion), so
+ * that the output can be checked against the very files read; the analysis gets the list of files. */
+static int run_report(const struct rs_report_opts *o, const struct report_args *A)
+{
+    char err[512], **files = NULL;
+    int nf = rs_expand_paths(A->nops, A->ops, &files, err, sizeof err);
+    if (nf < 0) {
         fprintf(stderr, "railscope: report: %s\n", err);
         return 2;
     }
+    struct rs_analysis *a = NULL;
+    int bad = A->html && html_is_input(A->html, files, nf);
+    if (!bad && rs_analyze(o, files, nf, &a, err, sizeof err) < 0) {
+        fprintf(stderr, "railscope: report: %s\n", err);
+        bad = 1;
+    }
+    rs_paths_free(files, nf);
+    if (bad) return 2;
     int rc = a->partial ? 1 : 0;
-    if (json) rs_report_json(a, stdout);
+    if (A->json) rs_report_json(a, stdout);
     else rs_report_text(a, stdout);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "railscope: report: cannot write the report: %s\n", strerror(errno));
         rc = 2;
     }
-    if (html && rs_report_html(a, html, err, sizeof err) < 0) {
+    if (A->html && rs_report_html(a, A->html, err, sizeof err) < 0) {
         fprintf(stderr, "railscope: report: %s\n", err);
         rc = 2;
     }
     rs_analysis_free(a);
+    return rc;
+}
+
+int cmd_report(int argc, char **argv)
+{
+    struct rs_report_opts o = {0};
+    const char *env = getenv("RAILSCOPE_REPORT_MAX_MEM");
+    if (env && *env && parse_mib(env, &o.max_mem) < 0) {
+        fprintf(stderr, "railscope: report: bad RAILSCOPE_REPORT_MAX_MEM '%s' (MiB, 16..1048576)\n", env);
+        return 2;
+    }
+    struct report_args A = {.ops = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *A.ops)};
+    if (!A.ops) {
+        fprintf(stderr, "railscope: report: out of memory\n");
+        return 2;
+    }
+    int rc = parse_args(argc, argv, &o, &A);
+    if (rc < 0) {
+        o.progress = !A.quiet && isatty(2);
+        rc = run_report(&o, &A);
+    }
+    free(A.ops);
     return rc;
 }

@@ -24,6 +24,12 @@
 
 enum rs_exp_format { RS_EXP_PERFETTO = 0, RS_EXP_CHROME = 1, RS_EXP_KINETO = 2 };
 
+/* A file's identity (stat: st_dev, st_ino). stat follows symbolic links, so a link to a file, hard or
+ * symbolic, has that file's identity. */
+struct rs_file_id {
+    uint64_t dev, ino;
+};
+
 struct rs_exp_opts {
     enum rs_exp_format format;
     const char *out;           /* file (perfetto, chrome) or directory (kineto: one file per rank) */
@@ -40,7 +46,17 @@ struct rs_exp_opts {
     uint64_t index_base;
     uint64_t index_stride; /* parts: how many there are (track uuids interleave: k * stride + index) */
     int part;
+    /* The input files (rs_file_ids): an output file that is one of them is refused before it is truncated,
+     * whatever its name (a split file, a Kineto rank file, a part), so an export never destroys a trace. */
+    const struct rs_file_id *inputs;
+    size_t ninputs;
 };
+
+/* The identities of the paths that exist, into *ids (malloc'ed, free it; NULL when none). Paths that do not
+ * exist are left out: nothing is read from them either. Returns how many, or -1 when memory ran out. */
+int rs_file_ids(char *const *paths, int npaths, struct rs_file_id **ids);
+/* 1 when path exists and is one of ids (the outputs "-" and a new file never are). */
+int rs_file_is_one_of(const char *path, const struct rs_file_id *ids, size_t n);
 
 /* The opening and closing of a Chrome JSON file whose events come from `part` exporters; parts are
  * joined with ",\n". Returns the bytes written into buf (at most n). */
@@ -58,6 +74,7 @@ struct rs_exp_proc {
 };
 
 struct rs_exp_stats {
+    uint64_t files_in;  /* input processes (files) begun: those read, not those skipped */
     uint64_t events_in; /* events handed to rs_exp_event */
     uint64_t items_out; /* slices + instants + counters written */
     uint64_t bytes_out; /* bytes written over all output files */

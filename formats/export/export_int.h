@@ -34,7 +34,10 @@ struct rs_xout {
     int err;        /* first errno */
     char path[4096];
 };
-int rs_xout_open(struct rs_xout *o, const char *path);
+/* Opens path for writing, or refuses it (err RS_XOUT_EINPUT) when it is one of the inputs. Returns 0 or err. */
+int rs_xout_open(struct rs_xout *o, const char *path, const struct rs_file_id *inputs, size_t ninputs);
+#define RS_XOUT_EINPUT (-1)          /* not an errno: the output is one of the input traces */
+const char *rs_xout_strerror(int e); /* strerror, and RS_XOUT_EINPUT's reason */
 int rs_xout_flush(struct rs_xout *o);
 int rs_xout_close(struct rs_xout *o); /* flush, close; returns 0 or errno */
 static inline char *rs_xout_reserve(struct rs_xout *o, size_t n)

@@ -136,9 +136,9 @@ static void file_footer(struct jw *w)
 
 static int file_open(struct jw *w, const char *path)
 {
-    if (rs_xout_open(&w->out, path)) {
+    if (rs_xout_open(&w->out, path, w->o->inputs, w->o->ninputs)) {
         w->err = w->out.err;
-        snprintf(w->errmsg, sizeof w->errmsg, "cannot write %s: %s", path, strerror(w->out.err));
+        snprintf(w->errmsg, sizeof w->errmsg, "cannot write %s: %s", path, rs_xout_strerror(w->out.err));
         return -1;
     }
     w->file_open = 1;

@@ -258,8 +258,8 @@ static void *pb_open(struct rs_exp *x, const struct rs_exp_opts *o, char *err, s
     if (!w) return NULL;
     w->x = x;
     w->seq = 1 + o->index_base; /* each part its own sequence: interning is per sequence */
-    if (rs_xout_open(&w->out, o->out)) {
-        snprintf(err, errlen, "cannot write %s: %s", o->out, strerror(w->out.err));
+    if (rs_xout_open(&w->out, o->out, o->inputs, o->ninputs)) {
+        snprintf(err, errlen, "cannot write %s: %s", o->out, rs_xout_strerror(w->out.err));
         free(w);
         return NULL;
     }

@@ -600,6 +600,7 @@ int rs_exp_begin_process(struct rs_exp *x, const struct rs_exp_proc *pi)
     struct xproc *p = &x->p;
     memset(p, 0, sizeof *p);
     p->index = x->nproc++;
+    x->st.files_in++;
     p->pid = pi->pid;
     p->rank = pi->rank;
     p->off = pi->start_realtime - x->o.base_realtime_ns - pi->start_mono;
