@@ -671,7 +671,7 @@ static void run_transport(struct rs_analysis *a)
 
 void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs_report_opts *o)
 {
-    (void)o;
+    an_step_marker_warning(a, R, n, o); /* first: the step source shapes everything after it */
     struct join J0 = {.a = a, .R = R, .n = n}, *J = &J0;
     J->off = rs_xcalloc(n ? n : 1, sizeof *J->off, "analyze_join off");
     int noanchor = 0;

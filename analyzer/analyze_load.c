@@ -640,6 +640,18 @@ static int family_on(const char *ev, const char *fam)
     return on;
 }
 
+/* r->err for a damaged file: the reader's reason, less its status word where the report's input word,
+ * printed before it, stands for it ("truncated" for truncated and incomplete, "corrupt"): no "X: truncated:
+ * truncated: ..." (issue s17). "partial: ..." and "io-error: ..." keep theirs, which say more. */
+static void input_why(struct an_rank *r, const struct rs_read_stats *st)
+{
+    const char *why = st->reason, *name = rs_read_status_name(st->status);
+    size_t nl = strlen(name);
+    int same = st->status == RS_READ_TRUNCATED || st->status == RS_READ_CORRUPT || st->status == RS_READ_NO_END;
+    if (same && !strncmp(why, name, nl) && !strncmp(why + nl, ": ", 2)) why += nl + 2;
+    snprintf(r->err, sizeof r->err, "%s", why);
+}
+
 /* Whether the pass holds more than its budget: its arrays and maps, plus what each step candidate (a mark
  * or range: its copy and its step) and each collective cost later in the analysis. With more rank files
  * than passes at once (AN_MAX_THREADS) what the file keeps for the join (collectives, steps) has its own,
@@ -757,14 +769,14 @@ void an_load_rank(const char *path, const struct rs_report_opts *o, double link_
     r->out.events = n;
     r->out.drops = st->drop_events;
     switch (st->status) {
-    /* A file that ends on a frame boundary but has no PROC_END: the process was killed (SIGKILL, OOM) or
-     * is still running, so what came after its last flush is missing. */
-    case RS_READ_OK: r->out.input = st->proc_end ? RS_AN_COMPLETE : RS_AN_TRUNCATED; break;
+    case RS_READ_OK: r->out.input = RS_AN_COMPLETE; break;
+    /* no PROC_END (killed, crashed, still running): what came after its last flush is missing */
+    case RS_READ_NO_END:
     case RS_READ_PARTIAL:
     case RS_READ_TRUNCATED: r->out.input = RS_AN_TRUNCATED; break;
     default: r->out.input = RS_AN_CORRUPT; break;
     }
-    if (r->out.input != RS_AN_COMPLETE) snprintf(r->err, sizeof r->err, "%s", st->reason);
+    if (r->out.input != RS_AN_COMPLETE) input_why(r, st);
     an_budget = 0; /* the rest grows by doubling; steps are capped to what is left (an_local) */
     an_tree_phases(p);
     an_local(p, link_gbps_hint);

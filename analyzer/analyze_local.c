@@ -525,7 +525,7 @@ static void detect_steps(struct pass *p, struct ivec *free_net, struct srange **
         *nsteps = p->nranges;
         p->ranges = NULL;
         p->nranges = p->rangecap = 0;
-        snprintf(r->step_source, sizeof r->step_source, "%s%.20s", mk ? "marker " : "nvtx ranges", mk ? mk : "");
+        snprintf(r->step_source, sizeof r->step_source, "%s%.20s", mk ? AN_MARKER_SOURCE : "nvtx ranges", mk ? mk : "");
         return;
     }
     k = p->nmarks >= 2 ? pick_stem(p->marks, p->nmarks, 0) : 0;
@@ -539,7 +539,7 @@ static void detect_steps(struct pass *p, struct ivec *free_net, struct srange **
         }
         *steps = s;
         *nsteps = k - (p->last_ts > p->marks[k - 1].a ? 0 : 1);
-        snprintf(r->step_source, sizeof r->step_source, "%s%.20s", mk ? "marker " : "marks", mk ? mk : "");
+        snprintf(r->step_source, sizeof r->step_source, "%s%.20s", mk ? AN_MARKER_SOURCE : "marks", mk ? mk : "");
         return;
     }
     if (p->ncolls >= 2) {
@@ -561,6 +561,27 @@ static void detect_steps(struct pass *p, struct ivec *free_net, struct srange **
     *nsteps = p->last_ts > (*steps)[0].a ? 1 : 0;
     snprintf(r->step_source, sizeof r->step_source,
              p->ncolls >= 2 || free_net->n >= 2 ? "none found (whole trace)" : "whole trace");
+}
+
+void an_step_marker_warning(struct rs_analysis *a, const struct an_rank *R, size_t n, const struct rs_report_opts *o)
+{
+    if (!o || !o->step_marker) return;
+    size_t readable = 0, missed = 0;
+    const char *src = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (R[i].out.input == RS_AN_UNREADABLE) continue;
+        readable++;
+        if (!strncmp(R[i].step_source, AN_MARKER_SOURCE, strlen(AN_MARKER_SOURCE))) continue;
+        missed++;
+        if (!src) src = R[i].step_source[0] ? R[i].step_source : "none";
+    }
+    if (!missed) return;
+    char where[64] = "";
+    if (missed < readable) snprintf(where, sizeof where, " on %zu of %zu ranks", missed, readable);
+    an_warn(a,
+            "--step-marker '%.60s' delimits no step%s (no NVTX range and fewer than two marks start with it): %s "
+            "from %s",
+            o->step_marker, where, missed < readable ? "their steps" : "steps", src);
 }
 
 /* A data-carrying send burst outside collectives (verbs programs). */

@@ -106,7 +106,9 @@ struct qpst {
 /* The step source of a request/response exchange (a ping-pong): each data send is one round trip. Arrivals
  * of such steps are not compared across ranks (analyze_join.c verbs_stragglers): each rank's send answers
  * the other's, so one of them is always "later" by the round trip. */
-#define AN_ROUND_TRIPS "verbs round trips"
+#define AN_ROUND_TRIPS   "verbs round trips"
+/* The step source of a rank whose steps came from --step-marker NAME: AN_MARKER_SOURCE "NAME". */
+#define AN_MARKER_SOURCE "marker "
 
 struct pass {
     struct rs_reader *rd;
@@ -232,6 +234,10 @@ void an_on_wc(struct pass *p, const struct rs_ev_IBV_WC *e);
 void an_on_proxy_step(struct pass *p, const struct rs_ev_NCCL_PROXY_STEP *e);
 void an_on_proxy_op(struct pass *p, const struct rs_ev_NCCL_PROXY_OP *e);
 void an_local(struct pass *p, double link_gbps_hint);
+/* For the join (the passes have set each rank's step_source): a warning when --step-marker NAME delimited no
+ * step on some rank, whose steps then came from another source (issue s17: a sixfold step count, silently).
+ * Nothing without --step-marker. */
+void an_step_marker_warning(struct rs_analysis *a, const struct an_rank *R, size_t n, const struct rs_report_opts *o);
 void an_pass_free(struct pass *p);
 void an_pass_recycle(struct pass *p); /* free one file's state, keep the arrays' memory for the next */
 

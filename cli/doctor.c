@@ -44,18 +44,52 @@ static const char usage[] =
     "A host without RDMA devices gets WARN \"no RDMA devices found\" (exit 1). Key scheme and checks:\n"
     "docs/doctor.md.\n";
 
-/* NAME=value lines into a NULL-terminated envp (owned by the caller: free each and the array). */
+static void free_env(char **env)
+{
+    for (char **e = env; e && *e; e++) free(*e);
+    free(env);
+}
+
+/* An input file doctor reads ("-" = stdin where allowed): a directory opens for reading but reads as
+ * nothing, which would pass for a host without RDMA devices or variables (issue s17). NULL with one
+ * "railscope:" line on stderr. */
+static FILE *open_input(const char *opt, const char *path, int dash_is_stdin)
+{
+    FILE *in = dash_is_stdin && strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+    struct stat sb;
+    if (!in) {
+        fprintf(stderr, "railscope: doctor: %s %s: %s\n", opt, path, strerror(errno));
+        return NULL;
+    }
+    if (fstat(fileno(in), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "railscope: doctor: %s %s: is a directory, not a file\n", opt, path);
+        if (in != stdin) fclose(in);
+        return NULL;
+    }
+    return in;
+}
+
+/* NAME=value lines into a NULL-terminated envp (owned by the caller: free each and the array). Other lines
+ * are skipped (`env` output may hold multi-line values), but a file with content and not one NAME=value
+ * line is not an environment: NULL with one "railscope:" line on stderr. Blank lines and comments only (or
+ * an empty file) are an empty environment. */
 static char **read_env_file(const char *path)
 {
-    FILE *in = fopen(path, "r");
+    FILE *in = open_input("--env", path, 0);
     if (!in) return NULL;
     size_t n = 0, cap = 16;
     char **env = rs_xcalloc(cap, sizeof *env, "doctor env"), *line = NULL;
     size_t lc = 0;
     ssize_t len;
+    int lineno = 0, first_bad = 0;
     while (env && (len = getline(&line, &lc, in)) >= 0) {
+        lineno++;
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = '\0';
-        if (len == 0 || line[0] == '#' || !strchr(line, '=')) continue;
+        if (len == 0 || line[0] == '#') continue;
+        if (!strchr(line, '=') || line[0] == '=') {
+            if (!first_bad) first_bad = lineno;
+            continue;
+        }
         const char *l = line;
         if (strncmp(l, "export ", 7) == 0) l += 7;
         if (n + 2 > cap) {
@@ -67,14 +101,50 @@ static char **read_env_file(const char *path)
         env[n] = NULL;
     }
     free(line);
+    int rerr = ferror(in) ? (errno ? errno : EIO) : 0;
     fclose(in);
+    if (rerr || (!n && first_bad)) {
+        if (rerr) fprintf(stderr, "railscope: doctor: --env %s: %s\n", path, strerror(rerr));
+        else fprintf(stderr, "railscope: doctor: --env %s: no NAME=value line (line %d is not one)\n", path, first_bad);
+        free_env(env);
+        return NULL;
+    }
     return env;
 }
 
-static void free_env(char **env)
+/* --facts FILE: key=value lines. 0, or -1 with one "railscope:" line on stderr: unreadable, a directory,
+ * a malformed line, or no fact at all (an empty file would check as a host without RDMA devices). */
+static int load_facts_file(struct rs_facts *facts, const char *path)
 {
-    for (char **e = env; e && *e; e++) free(*e);
-    free(env);
+    FILE *in = open_input("--facts", path, 1);
+    if (!in) return -1;
+    int bad = 0, n = rs_facts_load(facts, in, &bad), rerr = ferror(in) ? (errno ? errno : EIO) : 0;
+    if (in != stdin) fclose(in);
+    if (rerr) fprintf(stderr, "railscope: doctor: --facts %s: %s\n", path, strerror(rerr));
+    else if (n < 0) fprintf(stderr, "railscope: doctor: --facts %s: line %d is not key=value\n", path, bad);
+    else if (n == 0) fprintf(stderr, "railscope: doctor: --facts %s: no key=value facts in it\n", path);
+    return rerr || n <= 0 ? -1 : 0;
+}
+
+/* --trace PATH: the HOST_FACT snapshot of a trace. A file the reader could not read to its end says so:
+ * with no facts, the reader's reason is the error (not "recorded without the host family"); with facts,
+ * one warning line, and the checks run on what was read. 0, or -1 with one "railscope:" line. */
+static int load_trace_facts(struct rs_facts *facts, const char *path)
+{
+    char err[512], used[1024];
+    struct rs_read_stats st;
+    int n = rs_facts_from_trace(facts, path, used, sizeof used, err, sizeof err, &st);
+    if (n < 0) {
+        fprintf(stderr, "railscope: doctor: --trace %s\n", err);
+        return -1;
+    }
+    int whole = st.status == RS_READ_OK;
+    if (n == 0 && whole)
+        fprintf(stderr, "railscope: doctor: %s has no host facts (recorded without the host family?)\n", used);
+    else if (n == 0) fprintf(stderr, "railscope: doctor: %s: %s; no host facts could be read\n", used, st.reason);
+    else if (!whole)
+        fprintf(stderr, "railscope: doctor: warning: %s: %s; checking the %d host facts read\n", used, st.reason, n);
+    return n > 0 ? 0 : -1;
 }
 
 int cmd_doctor(int argc, char **argv)
@@ -129,28 +199,12 @@ int cmd_doctor(int argc, char **argv)
     struct rs_facts facts;
     rs_facts_init(&facts);
     if (factsfile) {
-        FILE *in = strcmp(factsfile, "-") == 0 ? stdin : fopen(factsfile, "r");
-        int bad = 0;
-        if (!in) {
-            fprintf(stderr, "railscope: doctor: --facts %s: %s\n", factsfile, strerror(errno));
-            return 2;
-        }
-        int n = rs_facts_load(&facts, in, &bad);
-        if (in != stdin) fclose(in);
-        if (n < 0) {
-            fprintf(stderr, "railscope: doctor: --facts %s: line %d is not key=value\n", factsfile, bad);
+        if (load_facts_file(&facts, factsfile) != 0) {
             rs_facts_free(&facts);
             return 2;
         }
     } else if (tracepath) {
-        char err[512], used[1024];
-        int n = rs_facts_from_trace(&facts, tracepath, used, sizeof used, err, sizeof err);
-        if (n < 0) {
-            fprintf(stderr, "railscope: doctor: --trace %s\n", err);
-            return 2;
-        }
-        if (n == 0) {
-            fprintf(stderr, "railscope: doctor: %s has no host facts (recorded without the host family?)\n", used);
+        if (load_trace_facts(&facts, tracepath) != 0) {
             rs_facts_free(&facts);
             return 2;
         }
@@ -165,9 +219,8 @@ int cmd_doctor(int argc, char **argv)
         if (stat(envpath, &st) == 0) envfile = envpath;
     }
     if (envfile) {
-        char **env = read_env_file(envfile);
+        char **env = read_env_file(envfile); /* NULL: the reason is on stderr */
         if (!env) {
-            fprintf(stderr, "railscope: doctor: --env %s: %s\n", envfile, strerror(errno ? errno : ENOMEM));
             rs_facts_free(&facts);
             return 2;
         }

@@ -29,9 +29,13 @@ static void usage(FILE *f)
                "           (\"opcode\":0, ... \"opcode_name\":\"RDMA_WRITE\"), when the value has one\n"
                "  --abs    text mode: absolute timestamps in ns (default: seconds since the trace started)\n"
                "\n"
+               "Records written before the first timestamped event (the strings of the host snapshot) carry no\n"
+               "time (ts_ns 0): text mode prints \"(no time)\" for them, --json their raw \"ts_ns\":0.\n"
+               "\n"
                "Exit status: 0 all files complete, 1 a file is partial, truncated, damaged or unreadable while\n"
                "others were read (everything decodable is still printed, and the reason goes to stderr), 2 usage\n"
-               "or no readable input.\n");
+               "or no readable input. A file without the recorder's end record (PROC_END: the process was\n"
+               "killed, crashed or is still running) is \"incomplete\": partial, exit 1.\n");
 }
 
 /* A JSON string: control characters escaped, ill-formed UTF-8 (invalid bytes, encoded surrogates, overlong
@@ -68,6 +72,16 @@ static void text_raw(FILE *o, const char *s, size_t n)
     }
 }
 
+/* A time in text mode: absolute ns with --abs (or without a start time), else seconds since the trace
+ * started. 0 is no time at all (the writer stamps records made before its first timed event with 0):
+ * "(no time)", not 0 - start, about minus the host's uptime (issue s17: "-30033.703056185 ... string"). */
+static void text_ts(FILE *o, uint64_t ts, uint64_t base)
+{
+    if (!ts) fputs("(no time)", o);
+    else if (!base) fprintf(o, "%llu", (unsigned long long)ts);
+    else fprintf(o, "%+.9f", ((double)(int64_t)(ts - base)) / 1e9);
+}
+
 static uint64_t rd(const unsigned char *p, unsigned size)
 {
     uint64_t v = 0;
@@ -86,8 +100,8 @@ static void print_field(FILE *o, int json, struct rs_reader *r, const struct rs_
     case RS_T_x64:
     case RS_T_x32: fprintf(o, json ? "\"0x%llx\"" : "0x%llx", (unsigned long long)v); break;
     case RS_T_ts:
-        if (json || !base) fprintf(o, "%llu", (unsigned long long)v);
-        else fprintf(o, "%+.9f", ((double)(int64_t)(v - base)) / 1e9);
+        if (json) fprintf(o, "%llu", (unsigned long long)v);
+        else text_ts(o, v, base);
         break;
     case RS_T_str: {
         size_t n;
@@ -175,8 +189,7 @@ static void dump_event(FILE *o, int json, int abs, struct rs_reader *r, struct r
         fprintf(o, ",\"ts_ns\":%llu,\"pid\":%llu,\"tid\":%u,\"aux\":%u", (unsigned long long)e->ts,
                 (unsigned long long)h->pid, e->tid, ev->aux);
     } else {
-        if (abs) fprintf(o, "%llu", (unsigned long long)e->ts);
-        else fprintf(o, "%+.9f", ((double)(int64_t)(e->ts - base)) / 1e9);
+        text_ts(o, e->ts, base);
         fprintf(o, " %llu/%u ", (unsigned long long)h->pid, e->tid);
         if (kname) fputs(kname, o);
         else fprintf(o, "unknown_%u", ev->kind);

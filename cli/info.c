@@ -19,7 +19,9 @@ static void usage(FILE *f)
                "events dropped by the recorder, time span, and whether the file is complete.\n"
                "\n"
                "Exit status: 0 all files complete (drops are reported, not an error), 1 a file is partial,\n"
-               "truncated, damaged or unreadable while others were read, 2 usage or no readable input.\n");
+               "truncated, damaged or unreadable while others were read, 2 usage or no readable input. A file\n"
+               "without the recorder's end record (PROC_END: the process was killed, crashed or is still running)\n"
+               "is \"incomplete\": partial, exit 1, everything in it still listed.\n");
 }
 
 /* Distinct thread ids: an open-addressing set (0 = empty; tid 0 is the tracer itself, not counted). Grows
@@ -111,7 +113,7 @@ static int info_one(const char *path)
     free(tids.v);
     printf("dropped:    %llu events (%llu bytes)%s\n", (unsigned long long)st->drop_events,
            (unsigned long long)st->drop_bytes, st->drop_events ? "  <-- the recorder could not keep up" : "");
-    printf("status:     %s: %s\n", rs_read_status_name(st->status), st->reason);
+    printf("status:     %s\n", st->reason); /* the reason starts with the status name (reader.h) */
     if (st->frame_gaps) printf("            %llu gaps in the frame sequence\n", (unsigned long long)st->frame_gaps);
     printf("by kind:\n");
     for (unsigned k = 0; k < 65536; k++) {
@@ -120,7 +122,7 @@ static int info_one(const char *path)
         if (n) printf("  %-24s %llu\n", n, (unsigned long long)counts[k]);
         else printf("  unknown_%-16u %llu\n", k, (unsigned long long)counts[k]);
     }
-    int rc = st->status == RS_READ_OK ? 0 : 1;
+    int rc = st->status == RS_READ_OK ? 0 : 1; /* "incomplete" (no PROC_END) too: what came after is missing */
     rs_reader_close(r);
     return rc;
 }

@@ -5,7 +5,8 @@
 
 #include "formats/reader.h"
 
-int rs_facts_from_trace(struct rs_facts *f, const char *path, char *used, size_t usedlen, char *err, size_t errlen)
+int rs_facts_from_trace(struct rs_facts *f, const char *path, char *used, size_t usedlen, char *err, size_t errlen,
+                        struct rs_read_stats *st)
 {
     char **paths = NULL;
     char *const ops[1] = {(char *)path};
@@ -29,6 +30,7 @@ int rs_facts_from_trace(struct rs_facts *f, const char *path, char *used, size_t
         const char *k = rs_reader_string(r, hf->key, NULL), *v = rs_reader_string(r, hf->value, NULL);
         if (k && v && rs_facts_add(f, k, v) == 0) n++;
     }
+    if (st) *st = *rs_reader_stats(r);
     rs_reader_close(r);
     rs_paths_free(paths, np);
     return n;

@@ -5,11 +5,14 @@
 #include <stddef.h>
 
 #include "doctor_facts.h"
+#include "formats/reader.h"
 
 /* Loads the HOST_FACT events of one trace file, or of the first trace file (by name) of a directory.
- * Returns the number of facts (0 = the trace has none, e.g. recorded without the host family), or -1
- * with a one-line reason in err. *used (optional) gets the file read and its host name ("" if unknown),
- * as "FILE (host H)". */
-int rs_facts_from_trace(struct rs_facts *f, const char *path, char *used, size_t usedlen, char *err, size_t errlen);
+ * Returns the number of facts (0 = none could be read: recorded without the host family, or a file cut
+ * before its snapshot), or -1 with a one-line reason in err. *used (optional) gets the file read and its
+ * host name ("" if unknown), as "FILE (host H)"; *st (optional) how reading it ended (st->status,
+ * st->reason), so a damaged or incomplete file is not taken for a whole one. */
+int rs_facts_from_trace(struct rs_facts *f, const char *path, char *used, size_t usedlen, char *err, size_t errlen,
+                        struct rs_read_stats *st);
 
 #endif

@@ -74,6 +74,7 @@ const char *rs_read_status_name(enum rs_read_status s)
 {
     switch (s) {
     case RS_READ_OK: return "complete";
+    case RS_READ_NO_END: return "incomplete";
     case RS_READ_PARTIAL: return "partial";
     case RS_READ_TRUNCATED: return "truncated";
     case RS_READ_CORRUPT: return "corrupt";
@@ -86,13 +87,16 @@ const char *rs_read_status_name(enum rs_read_status s)
 
 static void set_end(struct rs_reader *r, enum rs_read_status s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* The reason always starts with the status name ("truncated: file ends inside frame 3 ..."), here and only
+ * here: every tool prints it as is and no tool has to add the name (issue s17: "truncated: truncated:"). */
 static void set_end(struct rs_reader *r, enum rs_read_status s, const char *fmt, ...)
 {
     r->done = 1;
     r->st.status = s;
+    int k = snprintf(r->st.reason, sizeof r->st.reason, "%s: ", rs_read_status_name(s));
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(r->st.reason, sizeof r->st.reason, fmt, ap);
+    vsnprintf(r->st.reason + k, sizeof r->st.reason - (size_t)k, fmt, ap);
     va_end(ap);
 }
 
@@ -512,34 +516,37 @@ static int load_frame(struct rs_reader *r)
     }
     if (k == 0) {
         if (r->saw_partial)
-            set_end(r, RS_READ_PARTIAL, "partial: the recorder marked this trace incomplete (%s)", r->partial_why);
+            set_end(r, RS_READ_PARTIAL, "the recorder marked this trace incomplete (%s)", r->partial_why);
         else if (r->str_skipped)
             set_end(r, RS_READ_PARTIAL,
-                    "partial: %llu strings (%.1f MB) not kept: the file's string text passes the reader's limit of "
+                    "%llu strings (%.1f MB) not kept: the file's string text passes the reader's limit of "
                     "%.0f MB (64 MiB + 16 x the file's size)",
                     (unsigned long long)r->str_skipped, (double)r->str_skipped_bytes / 1e6,
                     (double)r->str_budget / 1e6);
-        else
-            set_end(r, RS_READ_OK, "%llu frames, ends at a frame boundary%s", (unsigned long long)r->st.frames,
-                    r->st.proc_end ? ""
-                                   : "; no PROC_END: the process was killed, is still running, or lost its trace "
-                                     "descriptor (what came after is missing)");
+        else if (r->st.proc_end)
+            set_end(r, RS_READ_OK, "%llu frames, ends at a frame boundary", (unsigned long long)r->st.frames);
+        else /* every whole frame decodes, but the writer never said it was done: a killed or a live process */
+            set_end(r, RS_READ_NO_END,
+                    "%llu frames, ends at a frame boundary, but no PROC_END: the process was killed, "
+                    "crashed, is still running or lost its trace descriptor, so the trace is partial (what came "
+                    "after its last flush is missing)",
+                    (unsigned long long)r->st.frames);
         return 0;
     }
     if ((size_t)k < sizeof fh) {
-        set_end(r, RS_READ_TRUNCATED, "truncated: file ends inside the header of frame %llu (%llu whole frames)",
+        set_end(r, RS_READ_TRUNCATED, "file ends inside the header of frame %llu (%llu whole frames)",
                 (unsigned long long)r->frame_idx, (unsigned long long)r->st.frames);
         return 0;
     }
     memcpy(&fh, b, sizeof fh);
     if (fh.magic != RS_FRAME_MAGIC) {
-        set_end(r, RS_READ_CORRUPT, "corrupt: no frame magic at offset %llu (frame %llu)", (unsigned long long)r->off,
+        set_end(r, RS_READ_CORRUPT, "no frame magic at offset %llu (frame %llu)", (unsigned long long)r->off,
                 (unsigned long long)r->frame_idx);
         return 0;
     }
     if (fh.compressed == 0 || fh.compressed > RS_MAX_FRAME_COMPRESSED || fh.raw == 0 || fh.raw > RS_MAX_FRAME_RAW ||
         fh.raw % 8) {
-        set_end(r, RS_READ_CORRUPT, "corrupt: frame %llu has impossible sizes (%u compressed, %u raw)",
+        set_end(r, RS_READ_CORRUPT, "frame %llu has impossible sizes (%u compressed, %u raw)",
                 (unsigned long long)r->frame_idx, fh.compressed, fh.raw);
         return 0;
     }
@@ -551,14 +558,13 @@ static int load_frame(struct rs_reader *r)
         return 0;
     }
     if ((size_t)k < fh.compressed) {
-        set_end(r, RS_READ_TRUNCATED,
-                "truncated: file ends inside frame %llu (%zd of %u bytes; killed or still being written?)",
+        set_end(r, RS_READ_TRUNCATED, "file ends inside frame %llu (%zd of %u bytes; killed or still being written?)",
                 (unsigned long long)r->frame_idx, k, fh.compressed);
         return 0;
     }
     if (rs_fnv1a(cb, fh.compressed) != fh.checksum) {
-        set_end(r, RS_READ_CORRUPT, "corrupt: checksum mismatch in frame %llu at offset %llu",
-                (unsigned long long)r->frame_idx, (unsigned long long)r->off);
+        set_end(r, RS_READ_CORRUPT, "checksum mismatch in frame %llu at offset %llu", (unsigned long long)r->frame_idx,
+                (unsigned long long)r->off);
         return 0;
     }
     if (fh.raw > r->raw_cap) {
@@ -573,7 +579,7 @@ static int load_frame(struct rs_reader *r)
     }
     size_t got = ZSTD_decompressDCtx(r->dctx, r->raw, fh.raw, cb, fh.compressed);
     if (ZSTD_isError(got) || got != fh.raw) {
-        set_end(r, RS_READ_CORRUPT, "corrupt: frame %llu does not decompress to its %u bytes (%s)",
+        set_end(r, RS_READ_CORRUPT, "frame %llu does not decompress to its %u bytes (%s)",
                 (unsigned long long)r->frame_idx, fh.raw, ZSTD_isError(got) ? ZSTD_getErrorName(got) : "size");
         return 0;
     }
@@ -603,19 +609,17 @@ static int open_chunk(struct rs_reader *r)
         const unsigned char *raw = (const unsigned char *)r->raw;
         struct rs_chunk_hdr c;
         if (r->raw_len - r->pos < sizeof c) {
-            set_end(r, RS_READ_CORRUPT, "corrupt: frame %llu ends inside a chunk header",
-                    (unsigned long long)r->frame_idx - 1);
+            set_end(r, RS_READ_CORRUPT, "frame %llu ends inside a chunk header", (unsigned long long)r->frame_idx - 1);
             return 0;
         }
         memcpy(&c, raw + r->pos, sizeof c);
         if (c.magic != RS_CHUNK_MAGIC || c.bytes % 8 || c.bytes > r->raw_len - r->pos - sizeof c) {
-            set_end(r, RS_READ_CORRUPT, "corrupt: bad chunk at byte %zu of frame %llu", r->pos,
+            set_end(r, RS_READ_CORRUPT, "bad chunk at byte %zu of frame %llu", r->pos,
                     (unsigned long long)r->frame_idx - 1);
             return 0;
         }
         if (c.flags & ~(RS_CHUNK_TS_DELTA | RS_CHUNK_FIELD_DELTA)) {
-            set_end(r, RS_READ_CORRUPT, "corrupt: unknown chunk encoding flags 0x%x (written by a newer railscope?)",
-                    c.flags);
+            set_end(r, RS_READ_CORRUPT, "unknown chunk encoding flags 0x%x (written by a newer railscope?)", c.flags);
             return 0;
         }
         r->pos += sizeof c;
@@ -636,7 +640,7 @@ static int special_event(struct rs_reader *r, struct rs_ev_hdr *h)
         const struct rs_ev_STRING *s = (const void *)h;
         if (s->len > h->size - sizeof *s || s->len > RS_MAX_STRING ||
             store_string(r, s->id, (const char *)(s + 1), s->len)) {
-            set_end(r, RS_READ_CORRUPT, "corrupt: bad string record (id %u, %u bytes)", s->id, s->len);
+            set_end(r, RS_READ_CORRUPT, "bad string record (id %u, %u bytes)", s->id, s->len);
             return -1;
         }
     } else if (h->kind == RS_EV_DROPS) {
@@ -732,8 +736,8 @@ static inline __attribute__((always_inline)) void decode_run(struct rs_reader *r
         const unsigned size = h->size; /* readable even when left == 8: raw has 16 bytes of slack */
         /* size < 16 (wraps into the high bits), not a multiple of 8, or past the chunk's end */
         if (__builtin_expect(((size - (unsigned)sizeof *h) & ~0xfff8u) | (size > left), 0)) {
-            set_end(r, RS_READ_CORRUPT, "corrupt: bad event size %u at byte %zu of frame %llu",
-                    left < sizeof *h ? 0u : h->size, pos, (unsigned long long)r->frame_idx - 1);
+            set_end(r, RS_READ_CORRUPT, "bad event size %u at byte %zu of frame %llu", left < sizeof *h ? 0u : h->size,
+                    pos, (unsigned long long)r->frame_idx - 1);
             r->stop = 1;
             break;
         }
@@ -748,8 +752,8 @@ static inline __attribute__((always_inline)) void decode_run(struct rs_reader *r
             if (ki & KI_UNKNOWN) {
                 unknown++;
             } else if (size < (ki & KI_SIZE)) {
-                set_end(r, RS_READ_CORRUPT, "corrupt: %s event of %u bytes, needs %u (frame %llu)", rs_kinds[kind].name,
-                        size, rs_kinds[kind].size, (unsigned long long)r->frame_idx - 1);
+                set_end(r, RS_READ_CORRUPT, "%s event of %u bytes, needs %u (frame %llu)", rs_kinds[kind].name, size,
+                        rs_kinds[kind].size, (unsigned long long)r->frame_idx - 1);
                 r->stop = 1;
                 break;
             } else if (special_event(r, h)) {

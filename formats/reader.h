@@ -1,7 +1,8 @@
 /* The trace reader: decodes one .rtrace file (formats/SPEC.md) as a stream of events in file order, and
  * lists the trace files of a directory. Input is treated as hostile: every length, count and id read from
  * the file is checked; a damaged file ends the stream cleanly with a status and a one-line reason, never a
- * crash. A file still being written reads up to its last whole frame (status RS_READ_TRUNCATED).
+ * crash. A file still being written reads up to its last whole frame (status RS_READ_NO_END, or
+ * RS_READ_TRUNCATED when it ends inside a frame): the same events, flagged.
  *
  *     char err[256];
  *     struct rs_reader *r = rs_reader_open(path, err, sizeof err);
@@ -45,7 +46,8 @@ struct rs_event {
 };
 
 enum rs_read_status {
-    RS_READ_OK = 0,      /* complete so far, ended at a frame boundary, no PARTIAL event */
+    RS_READ_OK = 0,      /* complete: ended at a frame boundary after the writer's PROC_END, no PARTIAL event */
+    RS_READ_NO_END,      /* ended at a frame boundary without PROC_END (killed, crashed, still running): partial */
     RS_READ_PARTIAL,     /* decodes fully, but the writer recorded a PARTIAL event (write error...) */
     RS_READ_TRUNCATED,   /* ends inside a frame (killed, still being written): kept all whole frames */
     RS_READ_CORRUPT,     /* bytes that do not decode (bad magic/checksum/sizes): stopped there */
@@ -56,15 +58,16 @@ enum rs_read_status {
 
 struct rs_read_stats {
     enum rs_read_status status;       /* final only once rs_reader_next() has returned <= 0 */
-    char reason[256];                 /* one human line, e.g. "truncated: file ends inside frame 12" */
+    char reason[256];                 /* one human line that starts with the status name, e.g. "truncated: file
+                                       * ends inside frame 12": print it as is, not after the name again */
     uint64_t frames;                  /* whole frames decoded */
     uint64_t events;                  /* events returned (STRING records included) */
     uint64_t unknown_events;          /* of which kinds unknown to this reader */
     uint64_t drop_events, drop_bytes; /* sums of DROPS events seen */
     uint64_t bytes_read;              /* file offset reached (end of the last whole frame) */
     uint64_t frame_gaps;              /* frames whose seq did not follow the previous one */
-    uint64_t proc_end;                /* PROC_END events seen: 0 at the end of a "complete" file means the
-                                   * process was killed (SIGKILL, crash) or is still running */
+    uint64_t proc_end;                /* PROC_END events seen: 0 at a frame boundary is RS_READ_NO_END (the
+                                       * process was killed, crashed or is still running) */
     uint64_t strings_not_kept;        /* STRING records past the string-memory limit (their ids resolve to NULL) */
 };
 
@@ -118,7 +121,9 @@ const char *rs_reader_string(const struct rs_reader *r, uint32_t id, size_t *len
 void rs_reader_keep_strings(struct rs_reader *r, int keep);
 
 const struct rs_read_stats *rs_reader_stats(const struct rs_reader *r);
-const char *rs_read_status_name(enum rs_read_status s); /* "complete", "partial", "truncated", ... */
+/* "complete", "incomplete", "partial", "truncated", ...: the word st->reason starts with. Only "complete"
+ * (RS_READ_OK) is a whole file; every tool exits 1 on any other status of a file it could open. */
+const char *rs_read_status_name(enum rs_read_status s);
 void rs_reader_close(struct rs_reader *r);
 
 /* Kind descriptor for any kind value (NULL when unknown) and its lower-case name ("ibv_post_send"). */

@@ -2,7 +2,8 @@
  * The files are checked in, so the corpus stays the same when the writer changes; rerun with
  * `make corpus-regen` only to add cases. EXPECT says what a correct reader must report for each file:
  *     name  status  events
- * status is the reader's status name after a full drain ("complete", "truncated", "corrupt", "partial")
+ * status is the reader's status name after a full drain ("complete", "incomplete", "truncated", "corrupt",
+ * "partial"; "incomplete": whole frames but no PROC_END, as in every file assembled here without one)
  * or "refused" when rs_reader_open() must fail; events is the exact number of events it must hand out
  * before stopping ("-" when open is refused). Damaged files keep every whole frame before the damage.
  *
@@ -245,7 +246,7 @@ static void chunk_event_cases(void)
     one_chunk_file("chunk-bytes-huge", &e, 0, RS_CHUNK_MAGIC, 0x7ffffff8, "corrupt", 0);
     one_chunk_file("chunk-bytes-odd", &e, 0, RS_CHUNK_MAGIC, 13, "corrupt", 0);
     one_chunk_file("chunk-flags-unknown", &e, 0x80, RS_CHUNK_MAGIC, -1, "corrupt", 0);
-    one_chunk_file("chunk-empty", &(struct fz_buf){0}, 0, RS_CHUNK_MAGIC, -1, "complete", 0);
+    one_chunk_file("chunk-empty", &(struct fz_buf){0}, 0, RS_CHUNK_MAGIC, -1, "incomplete", 0);
     /* event sizes */
     struct fz_buf z = {0};
     ev_raw(&z, 100, RS_EV_CLOCK, 0, NULL, 0);
@@ -276,17 +277,17 @@ static void chunk_event_cases(void)
     ev_raw(&z, 100, 0x7fff, 48, junk, sizeof junk);
     ev_raw(&z, 110, 0, 16, NULL, 0);
     ev_raw(&z, 120, RS_EV_CLOCK, sizeof ck, &ck.realtime_ns, 16);
-    one_chunk_file("ev-unknown-kinds", &z, 0, RS_CHUNK_MAGIC, -1, "complete", 3);
+    one_chunk_file("ev-unknown-kinds", &z, 0, RS_CHUNK_MAGIC, -1, "incomplete", 3);
     /* bigger than the kind (a newer minor added fields) */
     z.n = 0;
     ev_raw(&z, 100, RS_EV_CLOCK, sizeof ck + 64, &ck.realtime_ns, 16);
-    one_chunk_file("ev-bigger-than-kind", &z, 0, RS_CHUNK_MAGIC, -1, "complete", 1);
+    one_chunk_file("ev-bigger-than-kind", &z, 0, RS_CHUNK_MAGIC, -1, "incomplete", 1);
     /* delta timestamps that wrap, and go backwards */
     z.n = 0;
     ev_raw(&z, UINT64_MAX - 5, RS_EV_CLOCK, sizeof ck, &ck.realtime_ns, 16);
     ev_raw(&z, 100, RS_EV_CLOCK, sizeof ck, &ck.realtime_ns, 16);
     ev_raw(&z, UINT64_MAX, RS_EV_CLOCK, sizeof ck, &ck.realtime_ns, 16);
-    one_chunk_file("ts-delta-wrap", &z, RS_CHUNK_TS_DELTA, RS_CHUNK_MAGIC, -1, "complete", 3);
+    one_chunk_file("ts-delta-wrap", &z, RS_CHUNK_TS_DELTA, RS_CHUNK_MAGIC, -1, "incomplete", 3);
     /* DROPS whose sums overflow */
     z.n = 0;
     struct rs_ev_DROPS dr;
@@ -297,7 +298,7 @@ static void chunk_event_cases(void)
     dr.reason = 0xffffffffu;
     ev_raw(&z, 100, RS_EV_DROPS, sizeof dr, &dr.events, sizeof dr - sizeof dr.h);
     ev_raw(&z, 200, RS_EV_DROPS, sizeof dr, &dr.events, sizeof dr - sizeof dr.h);
-    one_chunk_file("drops-overflow", &z, 0, RS_CHUNK_MAGIC, -1, "complete", 2);
+    one_chunk_file("drops-overflow", &z, 0, RS_CHUNK_MAGIC, -1, "incomplete", 2);
     /* STACK whose depth claims more addresses than the event holds */
     z.n = 0;
     struct rs_ev_STACK sk;
@@ -305,7 +306,7 @@ static void chunk_event_cases(void)
     sk.depth = 0xffffffffu;
     sk.for_kind = RS_EV_CLOCK;
     ev_raw(&z, 100, RS_EV_STACK, sizeof sk + 8, &sk.depth, 8);
-    one_chunk_file("stack-depth-lies", &z, 0, RS_CHUNK_MAGIC, -1, "complete", 1);
+    one_chunk_file("stack-depth-lies", &z, 0, RS_CHUNK_MAGIC, -1, "incomplete", 1);
     /* CALL_STACK (events_cuda.h) whose depth lies, with frames naming module paths that are no ELF file (a
      * device, a directory, a missing file), an undefined string id and unknown offsets: `dump` reads the
      * module files to symbolise, and must print module+offset (or '?') and go on. */
@@ -329,7 +330,7 @@ static void chunk_event_cases(void)
         cs.f[3] = (struct rs_stack_frame){0xdef0, 0x7fffffu, 0x20};
         ev_raw(&z, 100, RS_EV_CALL_STACK, (uint16_t)(sizeof(struct rs_ev_hdr) + sizeof cs), &cs, sizeof cs);
     }
-    one_chunk_file("call-stack-lies", &z, 0, RS_CHUNK_MAGIC, -1, "complete", 4);
+    one_chunk_file("call-stack-lies", &z, 0, RS_CHUNK_MAGIC, -1, "incomplete", 4);
     free(z.b);
     free(e.b);
 }
@@ -364,13 +365,13 @@ static void string_cases(void)
     memset(&wn, 0, sizeof wn);
     wn.message = 0xffffffffu;
     ev_raw(&z, 110, RS_EV_WARNING, sizeof wn, &wn.message, 8);
-    one_chunk_file("str-undefined-ref", &z, 0, RS_CHUNK_MAGIC, -1, "complete", 2);
+    one_chunk_file("str-undefined-ref", &z, 0, RS_CHUNK_MAGIC, -1, "incomplete", 2);
     z.n = 0;
     ev_str(&z, 3, "first", 5, 5);
     ev_str(&z, 3, "second, longer", 14, 14);
     ts.name = 3;
     ev_raw(&z, 100, RS_EV_THREAD_START, sizeof ts, &ts.name, 8);
-    one_chunk_file("str-dup-id", &z, 0, RS_CHUNK_MAGIC, -1, "complete", 3);
+    one_chunk_file("str-dup-id", &z, 0, RS_CHUNK_MAGIC, -1, "incomplete", 3);
     z.n = 0;
     /* hostile bytes in names: NUL, newline, quotes, backslash, terminal escapes, invalid UTF-8, HTML */
     static const char nasty[] = "a\0b\n\"q\"\\\x1b[2J\xff\xfe\xc3</script><b>x</b>%s%n\r\t";
@@ -382,7 +383,7 @@ static void string_cases(void)
     ev_raw(&z, 110, RS_EV_WARNING, sizeof wn, &wn.message, 8);
     ts.name = 2;
     ev_raw(&z, 120, RS_EV_THREAD_START, sizeof ts, &ts.name, 8);
-    one_chunk_file("str-hostile-bytes", &z, 0, RS_CHUNK_MAGIC, -1, "complete", 5);
+    one_chunk_file("str-hostile-bytes", &z, 0, RS_CHUNK_MAGIC, -1, "incomplete", 5);
     /* the writer's PARTIAL reason: string id 0x7fffffff, then a PARTIAL event naming it */
     z.n = 0;
     ev_str(&z, 0x7fffffffu, "disk-full", 9, 9);
@@ -422,7 +423,7 @@ static void frame_cases(void)
     ev_raw(&one, 100, RS_EV_CLOCK, sizeof ck, &ck.realtime_ns, 16);
     put_chunk_frame(&f, &one, 1, 0, RS_CHUNK_MAGIC, -1, 0);
     put_chunk_frame(&f, &one, 1, 0, RS_CHUNK_MAGIC, -1, 5);
-    emit("frame-seq-gap", f.b, f.n, "complete", 2);
+    emit("frame-seq-gap", f.b, f.n, "incomplete", 2);
     /* the raw size in the frame header lies (checksum fixed up) */
     size_t second = f.n;
     put_chunk_frame(&f, &one, 1, 0, RS_CHUNK_MAGIC, -1, 6);
@@ -470,13 +471,13 @@ static void header_cases(void)
     struct fz_buf f = {0};
     /* no tags at all */
     fz_put_preamble(&f, NULL, 0);
-    emit("header-empty", f.b, f.n, "complete", 0);
+    emit("header-empty", f.b, f.n, "incomplete", 0);
     /* newer minor + an unknown tag + a known tag of the wrong length */
     f.n = 0;
     unsigned char tlv[] = {200, 0, 3, 0, 'x', 'y', 'z', RS_HDR_PID, 0, 3, 0, 1, 2, 3};
     fz_put_preamble(&f, tlv, sizeof tlv);
     memcpy(f.b + 10, &(uint16_t){RS_FORMAT_MINOR + 7}, 2);
-    emit("header-newer-minor", f.b, f.n, "complete", 0);
+    emit("header-newer-minor", f.b, f.n, "incomplete", 0);
     /* a field that runs past the block */
     f.n = 0;
     unsigned char over[] = {RS_HDR_HOST, 0, 0xff, 0xff, 'h'};
@@ -509,7 +510,7 @@ static void header_cases(void)
     memcpy(dup + 4, "a\0", 2);
     memcpy(dup + 6, (unsigned char[]){RS_HDR_CMDLINE, 0, 64, 0}, 4);
     fz_put_preamble(&f, dup, sizeof dup);
-    emit("header-dup-cmdline", f.b, f.n, "complete", 0);
+    emit("header-dup-cmdline", f.b, f.n, "incomplete", 0);
     /* hostile strings in every string tag (control chars, quotes, HTML, invalid UTF-8, embedded NUL) */
     f.n = 0;
     struct fz_buf t = {0};
@@ -533,7 +534,7 @@ static void header_cases(void)
     fz_put(&t, &l8, 2);
     fz_put(&t, &huge, 8);
     fz_put_preamble(&f, t.b, (uint32_t)t.n);
-    emit("header-hostile-strings", f.b, f.n, "complete", 0);
+    emit("header-hostile-strings", f.b, f.n, "incomplete", 0);
     free(t.b);
     free(f.b);
 }

@@ -346,6 +346,8 @@ static void tail(struct rank *R, int steps)
         EV(WARNING, wn, e + 10);
         wn.message = S("softnic: link paused (injected)");
         put(0, &wn);
+        EV(PROC_END, pe, e + 20); /* the process ended normally: a complete file */
+        put(0, &pe);
     }
 }
 
