@@ -158,7 +158,6 @@ static void die_like(int sig)
     if (sig != SIGKILL && sig != SIGSTOP) raise(sig);
 }
 
-
 /* A value the library's parse_long takes: strtol syntax, in lo..hi; empty means the default there too. */
 static int check_number(const char *flag, const char *v, long lo, long hi)
 {
