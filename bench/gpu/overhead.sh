@@ -16,6 +16,8 @@
 #                      windows (bench/gpu/lockstep_windows.py); the kept traces come back as $OUT/resnetcost.tgz
 #   crashhunt [N CPUS WARMUP STEPS]  rounds of N ResNet default-mode processes started together on a small CPU set,
 #                      a native backtrace of any fatal signal (bench/gpu/crashhunt.sh; CH_BUDGET seconds, default 300)
+#   fullfloor          full mode against CUPTI's floor on ResNet-50 DDP (~8.5 min): DW_ROUNDS=8 mirrored lock-step
+#                      groups of min-full, full and full-notick, pooled against min-full and against full
 #   donewhen           issue 16's whole "Done when" in this one call (~9.5 min with the JIT warm-up): lock-step groups of every mode
 #                      (DW_ROUNDS=3 rounds, mirrored orders alternating) on the transformer and ResNet-50 DDP,
 #                      default-vs-full report shares of both (from the groups' kept default and full traces;
@@ -86,6 +88,7 @@ part() {
         done ;;
     donewhen) donewhen ;;
     resnetcost) resnetcost ;;
+    fullfloor) fullfloor ;;
     crashhunt) bash bench/gpu/crashhunt.sh "$@" ;;
     shares) # the default-vs-full report shares of both workloads alone (donewhen's shares step, ~3 min)
         rm -rf /tmp/rs-dw-rep && mkdir -p /tmp/rs-dw-rep
@@ -151,6 +154,17 @@ resnetcost() {
     done
     python3 bench/gpu/lockstep_windows.py "$OUT/lockstep-$w.json" --railscope "$RS_BUILD/railscope"
     tar czf "$OUT/resnetcost.tgz" -C /tmp rs-rc
+}
+# Full mode against CUPTI's floor on ResNet-50 DDP (session 17: full 1.015x the floor over 16 groups, about half of
+# it the tick's flush, since changed): groups of min-full, full and full-notick (DW_ROUNDS=8, mirrored), then the
+# pooled ratios against min-full and against full. FF_WORKLOAD=stub DW_CPUS=1: a dry run without a GPU.
+fullfloor() {
+    local w=${FF_WORKLOAD:-resnet} cpus=(${DW_CPUS:+--cpus-shared "$DW_CPUS"})
+    part lockstep --workload "$w" --steps "${DW_RSTEPS:-160}" --warmup "${DW_WARMUP:-25}" --budget "${DW_BUDGET:-450}" \
+        --pairs "$(DW_ROUNDS=${DW_ROUNDS:-8} dw_groups min-full:full:full-notick:min-full:full:full-notick:min-full:full)" \
+        "${cpus[@]}"
+    python3 bench/gpu/lockstep_summary.py "$OUT/lockstep-$w.json" --ref min-full
+    python3 bench/gpu/lockstep_summary.py "$OUT/lockstep-$w.json" --ref full
 }
 dw_shares() { # $1 workload, $2 default's mode (its first window on steady steps), $3 steps, $4 warm-up: one run each
     local w=$1 m

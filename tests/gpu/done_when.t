@@ -5,7 +5,7 @@
 # The arithmetic only: the GPU runs themselves are bench/gpu/overhead.sh donewhen's (bench/gpu/RESULTS.md).
 . "$(dirname "$0")/../lib.sh"
 need_cmd python3
-plan 33
+plan 35
 DW="$RS_TOP/bench/gpu/done_when.py"
 
 # mk FILE WORKLOAD DEFAULT FULL FLOOR TORCHPROF EXIT_DEFAULT [KILL]: three groups of eight, untraced 20 ms +- a
@@ -133,6 +133,21 @@ if [ -x "$RS_CLI" ] && command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; th
     is "$self" 0 "0-all.tgz does not hold itself"
 else
     skip "no railscope build, no taskset or one CPU"
+    skip "no railscope build, no taskset or one CPU"
+    skip "no railscope build, no taskset or one CPU"
+fi
+
+# overhead.sh fullfloor (session 17, the next call's first job): mirrored groups of min-full, full and full-notick,
+# then the pooled ratios against min-full; a dry run on the stub, 2 groups
+if [ -x "$RS_CLI" ] && command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
+    OUT="$T/ff" RS_BUILD="$RS_BUILD" RS_NO_JIT_WARM=1 FF_WORKLOAD=stub DW_CPUS=1 DW_ROUNDS=2 DW_RSTEPS=10 DW_WARMUP=2 \
+        bash "$RS_TOP/bench/gpu/overhead.sh" fullfloor >"$T/ff.log" 2>&1
+    n=$(python3 -c "import json, sys; p = json.load(open(sys.argv[1]))['pairs']; print(len(p), p[0]['pair'].split(':') == p[1]['pair'].split(':')[::-1])" \
+        "$T/ff/lockstep-stub.json" 2>&1)
+    is "$n" "2 True" "fullfloor: DW_ROUNDS groups, the second the first's mirror" || diag "$(tail -5 "$T/ff.log")"
+    like "$(grep -E '^stub +full +min-full +2 ' "$T/ff.log")" 'stub +full +min-full +2 ' \
+        "fullfloor: full pooled against CUPTI's floor (min-full)"
+else
     skip "no railscope build, no taskset or one CPU"
     skip "no railscope build, no taskset or one CPU"
 fi
