@@ -218,7 +218,7 @@ static int export_file(struct rs_exp *x, const char *path, int quiet, int pipeli
     rs_exp_end_process(x);
     const struct rs_read_stats *st = rs_reader_stats(r);
     int partial = 0;
-    if (st->status != RS_READ_OK) { /* a partial file (recorder-marked, strings not kept) too: exit 1 */
+    if (st->status != RS_READ_OK) { /* partial (recorder-marked, strings not kept), no PROC_END: exit 1 */
         partial = 1;
         if (!quiet) fprintf(stderr, "railscope: warning: %s: %s\n", path, st->reason);
     }
