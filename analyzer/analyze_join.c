@@ -630,6 +630,30 @@ static void rank_qps(struct join *J, size_t r)
     }
 }
 
+/* The run's step source is the first rank's; a rank whose steps came from elsewhere (NVTX ranges on rank 0 only,
+ * say, the others falling back to traffic periodicity or the whole trace) joins its steps with steps of another
+ * meaning: the mean step, the slowest steps and a straggler's cost then mix them (audit s17). Said, naming the
+ * first few ranks that differ. */
+static void mixed_step_sources(struct join *J, const char *src)
+{
+    if (!src) return;
+    char who[160] = "";
+    size_t odd = 0, len = 0, first = 0;
+    while (first < J->n && J->R[first].step_source != src) first++;
+    for (size_t r = 0; r < J->n; r++) {
+        const char *s = J->R[r].step_source[0] ? J->R[r].step_source : "none";
+        if (!strcmp(s, src)) continue;
+        if (odd++ < 3 && len < sizeof who)
+            len += (size_t)snprintf(who + len, sizeof who - len, "%srank %d: %s (%zu step%s)", odd > 1 ? ", " : "",
+                                    J->R[r].out.rank, s, J->R[r].nlsteps, J->R[r].nlsteps == 1 ? "" : "s");
+    }
+    if (odd)
+        an_warn(J->a,
+                "steps come from different sources on different ranks: %s on rank %d, but %s%s; the run's steps "
+                "and stragglers mix them (mark steps the same way on every rank, or use --step-marker)",
+                src, first < J->n ? J->R[first].out.rank : -1, who, odd > 3 ? ", ..." : "");
+}
+
 static void rank_outputs(struct join *J)
 {
     struct rs_analysis *a = J->a;
@@ -656,6 +680,7 @@ static void rank_outputs(struct join *J)
     a->mean_ranks = live;
     a->step_mean_s = step_cnt ? step_sum / step_cnt : 0;
     snprintf(a->step_source, sizeof a->step_source, "%s", src ? src : "none");
+    mixed_step_sources(J, src);
 }
 
 /* Run-level transport: the distinct per-rank transports, joined with " + ". */
