@@ -25,28 +25,58 @@ static int step_word(const char *w, size_t n)
     return 0;
 }
 static int is_sep(char c) { return c == ' ' || c == '#' || c == '_' || c == ':' || c == '=' || c == '-' || c == '.'; }
-int an_step_name(const char *s, int64_t *id, uint64_t *stem)
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+/* The length of a name without PyTorch's emit_nvtx() tails: it appends ", op_id = N", ", seq = N",
+ * ", sizes = [...]" to every range name ("ProfilerStep#3, op_id = 187"); the name is what comes before. */
+static size_t name_len(const char *s)
 {
-    if (!s || !*s) return 0;
-    size_t n = strlen(s), e;
-    /* PyTorch's emit_nvtx() appends ", op_id = N", ", seq = N", ", sizes = [...]" to every range name
-     * ("ProfilerStep#3, op_id = 187"): the name is what comes before */
+    size_t n = strlen(s);
     static const char *const tails[] = {", op_id = ", ", seq = ", ", sizes = "};
     for (size_t i = 0; i < sizeof tails / sizeof *tails; i++) {
         const char *t = strstr(s, tails[i]);
         if (t && (size_t)(t - s) < n) n = (size_t)(t - s);
     }
+    return n;
+}
+/* Where the counter of s[0, n) ends: before a "/total" tail ("step 5/30", tqdm's and Hugging Face's
+ * style; only digits on both sides, so "fwd/3" keeps its counter 3) */
+static size_t counter_end(const char *s, size_t n)
+{
+    size_t t = n;
+    while (t && is_digit(s[t - 1])) t--;
+    return t < n && t >= 2 && s[t - 1] == '/' && is_digit(s[t - 2]) ? t - 1 : n;
+}
+int an_step_name(const char *s, int64_t *id, uint64_t *stem)
+{
+    if (!s || !*s) return 0;
+    size_t n = strlen(s), e;
+    const size_t cut = name_len(s);
     char buf[256];
-    if (n < strlen(s)) { /* parse the cut name (strtoll below needs its end) */
+    if (cut < n) { /* parse the cut name (strtoll below needs its end) */
+        n = cut;
         if (n >= sizeof buf) n = sizeof buf - 1;
         memcpy(buf, s, n);
         buf[n] = 0;
         s = buf;
     }
-    e = n;
-    while (e && s[e - 1] >= '0' && s[e - 1] <= '9') e--;
-    int has_num = e < n && n - e <= 18;
+    /* The counter: trailing digits, possibly followed by "/total" and in brackets ("step(5)", "step [5/30]");
+     * without the brackets' opener before the digits a closer is part of the name. Otherwise each step's
+     * name would be a stem of its own ("step 5/", "step(5)") and no name would repeat. */
+    size_t d = 0, digits = 0; /* the counter is s[digits, d) */
+    int bracket = 0;
+    if (n && (s[n - 1] == ')' || s[n - 1] == ']')) {
+        d = counter_end(s, n - 1);
+        for (digits = d; digits && is_digit(s[digits - 1]);) digits--;
+        bracket = digits < d && digits && s[digits - 1] == (s[n - 1] == ')' ? '(' : '[');
+    }
+    if (!bracket) {
+        d = counter_end(s, n);
+        for (digits = d; digits && is_digit(s[digits - 1]);) digits--;
+    }
+    e = digits;
+    int has_num = e < d && d - e <= 18;
     *id = has_num ? strtoll(s + e, NULL, 10) : -1;
+    if (bracket) e--; /* the opener */
     while (e && is_sep(s[e - 1])) e--;
     if (!e) return 0;
     uint64_t h = 1469598103934665603ull; /* FNV-1a over the lower-case stem */
@@ -158,18 +188,25 @@ static struct nvstack *nv_stack(struct pass *p, uint32_t tid)
 }
 
 /* A range or mark name: its step priority (0: not a step), counter and stem. With --step-marker NAME only
- * names starting with NAME count (priority 4). */
+ * names that are NAME, in any case like automatic detection, then optionally separators (is_sep, or the
+ * opener of a bracketed counter) and a counter, count (priority 4): "step 5", "Step#5", "step(5)",
+ * "step 5/30", but not "step_log 5" or "steps_total" (a plain prefix took those, and --step-marker step
+ * then gave twice the steps at half their length). The counter is parsed after the same separators as in
+ * automatic detection ("iteration:5" is step 5). */
 static int name_is_step(struct pass *p, const char *s, int64_t *id, uint64_t *stem)
 {
     if (!s) return 0;
     if (p->o->step_marker) {
-        size_t ml = strlen(p->o->step_marker);
-        if (strncmp(s, p->o->step_marker, ml)) return 0;
-        *id = -1;
+        const size_t ml = strlen(p->o->step_marker), n = name_len(s);
+        if (n < ml || strncasecmp(s, p->o->step_marker, ml)) return 0;
+        size_t q = ml;
+        while (q < n && (is_sep(s[q]) || s[q] == '(' || s[q] == '[')) q++;
+        if (q < n && !is_digit(s[q])) return 0; /* another word: "step_log 5", "steps_total" */
+        /* a counter of at most 18 digits (the rest of a longer one would overflow) */
+        size_t k = q;
+        while (k < n && is_digit(s[k])) k++;
+        *id = q < k && k - q <= 18 ? strtoll(s + q, NULL, 10) : -1;
         *stem = 4;
-        const char *q = s + ml;
-        while (*q == '#' || *q == ' ' || *q == '_') q++;
-        if (*q) *id = strtoll(q, NULL, 10);
         return 4;
     }
     return an_step_name(s, id, stem);
@@ -506,6 +543,36 @@ static void on_verbs(struct pass *p, const struct rs_ev_hdr *h)
 }
 
 /* ---- NVTX ranges and marks ---- */
+/* Open start/end ranges: p->nvstart maps a range id to NV_NONSTEP (a Start whose name is no step: nothing
+ * kept but the id) or to its slot in p->starts: a step Start (is_step = its priority) or an End read before
+ * its Start (NV_END_FIRST, ts = the End's). A paired range's id leaves the map and its slot goes on a free
+ * list (a free slot: is_step 0, id = the next free slot + 1), so what is held is what is open, within the
+ * pass's budget like every array and map (an_grow, hm_grow). */
+#define NV_NONSTEP   UINT64_MAX
+#define NV_END_FIRST 0xff
+static __thread size_t nv_free; /* the first free slot of this thread's pass + 1, 0 none */
+static uint64_t nv_slot(struct pass *p, const struct nvent *x)
+{
+    size_t i;
+    if (nv_free && nv_free <= p->nstarts) {
+        i = nv_free - 1;
+        nv_free = (size_t)p->starts[i].id;
+    } else {
+        AN_PUSH(p->starts, p->nstarts, p->startcap);
+        i = p->nstarts - 1;
+    }
+    p->starts[i] = *x;
+    return i;
+}
+static void nv_release(struct pass *p, uint64_t id, uint64_t i)
+{
+    hm_del(&p->nvstart, id);
+    if (i >= p->nstarts || !p->starts[i].is_step) return; /* NV_NONSTEP, or damage */
+    p->starts[i].is_step = 0;
+    p->starts[i].id = (int64_t)nv_free;
+    nv_free = (size_t)i + 1;
+}
+
 static void on_nvtx(struct pass *p, const struct rs_ev_hdr *h, uint32_t tid)
 {
     switch (h->kind) {
@@ -530,19 +597,33 @@ static void on_nvtx(struct pass *p, const struct rs_ev_hdr *h, uint32_t tid)
         const struct rs_ev_NVTX_START *e = (const void *)h;
         struct nvent x = {h->ts, -1, 0, 0};
         x.is_step = (uint8_t)name_is_step(p, rs_reader_string(p->rd, e->message, NULL), &x.id, &x.stem);
-        if (x.is_step) {
-            hm_put(&p->nvstart, e->id, (uint64_t)p->nstarts);
-            *AN_PUSH(p->starts, p->nstarts, p->startcap) = x;
+        uint64_t i;
+        if (hm_get(&p->nvstart, e->id, &i)) {
+            const int end_first = i < p->nstarts && p->starts[i].is_step == NV_END_FIRST;
+            /* its End came first (read from the ending thread's buffer), or an id used again (damage) */
+            if (end_first && x.is_step && p->starts[i].ts >= x.ts) add_range(p, x.ts, p->starts[i].ts, &x);
+            nv_release(p, e->id, i);
+            if (end_first) break;
         }
+        if (x.is_step) hm_put(&p->nvstart, e->id, nv_slot(p, &x));
+        else hm_put(&p->nvstart, e->id, NV_NONSTEP);
         break;
     }
     case RS_EV_NVTX_END: {
         const struct rs_ev_NVTX_END *e = (const void *)h;
         uint64_t i;
-        if (hm_get(&p->nvstart, e->id, &i) && i < p->nstarts && p->starts[i].is_step) {
-            add_range(p, p->starts[i].ts, h->ts, &p->starts[i]);
-            p->starts[i].is_step = 0;
+        if (!hm_get(&p->nvstart, e->id, &i)) {
+            /* Its Start is not read yet: events come in per-thread-buffer order, and a range started on one
+             * thread may end on another (NVTX allows it: async work, callbacks), whose buffer can be read
+             * first. Kept until its Start comes; one whose Start never comes is dropped at the end. */
+            const struct nvent x = {h->ts, -1, 0, NV_END_FIRST};
+            hm_put(&p->nvstart, e->id, nv_slot(p, &x));
+            break;
         }
+        if (i < p->nstarts && p->starts[i].is_step == NV_END_FIRST) break; /* a second End (damage): the first counts */
+        if (i < p->nstarts && p->starts[i].is_step && p->starts[i].ts <= h->ts)
+            add_range(p, p->starts[i].ts, h->ts, &p->starts[i]);
+        nv_release(p, e->id, i);
         break;
     }
     case RS_EV_NVTX_MARK: {
@@ -706,6 +787,7 @@ void an_load_rank(const char *path, const struct rs_report_opts *o, double link_
     p->rd = rd;
     p->r = r;
     p->o = o;
+    nv_free = 0; /* a recycled pass's starts are emptied */
     p->first_ts = UINT64_MAX;
     rs_facts_init(&p->facts);
     p->verbs_captured = family_on(hi->events, "verbs");
@@ -765,6 +847,11 @@ void an_load_rank(const char *path, const struct rs_report_opts *o, double link_
     }
     p->first_ts = first;
     p->last_ts = last;
+    if (an_debug) { /* range Ends whose Start never came (on_nvtx): dropped */
+        size_t lost = 0;
+        for (size_t i = 0; i < p->nstarts; i++) lost += p->starts[i].is_step == NV_END_FIRST;
+        if (lost) fprintf(stderr, "railscope: report: %s: %zu NVTX range ends without a start, dropped\n", path, lost);
+    }
     const struct rs_read_stats *st = rs_reader_stats(rd);
     r->out.events = n;
     r->out.drops = st->drop_events;
