@@ -655,6 +655,7 @@ static inline void on_event(struct pass *p, const struct rs_ev_hdr *h, uint32_t 
         break;
     }
     case RS_EV_HOST_FACT: on_fact(p, (const void *)h); break;
+    case RS_EV_PROC_END: p->proc_end_ts = h->ts > p->proc_end_ts ? h->ts : p->proc_end_ts; break;
     case RS_EV_MARK: {
         const struct rs_ev_MARK *e = (const void *)h;
         on_mark(p, h->ts, e->name, (int64_t)e->value);

@@ -443,9 +443,22 @@ static size_t steps_from_gaps(const struct iv *v, size_t n, int first_open, int 
     return ns;
 }
 
-/* The NVTX ranges or marks that are steps: of the names that repeat, the most step-like (priority, see
- * an_step_name), then the most frequent; their outermost ranges. Returns how many are kept at the front
- * of r (sorted by start), 0 when no name qualifies (a priority-1 name must repeat at least 3 times). */
+/* The NVTX ranges or marks that are steps. Candidates are the names (stems) that qualify: a priority-1
+ * name (see an_step_name) must repeat at least 3 times, a higher one may appear once. Of those:
+ * 1. A name whose ranges all lie inside the ranges of another candidate that is a step word and repeats
+ *    is not the steps: per-layer ranges (`layer_3`) or micro-batches (`batch 2`) inside a `train_step`
+ *    subdivide the step, and outnumber it. Only a step word encloses this way: generic `epoch N` ranges
+ *    enclose `step N` ranges and are not the steps.
+ * 2. A name must cover the run to win on priority: at least half the count of the most frequent candidate,
+ *    or ranges that cover at least half the time the best-covering candidate's do. Count alone would
+ *    fail a step that subdivides into more ranges (30 `train_step` against 120 `layer_N` when the layers
+ *    are not enclosed), time alone a step range that leaves out data loading inside an `epoch N`; a
+ *    torch.profiler window (`ProfilerStep#N` on 5 of 30 steps) or a single `step 0` fails both.
+ * 3. Then the most step-like, where a step word alone (`train_step`, ranges only: a mark without counter
+ *    carries its payload as id) ranks above any other name with a counter (`fwd_bwd 3`) and below a step
+ *    word with one; then the most frequent.
+ * Their outermost ranges are the steps. Returns how many are kept at the front of r (sorted by start), 0
+ * when no name qualifies. */
 static int cmp_stem(const void *x, const void *y)
 {
     const struct srange *a = x, *b = y;
@@ -453,18 +466,77 @@ static int cmp_stem(const void *x, const void *y)
     if (a->stem != b->stem) return a->stem < b->stem ? -1 : 1;
     return a->a < b->a ? -1 : a->a > b->a;
 }
+struct stem_grp {
+    size_t i, n;    /* r[i .. i+n), sorted by start */
+    uint64_t cover; /* time covered by the union of its ranges */
+    int rank;       /* 2 x priority, +1 for a step word alone (ranges) */
+    int out;        /* enclosed by a step word (rule 1) */
+};
+/* Whether every range of x lies inside the union of y's ranges (both sorted by start). Ranges of y that
+ * only touch are not joined: an x range across a step boundary is not inside. */
+static int enclosed(const struct srange *x, size_t nx, const struct srange *y, size_t ny)
+{
+    uint64_t ua = 0, ub = 0;
+    size_t k = 0;
+    int open = 0;
+    for (size_t i = 0; i < nx; i++) {
+        for (; k < ny && y[k].a <= x[i].a; k++) {
+            if (!open || y[k].a >= ub) {
+                ua = y[k].a;
+                ub = y[k].b;
+                open = 1;
+            } else if (y[k].b > ub) ub = y[k].b;
+        }
+        if (!open || x[i].a < ua || x[i].b > ub) return 0;
+    }
+    return 1;
+}
 static size_t pick_stem(struct srange *r, size_t n, int outermost)
 {
+    if (!n) return 0;
     an_sort(r, n, sizeof *r, cmp_stem);
-    size_t bi = 0, bcount = 0;
-    for (size_t i = 0, j; i < n && r[i].prio == r[0].prio; i = j) {
+    struct stem_grp *g = NULL;
+    size_t ng = 0, gcap = 0, maxcount = 0;
+    uint64_t maxcover = 0;
+    for (size_t i = 0, j; i < n; i = j) {
         for (j = i; j < n && r[j].prio == r[i].prio && r[j].stem == r[i].stem; j++) continue;
-        if (j - i > bcount) {
-            bcount = j - i;
-            bi = i;
+        if (!r[i].prio || (r[i].prio == 1 && j - i < 3)) continue;
+        struct stem_grp *x = AN_PUSH(g, ng, gcap);
+        memset(x, 0, sizeof *x);
+        x->i = i;
+        x->n = j - i;
+        /* ranges of a step word alone have no counter (id -1); a generic name always has one */
+        x->rank = 2 * r[i].prio + (outermost && r[i].prio == 1 && r[i].id < 0);
+        for (size_t k = i, end = 0; k < j; k++) { /* union length: sorted by start */
+            uint64_t a = r[k].a > end ? r[k].a : end;
+            if (r[k].b > a) x->cover += r[k].b - a;
+            if (r[k].b > end) end = r[k].b;
         }
     }
-    if (!n || !r[0].prio || (r[0].prio == 1 && bcount < 3)) return 0;
+    if (!ng) return 0;
+    for (size_t x = 0; outermost && x < ng; x++)
+        for (size_t y = 0; y < ng && !g[x].out; y++)
+            if (y != x && g[y].rank >= 3 && g[y].n >= 2 && enclosed(r + g[x].i, g[x].n, r + g[y].i, g[y].n) &&
+                !enclosed(r + g[y].i, g[y].n, r + g[x].i, g[x].n)) /* the same ranges twice: priority decides */
+                g[x].out = 1;
+    for (size_t x = 0; x < ng; x++)
+        if (!g[x].out) {
+            if (g[x].n > maxcount) maxcount = g[x].n;
+            if (g[x].cover > maxcover) maxcover = g[x].cover;
+        }
+    size_t best = ng;
+    int bcov = 0;
+    for (size_t x = 0; x < ng; x++) {
+        if (g[x].out) continue;
+        int cov = g[x].n * 2 >= maxcount || (maxcover && g[x].cover * 2 >= maxcover);
+        if (best == ng || cov > bcov ||
+            (cov == bcov && (g[x].rank > g[best].rank || (g[x].rank == g[best].rank && g[x].n > g[best].n)))) {
+            best = x;
+            bcov = cov;
+        }
+    }
+    size_t bi = g[best].i, bcount = g[best].n;
+    free(g);
     memmove(r, r + bi, bcount * sizeof *r); /* sorted by start within the name */
     if (!outermost) return bcount;
     size_t k = 0;
@@ -514,6 +586,12 @@ static size_t steps_from_sends(struct pass *p, struct srange **steps)
     return n;
 }
 
+/* The stamp of the rank's PROC_END, 0 without one (killed, crashed, still running): the process's exit, after
+ * everything it recorded. p->last_ts leaves the core kinds out (setup records may carry odd stamps,
+ * analyze_load.c span_kind). A file cut by the memory budget was analysed up to the cut: its end is not the
+ * steps' end. */
+static uint64_t proc_end_ts(const struct pass *p) { return p->r->cut_events ? 0 : p->proc_end_ts; }
+
 static void detect_steps(struct pass *p, struct ivec *free_net, struct srange **steps, size_t *nsteps)
 {
     struct an_rank *r = p->r;
@@ -530,15 +608,26 @@ static void detect_steps(struct pass *p, struct ivec *free_net, struct srange **
     }
     k = p->nmarks >= 2 ? pick_stem(p->marks, p->nmarks, 0) : 0;
     if (k >= 2) {
-        /* a mark starts a step; the last one runs to the rank's last event */
+        /* A mark starts a step; the last one runs to the rank's last event. With nothing recorded after
+         * the last mark: where the steps hold recorded activity (kernels, collectives, sends) that stops
+         * before it, the last mark closes the loop (13 marks around 12 steps of collectives) and starts no
+         * step; where the rank records nothing but its marks (a host-only program; an NVTX mark is itself
+         * activity, so the last event is that mark), the last step ran all the same, to PROC_END (see
+         * proc_end_ts). Killed (no PROC_END): no end known, the last mark starts no step. */
+        uint64_t end = p->last_ts;
+        int closes = end > p->marks[0].a && end < p->marks[k - 1].a;
+        if (end <= p->marks[k - 1].a && !closes) {
+            uint64_t pe = proc_end_ts(p);
+            if (pe > end) end = pe;
+        }
         struct srange *s = rs_xcalloc(k, sizeof *s, "analyze_local s");
         for (size_t i = 0; i < k; i++) {
             s[i].a = p->marks[i].a;
-            s[i].b = i + 1 < k ? p->marks[i + 1].a : p->last_ts;
+            s[i].b = i + 1 < k ? p->marks[i + 1].a : end;
             s[i].id = p->marks[i].id;
         }
         *steps = s;
-        *nsteps = k - (p->last_ts > p->marks[k - 1].a ? 0 : 1);
+        *nsteps = k - (end > p->marks[k - 1].a ? 0 : 1);
         snprintf(r->step_source, sizeof r->step_source, "%s%.20s", mk ? AN_MARKER_SOURCE : "marks", mk ? mk : "");
         return;
     }

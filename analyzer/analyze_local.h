@@ -115,6 +115,7 @@ struct pass {
     struct an_rank *r;
     const struct rs_report_opts *o;
     uint64_t first_ts, last_ts;
+    uint64_t proc_end_ts; /* the process's exit (PROC_END), 0 without one: not in last_ts (a core kind) */
     int32_t nranks;
     uint8_t *kcls;
     size_t kcls_n;
