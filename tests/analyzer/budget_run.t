@@ -75,7 +75,7 @@ ok "the run fits: peak RSS $((rss / 1024)) MiB <= 16 + 48 MiB" test "$rss" -gt 0
 run "$T/alone.json" --json --max-mem 16 "$T/fit/r0.rtrace"
 is "$(jq -c '[.ranks[] | select(.rank == 0) | .events, (.steps | length)]' "$T/f1.json")" \
     "$(jq -c '[.ranks[0].events, (.ranks[0].steps | length)]' "$T/alone.json")" \
-    "the big file analysed whole, as when read alone (10003 events, 9999 steps)"
+    "the big file analysed whole, as when read alone (10003 events, 10000 steps: the last mark's runs to PROC_END)"
 run "$T/f3.json" --json --max-mem 16 --threads 3 "$T/fit"
 ok "same JSON with 1 and 3 worker threads" cmp "$T/f1.json" "$T/f3.json"
 # 40 k marks do not fit 16 MiB even alone: still cut, flagged, and the same whatever the threads
