@@ -181,14 +181,17 @@ static void destroy_while_busy(void)
     t0 = t_now();
     int r1 = ibv_destroy_qp(qb); /* the responder vanishes first */
     struct ibv_wc w2;
-    int got = t_wait(A.cq, &w2, 5);
+    /* 20 s, not 5: once in a clean-clone suite run (session 17, 2 test files at once on 2 cores) no completion
+     * came within 5 s, not reproduced in 8 runs beside 2 busy loops; the time it took is printed */
+    int got = t_wait(A.cq, &w2, 20);
     while (got && w2.status == IBV_WC_SUCCESS) /* writes acknowledged before the destroy */
-        got = t_wait(A.cq, &w2, 5);
+        got = t_wait(A.cq, &w2, 20);
     t_ok(r1 == 0 && got && w2.status != IBV_WC_SUCCESS,
-         "softnic: responder destroyed under load -> requester gets an error completion (%s)",
-         got ? ibv_wc_status_str(w2.status) : "none");
+         "softnic: responder destroyed under load -> requester gets an error completion (%s, after %.3f s)",
+         got ? ibv_wc_status_str(w2.status) : "none", t_now() - t0);
+    double t1 = t_now();
     int r2 = ibv_destroy_qp(qa);
-    t_ok(r2 == 0 && t_now() - t0 < 5, "softnic: destroying a busy QP returns promptly (%.3f s)", t_now() - t0);
+    t_ok(r2 == 0 && t_now() - t1 < 5, "softnic: destroying a busy QP returns promptly (%.3f s)", t_now() - t1);
     drain();
     t_pair(&A, &B, 256, 7, &qa, &qb);
     for (int i = 0; i < 200; i++)
