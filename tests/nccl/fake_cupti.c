@@ -363,9 +363,9 @@ EXPORT int fake_cupti_deliver(void)
     return (!tscb || ts_after_enable) ? 1 : 0;
 }
 
-/* One buffer holding n HtoD copy records (as many as fit): a burst like a device buffer or the forced
- * flush at exit delivers. Returns how many were written. */
-EXPORT int fake_cupti_deliver_many(int n)
+/* One buffer holding n pinned HtoD copy records (as many as fit), bytes and correlation ids base + i, handed
+ * back. Returns how many were written, -1 without callbacks or a buffer. */
+static int htod_buffer(int n, uint64_t base)
 {
     if (!req || !comp) return -1;
     uint8_t *b = NULL;
@@ -376,11 +376,14 @@ EXPORT int fake_cupti_deliver_many(int n)
     uint64_t t = now();
     for (; i < n && (size_t)(i + 1) * SLOT <= size; i++)
         memcpy_rec(b + (size_t)i * SLOT, t + (uint64_t)i * 10, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD,
-                   CUPTI_ACTIVITY_MEMORY_KIND_PINNED, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 1000 + (uint64_t)i,
-                   1000 + (uint32_t)i);
+                   CUPTI_ACTIVITY_MEMORY_KIND_PINNED, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, base + (uint64_t)i,
+                   (uint32_t)(base + (uint64_t)i));
     comp(NULL, 0, b, size, (size_t)i * SLOT);
     return i;
 }
+
+/* A burst like a device buffer or the forced flush at exit delivers. */
+EXPORT int fake_cupti_deliver_many(int n) { return htod_buffer(n, 1000); }
 
 EXPORT int fake_cupti_enabled(int kind) { return kind >= 0 && kind < 128 ? enabled[kind] : 0; }
 EXPORT int fake_cupti_runtime_api(int cbid) { return cbid >= 0 && cbid < 1024 ? runtime_api[cbid] : 0; }
@@ -469,19 +472,9 @@ EXPORT int fake_cupti_nonforced_flushes(void) { return __atomic_load_n(&nonforce
 
 static void held_buffer_locked(void)
 {
-    uint8_t *b = NULL;
-    size_t size = 0, maxrec = 0;
-    req(&b, &size, &maxrec);
-    if (!b) return;
-    int i = 0;
-    uint64_t t = now();
-    for (; i < held_n && (size_t)(i + 1) * SLOT <= size; i++)
-        memcpy_rec(b + (size_t)i * SLOT, t + (uint64_t)i * 10, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD,
-                   CUPTI_ACTIVITY_MEMORY_KIND_PINNED, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 555000 + (uint64_t)i,
-                   555000 + (uint32_t)i);
+    int i = htod_buffer(held_n, 555000);
     held_n = 0;
-    comp(NULL, 0, b, size, (size_t)i * SLOT);
-    __atomic_store_n(&held_given, i, __ATOMIC_SEQ_CST);
+    if (i >= 0) __atomic_store_n(&held_given, i, __ATOMIC_SEQ_CST);
 }
 
 /* The forced flush at exit delivers one last HtoD copy of 777 bytes. */
