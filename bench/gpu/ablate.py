@@ -64,6 +64,8 @@ MODES = {
     # full mode's cost above CUPTI's floor on ResNet-50 DDP (+2 to +7.5 points a group, session 16): by part
     "full-nonccl": (True, {"RAILSCOPE_CUDA_KERNELS": "all", "RAILSCOPE_EVENTS": "all,-nccl"}, []),
     "full-nots": (True, {"RAILSCOPE_CUDA_KERNELS": "all", "RAILSCOPE_CUDA_ABLATE": "notscallback"}, []),
+    # session 18: with the tick's flush made rare, full stayed 1.6-2.1 points above the floor; CUPTI's buffer size?
+    "full-buf8m": (True, {"RAILSCOPE_CUDA_KERNELS": "all", "RAILSCOPE_CUDA_ABLATE": "buf8m"}, []),
     "full-nonvtx": (True, {"RAILSCOPE_CUDA_KERNELS": "all", "RAILSCOPE_EVENTS": "all,-nvtx"}, []),
     "min-none": (False, {"CUDA_INJECTION64_PATH": MINCUPTI, "MINCUPTI_KINDS": "none"}, []),
     "min-memcpy": (False, {"CUDA_INJECTION64_PATH": MINCUPTI, "MINCUPTI_KINDS": "memcpy"}, []),

@@ -17,7 +17,8 @@
 #   crashhunt [N CPUS WARMUP STEPS]  rounds of N ResNet default-mode processes started together on a small CPU set,
 #                      a native backtrace of any fatal signal (bench/gpu/crashhunt.sh; CH_BUDGET seconds, default 300)
 #   fullfloor          full mode against CUPTI's floor on ResNet-50 DDP (~8.5 min): DW_ROUNDS=8 mirrored lock-step
-#                      groups of min-full, full and full-notick, pooled against min-full and against full
+#                      groups of min-full, full and full-notick (FF_GROUP=A:B:...: another group of eight), pooled
+#                      against min-full and against full
 #   donewhen           issue 16's whole "Done when" in this one call (~9.5 min with the JIT warm-up): lock-step groups of every mode
 #                      (DW_ROUNDS=3 rounds, mirrored orders alternating) on the transformer and ResNet-50 DDP,
 #                      default-vs-full report shares of both (from the groups' kept default and full traces;
@@ -161,7 +162,7 @@ resnetcost() {
 fullfloor() {
     local w=${FF_WORKLOAD:-resnet} cpus=(${DW_CPUS:+--cpus-shared "$DW_CPUS"})
     part lockstep --workload "$w" --steps "${DW_RSTEPS:-160}" --warmup "${DW_WARMUP:-25}" --budget "${DW_BUDGET:-450}" \
-        --pairs "$(DW_ROUNDS=${DW_ROUNDS:-8} dw_groups min-full:full:full-notick:min-full:full:full-notick:min-full:full)" \
+        --pairs "$(DW_ROUNDS=${DW_ROUNDS:-8} dw_groups "${FF_GROUP:-min-full:full:full-notick:min-full:full:full-notick:min-full:full}")" \
         "${cpus[@]}"
     python3 bench/gpu/lockstep_summary.py "$OUT/lockstep-$w.json" --ref min-full
     python3 bench/gpu/lockstep_summary.py "$OUT/lockstep-$w.json" --ref full

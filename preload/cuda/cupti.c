@@ -99,6 +99,9 @@ uint32_t rs_cupti_api_name(uint32_t cbid) { return cbid < RS_MAX_CBID ? api_name
  * of what CUPTI sees, which links it into the queue. */
 #define RS_CUPTI_BUF    (2u << 20)
 #define RS_CUPTI_SPARES 16
+/* RAILSCOPE_CUDA_ABLATE=buf8m: the minimal injection's 8 MiB (bench/gpu/mincupti.c), a quarter of the buffers to
+ * hand over; is full mode's cost above CUPTI's floor on ResNet the number of buffers? (session 18) */
+static size_t cupti_buf_size = RS_CUPTI_BUF;
 struct bufhdr {
     struct bufhdr *next;
     size_t valid;
@@ -119,10 +122,10 @@ static void CUPTIAPI buf_request(uint8_t **buffer, size_t *size, size_t *max_rec
     pthread_mutex_lock(&buf_lock);
     if (nspares) h = spares[--nspares];
     pthread_mutex_unlock(&buf_lock);
-    if (!h && posix_memalign((void **)&h, 64, sizeof *h + RS_CUPTI_BUF)) h = NULL;
+    if (!h && posix_memalign((void **)&h, 64, sizeof *h + cupti_buf_size)) h = NULL;
     __atomic_fetch_add(&buf_requests, 1, __ATOMIC_RELAXED);
     *buffer = h ? (uint8_t *)(h + 1) : NULL;
-    *size = h ? RS_CUPTI_BUF : 0;
+    *size = h ? cupti_buf_size : 0;
     *max_records = 0;
 }
 
@@ -407,6 +410,7 @@ static void parse_modes(void)
         abl_no_convert = strstr(v, "noconvert") != NULL;
         abl_no_init_window = strstr(v, "noinitwindow") != NULL; /* kernels enabled in the timed windows only */
         abl_no_ts_callback = strstr(v, "notscallback") != NULL; /* GPU times converted from CLOCK_REALTIME */
+        if (strstr(v, "buf8m")) cupti_buf_size = 8u << 20;
     }
     if ((v = getenv("RAILSCOPE_CUDA_KERNEL_WINDOW")) && *v) {
         unsigned long on = 0, period = 0, first = 0;
