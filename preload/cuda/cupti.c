@@ -836,7 +836,7 @@ static void cupti_fork_child(void)
  * SIGTERM/SIGINT or an abort loses nothing (the forced flush at exit). */
 #define RS_FLUSH_QUIET_TICKS 4
 #define RS_FLUSH_MAX_TICKS   20
-static uint64_t flush_seen_completions;
+static uint64_t flush_seen_completions, n_tick_flush; /* n_tick_flush: in the exit summary (debug log) */
 static unsigned flush_quiet, flush_since;
 
 static int tick_flush_due(void)
@@ -856,6 +856,7 @@ static void tick_flushed(void)
 {
     flush_seen_completions = __atomic_load_n(&buf_completions, __ATOMIC_RELAXED);
     flush_quiet = flush_since = 0;
+    n_tick_flush++;
 }
 
 static void cupti_tick(void)
@@ -1001,13 +1002,13 @@ static void cupti_shutdown(void)
     rs_debug("CUPTI: detached %llu times (armed to finalized %.2f ms mean, %.2f max; finalize %.2f ms max; "
              "%llu cancelled by a window, %llu by a graph or another client, %llu at exit), "
              "re-attached %llu times (%.2f ms mean, %.2f max); "
-             "buffers requested %llu, returned %llu",
+             "buffers requested %llu, returned %llu; the tick flushed %llu times",
              (unsigned long long)n_detach, n_detach ? (double)ns_detach / (double)n_detach * 1e-6 : 0.0,
              (double)ns_detach_max * 1e-6, (double)ns_finalize_max * 1e-6, (unsigned long long)n_cancel[CANCEL_WINDOW],
              (unsigned long long)n_cancel[CANCEL_FOR_GOOD], (unsigned long long)n_cancel[CANCEL_EXIT],
              (unsigned long long)n_attach, n_attach ? (double)ns_attach / (double)n_attach * 1e-6 : 0.0,
              (double)ns_attach_max * 1e-6, (unsigned long long)__atomic_load_n(&buf_requests, __ATOMIC_RELAXED),
-             (unsigned long long)__atomic_load_n(&buf_completions, __ATOMIC_RELAXED));
+             (unsigned long long)__atomic_load_n(&buf_completions, __ATOMIC_RELAXED), (unsigned long long)n_tick_flush);
     if (__atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) != RS_CUPTI_DELIVERING) return;
     /* At exit the quiesce handler has flushed already, with CUDA intact; CUPTI may be gone by now. */
     if (!__atomic_load_n(&quiesced, __ATOMIC_ACQUIRE) && cupti_attached())
