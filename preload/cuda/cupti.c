@@ -822,18 +822,20 @@ static void cupti_fork_child(void)
     pend_head = pend_tail = NULL; /* the parent's records: the parent writes them */
 }
 
-/* How often the tick flushes CUPTI while it records all along (every kernel traced, or copies by CUPTI). On
- * ResNet-50 DDP with every kernel traced (H200, session 17, 16 lock-step groups) full mode was 1.015x CUPTI's own
- * floor, and 1.007x without the tick's non-forced cuptiActivityFlushAll every 500 ms; the direct ratio (0.992,
- * [0.980, 1.005]) does not show that flush's ~0.8 points at 95 %, and this policy itself is not yet measured on a
- * GPU. CUPTI's worker hands buffers back as they fill anyway (a 2 MiB buffer holds ~10 k kernel records: under a
- * second at 25 k kernels/s). So the flush only brings in what sits in buffers that are not filling: it runs once
- * no buffer has come back for RS_FLUSH_QUIET_TICKS ticks (2-2.5 s at the default RAILSCOPE_FLUSH_MS of 500), and
- * at least every RS_FLUSH_MAX_TICKS ticks (10 s) for a thread whose own buffer fills slowly while others' come
- * back. A sampling window with copies by API (the default) flushes every tick, as before: it is short and its
- * records must be in before CUPTI is detached. What this costs: a process that dies without running its exit
- * handlers (SIGKILL, a crash) loses up to RS_FLUSH_MAX_TICKS ticks of such records instead of one; an exit, a
- * SIGTERM/SIGINT or an abort loses nothing (the forced flush at exit). */
+/* How often the tick flushes CUPTI while it records all along (every kernel traced, or copies by CUPTI). On ResNet-50
+ * DDP with every kernel traced (H200, session 17, 16 lock-step groups) full mode was 1.015x CUPTI's own floor, and
+ * 1.007x without the tick's non-forced cuptiActivityFlushAll every 500 ms; the direct ratio (0.992, [0.980, 1.005])
+ * does not show that flush's ~0.8 points at 95 %. With this policy (session 18, 7 groups) full was 1.021x the floor
+ * and full-notick/full again 0.992 [0.976, 1.008]: no change seen, and whether CUPTI on the H200 hands buffers back
+ * without a flush (so that this rule flushes rarely) is not known yet (n_tick_flush, in the exit summary, says).
+ * CUPTI's worker hands buffers back as they fill anyway (a 2 MiB buffer holds ~10 k kernel records: under a second at
+ * 25 k kernels/s). So the flush only brings in what sits in buffers that are not filling: it runs once no buffer has
+ * come back for RS_FLUSH_QUIET_TICKS ticks (2-2.5 s at the default RAILSCOPE_FLUSH_MS of 500), and at least every
+ * RS_FLUSH_MAX_TICKS ticks (10 s) for a thread whose own buffer fills slowly while others' come back. A sampling
+ * window with copies by API (the default) flushes every tick, as before: it is short and its records must be in before
+ * CUPTI is detached. What this costs: a process that dies without running its exit handlers (SIGKILL, a crash) loses
+ * up to RS_FLUSH_MAX_TICKS ticks of such records instead of one; an exit, a SIGTERM/SIGINT or an abort loses nothing
+ * (the forced flush at exit). */
 #define RS_FLUSH_QUIET_TICKS 4
 #define RS_FLUSH_MAX_TICKS   20
 static uint64_t flush_seen_completions, n_tick_flush; /* n_tick_flush: in the exit summary (debug log) */
