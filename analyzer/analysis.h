@@ -260,9 +260,9 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
                size_t errlen);
 void rs_analysis_free(struct rs_analysis *a);
 
-/* One step across ranks (by position in each rank's step list): for "per step" views. */
+/* One step across ranks (the ranks' steps with this id, analyze_join.c step_keys): for "per step" views. */
 struct rs_an_runstep {
-    int64_t id;           /* the first rank's step id */
+    int64_t id;           /* the step id, the same on every rank */
     size_t nranks;        /* ranks that have this step */
     double mean_s, max_s; /* step time over ranks */
     int32_t slowest_rank;

@@ -508,20 +508,60 @@ void rs_analysis_free(struct rs_analysis *a)
     free(a);
 }
 
+/* A rank's step for the run's step list: its id, rank index and position. */
+struct runref {
+    int64_t id;
+    size_t i, k;
+};
+static int cmp_runref(const void *x, const void *y)
+{
+    const struct runref *a = x, *b = y;
+    if (a->id != b->id) return a->id < b->id ? -1 : 1;
+    return a->i < b->i ? -1 : a->i > b->i;
+}
+
+/* The run's steps: the ranks' steps with one id (the join numbers them so that an id is one step on every rank and
+ * increases on each: analyze_join.c step_keys), in id order; a step a rank lacks is missing there (nranks), never
+ * the next one shifted in. Ranks in order within a step, as the sums always were. Should some rank's ids not
+ * increase (one rank: the join leaves its ids alone) the steps go by position, as before. */
 size_t rs_an_run_steps(const struct rs_analysis *a, struct rs_an_runstep **out)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < a->nranks; i++)
-        if (a->ranks[i].nsteps > n) n = a->ranks[i].nsteps;
+    size_t n = 0, total = 0;
+    int by_id = 1;
+    for (size_t i = 0; i < a->nranks; i++) {
+        const struct rs_an_rank *r = &a->ranks[i];
+        if (r->nsteps > n) n = r->nsteps;
+        total += r->nsteps;
+        for (size_t k = 1; k < r->nsteps && by_id; k++) by_id = r->steps[k].id > r->steps[k - 1].id;
+    }
+    struct runref *v = NULL;
+    if (by_id) {
+        v = rs_xmalloc((total + 1) * sizeof *v, "analyze run step refs");
+        size_t m = 0;
+        for (size_t i = 0; i < a->nranks; i++)
+            for (size_t k = 0; k < a->ranks[i].nsteps; k++) v[m++] = (struct runref){a->ranks[i].steps[k].id, i, k};
+        if (total) qsort(v, total, sizeof *v, cmp_runref);
+        n = 0;
+        for (size_t m2 = 0; m2 < total; m2++) n += !m2 || v[m2].id != v[m2 - 1].id;
+    }
     *out = rs_xcalloc(n ? n : 1, sizeof **out, "analyze run steps");
-    if (!*out) return 0;
-    for (size_t k = 0; k < n; k++) {
+    if (!*out) {
+        free(v);
+        return 0;
+    }
+    for (size_t k = 0, q = 0; k < n; k++) {
         struct rs_an_runstep *x = &(*out)[k];
         x->slowest_rank = -1;
         for (size_t i = 0; i < a->nranks; i++) {
             const struct rs_an_rank *r = &a->ranks[i];
-            if (k >= r->nsteps) continue;
-            const struct rs_an_step *s = &r->steps[k];
+            const struct rs_an_step *s;
+            if (by_id) {
+                if (q >= total || (x->nranks && v[q].id != x->id) || v[q].i != i) continue;
+                s = &r->steps[v[q++].k];
+            } else {
+                if (k >= r->nsteps) continue;
+                s = &r->steps[k];
+            }
             double d = (double)(s->end_ns - s->start_ns) * 1e-9;
             if (!x->nranks) x->id = s->id;
             x->nranks++;
@@ -537,5 +577,6 @@ size_t rs_an_run_steps(const struct rs_analysis *a, struct rs_an_runstep **out)
             for (int c = 0; c < RS_CAT_COUNT; c++) x->attr[c] /= (double)x->nranks;
         }
     }
+    free(v);
     return n;
 }

@@ -232,6 +232,7 @@ struct join {
     size_t n;
     double *off, t0, rate_bpns, late_thr; /* off: clock offsets less base (a double holds ns exactly below 2^53) */
     int64_t base;                         /* realtime - monotonic of the first anchored rank (~1.7e18 ns) */
+    int noanchor;                         /* readable ranks without clock anchors */
     struct member *m;
     size_t nm;
     uint32_t ng;
@@ -267,6 +268,200 @@ static void join_members(struct join *J)
     hm_free(&gmap);
     if (J->nm) qsort(J->m, J->nm, sizeof *J->m, cmp_member);
     refine_clocks(J->a, J->m, J->nm, R, J->n, J->off);
+}
+
+/* Phase 1b: which steps of different ranks are one step of the run. Ranks' steps are joined by step id, never by
+ * position: a rank whose tracing started after its first step, or that lost a mark in the middle, has every later
+ * step one position off, and joined by position it arrived a whole step late every time (audit s18: the persistent
+ * straggler, the real one hidden; each slow step charged to the step before). After this phase equal ids on two
+ * ranks are the same step of the run, and each rank's ids increase (rs_an_run_steps relies on it), so everything
+ * after it joins by id and a step a rank lacks is missing there, not shifted:
+ *  - ids that increase on every rank are step numbers (a counter in the name, the mark's value) and are kept, so
+ *    step N is step N on every rank: what the user numbered. Two exceptions, where the ids cannot be numbers that
+ *    ranks share: every rank's ids are just their positions (0..n-1: names without a counter, periodicity) and
+ *    the counts differ (positions: a missing first step shifts them all; counters from 0 that lost their last
+ *    step look the same, and the join by time below gives those their own ids back); or one rank's ids are none
+ *    of the others' (another counter): both are joined by time;
+ *  - ids that repeat or go back on some rank (NVTX marks without payload all have id 0; a counter reset every
+ *    epoch) name no step: with the same count on every rank the steps are joined by position, as they always
+ *    were, and numbered by it; with different counts by time;
+ *  - by time (steps_by_time): a step of the run is the steps of all ranks starting within half the median step
+ *    of the first of them, one per rank (clocks are aligned by now: steps of a synchronous job start within the
+ *    clock error and the ranks' skew, far less than a step). That is what a user means by "the same step" when
+ *    nothing numbers it. A warning says so, and why, where it matters: where that joins a step with another than
+ *    the join by position (all there was until session 18) or replaces a rank's ids (counters from 0 of ranks
+ *    that stopped at different steps join as they did, unsaid); not when the ranks' step sources differ (that
+ *    warning already says the join mixes steps). Without clock anchors times say nothing: by position, said. */
+static int ids_increasing(const struct an_rank *r)
+{
+    for (size_t k = 1; k < r->nlsteps; k++)
+        if (r->lsteps[k].id <= r->lsteps[k - 1].id) return 0;
+    return 1;
+}
+static int ids_positions(const struct an_rank *r)
+{
+    for (size_t k = 0; k < r->nlsteps; k++)
+        if (r->lsteps[k].id != (int64_t)k) return 0;
+    return 1;
+}
+/* A step of one rank, by id or by start (run clock, less t0). */
+struct sref {
+    int64_t id;
+    double t;
+    uint32_t r, k;
+};
+static int cmp_sref_id(const void *x, const void *y)
+{
+    const struct sref *a = x, *b = y;
+    if (a->id != b->id) return a->id < b->id ? -1 : 1;
+    if (a->r != b->r) return a->r < b->r ? -1 : 1;
+    return a->k < b->k ? -1 : a->k > b->k;
+}
+static int cmp_sref_t(const void *x, const void *y)
+{
+    const struct sref *a = x, *b = y;
+    if (a->t != b->t) return a->t < b->t ? -1 : 1;
+    if (a->r != b->r) return a->r < b->r ? -1 : 1;
+    return a->k < b->k ? -1 : a->k > b->k;
+}
+/* A rank whose steps' arrivals are compared without collectives (verbs_stragglers). */
+static int free_sender(const struct an_rank *r) { return !r->ncolls && strcmp(r->step_source, AN_ROUND_TRIPS); }
+/* Every rank's steps (only those of free senders with `free_only`), sorted by id (ranks in order within an id), or
+ * by start with `by_t`. */
+static struct sref *step_refs(const struct join *J, size_t *n, int by_t, int free_only)
+{
+    size_t total = 0, i = 0;
+    for (size_t r = 0; r < J->n; r++) total += !free_only || free_sender(&J->R[r]) ? J->R[r].nlsteps : 0;
+    struct sref *v = rs_xmalloc((total + 1) * sizeof *v, "analyze_join step refs");
+    for (size_t r = 0; r < J->n; r++)
+        for (size_t k = 0; k < J->R[r].nlsteps && (!free_only || free_sender(&J->R[r])); k++)
+            v[i++] = (struct sref){J->R[r].lsteps[k].id, (double)J->R[r].lsteps[k].start + J->off[r], (uint32_t)r,
+                                   (uint32_t)k};
+    if (total) qsort(v, total, sizeof *v, by_t ? cmp_sref_t : cmp_sref_id);
+    *n = total;
+    return v;
+}
+/* A rank with steps whose ids are none of the other ranks' (J->n: none such). Ids increase on every rank. */
+static size_t lone_rank(const struct join *J, size_t ref)
+{
+    const struct an_rank *R = J->R;
+    int same = 1; /* the common case, every rank with the reference's steps: no sort */
+    for (size_t r = 0; r < J->n && same; r++)
+        if (R[r].nlsteps) {
+            same = R[r].nlsteps == R[ref].nlsteps;
+            for (size_t k = 0; k < R[r].nlsteps && same; k++) same = R[r].lsteps[k].id == R[ref].lsteps[k].id;
+        }
+    if (same) return J->n;
+    size_t ns, lone = J->n;
+    struct sref *v = step_refs(J, &ns, 0, 0);
+    uint8_t *shared = rs_xcalloc(J->n + 1, 1, "analyze_join shared");
+    for (size_t i = 0, j; i < ns; i = j) {
+        for (j = i; j < ns && v[j].id == v[i].id; j++) continue;
+        if (v[j - 1].r != v[i].r) /* one step per rank and id: two ranks at least */
+            for (size_t q = i; q < j; q++) shared[v[q].r] = 1;
+    }
+    for (size_t r = 0; r < J->n && lone == J->n; r++)
+        if (J->R[r].nlsteps && !shared[r]) lone = r;
+    free(shared);
+    free(v);
+    return lone;
+}
+/* Steps numbered by start time (see above). The run's step numbers are rank `ref`'s ids (the rank with the most
+ * steps) when it has a step in each of them and its ids increase, else 0, 1, ... Returns whether that joins
+ * some step with another than the join by position did. */
+static int steps_by_time(struct join *J, size_t ref)
+{
+    struct an_rank *R = J->R;
+    size_t ns;
+    struct sref *v = step_refs(J, &ns, 1, 0);
+    double *len = rs_xmalloc((ns + 1) * sizeof *len, "analyze_join step lengths");
+    for (size_t i = 0; i < ns; i++) {
+        const struct an_lstep *s = &R[v[i].r].lsteps[v[i].k];
+        len[i] = s->end > s->start ? (double)(s->end - s->start) : 0;
+    }
+    double half = median(len, ns) / 2, c0 = 0;
+    free(len);
+    int64_t *last = rs_xmalloc((J->n + 1) * sizeof *last, "analyze_join last cluster"), nc = 0;
+    for (size_t r = 0; r < J->n; r++) last[r] = -1;
+    for (size_t i = 0; i < ns; i++) {
+        if (!nc || v[i].t - c0 > half || last[v[i].r] == nc - 1) { /* a new step: one per rank */
+            c0 = v[i].t;
+            nc++;
+        }
+        last[v[i].r] = nc - 1;
+        v[i].id = nc - 1; /* the cluster, for now */
+    }
+    int64_t *num = rs_xmalloc((size_t)(nc + 1) * sizeof *num, "analyze_join step numbers"),
+            *refc = rs_xmalloc((R[ref].nlsteps + 1) * sizeof *refc, "analyze_join ref clusters");
+    for (int64_t c = 0; c < nc; c++) num[c] = c;
+    for (size_t i = 0; i < ns; i++)
+        if (v[i].r == ref) refc[v[i].k] = v[i].id;
+    if ((int64_t)R[ref].nlsteps == nc && ids_increasing(&R[ref]))
+        for (size_t k = 0; k < R[ref].nlsteps; k++) num[refc[k]] = R[ref].lsteps[k].id;
+    int moved = 0; /* by position: step k of every rank with step k of the reference */
+    for (size_t i = 0; i < ns; i++) {
+        moved |= v[i].k >= R[ref].nlsteps || refc[v[i].k] != v[i].id;
+        R[v[i].r].lsteps[v[i].k].id = num[v[i].id];
+    }
+    free(refc);
+    free(num);
+    free(last);
+    free(v);
+    return moved;
+}
+static void steps_by_position(struct join *J)
+{
+    for (size_t r = 0; r < J->n; r++)
+        for (size_t k = 0; k < J->R[r].nlsteps; k++) J->R[r].lsteps[k].id = (int64_t)k;
+}
+static void step_keys(struct join *J)
+{
+    struct an_rank *R = J->R;
+    size_t nwith = 0, ref = 0, fewer = J->n;
+    int inc = 1, pos = 1, mixed = 0;
+    const char *src = NULL;
+    for (size_t r = 0; r < J->n; r++) {
+        if (!R[r].nlsteps) continue;
+        if (R[r].nlsteps > R[ref].nlsteps || !nwith) ref = r;
+        inc &= ids_increasing(&R[r]);
+        pos &= ids_positions(&R[r]);
+        if (src) mixed |= strcmp(src, R[r].step_source) != 0;
+        else src = R[r].step_source;
+        nwith++;
+    }
+    if (nwith < 2) return;
+    for (size_t r = 0; r < J->n && fewer == J->n; r++)
+        if (R[r].nlsteps && R[r].nlsteps != R[ref].nlsteps) fewer = r;
+    char why[160];
+    size_t lone = J->n;
+    if (inc && (!pos || fewer == J->n)) {
+        lone = lone_rank(J, ref);
+        if (lone == J->n) return; /* the ids name the steps */
+        const struct an_rank *l = &R[lone];
+        snprintf(why, sizeof why, "rank %d's step ids (%lld to %lld) are none of the other ranks'", l->out.rank,
+                 (long long)l->lsteps[0].id, (long long)l->lsteps[l->nlsteps - 1].id);
+    } else if (fewer == J->n) {
+        steps_by_position(J); /* as many steps on every rank, ids naming none */
+        return;
+    } else
+        snprintf(why, sizeof why, "rank %d has %zu steps, rank %d %zu, and their ids are %s", R[fewer].out.rank,
+                 R[fewer].nlsteps, R[ref].out.rank, R[ref].nlsteps,
+                 pos ? "only positions" : "not step numbers (repeated or reset)");
+    if (J->noanchor) {
+        steps_by_position(J);
+        if (!mixed)
+            an_warn(J->a,
+                    "%s, and without clock anchors their times cannot be compared: steps joined across ranks by "
+                    "position",
+                    why);
+        return;
+    }
+    int moved = steps_by_time(J, ref);
+    if ((moved || lone < J->n) && !mixed)
+        an_warn(J->a,
+                "%s: steps joined across ranks by their start times (a step of the run is the steps starting within "
+                "half a step of each other), not by position",
+                why);
 }
 
 /* Phase 2: run clock zero (earliest aligned step start or collective), step count, late threshold. */
@@ -392,11 +587,15 @@ static void join_coll(struct join *J, size_t i, size_t j)
     gc->bytes = c0->bytes;
     gc->nranks = c0->nranks > 0 ? c0->nranks : (int32_t)(j - i);
     gc->nseen = (int32_t)(j - i);
-    gc->step = c0->step >= 0 ? R[m[i].r].lsteps[c0->step].id : -1;
+    /* the step (ids name one step on every rank: step_keys) of the first member that has one: a rank whose tracing
+     * started late has the collective outside its steps */
+    gc->step = -1;
+    for (size_t k = i; k < j && gc->step < 0; k++)
+        if (R[m[k].r].colls[m[k].c].step >= 0) gc->step = R[m[k].r].lsteps[R[m[k].r].colls[m[k].c].step].id;
     gc->stall_rank = -1;
     double first = INFINITY, L = -INFINITY, L2 = -INFINITY, end = -INFINITY, up = -INFINITY;
     int32_t last = -1;
-    size_t lr = 0, nrs = 0;
+    size_t lr = 0, lk = i, nrs = 0;
     double stall = 0, transfer = 0, lat = 0;
     /* Arrivals on one footing: kernel starts when every member's kernel was traced, else enqueue times
      * (with sampled kernels a collective may have its kernel on one rank and not on another). */
@@ -411,6 +610,7 @@ static void join_coll(struct join *J, size_t i, size_t j)
             L = arr;
             last = R[m[k].r].out.rank;
             lr = m[k].r;
+            lk = k;
         } else if (arr > L2) L2 = arr;
         end = fmax(end, e);
         if (c->qp_busy) {
@@ -471,7 +671,7 @@ static void join_coll(struct join *J, size_t i, size_t j)
         for (size_t k = i; k < j; k++) /* members are sorted by rank within the group: each rank once */
             if (k == i || m[k].r != m[k - 1].r) J->part[m[k].r]++;
         if (L - L2 > J->late_thr) {
-            count_late(J, lr, L - L2, c0->step);
+            count_late(J, lr, L - L2, R[lr].colls[m[lk].c].step); /* the late rank's own step */
             late_rank_idx = (long)lr;
         }
     }
@@ -512,16 +712,25 @@ static void verbs_stragglers(struct join *J)
     struct rs_analysis *a = J->a;
     struct an_rank *R = J->R;
     double *arr = rs_xmalloc((J->n + 1) * sizeof *arr, "analyze_join arrivals");
+    uint32_t *kof = rs_xmalloc((J->n + 1) * sizeof *kof, "analyze_join arrival steps");
     size_t rt = 0; /* ranks whose steps are round trips (a ping-pong): not compared */
-    for (size_t r = 0; r < J->n; r++) rt += !R[r].ncolls && !strcmp(R[r].step_source, AN_ROUND_TRIPS);
-    for (uint64_t k = 0; k < a->nsteps; k++) {
+    for (size_t r = 0; r < J->n; r++) {
+        rt += !R[r].ncolls && !strcmp(R[r].step_source, AN_ROUND_TRIPS);
+        arr[r] = NAN;
+    }
+    /* step by step of the run: the ranks' steps with one id (step_keys), ranks in order */
+    size_t ns;
+    struct sref *v = step_refs(J, &ns, 0, 1);
+    for (size_t i = 0, j; i < ns; i = j) {
+        for (j = i; j < ns && v[j].id == v[i].id; j++) continue;
         double L = -INFINITY, L2 = -INFINITY;
         size_t lr = 0, seen = 0;
-        for (size_t r = 0; r < J->n; r++) {
-            arr[r] = NAN;
-            if (k >= R[r].nlsteps || R[r].ncolls || !R[r].lsteps[k].arrive) continue;
-            if (!strcmp(R[r].step_source, AN_ROUND_TRIPS)) continue;
-            arr[r] = RUN(r, R[r].lsteps[k].arrive);
+        for (size_t q = i; q < j; q++) {
+            size_t r = v[q].r;
+            const struct an_lstep *st = &R[r].lsteps[v[q].k];
+            if (!st->arrive || !isnan(arr[r])) continue; /* isnan: one rank alone may repeat an id */
+            arr[r] = RUN(r, st->arrive);
+            kof[r] = v[q].k;
             seen++;
             if (arr[r] > L) {
                 L2 = L;
@@ -529,33 +738,39 @@ static void verbs_stragglers(struct join *J)
                 lr = r;
             } else if (arr[r] > L2) L2 = arr[r];
         }
-        if (seen < 2) continue;
-        J->considered++;
-        for (size_t r = 0; r < J->n; r++) J->part[r] += !isnan(arr[r]);
-        if (L - L2 <= J->late_thr) continue;
-        count_late(J, lr, L - L2, (int64_t)k);
-        double pw_sum = 0;
-        for (size_t r = 0; r < J->n; r++) {
-            if (r == lr || isnan(arr[r])) continue;
-            struct an_lstep *st = &R[r].lsteps[k];
-            double overlap = 0;
-            for (int q = 0; q < st->nbusy; q++) {
-                double x = fmax(RUN(r, st->busy[q].a), arr[r]), y = fmin(RUN(r, st->busy[q].b), L);
-                if (y > x) overlap += y - x;
-            }
-            uint64_t ov = (uint64_t)llround(overlap);
-            if (ov > st->free_busy) ov = st->free_busy;
-            st->free_busy -= ov;
-            uint64_t w = (uint64_t)llround(fmax(L - arr[r] - (double)ov, 0));
-            uint64_t from_other = w < st->t[RS_CAT_OTHER] ? w : st->t[RS_CAT_OTHER];
-            uint64_t from_idle = w - from_other < st->t[RS_CAT_IDLE] ? w - from_other : st->t[RS_CAT_IDLE];
-            st->t[RS_CAT_OTHER] -= from_other;
-            st->t[RS_CAT_IDLE] -= from_idle;
-            st->t[RS_CAT_PEER_WAIT] += ov + from_other + from_idle;
-            pw_sum += (double)(ov + from_other + from_idle);
+        if (seen >= 2) {
+            J->considered++;
+            for (size_t q = i; q < j; q++) J->part[v[q].r] += !isnan(arr[v[q].r]);
         }
-        J->cost[lr] += pw_sum;
+        if (seen >= 2 && L - L2 > J->late_thr) {
+            count_late(J, lr, L - L2, (int64_t)kof[lr]);
+            double pw_sum = 0;
+            for (size_t q = i; q < j; q++) {
+                size_t r = v[q].r;
+                if (r == lr || isnan(arr[r])) continue;
+                struct an_lstep *st = &R[r].lsteps[kof[r]];
+                double overlap = 0;
+                for (int b = 0; b < st->nbusy; b++) {
+                    double x = fmax(RUN(r, st->busy[b].a), arr[r]), y = fmin(RUN(r, st->busy[b].b), L);
+                    if (y > x) overlap += y - x;
+                }
+                uint64_t ov = (uint64_t)llround(overlap);
+                if (ov > st->free_busy) ov = st->free_busy;
+                st->free_busy -= ov;
+                uint64_t w = (uint64_t)llround(fmax(L - arr[r] - (double)ov, 0));
+                uint64_t from_other = w < st->t[RS_CAT_OTHER] ? w : st->t[RS_CAT_OTHER];
+                uint64_t from_idle = w - from_other < st->t[RS_CAT_IDLE] ? w - from_other : st->t[RS_CAT_IDLE];
+                st->t[RS_CAT_OTHER] -= from_other;
+                st->t[RS_CAT_IDLE] -= from_idle;
+                st->t[RS_CAT_PEER_WAIT] += ov + from_other + from_idle;
+                pw_sum += (double)(ov + from_other + from_idle);
+            }
+            J->cost[lr] += pw_sum;
+        }
+        for (size_t q = i; q < j; q++) arr[v[q].r] = NAN;
     }
+    free(v);
+    free(kof);
     free(arr);
     if (J->considered && !a->ncolls)
         snprintf(a->straggler_basis, sizeof a->straggler_basis, "first data send per step");
@@ -699,19 +914,19 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
     an_step_marker_warning(a, R, n, o); /* first: the step source shapes everything after it */
     struct join J0 = {.a = a, .R = R, .n = n}, *J = &J0;
     J->off = rs_xcalloc(n ? n : 1, sizeof *J->off, "analyze_join off");
-    int noanchor = 0;
     /* offsets relative to one rank's: as doubles of ~1.7e18 ns every time was rounded to 256 ns (a late rank
      * "1.000064 ms" late, two equal waits costing 0.374976 and 0.375024 ms) */
     for (size_t i = 0; i < n && !J->base; i++)
         if (R[i].have_anchor) J->base = R[i].anchor_offset;
     for (size_t i = 0; i < n; i++) {
         J->off[i] = (double)((R[i].have_anchor ? R[i].anchor_offset : 0) - J->base);
-        noanchor += !R[i].have_anchor && R[i].out.input != RS_AN_UNREADABLE;
+        J->noanchor += !R[i].have_anchor && R[i].out.input != RS_AN_UNREADABLE;
     }
-    if (noanchor)
-        an_warn(a, "%d rank file%s without clock anchors: their times are not aligned", noanchor,
-                noanchor > 1 ? "s" : "");
+    if (J->noanchor)
+        an_warn(a, "%d rank file%s without clock anchors: their times are not aligned", J->noanchor,
+                J->noanchor > 1 ? "s" : "");
     join_members(J);
+    step_keys(J);
     run_clock(J);
     J->rate_bpns = a->link_gbps / 8.0; /* bytes per ns */
     a->colls = rs_xcalloc(J->ng ? J->ng : 1, sizeof *a->colls, "analyze_join colls");

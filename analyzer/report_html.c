@@ -403,41 +403,52 @@ static void panel_allreduce(FILE *f, const struct rs_analysis *a)
         return;
     }
     coll_transport(f, a);
-    /* slowest step: largest mean duration over ranks */
+    /* The run's steps (the analyzer's view across ranks: one id is one step on every rank, and a collective's
+     * `step` is that id), else the steps of the rank with the most; the slowest by mean duration over ranks. */
+    struct rs_an_runstep *rsv = NULL;
+    size_t nrs = rs_an_run_steps ? rs_an_run_steps(a, &rsv) : 0;
+    size_t most = 0;
+    for (size_t r = 1; r < a->nranks; r++)
+        if (a->ranks[r].nsteps > a->ranks[most].nsteps) most = r;
+    if (!nrs) nsteps = a->nranks ? (int64_t)a->ranks[most].nsteps : 0;
+    else nsteps = (int64_t)nrs;
+    int64_t *ids = calloc((size_t)nsteps + 1, sizeof *ids);
+    if (!ids) {
+        free(rsv);
+        fputs("<p class=\"muted\">Out of memory.</p></section>\n", f);
+        return;
+    }
     int64_t slow = 0;
     double slow_d = -1;
     for (int64_t s = 0; s < nsteps; s++) {
-        double d = 0;
-        int n = 0;
-        for (size_t r = 0; r < a->nranks; r++)
-            if ((size_t)s < a->ranks[r].nsteps) {
-                d += (a->ranks[r].steps[s].end_ns - a->ranks[r].steps[s].start_ns) * 1e-9;
-                n++;
-            }
-        if (n && d / n > slow_d) {
-            slow_d = d / n;
+        double d;
+        if (nrs) {
+            ids[s] = rsv[s].id;
+            d = rsv[s].mean_s;
+        } else {
+            const struct rs_an_step *st = &a->ranks[most].steps[s];
+            ids[s] = st->id;
+            d = (double)(st->end_ns - st->start_ns) * 1e-9;
+        }
+        if (d > slow_d) {
+            slow_d = d;
             slow = s;
         }
     }
-    /* the analyzer's per-step view across ranks, when linked in: step times in the chooser */
-    struct rs_an_runstep *rsv = NULL;
-    size_t nrs = rs_an_run_steps ? rs_an_run_steps(a, &rsv) : 0;
     fputs("<p class=\"muted\">Per collective: arrival skew (ranks waiting for the last one), then its own time "
           "split into phases. Step: <select id=\"step-select\" onchange=\"showStep(this.value)\">",
           f);
     for (int64_t s = 0; s < nsteps; s++) {
-        int64_t id = a->nranks && (size_t)s < a->ranks[0].nsteps ? a->ranks[0].steps[s].id : s;
         char info[96] = "";
-        if ((size_t)s < nrs) {
+        if (nrs) {
             char m1[32], m2[32];
             fmt_s(m1, sizeof m1, rsv[s].mean_s);
             fmt_s(m2, sizeof m2, rsv[s].max_s);
             snprintf(info, sizeof info, ": %s mean, %s on rank %d", m1, m2, rsv[s].slowest_rank);
         }
-        fprintf(f, "<option value=\"%lld\"%s>step %lld%s%s</option>", (long long)s, s == slow ? " selected" : "",
-                (long long)id, s == slow ? " (slowest)" : "", info);
+        fprintf(f, "<option value=\"%lld\"%s>step %lld%s%s</option>", (long long)ids[s], s == slow ? " selected" : "",
+                (long long)ids[s], s == slow ? " (slowest)" : "", info);
     }
-    free(rsv);
     fputs("</select></p>\n", f);
     static const char *const ph_color[] = {"#d9d9d9", "#4e79a7", "#59a14f", "#76b7b2", "#59a14f",
                                            "#e15759", "#bab0ac", "#9c755f", "#edc948"};
@@ -462,14 +473,14 @@ static void panel_allreduce(FILE *f, const struct rs_analysis *a)
         uint64_t t0 = UINT64_MAX, t1 = 0;
         for (size_t c = 0; c < a->ncolls; c++) {
             const struct rs_an_coll *co = &a->colls[c];
-            if (co->step != s) continue;
+            if (co->step != ids[s]) continue;
             nc++;
             if (co->first_arrival_ns < t0) t0 = co->first_arrival_ns;
             if (co->end_ns > t1) t1 = co->end_ns;
         }
         int H = (int)(nc ? nc : 1) * 24 + 34;
         fprintf(f, "<svg class=\"step-g\" id=\"step-%lld\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\"%s>\n",
-                (long long)s, W, H, W, H, s == slow ? "" : " style=\"display:none\"");
+                (long long)ids[s], W, H, W, H, s == slow ? "" : " style=\"display:none\"");
         if (!nc) {
             fputs("<text x=\"4\" y=\"20\">no joined collective in this step</text></svg>\n", f);
             continue;
@@ -479,7 +490,7 @@ static void panel_allreduce(FILE *f, const struct rs_analysis *a)
         size_t row = 0;
         for (size_t c = 0; c < a->ncolls; c++) {
             const struct rs_an_coll *co = &a->colls[c];
-            if (co->step != s) continue;
+            if (co->step != ids[s]) continue;
             int y = (int)row++ * 24 + 4;
             char by[32], t[32];
             fmt_bytes(by, sizeof by, (double)co->bytes);
@@ -535,7 +546,10 @@ static void panel_allreduce(FILE *f, const struct rs_analysis *a)
                 W - 20, H - 6, t);
         fputs("</svg>\n", f);
     }
-    /* the chooser; "#step=N" in the URL preselects a step (links from notes, and the headless test) */
+    free(ids);
+    free(rsv);
+    /* the chooser; "#step=N" in the URL preselects step N (its id, as the report names it; links from notes, and
+     * the headless test) */
     fputs("<script>function showStep(v){var g=document.getElementsByClassName('step-g');"
           "for(var i=0;i<g.length;i++)g[i].style.display=(g[i].id==='step-'+v)?'':'none';"
           "var s=document.getElementById('step-select');if(s)s.value=String(v);}\n"

@@ -50,7 +50,7 @@ int main(void)
     struct rs_an_coll co[2];
     memset(co, 0, sizeof co);
     strcpy(co[0].func, "AllReduce");
-    co[0].step = 0;
+    co[0].step = 7; /* a collective's step is the step's id, as the steps' ids (7, 8): not its position */
     co[0].first_arrival_ns = 10;
     co[0].last_arrival_ns = 10; /* zero skew, zero duration */
     co[0].end_ns = 10;
@@ -82,8 +82,11 @@ int main(void)
     check(!strstr(h, "<script>alert"), "host names are escaped");
     check(strstr(h, "&lt;long&gt;") && strstr(h, "&amp;"), "finding text is escaped");
     check(strstr(h, "id=\"partial\"") != NULL, "a partial run says so");
-    check(strstr(h, "id=\"step-1\"") && strstr(h, "<option value=\"0\" selected>step 7 (slowest)"),
-          "one chooser entry per step, the slowest selected");
+    const char *s7 = strstr(h, "id=\"step-7\""), *s8 = strstr(h, "id=\"step-8\"");
+    const char *ar = strstr(h, ">AllReduce #");
+    check(s7 && s8 && strstr(h, "<option value=\"7\" selected>step 7 (slowest)") &&
+              strstr(h, "<option value=\"8\">step 8") && ar && ar > s7 && ar < s8,
+          "one chooser entry per step id, the slowest selected, its collective drawn in it");
     check(strstr(h, ">UNKNOWN<") != NULL, "an out-of-range verdict shows as UNKNOWN");
     check(strstr(h, "id=\"host-checks\"") && strstr(h, "node&lt;1&gt;") && strstr(h, ">FAIL<"),
           "host checks are listed, escaped, with their verdict");
