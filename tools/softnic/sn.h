@@ -32,6 +32,9 @@ struct sn_config {
     uint64_t pause_every_ns, pause_for_ns; /* SOFTNIC_PAUSE=EVERY_MS:FOR_MS */
     int link_eth;                          /* SOFTNIC_LINK=eth: RoCE-like port (LID 0, GID addressing only) */
     uint64_t slice_ns; /* SOFTNIC_SLICE_US, default 100: scheduler slice asked for the RX/TX threads (0: kernel's) */
+    /* SOFTNIC_TEST_ACCEPT_DELAY_US (test hook, tests/softnic/t_errors.c): RX sleeps this long between seeing a
+     * connection on a live listener and accepting it, widening the window of the accept/destroy race (sn_wire.c) */
+    uint64_t test_accept_delay_ns;
 };
 const struct sn_config *sn_cfg(void);
 uint64_t sn_now(void); /* CLOCK_MONOTONIC ns */

@@ -45,6 +45,12 @@ static void cfg_load(void)
         if (!*end && (v == 0 || (v >= 100 && v <= 100000))) cfg.slice_ns = (uint64_t)(v * 1000);
         else fprintf(stderr, "softnic: ignoring SOFTNIC_SLICE_US=%s (want 0, or 100-100000)\n", s);
     }
+    if ((s = getenv("SOFTNIC_TEST_ACCEPT_DELAY_US")) && *s) {
+        char *end;
+        double v = strtod(s, &end);
+        if (!*end && v >= 0 && v <= 1e7) cfg.test_accept_delay_ns = (uint64_t)(v * 1000);
+        else fprintf(stderr, "softnic: ignoring SOFTNIC_TEST_ACCEPT_DELAY_US=%s (want 0-10000000)\n", s);
+    }
 }
 
 const struct sn_config *sn_cfg(void)
