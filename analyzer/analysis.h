@@ -56,7 +56,8 @@ struct rs_an_gd {
     uint64_t dmabuf_mrs;                   /* ibv_reg_dmabuf_mr registrations */
     uint64_t bounce_d2h;                   /* sends preceded by a device->host copy of similar size */
     uint64_t bounce_h2d;                   /* receive completions followed by a host->device copy */
-    uint64_t posts;                        /* WRs seen */
+    uint64_t posts;                        /* WRs seen (send + receive) */
+    uint64_t send_posts;                   /* of those, send WRs */
     char evidence[RS_AN_TEXT];             /* one line in plain words, numbers included */
 };
 
@@ -116,8 +117,9 @@ struct rs_an_rank {
     size_t nqps;
     struct rs_an_qp *qps;
     uint64_t h2d_pageable_bytes, h2d_pinned_bytes;
-    double late_s;                  /* total time this rank made others wait (as last arrival) */
-    double base_latency_s;          /* measured: low percentile of WR post->completion beyond bytes at link rate */
+    double h2d_pageable_s, h2d_pinned_s; /* H2D copy time by source memory (sum of the copies' durations) */
+    double late_s;                       /* total time this rank made others wait (as last arrival) */
+    double base_latency_s;               /* measured: low percentile of WR post->completion beyond bytes at link rate */
     char transport[48];             /* NCCL's transport as the trace shows it: "NET/Socket", "NET/IB", "P2P/SHM", "" */
     char transport_why[RS_AN_TEXT]; /* the evidence, in words */
     struct rs_an_verrs verrs;
@@ -164,9 +166,16 @@ enum rs_an_sv { RS_SV_NONE, RS_SV_RANK, RS_SV_TIE };
 /* Late ranks whose costs are within this fraction of the costliest's tie: none of them is "the" straggler. */
 #define RS_AN_STRAGGLER_TIE 0.05
 
+/* The GPUDirect finding's key in JSON (findings[].category): a configuration fault, in no attribution category. */
+#define RS_AN_GD_FINDING    "gpudirect"
+/* GPUDirect RDMA not used is ranked among the findings as at least this share of the step time (a configuration
+ * fault worth naming when cheap); its cost_s and step_frac stay what was measured (its bounce copies). */
+#define RS_AN_GD_RANK_FLOOR 0.05
+
 /* A plain-words finding, ranked by cost. */
 struct rs_an_finding {
-    int cat;          /* enum rs_cat it explains */
+    int cat;          /* enum rs_cat it explains; -1 for the GPUDirect finding (gpudirect 1) */
+    int gpudirect;    /* GPUDirect RDMA not used where there is GPU memory: JSON category RS_AN_GD_FINDING */
     int32_t rank;     /* -1 all/none */
     uint32_t qp;      /* 0 none */
     double cost_s;    /* over the run, per rank (mean) */
@@ -204,6 +213,11 @@ struct rs_analysis {
     uint64_t drops;
     int partial;                    /* some input truncated/corrupt/unreadable */
     int gd_verdict;                 /* run-level */
+    int gd_gpu_memory;              /* GPU memory to send from: a GPU program (gpu_program_ranks) or device, managed
+                                     * or dmabuf memory registered or posted: NOT USED/PARTIAL is a fault then (the
+                                     * GPUDirect finding), else a host-memory program's verdict, not a fault */
+    char gd_note[RS_AN_TEXT];       /* the run verdict's qualifier in words ("" none): why it is no fault, or why
+                                     * it cannot be known (verbs not captured); text, JSON and HTML print it */
     size_t gpu_ranks;               /* ranks with GPU activity traced (kernels, copies); 0: a host-only program
                                     * (e.g. verbs from host memory): "other" is host work and waits, and
                                     * GPUDirect NOT USED is no finding */

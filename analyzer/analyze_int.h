@@ -98,6 +98,7 @@ struct an_qpacc {
     uint64_t lat;                               /* base latency charged per data burst */
     uint64_t ctrl_sends, ctrl_busy;             /* control WRs (<= AN_CTRL_BYTES): count, outstanding union */
     uint64_t posted[RS_AN_MEMKINDS];
+    uint64_t send_wrs, recv_wrs; /* WRs posted (each counted once, whatever its size) */
     uint64_t bounce_d2h, bounce_h2d;
 };
 
@@ -110,6 +111,8 @@ struct an_lstep {
     uint64_t free_busy, free_bytes; /* network sends outside collectives: busy time, bytes */
     uint64_t free_lat;              /* base latency charged to those sends' bursts */
     uint64_t arrive;                /* first data-carrying send posted in the step (local clock), 0 none */
+    uint64_t answer_rc; /* the last data-carrying receive completion polled since the rank's previous data send and
+                         * before `arrive`: the first send may answer it (analyze_join.c verbs_stragglers), 0 none */
 #define AN_STEP_BUSY 8
     struct iv busy[AN_STEP_BUSY]; /* the first data-send busy intervals from `arrive` on (peer-wait split) */
     int nbusy;
@@ -135,7 +138,9 @@ struct an_rank {
     int peermem;                                /* -1 unknown, 0 absent, 1 loaded */
     int has_gpu, has_verbs, has_nccl, has_cuda; /* has_cuda: any CUDA event (copy calls, windows) */
     int has_copy_calls;                         /* the cudart wrappers saw a host/GPU copy */
+    int verbs_off; /* the header's event families leave verbs out (RAILSCOPE_EVENTS): no WR proves nothing */
     char step_source[32];
+    int round_trips;      /* its data sends are request/response round trips (analyze_local.c round_trips) */
     char coll_source[32]; /* "" = NCCL profiler plugin records */
     uint64_t base_lat;    /* measured base latency of this rank's WRs (ns) */
     int net_only;         /* NCCL's log: every connection of this rank through a network transport */

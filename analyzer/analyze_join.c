@@ -188,10 +188,10 @@ static void refine_clocks(struct rs_analysis *a, struct member *m, size_t nm, st
 /* part[i]: the collectives (steps, without collectives) rank index i took part in among those compared: a
  * straggler is "late at N of part[i]", never of the run's total, which counts groups it is not in.
  * cost[i]: the other ranks' exposed wait (their peer_wait, ns) in the collectives (steps) where rank index i
- * was the late rank, summed over those ranks. A straggler's cost is that sum divided by the ranks the run's
- * categories are a mean over (a->mean_ranks: the ranks with steps), on the same basis as the "waiting for late
- * ranks" category (docs/report.md "Stragglers"): the stragglers' costs add up to that category less the waits
- * under the lateness threshold, which are charged to no rank. */
+ * was late, its share of it where several were (late_ranks), summed over those ranks. A straggler's cost is that
+ * sum divided by the ranks the run's categories are a mean over (a->mean_ranks: the ranks with steps), on the same
+ * basis as the "waiting for late ranks" category (docs/report.md "Stragglers"): the stragglers' costs add up to
+ * that category less the waits under the lateness threshold, which are charged to no rank. */
 static void stragglers(struct rs_analysis *a, const double *late_count, const double *late_sum, const double *cost,
                        const uint64_t *late_steps, size_t n, struct an_rank *R, const uint64_t *part)
 {
@@ -244,9 +244,11 @@ struct join {
         int64_t st;
     } * lat; /* (rank, step) of late arrivals, for late_steps: distinct steps */
     size_t nlat, latcap;
-    uint64_t considered; /* collectives (or verbs steps) where arrivals were compared */
-    uint64_t *part;      /* per rank index: how many of those it took part in */
-    double *tmp;
+    uint64_t considered;      /* collectives (or verbs steps) where arrivals were compared */
+    uint64_t *part;           /* per rank index: how many of those it took part in */
+    double *tmp, *arrm;       /* arrm: a collective's members' arrivals */
+    struct late *late, *lscr; /* one comparison's late ranks (late_ranks), and its scratch: max(nm, n) + 1 each */
+    double *seg;              /* per late rank: the share of the waits before its arrival of each rank still to come */
 };
 #define RUN(r, t) ((double)(t) + J->off[r] - J->t0) /* local ns -> run clock ns */
 
@@ -324,8 +326,10 @@ static int cmp_sref_t(const void *x, const void *y)
     if (a->r != b->r) return a->r < b->r ? -1 : 1;
     return a->k < b->k ? -1 : a->k > b->k;
 }
-/* A rank whose steps' arrivals are compared without collectives (verbs_stragglers). */
-static int free_sender(const struct an_rank *r) { return !r->ncolls && strcmp(r->step_source, AN_ROUND_TRIPS); }
+/* A rank whose steps' arrivals are compared without collectives (verbs_stragglers): not one whose data sends are
+ * round trips, by the traffic, whatever its steps come from (marks and NVTX ranges too, not only steps that are the
+ * round trips; audit 3). */
+static int free_sender(const struct an_rank *r) { return !r->ncolls && !r->round_trips; }
 /* Every rank's steps (only those of free senders with `free_only`), sorted by id (ranks in order within an id), or
  * by start with `by_t`. */
 static struct sref *step_refs(const struct join *J, size_t *n, int by_t, int free_only)
@@ -502,6 +506,78 @@ static void count_late(struct join *J, size_t lr, double late, int64_t st)
         J->last_late_step[lr] = st;
     }
 }
+/* Who is late in one comparison of arrivals (a joined collective; a step of verbs-only ranks), and who pays for the
+ * others' wait.
+ *
+ * Late: arriving more than the threshold (max(20 us, 1 % of the mean step)) after the bulk of the ranks, the lower
+ * median of the arrivals (of 2 ranks the earlier, of 8 the 4th). Until audit 3 a rank was late only by that much
+ * after the next-latest rank: two ranks slow together (a throttled node, all its GPUs late; rank 5 with 8 ms more
+ * compute and rank 3 with 8.05 ms of pageable copies) were never late, and six ranks waiting 8 ms per step gave
+ * "Stragglers: none". The lower median, not the mean or the median of an even count: with half the ranks late
+ * together (4 of 8, one node of two), the bulk is still the early half, and each late rank is late by its whole
+ * delay, not half of it. A majority late together is the bulk: nobody is late then, their wait is "waiting for late
+ * ranks" charged to no rank.
+ *
+ * Cost: every waiting rank's wait (until the last arrival) is split among the late ranks it was waiting for, time
+ * segment by time segment: before the first late arrival the wait is shared equally by all the late ranks, between
+ * two late arrivals by the late ranks not yet arrived (the Shapley split of a wait for the latest of several). A
+ * user expects that: with ranks 3 and 5 late by 8.05 and 8.00 ms, neither alone would shorten the wait by more than
+ * 0.05 ms (the other still holds everyone), both together by 8 ms, so each is charged half of the common 8 ms and
+ * rank 3 the last 0.05 ms alone, and the finding calls them a tie; each late rank's own lateness beyond the bulk,
+ * summed, would count the common 8 ms twice, and the stragglers' costs would no longer add up to the category. With
+ * one late rank it pays the whole wait, as before. */
+struct late {
+    double t;   /* arrival, run clock */
+    size_t k;   /* the caller's index (member, rank) */
+    size_t r;   /* its rank index (late_ranks: k; the caller sets it) */
+    int64_t st; /* its own step (the caller sets it; -1 none) */
+};
+static int cmp_late(const void *x, const void *y)
+{
+    const struct late *a = x, *b = y;
+    if (a->t != b->t) return a->t < b->t ? -1 : 1;
+    return a->k < b->k ? -1 : a->k > b->k;
+}
+/* arr[k] (NAN: no arrival), indep[k] (NULL: every arrival): the arrivals compared (an answer, verbs_stragglers, is
+ * neither late nor part of the bulk: it follows its sender's by construction). The late ones into J->late by
+ * arrival, their count returned; *bulk the bulk's arrival. Fewer than 2 arrivals compared: none. */
+static size_t late_ranks(struct join *J, const double *arr, const uint8_t *indep, size_t n, double *bulk)
+{
+    size_t cnt = 0, m = 0;
+    struct late *v = J->lscr;
+    for (size_t k = 0; k < n; k++)
+        if (!isnan(arr[k]) && (!indep || indep[k])) v[cnt++] = (struct late){arr[k], k, k, -1};
+    if (cnt < 2) return 0;
+    qsort(v, cnt, sizeof *v, cmp_late);
+    *bulk = v[(cnt - 1) / 2].t;
+    for (size_t q = (cnt - 1) / 2 + 1; q < cnt; q++)
+        if (v[q].t - *bulk > J->late_thr) J->late[m++] = v[q];
+    return m;
+}
+/* A wait of `w` ns over [x, y) (run clock) into J->seg's segments of the m late ranks (see late_ranks). */
+static void wait_segments(struct join *J, size_t m, double x, double y, double w)
+{
+    if (y <= x || w <= 0) return;
+    double prev = -INFINITY;
+    for (size_t q = 0; q < m; q++) {
+        double a = fmax(x, prev), b = fmin(y, J->late[q].t);
+        if (b > a) J->seg[q] += w * (b - a) / (y - x) / (double)(m - q);
+        prev = J->late[q].t;
+    }
+}
+/* The late ranks counted (lateness beyond the bulk, in their own steps) and charged: late rank q pays its share of
+ * every segment up to its arrival. */
+static void charge_late(struct join *J, size_t m, double bulk)
+{
+    double acc = 0;
+    for (size_t q = 0; q < m; q++) {
+        acc += J->seg[q];
+        J->cost[J->late[q].r] += acc;
+        count_late(J, J->late[q].r, J->late[q].t - bulk, J->late[q].st);
+        J->seg[q] = 0;
+    }
+}
+
 static int cmp_late_at(const void *x, const void *y)
 {
     const struct late_at *a = x, *b = y;
@@ -593,9 +669,9 @@ static void join_coll(struct join *J, size_t i, size_t j)
     for (size_t k = i; k < j && gc->step < 0; k++)
         if (R[m[k].r].colls[m[k].c].step >= 0) gc->step = R[m[k].r].lsteps[R[m[k].r].colls[m[k].c].step].id;
     gc->stall_rank = -1;
-    double first = INFINITY, L = -INFINITY, L2 = -INFINITY, end = -INFINITY, up = -INFINITY;
+    double first = INFINITY, L = -INFINITY, end = -INFINITY, up = -INFINITY;
     int32_t last = -1;
-    size_t lr = 0, lk = i, nrs = 0;
+    size_t nrs = 0;
     double stall = 0, transfer = 0, lat = 0;
     /* Arrivals on one footing: kernel starts when every member's kernel was traced, else enqueue times
      * (with sampled kernels a collective may have its kernel on one rank and not on another). */
@@ -604,14 +680,12 @@ static void join_coll(struct join *J, size_t i, size_t j)
     for (size_t k = i; k < j; k++) {
         const struct an_lcoll *c = &R[m[k].r].colls[m[k].c];
         double arr = RUN(m[k].r, allk ? c->kstart : c->host_ts), e = RUN(m[k].r, c->kend);
+        J->arrm[k - i] = arr;
         first = fmin(first, arr);
         if (arr > L) {
-            L2 = L;
             L = arr;
             last = R[m[k].r].out.rank;
-            lr = m[k].r;
-            lk = k;
-        } else if (arr > L2) L2 = arr;
+        }
         end = fmax(end, e);
         if (c->qp_busy) {
             double ideal = c->qp_bytes / J->rate_bpns, tr = fmin(ideal, (double)c->qp_busy);
@@ -664,19 +738,21 @@ static void join_coll(struct join *J, size_t i, size_t j)
     gc->net_s = transfer * 1e-9;
     gc->lat_s = lat * 1e-9;
     gc->intra_s = fmax(gc->dur_s - gc->stall_s - gc->net_s - gc->lat_s, 0);
-    /* straggler accounting (its cost is the exposed waiting it causes: computed in the split below) */
-    long late_rank_idx = -1;
+    /* straggler accounting (late_ranks; the cost is the exposed waiting they cause: computed in the split below) */
+    size_t nlate = 0;
+    double bulk = 0;
     if (j - i >= 2) {
         J->considered++;
         for (size_t k = i; k < j; k++) /* members are sorted by rank within the group: each rank once */
             if (k == i || m[k].r != m[k - 1].r) J->part[m[k].r]++;
-        if (L - L2 > J->late_thr) {
-            count_late(J, lr, L - L2, R[lr].colls[m[lk].c].step); /* the late rank's own step */
-            late_rank_idx = (long)lr;
+        nlate = late_ranks(J, J->arrm, NULL, j - i, &bulk);
+        for (size_t q = 0; q < nlate; q++) {
+            const struct member *mk = &m[i + J->late[q].k];
+            J->late[q].r = mk->r;
+            J->late[q].st = R[mk->r].colls[mk->c].step; /* the late rank's own step */
         }
     }
     /* split each member's exposed time */
-    double pw_sum = 0;
     for (size_t k = i; k < j; k++) {
         struct an_rank *rr = &R[m[k].r];
         const struct an_lcoll *c = &rr->colls[m[k].c];
@@ -689,65 +765,180 @@ static void join_coll(struct join *J, size_t i, size_t j)
             pw += cut - x;
             rest += y - cut;
         }
+        /* its wait, shared among the late ranks it waited for (late_ranks), in the ns the category gets (equal
+         * waits give equal costs) */
+        for (int q = 0; q < c->nexp && nlate && pw > 0; q++) {
+            double x = RUN(m[k].r, c->exp[q].a), y = RUN(m[k].r, c->exp[q].b), cut = fmin(fmax(L, x), y);
+            wait_segments(J, nlate, x, cut, (cut - x) * (double)llround(pw) / pw);
+        }
         double t_ = fmin(transfer, rest), l_ = fmin(lat, rest - t_), s_ = fmin(stall, rest - t_ - l_),
                in_ = rest - t_ - l_ - s_;
         if (net_only) s_ += in_, in_ = 0;
         st->t[RS_CAT_PEER_WAIT] += (uint64_t)llround(pw);
-        pw_sum += (double)llround(pw); /* the same ns the category gets: equal waits give equal costs */
         st->t[RS_CAT_STALL] += (uint64_t)llround(s_);
         st->t[RS_CAT_NET] += (uint64_t)llround(t_);
         st->t[RS_CAT_LATENCY] += (uint64_t)llround(l_);
         st->t[RS_CAT_INTRA] += (uint64_t)llround(in_);
     }
-    if (late_rank_idx >= 0) J->cost[late_rank_idx] += pw_sum; /* divided by the run's ranks in stragglers() */
+    charge_late(J, nlate, bulk); /* costs divided by the run's ranks in stragglers() */
 }
 
-/* Without collectives (verbs-only programs): each step's first data-carrying send is the rank's arrival.
- * The last rank to arrive (by more than the threshold over the next-latest) is late; like a collective's
- * peer wait, every other rank's time from its own arrival to the late rank's is waiting for it: it moves
- * to peer wait (its own data sends in there leave network time, the rest leaves other/idle) and is charged
- * to the late rank. */
+/* The data-send busy intervals of a step's ranks, widened by the lateness threshold, sorted by start, and for each
+ * prefix the latest end and the latest end of another rank than that one's: whether a receive polled at t came while
+ * another rank than r was sending is one binary search (a scan of every rank for every rank was quadratic in ranks). */
+struct busy_iv {
+    double a, b;
+    size_t r;
+};
+struct busy_pre {
+    double b1, b2; /* the latest end so far, and the latest of the other ranks' */
+    size_t r1;     /* whose b1 is */
+};
+struct step_busy {
+    struct busy_iv *iv;
+    struct busy_pre *pre;
+    size_t n;
+};
+static int cmp_busy_iv(const void *x, const void *y)
+{
+    const struct busy_iv *a = x, *b = y;
+    if (a->a != b->a) return a->a < b->a ? -1 : 1;
+    return a->r < b->r ? -1 : a->r > b->r;
+}
+/* The step v[i..j) (arrivals in arr, step indices in kof) into B (room for AN_STEP_BUSY intervals per rank). */
+static void step_busy(const struct join *J, const struct sref *v, size_t i, size_t j, const double *arr,
+                      const uint32_t *kof, struct step_busy *B)
+{
+    B->n = 0;
+    for (size_t q = i; q < j; q++) {
+        size_t s = v[q].r;
+        if (isnan(arr[s]) || (q > i && v[q - 1].r == s)) continue;
+        const struct an_lstep *o = &J->R[s].lsteps[kof[s]];
+        for (int b = 0; b < o->nbusy; b++)
+            B->iv[B->n++] = (struct busy_iv){RUN(s, o->busy[b].a) - J->late_thr, RUN(s, o->busy[b].b) + J->late_thr, s};
+    }
+    if (B->n > 1) qsort(B->iv, B->n, sizeof *B->iv, cmp_busy_iv);
+    struct busy_pre p = {-INFINITY, -INFINITY, SIZE_MAX};
+    for (size_t k = 0; k < B->n; k++) {
+        const struct busy_iv *x = &B->iv[k];
+        if (x->b > p.b1) {
+            if (x->r != p.r1) p.b2 = p.b1;
+            p.b1 = x->b;
+            p.r1 = x->r;
+        } else if (x->r != p.r1 && x->b > p.b2) p.b2 = x->b;
+        B->pre[k] = p;
+    }
+}
+
+/* Whether rank r's arrival in a step answers a message it was waiting for: its first data send follows a
+ * data-carrying receive completion (answer_rc, polled since its previous data send) that came while another rank of
+ * the step was sending (within one of its data-send busy intervals, or the lateness threshold after it: the poll that
+ * finds a message follows its landing, the sender's completion follows it too). A responder (request/response, a
+ * pipeline stage passing on what it received) can send only after the message lands; arriving after its sender is
+ * not its lateness, and the sender waiting for the answer is the round trip, not a straggler (audit 3: a ping-pong
+ * whose steps are marks named the answering rank "persistent straggler" at 23-30 % of the step). Not an answer:
+ *  - a message that landed while the rank was busy (a ring's late rank finds its left neighbour's write of the
+ *    step's start when it looks, long after the sender's send completed): the rank is late on its own;
+ *  - a message polled before the rank's step began (a responder still waiting for its last send's completion polls
+ *    the next request) when the rank then took more than the threshold to send it: the message was there when its
+ *    step began, whatever delayed the send is the rank's own. Sent at once, it is an answer.
+ * Work between a message polled in the step and the send (a pipeline stage's compute) is part of the answer: the rank
+ * could not start it before the message came. */
+static int answers(const struct join *J, size_t r, const struct an_lstep *st, const struct step_busy *B)
+{
+    if (!st->answer_rc) return 0;
+    double rc = RUN(r, st->answer_rc);
+    if (st->answer_rc < st->start && (double)(st->arrive - st->start) > J->late_thr) return 0;
+    size_t lo = 0, hi = B->n; /* the intervals starting at or before rc: [0, lo) */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (B->iv[mid].a <= rc) lo = mid + 1;
+        else hi = mid;
+    }
+    if (!lo) return 0;
+    const struct busy_pre *p = &B->pre[lo - 1];
+    return (p->r1 != r ? p->b1 : p->b2) >= rc;
+}
+
+/* The arrivals (run clock; NAN none) and step indices of one step of the run: v[i..j) (step_refs, ranks in order). */
+static void step_arrivals(const struct join *J, const struct sref *v, size_t i, size_t j, double *arr, uint32_t *kof)
+{
+    for (size_t q = i; q < j; q++) {
+        size_t r = v[q].r;
+        const struct an_lstep *st = &J->R[r].lsteps[v[q].k];
+        if (!st->arrive || !isnan(arr[r])) continue; /* isnan: one rank alone may repeat an id */
+        arr[r] = RUN(r, st->arrive);
+        kof[r] = v[q].k;
+    }
+}
+
+/* Without collectives (verbs-only programs): each step's first data-carrying send is the rank's arrival. Ranks
+ * arriving after the bulk of the ranks are late (late_ranks), except answers (above); like a collective's peer
+ * wait, every rank's time from its own arrival to the last late rank's is waiting: it moves to peer wait (its own
+ * data sends in there leave network time, the rest leaves other/idle) and is charged to the late ranks it waited
+ * for (late_ranks' split). Ranks whose data sends are round trips (r->round_trips, whatever the steps come from)
+ * are not compared at all (free_sender). */
 static void verbs_stragglers(struct join *J)
 {
     struct rs_analysis *a = J->a;
     struct an_rank *R = J->R;
     double *arr = rs_xmalloc((J->n + 1) * sizeof *arr, "analyze_join arrivals");
     uint32_t *kof = rs_xmalloc((J->n + 1) * sizeof *kof, "analyze_join arrival steps");
-    size_t rt = 0; /* ranks whose steps are round trips (a ping-pong): not compared */
+    uint8_t *indep = rs_xmalloc(J->n + 1, "analyze_join independent arrivals");
+    uint64_t *nans = rs_xcalloc(2 * J->n + 1, sizeof *nans, "analyze_join answers"), *narr = nans + J->n;
+    struct step_busy B = {rs_xmalloc((J->n * AN_STEP_BUSY + 1) * sizeof *B.iv, "analyze_join busy"),
+                          rs_xmalloc((J->n * AN_STEP_BUSY + 1) * sizeof *B.pre, "analyze_join busy prefix"), 0};
+    size_t rt = 0; /* ranks whose data sends are round trips (a ping-pong), or answers: not compared */
     for (size_t r = 0; r < J->n; r++) {
-        rt += !R[r].ncolls && !strcmp(R[r].step_source, AN_ROUND_TRIPS);
+        rt += !R[r].ncolls && R[r].round_trips;
         arr[r] = NAN;
     }
     /* step by step of the run: the ranks' steps with one id (step_keys), ranks in order */
     size_t ns;
     struct sref *v = step_refs(J, &ns, 0, 1);
+    /* First the responders: ranks whose arrival answers a message (answers()) in most of the steps with another
+     * rank's arrival. Their arrivals are compared in no step: a responder's poll lags the message's landing by
+     * more than the threshold when the host deschedules it (a loaded host: 6 of 20 steps of a 3-rank chain on the
+     * software NIC), and those steps would make it late. A rank late on its own (a ring's late rank, a responder
+     * that sleeps before it looks for the message) answers in few steps, if any: compared in the others. */
     for (size_t i = 0, j; i < ns; i = j) {
         for (j = i; j < ns && v[j].id == v[i].id; j++) continue;
-        double L = -INFINITY, L2 = -INFINITY;
-        size_t lr = 0, seen = 0;
-        for (size_t q = i; q < j; q++) {
+        step_arrivals(J, v, i, j, arr, kof);
+        size_t seen = 0;
+        for (size_t q = i; q < j; q++) seen += !isnan(arr[v[q].r]) && (q == i || v[q - 1].r != v[q].r);
+        if (seen >= 2) step_busy(J, v, i, j, arr, kof, &B);
+        for (size_t q = i; q < j && seen >= 2; q++)
+            if (!isnan(arr[v[q].r]) && (q == i || v[q - 1].r != v[q].r)) {
+                narr[v[q].r]++;
+                nans[v[q].r] += answers(J, v[q].r, &R[v[q].r].lsteps[kof[v[q].r]], &B);
+            }
+        for (size_t q = i; q < j; q++) arr[v[q].r] = NAN;
+    }
+    for (size_t r = 0; r < J->n; r++) rt += nans[r] * 2 > narr[r];
+    for (size_t i = 0, j; i < ns; i = j) {
+        for (j = i; j < ns && v[j].id == v[i].id; j++) continue;
+        step_arrivals(J, v, i, j, arr, kof);
+        step_busy(J, v, i, j, arr, kof, &B);
+        size_t seen = 0;
+        for (size_t q = i; q < j; q++) { /* the arrivals compared: not responders', not answers */
             size_t r = v[q].r;
-            const struct an_lstep *st = &R[r].lsteps[v[q].k];
-            if (!st->arrive || !isnan(arr[r])) continue; /* isnan: one rank alone may repeat an id */
-            arr[r] = RUN(r, st->arrive);
-            kof[r] = v[q].k;
-            seen++;
-            if (arr[r] > L) {
-                L2 = L;
-                L = arr[r];
-                lr = r;
-            } else if (arr[r] > L2) L2 = arr[r];
+            if (isnan(arr[r]) || (q > i && v[q - 1].r == r)) continue;
+            indep[r] = nans[r] * 2 <= narr[r] && !answers(J, r, &R[r].lsteps[kof[r]], &B);
+            seen += indep[r];
         }
         if (seen >= 2) {
             J->considered++;
-            for (size_t q = i; q < j; q++) J->part[v[q].r] += !isnan(arr[v[q].r]);
+            for (size_t q = i; q < j; q++)
+                if (!isnan(arr[v[q].r]) && (q == i || v[q - 1].r != v[q].r)) J->part[v[q].r] += indep[v[q].r];
         }
-        if (seen >= 2 && L - L2 > J->late_thr) {
-            count_late(J, lr, L - L2, (int64_t)kof[lr]);
-            double pw_sum = 0;
+        double bulk = 0;
+        size_t nlate = seen >= 2 ? late_ranks(J, arr, indep, J->n, &bulk) : 0;
+        if (nlate) {
+            double L = J->late[nlate - 1].t;
+            for (size_t q = 0; q < nlate; q++) J->late[q].st = (int64_t)kof[J->late[q].r];
             for (size_t q = i; q < j; q++) {
                 size_t r = v[q].r;
-                if (r == lr || isnan(arr[r])) continue;
+                if (isnan(arr[r]) || arr[r] >= L) continue;
                 struct an_lstep *st = &R[r].lsteps[kof[r]];
                 double overlap = 0;
                 for (int b = 0; b < st->nbusy; b++) {
@@ -763,13 +954,17 @@ static void verbs_stragglers(struct join *J)
                 st->t[RS_CAT_OTHER] -= from_other;
                 st->t[RS_CAT_IDLE] -= from_idle;
                 st->t[RS_CAT_PEER_WAIT] += ov + from_other + from_idle;
-                pw_sum += (double)(ov + from_other + from_idle);
+                wait_segments(J, nlate, arr[r], L, (double)(ov + from_other + from_idle));
             }
-            J->cost[lr] += pw_sum;
+            charge_late(J, nlate, bulk);
         }
         for (size_t q = i; q < j; q++) arr[v[q].r] = NAN;
     }
     free(v);
+    free(B.iv);
+    free(B.pre);
+    free(nans);
+    free(indep);
     free(kof);
     free(arr);
     if (J->considered && !a->ncolls)
@@ -938,6 +1133,11 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
     J->last_late_step = rs_xmalloc((n + 1) * sizeof(int64_t), "analyze_join last_late_step");
     for (size_t i = 0; i < n; i++) J->last_late_step[i] = -1;
     J->tmp = rs_xmalloc((J->nm + 1) * sizeof *J->tmp, "analyze_join tmp");
+    size_t nl = (J->nm > n ? J->nm : n) + 1;
+    J->arrm = rs_xmalloc(nl * sizeof *J->arrm, "analyze_join arrivals");
+    J->late = rs_xmalloc(nl * sizeof *J->late, "analyze_join late");
+    J->lscr = rs_xmalloc(nl * sizeof *J->lscr, "analyze_join late scratch");
+    J->seg = rs_xcalloc(nl, sizeof *J->seg, "analyze_join late segments");
     for (size_t i = 0, j; i < J->nm; i = j) {
         for (j = i; j < J->nm && J->m[j].g == J->m[i].g; j++) continue;
         join_coll(J, i, j);
@@ -951,6 +1151,10 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
     stragglers(a, J->late_count, J->late_sum, J->cost, J->late_steps, n, R, J->part);
     free(J->part);
     free(J->tmp);
+    free(J->arrm);
+    free(J->late);
+    free(J->lscr);
+    free(J->seg);
     free(J->late_count);
     free(J->late_sum);
     free(J->cost);

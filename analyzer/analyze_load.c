@@ -336,8 +336,13 @@ static void on_cuda(struct pass *p, const struct rs_ev_hdr *h)
         if (e->end <= h->ts) break;
         if (e->copy_kind == 1) {
             iv_add(&p->h2d, h->ts, e->end);
-            if (e->src_kind == 1) p->r->out.h2d_pageable_bytes += e->bytes;
-            else p->r->out.h2d_pinned_bytes += e->bytes;
+            if (e->src_kind == 1) {
+                p->r->out.h2d_pageable_bytes += e->bytes;
+                p->r->out.h2d_pageable_s += (e->end - h->ts) * 1e-9;
+            } else {
+                p->r->out.h2d_pinned_bytes += e->bytes;
+                p->r->out.h2d_pinned_s += (e->end - h->ts) * 1e-9;
+            }
         } else iv_add(&p->other, h->ts, e->end);
         if (e->copy_kind == 1 || e->copy_kind == 2) {
             struct copyrec *c = AN_PUSH(p->copies, p->ncopies, p->copycap);
@@ -361,8 +366,13 @@ static void on_cuda(struct pass *p, const struct rs_ev_hdr *h)
         p->r->has_copy_calls = 1;
         if (e->copy_kind == 1) {
             iv_add(&p->h2d, h->ts, h->ts + e->dur);
-            if (e->src_mem == 0) p->r->out.h2d_pageable_bytes += e->bytes;
-            else p->r->out.h2d_pinned_bytes += e->bytes;
+            if (e->src_mem == 0) {
+                p->r->out.h2d_pageable_bytes += e->bytes;
+                p->r->out.h2d_pageable_s += e->dur * 1e-9;
+            } else {
+                p->r->out.h2d_pinned_bytes += e->bytes;
+                p->r->out.h2d_pinned_s += e->dur * 1e-9;
+            }
         }
         break;
     }
@@ -792,6 +802,7 @@ void an_load_rank(const char *path, const struct rs_report_opts *o, double link_
     p->first_ts = UINT64_MAX;
     rs_facts_init(&p->facts);
     p->verbs_captured = family_on(hi->events, "verbs");
+    r->verbs_off = !p->verbs_captured; /* the GPUDirect verdict: no verbs recorded proves nothing then */
     p->nranks = hi->world_size > 0 && hi->world_size < (1 << 30) ? (int32_t)hi->world_size : 0;
     struct rs_chunk c;
     uint64_t n = 0, told = 0;

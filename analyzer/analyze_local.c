@@ -566,19 +566,40 @@ static int round_trips(struct pass *p, const uint32_t *idx, size_t ni)
     return ok * 10 >= (ni - 1) * 9;
 }
 
+/* The rank's data-carrying sends (completed, control WRs left out) in post order; returns how many. */
+static size_t data_sends(struct pass *p, uint32_t **idx)
+{
+    size_t ni = 0;
+    *idx = rs_xmalloc((p->nwrs + 1) * sizeof **idx, "analyze_local idx");
+    for (size_t i = 0; i < p->nwrs; i++)
+        if (!p->wrs[i].ctrl && p->wrs[i].done) (*idx)[ni++] = (uint32_t)i;
+    g_wrs = p->wrs;
+    an_sort(*idx, ni, sizeof **idx, cmp_wr_post);
+    return ni;
+}
+
+/* Whether the rank's data sends are round trips (r->round_trips), whatever its steps come from: a ping-pong
+ * delimited by marks or NVTX ranges is as much request/response as one whose steps are its round trips, and each
+ * side is later than the other by a round trip in turn; the join compares no arrivals of such a rank (audit 3:
+ * a ping-pong with `railscope_mark` steps named its answering rank the persistent straggler). */
+static void rank_round_trips(struct pass *p)
+{
+    uint32_t *idx;
+    size_t ni = data_sends(p, &idx);
+    p->r->round_trips = round_trips(p, idx, ni);
+    free(idx);
+}
+
 /* Steps from data-carrying sends in post order (verbs-only programs; zero-byte credits and acks blur the
  * pattern). */
 static size_t steps_from_sends(struct pass *p, struct srange **steps)
 {
     struct iv *v = NULL;
-    size_t nv = 0, cap = 0, ni = 0;
-    uint32_t *idx = rs_xmalloc((p->nwrs + 1) * sizeof *idx, "analyze_local idx");
-    for (size_t i = 0; i < p->nwrs; i++)
-        if (!p->wrs[i].ctrl && p->wrs[i].done) idx[ni++] = (uint32_t)i;
-    g_wrs = p->wrs;
-    an_sort(idx, ni, sizeof *idx, cmp_wr_post);
+    size_t nv = 0, cap = 0;
+    uint32_t *idx;
+    size_t ni = data_sends(p, &idx);
     for (size_t i = 0; i < ni; i++) *AN_PUSH(v, nv, cap) = (struct iv){p->wrs[idx[i]].post, p->wrs[idx[i]].done};
-    int rt = round_trips(p, idx, ni);
+    int rt = p->r->round_trips;
     free(idx);
     size_t n = steps_from_gaps(v, nv, 1, &rt, steps);
     free(v);
@@ -728,6 +749,30 @@ static size_t first_gpost(const struct pass *p, size_t i, uint64_t s, uint64_t e
     return i;
 }
 
+/* The message the step's first data send may answer (analyze_join.c verbs_stragglers decides whether it did): the last
+ * data-carrying receive completion polled after the rank's previous data send and before this one, in this step or
+ * the one before (a responder whose last send completes late polls the next request while it still waits for that
+ * completion, before its next step's mark). Receive completions sorted by time; fs: the free sends by post. */
+static void answer_rc(const struct pass *p, const struct fsend *fs, size_t nfs, struct an_lstep *st)
+{
+    if (!st->arrive) return;
+    size_t lo = 0, hi = nfs; /* the first send posted at or after the arrival */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (fs[mid].post < st->arrive) lo = mid + 1;
+        else hi = mid;
+    }
+    uint64_t prev = lo ? fs[lo - 1].post : 0;
+    lo = 0, hi = p->nrwc; /* the first receive completion at or after the arrival */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (p->rwc[mid].ts < st->arrive) lo = mid + 1;
+        else hi = mid;
+    }
+    for (size_t j = lo; j > 0 && p->rwc[j - 1].ts > prev && !st->answer_rc; j--)
+        if (p->rwc[j - 1].bytes > 0) st->answer_rc = p->rwc[j - 1].ts;
+}
+
 static void attribute(struct pass *p, const struct srange *steps, size_t nsteps, struct ivec *free_net,
                       double rate_bpns)
 {
@@ -742,6 +787,7 @@ static void attribute(struct pass *p, const struct srange *steps, size_t nsteps,
     r->nlsteps = nsteps;
     size_t ci = 0, gpi = 0;
     an_sort(p->gposts, p->ngposts, sizeof *p->gposts, cmp_u64_asc);
+    an_sort(p->rwc, p->nrwc, sizeof *p->rwc, cmp_tsb);
     for (size_t k = 0; k < nsteps; k++) {
         uint64_t s = steps[k].a, e = steps[k].b;
         struct an_lstep *st = &r->lsteps[k];
@@ -774,6 +820,7 @@ static void attribute(struct pass *p, const struct srange *steps, size_t nsteps,
         uint64_t fbusy = iv_total(&tmp);
         step_sends(st, fs, nfs, s, e);
         gpi = first_gpost(p, gpi, s, e, st);
+        answer_rc(p, fs, nfs, st);
         const struct ivec *m3[] = {&p->compute, &K, free_net};
         iv_clip_minus(&p->h2d, s, e, m3, 3, &tmp);
         uint64_t h2d = iv_total(&tmp);
@@ -910,6 +957,7 @@ void an_local(struct pass *p, double link_gbps_hint)
     r->base_lat = base_latency(p, rate_bpns);
     account_wrs(p, &free_net, rate_bpns);
     find_bounces(p);
+    rank_round_trips(p);
     struct srange *steps = NULL;
     size_t nsteps = 0;
     detect_steps(p, &free_net, &steps, &nsteps);

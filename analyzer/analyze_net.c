@@ -48,6 +48,7 @@ void an_on_post_send(struct pass *p, const struct rs_ev_IBV_POST_SEND *e)
     struct qpst *q = qp_get(p, e->qp_num);
     unsigned mem = e->mem < RS_AN_MEMKINDS ? e->mem : 0;
     q->acc.posted[mem] += e->bytes;
+    q->acc.send_wrs++;
     p->posted[mem] += e->bytes;
     p->posts++;
     if (q->npend - q->head >= AN_PEND_MAX) { /* never completed: forget the oldest */
@@ -139,6 +140,7 @@ void an_on_post_recv(struct pass *p, const struct rs_ev_IBV_POST_RECV *e)
     unsigned mem = e->mem < RS_AN_MEMKINDS ? e->mem : 0;
     struct qpst *q = qp_get(p, e->qp_num);
     q->acc.posted[mem] += e->bytes;
+    q->acc.recv_wrs++; /* the GPUDirect evidence's WR count says sends and receives apart */
     p->posted[mem] += e->bytes;
     p->posts++;
 }

@@ -25,9 +25,11 @@ extern size_t rs_an_run_steps(const struct rs_analysis *a, struct rs_an_runstep 
 #include "util/utf8.h"
 #include "util/xalloc.h"
 
-/* Stragglers "cannot tell" on a ping-pong (analyze_join.c verbs_stragglers, straggler_basis "none: round trips") */
-#define AN_RT_WHY \
-    "ping-pong round trips: each rank's send answers the other's, so one is always later by the round trip"
+/* Stragglers "cannot tell" on request/response traffic (analyze_join.c verbs_stragglers, straggler_basis "none: round
+ * trips": round trips, answers) */
+#define AN_RT_WHY                                                                                                \
+    "request/response: each rank's data send answers a message it waited for (a ping-pong, a chain of stages), " \
+    "so one is always later by the message's trip"
 
 /* ---------------- small output helpers ---------------- */
 
@@ -627,11 +629,11 @@ static void panel_qp(FILE *f, const struct rs_analysis *a)
                 double x1 = j + 1 < s->n ? L + s->t[j + 1] / tmax * (W - L - 10) : x0;
                 fprintf(f, "%.1f,%.1f %.1f,%.1f ", x0, y, x1, y);
             }
-            fprintf(f, "\"><title>rank %d QP %u</title></polyline>\n", s->rank, s->qp);
+            fprintf(f, "\"><title>rank %d QP 0x%x</title></polyline>\n", s->rank, s->qp);
         }
         fputs("</svg>\n<div class=\"legend\">", f);
         for (size_t i = 0; i < k.n; i++)
-            fprintf(f, "<span><i class=\"sw\" style=\"background:%s\"></i>rank %d QP %u</span>", pal[i % 10],
+            fprintf(f, "<span><i class=\"sw\" style=\"background:%s\"></i>rank %d QP 0x%x</span>", pal[i % 10],
                     k.s[i].rank, k.s[i].qp);
         fputs("<span><i class=\"sw\" style=\"background:#c62828\"></i>link rate</span></div>\n", f);
         if (shown > k.n)
@@ -639,7 +641,8 @@ static void panel_qp(FILE *f, const struct rs_analysis *a)
                     k.n, shown);
     }
     free(k.s);
-    fputs("<table><tr><th>rank</th><th>QP</th><th>peer</th><th>sent</th><th>WRs</th><th>busy</th>"
+    fputs("<table><tr><th>rank</th><th>QP</th><th>peer</th><th>sent</th><th title=\"data-carrying send WRs, merged "
+          "into bursts (JSON sends)\">sends</th><th>busy</th>"
           "<th>ideal</th><th>stall</th><th>achieved</th><th>longest wait</th><th>GPUDirect</th></tr>\n",
           f);
     for (size_t r = 0; r < a->nranks; r++)
@@ -652,7 +655,7 @@ static void panel_qp(FILE *f, const struct rs_analysis *a)
             fmt_s(b3, sizeof b3, qp->stall_s);
             fmt_s(b4, sizeof b4, qp->max_wait_s);
             fprintf(f,
-                    "<tr><td>%d</td><td>%u</td><td>%d</td><td>%s</td><td>%llu</td><td>%s</td><td>%s</td>"
+                    "<tr><td>%d</td><td>0x%x</td><td>%d</td><td>%s</td><td>%llu</td><td>%s</td><td>%s</td>"
                     "<td>%s</td><td>%.2f Gb/s</td><td>%s</td><td>%s</td></tr>\n",
                     a->ranks[r].rank, qp->qp_num, qp->peer_rank, by, (unsigned long long)qp->sends, b1, b2, b3,
                     qp->achieved_gbps, b4, gd_name(qp->gd.verdict));
@@ -684,6 +687,11 @@ static void panel_gpudirect(FILE *f, const struct rs_analysis *a)
             "<section id=\"gpudirect\"><h2>GPUDirect RDMA: <span class=\"badge %s\" id=\"gd-verdict\">%s</span>"
             "</h2>\n",
             v == RS_GD_NOT_USED ? "NOT_USED" : gd_name(v), gd_name(v));
+    if (a->gd_note[0]) { /* the text report's qualifier (analyze_verdict.c) */
+        fputs("<p id=\"gd-note\">", f);
+        esc(f, a->gd_note);
+        fputs("</p>\n", f);
+    }
     fputs("<p class=\"muted\">Evidence: bytes posted / bytes registered by memory kind, dmabuf registrations, "
           "bounce copies (device-to-host before a send / host-to-device after a receive).</p>\n"
           "<table><tr><th>rank</th><th>verdict</th>",
@@ -735,7 +743,12 @@ static void panel_findings(FILE *f, const struct rs_analysis *a)
             char t[32];
             fmt_s(t, sizeof t, fd->cost_s);
             fprintf(f, "<li class=\"finding\"><b>%.1f%% of step time</b> (%s over the run, ", fd->step_frac * 100, t);
-            esc(f, fd->cat >= 0 && fd->cat < RS_CAT_COUNT ? cat_words[fd->cat] : "?");
+            if (fd->gpudirect) /* no attribution category: what the cost is; the ranking floor is no measurement */
+                fprintf(f,
+                        "bounce copies through host memory; GPUDirect RDMA not used is a configuration fault, "
+                        "ranked as at least %.0f%% of step time",
+                        100 * RS_AN_GD_RANK_FLOOR);
+            else esc(f, fd->cat >= 0 && fd->cat < RS_CAT_COUNT ? cat_words[fd->cat] : "?");
             fputs("): ", f);
             esc(f, fd->text);
             fputs("</li>", f);

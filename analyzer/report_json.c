@@ -175,6 +175,8 @@ static void gd(struct jw *w, const struct rs_an_gd *g, int full)
     ku(w, "bounce_d2h", g->bounce_d2h);
     ku(w, "bounce_h2d", g->bounce_h2d);
     ku(w, "posts", g->posts);
+    ku(w, "send_posts", g->send_posts);
+    ku(w, "recv_posts", g->posts - g->send_posts);
     jc(w, '}');
 }
 static void hex32(struct jw *w, unsigned v)
@@ -279,11 +281,18 @@ static void json_head(const struct rs_analysis *a, struct jw *w)
     ku(w, "verbs_errors", a->verbs_errors);
     js(w, ",\n\"gpudirect\": {\"verdict\": ");
     jstr(w, rs_gd_name(a->gd_verdict));
+    /* the text's qualifier, as data: GPU memory to send from (NOT USED/PARTIAL is then a fault, the finding) */
+    js(w, a->gd_gpu_memory ? ", \"gpu_memory\": true" : ", \"gpu_memory\": false");
+    js(w, (a->gd_verdict == RS_GD_NOT_USED || a->gd_verdict == RS_GD_PARTIAL) && a->gd_gpu_memory
+              ? ", \"fault\": true"
+              : ", \"fault\": false");
+    ks(w, "note", a->gd_note);
     js(w, "},\n\"findings\": [");
     for (size_t i = 0; i < a->nfindings; i++) {
         const struct rs_an_finding *x = &a->findings[i];
-        jp(w, "%s\n  {\"category\": \"%s\", \"rank\": %d, \"qp\": %u, \"cost_s\": ", i ? "," : "", rs_cat_key(x->cat),
-           x->rank, x->qp);
+        /* the GPUDirect finding is a configuration fault, in no attribution category: its own key */
+        jp(w, "%s\n  {\"category\": \"%s\", \"rank\": %d, \"qp\": %u, \"cost_s\": ", i ? "," : "",
+           x->gpudirect ? RS_AN_GD_FINDING : rs_cat_key(x->cat), x->rank, x->qp);
         jnum(w, x->cost_s);
         kn(w, "step_fraction", x->step_frac);
         if (x->cat == RS_CAT_PEER_WAIT) json_straggler_verdict(a, x, w);
@@ -344,6 +353,8 @@ static void json_rank(const struct rs_an_rank *r, int first, struct jw *w)
     kn(w, "late_cost_s", r->late_s);
     ku(w, "h2d_pageable_bytes", r->h2d_pageable_bytes);
     ku(w, "h2d_pinned_bytes", r->h2d_pinned_bytes);
+    kn(w, "h2d_pageable_s", r->h2d_pageable_s);
+    kn(w, "h2d_pinned_s", r->h2d_pinned_s);
     kn(w, "base_latency_s", r->base_latency_s);
     ks(w, "transport", r->transport);
     ks(w, "transport_evidence", r->transport_why);

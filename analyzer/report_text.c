@@ -8,9 +8,11 @@
 #include "analysis.h"
 #include "util/xalloc.h"
 
-/* Stragglers "cannot tell" on a ping-pong (analyze_join.c verbs_stragglers, straggler_basis "none: round trips") */
-#define AN_RT_WHY \
-    "ping-pong round trips: each rank's send answers the other's, so one is always later by the round trip"
+/* Stragglers "cannot tell" on request/response traffic (analyze_join.c verbs_stragglers, straggler_basis "none: round
+ * trips": round trips, answers) */
+#define AN_RT_WHY                                                                                                \
+    "request/response: each rank's data send answers a message it waited for (a ping-pong, a chain of stages), " \
+    "so one is always later by the message's trip"
 
 #define MS(x)    ((x)*1e3)
 #define MAX_ROWS 16
@@ -232,7 +234,7 @@ static void text_stragglers(const struct rs_analysis *a, FILE *f)
     for (size_t i = 0; i < a->nstragglers; i++) all += a->stragglers[i].cost_s;
     for (size_t i = 0; i < a->nstragglers && i < 5; i++) {
         const struct rs_an_straggler *s = &a->stragglers[i];
-        fprintf(f, "  rank %d%s: last at %llu of %llu %s, %.2f ms late on average, costs %.2f ms per step\n", s->rank,
+        fprintf(f, "  rank %d%s: late at %llu of %llu %s, %.2f ms late on average, costs %.2f ms per step\n", s->rank,
                 s->persistent ? " (persistent)" : "", (unsigned long long)s->late_count, (unsigned long long)s->of,
                 coll ? "collectives" : "steps", MS(s->mean_late_s), MS(s->cost_per_step_s));
     }
@@ -247,8 +249,9 @@ static void text_stragglers(const struct rs_analysis *a, FILE *f)
 
 static void text_gpudirect(const struct rs_analysis *a, FILE *f)
 {
-    fprintf(f, "\nGPUDirect RDMA: %s%s\n", rs_gd_name(a->gd_verdict),
-            a->gpu_program_ranks || !a->nranks ? "" : " (no GPU activity traced: a host-memory program, not a fault)");
+    /* the qualifier is analyze_verdict.c's, the GPUDirect finding's test: GPU memory to send from or not */
+    fprintf(f, "\nGPUDirect RDMA: %s%s%s%s\n", rs_gd_name(a->gd_verdict), a->gd_note[0] ? " (" : "", a->gd_note,
+            a->gd_note[0] ? ")" : "");
     for (size_t i = 0; i < a->nranks && i < 8; i++)
         fprintf(f, "  rank %d: %s: %s\n", a->ranks[i].rank, rs_gd_name(a->ranks[i].gd.verdict),
                 a->ranks[i].gd.evidence);

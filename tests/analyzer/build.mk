@@ -4,8 +4,9 @@ tests/analyzer/rs-fmtcheck.srcs := tests/analyzer/fmtcheck.c $(B)/cli/analyzer/f
 tests/analyzer/rs-fmtcheck.deps := analyzer/analyze_int.h
 tests/analyzer/rs-fmtcheck.libs := -lm
 # Verbs programs with planted truth for the analyzer's software-NIC tests: a ring AllReduce with a late rank
-# (late_ring) and a program with a known number of verbs failures (verbs_faults).
-AN_VERBS := late_ring verbs_faults
+# (late_ring), a program with a known number of verbs failures (verbs_faults) and request/response traffic with
+# step marks (answer_chain).
+AN_VERBS := late_ring verbs_faults answer_chain
 PROGRAMS += $(addprefix tests/analyzer/,$(AN_VERBS))
 $(foreach p,$(AN_VERBS),$(eval tests/analyzer/$(p).srcs := tests/analyzer/$(p).c examples/ex_common.c))
 $(foreach p,$(AN_VERBS),$(eval tests/analyzer/$(p).deps := examples/ex_common.h))
@@ -16,3 +17,9 @@ PROGRAMS += tests/analyzer/rs-mkcraft
 tests/analyzer/rs-mkcraft.srcs := tests/analyzer/mkcraft.c $(B)/lib/tracer/writer.o $(B)/lib/formats/rtrace_tables.o
 tests/analyzer/rs-mkcraft.deps := tracer/writer.h formats/rtrace.h
 tests/analyzer/rs-mkcraft.libs := -lzstd -lpthread
+# rs-mkgd: crafted traces with planted GPUDirect cases (device memory registered or posted, bounce copies, verbs
+# not captured) and H2D copies from pageable and pinned memory (tests/analyzer/gd_report.t, h2d_share.t).
+PROGRAMS += tests/analyzer/rs-mkgd
+tests/analyzer/rs-mkgd.srcs := tests/analyzer/mkgd.c $(B)/lib/tracer/writer.o $(B)/lib/formats/rtrace_tables.o
+tests/analyzer/rs-mkgd.deps := tracer/writer.h formats/rtrace.h formats/events_verbs.h
+tests/analyzer/rs-mkgd.libs := -lzstd -lpthread

@@ -34,8 +34,8 @@ craft comms c
 is "$(jq -c '[.stragglers[] | [.rank, .late_count, .of]]' "$T/c.json")" "[[3,10,40],[0,2,20]]" \
     "communicators of different membership: rank 3 late at 10 of its 40, rank 0 at 2 of its 20 (the run has 50)"
 is "$(jq -r '.stragglers[0].persistent' "$T/c.json")" true "rank 3 late in every step: persistent"
-like "$(cat "$T/c.txt")" 'rank 3 \(persistent\): last at 10 of 40 collectives' "text: rank 3 last at 10 of 40"
-like "$(cat "$T/c.txt")" 'rank 0: last at 2 of 20 collectives' "text: rank 0 last at 2 of 20"
+like "$(cat "$T/c.txt")" 'rank 3 \(persistent\): late at 10 of 40 collectives' "text: rank 3 late at 10 of 40"
+like "$(cat "$T/c.txt")" 'rank 0: late at 2 of 20 collectives' "text: rank 0 late at 2 of 20"
 like "$(cat "$T/c.html")" '<td>3</td><td>yes</td><td>10 of 40</td>' "html: rank 3 10 of 40"
 # Session 7 (issue 15): the straggler finding stated the whole peer-wait category (every late rank: 0.80 ms a
 # step) as the named rank's cost ("the others wait 0.80 ms per step for it"), not rank 3's own 0.75 ms of the
@@ -57,7 +57,7 @@ like "$(cat "$T/c.html")" '<b>7\.9% of step time</b> \(7\.5 ms over the run, [^)
 is "$(jq -c '[.mean_ranks, [.stragglers[] | [.rank, (.cost_per_step_s * 1e6 | round)]],
     (([.stragglers[].cost_s] | add) - .attribution.peer_wait | fabs) < 1e-9]' "$T/c.json")" "[4,[[3,750],[0,50]],true]" \
     "JSON: costs on the category's basis (mean over 4 ranks): rank 3 0.75, rank 0 0.05 ms a step, adding up to peer_wait (was 0.10: 0.85 > 0.80)"
-is "$(sed -n '/^Stragglers:/,/^$/{s/: last at .*, costs/: costs/;p}' "$T/c.txt")" \
+is "$(sed -n '/^Stragglers:/,/^$/{s/: late at .*, costs/: costs/;p}' "$T/c.txt")" \
     "Stragglers: (arrivals compared over collectives; cost: the others' wait for the rank, per step, mean over the run's 4 ranks)
   rank 3 (persistent): costs 0.75 ms per step
   rank 0: costs 0.05 ms per step
@@ -104,7 +104,7 @@ craft pair p3 800
 craft round r
 like "$(cat "$T/p2.txt")" 'no single rank is consistently last: 2 late ranks, tied: ranks 1 and 2, 0\.37-0\.38 ms per step each\)' \
     "near tie (rank 2 0.98 ms late, costs 2 % apart): still a tie, the costs as a range"
-like "$(cat "$T/p3.txt")" "Straggler: rank 1 arrives last at 6 of 12 collectives, .*waiting for it costs 0\\.38 ms per step, mean over the run's 4 ranks \\(4 % of step time\\); all waiting for late ranks: 0\\.67 ms per step \\(7 %\\), 0\\.30 ms of it for 1 other late rank" \
+like "$(cat "$T/p3.txt")" "Straggler: rank 1 arrives late at 6 of 12 collectives, .*waiting for it costs 0\\.38 ms per step, mean over the run's 4 ranks \\(4 % of step time\\); all waiting for late ranks: 0\\.67 ms per step \\(7 %\\), 0\\.30 ms of it for 1 other late rank" \
     "no tie (rank 2 0.8 ms late, 20 % less): rank 1 named, the category and the other late rank's share said"
 like "$(cat "$T/r.txt")" 'no single rank is consistently last: 4 late ranks, tied: ranks 0, 1, 2 and 3, 0\.19 ms per step each\)' \
     "four-way tie (ranks 0-3 late in turns, 3 steps each): all four named, not 'the costliest, rank 0'"
