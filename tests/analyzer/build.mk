@@ -21,5 +21,5 @@ tests/analyzer/rs-mkcraft.libs := -lzstd -lpthread
 # not captured) and H2D copies from pageable and pinned memory (tests/analyzer/gd_report.t, h2d_share.t).
 PROGRAMS += tests/analyzer/rs-mkgd
 tests/analyzer/rs-mkgd.srcs := tests/analyzer/mkgd.c $(B)/lib/tracer/writer.o $(B)/lib/formats/rtrace_tables.o
-tests/analyzer/rs-mkgd.deps := tracer/writer.h formats/rtrace.h formats/events_verbs.h
+tests/analyzer/rs-mkgd.deps := tests/analyzer/craft.h tracer/writer.h formats/rtrace.h formats/events_verbs.h
 tests/analyzer/rs-mkgd.libs := -lzstd -lpthread

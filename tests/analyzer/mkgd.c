@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "formats/events_verbs.h"
+#include "tests/analyzer/craft.h"
 #include "tracer/writer.h"
 
 static struct rs_writer *w;
@@ -39,31 +40,7 @@ static void put(const void *ev)
 
 static uint32_t open_rank(const char *dir, int rank, int world, const char *events)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/rank%d.rtrace", dir, rank);
-    struct rs_file_info fi = {0};
-    fi.host = "node-a";
-    fi.pid = 5150 + (uint64_t)rank;
-    fi.ppid = 1;
-    fi.rank = rank;
-    fi.local_rank = rank;
-    fi.world_size = world;
-    fi.cmdline = "train.py";
-    fi.start_realtime = 1700000000000000000ull;
-    fi.start_mono = 1000;
-    fi.events = events;
-    fi.tracer_version = "rs-mkgd";
-    fi.boot_id = "boot-mkgd";
-    int err = 0;
-    unlink(path);
-    if (!(w = rs_writer_open(path, &fi, &err))) die("cannot create the file");
-    rs_writer_set_clock(w, NULL, NULL);
-    struct rs_ev_CLOCK c;
-    memset(&c, 0, sizeof c);
-    RS_EV_INIT(&c, CLOCK, 1000);
-    c.realtime_ns = fi.start_realtime;
-    c.mono_ns = 1000;
-    if (rs_writer_append(w, 0, &c, c.h.size) < 0) die("rs_writer_append failed");
+    if (!(w = craft_open(dir, rank, world, 5150, events, "rs-mkgd", 0))) die("cannot create the file");
     uint32_t name = rs_writer_intern(w, "step");
     if (!name) die("rs_writer_intern failed");
     return name;

@@ -22,6 +22,7 @@ cat >"$T/gen.c" <<'C'
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/analyzer/craft.h"
 #include "tracer/writer.h"
 
 static struct rs_writer *w;
@@ -43,31 +44,7 @@ int main(int argc, char **argv)
     const int nranks = 4, nsteps = 30;
     const uint64_t ms = 1000000, step = 10 * ms, t0 = 1 * ms;
     for (int r = 0; r < nranks; r++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/rank%d.rtrace", dir, r);
-        struct rs_file_info fi = {0};
-        fi.host = "node-a";
-        fi.pid = 5000 + (uint64_t)r;
-        fi.ppid = 1;
-        fi.rank = r;
-        fi.local_rank = r;
-        fi.world_size = nranks;
-        fi.cmdline = "train.py";
-        fi.start_realtime = 1700000000000000000ull;
-        fi.start_mono = 1000;
-        fi.events = "all";
-        fi.tracer_version = "steps_join_id";
-        fi.boot_id = "boot-steps-join";
-        int err = 0;
-        unlink(path);
-        if (!(w = rs_writer_open(path, &fi, &err))) die("open");
-        rs_writer_set_clock(w, NULL, NULL);
-        struct rs_ev_CLOCK c;
-        memset(&c, 0, sizeof c);
-        RS_EV_INIT(&c, CLOCK, 1000);
-        c.realtime_ns = fi.start_realtime;
-        c.mono_ns = 1000;
-        put(&c);
+        if (!(w = craft_open(dir, r, nranks, 5000, "all", "steps_join_id", 7))) die("open");
         uint64_t wr = 0, last = 0, nmarks = 0;
         for (int k = 1; k <= nsteps; k++) {
             uint64_t s = t0 + (uint64_t)(k - 1) * step + (uint64_t)r * 1000; /* 1 us apart: no ties */

@@ -25,6 +25,7 @@ cat >"$T/gen.c" <<'C'
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/analyzer/craft.h"
 #include "tracer/writer.h"
 
 static struct rs_writer *w;
@@ -66,31 +67,7 @@ int main(int argc, char **argv)
             arr[k * nranks + r] = t0 + (uint64_t)k * step + ms + late[r] +
                                   (jit > 0 ? rnd(&seed) % (uint64_t)(jit * 1000) : 0);
     for (int r = 0; r < nranks; r++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/rank%d.rtrace", dir, r);
-        struct rs_file_info fi = {0};
-        fi.host = "node-a";
-        fi.pid = 6000 + (uint64_t)r;
-        fi.ppid = 1;
-        fi.rank = r;
-        fi.local_rank = r;
-        fi.world_size = nranks;
-        fi.cmdline = "train.py";
-        fi.start_realtime = 1700000000000000000ull;
-        fi.start_mono = 1000;
-        fi.events = "all";
-        fi.tracer_version = "straggler_bulk";
-        fi.boot_id = "boot-straggler-bulk";
-        int err = 0;
-        unlink(path);
-        if (!(w = rs_writer_open(path, &fi, &err))) die("open");
-        rs_writer_set_clock(w, NULL, NULL);
-        struct rs_ev_CLOCK c;
-        memset(&c, 0, sizeof c);
-        RS_EV_INIT(&c, CLOCK, 1000);
-        c.realtime_ns = fi.start_realtime;
-        c.mono_ns = 1000;
-        put(&c);
+        if (!(w = craft_open(dir, r, nranks, 6000, "all", "straggler_bulk", 7))) die("open");
         uint32_t name = rs_writer_intern(w, "step");
         for (int k = 0; k <= nsteps; k++) { /* nsteps + 1 marks: nsteps steps */
             struct rs_ev_MARK m;

@@ -17,6 +17,7 @@ cat >"$T/gen.c" <<'C'
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/analyzer/craft.h"
 #include "tracer/writer.h"
 
 static struct rs_writer *w;
@@ -46,33 +47,12 @@ static void mark(uint64_t t)
     m.name = rs_writer_intern(w, "step");
     put(&m);
 }
-/* gen PATH MARKS */
+/* gen DIR MARKS */
 int main(int argc, char **argv)
 {
     if (argc != 3) die("usage");
     const uint64_t ms = 1000000;
-    struct rs_file_info fi = {0};
-    fi.host = "node-a";
-    fi.pid = 4242;
-    fi.ppid = 1;
-    fi.rank = 0;
-    fi.world_size = 1;
-    fi.cmdline = "train.py";
-    fi.start_realtime = 1700000000000000000ull;
-    fi.start_mono = 1000;
-    fi.events = "all";
-    fi.tracer_version = "trace_end";
-    fi.boot_id = "boot-trace-end";
-    int err = 0;
-    unlink(argv[1]);
-    if (!(w = rs_writer_open(argv[1], &fi, &err))) die("open");
-    rs_writer_set_clock(w, NULL, NULL);
-    struct rs_ev_CLOCK c;
-    memset(&c, 0, sizeof c);
-    RS_EV_INIT(&c, CLOCK, 1000);
-    c.realtime_ns = fi.start_realtime;
-    c.mono_ns = 1000;
-    put(&c);
+    if (!(w = craft_open(argv[1], 0, 1, 4242, "all", "trace_end", 7))) die("open");
     int marks = atoi(argv[2]);
     if (marks) mark(ms / 10);
     if (marks) mark(ms / 2);
@@ -94,14 +74,14 @@ cc -std=gnu11 -O1 -D_GNU_SOURCE -I"$RS_TOP" -I"$RS_TOP/formats" -I"$RS_TOP/trace
 within() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }'; }
 
 mkdir -p "$T/whole" "$T/marks"
-"$T/gen" "$T/whole/rank0.rtrace" 0 || bail "gen whole"
+"$T/gen" "$T/whole" 0 || bail "gen whole"
 "$RS_CLI" report --json "$T/whole" >"$T/whole.json" 2>"$T/whole.err"
 d=$(jq -r '.ranks[0].steps[0].dur_s' "$T/whole.json")
 ok "whole trace: the step ends where the last copy ends (45 ms; got $d s)" within "$d" 0.0449 0.0451
 h=$(jq -r '.ranks[0].steps[0].attribution.h2d_exposed' "$T/whole.json")
 ok "whole trace: all 44 ms of copy are in it (got $h s)" within "$h" 0.0439 0.0441
 
-"$T/gen" "$T/marks/rank0.rtrace" 1 || bail "gen marks"
+"$T/gen" "$T/marks" 1 || bail "gen marks"
 "$RS_CLI" report --json "$T/marks" >"$T/marks.json" 2>"$T/marks.err"
 is "$(jq -r '.ranks[0].nsteps' "$T/marks.json")" 3 "marks: three steps"
 d=$(jq -r '.ranks[0].steps[2].dur_s' "$T/marks.json")
