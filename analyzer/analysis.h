@@ -152,9 +152,9 @@ struct rs_an_coll {
 struct rs_an_straggler {
     int32_t rank;
     int persistent;      /* late in most steps */
-    uint64_t late_count; /* collectives where it arrived last by more than the threshold */
+    uint64_t late_count; /* collectives where it arrived more than the threshold after the bulk */
     uint64_t of;         /* collectives considered */
-    double mean_late_s;  /* mean lateness vs the second-to-last arrival */
+    double mean_late_s;  /* mean lateness after the bulk (the lower median of the arrivals, late_ranks) */
     double cost_s;       /* the others' exposed wait for it (their peer_wait where it was the late rank),
                           * summed over the run, mean over the run's ranks (mean_ranks), like attr[] */
     double cost_per_step_s;

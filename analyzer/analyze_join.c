@@ -215,6 +215,7 @@ static void stragglers(struct rs_analysis *a, const double *late_count, const do
          * < 1 % of a step; planted stragglers cost 3 % and more) */
         if (a->step_mean_s > 0 && s->cost_per_step_s < AN_STRAGGLER_MIN_COST * a->step_mean_s) s->persistent = 0;
         R[i].out.late_s = s->cost_s;
+        if (i < a->nranks && a->ranks) a->ranks[i].late_s = s->cost_s; /* rank_outputs() copied R[i].out already */
     }
     /* most costly first */
     for (size_t i = 1; i < a->nstragglers; i++)

@@ -17,7 +17,7 @@
 need_build railscope synth/rs-synth
 need_cmd cc
 need_cmd jq
-plan 20
+plan 21
 
 cat >"$T/gen.c" <<'C'
 #include <stdio.h>
@@ -162,6 +162,10 @@ is "$(verdict)" "rank,2,"  "rank 2 6 ms late, rank 3 3 ms: rank 2 named"
 is "$(late)" "2,true,10,10,6,3.75 3,true,10,10,3,1.125" \
     "rank 2 6 ms late costs 3.75 ms per step, rank 3 3 ms late 1.125 ms (it was not a late rank before)"
 is "$(sums)" true "rank 2 and rank 3: the costs add up to the category"
+# ranks[].late_cost_s is the same cost (it was 0 for every rank: the ranks were copied before the costs were known)
+is "$(q '[.ranks[] | select(.late_cost_s > 0) | "\(.rank)"] | join(" ")'),$(q '[.ranks[] as $r | .stragglers[] |
+    select(.rank == $r.rank) | (.cost_s - $r.late_cost_s | fabs) < 1e-9] | all')" "2 3,true" \
+    "ranks[].late_cost_s: ranks 2 and 3 carry their straggler cost, the others 0"
 
 run half 4 10 2:5000,3:5000 0 1
 is "$(verdict),$(late)" "tie,-1,2+3,2,true,10,10,5,1.25 3,true,10,10,5,1.25" \
