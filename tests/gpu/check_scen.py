@@ -35,14 +35,37 @@ Checks (issue 15 "Done when"):
   gpu_program      the text report does not call these PyTorch/NCCL ranks a host-memory program (it did when no
                    kernel fell in a sampling window and NCCL staged through host memory: s2_ib)
   verbs_errors     no verbs error reported where none was planted (NCCL's capability probes, e.g. the
-                   zero-length dma-buf registration it expects to fail, are not errors)"""
+                   zero-length dma-buf registration it expects to fail, are not errors)
+
+Several planted late ranks (truth.json "stragglers" and "straggler_model", tests/gpu/scen_truth.py multi_truth;
+"straggler" is null there), instead of straggler_named/straggler_wait above (check_multi below):
+  straggler_named  the verdict (findings[].straggler) is what the documented rule (analyzer/analyze_verdict.c:
+                   a rank named when it costs at least half of the category and no other late rank within 5 % of
+                   it, a tie of those within 5 % when together at least half) gives for the late ranks' costs the
+                   truth predicts (the Shapley split of the measured waits, straggler_model.cost_ms), the tie margin
+                   taken as 2, 5 and 8 % and the half as 47, 50 and 53 % (the model's costs are good to ~1.5 %
+                   each, so their ratio to ~3 %): near a boundary either side passes, away from it only one;
+                   whatever the margins, only planted ranks
+  stragglers_late  the straggler table (stragglers[]) lists every planted rank as late in most of its collectives,
+                   its mean lateness (mean_late_s: after the bulk, the lower median of the arrivals) within 10 %
+                   + 1 % of the step of its measured lag after the bulk (lag_vs_bulk_ms); persistent where its
+                   predicted cost is clearly (by 25 %) above or below 2 % of the step (AN_STRAGGLER_MIN_COST)
+  straggler_cost   each planted rank's cost (stragglers[].cost_per_step_s) is its predicted Shapley cost over the
+                   modelled steps +- 10 %, plus at most the waits of the steps the truth leaves out (the first
+                   two: set-up waits the analyzer charges to whoever is late then), spread over the run's steps
+  ontime_clear     no on-time rank is named, persistent, or late in more than half of its collectives
+  straggler_wait   every rank's peer_wait per step (steps the truth models) within 10 % (at least 1 % of the step,
+                   the analyzer's lateness threshold) of its predicted wait (straggler_model.wait_ms): the on-time
+                   ranks wait for the last planted rank, the earlier planted ranks for the later ones"""
 import json
 import os
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "nccl"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tq  # noqa: E402
+from scen_truth import TIE, predict_verdict  # noqa: E402
 
 RESULTS = []
 
@@ -147,6 +170,118 @@ def check_stragglers(name, t, rep, by_rank):
               f"{verdict_str(verdict)}, persistent {pers}", "no rank named, no persistent straggler (none planted)")
 
 
+def check_multi(name, t, rep, by_rank, r2t):
+    """Several planted late ranks (see the docstring): the verdict, the straggler table, each late rank's cost and
+    every rank's wait against the truth's model of the measured arrivals (tests/gpu/scen_truth.py multi_truth)."""
+    P = sorted(e["rank"] for e in t["stragglers"])
+    pl = {e["rank"]: e for e in t["stragglers"]}
+    m = t.get("straggler_model") or {}
+    cost = {int(k): v for k, v in (m.get("cost_ms") or {}).items()}
+    step_ms = sum((t.get("step_ms_mean") or {0: 0}).values()) / max(len(t.get("step_ms_mean") or {0: 0}), 1)
+    tr = lambda x: r2t.get(x, x)   # noqa: E731  report rank -> the truth's (scenario) rank
+
+    strag = rep.get("stragglers") or []
+    got = {tr(x["rank"]): x for x in strag}
+    table = [(tr(x["rank"]), x.get("persistent"), x.get("late_count"), x.get("of"),
+              round(1e3 * (x.get("cost_per_step_s") or 0), 2)) for x in strag][:4]
+    kind, vr = straggler_verdict(rep)
+    if kind in ("rank", "tie"):
+        vr = sorted(tr(x) for x in vr)
+    verdict = (kind, vr)
+    # straggler_named: what the documented rule makes of the predicted costs, the margins widened by the model's error
+    acc = []
+    for tie in (TIE - 0.03, TIE, TIE + 0.03):
+        for half in (0.47, 0.5, 0.53):
+            v = predict_verdict(cost, tie, half) if cost else None
+            if v is None:
+                continue
+            v = ("rank", [v["rank"]]) if v["verdict"] == "rank" else (v["verdict"], v["tied_ranks"])
+            if v not in acc:
+                acc.append(v)
+    hi = max(cost.values()) if cost else 0
+    ratios = {r: round(c / hi, 3) for r, c in cost.items()} if hi else {}
+    planted = ", ".join("rank %d: %s ms" % (r, pl[r].get("planted_ms")) for r in P)
+    check(f"{name}:straggler_named", bool(acc) and verdict in acc and verdict[0] != "bad",
+          f"{verdict_str(verdict)} (table: rank, persistent, late, of, cost ms/step: {table})",
+          (" or ".join(verdict_str(v) for v in acc) if acc else "a truth with straggler_model.cost_ms") +
+          f" (planted {planted}; predicted cost ms/step "
+          f"{cost}, of the costliest {ratios}; tie within {100 * TIE:.0f} % +- 3 %)")
+
+    # stragglers_late: the table lists each planted rank, late in most collectives, by its lag after the bulk
+    bad, said = [], []
+    for r in P:
+        x, want = got.get(r), pl[r].get("lag_vs_bulk_ms")
+        if x is None:
+            bad.append(r)
+            said.append(f"rank {r} not listed")
+            continue
+        ml = 1e3 * (x.get("mean_late_s") or 0)
+        ok = (x.get("late_count", 0) * 2 > x.get("of", 0) and want is not None and
+              abs(ml - want) <= 0.10 * want + 0.01 * step_ms)
+        pers = ""
+        c = cost.get(r)
+        if c is not None and step_ms > 0:
+            q = c / (0.02 * step_ms)
+            if q >= 1.25 or q <= 0.8:
+                ok &= bool(x.get("persistent")) == (q >= 1.25)
+                pers = f", persistent {x.get('persistent')} (predicted {q >= 1.25})"
+            else:
+                pers = (f", persistent {x.get('persistent')} (not checked: predicted cost {c} ms is {q:.2f} x 2 % "
+                        "of the step)")
+        if not ok:
+            bad.append(r)
+        said.append(f"rank {r} late at {x.get('late_count')} of {x.get('of')}, {ml:.2f} ms after the bulk "
+                    f"(measured {want} ms){pers}")
+    check(f"{name}:stragglers_late", not bad, "; ".join(said),
+          "every planted rank late in most collectives, its mean lateness within 10 % + 1 % of the step "
+          f"({0.01 * step_ms:.2f} ms) of its measured lag after the bulk")
+
+    # straggler_cost: over the modelled steps the Shapley share +- 10 %; the steps left out add at most their waits
+    n = rep.get("nsteps") or t["steps"]
+    used, first = m.get("steps_used") or 0, m.get("first_step_used") or 0
+    mr = rep.get("mean_ranks") or t["world"] or 1
+    early = 0.0
+    for r in by_rank.values():
+        early += sum(x.get("attribution", {}).get("peer_wait", 0) for x in (r.get("steps") or [])[:first])
+    early = 1e3 * early / mr / max(n, 1)
+    bad, said = [], []
+    for r in P:
+        x, c = got.get(r), cost.get(r)
+        g = 1e3 * (x.get("cost_per_step_s") or 0) if x else None
+        if c is None or g is None:
+            bad.append(r)
+            said.append(f"rank {r}: {'not listed' if g is None else 'no predicted cost'}")
+            continue
+        base = c * used / max(n, 1)
+        lo, hi_ = 0.9 * base, 1.1 * base + early
+        if not lo <= g <= hi_:
+            bad.append(r)
+        said.append(f"rank {r} {g:.2f} ms/step (want {lo:.2f}-{hi_:.2f}: {c} ms x {used}/{n} steps +- 10 %, "
+                    f"+ <= {early:.2f} of steps 0-{first - 1})")
+    check(f"{name}:straggler_cost", not bad and bool(P), "; ".join(said),
+          "each late rank's Shapley share of the measured waits (mean over the run's ranks)")
+
+    # ontime_clear: no on-time rank named, persistent or late in most of its collectives
+    onl = [(r, x.get("persistent"), x.get("late_count"), x.get("of")) for r, x in sorted(got.items()) if r not in pl]
+    named = [r for r in verdict[1] if r not in pl] if verdict[0] in ("rank", "tie") else []
+    badon = [o for o in onl if o[1] or (o[2] or 0) * 2 > (o[3] or 0)]
+    check(f"{name}:ontime_clear", not named and not badon,
+          f"named {named}; on-time ranks in the table (rank, persistent, late, of): {onl}",
+          "no on-time rank named, persistent, or late in more than half of its collectives")
+
+    # straggler_wait: every rank's wait per step, the steps the truth models
+    wm = {int(k): v for k, v in (m.get("wait_ms") or {}).items()}
+    waits, ok = {}, bool(wm)
+    for rk, r in sorted(by_rank.items()):
+        per = [x.get("attribution", {}).get("peer_wait", 0) for x in (r.get("steps") or [])][first:]
+        waits[rk] = round(1e3 * sum(per) / len(per), 2) if per else None
+        w = wm.get(rk)
+        ok &= w is not None and waits[rk] is not None and abs(waits[rk] - w) <= max(0.10 * w, 0.01 * step_ms)
+    ok &= set(waits) == set(wm)
+    check(f"{name}:straggler_wait", ok, f"peer_wait ms/step {waits}",
+          f"{wm} +- 10 % (at least {0.01 * step_ms:.2f} ms: 1 % of the step; predicted from the measured arrivals)")
+
+
 def summary(name):
     bad = [r["id"] for r in RESULTS if not r["ok"]]
     print("SUMMARY " + json.dumps(dict(scenario=name, checks=len(RESULTS), failed=bad)), flush=True)
@@ -187,7 +322,11 @@ def main():
     check(f"{name}:steps", rep.get("nsteps") == steps,
           f"{rep.get('nsteps')} ({rep.get('step_source')})", f"{steps} ({t['nvtx_form']!r} NVTX ranges)")
 
-    check_stragglers(name, t, rep, by_rank)
+    if t.get("stragglers"):
+        r2t = {r["rank"]: pid2rank[r["pid"]] for r in rranks if r.get("pid") in pid2rank}
+        check_multi(name, t, rep, by_rank, r2t)
+    else:
+        check_stragglers(name, t, rep, by_rank)
     if straggler_only:
         return summary(name)
 

@@ -6,9 +6,13 @@ through its network transport: NET/Socket, or NET/IB with NCCL_NET=IB). A small 
 AllReduce of the gradients), a host->device batch copy each step (pinned or pageable, per rank), an NVTX
 range around each step whose name takes one of several forms, and optionally a planted straggler:
 
-  --cpu-straggler R:MS      rank R sleeps MS ms on the host before each step's forward pass
+  --cpu-straggler R:MS[,R:MS...]  rank R sleeps MS ms on the host before each step's forward pass (several
+                            ranks, each its own sleep: '1:20,3:8')
   --gpu-straggler R:N       rank R runs N extra 4096^3 bf16 matmuls on the GPU before the forward pass
   --pageable R,R..|all      these ranks copy their batch from pageable memory (others: pinned)
+  --warmup N                N untimed iterations before the steps (no NVTX range, no planted delay, no truth):
+                            DDP's bucket rebuild and NCCL's connection setup happen there, outside every step, so
+                            the steps' waits are the planted ones only (default 0: the first step does them)
   --nvtx FORM               'iteration {i}', 'iter{i}', 'Step {i}', 'step {i}', 'train_step' (no counter),
                             'profstep' (PyTorch's 'ProfilerStep#{i}' through record_function under
                             torch.autograd.profiler.emit_nvtx(): every op is an NVTX range too)
@@ -36,6 +40,7 @@ def parse(argv=None):
     p.add_argument("--cpu-straggler", default="")
     p.add_argument("--gpu-straggler", default="")
     p.add_argument("--pageable", default="")
+    p.add_argument("--warmup", type=int, default=0)
     p.add_argument("--hidden", type=int, default=1024)
     p.add_argument("--layers", type=int, default=6)
     p.add_argument("--batch", type=int, default=8192, help="rows of the per-step input (hidden fp32 each)")
@@ -51,6 +56,17 @@ def rankset(spec, world):
     if spec == "all":
         return set(range(world))
     return {int(x) for x in spec.split(",")}
+
+
+def cpu_stragglers(spec):
+    """'R:MS[,R:MS...]' -> {R: MS}; '' -> {}. A rank listed twice is an error."""
+    out = {}
+    for part in filter(None, (x.strip() for x in spec.split(","))):
+        r, ms = (int(v) for v in part.split(":"))
+        if r in out:
+            raise ValueError(f"--cpu-straggler: rank {r} listed twice ({spec!r})")
+        out[r] = ms
+    return out
 
 
 def run(rank, world, a):
@@ -84,7 +100,8 @@ def run(rank, world, a):
     x_host = torch.randn(a.batch, a.hidden)
     if not pageable:
         x_host = x_host.pin_memory()
-    cpu_r, cpu_ms = (int(v) for v in a.cpu_straggler.split(":")) if a.cpu_straggler else (-1, 0)
+    planted = cpu_stragglers(a.cpu_straggler)
+    cpu_me, cpu_ms = rank in planted, planted.get(rank, 0)   # whether this rank sleeps, and how long
     gpu_r, gpu_n = (int(v) for v in a.gpu_straggler.split(":")) if a.gpu_straggler else (-1, 0)
     big = torch.randn(4096, 4096, device=dev, dtype=torch.bfloat16) if rank == gpu_r else None
     prof_ctx = None
@@ -97,6 +114,12 @@ def run(rank, world, a):
             return f"ProfilerStep#{i}"
         return a.nvtx.format(i=i)
 
+    for _ in range(a.warmup):   # untimed: no NVTX range, no planted delay, no hook times (hooks is empty)
+        loss = ddp(x_host.to(dev, non_blocking=True)).float().pow(2).mean()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        torch.cuda.synchronize()
     steps, sleeps, extra_ms = [], [], []
     torch.cuda.synchronize()
     dist.barrier()
@@ -111,7 +134,7 @@ def run(rank, world, a):
             rf.__enter__()
         else:
             torch.cuda.nvtx.range_push(name(i))
-        if rank == cpu_r:
+        if cpu_me:
             s0 = time.monotonic_ns()
             time.sleep(cpu_ms / 1000.0)
             sleeps.append((time.monotonic_ns() - s0) / 1e6)
@@ -141,6 +164,7 @@ def run(rank, world, a):
     dist.destroy_process_group()
     res = dict(rank=rank, world=world, pid=os.getpid(), host=socket.gethostname(),
                nccl_hostid=os.environ["NCCL_HOSTID"], steps=a.steps, step_names=[name(i) for i in range(3)],
+               warmup=a.warmup, cpu_planted_ms=cpu_ms if cpu_me else None,
                step_bounds_ns=steps, run_ns=[t_run0, t_run1], pageable=pageable,
                h2d_bytes_per_step=x_host.numel() * 4, grad_bytes=nparams * 4,
                cpu_sleep_ms=sleeps, gpu_extra_ms=extra_ms, bucket_hook_ns=hooks,

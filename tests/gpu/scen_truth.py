@@ -2,6 +2,11 @@
 """Merge one scenario's per-rank truth files (scen_train.py) and NCCL's own INFO log into SCEN/truth.json.
 
 usage: scen_truth.py SCEN_DIR NAME LAUNCH NVTX_FORM CPU_STRAGGLER GPU_STRAGGLER EXPECT_TRANSPORT
+CPU_STRAGGLER is scen_train.py's --cpu-straggler ('R:MS', or 'R:MS,R:MS...' for several late ranks, '' none).
+One planted rank: truth.json "straggler" {rank, kind, planted_ms, measured_ms, arrival_lag_ms, first_bucket_lag_ms}
+(as the fixtures have it). Several: "straggler" null and "stragglers" (one entry per planted rank, rank order) and
+"straggler_model", what the analyzer's documented rule (docs/report.md "Stragglers", analyzer/analyze_join.c
+late_ranks) must make of the measured arrivals (see multi_truth below).
 The transport truth is what NCCL itself logged ("Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0"), read
 from SCEN/nccl/*.log (NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=INIT,NET, NCCL_DEBUG_FILE set by the driver)."""
 import glob
@@ -12,6 +17,110 @@ import statistics
 import sys
 
 VIA = re.compile(r"Channel (\d+)/(\d+) : (\d+)\[\d+\] -> (\d+)\[\d+\](?: \[(send|receive)\])? via (\S+)")
+
+
+TIE = 0.05   # analyzer/analysis.h RS_AN_STRAGGLER_TIE
+
+
+def predict_verdict(cost, tie=TIE, half=0.5):
+    """The peer-wait finding's verdict (analyzer/analyze_verdict.c finding_straggler, docs/report.md) for late ranks
+    costing cost {rank: ms per step} when they are all of the category (no wait under the lateness threshold):
+    the ranks within `tie` of the costliest tie when they make at least half of the category; else the costliest is
+    named when it costs at least `half` of it; else none. -> {verdict, rank, tied_ranks}."""
+    c = sorted(((v, r) for r, v in cost.items() if v > 0), key=lambda x: (-x[0], x[1]))
+    total = sum(v for v, _ in c)
+    if not c:
+        return dict(verdict="none", rank=-1, tied_ranks=[])
+    tied = [r for v, r in c if v >= (1 - tie) * c[0][0]]
+    if len(tied) > 1 and 2 * sum(cost[r] for r in tied) < total:
+        tied = tied[:1]
+    if len(tied) == 1 and c[0][0] >= half * total:
+        return dict(verdict="rank", rank=c[0][1], tied_ranks=[])
+    if len(tied) > 1:
+        return dict(verdict="tie", rank=-1, tied_ranks=sorted(tied))
+    return dict(verdict="none", rank=-1, tied_ranks=[])
+
+
+def shapley(waits_for):
+    """One waiting rank's wait split among the late ranks it waited for (analyze_join.c wait_segments): waits_for
+    {late rank: how long after this rank's arrival it arrived, ms}; each segment between two late arrivals is shared
+    by the late ranks still to come. -> {late rank: its share, ms}."""
+    a = sorted((v, r) for r, v in waits_for.items() if v > 0)
+    share, prev = {r: 0.0 for r in waits_for}, 0.0
+    for i, (v, _) in enumerate(a):
+        for _, r in a[i:]:
+            share[r] += (v - prev) / (len(a) - i)
+        prev = v
+    return share
+
+
+def multi_truth(ranks, planted, sleeps):
+    """Several planted late ranks (planted {rank: planted ms}; sleeps {rank: measured sleep ms}), from the DDP
+    comm-hook times (bucket_hook_ns: when each rank handed each gradient bucket to NCCL), per step after the first
+    two (as the single case), averaged over those steps:
+      per planted rank: arrival_lag_ms {on-time rank: per step the largest lag over the step's buckets}, as the
+        single case but against the ranks NOT planted only; first_bucket_lag_ms; lag_vs_bulk_ms: per bucket its
+        hook time after the bulk's (the lower median of all the ranks' hook times at that bucket: the analyzer's
+        bulk, late_ranks), mean over the buckets; waits_for_ms {other planted rank: how long it waits for it};
+        cost_ms: its Shapley share of every rank's wait, summed over the waiting ranks and divided by the run's
+        ranks (the analyzer's stragglers[].cost_per_step_s basis, docs/report.md "Stragglers").
+      straggler_model: wait_ms {every rank: its wait per step, until the last planted rank it waited for arrived:
+        the report's steps[].attribution.peer_wait}, cost_ms {planted rank: cost}, and the verdict the documented
+        rule gives for those costs (predict_verdict), from the measured lags ("verdict") and from the planted
+        sleeps alone ("verdict_planted": every planted rank late by exactly its sleep)."""
+    world = max(len(ranks), 1)
+    by = {x["rank"]: x for x in ranks}
+    P = sorted(p for p in planted if p in by)   # planted ranks that wrote their truth (all, in a complete run)
+    O = sorted(r for r in by if r not in planted)
+    hooks = {r: x.get("bucket_hook_ns") or [] for r, x in by.items()}
+    nst = min((len(h) for h in hooks.values()), default=0)
+    # steps after the first two where every rank stamped the same number of buckets
+    used = [s for s in range(2, nst) if all(hooks[r][s] for r in by) and len({len(hooks[r][s]) for r in by}) == 1]
+    if not P:
+        used = []
+
+    def lag(y, x, s):   # how late y arrived after x at step s: the largest difference over the step's buckets, ms
+        return max(a - b for a, b in zip(hooks[y][s], hooks[x][s])) / 1e6
+
+    out, cost, wait = [], {p: [] for p in P}, {r: [] for r in by}
+    for s in used:
+        c = {p: 0.0 for p in P}
+        for x in by:
+            wf = {p: lag(p, x, s) for p in P if p != x}
+            wait[x].append(max([0.0] + list(wf.values())))
+            for p, v in shapley(wf).items():
+                c[p] += v
+        for p in P:
+            cost[p].append(c[p] / world)
+    mean = lambda v: round(statistics.mean(v), 3) if v else None   # noqa: E731
+    for p in sorted(planted):
+        e = dict(rank=p, kind="cpu", planted_ms=planted[p], measured_ms=sleeps.get(p))
+        if used and p in by:
+            e["arrival_lag_ms"] = {str(o): mean([lag(p, o, s) for s in used]) for o in O}
+            e["first_bucket_lag_ms"] = {str(o): mean([(hooks[p][s][0] - hooks[o][s][0]) / 1e6 for s in used])
+                                        for o in O}
+            bl = []
+            for s in used:
+                for b in range(len(hooks[p][s])):
+                    at = sorted(hooks[r][s][b] for r in by)
+                    bl.append((hooks[p][s][b] - at[(len(at) - 1) // 2]) / 1e6)
+            e["lag_vs_bulk_ms"] = mean(bl)
+            e["waits_for_ms"] = {str(q): mean([max(0.0, lag(q, p, s)) for s in used]) for q in P if q != p}
+            e["cost_ms"] = mean(cost[p])
+        out.append(e)
+    model = dict(steps_used=len(used), first_step_used=used[0] if used else None)
+    if used:
+        model["wait_ms"] = {str(r): mean(wait[r]) for r in sorted(by)}
+        model["cost_ms"] = {str(p): mean(cost[p]) for p in P}
+        model["verdict"] = predict_verdict({p: statistics.mean(cost[p]) for p in P})
+    # from the planted sleeps alone: every on-time rank waits for every planted rank by exactly its sleep
+    pc = {p: 0.0 for p in planted}
+    for x in by:
+        for p, v in shapley({q: planted[q] - planted.get(x, 0) for q in planted if q != x}).items():
+            pc[p] += v / world
+    model["cost_planted_ms"] = {str(p): round(v, 3) for p, v in pc.items()}
+    model["verdict_planted"] = predict_verdict(pc)
+    return out, model
 
 
 def main():
@@ -29,7 +138,13 @@ def main():
              h2d_bytes_per_step=ranks[0]["h2d_bytes_per_step"] if ranks else 0,
              grad_bytes=ranks[0]["grad_bytes"] if ranks else 0,
              step_ms_mean={str(r["rank"]): round(r["step_ms_mean"], 3) for r in ranks})
-    if cpu:
+    plist = [tuple(int(v) for v in x.split(":")) for x in cpu.split(",") if x.strip()] if cpu else []
+    if len(plist) > 1:
+        planted = dict(plist)
+        sleeps = {x["rank"]: round(statistics.mean(x["cpu_sleep_ms"]), 3) for x in ranks
+                  if x["rank"] in planted and x.get("cpu_sleep_ms")}
+        t["stragglers"], t["straggler_model"] = multi_truth(ranks, planted, sleeps)
+    elif cpu:
         r, ms = (int(v) for v in cpu.split(":"))
         got = [x for x in ranks if x["rank"] == r]
         t["straggler"] = dict(rank=r, kind="cpu", planted_ms=ms,
@@ -80,6 +195,12 @@ def main():
     t["complete"] = ok
     with open(os.path.join(d, "truth.json"), "w") as f:
         json.dump(t, f, indent=1, sort_keys=True)
+    if t.get("stragglers"):
+        m = t.get("straggler_model", {})
+        print(f"truth {name}: late ranks " + ", ".join(
+            f"{e['rank']} ({e['planted_ms']} ms planted, {e.get('lag_vs_bulk_ms')} ms after the bulk, costs "
+            f"{e.get('cost_ms')} ms/step)" for e in t["stragglers"]) +
+            f"; expected verdict {m.get('verdict')}, from the planted sleeps alone {m.get('verdict_planted')}")
     print(f"truth {name}: world={t['world']} steps={t['steps']} straggler={t['straggler']} "
           f"transport={kinds} net={sorted(nets)}")
     return 0 if ok else 1

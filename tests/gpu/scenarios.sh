@@ -7,7 +7,8 @@
 # names, pinned/pageable per rank) and merged with the transport NCCL logged (tests/gpu/scen_truth.py).
 # Output: $OUT/<group>.tgz (scenario dirs: trace/ = the .rtrace files, truth.json, nccl/ = NCCL's INFO log,
 # report.json/report.txt = `railscope report` run there), $OUT/summary.txt. Run tests/gpu/check.py on the
-# fetched traces (see tests/gpu/README.md). SCEN="name ..." runs a subset; STEPS (30) per scenario.
+# fetched traces (see tests/gpu/README.md). SCEN="name ..." runs a subset; STEPS (30) per scenario; IBPROBE=0
+# skips the IB probes (they run whatever SCEN is).
 set -u -o pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/rs-scen-out}
@@ -129,6 +130,11 @@ scen s2_profstep 2 torchrun NET/Socket "$SOCK" -- --nvtx profstep --layers 3
 scen s2_slownet 2 env NET/Socket "$SOCK NCCL_SOCKET_NTHREADS=1 NCCL_NSOCKS_PERTHREAD=1 NCCL_MIN_NCHANNELS=1 NCCL_MAX_NCHANNELS=1" \
     -- --nvtx "iteration {i}" --hidden 2048 --layers 4
 NOLOG=s2_nolog scen s2_nolog 2 torchrun NET/Socket "$SOCK" -- --nvtx "iteration {i}" --cpu-straggler 1:8
+# two late ranks (the straggler rule "late after the bulk", a Shapley split of the wait): 20 and 8 ms (rank 1
+# named, rank 3 a late rank costing less), then two equal 12 ms sleeps (a tie of ranks 0 and 2); 2 untimed
+# iterations first, so that NCCL's connection set-up and DDP's bucket rebuild fall outside the steps
+scen s4_two 4 env NET/Socket "$SOCK" -- --nvtx "step {i}" --cpu-straggler 1:20,3:8 --warmup 2
+scen s4_two_eq 4 torchrun NET/Socket "$SOCK" -- --nvtx "step {i}" --cpu-straggler 0:12,2:12 --warmup 2
 # NCCL's IB transport over the software NIC (host memory; no GPUDirect): pcishim gives softnic0 a PCI path
 TMO=60 scen s2_ib 2 torchrun NET/IB "$IB_ENV NCCL_NET=IB NCCL_IB_DISABLE=0 LD_LIBRARY_PATH=$PWD/$B/softnic LD_PRELOAD=$PWD/$B/softnic/libsn_pcishim.so SOFTNIC_DIR=$W/softnic SOFTNIC_PCI_DEBUG=1 SOFTNIC_DEBUG_SEGV=1" \
     -- --nvtx "iteration {i}" --cpu-straggler 1:10 --steps 20
@@ -138,15 +144,18 @@ cd "$W"
 for d in */; do
     d=${d%/}
     [ -f "$d/truth.json" ] || continue
-    rm -f "$d"/truth.rank*.json
-    jq -c '{scenario, world, steps, straggler: .straggler.rank, transport: .transport.nccl_logged}' "$d/truth.json" 2>/dev/null ||
-        python3 -c "import json,sys; t=json.load(open('$d/truth.json')); print(t['scenario'], t['world'], t['steps'], t['straggler'], t['transport']['nccl_logged'])"
+    # several late ranks: the per-rank files (hook times) stay, so scen_truth.py can be run again on them
+    python3 -c "import json,sys; sys.exit(0 if json.load(open(sys.argv[1])).get('stragglers') else 1)" "$d/truth.json" 2>/dev/null ||
+        rm -f "$d"/truth.rank*.json
+    jq -c '{scenario, world, steps, straggler: .straggler.rank, stragglers: [.stragglers[]?.rank], transport: .transport.nccl_logged}' "$d/truth.json" 2>/dev/null ||
+        python3 -c "import json,sys; t=json.load(open('$d/truth.json')); print(t['scenario'], t['world'], t['steps'], t['straggler'], [x['rank'] for x in t.get('stragglers') or []], t['transport']['nccl_logged'])"
     du -sh "$d/trace" | sed "s#^#$d: #"
 done >"$OUT/summary.txt"
 cat "$OUT/summary.txt"
 tar czf "$OUT/scen_a.tgz" s2_base s2_cpu s2_gpu s4_cpu s4_base 2>/dev/null
 tar czf "$OUT/scen_b.tgz" s2_trainstep s2_profstep s2_slownet s2_nolog 2>/dev/null
 tar czf "$OUT/scen_ib.tgz" s2_ib 2>/dev/null
+tar czf "$OUT/scen_two.tgz" s4_two s4_two_eq 2>/dev/null
 cp "$W/build.log" "$OUT/" 2>/dev/null
 ls -la "$OUT"
 echo "== done in $(el)s"
