@@ -140,6 +140,14 @@ struct an_rank {
     int has_copy_calls;                         /* the cudart wrappers saw a host/GPU copy */
     int verbs_off; /* the header's event families leave verbs out (RAILSCOPE_EVENTS): no WR proves nothing */
     char step_source[32];
+    /* NVTX ranges with a step-like name that were not taken as steps (too few) on a rank whose steps came from
+     * elsewhere (analyze_local.c step_hint): the likeliest name as written, cut at its counter ("" none), how
+     * many ranges, 1 when the name is a step word (else a name with a counter); the join's hint names it with the
+     * --step-marker that would use them (an_step_marker_warning). */
+#define AN_STEP_HINT 48
+    char step_hint[AN_STEP_HINT];
+    uint32_t step_hint_n;
+    int step_hint_word;
     int round_trips;      /* its data sends are request/response round trips (analyze_local.c round_trips) */
     char coll_source[32]; /* "" = NCCL profiler plugin records */
     uint64_t base_lat;    /* measured base latency of this rank's WRs (ns) */

@@ -46,8 +46,10 @@ static size_t counter_end(const char *s, size_t n)
     while (t && is_digit(s[t - 1])) t--;
     return t < n && t >= 2 && s[t - 1] == '/' && is_digit(s[t - 2]) ? t - 1 : n;
 }
-int an_step_name(const char *s, int64_t *id, uint64_t *stem)
+/* an_step_name, and *end: the stem's length in s (s[0, *end) is the name cut at its counter and separators). */
+static int step_name(const char *s, int64_t *id, uint64_t *stem, size_t *end)
 {
+    *end = 0;
     if (!s || !*s) return 0;
     size_t n = strlen(s), e;
     const size_t cut = name_len(s);
@@ -87,6 +89,7 @@ int an_step_name(const char *s, int64_t *id, uint64_t *stem)
         h = (h ^ (uint8_t)c) * 1099511628211ull;
     }
     *stem = h;
+    *end = e;
     if (!letters) return 0;
     if (e == 12 && !strncasecmp(s, "profilerstep", 12)) return has_num ? 3 : 1;
     /* an optional "train"/"training" prefix, then the step word */
@@ -96,6 +99,19 @@ int an_step_name(const char *s, int64_t *id, uint64_t *stem)
     if (step_word(s + w, e - w)) return has_num ? 2 : 1;
     if (!strncasecmp(s, "train", 5) && step_word(s + 5, e - 5)) return has_num ? 2 : 1; /* "trainstep" */
     return has_num ? 1 : 0;
+}
+int an_step_name(const char *s, int64_t *id, uint64_t *stem)
+{
+    size_t e;
+    return step_name(s, id, stem, &e);
+}
+size_t an_step_stem_len(const char *s)
+{
+    int64_t id;
+    uint64_t stem;
+    size_t e;
+    step_name(s, &id, &stem, &e);
+    return e;
 }
 static int is_nccl_kernel(const char *name)
 {
@@ -220,7 +236,7 @@ static void add_range(struct pass *p, uint64_t a, uint64_t b, const struct nvent
     s->id = x->id;
     s->stem = x->stem;
     s->prio = x->is_step;
-    s->pad = 0;
+    s->msg = x->msg;
 }
 
 static void on_mark(struct pass *p, uint64_t ts, uint32_t name, int64_t value)
@@ -235,7 +251,7 @@ static void on_mark(struct pass *p, uint64_t ts, uint32_t name, int64_t value)
     m->id = id >= 0 ? id : value;
     m->stem = stem;
     m->prio = prio;
-    m->pad = 0;
+    m->msg = name;
 }
 
 /* ---- verbs failures ---- */
@@ -593,6 +609,7 @@ static void on_nvtx(struct pass *p, const struct rs_ev_hdr *h, uint32_t tid)
         x->ts = h->ts;
         x->id = -1;
         x->stem = 0;
+        x->msg = e->message;
         x->is_step = (uint8_t)name_is_step(p, rs_reader_string(p->rd, e->message, NULL), &x->id, &x->stem);
         break;
     }
@@ -605,7 +622,7 @@ static void on_nvtx(struct pass *p, const struct rs_ev_hdr *h, uint32_t tid)
     }
     case RS_EV_NVTX_START: {
         const struct rs_ev_NVTX_START *e = (const void *)h;
-        struct nvent x = {h->ts, -1, 0, 0};
+        struct nvent x = {h->ts, -1, 0, 0, e->message};
         x.is_step = (uint8_t)name_is_step(p, rs_reader_string(p->rd, e->message, NULL), &x.id, &x.stem);
         uint64_t i;
         if (hm_get(&p->nvstart, e->id, &i)) {
@@ -626,7 +643,7 @@ static void on_nvtx(struct pass *p, const struct rs_ev_hdr *h, uint32_t tid)
             /* Its Start is not read yet: events come in per-thread-buffer order, and a range started on one
              * thread may end on another (NVTX allows it: async work, callbacks), whose buffer can be read
              * first. Kept until its Start comes; one whose Start never comes is dropped at the end. */
-            const struct nvent x = {h->ts, -1, 0, NV_END_FIRST};
+            const struct nvent x = {h->ts, -1, 0, NV_END_FIRST, 0};
             hm_put(&p->nvstart, e->id, nv_slot(p, &x));
             break;
         }

@@ -613,7 +613,46 @@ static size_t steps_from_sends(struct pass *p, struct srange **steps)
  * steps' end. */
 static uint64_t proc_end_ts(const struct pass *p) { return p->r->cut_events ? 0 : p->proc_end_ts; }
 
-static void detect_steps(struct pass *p, struct ivec *free_net, struct srange **steps, size_t *nsteps)
+/* NVTX ranges with a step-like name that pick_stem passed over (none qualified: a name without a counter, or one
+ * that is no step word with a counter, on fewer than 3 ranges), for the join's hint: the likeliest of them (the most
+ * step-like, then the most frequent) by its first range's name as written, cut at its counter: `train_step` (2
+ * ranges), `fwd_bwd` of `fwd_bwd 5`. r: the ranges as pick_stem left them (sorted by priority, stem, start); steps:
+ * those found elsewhere. Ranges coarser than those steps (two `epoch N` around 500 steps found by periodicity: at
+ * least 2 whole steps inside each range on average) are not steps the detection missed: no hint. A name too long for
+ * the hint is left out too: cut, it would name no range. */
+static void step_hint(struct pass *p, const struct srange *r, size_t n, const struct srange *steps, size_t nsteps)
+{
+    struct an_rank *R = p->r;
+    size_t best = n, bn = 0;
+    int brank = -1;
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i; j < n && r[j].prio == r[i].prio && r[j].stem == r[i].stem; j++) continue;
+        const int rank = 2 * r[i].prio + (r[i].prio == 1 && r[i].id < 0);
+        if (r[i].prio && (rank > brank || (rank == brank && j - i > bn))) {
+            best = i;
+            bn = j - i;
+            brank = rank;
+        }
+    }
+    if (best == n) return;
+    size_t inside = 0; /* steps wholly inside one of the ranges */
+    for (size_t k = 0; k < nsteps; k++)
+        for (size_t i = best; i < best + bn; i++)
+            if (steps[k].a >= r[i].a && steps[k].b <= r[i].b && steps[k].b > steps[k].a) {
+                inside++;
+                break;
+            }
+    if (inside >= 2 * bn) return;
+    const char *s = rs_reader_string(p->rd, r[best].msg, NULL);
+    const size_t l = s ? an_step_stem_len(s) : 0;
+    if (!l || l >= sizeof R->step_hint) return;
+    memcpy(R->step_hint, s, l);
+    R->step_hint[l] = 0;
+    R->step_hint_n = (uint32_t)bn;
+    R->step_hint_word = r[best].prio == 1 && r[best].id < 0;
+}
+
+static void find_steps(struct pass *p, struct ivec *free_net, struct srange **steps, size_t *nsteps)
 {
     struct an_rank *r = p->r;
     const char *mk = p->o->step_marker;
@@ -673,9 +712,61 @@ static void detect_steps(struct pass *p, struct ivec *free_net, struct srange **
              p->ncolls >= 2 || free_net->n >= 2 ? "none found (whole trace)" : "whole trace");
 }
 
+/* The hint without --step-marker (see detect_steps' step_hint), once for the run: the first rank with one names the
+ * candidate, its count and the option; the ranks whose candidate has the same name are counted. */
+static void step_hint_warning(struct rs_analysis *a, const struct an_rank *R, size_t n)
+{
+    size_t h = 0, readable = 0, same_src = 0, others = 0;
+    while (h < n && (R[h].out.input == RS_AN_UNREADABLE || !R[h].step_hint[0])) h++;
+    if (h == n) return;
+    const char *src = R[h].step_source[0] ? R[h].step_source : "none";
+    for (size_t i = 0; i < n; i++) {
+        if (R[i].out.input == RS_AN_UNREADABLE) continue;
+        readable++;
+        same_src += !strcmp(R[i].step_source[0] ? R[i].step_source : "none", src);
+        others += i != h && !strcasecmp(R[i].step_hint, R[h].step_hint);
+    }
+    char on[48] = "", more[48] = "", opt[2 * AN_STEP_HINT + 8];
+    if (readable > 1) snprintf(on, sizeof on, " on %zu of %zu ranks", same_src, readable);
+    if (others) snprintf(more, sizeof more, " and on %zu other rank%s", others, others > 1 ? "s" : "");
+    /* the option as a shell takes it: quoted when the name holds anything but a plain word's characters; after
+     * `=` when it starts with `-` (getopt would take it for an option) */
+    const char *nm = R[h].step_hint;
+    size_t plain = strspn(nm, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.:#=/+,@%");
+    if (!nm[plain]) snprintf(opt, sizeof opt, "%s", nm);
+    else {
+        size_t l = 0;
+        opt[l++] = '\'';
+        for (const char *c = nm; *c && l + 6 < sizeof opt; c++) {
+            if (*c == '\'') { /* 'it'\''s' */
+                memcpy(opt + l, "'\\''", 4);
+                l += 4;
+            } else opt[l++] = *c;
+        }
+        opt[l++] = '\'';
+        opt[l] = 0;
+    }
+    an_warn(a,
+            "steps from %s%s; NVTX ranges '%s' (%u on rank %d%s) were not taken as steps (%s needs 3): "
+            "--step-marker%s%s uses them",
+            src, on, nm, R[h].step_hint_n, R[h].out.rank, more,
+            R[h].step_hint_word ? "a name without a counter" : "a name that is no step word, like step or iteration,",
+            nm[0] == '-' ? "=" : " ", opt);
+}
+
+/* The rank's steps (find_steps); NVTX ranges left in p->ranges were passed over (taken, they move into the steps). */
+static void detect_steps(struct pass *p, struct ivec *free_net, struct srange **steps, size_t *nsteps)
+{
+    find_steps(p, free_net, steps, nsteps);
+    if (p->nranges && !p->o->step_marker) step_hint(p, p->ranges, p->nranges, *steps, *nsteps);
+}
+
 void an_step_marker_warning(struct rs_analysis *a, const struct an_rank *R, size_t n, const struct rs_report_opts *o)
 {
-    if (!o || !o->step_marker) return;
+    if (!o || !o->step_marker) {
+        step_hint_warning(a, R, n);
+        return;
+    }
     size_t readable = 0, missed = 0;
     const char *src = NULL;
     for (size_t i = 0; i < n; i++) {

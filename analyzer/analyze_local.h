@@ -67,18 +67,21 @@ struct opacc {
 };
 /* A step range or mark; stem = hash of its name without the counter, prio = how step-like the name is
  * (analyze_load.c step_name: 4 --step-marker, 3 ProfilerStep#N, 2 step/iteration word + counter, 1 a
- * step word alone or any shared name + counter). */
+ * step word alone or any shared name + counter); msg = the string id of its name as written (the step hint
+ * names a stem by its first range's, analyze_local.c detect_steps). */
 struct srange {
     uint64_t a, b;
     int64_t id;
     uint64_t stem;
-    int prio, pad;
+    int prio;
+    uint32_t msg;
 };
 struct nvent {
     uint64_t ts;
     int64_t id;
     uint64_t stem;
     uint8_t is_step; /* = prio */
+    uint32_t msg;    /* the name's string id */
 };
 struct nvstack {
     uint32_t tid;
@@ -235,10 +238,14 @@ void an_on_wc(struct pass *p, const struct rs_ev_IBV_WC *e);
 void an_on_proxy_step(struct pass *p, const struct rs_ev_NCCL_PROXY_STEP *e);
 void an_on_proxy_op(struct pass *p, const struct rs_ev_NCCL_PROXY_OP *e);
 void an_local(struct pass *p, double link_gbps_hint);
-/* For the join (the passes have set each rank's step_source): a warning when --step-marker NAME delimited no
- * step on some rank, whose steps then came from another source (issue s17: a sixfold step count, silently).
- * Nothing without --step-marker. */
+/* For the join (the passes have set each rank's step_source and step hint): with --step-marker NAME, a warning when
+ * NAME delimited no step on some rank, whose steps then came from another source (issue s17: a sixfold step count,
+ * silently). Without it, a hint when a rank's steps came from elsewhere than NVTX ranges while it had ranges with a
+ * step-like name that were not taken (too few): their name and the --step-marker that would use them. */
 void an_step_marker_warning(struct rs_analysis *a, const struct an_rank *R, size_t n, const struct rs_report_opts *o);
+/* The length of an NVTX range or mark name cut at its counter, as an_step_name parses it ("fwd_bwd 5" -> 7,
+ * "train_step" -> 10, "step [5/30]" -> 4); 0 when it has no stem. */
+size_t an_step_stem_len(const char *s);
 void an_pass_free(struct pass *p);
 void an_pass_recycle(struct pass *p); /* free one file's state, keep the arrays' memory for the next */
 
