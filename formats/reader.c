@@ -14,6 +14,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+/* for ZSTD_d_stableOutBuffer (zstd >= 1.4.9): a cut frame is stream-decompressed straight into its raw
+ * buffer, with no window buffer of the size the (hostile) zstd frame header asks for */
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
 #define RS_MAX_STRING_ID         (1u << 22) /* ids are dense from 1; more strings than this is not a trace */
@@ -57,6 +60,19 @@ struct rs_reader {
     uint64_t dec_frame;
     uint32_t dec_tid;
     int stop; /* a bad event ended the chunk: end of data once the prefix is handed out */
+
+    /* A frame the file ends inside (cut: killed while writing, still being written, an open frame): raw
+     * holds the raw_len bytes its available compressed bytes decompress to, a prefix of its payload. Its
+     * chunks and events are checked as in a whole frame, against the frame's declared raw size; a chunk
+     * that runs past raw_len is clipped there and only its events that lie whole before it are handed out. */
+    int cut;
+    int cut_open;               /* its header is the open-frame placeholder (SPEC.md): sizes never written */
+    int chunk_clip;             /* the open chunk goes on past raw_len (its events end at the cut) */
+    size_t chunk_dend;          /* ... to here: its declared end */
+    uint32_t cut_comp, cut_raw; /* the header's sizes */
+    size_t cut_have;            /* compressed bytes present */
+    uint64_t cut_ev0;           /* st.events when the frame began */
+    char cut_zerr[80];          /* why decompression stopped before the cut ("" = it reached the cut) */
 
     char **strs; /* by id */
     uint32_t *str_len;
@@ -503,6 +519,110 @@ static int store_string(struct rs_reader *r, uint32_t id, const char *s, uint32_
     return 0;
 }
 
+static int raw_reserve(struct rs_reader *r, uint32_t n)
+{
+    if (n <= r->raw_cap) return 0;
+    /* 16 bytes of slack: the decode loop reads an event header before it knows 16 bytes are left */
+    uint64_t *p = realloc(r->raw, (size_t)n + 16);
+    if (!p) return -1;
+    r->raw = p;
+    r->raw_cap = n;
+    return 0;
+}
+
+static void kib(char *b, size_t n, uint64_t bytes)
+{
+    if (!bytes) snprintf(b, n, "0");
+    else if (bytes < 10240) snprintf(b, n, "%.1f", (double)bytes / 1024);
+    else snprintf(b, n, "%.0f", (double)bytes / 1024);
+}
+
+/* The end of a cut frame's decoded bytes is reached (pending: events decoded in this batch, not handed out
+ * yet): the file's status, with what was recovered. */
+static void cut_end(struct rs_reader *r, size_t pending)
+{
+    uint64_t n = r->st.events - r->cut_ev0 + pending;
+    char got[32], of[32];
+    r->st.cut_events = n;
+    r->st.cut_raw_bytes = r->raw_len;
+    kib(got, sizeof got, r->raw_len);
+    kib(of, sizeof of, r->cut_raw);
+    unsigned long long f = (unsigned long long)r->frame_idx - 1;
+    if (r->cut_zerr[0])
+        set_end(r, RS_READ_CORRUPT,
+                "file ends inside frame %llu, whose %zu bytes stop decompressing after %s KiB (%s): %llu events "
+                "recovered before it",
+                f, r->cut_have, got, r->cut_zerr, (unsigned long long)n);
+    else if (r->cut_open)
+        set_end(r, RS_READ_TRUNCATED,
+                "file ends inside frame %llu, still open (%zu bytes; %s KiB decoded, %llu events recovered; "
+                "killed or still being written?)",
+                f, r->cut_have, got, (unsigned long long)n);
+    else
+        set_end(r, RS_READ_TRUNCATED,
+                "file ends inside frame %llu (%zu of %u bytes; %s of %s KiB decoded, %llu events recovered; killed "
+                "or still being written?)",
+                f, r->cut_have, r->cut_comp, got, of, (unsigned long long)n);
+}
+
+/* A frame the file ends inside: decompress what is there, a zstd block at a time (zstd decodes a block only
+ * once all of it is in, so raw gets the output of every whole block, a prefix of the payload), and make it
+ * the current frame, flagged cut. Its checksum covers bytes that are not there: the prefix is checked only
+ * by zstd and by the chunk and event checks. Returns 1 (a cut frame is loaded, maybe with 0 bytes), 0 end
+ * (status set). */
+static int load_cut_frame(struct rs_reader *r, const struct rs_frame_hdr *fh, const unsigned char *cb, size_t have)
+{
+    if (raw_reserve(r, fh->raw)) {
+        set_end(r, RS_READ_IO_ERROR, "out of memory");
+        return 0;
+    }
+    r->cut = 1;
+    r->cut_open = fh->compressed == RS_MAX_FRAME_COMPRESSED && fh->raw == RS_MAX_FRAME_RAW && fh->checksum == 0;
+    r->cut_comp = fh->compressed;
+    r->cut_raw = fh->raw;
+    r->cut_have = have;
+    r->cut_ev0 = r->st.events;
+    r->cut_zerr[0] = 0;
+    ZSTD_DCtx_reset(r->dctx, ZSTD_reset_session_and_parameters);
+    /* output straight into raw, never past the declared size (more is an error); without it (an older
+     * libzstd) the window zstd buffers is bounded by the largest raw frame */
+#ifdef ZSTD_d_stableOutBuffer
+    if (ZSTD_isError(ZSTD_DCtx_setParameter(r->dctx, ZSTD_d_stableOutBuffer, 1)))
+#endif
+        ZSTD_DCtx_setParameter(r->dctx, ZSTD_d_windowLogMax, 26);
+    ZSTD_outBuffer out = {r->raw, fh->raw, 0};
+    ZSTD_inBuffer in = {cb, 0, 0};
+    size_t hint = 32; /* a zstd frame header at most; then zstd's own hint: the next block */
+    while (in.pos < have) {
+        size_t ipos = in.pos, opos = out.pos;
+        in.size = in.pos + (hint < have - in.pos ? hint : have - in.pos);
+        size_t ret = ZSTD_decompressStream(r->dctx, &out, &in);
+        if (ZSTD_isError(ret)) {
+            snprintf(r->cut_zerr, sizeof r->cut_zerr, "%s", ZSTD_getErrorName(ret));
+            break;
+        }
+        if (ret == 0) { /* the zstd frame ended (an open frame whose writer died before its header) */
+            if (in.pos < have) snprintf(r->cut_zerr, sizeof r->cut_zerr, "bytes after the end of its zstd frame");
+            break;
+        }
+        if (in.pos == ipos && out.pos == opos && in.pos < in.size) { /* no progress: output full */
+            snprintf(r->cut_zerr, sizeof r->cut_zerr, "more than its %u bytes", fh->raw);
+            break;
+        }
+        hint = ret;
+    }
+    ZSTD_DCtx_reset(r->dctx, ZSTD_reset_session_and_parameters);
+    r->raw_len = out.pos;
+    /* what the decode loop may read past the cut (an event header half there) is zeros, not stale bytes */
+    memset((unsigned char *)r->raw + r->raw_len, 0, 16);
+    r->pos = 0;
+    r->chunk_end = 0;
+    r->frame_idx++;
+    if (fh->seq != r->next_seq) r->st.frame_gaps++;
+    r->next_seq = fh->seq + 1;
+    return 1;
+}
+
 /* Load the next frame into raw. Returns 1 loaded, 0 end (status set). */
 static int load_frame(struct rs_reader *r)
 {
@@ -551,31 +671,29 @@ static int load_frame(struct rs_reader *r)
         return 0;
     }
     const unsigned char *cb;
-    k = ib_read(r, r->off + sizeof fh, fh.compressed, &cb);
+    size_t want = fh.compressed;
+    if (want > RS_READ_AHEAD) { /* a large frame may be cut (an open frame's sizes are the limits): read what is
+                                 * there, not a 64 MiB buffer for a few kilobytes */
+        struct stat sb;
+        uint64_t at = r->off + sizeof fh;
+        if (fstat(r->fd, &sb) == 0 && (uint64_t)sb.st_size >= at && (uint64_t)sb.st_size - at < want)
+            want = (size_t)((uint64_t)sb.st_size - at);
+    }
+    k = want ? ib_read(r, r->off + sizeof fh, want, &cb) : 0;
     if (k < 0) {
         if (errno == ENOMEM) set_end(r, RS_READ_IO_ERROR, "out of memory");
         else set_end(r, RS_READ_IO_ERROR, "read error: %s", strerror(errno));
         return 0;
     }
-    if ((size_t)k < fh.compressed) {
-        set_end(r, RS_READ_TRUNCATED, "file ends inside frame %llu (%zd of %u bytes; killed or still being written?)",
-                (unsigned long long)r->frame_idx, k, fh.compressed);
-        return 0;
-    }
+    if ((size_t)k < fh.compressed) return load_cut_frame(r, &fh, k ? cb : NULL, (size_t)k);
     if (rs_fnv1a(cb, fh.compressed) != fh.checksum) {
         set_end(r, RS_READ_CORRUPT, "checksum mismatch in frame %llu at offset %llu", (unsigned long long)r->frame_idx,
                 (unsigned long long)r->off);
         return 0;
     }
-    if (fh.raw > r->raw_cap) {
-        /* 16 bytes of slack: the decode loop reads an event header before it knows 16 bytes are left */
-        uint64_t *p = realloc(r->raw, (size_t)fh.raw + 16);
-        if (!p) {
-            set_end(r, RS_READ_IO_ERROR, "out of memory");
-            return 0;
-        }
-        r->raw = p;
-        r->raw_cap = fh.raw;
+    if (raw_reserve(r, fh.raw)) {
+        set_end(r, RS_READ_IO_ERROR, "out of memory");
+        return 0;
     }
     size_t got = ZSTD_decompressDCtx(r->dctx, r->raw, fh.raw, cb, fh.compressed);
     if (ZSTD_isError(got) || got != fh.raw) {
@@ -597,6 +715,10 @@ static int load_frame(struct rs_reader *r)
 static int open_chunk(struct rs_reader *r)
 {
     for (;;) {
+        if (r->cut && r->pos >= r->raw_len) { /* the end of what the cut frame decoded to */
+            cut_end(r, 0);
+            return 0;
+        }
         if (!r->raw || r->pos >= r->raw_len) {
             if (r->raw_len) {
                 /* the frame just finished decoded cleanly */
@@ -609,11 +731,16 @@ static int open_chunk(struct rs_reader *r)
         const unsigned char *raw = (const unsigned char *)r->raw;
         struct rs_chunk_hdr c;
         if (r->raw_len - r->pos < sizeof c) {
+            if (r->cut) { /* the cut is inside this chunk header */
+                cut_end(r, 0);
+                return 0;
+            }
             set_end(r, RS_READ_CORRUPT, "frame %llu ends inside a chunk header", (unsigned long long)r->frame_idx - 1);
             return 0;
         }
         memcpy(&c, raw + r->pos, sizeof c);
-        if (c.magic != RS_CHUNK_MAGIC || c.bytes % 8 || c.bytes > r->raw_len - r->pos - sizeof c) {
+        const size_t flen = r->cut ? r->cut_raw : r->raw_len; /* the frame's payload size, decoded or not */
+        if (c.magic != RS_CHUNK_MAGIC || c.bytes % 8 || c.bytes > flen - r->pos - sizeof c) {
             set_end(r, RS_READ_CORRUPT, "bad chunk at byte %zu of frame %llu", r->pos,
                     (unsigned long long)r->frame_idx - 1);
             return 0;
@@ -624,12 +751,15 @@ static int open_chunk(struct rs_reader *r)
         }
         r->pos += sizeof c;
         r->chunk_end = r->pos + c.bytes;
+        r->chunk_dend = r->chunk_end;
+        r->chunk_clip = r->chunk_end > r->raw_len; /* a cut frame's chunk that the cut goes through */
+        if (r->chunk_clip) r->chunk_end = r->raw_len;
         r->chunk_tid = c.tid;
         r->chunk_flags = c.flags;
         r->chunk_first = 1;
         memset(r->fkey, 0, sizeof r->fkey);
-        if (c.bytes) return 1;
-        r->chunk_end = 0; /* an empty chunk: nothing to hand out */
+        if (r->chunk_end > r->pos) return 1;
+        r->chunk_end = 0; /* an empty chunk (or one cut before its first byte): nothing to hand out */
     }
 }
 
@@ -736,6 +866,14 @@ static inline __attribute__((always_inline)) void decode_run(struct rs_reader *r
         const unsigned size = h->size; /* readable even when left == 8: raw has 16 bytes of slack */
         /* size < 16 (wraps into the high bits), not a multiple of 8, or past the chunk's end */
         if (__builtin_expect(((size - (unsigned)sizeof *h) & ~0xfff8u) | (size > left), 0)) {
+            /* in a chunk the cut goes through: an event whose header or bytes are not all there is where the
+             * recovered events end (a size that is bad in itself is corruption, as anywhere) */
+            if (r->chunk_clip &&
+                (left < sizeof *h || (!((size - (unsigned)sizeof *h) & ~0xfff8u) && size <= r->chunk_dend - pos))) {
+                cut_end(r, n);
+                r->stop = 1;
+                break;
+            }
             set_end(r, RS_READ_CORRUPT, "bad event size %u at byte %zu of frame %llu", left < sizeof *h ? 0u : h->size,
                     pos, (unsigned long long)r->frame_idx - 1);
             r->stop = 1;
@@ -787,8 +925,8 @@ static void decode_chunk(struct rs_reader *r)
     else decode_run(r, 0);
 }
 
-/* Make sure decoded events are waiting. 1 = yes, 0 = end of data. */
-static int fill(struct rs_reader *r)
+/* Decode until events are waiting. 1 = yes, 0 = end of data. */
+static __attribute__((noinline)) int refill(struct rs_reader *r)
 {
     while (r->dec_first >= r->dec_end) {
         if (r->done || r->stop) {
@@ -800,6 +938,11 @@ static int fill(struct rs_reader *r)
     }
     return 1;
 }
+
+/* Make sure decoded events are waiting. 1 = yes, 0 = end of data. The test inline, the decoding out of
+ * line: rs_reader_next calls this per event, and a call into the decoder itself cost a register save and
+ * restore per event (~15 % of a whole read of 8 M small events, once the decoder grew the cut-frame code). */
+static inline int fill(struct rs_reader *r) { return r->dec_first < r->dec_end || refill(r); }
 
 int rs_reader_next_chunk(struct rs_reader *r, struct rs_chunk *out)
 {

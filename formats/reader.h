@@ -1,8 +1,9 @@
 /* The trace reader: decodes one .rtrace file (formats/SPEC.md) as a stream of events in file order, and
  * lists the trace files of a directory. Input is treated as hostile: every length, count and id read from
  * the file is checked; a damaged file ends the stream cleanly with a status and a one-line reason, never a
- * crash. A file still being written reads up to its last whole frame (status RS_READ_NO_END, or
- * RS_READ_TRUNCATED when it ends inside a frame): the same events, flagged.
+ * crash. A file still being written reads up to its last whole frame (status RS_READ_NO_END), or, when it
+ * ends inside a frame (RS_READ_TRUNCATED: killed while writing, still being written), up to the last whole
+ * event that the frame's available bytes decode to: the same events, flagged.
  *
  *     char err[256];
  *     struct rs_reader *r = rs_reader_open(path, err, sizeof err);
@@ -49,7 +50,8 @@ enum rs_read_status {
     RS_READ_OK = 0,      /* complete: ended at a frame boundary after the writer's PROC_END, no PARTIAL event */
     RS_READ_NO_END,      /* ended at a frame boundary without PROC_END (killed, crashed, still running): partial */
     RS_READ_PARTIAL,     /* decodes fully, but the writer recorded a PARTIAL event (write error...) */
-    RS_READ_TRUNCATED,   /* ends inside a frame (killed, still being written): kept all whole frames */
+    RS_READ_TRUNCATED,   /* ends inside a frame (killed, still being written): kept all whole frames, and the
+                          * whole events the cut frame's bytes decode to (stats cut_events) */
     RS_READ_CORRUPT,     /* bytes that do not decode (bad magic/checksum/sizes): stopped there */
     RS_READ_BAD_VERSION, /* a major version this reader does not know: nothing decoded */
     RS_READ_NOT_TRACE,   /* empty file or no RS_MAGIC */
@@ -69,6 +71,9 @@ struct rs_read_stats {
     uint64_t proc_end;                /* PROC_END events seen: 0 at a frame boundary is RS_READ_NO_END (the
                                        * process was killed, crashed or is still running) */
     uint64_t strings_not_kept;        /* STRING records past the string-memory limit (their ids resolve to NULL) */
+    uint64_t cut_events;              /* of events: those recovered from the frame a truncated file ends inside
+                                       * (its whole zstd blocks, then its whole events: formats/SPEC.md) */
+    uint64_t cut_raw_bytes;           /* payload bytes of that frame decompressed (of its declared raw size) */
 };
 
 struct rs_reader;

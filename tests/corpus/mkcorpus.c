@@ -539,6 +539,82 @@ static void header_cases(void)
     free(f.b);
 }
 
+/* Files cut inside a frame of several zstd blocks (formats/SPEC.md, "Files cut inside a frame"): frame 0 holds
+ * a STRING and a MARK; frame 1 one chunk of 10000 MARKs (16 + 320000 bytes of payload, no clock anchors),
+ * which zstd compresses in 128 KiB blocks. The events a reader recovers from a cut in block 3 are those
+ * whole in the first 2 x 128 KiB: (262144 - 16) / 32 = 8191, by arithmetic, not by a reader. Where block 2
+ * ends is found with zstd's streaming decoder (the smallest prefix that yields 256 KiB). */
+#define CUT_MARKS 10000
+static void cut_cases(void)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/.cut.tmp", outdir);
+    unlink(path);
+    struct rs_file_info info = {.host = "node-c", .pid = 77, .ppid = 1, .rank = -1, .local_rank = -1, .world_size = -1};
+    int err = 0;
+    struct rs_writer *w = rs_writer_open(path, &info, &err);
+    if (!w) {
+        fprintf(stderr, "mkcorpus: writer: %s\n", strerror(-err));
+        exit(1);
+    }
+    rs_writer_set_clock(w, NULL, NULL);
+    uint32_t id = rs_writer_intern(w, "step");
+    struct rs_ev_MARK m;
+    RS_EV_INIT(&m, MARK, 1000);
+    m.name = id;
+    rs_writer_append(w, 7, &m, sizeof m);
+    rs_writer_flush(w);
+    static struct rs_ev_MARK ms[CUT_MARKS];
+    for (int i = 0; i < CUT_MARKS; i++) {
+        RS_EV_INIT(&ms[i], MARK, 2000 + 10 * (uint64_t)i);
+        ms[i].name = id;
+        ms[i].value = (uint64_t)i * 7;
+    }
+    rs_writer_append(w, 7, ms, sizeof ms);
+    rs_writer_flush(w);
+    rs_writer_close(w);
+    size_t n;
+    unsigned char *b = slurp(path, &n);
+    unlink(path);
+    size_t off[4];
+    int nf = frames_of(b, n, off, 3);
+    struct rs_frame_hdr fh;
+    memcpy(&fh, b + off[1], sizeof fh);
+    if (nf != 2 || fh.raw != 16 + sizeof ms) {
+        fprintf(stderr, "mkcorpus: cut base: %d frames, frame 1 of %u bytes\n", nf, fh.raw);
+        exit(1);
+    }
+    const unsigned char *z = b + off[1] + sizeof fh;
+    size_t two = 0; /* compressed bytes that decode to the first two blocks */
+    ZSTD_DCtx *d = ZSTD_createDCtx();
+    static unsigned char out[16 + sizeof ms];
+    for (size_t k = 1; k <= fh.compressed && !two; k++) {
+        ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
+        ZSTD_inBuffer in = {z, k, 0};
+        ZSTD_outBuffer o = {out, sizeof out, 0};
+        while (in.pos < in.size && !ZSTD_isError(ZSTD_decompressStream(d, &o, &in)) && o.pos < sizeof out) {}
+        if (o.pos >= 2 * 131072) two = k;
+    }
+    ZSTD_freeDCtx(d);
+    if (!two || two + 8 >= fh.compressed) {
+        fprintf(stderr, "mkcorpus: cut base: frame 1 has no third zstd block\n");
+        exit(1);
+    }
+    const long in_blocks = (2 * 131072 - 16) / 32;
+    emit_reason = "8191 events recovered";
+    variant("trunc-cut-blocks", b, off[1] + sizeof fh + two + 5, "truncated", 2 + in_blocks);
+    emit_reason = "0 events recovered";
+    variant("trunc-cut-first-block", b, off[1] + sizeof fh + 20, "truncated", 2);
+    /* an open frame (a writer's header before the frame is finished): whole, then cut in block 3 */
+    struct rs_frame_hdr open = {RS_FRAME_MAGIC, RS_MAX_FRAME_COMPRESSED, RS_MAX_FRAME_RAW, 0, fh.seq};
+    memcpy(b + off[1], &open, sizeof open);
+    emit_reason = "still open";
+    variant("trunc-open-frame", b, n, "truncated", 2 + CUT_MARKS);
+    emit_reason = "8191 events recovered";
+    variant("trunc-open-cut", b, off[1] + sizeof fh + two + 5, "truncated", 2 + in_blocks);
+    free(b);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -620,6 +696,7 @@ int main(int argc, char **argv)
 
     header_cases();
     events_cases();
+    cut_cases();
     fclose(expect);
     return 0;
 }
