@@ -51,6 +51,10 @@ struct rs_writer {
      * zstd stream, whose output so far is cbuf[0, c_len). */
     size_t frame_base, c_len;
     int streaming;
+    /* rs_writer_checkpoint: the current frame is open in the file (placeholder header at good_end, then
+     * cbuf[0, spilled_c)); rs_writer_flush appends the rest and writes the real header over the placeholder */
+    int spilled;
+    size_t spilled_c;
     size_t feed_slice; /* rs_writer_set_feed_slice: give raw to zstd whenever it holds this much */
     size_t chunk_off;  /* offset of the open chunk's header in raw, or SIZE_MAX */
     uint32_t chunk_tid;
@@ -91,6 +95,8 @@ static void frame_reset(struct rs_writer *w)
     w->raw_len = 0;
     w->frame_base = 0;
     w->c_len = 0;
+    w->spilled = 0;
+    w->spilled_c = 0;
     chunk_close(w);
 }
 
@@ -665,7 +671,7 @@ static int stream_in(struct rs_writer *w, ZSTD_EndDirective end)
         size_t r = ZSTD_compressStream2(w->cctx, &out, &in, end);
         if (ZSTD_isError(r)) return -EIO;
         w->c_len = out.pos;
-        if (end == ZSTD_e_end ? r == 0 : in.pos == in.size) break;
+        if (end != ZSTD_e_continue ? r == 0 : in.pos == in.size) break; /* e_flush/e_end: all of it out */
     }
     w->frame_base += w->raw_len;
     w->raw_len = 0;
@@ -680,6 +686,56 @@ int rs_writer_feed(struct rs_writer *w)
     if (!w->raw_len) return 0;
     int ret = stream_in(w, ZSTD_e_continue);
     return ret ? fail(w, ret) : 0;
+}
+
+/* pwrite all of it (the header of a spilled frame, inside the file: never extends it) */
+static int pwrite_all(int fd, const void *p, size_t n, uint64_t off)
+{
+    for (size_t done = 0; done < n;) {
+        ssize_t k = pwrite(fd, (const char *)p + done, n - done, (off_t)(off + done));
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) return -errno;
+        if (k == 0) return -EIO;
+        done += (size_t)k;
+    }
+    return 0;
+}
+
+/* The trace file is still ours (fd_is_ours); if it had to be opened again, it was cut back to the last
+ * whole frame, and with it the spilled part of the current frame: that is written again from the start. */
+static int fd_check_spilled(struct rs_writer *w)
+{
+    uint64_t reopens = w->st.reopens;
+    int ret = fd_is_ours(w);
+    if (!ret && w->st.reopens != reopens) {
+        w->spilled = 0;
+        w->spilled_c = 0;
+    }
+    return ret;
+}
+
+int rs_writer_checkpoint(struct rs_writer *w)
+{
+    if (w->error) return w->error;
+    if (!frame_total(w)) return 0;
+    /* ZSTD_e_flush ends the current zstd block: every byte appended so far is in whole blocks, which a
+     * reader can decompress without the rest of the frame (formats/SPEC.md, "open frame") */
+    int ret = stream_in(w, ZSTD_e_flush);
+    if (!ret) ret = fd_check_spilled(w);
+    if (ret) return fail(w, ret);
+    if (w->spilled && w->c_len == w->spilled_c) return 0;
+    struct rs_frame_hdr open = {RS_FRAME_MAGIC, RS_MAX_FRAME_COMPRESSED, RS_MAX_FRAME_RAW, 0, w->seq};
+    struct iovec iov[2];
+    int n = 0;
+    if (!w->spilled) iov[n++] = (struct iovec){&open, sizeof open};
+    iov[n++] = (struct iovec){w->cbuf + w->spilled_c, w->c_len - w->spilled_c};
+    ret = write_all(w->fd, iov, n);
+    if (ret) return fail(w, ret);
+    w->spilled = 1;
+    w->spilled_c = w->c_len;
+    w->st.checkpoints++;
+    w->st.file_bytes = w->good_end + sizeof open + w->c_len;
+    return 0;
 }
 
 int rs_writer_flush(struct rs_writer *w)
@@ -711,8 +767,14 @@ int rs_writer_flush(struct rs_writer *w)
     }
     if (c > UINT32_MAX || total > UINT32_MAX) return fail(w, -EFBIG);
     struct rs_frame_hdr fh = {RS_FRAME_MAGIC, (uint32_t)c, (uint32_t)total, rs_fnv1a(w->cbuf, c), w->seq};
-    int ret = fd_is_ours(w);
-    if (!ret) {
+    int ret = fd_check_spilled(w);
+    if (!ret && w->spilled) {
+        /* the rest of the frame's bytes, then the real header over the placeholder: a kill between the two
+         * leaves an open frame whose zstd frame is whole, which readers decode to its end */
+        struct iovec iov = {w->cbuf + w->spilled_c, c - w->spilled_c};
+        ret = c > w->spilled_c ? write_all(w->fd, &iov, 1) : 0;
+        if (!ret) ret = pwrite_all(w->fd, &fh, sizeof fh, w->good_end);
+    } else if (!ret) {
         struct iovec iov[2] = {{&fh, sizeof fh}, {w->cbuf, c}};
         ret = write_all(w->fd, iov, 2);
     }

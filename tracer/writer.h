@@ -87,6 +87,14 @@ int rs_writer_flush(struct rs_writer *w);
  * never stalls draining for the milliseconds its compression takes (rings would fill meanwhile). The
  * frame on disk is the same kind of zstd frame; it is still written by rs_writer_flush. */
 int rs_writer_feed(struct rs_writer *w);
+/* Make what was appended so far survive a SIGKILL: end the current zstd block (ZSTD_e_flush) and append the
+ * frame's compressed bytes that are not in the file yet, the first time after an open-frame header (the
+ * frame magic and seq, the sizes at their limits, checksum 0: formats/SPEC.md); rs_writer_flush then
+ * appends the rest and writes the real header over it. Readers of a file that ends in an open frame (the
+ * process was killed, or is running) decode every checkpointed event. The live writer calls it every
+ * RAILSCOPE_FLUSH_MS / 10; offline writers need not (their frames are written whole). No-op on an empty
+ * frame. */
+int rs_writer_checkpoint(struct rs_writer *w);
 /* Feed automatically whenever `bytes` (>= 64 KiB; 0 = never, the default) are buffered: appends then
  * alternate between copying and compressing a slice at a time. The live writer sets it so that a
  * large drain neither runs through a cold multi-megabyte buffer nor holds a ring's space until the
@@ -118,6 +126,7 @@ struct rs_writer_stats {
     uint64_t drop_events, drop_bytes;
     uint64_t feeds;          /* pieces given to zstd before their frame ended (rs_writer_feed, feed slices) */
     uint64_t reopens;        /* the descriptor was lost and the file opened again by name (rs_writer_set_reopen) */
+    uint64_t checkpoints;    /* rs_writer_checkpoint calls that wrote bytes */
     uint64_t events_written; /* events in the frames written (events - this: still in the frame being built) */
     int error;               /* first error (negative errno) or 0 */
 };

@@ -58,6 +58,10 @@ static uint32_t strings_written;
 static uint64_t lost_events;  /* drained but not writable */
 static uint64_t frame_t0;     /* when the last frame was written (or the writer thread started) */
 static uint64_t frame_period; /* RAILSCOPE_FLUSH_MS in ns; 0 until the writer thread runs */
+/* Checkpoints (rs_writer_checkpoint): every RAILSCOPE_FLUSH_MS / 10 (when that is 10 ms or more) what the
+ * frame being built holds goes to the file as an open frame, so a SIGKILL loses about that much, not a
+ * whole flush interval. */
+static uint64_t cp_period, cp_t0;
 static unsigned char *scratch;
 static size_t scratch_cap;
 static int host_facts_pending;
@@ -383,6 +387,7 @@ static void flush_frame(void)
     if (!e) e = rs_writer_flush(W);
     if (e) write_error(e);
     frame_t0 = rs_now();
+    __atomic_store_n(&cp_t0, frame_t0, __ATOMIC_RELAXED); /* read unlocked where the writer waits */
     fd_check();
 }
 
@@ -525,7 +530,9 @@ static void *writer_main(void *arg)
     uint64_t last_tick = rs_now();
     pthread_mutex_lock(&wlock); /* exit paths write frames (and frame_t0) from their own threads */
     frame_t0 = last_tick;
+    __atomic_store_n(&cp_t0, last_tick, __ATOMIC_RELAXED);
     frame_period = period;
+    cp_period = period / 10 >= 10000000ull ? period / 10 : 0;
     pthread_mutex_unlock(&wlock);
     uint32_t handled = atomic_load(&done_seq); /* requests made before this thread ran are served too */
     /* Producers wake the writer only when a ring is past half full (core.c ring_limit), so the writer's
@@ -539,10 +546,14 @@ static void *writer_main(void *arg)
      * verbs and NCCL-log hooks) come on time, not up to a sleep late. */
     uint64_t sleep_us = 1000, max_sleep = RS_WRITER_IDLE_US;
     uint64_t last_drain = last_tick;
+    int frame_open = 0; /* the frame being built holds events, or the last drain found some: wake for the
+                         * next checkpoint (an idle process is not woken more often) */
     for (;;) {
         uint32_t w0 = atomic_load(&rs_writer_wake);
         if (atomic_load(&req_seq) == handled && !atomic_load(&stop_req)) {
             uint64_t t = rs_now(), due = last_tick + period, wait = sleep_us;
+            uint64_t cp_due = __atomic_load_n(&cp_t0, __ATOMIC_RELAXED) + cp_period; /* wlock not held here */
+            if (frame_open && cp_period && cp_due < due) due = cp_due;
             if (due <= t) wait = 0;
             else if ((due - t) / 1000 + 1 < wait) wait = (due - t) / 1000 + 1;
             if (wait) rs_futex_wait_us(&rs_writer_wake, w0, wait);
@@ -566,8 +577,16 @@ static void *writer_main(void *arg)
         if (req != handled || rs_now() - frame_t0 >= period) {
             flush_frame();
         } else if (W && !W_failed) {
-            int e = rs_writer_feed(W);
+            uint64_t t = rs_now();
+            int cp = cp_period && t - __atomic_load_n(&cp_t0, __ATOMIC_RELAXED) >= cp_period;
+            int e = cp ? rs_writer_checkpoint(W) : rs_writer_feed(W);
+            if (cp) __atomic_store_n(&cp_t0, t, __ATOMIC_RELAXED);
             if (e) write_error(e);
+        }
+        if (W && !W_failed) {
+            struct rs_writer_stats wst;
+            rs_writer_stats(W, &wst);
+            frame_open = wst.events != wst.events_written || fill > 0; /* or events on their way */
         }
         int closed = W_closed;
         pthread_mutex_unlock(&wlock);
