@@ -215,13 +215,14 @@ static int export_file(struct rs_exp *x, const char *path, int quiet, int pipeli
         return -1;
     }
     stream_events(x, r, pipelined);
-    rs_exp_end_process(x);
     const struct rs_read_stats *st = rs_reader_stats(r);
     int partial = 0;
     if (st->status != RS_READ_OK) { /* partial (recorder-marked, strings not kept), no PROC_END: exit 1 */
         partial = 1;
         if (!quiet) fprintf(stderr, "railscope: warning: %s: %s\n", path, st->reason);
+        rs_exp_incomplete(x, st->reason); /* flagged in the output too, where the viewer shows it */
     }
+    rs_exp_end_process(x);
     rs_reader_close(r);
     return partial;
 }

@@ -95,6 +95,9 @@ void rs_exp_event(struct rs_exp *x, uint32_t tid, const struct rs_ev_hdr *ev);
  * raw STRING events through rs_exp_event gets the same effect). */
 void rs_exp_string(struct rs_exp *x, uint32_t id, const char *s, size_t len);
 int rs_exp_end_process(struct rs_exp *x);
+/* The current process's input was cut short (truncated, damaged, no PROC_END): a "trace incomplete" instant
+ * with why, at its last exported event, on its railscope track. Call before rs_exp_end_process. */
+void rs_exp_incomplete(struct rs_exp *x, const char *why);
 /* An instant on the run's global "findings" track (analyzer results), ts in aligned ns (as emitted). */
 void rs_exp_annotation(struct rs_exp *x, uint64_t ts_ns, const char *title, const char *text);
 /* Finish every file. Returns 0, or -1 with a reason in err (write error). Frees x. */

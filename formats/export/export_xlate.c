@@ -631,6 +631,14 @@ int rs_exp_begin_process(struct rs_exp *x, const struct rs_exp_proc *pi)
     return 0;
 }
 
+/* The reader found the input cut short (no PROC_END, a torn or damaged frame): say so inside the output, where
+ * the viewer shows it, not only on stderr. At the last event exported, on the process's railscope track. */
+void rs_exp_incomplete(struct rs_exp *x, const char *why)
+{
+    if (!x->in_proc) return;
+    rs_instant(x, x->p.last_ts, NID(x, PARTIAL), RS_XK_message, xl_name_s(x, why && *why ? why : "input cut short"), 0);
+}
+
 int rs_exp_end_process(struct rs_exp *x)
 {
     if (!x->in_proc) return 0;

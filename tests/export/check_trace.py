@@ -8,9 +8,12 @@
 Rules (reference F1, F3, F4, F5 in ../shared/reference/peers-and-formats.md):
   perfetto: every track_uuid is declared by a TrackDescriptor first; every name/category/annotation iid is
     interned earlier on its sequence; per track, slices nest (BEGIN/END balanced, an END never before its
-    BEGIN); counters only on counter tracks; every flow id has at least two ends.
+    BEGIN; a complete slice, written as a BEGIN packet followed by its END packet, is closed by its own END
+    after trace_processor's sort by timestamp, not by a later slice's: no partial overlap); counters only on
+    counter tracks; every flow id has at least two ends.
   chrome/kineto: parses as JSON; B/E balanced per (pid, tid) and ordered in file order; X events of one
-    (pid, tid) nest (no partial overlap); every flow "s" has an "f" with the same (cat, name, id) and the
+    (pid, tid) nest (no partial overlap; compared in exact integer nanoseconds, as Perfetto's importer rounds
+    ts/dur: float sums of 3-decimal microseconds past 2^24 us, 16.8 s, differ by more than any epsilon); every flow "s" has an "f" with the same (cat, name, id) and the
     "f" is not earlier; counters ordered per (pid, name); ts/dur are numbers >= 0.
   kineto: distributedInfo.rank as HTA reads it, kernel/gpu_memcpy/cuda_runtime categories, GPU events with
     a stream, "Memcpy"/"Memset" names for copies, NCCL kernels starting with "nccl", ac2g flows keyed by the
@@ -18,6 +21,7 @@ Rules (reference F1, F3, F4, F5 in ../shared/reference/peers-and-formats.md):
 Exit status 1 with the first violations listed when a rule is broken.
 """
 import collections
+import decimal
 import glob
 import json
 import os
@@ -73,6 +77,7 @@ def perfetto(path):
     tracks = {}          # uuid -> (name, is_counter)
     names, cats, keys = set(), set(), set()
     events = []          # (ts, order, type, track, name)
+    pair_end = {}        # order of a BEGIN -> ts of its own END (complete slices)
     flows = collections.Counter()
     npk = 0
     for f, wt, pk in fields(data):
@@ -132,23 +137,29 @@ def perfetto(path):
             err("slice on counter track %s" % tracks[tr][0])
         for fl in t["flows"]:
             flows[fl] += 1
+        if typ == 2 and events and events[-1][2] == 1 and events[-1][3] == tr and events[-1][0] <= ts:
+            pair_end[len(events) - 1] = ts   # a complete slice: BEGIN then its END, back to back
         events.append((ts, len(events), typ, tr, t.get("name")))
     # nesting per track, in timestamp order (trace_processor sorts; ties keep file order)
     events.sort()
-    depth = collections.Counter()
+    open_ = collections.defaultdict(list)   # track -> stack of (BEGIN order, name)
     counts = collections.Counter()
-    for ts, _, typ, tr, _ in events:
+    for ts, order, typ, tr, name in events:
         counts[typ] += 1
         if typ == 1:
-            depth[tr] += 1
+            open_[tr].append((order, name))
         elif typ == 2:
-            depth[tr] -= 1
-            if depth[tr] < 0:
+            if not open_[tr]:
                 err("END without BEGIN on track %s at %d" % (tracks[tr][0], ts))
-                depth[tr] = 0
-    for tr, d in depth.items():
-        if d:
-            err("%d slices never end on track %s" % (d, tracks[tr][0]))
+                continue
+            bo, bname = open_[tr].pop()
+            want = pair_end.get(bo)
+            if want is not None and want != ts:
+                err("slice %s on track %s ends at %d, but an END at %d closes it (partial overlap)" % (
+                    bname, tracks[tr][0], want, ts))
+    for tr, st in open_.items():
+        if st:
+            err("%d slices never end on track %s" % (len(st), tracks[tr][0]))
     for fl, n in flows.items():
         if n < 2:
             err("flow %#x has a single end" % fl)
@@ -160,7 +171,12 @@ def perfetto(path):
 
 # ---------------------------------------------------------------- JSON
 def num(v):
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0
+    return isinstance(v, (int, float, decimal.Decimal)) and not isinstance(v, bool) and v >= 0
+
+
+def ns(v):
+    """Microseconds (int, float or the exact Decimal of the JSON text) as integer nanoseconds."""
+    return int(round(decimal.Decimal(v) * 1000))
 
 
 def check_json_events(evs, where):
@@ -195,7 +211,8 @@ def check_json_events(evs, where):
         elif ph == "X":
             if not num(e.get("dur")):
                 err("%s: X without dur: %s" % (where, e))
-            xs[key].append((ts, -e.get("dur", 0), e.get("name")))
+                continue
+            xs[key].append((ns(ts), -ns(e["dur"]), e.get("name")))
         elif ph in ("s", "t", "f"):
             fk = (e.get("cat"), e.get("name"), e.get("id"))
             flows[fk][ph] = ts
@@ -218,10 +235,10 @@ def check_json_events(evs, where):
         stack = []
         for ts, negdur, name in lst:
             end = ts - negdur
-            while stack and stack[-1] <= ts + 1e-9:
+            while stack and stack[-1] <= ts:
                 stack.pop()
-            if stack and end > stack[-1] + 1e-9:
-                err("%s: X %r [%s, %s] overlaps its parent on %s" % (where, name, ts, end, key))
+            if stack and end > stack[-1]:
+                err("%s: X %r [%s, %s] ns overlaps its parent (ends %s) on %s" % (where, name, ts, end, stack[-1], key))
             stack.append(end)
     for fk, ends in flows.items():
         if "s" not in ends or "f" not in ends:
@@ -235,7 +252,7 @@ def chrome(paths):
     total = collections.Counter()
     nflows = 0
     for p in paths:
-        doc = json.load(open(p, encoding="utf-8"))
+        doc = json.load(open(p, encoding="utf-8"), parse_float=decimal.Decimal)
         if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
             err("%s: no traceEvents list" % p)
             continue
@@ -262,7 +279,7 @@ def kineto(d):
             err("%s: no \"rank\": N for HTA" % p)
         else:
             ranks.append(int(m.group(1)))
-        doc = json.loads(text)
+        doc = json.loads(text, parse_float=decimal.Decimal)
         for k in ("schemaVersion", "distributedInfo", "traceEvents", "baseTimeNanoseconds"):
             if k not in doc:
                 err("%s: missing %s" % (p, k))
