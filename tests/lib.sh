@@ -142,16 +142,18 @@ isnt() {
     [ $rc -ne 0 ] && _tap_say "$(printf '#   got %s, expected anything else' "$1")"
     return $rc
 }
-# like GOT REGEX DESC (extended regex, grep -E, any line)
+# like GOT REGEX DESC (extended regex, grep -E, any line; anchor a line with ^ and $). A newline in REGEX would
+# make grep read two patterns, one of them empty, which matches every line: such a check fails instead.
+_one_pattern() { [[ $1 != *$'\n'* ]] || { _tap_say "#   the pattern holds a newline (grep -E: a pattern list)"; return 1; }; }
 like() {
-    printf '%s\n' "$1" | grep -Eq -- "$2"
+    _one_pattern "$2" && printf '%s\n' "$1" | grep -Eq -- "$2"
     local rc=$?
     _tap_result $rc "$3"
     [ $rc -ne 0 ] && _tap_say "$(printf '#   %s\n#   does not match /%s/' "$(printf '%s' "$1" | head -c 2000)" "$2")"
     return $rc
 }
 unlike() {
-    ! printf '%s\n' "$1" | grep -Eq -- "$2"
+    _one_pattern "$2" && ! printf '%s\n' "$1" | grep -Eq -- "$2"
     local rc=$?
     _tap_result $rc "$3"
     [ $rc -ne 0 ] && _tap_say "$(printf '#   %s\n#   matches /%s/' "$(printf '%s' "$1" | head -c 2000)" "$2")"

@@ -30,14 +30,14 @@ killed_f=$(ls "$T"/killed/*.rtrace)
 
 out=$("$RS_CLI" info "$done_f")
 is "$?" 0 "info: a file with PROC_END: exit 0"
-like "$out" $'\nstatus: +complete: [0-9]+ frames, ends at a frame boundary\n' "info: ... status complete"
+like "$out" '^status: +complete: [0-9]+ frames, ends at a frame boundary$' "info: ... status complete"
 
 out=$("$RS_CLI" info "$killed_f")
 is "$?" 1 "info: a killed process's file: exit 1"
 like "$(grep '^status:' <<<"$out")" '^status: +incomplete: [0-9]+ frames, ends at a frame boundary, but no PROC_END: .*partial' \
     "info: ... status incomplete (no PROC_END), says partial"
 unlike "$out" '(^|[^n])complete' "info: ... never says complete"
-like "$out" $'\n  mark +1000\n' "info: ... every mark still listed"
+like "$out" '^  mark +1000$' "info: ... every mark still listed"
 
 "$RS_CLI" info "$T/done" "$T/killed" >/dev/null
 is "$?" 1 "info: a complete file beside an incomplete one: exit 1"
@@ -67,7 +67,7 @@ long_f=$(ls "$T"/long/*.rtrace)
 head -c $(($(stat -c %s "$long_f") - 100)) "$long_f" >"$T/cut.rtrace"
 out=$("$RS_CLI" info "$T/cut.rtrace")
 is "$?" 1 "info: a file cut inside a frame: exit 1"
-like "$out" $'\nstatus: +truncated: file ends inside frame [1-9]' "info: ... 'status: truncated: file ends inside frame N'"
+like "$out" '^status: +truncated: file ends inside frame [1-9]' "info: ... 'status: truncated: file ends inside frame N'"
 unlike "$out" 'truncated: truncated' "info: ... the word once"
 "$RS_CLI" report "$T/cut.rtrace" >"$T/cut.txt" 2>/dev/null
 like "$(cat "$T/cut.txt")" "cut.rtrace: truncated: file ends inside frame" "report: its warning: 'FILE: truncated: file ends ...'"
