@@ -1,10 +1,13 @@
 #!/bin/bash
 # softnic: 4 KiB round trips on a host whose CPUs are busy with CPU-bound tasks (t_wakeup.c). Every round trip
-# wakes four softnic threads; with the kernel's default slice each wake-up on a busy CPU can wait for the
-# running task's slice to end at the next scheduler tick (4 ms at HZ=250): session 6's "bimodal no-pause
-# baseline" (22-95 us, or 3.5 ms in runs beside other work). softnic now asks for a 0.1 ms slice for its
-# threads, so their wake-ups preempt. Checked against a planted contrast in the same process at the same
-# moments: a second port pair whose threads this program puts back to the default slice.
+# (an RDMA READ) wakes four softnic threads; with the kernel's default slice each wake-up on a busy CPU can wait
+# for the running task's slice to end at the next scheduler tick (4 ms at HZ=250): session 6's "bimodal no-pause
+# baseline" (22-95 us, or 3.5 ms in runs beside other work). (READs since session 19: a WRITE's ACK now leaves
+# from the peer's RX, so a WRITE wakes three threads and the contrast lost the wake-up that delayed it most: with
+# WRITEs 3 of 10 runs failed check 3; with READs 10 of 10 passed, votes 61-85 %, pooled 0.10-0.40, and 10 A/A
+# runs failed it, votes 13-35 %, pooled 0.74-1.06: the session-7 calibration below holds.) softnic now asks for
+# a 0.1 ms slice for its threads, so their wake-ups preempt. Checked against a planted contrast in the same
+# process at the same moments: a second port pair whose threads this program puts back to the default slice.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/sn_env.sh"
 need_build softnic/t_wakeup

@@ -1,6 +1,6 @@
 /* softnic round trips on a host whose CPUs are busy, against a planted contrast in the same process.
  *
- *   t_wakeup COUNT   two loopback port pairs, 4 KiB RDMA WRITEs taking turns on them, COUNT each, one at a
+ *   t_wakeup COUNT   two loopback port pairs, 4 KiB RDMA READs taking turns on them, COUNT each, one at a
  *                    time. Pair "nic" keeps the scheduling the library gave its progress
  *                    threads; pair "contrast" has its four threads put back to the kernel's default slice by
  *                    this program. Round trips are measured from the post to the completion timestamp (the
@@ -9,7 +9,14 @@
  * Prints "key value" lines for busyhost.t: <pair>_p50_us, <pair>_p90_us, <pair>_over_1ms (round trips of
  * 1 ms or more: waits a scheduler tick explains, not the link model), <pair>_slice_ns (se.slice of the
  * pair's threads as the kernel reports it, 0 if unknown), contrast_threads (threads re-set: 4).
- * T_WAKEUP_DUMP=1 also prints "lat I NIC_US CONTRAST_US" for every round trip (for calibrating busyhost.t). */
+ * T_WAKEUP_DUMP=1 also prints "lat I NIC_US CONTRAST_US" for every round trip (for calibrating busyhost.t).
+ *
+ * READs, because a READ round trip wakes all four progress threads of a pair (our TX sends the request, the
+ * peer's RX applies it, the peer's TX sends the data, paced by the link model, our RX completes it). Since session
+ * 19 a WRITE's ACK is written by the peer's RX itself (sn_wire.c), so a WRITE wakes three: the peer's TX, the
+ * thread whose default-slice wake-ups delayed the contrast most, is not in it, and the two pairs differed less
+ * (busyhost.t's calibration, softnic.md) than the slice does for traffic that goes through TX.
+ * T_WAKEUP_OP=write measures WRITEs instead. */
 #include "t_util.h"
 #include <dirent.h>
 #include <sched.h>
@@ -90,7 +97,8 @@ static void pair_open(struct pair *q)
     q->src = calloc(1, 4096);
     q->dst = calloc(1, 4096);
     q->msrc = ibv_reg_mr(q->p[0].pd, q->src, 4096, IBV_ACCESS_LOCAL_WRITE);
-    q->mdst = ibv_reg_mr(q->p[1].pd, q->dst, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    q->mdst =
+        ibv_reg_mr(q->p[1].pd, q->dst, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
     if (!q->msrc || !q->mdst) t_die("reg_mr");
 }
 
@@ -110,12 +118,12 @@ static void pair_close(struct pair *q)
     free(q->dst);
 }
 
-/* one 4 KiB write, waited for; returns post -> completion timestamp in us */
+/* one 4 KiB READ (or WRITE), waited for; returns post -> completion timestamp in us */
+static enum ibv_wr_opcode op = IBV_WR_RDMA_READ;
 static uint64_t round_trip(struct pair *q, uint64_t id)
 {
     uint64_t t0 = mono_ns();
-    if (t_post(q->qa, IBV_WR_RDMA_WRITE, id, q->src, 4096, q->msrc->lkey, (uintptr_t)q->dst, q->mdst->rkey, 0))
-        t_die("post");
+    if (t_post(q->qa, op, id, q->src, 4096, q->msrc->lkey, (uintptr_t)q->dst, q->mdst->rkey, 0)) t_die("post");
     struct ibv_poll_cq_attr pa = {0};
     double end = t_now() + 30;
     while (ibv_start_poll(q->cq, &pa)) {
@@ -158,6 +166,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: t_wakeup COUNT (>= 10)\n");
         return 2;
     }
+    const char *o = getenv("T_WAKEUP_OP");
+    if (o && !strcmp(o, "write")) op = IBV_WR_RDMA_WRITE;
     static struct pair nic, contrast;
     pair_open(&nic);
     for (double end = t_now() + 5; t_now() < end && (nic.ntids = nic_threads(nic.tids, 8)) < 4;) {

@@ -3,9 +3,10 @@
  * Objects are the real rdma-core 44 structs (compiled against <infiniband/verbs.h>) wrapped in our own
  * bookkeeping.  Each opened context is one "port" with its own link model and two threads:
  *   RX  reads the wire (epoll over the QP sockets), applies requests to registered memory, turns
- *       responses into completions; it never writes a socket (no RX/RX deadlock between processes);
- *   TX  is the only writer: requests from post_send, and ACK/NAK/READ-response frames queued by RX,
- *       serialised through the link model (rate, latency, PFC-like pause).
+ *       responses into completions; it writes only header-only responses (ACK/NAK), never blocking (no
+ *       RX/RX deadlock between processes), before the receive completion they acknowledge is posted;
+ *   TX  writes requests from post_send, READ responses, and ACK/NAKs RX could not write (socket full, or a
+ *       READ response ahead), serialised through the link model (rate, latency, PFC-like pause).
  * One UNIX stream socket per requester->responder QP pair; see README.md for the protocol. */
 #ifndef SOFTNIC_SN_H
 #define SOFTNIC_SN_H
@@ -142,6 +143,7 @@ struct sn_parked {
 };
 
 enum sn_conn_kind { SN_C_WAKE, SN_C_LISTEN, SN_C_RESP, SN_C_REQ };
+struct sn_job;
 struct sn_conn {
     struct sn_conn *next; /* ctx->conns: freed at close_device only */
     enum sn_conn_kind kind;
@@ -149,6 +151,14 @@ struct sn_conn {
     struct sn_qp *qp;
     struct sn_parked *parked, *parked_tail;
     int closing, closed;
+    /* responses owed on this (responder) connection, in order, until written: RX writes header-only ones at once
+     * (sn_wire.c, out_kick); out_tx: TX has them (a READ response at the head, or the socket was full) */
+    struct sn_job *out, *out_tail;
+    int out_tx;
+    /* a frame whose header RX has read but whose delivery time has not come: RX serves the port's other
+     * connections meanwhile (the fd is out of the epoll set until then; RX thread only) */
+    struct sn_hdr pend;
+    int pending;
 };
 
 struct sn_qp {
@@ -158,6 +168,7 @@ struct sn_qp {
     struct ibv_qp_cap cap;
     int sq_sig_all;
     int dead;        /* destroyed: memory kept until close_device so threads never see freed QPs */
+    int destroying;  /* ibv_destroy_qp has begun: RX takes no new request (drops it as for a dead QP) */
     int tx_inflight; /* TX thread is writing for this QP without the lock */
     /* attributes */
     struct ibv_qp_attr attr;
@@ -186,16 +197,28 @@ struct sn_qp {
     int bld_n, bld_cap, bld_err;
 };
 
+#define SN_JOB_FLUSH 16 /* a TX job (not a frame): write the responses owed on job->conn (conn->out_tx) */
 struct sn_job {
-    struct sn_job *next;
+    struct sn_job *next; /* ctx->txq (requests, SN_JOB_FLUSH) or conn->out (responses) */
     struct sn_qp *qp;
     struct sn_conn *conn; /* responses: the connection the request came on */
-    int type;             /* enum sn_msg */
+    int type;             /* enum sn_msg, or SN_JOB_FLUSH */
     uint32_t sq_idx;      /* requests: SQ slot */
     uint64_t seq, ts;
     uint8_t status;
     void *rd_ptr; /* READ response: responder memory */
     uint32_t rd_len;
+    /* header-only responses: the frame, built (delivery time fixed) at the first write, `off` bytes written */
+    struct sn_hdr wire;
+    int built;
+    uint32_t off;
+    /* the receive completion this ACK acknowledges: posted once the ACK is written (a process that exits right
+     * after polling it does not take the ACK with it) */
+    int cqe;
+    uint64_t wr_id;
+    uint32_t cqe_len;
+    enum ibv_wc_opcode cqe_op;
+    struct sn_hdr req;
 };
 
 struct sn_ctx {
@@ -204,12 +227,14 @@ struct sn_ctx {
     pthread_cond_t cond;       /* tx_inflight / RX command acknowledgements */
     pthread_cond_t tx_cond;
     struct sn_job *txq, *txq_tail;
-    uint64_t tx_free; /* link model: when the port's transmitter is next free */
+    uint64_t tx_free; /* link model: when the port's transmitter is next free (TX writes it, RX reads: atomics) */
     int tx_fd;        /* the socket TX is writing without the lock (-1: none): RX must not close it */
     int stop;
     pthread_t rx_thr, tx_thr;
-    int epfd, wake_fd, async_rd, async_wr;
-    struct sn_conn wake;
+    int epfd, wake_fd, timer_fd, async_rd, async_wr;
+    struct sn_conn wake, timer; /* timer: timerfd armed for the earliest pending frame (conn->pending) */
+    uint64_t timer_at;
+    int npending;
     uint64_t rx_gen, rx_done; /* destroy_qp waits until RX has passed a command generation */
     uint64_t tx_jobs;         /* frames TX has finished (sent or failed): sn_tx_drain's progress mark */
     struct sn_qp *qps;
@@ -261,5 +286,8 @@ void sn_qp_lost(struct sn_qp *qp, uint64_t seq); /* request seq (and all after) 
                                                   * retransmit timer; ctx lock held */
 void sn_qp_unlost(struct sn_qp *qp);             /* stop it (ERR, RESET, destroy); ctx lock held */
 void sn_rx_kick(struct sn_ctx *c);               /* new receives / state: RX retries parked requests */
+/* post now the receive completions still waiting for their ACK to be written (before an error or flush
+ * completion of the QP, which must come after them); ctx lock held */
+void sn_out_cqes(struct sn_qp *qp);
 
 #endif

@@ -51,15 +51,16 @@ void sn_recv_cqe(struct sn_qp *qp, uint64_t wr_id, enum ibv_wc_status st, enum i
     sn_cq_push((struct sn_cq *)qp->ex.qp_base.recv_cq, &wc);
 }
 
-/* drop queued TX work of a QP (ctx lock held); with requests_only, responses (ACK/NAK/READ data owed
- * to the peer) still go out */
-static void tx_purge_some(struct sn_ctx *c, struct sn_qp *qp, int requests_only)
+/* drop queued requests of a QP (ctx lock held). Responses owed to the peer wait on their connection (sn_wire.c);
+ * TX's job that writes them (SN_JOB_FLUSH) stays: it drops them itself once the QP is dead or the connection
+ * closes */
+static void tx_purge(struct sn_ctx *c, struct sn_qp *qp)
 {
     struct sn_job **pp = &c->txq;
     c->txq_tail = NULL;
     while (*pp) {
         struct sn_job *j = *pp;
-        if (j->qp == qp && (!requests_only || j->type <= SN_REQ_READ)) {
+        if (j->qp == qp && j->type <= SN_REQ_READ) {
             *pp = j->next;
             free(j);
         } else {
@@ -69,13 +70,12 @@ static void tx_purge_some(struct sn_ctx *c, struct sn_qp *qp, int requests_only)
     }
 }
 
-static void tx_purge(struct sn_ctx *c, struct sn_qp *qp) { tx_purge_some(c, qp, 0); }
 
-/* Let the ACK/NAK/READ responses already owed to peers leave before a QP (qp) or the whole port
- * (NULL) goes away: a peer whose receive completed must also get its ACK, even when the application
- * tears down the moment it sees the completion. Bounded by progress, not by a fixed time: on a loaded
- * host the TX thread can wait for a CPU longer than any fixed bound that is short (0.5 s was: the peer
- * then saw "transport retry counter exceeded" for a message that had arrived). It gives up after
+/* Let the responses still owed to peers (conn->out: READ data, ACK/NAKs that RX handed to TX because the socket
+ * was full) leave before a QP (qp) or the whole port (NULL) goes away. Most ACKs are written by RX before the
+ * receive completion they acknowledge is posted (sn_wire.c) and owe nothing here. Bounded by progress, not by a
+ * fixed time: on a loaded host the TX thread can wait for a CPU longer than any fixed bound that is short (0.5 s
+ * was: the peer then saw "transport retry counter exceeded" for a message that had arrived). It gives up after
  * SN_DRAIN_STUCK_S seconds of 0.25 s slices in which TX finished no frame although this thread woke on
  * time (a peer that stopped reading its socket); slices this thread overslept (descheduled) do not count.
  * ctx lock held. */
@@ -87,7 +87,7 @@ void sn_tx_drain(struct sn_ctx *c, struct sn_qp *qp)
     int idle = 0; /* slices in which TX finished nothing although this thread was running */
     for (;;) {
         int owed = qp ? qp->tx_inflight : c->tx_fd >= 0;
-        for (struct sn_job *j = c->txq; j && !owed; j = j->next) owed = (!qp || j->qp == qp) && j->type > SN_REQ_READ;
+        for (struct sn_conn *cn = c->conns; cn && !owed; cn = cn->next) owed = (!qp || cn->qp == qp) && cn->out;
         if (!owed || c->stop) return;
         uint64_t now = sn_now();
         if (now >= slice_end) {
@@ -109,7 +109,8 @@ void sn_qp_error(struct sn_qp *qp)
     sn_qp_unlost(qp);
     qp->ex.qp_base.state = IBV_QPS_ERR;
     qp->attr.qp_state = IBV_QPS_ERR;
-    tx_purge_some(c, qp, 1);
+    sn_out_cqes(qp); /* receive completions waiting for their ACK to leave come before the flush */
+    tx_purge(c, qp);
     while (qp->sq_count) {
         sn_send_cqe(qp, &qp->sq[qp->sq_head], IBV_WC_WR_FLUSH_ERR);
         qp->sq_head = (qp->sq_head + 1) % qp->cap.max_send_wr;
@@ -239,7 +240,11 @@ SN_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
         pthread_mutex_unlock(&c->lock);
         return EINVAL;
     }
-    tx_purge_some(c, qp, 1);
+    /* the QP takes no new request from now on (RX drops them as for a dead QP: the peer's retransmit timer ends
+     * them), so a peer that keeps writing cannot hold the drain open, and nothing that arrives after this point is
+     * acknowledged. Until session 19 RX kept applying and ACKing incoming WRITEs for as long as the drain waited */
+    qp->destroying = 1;
+    tx_purge(c, qp);
     sn_tx_drain(c, qp);
     qp->dead = 1;
     sn_qp_unlost(qp);
@@ -311,6 +316,7 @@ SN_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask
         if (to == IBV_QPS_ERR) {
             sn_qp_error(qp);
         } else if (to == IBV_QPS_RESET) {
+            sn_out_cqes(qp);
             tx_purge(c, qp);
             sn_qp_unlost(qp);
             qp->sq_head = qp->sq_count = qp->sq_sent = 0;

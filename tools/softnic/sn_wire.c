@@ -1,5 +1,5 @@
-/* softnic: the wire.  Addressing, the RX thread (applies requests, turns responses into completions)
- * and the TX thread (the only socket writer, paced by the link model).
+/* softnic: the wire.  Addressing, the RX thread (applies requests, turns responses into completions, writes
+ * ACK/NAKs without blocking) and the TX thread (requests and READ data, paced by the link model).
  *
  * Every QP listens on an abstract UNIX socket named from SOFTNIC_DIR and its QPN; binding that name is
  * how a QPN is made unique on the host.  A requester connects to its peer QP's name at its first send;
@@ -17,6 +17,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
@@ -210,17 +211,117 @@ static int send_full(int fd, struct iovec *iov, int cnt)
 }
 
 /* ---------------- responder side ---------------- */
+/* Responses (ACK, NAK, READ data) are owed on the connection their request came on, in order (cn->out). A
+ * header-only one is written by RX at once, without blocking (MSG_DONTWAIT), stamped with the time the link
+ * model lets it reach the peer: the requester applies it no earlier (rx_main's pending frames). So an ACK is on
+ * the wire, in the kernel's socket buffer that outlives this process, before the receive completion it
+ * acknowledges is visible: a process that _exits right after polling its receive no longer takes the ACK with it
+ * (a real RC NIC acknowledges once the data is placed, whatever the process does next). RX never blocks on a
+ * write (no deadlock between two processes' RX threads): when the socket is full, or a READ response (paced by
+ * the link model) is ahead, TX writes the rest (SN_JOB_FLUSH, cn->out_tx), and completions attached to them are
+ * posted when TX has written their ACK. */
+static void out_done(struct sn_ctx *c, struct sn_conn *cn, struct sn_job *j) /* j written (or undeliverable) */
+{
+    cn->out = j->next;
+    if (!cn->out) cn->out_tail = NULL;
+    if (j->cqe && !j->qp->dead) sn_recv_cqe(j->qp, j->wr_id, IBV_WC_SUCCESS, j->cqe_op, j->cqe_len, &j->req);
+    free(j);
+    c->tx_jobs++;
+    pthread_cond_broadcast(&c->cond); /* sn_tx_drain */
+}
+
+/* the frame of a header-only response, built once: it leaves the port no earlier than the frame the transmitter
+ * is sending ends and outside a pause window */
+static void rsp_frame(struct sn_ctx *c, struct sn_job *j)
+{
+    if (j->built) return;
+    memset(&j->wire, 0, sizeof j->wire);
+    j->wire.type = (uint8_t)j->type;
+    j->wire.seq = j->seq;
+    j->wire.status = j->status;
+    j->wire.src_qpn = j->qp->ex.qp_base.qp_num;
+    uint64_t free_at = __atomic_load_n(&c->tx_free, __ATOMIC_RELAXED);
+    j->wire.deliver_at = sn_unpause(j->ts > free_at ? j->ts : free_at) + sn_cfg()->latency_ns;
+    j->built = 1;
+}
+
+static void out_kick(struct sn_ctx *c, struct sn_conn *cn) /* RX thread, lock held */
+{
+    while (!cn->out_tx && cn->out && cn->out->type != SN_RSP_READ && !cn->closing) {
+        struct sn_job *j = cn->out;
+        rsp_frame(c, j);
+        ssize_t n = send(cn->fd, (char *)&j->wire + j->off, sizeof j->wire - j->off, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) n = (ssize_t)(sizeof j->wire - j->off); /* peer gone */
+        if (n <= 0) break; /* full: TX writes it */
+        j->off += (uint32_t)n;
+        if (j->off == sizeof j->wire) out_done(c, cn, j);
+    }
+    if (cn->out && !cn->out_tx) {
+        struct sn_job *f = calloc(1, sizeof *f);
+        if (!f) { /* cannot hand them on: complete what they acknowledge */
+            while (cn->out) out_done(c, cn, cn->out);
+            return;
+        }
+        f->type = SN_JOB_FLUSH;
+        f->qp = cn->qp;
+        f->conn = cn;
+        cn->out_tx = 1;
+        sn_tx_push(c, f);
+    }
+}
+
+static void out_push(struct sn_ctx *c, struct sn_conn *cn, struct sn_job *j)
+{
+    j->next = NULL;
+    j->conn = cn;
+    j->ts = sn_now();
+    if (cn->out_tail) cn->out_tail->next = j;
+    else cn->out = j;
+    cn->out_tail = j;
+    out_kick(c, cn);
+}
+
 static void respond(struct sn_ctx *c, struct sn_qp *qp, struct sn_conn *cn, int type, uint64_t seq, uint8_t st)
 {
     struct sn_job *j = calloc(1, sizeof *j);
     if (!j) return;
     j->qp = qp;
-    j->conn = cn;
     j->type = type;
     j->seq = seq;
     j->status = st;
-    j->ts = sn_now();
-    sn_tx_push(c, j);
+    out_push(c, cn, j);
+}
+
+/* the ACK of a message that consumed a receive: its completion is posted once the ACK is written */
+static void respond_recv(struct sn_ctx *c, struct sn_qp *qp, struct sn_conn *cn, const struct sn_hdr *h, uint64_t wr_id,
+                         enum ibv_wc_opcode op)
+{
+    struct sn_job *j = calloc(1, sizeof *j);
+    if (!j) {
+        sn_recv_cqe(qp, wr_id, IBV_WC_SUCCESS, op, h->len, h);
+        return;
+    }
+    j->qp = qp;
+    j->type = SN_RSP_ACK;
+    j->seq = h->seq;
+    j->cqe = 1;
+    j->wr_id = wr_id;
+    j->cqe_op = op;
+    j->cqe_len = h->len;
+    j->req = *h;
+    out_push(c, cn, j);
+}
+
+void sn_out_cqes(struct sn_qp *qp)
+{
+    for (struct sn_conn *cn = qp->ctx->conns; cn; cn = cn->next)
+        if (cn->qp == qp)
+            for (struct sn_job *j = cn->out; j; j = j->next)
+                if (j->cqe) {
+                    j->cqe = 0;
+                    sn_recv_cqe(qp, j->wr_id, IBV_WC_SUCCESS, j->cqe_op, j->cqe_len, &j->req);
+                }
 }
 
 /* Build the iovec for [addr, addr+len) spread over a list of local SGEs (receive buffers or READ
@@ -275,7 +376,7 @@ static int apply(struct sn_ctx *c, struct sn_conn *cn, const struct sn_hdr *h, c
         respond(c, qp, cn, SN_RSP_NAK, h->seq, h->status);
         return APPLIED;
     }
-    if (qp->dead || st == IBV_QPS_ERR || st == IBV_QPS_RESET) {
+    if (qp->dead || qp->destroying || st == IBV_QPS_ERR || st == IBV_QPS_RESET) {
         DROP_PAYLOAD();
         respond(c, qp, cn, SN_RSP_NAK, h->seq, IBV_WC_RETRY_EXC_ERR);
         return APPLIED;
@@ -299,13 +400,11 @@ static int apply(struct sn_ctx *c, struct sn_conn *cn, const struct sn_hdr *h, c
             struct sn_job *j = calloc(1, sizeof *j);
             if (j) {
                 j->qp = qp;
-                j->conn = cn;
                 j->type = SN_RSP_READ;
                 j->seq = h->seq;
                 j->rd_ptr = p;
                 j->rd_len = h->len;
-                j->ts = sn_now();
-                sn_tx_push(c, j);
+                out_push(c, cn, j);
             }
             return APPLIED;
         }
@@ -318,11 +417,9 @@ static int apply(struct sn_ctx *c, struct sn_conn *cn, const struct sn_hdr *h, c
             pthread_mutex_lock(&c->lock);
             if (bad) return APPLIED; /* connection lost: the requester's QP sees it */
         }
-        if (h->flags & SN_F_IMM) {
-            struct sn_rwr r;
-            if (!sn_rq_pop(rq, &r)) sn_recv_cqe(qp, r.wr_id, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, h->len, h);
-        }
-        respond(c, qp, cn, SN_RSP_ACK, h->seq, 0);
+        struct sn_rwr r;
+        if ((h->flags & SN_F_IMM) && !sn_rq_pop(rq, &r)) respond_recv(c, qp, cn, h, r.wr_id, IBV_WC_RECV_RDMA_WITH_IMM);
+        else respond(c, qp, cn, SN_RSP_ACK, h->seq, 0);
         return APPLIED;
     }
 
@@ -333,6 +430,7 @@ static int apply(struct sn_ctx *c, struct sn_conn *cn, const struct sn_hdr *h, c
     int cnt, err = local_iov(c, qp, r.sge, r.num_sge, h->len, iov, &cnt);
     if (err) {
         DROP_PAYLOAD();
+        sn_out_cqes(qp); /* completions still waiting for their ACK come before this one */
         sn_recv_cqe(qp, r.wr_id, (enum ibv_wc_status)err, IBV_WC_RECV, h->len, h);
         respond(c, qp, cn, SN_RSP_NAK, h->seq, err == IBV_WC_LOC_LEN_ERR ? IBV_WC_REM_INV_REQ_ERR : IBV_WC_REM_OP_ERR);
         sn_qp_error(qp);
@@ -351,8 +449,7 @@ static int apply(struct sn_ctx *c, struct sn_conn *cn, const struct sn_hdr *h, c
     }
     pthread_mutex_lock(&c->lock);
     if (bad) return APPLIED;
-    sn_recv_cqe(qp, r.wr_id, IBV_WC_SUCCESS, IBV_WC_RECV, h->len, h);
-    respond(c, qp, cn, SN_RSP_ACK, h->seq, 0);
+    respond_recv(c, qp, cn, h, r.wr_id, IBV_WC_RECV);
     return APPLIED;
 #undef DROP_PAYLOAD
 }
@@ -500,6 +597,12 @@ static void conn_close(struct sn_ctx *c, struct sn_conn *cn) /* RX thread, lock 
     cn->closed = 1;
     __atomic_store_n(&cn->closing, 1, __ATOMIC_RELEASE);
     drop_parked(c, cn);
+    if (cn->pending) { /* a frame not delivered yet: gone with the connection */
+        cn->pending = 0;
+        c->npending--;
+    }
+    if (!cn->out_tx) /* responses still owed (none unless a hand-over to TX failed): what they acknowledge stands */
+        while (cn->out) out_done(c, cn, cn->out);
     struct sn_qp *qp = cn->qp;
     if (qp && qp->req == cn) {
         qp->req = NULL;
@@ -511,7 +614,34 @@ static void conn_close(struct sn_ctx *c, struct sn_conn *cn) /* RX thread, lock 
     }
 }
 
-static void rx_request(struct sn_ctx *c, struct sn_conn *cn)
+/* A frame is applied no earlier than its delivery time (deliver_at: the link model of its sender). A wait of more
+ * than SN_DEFER_NS is not slept in the middle of RX's loop: the frame is put aside on its connection (the fd
+ * leaves the epoll set, so nothing after it on that stream is read) and RX serves the port's other connections
+ * until a timer says it is due (rx_main). Until session 19 RX slept: a frame stretched by its sender's pause window
+ * (on the wire when the window opened) made the receiving port stop serving every other peer until the window
+ * ended, so a pause of one port held the traffic of ports that were not paused (a session-18 audit: rank 0's
+ * ACKs to rank 2 held during rank 1's pause). */
+#define SN_DEFER_NS 50000ull
+
+static int rx_defer(struct sn_ctx *c, struct sn_conn *cn, const struct sn_hdr *h) /* RX thread */
+{
+    uint64_t now = sn_now();
+    if (h->deliver_at <= now) return 0;
+    if (h->deliver_at - now <= SN_DEFER_NS) {
+        sn_sleep_until(h->deliver_at);
+        return 0;
+    }
+    cn->pend = *h;
+    cn->pending = 1;
+    c->npending++; /* RX thread only */
+    epoll_ctl(c->epfd, EPOLL_CTL_DEL, cn->fd, NULL);
+    return 1;
+}
+
+static void rx_request_hdr(struct sn_ctx *c, struct sn_conn *cn, struct sn_hdr h);
+static void rx_response_hdr(struct sn_ctx *c, struct sn_conn *cn, struct sn_hdr h);
+
+static void rx_frame(struct sn_ctx *c, struct sn_conn *cn) /* a readable requester or responder connection */
 {
     struct sn_hdr h;
     if (read_full(cn->fd, &h, sizeof h)) {
@@ -520,7 +650,40 @@ static void rx_request(struct sn_ctx *c, struct sn_conn *cn)
         pthread_mutex_unlock(&c->lock);
         return;
     }
-    if (h.deliver_at > sn_now()) sn_sleep_until(h.deliver_at);
+    if (rx_defer(c, cn, &h)) return;
+    if (cn->kind == SN_C_RESP) rx_request_hdr(c, cn, h);
+    else rx_response_hdr(c, cn, h);
+}
+
+/* deliver the frames whose time has come; returns the earliest delivery time still pending (0: none) */
+static uint64_t rx_pending(struct sn_ctx *c)
+{
+    uint64_t next = 0;
+    pthread_mutex_lock(&c->lock);
+    struct sn_conn *first = c->conns; /* new connections go in front; nodes live until close_device */
+    pthread_mutex_unlock(&c->lock);
+    for (struct sn_conn *cn = first; cn; cn = cn->next) {
+        if (!cn->pending) continue;
+        if (cn->pend.deliver_at > sn_now()) {
+            if (!next || cn->pend.deliver_at < next) next = cn->pend.deliver_at;
+            continue;
+        }
+        pthread_mutex_lock(&c->lock);
+        int gone = cn->closing || cn->closed;
+        cn->pending = 0;
+        c->npending--;
+        pthread_mutex_unlock(&c->lock);
+        if (gone) continue; /* closed by this pass's end; its frame goes with it */
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = cn};
+        if (cn->kind == SN_C_RESP) rx_request_hdr(c, cn, cn->pend);
+        else rx_response_hdr(c, cn, cn->pend);
+        if (!cn->closed && !cn->pending) epoll_ctl(c->epfd, EPOLL_CTL_ADD, cn->fd, &ev); /* the rest of its stream */
+    }
+    return next;
+}
+
+static void rx_request_hdr(struct sn_ctx *c, struct sn_conn *cn, struct sn_hdr h)
+{
     uint64_t plen = (h.type == SN_REQ_READ || (h.flags & SN_F_BOUNCE)) ? 0 : h.len;
     pthread_mutex_lock(&c->lock);
     if (cn->closing) {
@@ -560,16 +723,8 @@ static void sq_pop_ok(struct sn_qp *qp, uint64_t upto)
     }
 }
 
-static void rx_response(struct sn_ctx *c, struct sn_conn *cn)
+static void rx_response_hdr(struct sn_ctx *c, struct sn_conn *cn, struct sn_hdr h)
 {
-    struct sn_hdr h;
-    if (read_full(cn->fd, &h, sizeof h)) {
-        pthread_mutex_lock(&c->lock);
-        conn_close(c, cn);
-        pthread_mutex_unlock(&c->lock);
-        return;
-    }
-    if (h.deliver_at > sn_now()) sn_sleep_until(h.deliver_at);
     uint64_t plen = h.type == SN_RSP_READ ? h.len : 0;
     pthread_mutex_lock(&c->lock);
     struct sn_qp *qp = cn->qp;
@@ -622,10 +777,10 @@ static void rx_response(struct sn_ctx *c, struct sn_conn *cn)
 }
 
 /* ---------------- progress threads ---------------- */
-/* Every round trip takes four wake-ups of these threads (TX sends the request, the peer's RX applies it, its
- * TX sends the ACK, our RX completes it), each a few microseconds of work. On a host whose CPUs are busy
- * with CPU-bound tasks, Linux's EEVDF scheduler (6.6+) lets a woken thread wait until the running task's
- * slice is used up, which the scheduler tick checks: up to 4 ms per wake-up at HZ=250, so a 4 KiB round
+/* Every round trip takes three or four wake-ups of these threads (TX sends the request, the peer's RX applies it
+ * and writes the ACK, or its TX sends READ data, our RX completes it), each a few microseconds of work. On a host
+ * whose CPUs are busy with CPU-bound tasks, Linux's EEVDF scheduler (6.6+) lets a woken thread wait until the
+ * running task's slice is used up, which the scheduler tick checks: up to 4 ms per wake-up at HZ=250, so a 4 KiB round
  * trip took 20-60 us or 1-5 ms depending on what else ran (session 6's "bimodal no-pause baseline").
  * A NIC does its work at interrupt time; the nearest an unprivileged thread gets is a short slice
  * (sched_attr.sched_runtime for SCHED_OTHER, Linux 6.12+; clamped to 0.1-100 ms): its deadline comes first,
@@ -667,9 +822,9 @@ static void *rx_main(void *arg)
         if (__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) break;
         for (int i = 0; i < n; i++) {
             struct sn_conn *cn = ev[i].data.ptr;
-            if (cn->kind == SN_C_WAKE) {
+            if (cn->kind == SN_C_WAKE) { /* the wake eventfd or the pending-frame timer */
                 uint64_t v;
-                if (read(c->wake_fd, &v, sizeof v) < 0) {
+                if (read(cn->fd, &v, sizeof v) < 0) {
                     /* nothing pending */
                 }
                 continue;
@@ -690,11 +845,16 @@ static void *rx_main(void *arg)
                     sock_tune(fd);
                     conn_new(c, SN_C_RESP, fd, cn->qp, cn);
                 }
-            } else if (cn->kind == SN_C_RESP) {
-                rx_request(c, cn);
-            } else {
-                rx_response(c, cn);
+            } else if (!cn->pending) { /* (put aside earlier in this pass: its fd left the set) */
+                rx_frame(c, cn);
             }
+        }
+        uint64_t due = c->npending ? rx_pending(c) : 0;
+        if (due != c->timer_at) { /* arm the timer for the earliest frame put aside (0: disarm) */
+            struct itimerspec it = {
+                .it_value = {.tv_sec = (time_t)(due / 1000000000ull), .tv_nsec = (long)(due % 1000000000ull)}};
+            timerfd_settime(c->timer_fd, TFD_TIMER_ABSTIME, &it, NULL);
+            c->timer_at = due;
         }
         pthread_mutex_lock(&c->lock);
         for (struct sn_conn *cn = c->conns; cn; cn = cn->next)
@@ -748,11 +908,76 @@ static int tx_connect(struct sn_ctx *c, struct sn_qp *qp, uint32_t dest)
     return 0;
 }
 
+/* link model: the port sends frames one after another at the configured rate, never inside a pause window; the
+ * peer treats the frame as arrived at end-of-frame + latency. Sleeps until the frame may start (TX thread, no
+ * lock). */
+static void tx_pace(struct sn_ctx *c, struct sn_hdr *h, uint64_t ts, uint64_t bytes)
+{
+    uint64_t free_at = __atomic_load_n(&c->tx_free, __ATOMIC_RELAXED);
+    uint64_t start = sn_unpause(ts > free_at ? ts : free_at);
+    uint64_t end = sn_tx_end(start, bytes);
+    __atomic_store_n(&c->tx_free, end, __ATOMIC_RELAXED);
+    h->deliver_at = end + sn_cfg()->latency_ns;
+    if (start > sn_now()) sn_sleep_until(start);
+}
+
+/* SN_JOB_FLUSH: write the responses owed on f->conn in order (lock held on entry and exit): header-only ones at
+ * once (their delivery time is in the frame), a READ response paced by the link model. After a READ response,
+ * when other jobs wait, the rest goes to the back of the queue. */
+static void tx_flush(struct sn_ctx *c, struct sn_job *f)
+{
+    struct sn_conn *cn = f->conn;
+    struct sn_qp *qp = f->qp;
+    int sent_read = 0;
+    for (;;) {
+        struct sn_job *j = cn->out;
+        if (!j || cn->closing || qp->dead) { /* done, or nobody to deliver to: what they acknowledge stands */
+            while (cn->out) out_done(c, cn, cn->out);
+            cn->out_tx = 0;
+            free(f);
+            return;
+        }
+        if (j->type == SN_RSP_READ && sent_read && c->txq) {
+            sn_tx_queue(c, f);
+            return;
+        }
+        struct sn_hdr h;
+        struct iovec iov[2];
+        int cnt = 1;
+        if (j->type == SN_RSP_READ) {
+            memset(&h, 0, sizeof h);
+            h.type = SN_RSP_READ;
+            h.seq = j->seq;
+            h.src_qpn = qp->ex.qp_base.qp_num;
+            h.len = j->rd_len;
+            iov[0].iov_base = &h;
+            iov[0].iov_len = sizeof h;
+            if (j->rd_len) {
+                iov[cnt].iov_base = j->rd_ptr;
+                iov[cnt++].iov_len = j->rd_len;
+            }
+        } else {
+            rsp_frame(c, j);
+            iov[0].iov_base = (char *)&j->wire + j->off;
+            iov[0].iov_len = sizeof j->wire - j->off;
+        }
+        qp->tx_inflight++;
+        c->tx_fd = cn->fd;
+        pthread_mutex_unlock(&c->lock);
+        if (j->type == SN_RSP_READ) tx_pace(c, &h, j->ts, j->rd_len);
+        send_full(cn->fd, iov, cnt); /* failed: the peer is gone; nothing else to do with it */
+        pthread_mutex_lock(&c->lock);
+        qp->tx_inflight--;
+        c->tx_fd = -1;
+        sent_read |= j->type == SN_RSP_READ;
+        out_done(c, cn, j); /* broadcasts c->cond */
+    }
+}
+
 static void *tx_main(void *arg)
 {
     struct sn_ctx *c = arg;
     thread_setup("softnic-tx");
-    const struct sn_config *cfg = sn_cfg();
     pthread_mutex_lock(&c->lock);
     for (;;) {
         while (!c->txq && !c->stop) pthread_cond_wait(&c->tx_cond, &c->lock);
@@ -760,6 +985,10 @@ static void *tx_main(void *arg)
         struct sn_job *j = c->txq;
         c->txq = j->next;
         if (!c->txq) c->txq_tail = NULL;
+        if (j->type == SN_JOB_FLUSH) {
+            tx_flush(c, j);
+            continue;
+        }
         struct sn_qp *qp = j->qp;
         struct sn_hdr h;
         memset(&h, 0, sizeof h);
@@ -767,7 +996,7 @@ static void *tx_main(void *arg)
         int cnt = 1;
         uint8_t inl[SN_MAX_INLINE];
         uint64_t bytes = 0;
-        int fd = -1, request = j->type <= SN_REQ_READ;
+        int fd = -1;
         h.type = (uint8_t)j->type;
         h.seq = j->seq;
         h.src_qpn = qp->ex.qp_base.qp_num;
@@ -775,89 +1004,65 @@ static void *tx_main(void *arg)
             free(j);
             continue;
         }
-        if (request) {
-            struct sn_swr *w = &qp->sq[j->sq_idx];
-            enum ibv_qp_state st = qp->ex.qp_base.state;
-            if (!qp->sq_count || w->seq != j->seq || (st != IBV_QPS_RTS && st != IBV_QPS_SQD)) {
-                free(j); /* flushed meanwhile */
-                continue;
-            }
-            if (qp->lost) { /* nobody takes it: it waits in the SQ for the retransmit timer */
-                free(j);
-                continue;
-            }
-            h.dst_qpn = qp->dest_qpn;
-            h.len = w->len;
-            h.rkey = w->rkey;
-            h.raddr = w->raddr;
-            h.imm = w->imm;
-            h.rnr_retry = qp->attr.rnr_retry;
-            if (w->opcode == IBV_WR_SEND_WITH_IMM || w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) h.flags |= SN_F_IMM;
-            if (w->flags & IBV_SEND_SOLICITED) h.flags |= SN_F_SOLICITED;
-            if (w->opcode != IBV_WR_RDMA_READ) {
-                if (w->flags & IBV_SEND_INLINE) {
-                    memcpy(inl, w->inl, w->len);
-                    iov[cnt].iov_base = inl;
-                    iov[cnt++].iov_len = w->len;
-                } else {
-                    for (int i = 0; i < w->num_sge; i++) {
-                        if (!w->sge[i].length) continue;
-                        struct sn_mr *m = sn_mr_find(c, w->sge[i].lkey, 0);
-                        void *p = m ? sn_mr_ptr(m, w->sge[i].addr, w->sge[i].length) : NULL;
-                        if (!p || m->mr.pd != qp->ex.qp_base.pd) {
-                            h.flags |= SN_F_BOUNCE;
-                            h.status = IBV_WC_LOC_PROT_ERR;
-                            cnt = 1;
-                            break;
-                        }
-                        iov[cnt].iov_base = p;
-                        iov[cnt++].iov_len = w->sge[i].length;
-                    }
-                }
-                if (!(h.flags & SN_F_BOUNCE)) bytes = w->len;
+        struct sn_swr *w = &qp->sq[j->sq_idx];
+        enum ibv_qp_state st = qp->ex.qp_base.state;
+        if (!qp->sq_count || w->seq != j->seq || (st != IBV_QPS_RTS && st != IBV_QPS_SQD)) {
+            free(j); /* flushed meanwhile */
+            continue;
+        }
+        if (qp->lost) { /* nobody takes it: it waits in the SQ for the retransmit timer */
+            free(j);
+            continue;
+        }
+        h.dst_qpn = qp->dest_qpn;
+        h.len = w->len;
+        h.rkey = w->rkey;
+        h.raddr = w->raddr;
+        h.imm = w->imm;
+        h.rnr_retry = qp->attr.rnr_retry;
+        if (w->opcode == IBV_WR_SEND_WITH_IMM || w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) h.flags |= SN_F_IMM;
+        if (w->flags & IBV_SEND_SOLICITED) h.flags |= SN_F_SOLICITED;
+        if (w->opcode != IBV_WR_RDMA_READ) {
+            if (w->flags & IBV_SEND_INLINE) {
+                memcpy(inl, w->inl, w->len);
+                iov[cnt].iov_base = inl;
+                iov[cnt++].iov_len = w->len;
             } else {
-                for (int i = 0; i < w->num_sge; i++) { /* READ destinations: check before asking */
-                    struct sn_mr *m = w->sge[i].length ? sn_mr_find(c, w->sge[i].lkey, 0) : NULL;
-                    if (w->sge[i].length && (!m || !sn_mr_ptr(m, w->sge[i].addr, w->sge[i].length) ||
-                                             !(m->access & IBV_ACCESS_LOCAL_WRITE))) {
+                for (int i = 0; i < w->num_sge; i++) {
+                    if (!w->sge[i].length) continue;
+                    struct sn_mr *m = sn_mr_find(c, w->sge[i].lkey, 0);
+                    void *p = m ? sn_mr_ptr(m, w->sge[i].addr, w->sge[i].length) : NULL;
+                    if (!p || m->mr.pd != qp->ex.qp_base.pd) {
                         h.flags |= SN_F_BOUNCE;
                         h.status = IBV_WC_LOC_PROT_ERR;
+                        cnt = 1;
+                        break;
                     }
+                    iov[cnt].iov_base = p;
+                    iov[cnt++].iov_len = w->sge[i].length;
                 }
             }
-            w->sent = 1;
-            fd = qp->req && !qp->req->closing ? qp->req->fd : -1;
+            if (!(h.flags & SN_F_BOUNCE)) bytes = w->len;
         } else {
-            if (!j->conn || j->conn->closing) {
-                free(j);
-                continue;
-            }
-            fd = j->conn->fd;
-            h.status = j->status;
-            if (j->type == SN_RSP_READ) {
-                h.len = j->rd_len;
-                if (j->rd_len) {
-                    iov[cnt].iov_base = j->rd_ptr;
-                    iov[cnt++].iov_len = j->rd_len;
+            for (int i = 0; i < w->num_sge; i++) { /* READ destinations: check before asking */
+                struct sn_mr *m = w->sge[i].length ? sn_mr_find(c, w->sge[i].lkey, 0) : NULL;
+                if (w->sge[i].length &&
+                    (!m || !sn_mr_ptr(m, w->sge[i].addr, w->sge[i].length) || !(m->access & IBV_ACCESS_LOCAL_WRITE))) {
+                    h.flags |= SN_F_BOUNCE;
+                    h.status = IBV_WC_LOC_PROT_ERR;
                 }
-                bytes = j->rd_len;
             }
         }
+        w->sent = 1;
+        fd = qp->req && !qp->req->closing ? qp->req->fd : -1;
         uint32_t dest = qp->dest_qpn;
         qp->tx_inflight++;
         c->tx_fd = fd;
         pthread_mutex_unlock(&c->lock);
 
-        /* link model: the port sends frames one after another at the configured rate, never inside
-		 * a pause window; the peer treats the frame as arrived at end-of-frame + latency */
-        uint64_t start = j->ts > c->tx_free ? j->ts : c->tx_free;
-        start = sn_unpause(start);
-        uint64_t end = sn_tx_end(start, bytes);
-        c->tx_free = end;
-        h.deliver_at = end + cfg->latency_ns;
-        if (start > sn_now()) sn_sleep_until(start);
+        tx_pace(c, &h, j->ts, bytes);
         int err = 0;
-        if (fd < 0 && request) {
+        if (fd < 0) {
             err = tx_connect(c, qp, dest);
             pthread_mutex_lock(&c->lock);
             fd = !err && qp->req ? qp->req->fd : -1;
@@ -867,16 +1072,23 @@ static void *tx_main(void *arg)
         }
         iov[0].iov_base = &h;
         iov[0].iov_len = sizeof h;
-        if (!err) err = send_full(fd, iov, cnt);
+        int closed = 0;
+        if (!err) {
+            err = send_full(fd, iov, cnt);
+            closed = err && (errno == EPIPE || errno == ECONNRESET);
+        }
 
         pthread_mutex_lock(&c->lock);
         qp->tx_inflight--;
         c->tx_fd = -1;
         c->tx_jobs++;
         pthread_cond_broadcast(&c->cond);
-        /* the frame could not leave (peer QP gone: connect refused, or its end closed). WRs sent before stay
-         * outstanding: ACKs the peer sent for them are still in our socket and RX applies them */
-        if (err && request) sn_qp_lost(qp, j->seq);
+        /* the request could not leave (peer QP gone: connect refused, or its end closed). WRs sent before stay
+         * outstanding: ACKs the peer sent for them are still in our socket and RX applies them. When the peer
+         * closed its end, RX starts the retransmit timer at the end of the stream, after the frames the peer
+         * sent before (conn_close): some may wait for their delivery time (a paused peer's ACKs), and the timer
+         * must not run out before they are delivered */
+        if (err && !closed) sn_qp_lost(qp, j->seq);
         free(j);
     }
     pthread_mutex_unlock(&c->lock);
@@ -889,11 +1101,15 @@ int sn_wire_start(struct sn_ctx *c)
     c->tx_fd = -1;
     c->epfd = epoll_create1(EPOLL_CLOEXEC);
     c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (c->epfd < 0 || c->wake_fd < 0) goto fail;
-    c->wake.kind = SN_C_WAKE;
+    c->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    if (c->epfd < 0 || c->wake_fd < 0 || c->timer_fd < 0) goto fail;
+    c->wake.kind = c->timer.kind = SN_C_WAKE;
     c->wake.fd = c->wake_fd;
+    c->timer.fd = c->timer_fd;
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &c->wake};
     if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->wake_fd, &ev)) goto fail;
+    ev.data.ptr = &c->timer;
+    if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->timer_fd, &ev)) goto fail;
     if (pthread_create(&c->rx_thr, NULL, rx_main, c)) goto fail;
     if (pthread_create(&c->tx_thr, NULL, tx_main, c)) {
         c->stop = 1;
@@ -905,6 +1121,7 @@ int sn_wire_start(struct sn_ctx *c)
 fail:
     if (c->epfd >= 0) close(c->epfd);
     if (c->wake_fd >= 0) close(c->wake_fd);
+    if (c->timer_fd >= 0) close(c->timer_fd);
     return -1;
 }
 
@@ -923,6 +1140,10 @@ void sn_wire_stop(struct sn_ctx *c)
         n = cn->next;
         if (!cn->closed) close(cn->fd);
         drop_parked(c, cn);
+        for (struct sn_job *j = cn->out, *jn; j; j = jn) { /* the drain gave up on them */
+            jn = j->next;
+            free(j);
+        }
         free(cn);
     }
     c->conns = NULL;
@@ -933,4 +1154,5 @@ void sn_wire_stop(struct sn_ctx *c)
     c->txq = c->txq_tail = NULL;
     close(c->epfd);
     close(c->wake_fd);
+    close(c->timer_fd);
 }
