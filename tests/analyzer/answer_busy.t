@@ -32,13 +32,7 @@ cat >"$T/gen.c" <<'C'
 #include "tests/analyzer/craft.h"
 #include "tracer/writer.h"
 
-static struct rs_writer *w;
-static void die(const char *s) { fprintf(stderr, "gen: %s\n", s); exit(2); }
-static void put(const void *ev)
-{
-    const struct rs_ev_hdr *h = ev;
-    if (rs_writer_append(w, 7, ev, h->size) < 0) die("append");
-}
+CRAFT_GENERATOR
 /* rank r sends on QP 0x100 + r (to its right), receives on 0x200 + r (from its left); rank 0 also writes to rank 2
  * on 0x300 (BULK 2) */
 static void post(uint64_t ts, uint32_t qp, uint64_t wr, uint64_t bytes, uint32_t opcode)

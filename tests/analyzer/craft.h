@@ -5,6 +5,7 @@
 #define RAILSCOPE_TESTS_CRAFT_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -46,5 +47,20 @@ static inline struct rs_writer *craft_open(const char *dir, int rank, int world,
     }
     return w;
 }
+
+/* A generator's file (w), its failure (die: exit 2, the .t bails) and its events, all as thread 7 (put): the
+ * preamble each generator had written out; a generator says CRAFT_GENERATOR once at file scope. */
+#define CRAFT_GENERATOR                                             \
+    static struct rs_writer *w;                                     \
+    static void die(const char *s)                                  \
+    {                                                               \
+        fprintf(stderr, "gen: %s\n", s);                            \
+        exit(2);                                                    \
+    }                                                               \
+    static void put(const void *ev)                                 \
+    {                                                               \
+        const struct rs_ev_hdr *h = ev;                             \
+        if (rs_writer_append(w, 7, ev, h->size) < 0) die("append"); \
+    }
 
 #endif

@@ -34,13 +34,7 @@ cat >"$T/gen.c" <<'C'
 #include "tests/analyzer/craft.h"
 #include "tracer/writer.h"
 
-static struct rs_writer *w;
-static void die(const char *s) { fprintf(stderr, "gen: %s\n", s); exit(2); }
-static void put(const void *ev)
-{
-    const struct rs_ev_hdr *h = ev;
-    if (rs_writer_append(w, 7, ev, h->size) < 0) die("append");
-}
+CRAFT_GENERATOR
 /* gen DIR RANKS STEPS NAME NRANGES RANGE_RANKS MARKS SPAN: NAME the ranges' format (one %d or none; "" no range),
  * NRANGES of them from the first step, each around SPAN steps, on the ranks in the bit mask RANGE_RANKS; MARKS 1: a
  * core MARK "step N" at each step's start */

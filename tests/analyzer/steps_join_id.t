@@ -25,13 +25,7 @@ cat >"$T/gen.c" <<'C'
 #include "tests/analyzer/craft.h"
 #include "tracer/writer.h"
 
-static struct rs_writer *w;
-static void die(const char *s) { fprintf(stderr, "gen: %s\n", s); exit(2); }
-static void put(const void *ev)
-{
-    const struct rs_ev_hdr *h = ev;
-    if (rs_writer_append(w, 7, ev, h->size) < 0) die("append");
-}
+CRAFT_GENERATOR
 /* gen DIR NAMING SKIP_RANK SKIP_STEP LATE_RANK LATE_FROM LATE_TO SLOW_RANK SLOW_STEP
  * NAMING: name ("step N", value N), value ("step", value N), zero ("step", value 0), local ("step", value: the
  * rank's own count of its marks, from 0). Steps 1..30 of 10 ms. */

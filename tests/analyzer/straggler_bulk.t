@@ -28,17 +28,7 @@ cat >"$T/gen.c" <<'C'
 #include "tests/analyzer/craft.h"
 #include "tracer/writer.h"
 
-static struct rs_writer *w;
-static void die(const char *s)
-{
-    fprintf(stderr, "gen: %s\n", s);
-    exit(2);
-}
-static void put(const void *ev)
-{
-    const struct rs_ev_hdr *h = ev;
-    if (rs_writer_append(w, 7, ev, h->size) < 0) die("append");
-}
+CRAFT_GENERATOR
 static uint64_t rnd(uint64_t *s)
 {
     *s = *s * 6364136223846793005ull + 1442695040888963407ull;

@@ -20,13 +20,7 @@ cat >"$T/gen.c" <<'C'
 #include "tests/analyzer/craft.h"
 #include "tracer/writer.h"
 
-static struct rs_writer *w;
-static void die(const char *s) { fprintf(stderr, "gen: %s\n", s); exit(2); }
-static void put(const void *ev)
-{
-    const struct rs_ev_hdr *h = ev;
-    if (rs_writer_append(w, 7, ev, h->size) < 0) die("append");
-}
+CRAFT_GENERATOR
 static void copy(uint64_t a, uint64_t b)
 {
     struct rs_ev_CUDA_MEMCPY m;
