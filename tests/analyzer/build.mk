@@ -15,7 +15,7 @@ $(foreach p,$(AN_VERBS),$(eval tests/analyzer/$(p).libs := -libverbs -lpthread -
 # the real writer, for the analyzer's robustness and accuracy tests (tests/analyzer/wc_lookup.t ...).
 PROGRAMS += tests/analyzer/rs-mkcraft
 tests/analyzer/rs-mkcraft.srcs := tests/analyzer/mkcraft.c $(B)/lib/tracer/writer.o $(B)/lib/formats/rtrace_tables.o
-tests/analyzer/rs-mkcraft.deps := tracer/writer.h formats/rtrace.h
+tests/analyzer/rs-mkcraft.deps := tracer/writer.h formats/rtrace.h tests/analyzer/craft.h
 tests/analyzer/rs-mkcraft.libs := -lzstd -lpthread
 # rs-mkgd: crafted traces with planted GPUDirect cases (device memory registered or posted, bounce copies, verbs
 # not captured) and H2D copies from pageable and pinned memory (tests/analyzer/gd_report.t, h2d_share.t).

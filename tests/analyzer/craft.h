@@ -11,13 +11,11 @@
 
 #include "tracer/writer.h"
 
-/* DIR/rankRANK.rtrace on host node-a (pid PID0 + RANK, one boot: clocks comparable), started at realtime
+/* PATH as rank RANK of WORLD on host node-a (pid PID0 + RANK, one boot: clocks comparable), started at realtime
  * 1.7e18 ns / monotonic 1000 ns, its CLOCK anchor written as thread TID. NULL when the file cannot be made. */
-static inline struct rs_writer *craft_open(const char *dir, int rank, int world, uint64_t pid0, const char *events,
-                                           const char *tag, uint32_t tid)
+static inline struct rs_writer *craft_open_path(const char *path, int rank, int world, uint64_t pid0,
+                                                const char *events, const char *tag, uint32_t tid)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/rank%d.rtrace", dir, rank);
     struct rs_file_info fi = {0};
     fi.host = "node-a";
     fi.pid = pid0 + (uint64_t)rank;
@@ -46,6 +44,15 @@ static inline struct rs_writer *craft_open(const char *dir, int rank, int world,
         return NULL;
     }
     return w;
+}
+
+/* The same as DIR/rankRANK.rtrace. */
+static inline struct rs_writer *craft_open(const char *dir, int rank, int world, uint64_t pid0, const char *events,
+                                           const char *tag, uint32_t tid)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/rank%d.rtrace", dir, rank);
+    return craft_open_path(path, rank, world, pid0, events, tag, tid);
 }
 
 /* A generator's file (w), its failure (die: exit 2, the .t bails) and its events, all as thread 7 (put): the

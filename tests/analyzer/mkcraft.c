@@ -32,6 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/analyzer/craft.h"
 #include "tracer/writer.h"
 
 static struct rs_writer *w;
@@ -51,31 +52,8 @@ static void put(const void *ev)
 
 static void open_rank(const char *path, int rank, int world)
 {
-    struct rs_file_info fi = {0};
-    fi.host = "node-a";
-    fi.pid = 4242 + (uint64_t)rank;
-    fi.ppid = 1;
-    fi.rank = rank;
-    fi.local_rank = rank;
-    fi.world_size = world;
-    fi.cmdline = "train.py";
-    fi.start_realtime = 1700000000000000000ull;
-    fi.start_mono = 1000;
-    fi.events = "all";
-    fi.tracer_version = "rs-mkcraft";
-    fi.boot_id = "boot-mkcraft";
-    int err = 0;
-    unlink(path);
-    w = rs_writer_open(path, &fi, &err);
+    w = craft_open_path(path, rank, world, 4242, "all", "rs-mkcraft", 0);
     if (!w) die("cannot create the file");
-    rs_writer_set_clock(w, NULL, NULL);
-    struct rs_ev_CLOCK c;
-    memset(&c, 0, sizeof c);
-    RS_EV_INIT(&c, CLOCK, 1000);
-    c.realtime_ns = fi.start_realtime;
-    c.mono_ns = 1000;
-    cur_tid = 0;
-    put(&c);
     cur_tid = 7;
 }
 
