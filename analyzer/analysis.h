@@ -238,6 +238,11 @@ struct rs_analysis {
      * touched (its start and stop included) less as many outside medians, as a share of all step time. */
     uint64_t sampled_win_measured;
     double sampled_win_excess, sampled_win_cost;
+    /* The same for the detach tails (CUPTI attached, nothing enabled, from a window's close to its finalize:
+     * CUDA_KERNEL_WINDOW RS_KWIN_DETACHED, traces since session 20): tails seen and their mean length, steps
+     * wholly inside them against the outside median, every step a tail touched (and no window) less as many. */
+    uint64_t sampled_tails, sampled_tail_measured;
+    double sampled_tail_mean_ms, sampled_tail_excess, sampled_tail_cost;
     size_t nwarnings, warnings_dropped; /* past the 16th, the last says how many more there were */
     char warnings[16][RS_AN_TEXT];
     size_t nhostchecks; /* doctor's WARN/FAIL verdicts on the recorded host facts, per host */

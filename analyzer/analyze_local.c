@@ -1029,6 +1029,7 @@ void an_local(struct pass *p, double link_gbps_hint)
         p->kwin_open = 0;
     }
     iv_normalize(&p->kwin);
+    iv_normalize(&p->ktail);
     iv_normalize(&p->compute);
     iv_normalize(&p->h2d);
     iv_normalize(&p->other);
@@ -1243,6 +1244,7 @@ void an_pass_recycle(struct pass *p)
     KEEP(h2d.v, h2d.cap);
     KEEP(other.v, other.cap);
     KEEP(kwin.v, kwin.cap);
+    KEEP(ktail.v, ktail.cap);
     KEEP(copies, copycap);
     KEEP(calls, callcap);
     KEEP(accs, acccap);
@@ -1286,6 +1288,7 @@ void an_pass_free(struct pass *p)
     iv_free(&p->h2d);
     iv_free(&p->other);
     iv_free(&p->kwin);
+    iv_free(&p->ktail);
     free(p->copies);
     free(p->colls);
     free(p->calls);

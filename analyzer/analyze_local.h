@@ -125,6 +125,9 @@ struct pass {
     struct ivec compute, nk, h2d, other;
     struct ivec kwin;   /* kernel-tracing windows (CUDA_KERNEL_WINDOW on..off) */
     uint64_t kwin_open; /* start of the open window, 0 none */
+    /* after windows, until CUPTI was finalized (CUDA_KERNEL_WINDOW RS_KWIN_DETACHED): attached, nothing enabled */
+    struct ivec ktail;
+    uint64_t kwin_closed; /* end of the last window not yet followed by its detach, 0 none */
     int kwin_seen;
     int kwin_all; /* a CUDA_KERNEL_WINDOW said mode 2: every kernel traced (RAILSCOPE_CUDA_KERNELS=all) */
     struct copyrec *copies;

@@ -34,6 +34,11 @@ static uint64_t s_win_n, s_win_in_ns, s_win_base_ns;
 /* ... and over every step a window touched: their time, as many outside medians, and the most window steps of
  * one rank (the text's threshold: ranks' windows are correlated, their steps do not add up to evidence) */
 static uint64_t s_touch_ns, s_touch_base_ns, s_win_rank_max;
+/* The detach tails (CUPTI attached after a window until its finalize): how many and how long in all, their steps
+ * as the window's above (wholly inside: count, median sums; touched by a tail and no window: time, as many outside
+ * medians), and the most tail steps of one rank. */
+static uint64_t s_tails, s_tails_ns, s_tail_n, s_tail_in_ns, s_tail_base_ns, s_tail_touch_ns, s_tail_touch_base_ns,
+    s_tail_rank_max;
 /* For a run whose windows missed every step (a short run: the first periodic window comes 3 s after CUDA init,
  * the next 30 s later, and a first step that autotunes for 10 s swallows the one): the latest, over such ranks,
  * of (median step's start - first window's start), in ms: a first window there lands on the steady steps; and
@@ -66,20 +71,29 @@ static uint64_t median_of(uint64_t *v, size_t n)
  * every step a window touches (those its start and stop cut carry enabling activity and re-attaching CUPTI: +12
  * ms on a 30 ms ResNet step, session 11's trace) less as many outside medians, leaving out steps over
  * RS_WIN_COST_OUTLIER outside medians (the window at CUDA init touches a run's first step, 10 s of JIT there).
- * Not in it: the detach a few ticks after a window (outside steps) and what the tracer costs outside windows
+ * The detach tails (traces since session 20 mark the finalize after a window): from a window's close until then
+ * CUPTI stayed attached with nothing enabled, which costs too (+5 % of a transformer step, session 8); their steps
+ * are measured the same way, and are not outside steps. Not in it: what the tracer costs outside windows and tails
  * (wrappers, NCCL, writing). A rank needs RS_WIN_COST_MIN_STEPS steps wholly outside: a short run's few are its
  * warm-up, and a median of them says nothing. */
 #define RS_WIN_COST_OUTLIER 4
 static void measure_window_cost(const struct pass *p, const struct an_rank *r)
 {
-    size_t n = r->nlsteps, nin = 0, nout = 0, ntouch = 0;
-    /* v: window steps from the front, outside ones from the back; t: every step a window touches */
-    uint64_t *v = malloc(2 * n * sizeof *v), *t = v + n, touch_ns = 0;
+    size_t n = r->nlsteps, nin = 0, nout = 0, ntouch = 0, ntin = 0, nttouch = 0;
+    /* v: window steps from the front, outside ones from the back; t: every step a window touched; tv: tail steps
+     * from the front, every step a tail (and no window) touched from the back */
+    uint64_t *v = malloc(4 * n * sizeof *v), *t = v + n, *tv = v + 2 * n, touch_ns = 0, ttouch_ns = 0;
     if (!v) return;
     for (size_t k = 0; k < n; k++) {
         const struct an_lstep *st = &r->lsteps[k];
         if (st->end <= st->start) continue;
         uint64_t len = st->end - st->start, cov = iv_cover(&p->kwin, st->start, st->end);
+        uint64_t tcov = cov ? 0 : iv_cover(&p->ktail, st->start, st->end);
+        if (tcov) {
+            if (tcov * 100 >= len * 98) tv[ntin++] = len;
+            tv[2 * n - 1 - nttouch++] = len;
+            continue;
+        }
         if (!cov) {
             v[n - 1 - nout++] = len;
             continue;
@@ -88,20 +102,36 @@ static void measure_window_cost(const struct pass *p, const struct an_rank *r)
         t[ntouch++] = len;
     }
     uint64_t mi = nin ? median_of(v, nin) : 0, mo = nout ? median_of(v + n - nout, nout) : 0;
-    size_t kept = 0;
-    int measurable = nin && nout >= RS_WIN_COST_MIN_STEPS && mo <= UINT64_MAX / 64 / n && mi <= UINT64_MAX / 64 / n;
+    uint64_t mt = ntin ? median_of(tv, ntin) : 0;
+    size_t kept = 0, tkept = 0;
+    int base = nout >= RS_WIN_COST_MIN_STEPS && mo <= UINT64_MAX / 64 / n;
+    int measurable = base && nin && mi <= UINT64_MAX / 64 / n;
+    int tmeasurable = base && ntin && mt <= UINT64_MAX / 64 / n;
     for (size_t k = 0; measurable && k < ntouch; k++)
         if (t[k] <= RS_WIN_COST_OUTLIER * mo) touch_ns += t[k], kept++;
+    for (size_t k = 0; tmeasurable && k < nttouch; k++) {
+        uint64_t len = tv[2 * n - 1 - k];
+        if (len <= RS_WIN_COST_OUTLIER * mo) ttouch_ns += len, tkept++;
+    }
     free(v);
-    if (!measurable) return;
     /* each rank's sums cannot wrap (checked above); sums over the ranks of a hostile trace still can, like
      * s_steps_ns: wrong numbers then, never a crash */
-    add(&s_win_n, nin);
-    add(&s_win_in_ns, nin * mi);
-    add(&s_win_base_ns, nin * mo);
-    add(&s_touch_ns, touch_ns);
-    add(&s_touch_base_ns, kept * mo);
-    atomic_max(&s_win_rank_max, nin);
+    if (measurable) {
+        add(&s_win_n, nin);
+        add(&s_win_in_ns, nin * mi);
+        add(&s_win_base_ns, nin * mo);
+        add(&s_touch_ns, touch_ns);
+        add(&s_touch_base_ns, kept * mo);
+        atomic_max(&s_win_rank_max, nin);
+    }
+    if (tmeasurable) {
+        add(&s_tail_n, ntin);
+        add(&s_tail_in_ns, ntin * mt);
+        add(&s_tail_base_ns, ntin * mo);
+        add(&s_tail_touch_ns, ttouch_ns);
+        add(&s_tail_touch_base_ns, tkept * mo);
+        atomic_max(&s_tail_rank_max, ntin);
+    }
 }
 
 static void suggest_first_window(const struct pass *p, const struct an_rank *r)
@@ -154,6 +184,8 @@ void an_sampling_extrapolate(struct pass *p)
     add(&s_steps_ns, all_ns);
     add(&s_in_steps, in_steps);
     add(&s_in_ns, in_ns);
+    add(&s_tails, p->ktail.n);
+    add(&s_tails_ns, iv_total(&p->ktail));
     if (in_steps && !p->kwin_all) measure_window_cost(p, r); /* full capture: no step outside to compare with */
     if (!in_steps || !in_pool) {
         add(&s_no_sample_ranks, 1);
@@ -209,6 +241,14 @@ void an_sampling_note(struct rs_analysis *a, uint64_t untraced_ns, uint64_t step
     uint64_t touch = __atomic_exchange_n(&s_touch_ns, 0, __ATOMIC_RELAXED);
     uint64_t touch_base = __atomic_exchange_n(&s_touch_base_ns, 0, __ATOMIC_RELAXED);
     uint64_t win_rank_max = __atomic_exchange_n(&s_win_rank_max, 0, __ATOMIC_RELAXED);
+    uint64_t tails = __atomic_exchange_n(&s_tails, 0, __ATOMIC_RELAXED);
+    uint64_t tails_ns = __atomic_exchange_n(&s_tails_ns, 0, __ATOMIC_RELAXED);
+    uint64_t tail_n = __atomic_exchange_n(&s_tail_n, 0, __ATOMIC_RELAXED);
+    uint64_t tail_in = __atomic_exchange_n(&s_tail_in_ns, 0, __ATOMIC_RELAXED);
+    uint64_t tail_base = __atomic_exchange_n(&s_tail_base_ns, 0, __ATOMIC_RELAXED);
+    uint64_t ttouch = __atomic_exchange_n(&s_tail_touch_ns, 0, __ATOMIC_RELAXED);
+    uint64_t ttouch_base = __atomic_exchange_n(&s_tail_touch_base_ns, 0, __ATOMIC_RELAXED);
+    uint64_t tail_rank_max = __atomic_exchange_n(&s_tail_rank_max, 0, __ATOMIC_RELAXED);
     a->sampled_ranks = ranks;
     a->sampled_no_step_ranks = none;
     a->sampled_steps = steps;
@@ -218,6 +258,11 @@ void an_sampling_note(struct rs_analysis *a, uint64_t untraced_ns, uint64_t step
     a->sampled_win_measured = win_n;
     a->sampled_win_excess = win_base ? (double)win_in / (double)win_base - 1 : 0;
     a->sampled_win_cost = all_ns ? ((double)touch - (double)touch_base) / (double)all_ns : 0;
+    a->sampled_tails = tails;
+    a->sampled_tail_mean_ms = tails ? (double)tails_ns / (double)tails * 1e-6 : 0;
+    a->sampled_tail_measured = tail_n;
+    a->sampled_tail_excess = tail_base ? (double)tail_in / (double)tail_base - 1 : 0;
+    a->sampled_tail_cost = all_ns ? ((double)ttouch - (double)ttouch_base) / (double)all_ns : 0;
     if (extra_steps)
         an_warn(a,
                 "GPU activity was sampled: kernels and GPU copy times come from windows covering %llu of %llu steps "
@@ -241,6 +286,13 @@ void an_sampling_note(struct rs_analysis *a, uint64_t untraced_ns, uint64_t step
                 "kernel tracing cost measured in this run: none above the steps' own noise (the %llu steps inside "
                 "kernel windows took %+.1f %% against the median step wholly outside them)",
                 (unsigned long long)win_n, 100.0 * a->sampled_win_excess);
+    if (tail_rank_max >= RS_WIN_COST_MIN_STEPS)
+        an_warn(a,
+                "after each kernel window CUPTI stayed attached %.0f ms on average until it was detached: the %llu "
+                "steps inside those tails took %+.1f %% over the median step outside; the steps they touched cost "
+                "%.2f %% of step time",
+                a->sampled_tail_mean_ms, (unsigned long long)tail_n, 100.0 * a->sampled_tail_excess,
+                100.0 * a->sampled_tail_cost);
     if (untraced_ns)
         an_warn(a,
                 "kernels were recorded in sampling windows: %.0f %% of step time lies outside them and is counted "

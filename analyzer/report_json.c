@@ -273,6 +273,17 @@ static void json_head(const struct rs_analysis *a, struct jw *w)
     js(w, ", \"window_cost_share\": ");
     if (a->sampled_win_measured) jnum(w, a->sampled_win_cost);
     else js(w, "null");
+    /* the detach tails after windows (traces since session 20): how many, how long, what their steps cost */
+    jp(w, ", \"detach_tails\": %llu, \"detach_tail_mean_ms\": ", (unsigned long long)a->sampled_tails);
+    if (a->sampled_tails) jnum(w, a->sampled_tail_mean_ms);
+    else js(w, "null");
+    jp(w, ", \"detach_tail_steps_measured\": %llu, \"detach_tail_step_excess\": ",
+       (unsigned long long)a->sampled_tail_measured);
+    if (a->sampled_tail_measured) jnum(w, a->sampled_tail_excess);
+    else js(w, "null");
+    js(w, ", \"detach_tail_cost_share\": ");
+    if (a->sampled_tail_measured) jnum(w, a->sampled_tail_cost);
+    else js(w, "null");
     jc(w, '}');
     js(w, ",\n\"transport\": ");
     jstr(w, a->transport);

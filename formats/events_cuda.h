@@ -47,9 +47,13 @@
  * another CUPTI client (copies then come as CUDA_COPY_CALL). flags (was pad, always 0 before session 5):
  * bit 0 RS_KWIN_API_COPIES = copies are recorded by the cudart wrappers (CUDA_COPY_CALL) whenever on = 0 or
  * state != 0, and by CUPTI (CUDA_MEMCPY/CUDA_MEMSET, GPU times) while on = 1 — a copy at a boundary may
- * appear in both; without the bit, CUPTI records copies at all times while it delivers. */
+ * appear in both; without the bit, CUPTI records copies at all times while it delivers.
+ * bit 1 RS_KWIN_DETACHED (since session 20): on = 0 and CUPTI was finalized at hdr.ts, the detach after a window
+ * (RAILSCOPE_CUDA_DETACH): from the window's close to hdr.ts CUPTI stayed attached with nothing enabled, which is
+ * not free; readers that do not know the bit see one more "off" while already off and change nothing. */
 #define RS_FIELDS_CUDA_KERNEL_WINDOW(F) F(u32, on) F(u32, mode) F(u32, state) F(x32, flags)
 #define RS_KWIN_API_COPIES 1u
+#define RS_KWIN_DETACHED 2u
 
 /* NVTX: push/pop ranges per thread, start/end ranges by id, marks. domain 0 = the default domain.
  * payload_type follows nvtxPayloadType_t (1 u64, 2 i64, 3 double, 4 u32, 5 i32, 6 float; 0 none) with

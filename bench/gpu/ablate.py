@@ -58,6 +58,11 @@ MODES = {
     # ResNet-50's steady steps start ~7 s after CUDA init (session 11; its 10-16 s first step in sessions 10-11 was
     # a fresh machine's JIT cache being filled, which overhead.sh now does first)
     "default-w15": (True, {"RAILSCOPE_CUDA_KERNEL_WINDOW": "500/30000/15000"}, []),
+    # windows every 5 s (session 20's tailcost: the report measures its windows' and detach tails' steps), with the
+    # detach armed one tick after a window's close (since session 20) or two (before)
+    "default-w5s": (True, {"RAILSCOPE_CUDA_KERNEL_WINDOW": "500/5000/3000"}, []),
+    "default-w5s-detach2": (True, {"RAILSCOPE_CUDA_KERNEL_WINDOW": "500/5000/3000", "RAILSCOPE_CUDA_ABLATE": "detach2"},
+                            []),
     "full": (True, {"RAILSCOPE_CUDA_KERNELS": "all"}, []),
     "full-noconvert": (True, {"RAILSCOPE_CUDA_KERNELS": "all", "RAILSCOPE_CUDA_ABLATE": "noconvert"}, []),
     "full-notick": (True, {"RAILSCOPE_CUDA_KERNELS": "all", "RAILSCOPE_CUDA_ABLATE": "notickflush"}, []),

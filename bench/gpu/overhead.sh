@@ -16,6 +16,8 @@
 #                      windows (bench/gpu/lockstep_windows.py); the kept traces come back as $OUT/resnetcost.tgz
 #   crashhunt [N CPUS WARMUP STEPS]  rounds of N ResNet default-mode processes started together on a small CPU set,
 #                      a native backtrace of any fatal signal (bench/gpu/crashhunt.sh; CH_BUDGET seconds, default 300)
+#   tailcost           what a window and the detach tail after it cost, from the default reports themselves (~6 min):
+#                      lone runs with a window every 5 s, the detach one tick or two after the close
 #   fullfloor          full mode against CUPTI's floor on ResNet-50 DDP (~8.5 min): DW_ROUNDS=8 mirrored lock-step
 #                      groups of min-full, full and full-notick (FF_GROUP=A:B:...: another group of eight), pooled
 #                      against min-full and against full
@@ -89,6 +91,7 @@ part() {
         done ;;
     donewhen) donewhen ;;
     resnetcost) resnetcost ;;
+    tailcost) tailcost ;;
     fullfloor) fullfloor ;;
     crashhunt) bash bench/gpu/crashhunt.sh "$@" ;;
     shares) # the default-vs-full report shares of both workloads alone (donewhen's shares step, ~3 min)
@@ -155,6 +158,45 @@ resnetcost() {
     done
     python3 bench/gpu/lockstep_windows.py "$OUT/lockstep-$w.json" --railscope "$RS_BUILD/railscope"
     tar czf "$OUT/resnetcost.tgz" -C /tmp rs-rc
+}
+# What a window and the detach tail after it cost, measured by the default reports themselves (session 20: the trace
+# marks each detach, the report measures the steps between a window's close and it): lone runs of both workloads
+# with a window every 5 s, the detach armed one tick after the close (default-w5s) or two (default-w5s-detach2, as
+# before session 20), in both orders; each kept trace's report JSON `sampling` printed, and all of them in
+# $OUT/tailcost.tgz. TC_WORKLOADS / TC_STEPS / TC_CPUS: e.g. "stub" / 300 / 0-1 for a dry run without a GPU.
+tailcost() {
+    local w k m steps warm
+    rm -rf /tmp/rs-tc && mkdir -p /tmp/rs-tc/rep
+    for w in ${TC_WORKLOADS:-resnet transformer}; do
+        k=0
+        case $w in resnet) steps=700 warm=25 ;; transformer) steps=1000 warm=40 ;; *) steps=300 warm=10 ;; esac
+        for order in default-w5s,default-w5s-detach2 default-w5s-detach2,default-w5s; do
+            k=$((k + 1))
+            taskset -c "${TC_CPUS:-2-13}" python3 bench/gpu/ablate.py --out "/tmp/rs-tc/out-$w-$k" --work "/tmp/rs-tc/$w-$k" \
+                --workload "$w" --modes "$order" --rounds 1 --steps "${TC_STEPS:-$steps}" --warmup "$warm" \
+                --keep default-w5s,default-w5s-detach2 --debug-modes default-w5s,default-w5s-detach2
+            for m in default-w5s default-w5s-detach2; do
+                "$RS_BUILD/railscope" report --json "/tmp/rs-tc/$w-$k/$w-$m-1" >"/tmp/rs-tc/rep/$w-$m-$k.json" \
+                    2>"/tmp/rs-tc/rep/$w-$m-$k.err"
+                echo "report $w $m $k: exit $?; $(grep -h "CUPTI: detached" "/tmp/rs-tc/$w-$k/$w-$m-1.err" | tail -1)"
+            done
+        done
+    done
+    python3 - /tmp/rs-tc/rep/*.json <<'PY'
+import json, sys
+keys = ("steps", "steps_in_windows", "window_steps_measured", "window_step_excess", "window_cost_share", "detach_tails",
+        "detach_tail_mean_ms", "detach_tail_steps_measured", "detach_tail_step_excess", "detach_tail_cost_share")
+for f in sys.argv[1:]:
+    try:
+        j = json.load(open(f))
+    except (OSError, ValueError) as e:
+        print(f"{f}: {e}")
+        continue
+    sm = j.get("sampling", {})
+    print(f.rsplit("/", 1)[-1], " ".join(f"{k}={sm.get(k)}" for k in keys), f"step_mean_s={j.get('step_mean_s')}")
+PY
+    tar czf "$OUT/tailcost.tgz" -C /tmp/rs-tc rep resnet-1/resnet-default-w5s-1 2>/dev/null
+    ls -la "$OUT/tailcost.tgz"
 }
 # Full mode against CUPTI's floor on ResNet-50 DDP (session 17: full 1.015x the floor over 16 groups, about half of
 # it the tick's flush, since changed): groups of min-full, full and full-notick (DW_ROUNDS=8, mirrored), then the

@@ -71,8 +71,16 @@ enum { RS_KMODE_OFF = 0, RS_KMODE_SAMPLED = 1, RS_KMODE_ALL = 2 };
 static int kmode = RS_KMODE_SAMPLED;
 static uint64_t win_on_ns = 500ull * 1000000, win_period_ns = 30000ull * 1000000, win_first_ns = 3000ull * 1000000;
 static uint64_t t_init;
-static int window_on;                     /* GPU activity enabled (CUDA_KERNEL_WINDOW.on) */
-static int flush_ticks;                   /* ticks left that flush CUPTI (while a window is on, and 4 after) */
+static int window_on;   /* GPU activity enabled (CUDA_KERNEL_WINDOW.on) */
+static int flush_ticks; /* ticks left that flush CUPTI (while a window is on, and after) */
+/* Ticks from the tick that closes a window to the one that arms the detach (RAILSCOPE_CUDA_DETACH): the window's
+ * last kernels finish and come in meanwhile (a non-forced flush at the close, the arm's forced flush after). CUPTI
+ * left attached with nothing enabled cost +5 % of a transformer step (session 8), so every tick here costs: 2 (~1
+ * s at the 500 ms default) until session 20, 1 since (the trace marks each detach: the report measures the steps
+ * in between). What it risks: a kernel of the window still running a tick after the close comes incomplete and
+ * is counted untimed (a collective held up by a rank late by more); arming at the close itself would lose the
+ * kernels of the step in flight every time. */
+static int detach_delay_ticks = 1;
 static int want_api = -1, want_sync = -1; /* RAILSCOPE_CUDA_API, RAILSCOPE_CUDA_SYNC; -1 = by mode */
 int rs_cuda_api_copies = 1;               /* RAILSCOPE_CUDA_COPIES=api (default) | cupti */
 int rs_cuda_copies_by_cupti;              /* CUPTI records copies right now: the wrappers record none */
@@ -313,17 +321,20 @@ static int load_cupti(void)
 }
 
 /* ---- modes and windows ---- */
-static void emit_window(void)
+/* extra: RS_KWIN_DETACHED with ts = when the finalize ran (the writer's tick learns it afterwards) */
+static void emit_window_at(uint64_t ts, uint32_t extra)
 {
     if (!rs_on(RS_FAM_cuda)) return;
     struct rs_ev_CUDA_KERNEL_WINDOW ev;
-    RS_EV_INIT(&ev, CUDA_KERNEL_WINDOW, rs_now());
+    RS_EV_INIT(&ev, CUDA_KERNEL_WINDOW, ts);
     ev.on = (uint32_t)window_on;
     ev.mode = (uint32_t)kmode;
     ev.state = (uint32_t)__atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED);
-    ev.flags = rs_cuda_api_copies ? RS_KWIN_API_COPIES : 0;
+    ev.flags = (rs_cuda_api_copies ? RS_KWIN_API_COPIES : 0) | extra;
     rs_emit(&ev.h);
 }
+
+static void emit_window(void) { emit_window_at(rs_now(), 0); }
 
 /* Who records copies: CUPTI while it delivers and copy activity is enabled, else the cudart wrappers. */
 static void set_copy_owner(void)
@@ -411,6 +422,7 @@ static void parse_modes(void)
         abl_no_init_window = strstr(v, "noinitwindow") != NULL; /* kernels enabled in the timed windows only */
         abl_no_ts_callback = strstr(v, "notscallback") != NULL; /* GPU times converted from CLOCK_REALTIME */
         if (strstr(v, "buf8m")) cupti_buf_size = 8u << 20;
+        if (strstr(v, "detach2")) detach_delay_ticks = 2; /* the arm as before session 20 */
     }
     if ((v = getenv("RAILSCOPE_CUDA_KERNEL_WINDOW")) && *v) {
         unsigned long on = 0, period = 0, first = 0;
@@ -750,6 +762,9 @@ static int detach_tick(int want_window)
     if (st == DS_ATTACHED && __atomic_load_n(&detach_off, __ATOMIC_ACQUIRE) == 2) drop_refused();
     if (st == DS_DETACHED && t_armed) { /* the callback finalized since the last tick */
         time_switch(t_finalized - t_armed, &n_detach, &ns_detach, &ns_detach_max);
+        /* in the trace too: the report measures the steps CUPTI stayed attached after the window (analyzer,
+         * analyze_sampling.c), the part of a window's cost that comes after it */
+        emit_window_at(t_finalized, RS_KWIN_DETACHED);
         t_armed = 0;
     }
     int seen = __atomic_load_n(&graphs_seen, __ATOMIC_ACQUIRE); /* set without the lock: this cancels for it */
@@ -876,7 +891,8 @@ static void cupti_tick(void)
             if (kmode == RS_KMODE_SAMPLED) set_window(want);
             /* Nothing enabled, nothing to flush: CUPTI is left alone between windows (copies recorded by
              * CUPTI, RAILSCOPE_CUDA_COPIES=cupti, keep it busy all the time). */
-            if (window_on || !rs_cuda_api_copies) flush_ticks = 4;
+            /* + 2: this tick's flush counts down too, and so does the close's tick */
+            if (window_on || !rs_cuda_api_copies) flush_ticks = detach_delay_ticks + 2;
             if (flush_ticks > 0 && !abl_no_tick_flush && tick_flush_due()) {
                 flush_ticks--;
                 p_cuptiActivityFlushAll(0);

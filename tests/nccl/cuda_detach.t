@@ -31,7 +31,7 @@ FAKE = os.path.join(NCCL_BIN, "fakecupti")
 if not os.path.exists(DRIVER):
     skip_all("built without CUDA headers (no CUPTI record structs): cupti_driver not built")
 need(LIB, CLI, DRIVER, os.path.join(FAKE, "libcupti.so.13"), os.path.join(FAKE, "libcuda.so.1"))
-plan(59)
+plan(61)
 
 BASE = {"RAILSCOPE_FLUSH_MS": "20", "RAILSCOPE_CUDA_KERNEL_WINDOW": "200/400/200", "RAILSCOPE_LOG": "debug"}
 
@@ -61,9 +61,39 @@ ok(s and s[2] >= 3 and s[3] == 0, "CUPTI finalized after every window (>= 3 in 2
 ok(s and s[1] == s[2] + s[0], "every attachment is one of ours (attaches = finalizes + attached now)", s)
 n_att = p.stderr.count("fake_cupti: attached")
 ok(s and n_att == s[1], "nothing attaches CUPTI after the program's last copy (exit included)", (s, e, n_att))
-w = kind(evs, "cuda_kernel_window")
+KWIN_DETACHED = 2  # CUDA_KERNEL_WINDOW.flags: the detach after a window (formats/events_cuda.h)
+w = [x for x in kind(evs, "cuda_kernel_window") if not int(str(x["flags"]), 0) & KWIN_DETACHED]
 ons = [x["on"] for x in w]
 ok(ons.count(1) >= 3 and all(a != b for a, b in zip(ons, ons[1:])), "windows still open and close on schedule", ons)
+# the trace marks each finalize (session 20: the report measures the steps CUPTI stayed attached after a window);
+# the last may come after the last tick
+
+
+def detach_tails(evs):
+    """The detach markers, and the ms from each one's window close to it (a marker between windows only)."""
+    all_w = kind(evs, "cuda_kernel_window")
+    det = [x for x in all_w if int(str(x["flags"]), 0) & KWIN_DETACHED]
+    win = [x for x in all_w if not int(str(x["flags"]), 0) & KWIN_DETACHED]
+    closes = [x["ts_ns"] for x in win if x["on"] == 0]
+    opens = [x["ts_ns"] for x in win if x["on"] == 1]
+    tails = []
+    for d in det:
+        c = max((t for t in closes if t <= d["ts_ns"]), default=None)
+        if c is not None and not any(c < t < d["ts_ns"] for t in opens):
+            tails.append((d["ts_ns"] - c) / 1e6)
+    return det, tails
+
+
+det, tails = detach_tails(evs)
+ok(e and e[2] - 1 <= len(det) <= e[2] and det and all(x["on"] == 0 for x in det) and len(tails) == len(det),
+   "a detach marker (on 0) per finalize, each after a window's close and before the next window", (len(det), e, tails))
+# armed the tick after the close (20 ms ticks here), not two ticks after as before session 20 (the ablation
+# `detach2` keeps that): the tail is a tick and the wait for the program's next API exit
+_, tails2 = detach_tails(go("detach2", {"RAILSCOPE_CUDA_ABLATE": "detach2"})[2])
+med = lambda v: sorted(v)[len(v) // 2] if v else None  # noqa: E731
+ok(tails and tails2 and med(tails) < 0.75 * med(tails2),
+   "CUPTI detached a tick sooner after a window's close than before session 20 (median tails, ms)",
+   (med(tails), med(tails2), tails, tails2))
 flushed = kind(evs, "cuda_memcpy")
 f777 = [m for m in flushed if m["bytes"] == 777]
 ok(e and len(f777) == e[2] + e[0], "each attachment's forced flush record was converted before its finalize",

@@ -16,7 +16,7 @@ from taplib import *  # noqa: F401,F403
 
 objs = [os.path.join(BUILD, "lib", "tracer", "writer.o"), os.path.join(BUILD, "lib", "formats", "rtrace_tables.o")]
 need(CLI, *objs)
-plan(33)
+plan(38)
 GEN = os.path.join(T, "sampling_gen")
 cflags = ["-fsanitize=address,undefined"] if SAN and "asan" in SAN else ["-fsanitize=thread"] if SAN else []
 cc = subprocess.run(["cc", "-std=gnu11", "-O1", "-I" + TOP, "-I" + os.path.join(TOP, "formats"),
@@ -102,6 +102,38 @@ sm = json.loads(p.stdout).get("sampling", {}) if p.returncode == 0 else {}
 ok(sm.get("ranks") == 2 and sm.get("window_steps_measured") == 50
    and abs(sm.get("window_step_excess", 0) - 0.1) < 0.001, "two ranks, +20 % and +0 %: 10 % over 50 steps",
    (sm, p.stderr))
+# The detach tails (session 20): CUPTI stays attached after a window until it is finalized (CUDA_KERNEL_WINDOW
+# with RS_KWIN_DETACHED marks when); those steps are not outside steps, and what they cost is measured as the
+# window's: 80 steps, a window over 5-29 (+2 ms), then 25 steps attached (+1 ms) and the detach at their end.
+def tail_case(tail, tailextra, steps=80):
+    f = os.path.join(T, f"tail{tail}-{tailextra}.rtrace")
+    g = subprocess.run([GEN, f, str(steps), "5", "30", "-1", "1", "2", "0", str(tail), str(tailextra)],
+                       capture_output=True, text=True)
+    p = subprocess.run([CLI, "report", "--json", f], capture_output=True, text=True)
+    j = json.loads(p.stdout) if p.returncode == 0 and p.stdout.startswith("{") else {}
+    return j.get("sampling", {}), " ".join(j.get("warnings", [])), g.stderr + p.stderr
+
+
+sm, w, err = tail_case(25, 1)
+ok(sm.get("detach_tails") == 1 and abs((sm.get("detach_tail_mean_ms") or 0) - 275) < 0.01
+   and sm.get("detach_tail_steps_measured") == 25 and abs((sm.get("detach_tail_step_excess") or 0) - 0.1) < 0.001
+   and abs((sm.get("detach_tail_cost_share") or 0) - 25 / 877) < 0.0005,
+   "a 25-step tail at +1 ms: 1 tail of 275 ms, its steps +10 %, 2.85 % of step time (JSON)", (sm, err))
+ok(abs((sm.get("window_step_excess") or 0) - 0.2) < 0.001 and abs((sm.get("window_cost_share") or 0) - 52 / 877) < 0.0005,
+   "the window's own cost stays 20 %, its 26 steps over 877 ms", sm)
+ok("CUPTI stayed attached 275 ms on average until it was detached: the 25 steps inside those tails took +10.0 %" in w
+   and "cost 2.85 % of step time" in w, "and the report says so", w)
+# the same run without the marker (a trace from before session 20): the tail's steps are outside steps, no tail
+sm0, w0, err = tail_case(0, 1)
+ok(sm0.get("detach_tails") == 0 and sm0.get("detach_tail_step_excess", 0) is None
+   and sm0.get("detach_tail_cost_share", 0) is None and "stayed attached" not in w0,
+   "no detach marker: no tail measured (null), nothing said", (sm0, w0, err))
+# a detach 0.3 ms into the window's second step: one step wholly in the tail, one cut; 19 tail steps would be too
+# few for the text (as the window's), the JSON has them
+sm, w, err = tail_case(-1, 0)
+ok(sm.get("detach_tails") == 1 and abs((sm.get("detach_tail_mean_ms") or 0) - 10.3) < 0.01
+   and sm.get("detach_tail_steps_measured") == 1 and "stayed attached" not in w,
+   "a tail that cuts a step: 10.3 ms, one step inside it, JSON only", (sm, w, err))
 # A real ResNet-50 DDP run on the H200 (session 11: 1525 steps, a window at CUDA init over its 10 s first step, one
 # 500 ms window at +30 s over 12 steps): the window steps took ~13 % longer; the windows cost ~0.09 % of step time,
 # not the first step's 10 s of JIT (7 % when it was counted)

@@ -9,7 +9,10 @@
  * WINEXTRA (optional, ms): every step inside a window, and the one its start cuts, lasts that much longer, idle
  * (the tracer's own cost). W0 = -2: full capture whose one window opens at step W1 (steps before it untraced).
  * RANK (optional): the file is that rank's of a world of RANK + 1 (pid 4000 + RANK, host nodeRANK).
- * usage: sampling_gen FILE STEPS W0 W1 [STALL [SCALE [WINEXTRA [RANK]]]] */
+ * TAIL, TAILEXTRA (optional): CUPTI stays attached after the window for TAIL steps (the detach marker,
+ * RS_KWIN_DETACHED, at the end of step W1 + TAIL - 1), each of them TAILEXTRA ms longer, idle; TAIL -1: the detach
+ * marker comes 0.3 ms into step W1 + 1 (a tail that cuts a step and holds none).
+ * usage: sampling_gen FILE STEPS W0 W1 [STALL [SCALE [WINEXTRA [RANK [TAIL [TAILEXTRA]]]]]] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,15 +36,17 @@ static void put(uint32_t tid, void *ev)
     memset(&var, 0, sizeof var); \
     RS_EV_INIT(&var, KIND, tsv)
 
-static void window(uint64_t ts, int on)
+static void window_flags(uint64_t ts, int on, uint32_t extra)
 {
     EV(CUDA_KERNEL_WINDOW, e, ts);
     e.on = (uint32_t)on;
     e.mode = kmode;
     e.state = 0;
-    e.flags = RS_KWIN_API_COPIES;
+    e.flags = RS_KWIN_API_COPIES | extra;
     put(100, &e);
 }
+
+static void window(uint64_t ts, int on) { window_flags(ts, on, 0); }
 
 int main(int argc, char **argv)
 {
@@ -51,6 +56,8 @@ int main(int argc, char **argv)
     const uint64_t ms = 1000000ull * (uint64_t)(argc > 6 && atoi(argv[6]) > 0 ? atoi(argv[6]) : 1);
     const uint64_t winextra = argc > 7 && atoi(argv[7]) > 0 ? (uint64_t)atoi(argv[7]) : 0;
     const int rank = argc > 8 && atoi(argv[8]) > 0 ? atoi(argv[8]) : 0;
+    const int tail = argc > 9 ? atoi(argv[9]) : 0;
+    const uint64_t tailextra = argc > 10 && atoi(argv[10]) > 0 ? (uint64_t)atoi(argv[10]) : 0;
     char host[16];
     snprintf(host, sizeof host, "node%d", rank);
     struct rs_file_info fi = {.host = host,
@@ -82,7 +89,8 @@ int main(int argc, char **argv)
     uint64_t s = base;
     for (int k = 0; k < steps; k++) {
         int in = k >= w0 && k < w1, cut = kmode == 1 && k == w0 - 1; /* a sampled window opens 0.5 ms before w0 */
-        uint64_t len = (k == stall ? 40 : 10) * ms + (in || cut ? winextra * ms : 0);
+        int intail = kmode == 1 && tail > 0 && k >= w1 && k < w1 + tail;
+        uint64_t len = (k == stall ? 40 : 10) * ms + (in || cut ? winextra * ms : 0) + (intail ? tailextra * ms : 0);
         if (k == w0 && kmode == 1) window(s - ms / 2, 1);
         if (k == w0 && late) window(s - ms / 2, 1);
         if (k == w1) window(s, 0);
@@ -128,6 +136,8 @@ int main(int argc, char **argv)
         EV(NVTX_POP, pp, s + len);
         pp.depth = 0;
         put(100, &pp);
+        if (kmode == 1 && tail > 0 && k == w1 + tail - 1) window_flags(s + len, 0, RS_KWIN_DETACHED);
+        if (kmode == 1 && tail < 0 && k == w1 + 1) window_flags(s + ms * 3 / 10, 0, RS_KWIN_DETACHED);
         s += len;
     }
     if (w1 >= steps) window(s + ms, 0);
