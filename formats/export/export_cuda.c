@@ -187,14 +187,40 @@ void xl_on_copy_call(struct rs_exp *x, uint32_t tid, const struct rs_ev_CUDA_COP
 
 /* NVTX push/pop: B/E on a per-thread NVTX track; depth is bounded, stray pops are ignored. Kineto's
  * readers (HTA) take complete events only, so there the push is kept (bounded stack) and the pop writes
- * an "X" event. */
+ * an "X" event, on the thread's own row (HTA reads ProfilerStep#N there).
+ *
+ * That row also holds the thread's calls (NCCL, copies, CUDA API), each group with its own lane state, so
+ * the row is kept free of partial overlaps by hand: a slice written on the row while ranges are open is
+ * noted in each (xl_row_note); at the pop a range that one of them straddles (one that began before the push
+ * and ended inside, as NCCL's ncclCommInitRankConfig range, pushed inside railscope's ncclCommInit call and
+ * never popped; or one that began inside and ended after the pop) goes to the NVTX group's second lane, a
+ * row of its own ("thread T nvtx #2"); a range written on the row becomes a guard, and lane_for keeps the
+ * row's later slices off it where they would straddle it. */
+void xl_row_note(struct xgroup *ng, uint64_t s, uint64_t e)
+{
+    for (int i = 0; i < ng->nvtx_depth; i++) {
+        struct xpush *p = &ng->pushes[i];
+        if (s < p->ts) {
+            if (e > p->ts && e < p->min_cross) p->min_cross = e;
+        } else if (e > p->max_in) p->max_in = e;
+    }
+}
+
 static void nvtx_emit_x(struct rs_exp *x, struct xgroup *g, uint64_t end)
 {
     struct xpush *p = &g->pushes[g->nvtx_depth];
     struct rs_xitem it;
-    item_init(&it, p->ts, end > p->ts ? end - p->ts : 0, p->msg, RS_XCAT_user_annotation);
+    if (end < p->ts) end = p->ts;
+    item_init(&it, p->ts, end - p->ts, p->msg, RS_XCAT_user_annotation);
     if (p->dom) arg_s(&it, RS_XK_domain, p->dom);
-    it.t = &g->lane[0]->t;
+    struct xlane *l = g->lane[0];
+    if (p->min_cross < end || p->max_in > end) { /* it would straddle a slice on the thread's row */
+        l = g->nlanes > 1 ? g->lane[1] : xl_lane_new(x, g);
+        if (!l) return;
+        xl_declare(x, &l->t);
+    } else if (g->guards || (g->guards = rs_xmalloc(XGUARDS * sizeof *g->guards, "export_cuda guards")))
+        g->guards[g->nguards++ % XGUARDS] = (struct xguard){p->ts, end};
+    it.t = &l->t;
     x->be->slice(x->b, &it);
     x->st.items_out++;
 }
@@ -212,7 +238,7 @@ void xl_on_nvtx_push(struct rs_exp *x, uint32_t tid, const struct rs_ev_NVTX_PUS
     if (x->o.format == RS_EXP_KINETO) {
         if (!g->pushes && !(g->pushes = rs_xmalloc(XNVTX_DEPTH * sizeof *g->pushes, "export_cuda pushes"))) return;
         g->pushes[g->nvtx_depth++] =
-            (struct xpush){ts, xl_str_nid(x, e->message), e->domain ? xl_str_nid(x, e->domain) : 0};
+            (struct xpush){ts, xl_str_nid(x, e->message), e->domain ? xl_str_nid(x, e->domain) : 0, UINT64_MAX, 0};
         return;
     }
     g->nvtx_depth++;

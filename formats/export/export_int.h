@@ -119,7 +119,8 @@ struct rs_xarg {
                 X(peer, "peer") X(comm, "comm") X(message, "message") X(mem, "memory") X(value, "value") X(ret, "ret") \
                     X(length, "length") X(step, "step") X(rank, "rank") X(events, "events")                            \
                         X(completed_by, "completed_by_wr_id") X(copy_kind, "copy_kind") X(domain, "domain")            \
-                            X(dur_ns, "dur_ns")
+                            X(dur_ns, "dur_ns") X(end_from, "end_from") X(enqueue_ns, "enqueue_ns")                    \
+                                X(children, "children")
 /* clang-format on */
 enum rs_xkey {
 #define RS_XKEY_ENUM(id, s) RS_XK_##id,

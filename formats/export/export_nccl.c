@@ -1,11 +1,129 @@
 /* The exporter's NCCL translation: API calls on their thread; the profiler plugin's collectives, p2p and
  * groups per communicator, proxy ops per channel, proxy steps and their states (from one transition to
- * the next), kernel channels, net-plugin IB/socket events, API-level events. */
+ * the next), kernel channels, net-plugin IB/socket events, API-level events.
+ *
+ * A collective's (or p2p's) own plugin event starts and stops on the host around NCCL's enqueue: a few
+ * microseconds, however long the work takes. Its work shows in its children, written when they stop, later
+ * in the file (or earlier: they come from other threads' buffers): ProxyOps (parent = the collective) and
+ * KernelCh events. So a communicator's items are held back in arrival order (a ring of XPEND) and written
+ * when the ring is full or the process ends; meanwhile each child that names a held collective moves its
+ * end to the child's end when later. A child seen before its parent waits in a small cache (orphans). The
+ * slice then spans enqueue -> the last child's end, and says where its end came from (end_from: "proxy",
+ * "kernel_ch", or "enqueue only" when no child ended later), its enqueue time (enqueue_ns) and the children
+ * counted (children). Nothing is invented: without children the slice is the enqueue, as NCCL gave it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "export_xlate.h"
+#include "util/xalloc.h"
+
+enum { END_ENQ, END_PROXY, END_KCH };
+
+struct xpend {
+    struct rs_xitem it; /* ready but for its length and the end arguments */
+    struct xgroup *g;
+    uint64_t handle; /* 0: a group (no children counted) */
+    uint64_t end;    /* aligned: the latest end seen */
+    uint32_t next;   /* hash chain: slot + 1, 0 = end */
+    uint16_t from, kids;
+};
+struct xpending {
+    struct xpend v[XPEND];
+    uint32_t head, n;
+    uint32_t bucket[XPEND];        /* handle -> slot + 1 (chained) */
+    struct xcache orphans[XCACHE]; /* parent handle -> latest end (ts), END_* (v), children (v2) */
+};
+
+static struct xpending *pending(struct rs_exp *x)
+{
+    if (!x->p.pend) x->p.pend = rs_xcalloc(1, sizeof *x->p.pend, "export_nccl pending");
+    return x->p.pend;
+}
+
+static uint32_t *pend_bucket(struct xpending *q, uint64_t h) { return &q->bucket[mix64(h) & (XPEND - 1)]; }
+
+static void pend_write(struct rs_exp *x, struct xpend *p)
+{
+    struct rs_xitem *it = &p->it;
+    if (p->handle) {
+        uint64_t enq = it->dur;
+        if (p->end > it->ts + it->dur) it->dur = p->end - it->ts;
+        else p->from = END_ENQ;
+        arg_s(it, RS_XK_end_from,
+              p->from == END_PROXY ? NID(x, END_PROXY)
+              : p->from == END_KCH ? NID(x, END_KCH)
+                                   : NID(x, END_ENQ));
+        arg_u(it, RS_XK_enqueue_ns, RS_XA_U64, enq);
+        arg_u(it, RS_XK_children, RS_XA_U64, p->kids);
+    }
+    xl_emit_slice(x, p->g, it);
+}
+
+/* Write the oldest held item. */
+static void pend_pop(struct rs_exp *x, struct xpending *q)
+{
+    struct xpend *p = &q->v[q->head];
+    if (p->handle) { /* unlink it from its hash chain */
+        uint32_t *b = pend_bucket(q, p->handle), slot = q->head + 1;
+        while (*b && *b != slot) b = &q->v[*b - 1].next;
+        if (*b) *b = p->next;
+    }
+    q->head = (q->head + 1) % XPEND;
+    q->n--;
+    pend_write(x, p);
+}
+
+/* Hold it (the item's dur is the enqueue's). handle 0: not a parent of anything (a group). */
+static void pend_push(struct rs_exp *x, struct xgroup *g, const struct rs_xitem *it, uint64_t handle)
+{
+    struct xpending *q = pending(x);
+    if (!q) { /* no memory: written as NCCL gave it */
+        struct rs_xitem c = *it;
+        xl_emit_slice(x, g, &c);
+        return;
+    }
+    if (q->n == XPEND) pend_pop(x, q);
+    uint32_t slot = (q->head + q->n++) % XPEND;
+    struct xpend *p = &q->v[slot];
+    p->it = *it;
+    p->g = g;
+    p->handle = handle;
+    p->end = it->ts + it->dur;
+    p->from = END_ENQ;
+    p->kids = 0;
+    p->next = 0;
+    if (!handle) return;
+    uint32_t *b = pend_bucket(q, handle);
+    p->next = *b;
+    *b = slot + 1;
+    struct xcache *o = cache_slot(q->orphans, handle);
+    if (o->key == handle) { /* children written before it */
+        o->key = 0;
+        p->kids = (uint16_t)(o->v2 > UINT16_MAX ? UINT16_MAX : o->v2);
+        if (o->ts > p->end) p->end = o->ts, p->from = (uint16_t)o->v;
+    }
+}
+
+/* A child of `parent` ended at `end` (aligned). */
+static void pend_child(struct rs_exp *x, uint64_t parent, uint64_t end, int from)
+{
+    struct xpending *q;
+    if (!parent || !(q = pending(x))) return;
+    for (uint32_t s = *pend_bucket(q, parent); s; s = q->v[s - 1].next) {
+        struct xpend *p = &q->v[s - 1];
+        if (p->handle != parent) continue;
+        if (p->kids < UINT16_MAX) p->kids++;
+        if (end > p->end) p->end = end, p->from = (uint16_t)from;
+        return;
+    }
+    struct xcache *o = cache_slot(q->orphans, parent); /* its parent not seen yet (or already written) */
+    if (o->key != parent) *o = (struct xcache){parent, end, (uint32_t)from, 1};
+    else {
+        o->v2++;
+        if (end > o->ts) o->ts = end, o->v = (uint32_t)from;
+    }
+}
 
 /* ---------------- NCCL ---------------- */
 
@@ -50,7 +168,7 @@ void xl_on_coll(struct rs_exp *x, const struct rs_ev_NCCL_COLL *e)
     arg_s(&it, RS_XK_algo, xl_str_nid(x, e->algo));
     arg_s(&it, RS_XK_proto, xl_str_nid(x, e->proto));
     arg_u(&it, RS_XK_nchannels, RS_XA_U64, e->nchannels);
-    xl_emit_slice(x, comm_group(x, e->comm_hash), &it);
+    pend_push(x, comm_group(x, e->comm_hash), &it, e->handle);
 }
 
 void xl_on_p2p(struct rs_exp *x, const struct rs_ev_NCCL_P2P *e)
@@ -60,7 +178,7 @@ void xl_on_p2p(struct rs_exp *x, const struct rs_ev_NCCL_P2P *e)
     item_init(&it, ts, end > ts ? end - ts : 0, xl_str_nid(x, e->func), RS_XCAT_nccl);
     arg_u(&it, RS_XK_count, RS_XA_U64, e->count);
     arg_u(&it, RS_XK_peer, RS_XA_I64, (uint64_t)(int64_t)e->peer);
-    xl_emit_slice(x, comm_group(x, e->comm_hash), &it);
+    pend_push(x, comm_group(x, e->comm_hash), &it, e->handle);
 }
 
 static struct xgroup *proxy_group(struct rs_exp *x, uint32_t gk, uint32_t ch, uint32_t is_send)
@@ -87,6 +205,7 @@ void xl_on_proxy_op(struct rs_exp *x, const struct rs_ev_NCCL_PROXY_OP *e)
     arg_u(&it, RS_XK_peer, RS_XA_I64, (uint64_t)(int64_t)e->peer);
     arg_u(&it, RS_XK_count, RS_XA_U64, e->nsteps);
     xl_emit_slice(x, proxy_group(x, XG_PROXY, e->channel, e->is_send), &it);
+    pend_child(x, e->parent, end, END_PROXY);
 }
 
 static const char *proxy_state_name(uint32_t s)
@@ -160,14 +279,16 @@ void xl_on_kernel_ch(struct rs_exp *x, const struct rs_ev_NCCL_KERNEL_CH *e)
         xl_lane_new(x, g);
     }
     xl_emit_slice(x, g, &it);
+    pend_child(x, e->parent, end, END_KCH);
 }
 
+/* Held back with the collectives of its communicator (one order on its track), not lengthened. */
 void xl_on_group(struct rs_exp *x, const struct rs_ev_NCCL_GROUP *e)
 {
     struct rs_xitem it;
     uint64_t ts = al(x, e->h.ts), end = al(x, e->end);
     item_init(&it, ts, end > ts ? end - ts : 0, NID(x, GROUP), RS_XCAT_nccl);
-    xl_emit_slice(x, comm_group(x, e->comm_hash), &it);
+    pend_push(x, comm_group(x, e->comm_hash), &it, 0);
 }
 
 void xl_on_net_ib(struct rs_exp *x, const struct rs_ev_NCCL_NET_IB *e)
@@ -213,6 +334,12 @@ void xl_on_prof_init(struct rs_exp *x, const struct rs_ev_NCCL_PROF_INIT *e)
 
 void xl_nccl_end(struct rs_exp *x)
 {
+    struct xpending *q = x->p.pend;
+    if (q) {
+        while (q->n) pend_pop(x, q);
+        free(q);
+        x->p.pend = NULL;
+    }
     for (uint32_t i = 0; i < XCACHE; i++) { /* proxy states never closed by their step */
         struct xcache *s = &x->p.states[i];
         if (s->key) state_close(x, s, s->ts);

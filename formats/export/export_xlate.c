@@ -206,6 +206,15 @@ static inline uint32_t ghash(uint32_t gk, uint64_t a, uint64_t b)
     return (uint32_t)(h >> 32) ^ (uint32_t)h;
 }
 
+struct xgroup *xl_group_find(struct rs_exp *x, uint32_t gk, uint64_t a, uint64_t b)
+{
+    struct xproc *p = &x->p;
+    if (!p->gcap) return NULL;
+    for (uint32_t j = ghash(gk, a, b) & (p->gcap - 1); p->gtab[j]; j = (j + 1) & (p->gcap - 1))
+        if (p->gtab[j]->gk == gk && p->gtab[j]->a == a && p->gtab[j]->b == b) return p->gtab[j];
+    return NULL;
+}
+
 struct xgroup *xl_group_get(struct rs_exp *x, uint32_t gk, uint64_t a, uint64_t b)
 {
     struct xproc *p = &x->p;
@@ -264,12 +273,25 @@ struct xlane *xl_lane_new(struct rs_exp *x, struct xgroup *g)
     return l;
 }
 
+/* Kineto: would [s, e] partially overlap an NVTX range already written on this thread's row? */
+static int row_guarded(const struct xgroup *g, uint64_t s, uint64_t e)
+{
+    const struct xgroup *ng = g->row_nvtx;
+    uint32_t n = ng->nguards < XGUARDS ? ng->nguards : XGUARDS;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t p = ng->guards[i].s, q = ng->guards[i].e;
+        if ((s < p && p < e && e < q) || (p < s && s < q && q < e)) return 1;
+    }
+    return 0;
+}
+
 /* Lane for [s, e] in g (allocating lanes as needed); NULL when every lane is taken (see emit_slice). */
 static struct xlane *lane_for(struct rs_exp *x, struct xgroup *g, uint64_t s, uint64_t e)
 {
     for (int i = 0; i < g->nlanes; i++) {
         struct xlane *l = g->lane[i];
         if (s < l->last_start) continue;
+        if (!i && g->row_nvtx && g->row_nvtx->guards && row_guarded(g, s, e)) continue;
         while (l->depth && l->stack[l->depth - 1] <= s) l->depth--;
         if (l->depth && (!g->nest || e > l->stack[l->depth - 1] || l->depth >= XSTACK)) continue;
         l->stack[l->depth++] = e;
@@ -287,6 +309,7 @@ static struct xlane *lane_for(struct rs_exp *x, struct xgroup *g, uint64_t s, ui
 static void group_free(struct xgroup *g)
 {
     free(g->pushes);
+    free(g->guards);
     for (int i = 0; i < g->nlanes; i++) free(g->lane[i]);
     free(g);
 }
@@ -310,7 +333,10 @@ struct xgroup *xl_thread_group(struct rs_exp *x, uint32_t tid)
 }
 
 /* Groups that share the thread's lane 0 (CUDA API calls arrive later in the file than the thread's own
- * events: a separate lane state keeps each in time order). */
+ * events: a separate lane state keeps each in time order). In Kineto output the NVTX ranges share that row
+ * too; the thread's and the CUDA calls' groups then know the NVTX group (row_nvtx): a slice they write on
+ * the row is noted by the ranges open (xl_row_note), and lane_for keeps a slice off the row where it would
+ * partially overlap a range already written there (the guards). */
 struct xgroup *xl_thread_side_group(struct rs_exp *x, uint32_t gk, uint32_t tid, const char *what)
 {
     struct xgroup *g = xl_group_get(x, gk, tid, 0);
@@ -327,6 +353,13 @@ struct xgroup *xl_thread_side_group(struct rs_exp *x, uint32_t gk, uint32_t tid,
         if (l && tg && tg->nlanes && (gk == XG_CUDA || x->o.format == RS_EXP_KINETO)) {
             xl_declare(x, &tg->lane[0]->t);
             l->t = tg->lane[0]->t;
+        }
+        if (l && tg && x->o.format == RS_EXP_KINETO) {
+            if (gk == XG_NVTX) {
+                struct xgroup *cg = xl_group_find(x, XG_CUDA, tid, 0);
+                tg->row_nvtx = g;
+                if (cg) cg->row_nvtx = g;
+            } else g->row_nvtx = xl_group_find(x, XG_NVTX, tid, 0);
         }
     }
     return g;
@@ -383,7 +416,8 @@ void xl_emit_slice(struct rs_exp *x, struct xgroup *g, struct rs_xitem *it)
         it->ts = e;
         it->dur = 0;
         x->st.lane_overflow++;
-    }
+    } else if (g->row_nvtx && l == g->lane[0] && g->row_nvtx->nvtx_depth)
+        xl_row_note(g->row_nvtx, it->ts, it->ts + it->dur);
     xl_declare(x, &l->t);
     it->t = &l->t;
     x->be->slice(x->b, it);

@@ -15,6 +15,8 @@
 #define XFIFO_MAX    (1u << 16) /* outstanding WRs remembered per queue */
 #define XCACHE       4096       /* handle caches (NCCL proxy ops/steps, NVTX start/end ids) */
 #define XNVTX_DEPTH  64
+#define XGUARDS      64   /* Kineto: NVTX ranges written on a thread's row, remembered for its later slices */
+#define XPEND        4096 /* NCCL communicator items held until their children are in (export_nccl.c) */
 
 enum xgkind {
     XG_THREAD = 1,
@@ -55,7 +57,19 @@ struct xgroup {
     struct xpush {
         uint64_t ts;
         uint32_t msg, dom;
+        /* Kineto (the range shares the thread's row): the row's slices written while it is open; min_cross =
+         * the earliest end of those that began before the push, max_in = the latest end of those that began
+         * inside (see export_cuda.c nvtx_emit_x) */
+        uint64_t min_cross, max_in;
     } * pushes;
+    /* Kineto: the thread's NVTX group (XG_THREAD and XG_CUDA groups, whose lane 0 is the same row), and in
+     * the NVTX group the ranges written on that row (a ring; lane_for keeps the row's later slices off lane 0
+     * where they would partially overlap one) */
+    struct xgroup *row_nvtx;
+    struct xguard {
+        uint64_t s, e;
+    } * guards;
+    uint32_t nguards;
 };
 
 struct xwr {
@@ -116,6 +130,7 @@ struct xproc {
     uint32_t nctx;
     struct xcache states[XCACHE]; /* proxy step handle -> last state, ts */
     struct xcache nvtxr[XCACHE];  /* NVTX start id -> message nid, ts */
+    struct xpending *pend;        /* NCCL communicator items held back (export_nccl.c), allocated on first use */
 };
 
 struct rs_exp {
@@ -160,7 +175,8 @@ struct rs_exp {
                         X(NET_IB, "NCCL net IB WR") X(NET_SOCK, "NCCL net socket") X(COMM_INIT, "ncclCommInit") \
                             X(UNKNOWN, "?") X(CREATE_QP, "ibv_create_qp") X(MODIFY_QP, "ibv_modify_qp")         \
                                 X(OPEN_DEVICE, "ibv_open_device") X(CUPTI_DROPPED, "CUPTI records lost")        \
-                                    X(FINDING, "finding") X(PROF_API, "nccl api")
+                                    X(FINDING, "finding") X(PROF_API, "nccl api") X(END_PROXY, "proxy")         \
+                                        X(END_KCH, "kernel_ch") X(END_ENQ, "enqueue only")
 /* clang-format on */
 enum {
 #define XN_ENUM(id, s) XN_##id,
@@ -180,6 +196,7 @@ uint32_t xl_str_nid(struct rs_exp *x, uint32_t id); /* trace string id of the cu
 void xl_declare(struct rs_exp *x, struct rs_xtrack *t);
 int64_t xl_synth_jtid(struct rs_exp *x);
 struct xgroup *xl_group_get(struct rs_exp *x, uint32_t gk, uint64_t a, uint64_t b);
+struct xgroup *xl_group_find(struct rs_exp *x, uint32_t gk, uint64_t a, uint64_t b); /* NULL: none yet */
 struct xlane *xl_lane_new(struct rs_exp *x, struct xgroup *g);
 struct xgroup *xl_thread_group(struct rs_exp *x, uint32_t tid);
 struct xgroup *xl_thread_side_group(struct rs_exp *x, uint32_t gk, uint32_t tid, const char *what);
@@ -227,7 +244,8 @@ void xl_on_group(struct rs_exp *x, const struct rs_ev_NCCL_GROUP *e);
 void xl_on_net_ib(struct rs_exp *x, const struct rs_ev_NCCL_NET_IB *e);
 void xl_on_net_sock(struct rs_exp *x, const struct rs_ev_NCCL_NET_SOCK *e);
 void xl_on_prof_api(struct rs_exp *x, const struct rs_ev_NCCL_PROF_API *e);
-void xl_nccl_end(struct rs_exp *x); /* step states never closed by their step */
+void xl_nccl_end(struct rs_exp *x); /* held communicator items, step states never closed by their step */
+void xl_row_note(struct xgroup *ng, uint64_t s, uint64_t e); /* a slice on a Kineto thread row (export_cuda.c) */
 
 /* small inline helpers */
 static inline uint64_t mix64(uint64_t v)

@@ -1,13 +1,14 @@
 #!/bin/bash
 # railscope export: Perfetto protobuf (decoded by protoc against the used subset of Perfetto's schema),
 # Chrome JSON and Kineto JSON (parsed by python3 and checked against the viewers' rules), goldens of a
-# small deterministic two-rank trace, --split, bad input, truncated input, bounded memory.
+# small deterministic two-rank trace, the placement edge cases (collectives lengthened to their children, Kineto
+# thread rows), --split, bad input, truncated input, bounded memory.
 . "$(dirname "$0")/../lib.sh"
 D=$RS_TOP/tests/export
 GEN=$RS_BUILD/tests/export/rs-export-gen
 need_build railscope tests/export/rs-export-gen
 need_cmd python3
-plan 38
+plan 43
 
 "$GEN" "$T/tr" --ranks 2 --steps 3 || bail "generator failed"
 ex() { run_timeout 60 "$RS_CLI" export "$@"; }
@@ -38,6 +39,41 @@ ok "chrome output matches the golden" diff -u "$D/golden/chrome.json" "$T/a.json
 like "$(grep '"name":"ProfilerStep"' "$T/a.json" | grep -o '"pid":[0-9]*,"tid":[0-9]*,"ts":100\.000' | sort -u | wc -l)" \
     '^2$' "both ranks' step 0 marks at the same aligned time (clock anchors applied)"
 like "$(grep -c '"ph":"s","cat":"ac2g"' "$T/a.json")" '^18$' "a flow from each CUDA launch/copy call to its GPU work"
+
+# --- collectives end at their last child; Kineto thread rows without partial overlaps (gen.c edge())
+"$GEN" "$T/edge" --ranks 2 --steps 2 --edge 1 || bail "generator failed (--edge)"
+ex -q --format chrome -o "$T/edge.json" "$T/edge"
+ok "edge cases: chrome rules" python3 "$D/check_trace.py" chrome "$T/edge.json"
+edge_slices() { # FILE...: the NCCL comm items and the main thread's edge items of rank 0, as "row | name ts dur args"
+    python3 - "$@" <<'PY'
+import json, sys
+for f in sys.argv[1:]:
+    d = json.load(open(f))
+    tn = {(e["pid"], e["tid"]): e["args"]["name"] for e in d["traceEvents"] if e.get("name") == "thread_name"}
+    pid0 = min(e["pid"] for e in d["traceEvents"] if e.get("name") == "ncclCommInit")
+    for e in d["traceEvents"]:
+        row = tn.get((e.get("pid"), e.get("tid")), "")
+        if e.get("ph") != "X" or e["pid"] != pid0 or e["ts"] < 300 or e["ts"] >= 400:
+            continue
+        if row.startswith("NCCL comm") or e["name"] in ("ncclCommInit", "ncclCommInitRankConfig", "outer", "ncclAllReduce"):
+            a = " ".join("%s=%s" % (k, e["args"][k]) for k in ("end_from", "enqueue_ns", "children") if k in e.get("args", {}))
+            print("%s | %s %.3f %.3f %s" % (row, e["name"], e["ts"], e["dur"], a))
+PY
+}
+is "$(edge_slices "$T/edge.json" | grep '^NCCL comm' | sort -t'|' -k2)" "NCCL comm dp (0xabcdef) #2 | AllReduce 330.000 17.000 end_from=kernel_ch enqueue_ns=400 children=2
+NCCL comm dp (0xabcdef) #3 | Broadcast 331.000 0.300 end_from=enqueue only enqueue_ns=300 children=0
+NCCL comm dp (0xabcdef) #4 | ReduceScatter 333.000 9.000 end_from=kernel_ch enqueue_ns=100 children=2
+NCCL comm dp (0xabcdef) #3 | Send 332.000 20.000 end_from=proxy enqueue_ns=200 children=1
+NCCL comm dp (0xabcdef) | ncclGroup 329.900 3.300 " \
+    "a collective spans enqueue -> its last child's end (KernelCh, ProxyOp, one written before it), says so; none: the enqueue"
+ex -q --format kineto -o "$T/edgek" "$T/edge"
+ok "edge cases: kineto rules (no partial overlap on a thread's row)" python3 "$D/check_trace.py" kineto "$T/edgek"
+is "$(edge_slices "$T/edgek/rank0.pt.trace.json" | grep -v '^NCCL comm' | sort -t'|' -k2)" "main (100) #2 | ncclAllReduce 312.000 8.000 
+main (100) | ncclCommInit 300.100 4.900 
+thread 100 nvtx #2 | ncclCommInitRankConfig 300.200 99.810 
+main (100) | outer 310.000 5.000 " \
+    "kineto: a range a call straddles and a call that straddles a range leave the thread's row"
+ok "edge cases: perfetto rules" sh -c "'$RS_CLI' export -q --format perfetto -o '$T/edge.pftrace' '$T/edge' && python3 '$D/check_trace.py' perfetto '$T/edge.pftrace' >/dev/null"
 
 # --- parallel export (-j): parts joined in input order give the same file
 ok "chrome -j 2 writes the same bytes as a serial export" \

@@ -1,8 +1,11 @@
 #!/bin/bash
 # railscope export on the real multi-rank NCCL traces of tests/gpu/fixtures (recorded on an H200, planted
-# truth in truth.json): every scenario's Chrome JSON and Perfetto output pass check_trace.py's viewer rules
-# (exact-nanosecond nesting: float sums gave false overlaps past 16.8 s), and truth_check.py finds the
-# planted story (steps, the sleeping ranks' idle gap, collectives, the ranks' clocks merged). A directory with
+# truth in truth.json): every scenario's Chrome JSON, Perfetto and Kineto output pass check_trace.py's viewer
+# rules (exact-nanosecond nesting: float sums gave false overlaps past 16.8 s; on a Kineto thread row the NVTX
+# ranges, written at their pop, nest with the thread's calls: NCCL's never-popped ncclCommInitRankConfig range
+# overlapped railscope's ncclCommInit call on every rank), and truth_check.py finds the planted story (steps,
+# the sleeping ranks' idle gap, collectives that end at their last ProxyOp and so span the wait for the late
+# ranks, the ranks' clocks merged). A directory with
 # a truncated rank file and a non-trace: exit 1, both named, the rest exported, and the truncated rank
 # flagged inside the output ("trace incomplete" with the reason) in every format.
 . "$(dirname "$0")/../lib.sh"
@@ -12,7 +15,7 @@ need_build railscope
 need_cmd python3
 SCENS=$(cd "$FX" && for d in */; do [ -d "$d/trace" ] && echo "${d%/}"; done)
 N=$(echo $SCENS | wc -w)
-plan $((3 * N + 9))
+plan $((4 * N + 9))
 
 for s in $SCENS; do
     run_timeout 120 "$RS_CLI" export -q --format chrome -o "$T/$s.json" "$FX/$s/trace"
@@ -21,8 +24,11 @@ for s in $SCENS; do
     run_timeout 120 "$RS_CLI" export -q --format perfetto -o "$T/$s.pftrace" "$FX/$s/trace"
     ok "$s: perfetto export passes the viewer rules (no partial overlap)" \
         sh -c "python3 '$D/check_trace.py' perfetto '$T/$s.pftrace' > '$T/$s.psum'"
+    run_timeout 120 "$RS_CLI" export -q --format kineto -o "$T/$s.kineto" "$FX/$s/trace"
+    ok "$s: kineto export passes the viewer rules (no partial overlap on a thread's row)" \
+        sh -c "python3 '$D/check_trace.py' kineto '$T/$s.kineto' > '$T/$s.ksum'"
 done
-[ -s "$T/s4_two.tc" ] && diag "$(grep -E 'idle|merged' "$T/s4_two.tc")"
+[ -s "$T/s4_two.tc" ] && diag "$(grep -E 'idle|merged|span' "$T/s4_two.tc")"
 
 # a damaged run: one rank cut in half (a killed writer), one file that is no trace
 mkdir "$T/dmg" && cp "$FX/s4_two/trace"/*.rtrace "$T/dmg/"

@@ -4,7 +4,9 @@
  * never completes), CUDA runtime calls with kernels and copies linked by correlation id, NVTX ranges,
  * NCCL calls/collectives/proxy ops/steps/states, NVML counters, step marks, a tracer warning.
  *
- *     rs-export-gen DIR [--ranks N] [--steps N] [--threads N] [--unranked 1]
+ *     rs-export-gen DIR [--ranks N] [--steps N] [--threads N] [--unranked 1] [--edge 1]
+ *
+ * --edge 1 adds, after the steps, the cases the exporter must place with care (edge(), times in its comment).
  *
  * Rank r's monotonic clock starts at a different base than its neighbours' (as on separate hosts) and its
  * REALTIME anchor says how they line up: every rank's step k starts at the same real time, so an export
@@ -319,6 +321,119 @@ static void step_plugin(struct rank *R, int k, uint64_t s)
     put(0, &co);
 }
 
+/* --edge 1, one step slot after the steps (B = its start, ns):
+ * - main thread: NCCL's NVTX range "ncclCommInitRankConfig" pushed at B+200 inside railscope's ncclCommInit
+ *   call [B+100, B+5000] and never popped (as NCCL 2.2x does); a range "outer" [B+10000, B+15000] popped
+ *   inside an ncclAllReduce call [B+12000, B+20000] that began inside it (written after the pop). Kineto
+ *   puts NVTX ranges on the thread's row: neither may partially overlap the call there.
+ * - profiler plugin (tid 0), in one ncclGroup [B+29900, B+33200] of comm "dp":
+ *   AllReduce seq 10, enqueue [B+30000, B+30400], two KernelCh written after it, ending B+45000 and B+47000:
+ *     slice [B+30000, B+47000], end_from kernel_ch, children 2;
+ *   Broadcast seq 10, enqueue [B+31000, B+31300], no children: the enqueue, end_from "enqueue only";
+ *   Send (p2p), enqueue [B+32000, B+32200], a ProxyOp written after it [B+32500, B+52000]: end_from proxy;
+ *   ReduceScatter seq 10, enqueue [B+33000, B+33100], a ProxyOp written BEFORE it ending B+40000 and a KernelCh
+ *     after it ending B+42000: [B+33000, B+42000], end_from kernel_ch, children 2. */
+static void edge(struct rank *R, uint64_t B)
+{
+    const uint32_t t = R->tmain;
+    EV(NVTX_PUSH, np, B + 200);
+    np.message = S("ncclCommInitRankConfig");
+    np.domain = S("NCCL");
+    np.depth = 1;
+    put(t, &np);
+    EV(NCCL_COMM_INIT, ci, B + 100);
+    ci.comm = 0x5000;
+    ci.comm_hash = 0xabcdef;
+    ci.dur = 4900;
+    ci.rank = R->r;
+    ci.nranks = R->ranks;
+    ci.how = 1;
+    put(t, &ci);
+    EV(NVTX_PUSH, o1, B + 10000);
+    o1.message = S("outer");
+    o1.depth = 2;
+    put(t, &o1);
+    EV(NVTX_POP, o2, B + 15000);
+    o2.depth = 1;
+    put(t, &o2);
+    EV(NCCL_CALL, nc, B + 12000);
+    nc.dur = 8000;
+    nc.comm = 0x5000;
+    nc.count = 1024;
+    nc.seq = 10;
+    nc.comm_hash = 0xabcdef;
+    nc.peer = -1;
+    nc.rank = R->r;
+    nc.nranks = R->ranks;
+    put(t, &nc);
+
+    uint64_t ha = R->handle++, hb = R->handle++, hc = R->handle++, hd = R->handle++, hg = R->handle++;
+    EV(NCCL_PROXY_OP, pd, B + 33050); /* D's child, before D */
+    pd.end = B + 40000;
+    pd.handle = R->handle++;
+    pd.parent = hd;
+    pd.channel = 1;
+    pd.nsteps = 1;
+    put(0, &pd);
+    EV(NCCL_GROUP, g, B + 29900);
+    g.end = B + 33200;
+    g.handle = hg;
+    g.comm_hash = 0xabcdef;
+    put(0, &g);
+    const struct {
+        uint64_t h, ts, end;
+        const char *func;
+    } cs[] = {{ha, 30000, 30400, "AllReduce"}, {hb, 31000, 31300, "Broadcast"}, {hd, 33000, 33100, "ReduceScatter"}};
+    for (int i = 0; i < 3; i++) {
+        if (i == 2) {
+            EV(NCCL_P2P, pp, B + 32000);
+            pp.end = B + 32200;
+            pp.handle = hc;
+            pp.comm_hash = 0xabcdef;
+            pp.count = 4096;
+            pp.parent = hg;
+            pp.func = S("Send");
+            pp.peer = (R->r + 1) % R->ranks;
+            pp.nchannels = 1;
+            pp.rank = R->r;
+            put(0, &pp);
+        }
+        EV(NCCL_COLL, co, B + cs[i].ts);
+        co.end = B + cs[i].end;
+        co.handle = cs[i].h;
+        co.comm_hash = 0xabcdef;
+        co.seq = 10;
+        co.count = 1024;
+        co.parent = hg;
+        co.func = S(cs[i].func);
+        co.algo = R->n_ring;
+        co.proto = R->n_ll;
+        co.nchannels = 2;
+        co.datatype = R->n_f32;
+        co.rank = R->r;
+        put(0, &co);
+    }
+    for (uint32_t ch = 0; ch < 2; ch++) {
+        EV(NCCL_KERNEL_CH, k, B + 30500 + ch * 100);
+        k.end = B + 45000 + ch * 2000;
+        k.parent = ha;
+        k.channel = ch;
+        put(0, &k);
+    }
+    EV(NCCL_PROXY_OP, pc, B + 32500);
+    pc.end = B + 52000;
+    pc.handle = R->handle++;
+    pc.parent = hc;
+    pc.nsteps = 1;
+    pc.is_send = 1;
+    put(0, &pc);
+    EV(NCCL_KERNEL_CH, kd, B + 33500);
+    kd.end = B + 42000;
+    kd.parent = hd;
+    kd.channel = 1;
+    put(0, &kd);
+}
+
 /* After the steps: a send that never completes, NCCL net/API records, a tracer warning. */
 static void tail(struct rank *R, int steps)
 {
@@ -354,16 +469,17 @@ static void tail(struct rank *R, int steps)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: rs-export-gen DIR [--ranks N] [--steps N] [--threads N] [--unranked 1]\n");
+        fprintf(stderr, "usage: rs-export-gen DIR [--ranks N] [--steps N] [--threads N] [--unranked 1] [--edge 1]\n");
         return 2;
     }
     const char *dir = argv[1];
-    int ranks = 2, steps = 3, threads = 1, unranked = 0;
+    int ranks = 2, steps = 3, threads = 1, unranked = 0, edges = 0;
     for (int i = 2; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--ranks")) ranks = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--steps")) steps = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--threads")) threads = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--unranked")) unranked = atoi(argv[i + 1]); /* no RANK (plain processes) */
+        else if (!strcmp(argv[i], "--edge")) edges = atoi(argv[i + 1]);
         else {
             fprintf(stderr, "rs-export-gen: unknown option %s\n", argv[i]);
             return 2;
@@ -382,7 +498,8 @@ int main(int argc, char **argv)
             step_cupti(&R, s, tid);
             step_plugin(&R, k, s);
         }
-        tail(&R, steps);
+        if (edges) edge(&R, R.mono0 + 100000 + (uint64_t)steps * 100000);
+        tail(&R, steps + !!edges);
         if (rs_writer_close(w) != 0) {
             fprintf(stderr, "rs-export-gen: close failed\n");
             return 1;

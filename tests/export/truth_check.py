@@ -9,7 +9,14 @@ CLOCK_MONOTONIC ns) after one constant offset per rank; the offsets of all ranks
 host: the export's clock merge maps every rank the same); a rank that sleeps before its forward
 (truth "stragglers": planted_ms) shows that idle time between its step start and its first event on a thread
 track (median within 15 % of the sleep), the other ranks less than 2 ms; each rank's NCCL AllReduce slices
-(profiler plugin, seq-joined) are all present. Prints the numbers; exit 1 on the first failures.
+(profiler plugin, seq-joined) are all present, each saying where its end came from (end_from: "proxy" on these
+NET/Socket runs, where every collective has ProxyOp children).
+The collectives span the wait for a late rank: NCCL's own Coll event stops at enqueue (a few us), the export ends
+the slice at its last child. Per rank waiting for the planted late ranks (truth "straggler" arrival_lag_ms, or
+"straggler_model" wait_ms with several), per AllReduce seq the part of the rank's slice before the latest planted
+rank's enqueue (min(end, latest enqueue) - own enqueue), the largest over a step's buckets, averaged over the
+truth's steps (from its first_step_used, 2): within 10 % (+0.5 ms) of the truth's wait. Ranks that wait less than
+2 ms are not checked.
 """
 import collections
 import decimal
@@ -69,7 +76,7 @@ def main():
     planted = truth.get("stragglers") or ([truth["straggler"]] if truth.get("straggler") else [])
     sleep = {s["rank"]: s["planted_ms"] for s in planted if s.get("kind") == "cpu"}
     gpu_busy = {s["rank"] for s in planted if s.get("kind") == "gpu"}   # launches its extra matmuls first
-    offsets = {}
+    offsets, allr, stepr = {}, {}, {}
     for p, r in sorted(rank_of.items(), key=lambda kv: kv[1]):
         steps = sorted((a, b) for a, b, n in ranges[p] if pat.match(n))
         check(len(steps) == truth["steps"], "rank %d: %d step ranges (truth %d)" % (r, len(steps), truth["steps"]))
@@ -91,9 +98,36 @@ def main():
             check(abs(g - sleep[r]) < 0.15 * sleep[r], "rank %d: idle %.3f ms before its forward (slept %s ms)" % (r, g, sleep[r]))
         elif r not in gpu_busy:
             check(0 <= g < 2, "rank %d: %.3f ms from step start to its first thread event (no sleep planted)" % (r, g))
-        seqs = [int(a["seq"]) for t, d, n, tr, a in xs[p] if tr.startswith("NCCL comm") and n == "AllReduce"]
+        colls = [(t, d, a) for t, d, n, tr, a in xs[p] if tr.startswith("NCCL comm") and n == "AllReduce"]
+        seqs = [int(a["seq"]) for t, d, a in colls]
         calls = sum(1 for x in xs[p] if x[2] == "ncclAllReduce")
         check(len(seqs) == len(set(seqs)) == calls > 0, "rank %d: %d AllReduce collectives, %d ncclAllReduce calls" % (r, len(seqs), calls))
+        froms = collections.Counter(a.get("end_from") for t, d, a in colls)
+        check(froms["proxy"] == len(colls), "rank %d: AllReduce slices end at their last ProxyOp (end_from %s)" % (r, dict(froms)))
+        allr[r] = {int(a["seq"]): (t, t + d) for t, d, a in colls}
+        stepr[r] = steps
+    # the collectives span the wait for the planted late ranks
+    late = sorted(sleep)
+    wait = {}
+    if truth.get("straggler") and truth["straggler"].get("kind") == "cpu":
+        wait = {int(k): v for k, v in truth["straggler"].get("arrival_lag_ms", {}).items()}
+    elif truth.get("straggler_model"):
+        wait = {int(k): v for k, v in truth["straggler_model"].get("wait_ms", {}).items()}
+    first = (truth.get("straggler_model") or {}).get("first_step_used") or 2
+    for r, w in sorted(wait.items()):
+        if w < 2 or r not in allr or any(q not in allr for q in late):
+            continue
+        per_step = []
+        for a, b in stepr[r][first:]:
+            cov = []
+            for q, (t0, t1) in allr[r].items():
+                others = [allr[o][q][0] for o in late if o != r and q in allr[o]]
+                if a <= t0 < b and others:
+                    cov.append(max(0, min(t1, max(others)) - t0) / 1e6)
+            if cov:
+                per_step.append(max(cov))
+        got = statistics.mean(per_step) if per_step else 0
+        check(abs(got - w) <= 0.1 * w + 0.5, "rank %d: its AllReduce slices span %.3f ms of waiting for the late rank(s) %s (truth %.3f ms, %d steps)" % (r, got, late, w, len(per_step)))
     if offsets:
         spread = max(offsets.values()) - min(offsets.values())
         check(spread < 100000, "ranks' clocks merged: truth->export offsets agree within %.1f us" % (spread / 1e3))
