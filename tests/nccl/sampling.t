@@ -16,7 +16,7 @@ from taplib import *  # noqa: F401,F403
 
 objs = [os.path.join(BUILD, "lib", "tracer", "writer.o"), os.path.join(BUILD, "lib", "formats", "rtrace_tables.o")]
 need(CLI, *objs)
-plan(38)
+plan(39)
 GEN = os.path.join(T, "sampling_gen")
 cflags = ["-fsanitize=address,undefined"] if SAN and "asan" in SAN else ["-fsanitize=thread"] if SAN else []
 cc = subprocess.run(["cc", "-std=gnu11", "-O1", "-I" + TOP, "-I" + os.path.join(TOP, "formats"),
@@ -143,6 +143,17 @@ sm = json.loads(p.stdout).get("sampling", {}) if p.returncode == 0 else {}
 ok(sm.get("window_steps_measured") == 12 and 0.05 < (sm.get("window_step_excess") or 0) < 0.25
    and 0 < (sm.get("window_cost_share") or 0) < 0.005,
    "real ResNet trace: window steps +5-25 %, the windows under 0.5 % of step time", (sm, p.stderr[-300:]))
+# A real ResNet-50 run on the H200 with a window every 5 s and the detach armed a tick after each close (session 20,
+# call 2): 8 tails of ~0.45 s (a 500 ms tick and the wait for the program's next CUDA call), their steps ~12 % longer
+real = os.path.join(TOP, "bench", "gpu", "results", "2026-12-04-s20", "call2-resnet-default-w5s-1.rtrace")
+p = subprocess.run([CLI, "report", "--json", real], capture_output=True, text=True)
+j = json.loads(p.stdout) if p.returncode == 0 else {}
+sm = j.get("sampling", {})
+ok(sm.get("detach_tails") == 8 and 300 < (sm.get("detach_tail_mean_ms") or 0) < 800
+   and (sm.get("detach_tail_steps_measured") or 0) >= 40 and 0 < (sm.get("detach_tail_step_excess") or 0) < 0.3
+   and 0 < (sm.get("detach_tail_cost_share") or 0) < 0.02 and sm.get("window_steps_measured") == 63
+   and any("CUPTI stayed attached" in x for x in j.get("warnings", [])),
+   "real ResNet trace with detach marks: 8 tails of 0.3-0.8 s, their steps measured and said", (sm, p.stderr[-300:]))
 
 # Nothing dropped without a word: 20 truncated rank files give a warning each, more than the 16 a report keeps;
 # the last one kept says how many more there were.
