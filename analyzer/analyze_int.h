@@ -116,6 +116,7 @@ struct an_lstep {
 #define AN_STEP_BUSY 8
     struct iv busy[AN_STEP_BUSY]; /* the first data-send busy intervals from `arrive` on (peer-wait split) */
     int nbusy;
+    uint32_t answer_aux; /* answer_rc's IBV_WC hdr.aux: the polls before it (RS_WC_AUX_*; 0 in older traces) */
 };
 
 /* A host check kept per rank: rs_an_hostcheck's strings (as truncated there) in one block,

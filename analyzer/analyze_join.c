@@ -831,6 +831,24 @@ static void step_busy(const struct join *J, const struct sref *v, size_t i, size
     }
 }
 
+/* Whether the poll that found a message (its IBV_WC hdr.aux, formats/events_verbs.h RS_WC_AUX_*: the empty polls of
+ * its CQ right before it, and the time since the CQ's previous completions filled in by an_on_wc when there were none)
+ * shows a rank polling for it when it came: a run of empty polls before it (two or more: busy-polling, as
+ * IBV_POLL_EMPTY counts it), or no more than the lateness threshold since the CQ's previous completions or its one
+ * empty poll. Not so for a rank away when the message landed, which finds it on its first look
+ * (no empty poll, and as long since its previous completions as it was away) or after one empty poll and as long.
+ * A mean time between polls would say more (a rank that polls now and then between other work and finds the message
+ * late), but a rank that busy-polls beside others on a loaded host polls only when it gets a CPU: 16 to 64 polls in
+ * 0.5 to 1 ms, 10 to 40 us apart, on the software NIC with three ranks on two CPUs (answer_stream.t), while the
+ * threshold was 20 us. Unknown, and left to the rule below (1): older traces (no record), and a CQ armed with
+ * ibv_req_notify_cq since its previous completions (the program may have waited in ibv_get_cq_event, not traced). */
+static int polled_for(const struct join *J, uint32_t aux)
+{
+    if (!(aux & RS_WC_AUX_SEEN) || (aux & RS_WC_AUX_ARMED) || rs_wc_aux_polls(aux) >= 2) return 1;
+    uint64_t w = rs_wc_aux_wait_ns(aux);
+    return w != UINT64_MAX && (double)w <= J->late_thr;
+}
+
 /* Whether rank r's arrival in a step answers a message it was waiting for: its first data send follows a
  * data-carrying receive completion (answer_rc, polled since its previous data send) that came while another rank of
  * the step was sending (within one of its data-send busy intervals, or the lateness threshold after it: the poll that
@@ -844,10 +862,14 @@ static void step_busy(const struct join *J, const struct sref *v, size_t i, size
  *    the next request) when the rank then took more than the threshold to send it: the message was there when its
  *    step began, whatever delayed the send is the rank's own. Sent at once, it is an answer.
  * Work between a message polled in the step and the send (a pipeline stage's compute) is part of the answer: the rank
- * could not start it before the message came. */
+ * could not start it before the message came.
+ * "Came while another rank was sending" stands in for "the rank was waiting for it", and a burst that goes on after the
+ * message landed (its sender follows it with something else) stands in wrongly. Where the tracer recorded the polls
+ * before the message (polled_for), a rank that was not polling for it when it came is not answering either. */
+static int polled_for(const struct join *J, uint32_t aux);
 static int answers(const struct join *J, size_t r, const struct an_lstep *st, const struct step_busy *B)
 {
-    if (!st->answer_rc) return 0;
+    if (!st->answer_rc || !polled_for(J, st->answer_aux)) return 0;
     double rc = RUN(r, st->answer_rc);
     if (st->answer_rc < st->start && (double)(st->arrive - st->start) > J->late_thr) return 0;
     size_t lo = 0, hi = B->n; /* the intervals starting at or before rc: [0, lo) */

@@ -861,7 +861,10 @@ static void answer_rc(const struct pass *p, const struct fsend *fs, size_t nfs, 
         else hi = mid;
     }
     for (size_t j = lo; j > 0 && p->rwc[j - 1].ts > prev && !st->answer_rc; j--)
-        if (p->rwc[j - 1].bytes > 0) st->answer_rc = p->rwc[j - 1].ts;
+        if (p->rwc[j - 1].bytes > 0) {
+            st->answer_rc = p->rwc[j - 1].ts;
+            st->answer_aux = p->rwc[j - 1].aux;
+        }
 }
 
 static void attribute(struct pass *p, const struct srange *steps, size_t nsteps, struct ivec *free_net,
@@ -1252,6 +1255,7 @@ void an_pass_recycle(struct pass *p)
     KEEP(pruns, pruncap);
     KEEP(wrs, wrcap);
     KEEP(rwc, rwccap);
+    KEEP(cqp, cqpcap);
     KEEP(qps, qpcap);
     KEEP(nv, nvcap);
     KEEP(starts, startcap);
@@ -1272,6 +1276,7 @@ void an_pass_recycle(struct pass *p)
     hm_recycle(&p->accmap, &k.accmap);
     hm_recycle(&p->commmap, &k.commmap);
     hm_recycle(&p->connmap, &k.connmap);
+    hm_recycle(&p->cqpmap, &k.cqpmap);
     hm2_free(&k.pendmap);
 }
 
@@ -1311,6 +1316,8 @@ void an_pass_free(struct pass *p)
     free(p->pruns);
     free(p->wrs);
     free(p->rwc);
+    free(p->cqp);
+    hm_free(&p->cqpmap);
     for (size_t i = 0; i < p->nqps; i++) free(p->qps[i].pend);
     free(p->qps);
     for (size_t i = 0; i < p->nnv; i++) free(p->nv[i].v);

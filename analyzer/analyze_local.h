@@ -45,9 +45,14 @@ struct wrrec {
     uint32_t qp;
     uint8_t mem, bounce, ctrl, pad;
 };
-struct tsb {
+struct tsb { /* a receive completion */
     uint64_t ts, bytes;
-    uint32_t qp, used;
+    uint32_t qp, aux; /* aux: the polls before it (IBV_WC hdr.aux, RS_WC_AUX_*, completed by an_on_wc) */
+};
+/* A CQ's latest poll that returned completions (IBV_WC with the polls' record), and the time since the one before
+ * (UINT64_MAX: none seen) */
+struct cqpoll {
+    uint64_t cq, ts, gap;
 };
 struct copyrec {
     uint64_t a, b, bytes;
@@ -151,6 +156,9 @@ struct pass {
     size_t nwrs, wrcap;
     struct tsb *rwc;
     size_t nrwc, rwccap;
+    struct cqpoll *cqp; /* per CQ (an_on_wc), cqp_last its latest one's index + 1 (0 none) */
+    size_t ncqp, cqpcap, cqp_last;
+    struct hmap cqpmap; /* cq -> index in cqp */
     struct qpst *qps;
     size_t nqps, qpcap;
     /* qp_get's cache: a rank alternates between a few QPs (send, receive); key 1 << 32 | qp_num, 0 empty */

@@ -145,13 +145,44 @@ void an_on_post_recv(struct pass *p, const struct rs_ev_IBV_POST_RECV *e)
     p->posts++;
 }
 
+/* The polls before a completion (IBV_WC hdr.aux, formats/events_verbs.h RS_WC_AUX_*), with the time the tracer leaves
+ * to the trace filled in: found with no empty poll, the time since the CQ's previous poll that returned completions,
+ * the latest earlier time among its IBV_WC (all ones: none, or this one out of order, from another thread's chunk).
+ * Every recorded completion moves its CQ's state; older traces (no record) cost nothing here. */
+static uint32_t wc_polls(struct pass *p, const struct rs_ev_IBV_WC *e)
+{
+    uint32_t aux = e->h.aux;
+    if (!(aux & RS_WC_AUX_SEEN)) return aux;
+    struct cqpoll *c;
+    uint64_t i;
+    if (p->cqp_last && p->cqp[p->cqp_last - 1].cq == e->cq) c = &p->cqp[p->cqp_last - 1];
+    else if (hm_get(&p->cqpmap, e->cq, &i)) c = &p->cqp[i];
+    else {
+        c = AN_PUSH(p->cqp, p->ncqp, p->cqpcap);
+        *c = (struct cqpoll){e->cq, 0, UINT64_MAX};
+        hm_put(&p->cqpmap, e->cq, p->ncqp - 1);
+    }
+    p->cqp_last = (size_t)(c - p->cqp) + 1;
+    uint64_t gap = c->gap;
+    if (e->h.ts > c->ts) {
+        gap = c->ts ? e->h.ts - c->ts : UINT64_MAX;
+        c->gap = gap;
+        c->ts = e->h.ts;
+    } else if (e->h.ts < c->ts) gap = UINT64_MAX;
+    if (rs_wc_aux_polls(aux)) return aux;
+    gap >>= RS_WC_AUX_WAIT_SHIFT;
+    return aux | (gap < RS_WC_AUX_WAIT_MASK ? (uint32_t)gap : RS_WC_AUX_WAIT_MASK);
+}
+
 void an_on_wc(struct pass *p, const struct rs_ev_IBV_WC *e)
 {
+    uint32_t aux = wc_polls(p, e);
     if (e->status == 0 && (e->opcode & 128)) { /* receive side (the opcode is only valid on success) */
         struct tsb *t = AN_PUSH(p->rwc, p->nrwc, p->rwccap);
         t->ts = e->h.ts;
         t->bytes = e->bytes;
         t->qp = e->qp_num;
+        t->aux = aux;
         return;
     }
     struct qpst *q = qp_get(p, e->qp_num);

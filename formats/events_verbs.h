@@ -1,6 +1,8 @@
 /* RDMA verbs events (preload/verbs*.c). See rtrace.h for the mechanism. */
 #ifndef RAILSCOPE_EVENTS_VERBS_H
 #define RAILSCOPE_EVENTS_VERBS_H
+#include <stdint.h>
+
 /* Hand-aligned tables: */
 /* clang-format off */
 
@@ -40,7 +42,7 @@ enum rs_mem_kind { RS_MEM_UNKNOWN = 0, RS_MEM_HOST = 1, RS_MEM_PINNED = 2, RS_ME
     F(u32, num_sge) F(u32, mem) F(i32, ret) F(u32, pad)
 /* One work completion, stamped with its poll time (all completions of one poll share it). imm in host byte
  * order. From an ibv_cq_ex without IBV_WC_EX_WITH_QP_NUM / BYTE_LEN, qp_num is the CQ's only QP (else 0)
- * and bytes 0. */
+ * and bytes 0. hdr.aux: how the poller had been looking for it (RS_WC_AUX_* below; 0 in older traces). */
 #define RS_FIELDS_IBV_WC(F) F(x64, wr_id) F(x64, cq) F(u32, qp_num) F(u32, status) F(u32, opcode) \
     F(u32, bytes) F(u32, vendor_err) F(x32, imm) F(x32, wc_flags) F(u32, src_qp)
 /* Empty polls on one CQ since the previous POLL_EMPTY of that CQ (hdr.ts = start of the interval), and the
@@ -81,4 +83,53 @@ enum rs_mem_kind { RS_MEM_UNKNOWN = 0, RS_MEM_HOST = 1, RS_MEM_PINNED = 2, RS_ME
     X(IBV_DESTROY_WQ, verbs, RS_FIXED)
 
 /* clang-format on */
+
+/* IBV_WC hdr.aux (tracers from session 20 on; always 0 before, so a reader tells old from new per event by
+ * RS_WC_AUX_SEEN): the empty polls of the completion's CQ right before the poll that found it, the run of them
+ * that poll ended (a run starts with the first empty poll after the CQ's previous completions or after
+ * ibv_req_notify_cq). All completions of one poll (one ibv_cq_ex start_poll batch) carry the same value.
+ *   bit 31      RS_WC_AUX_SEEN: recorded (0: an older tracer, or a CQ it had no record of)
+ *   bit 30      RS_WC_AUX_ARMED: ibv_req_notify_cq was called on the CQ since its previous completions: the
+ *               program may have waited in ibv_get_cq_event (not traced), which no poll shows
+ *   bits 25-29  the run's empty polls, as a class: 0 none, k >= 1 from 2^(k-1) to 2^k - 1 (31: 2^30 or more)
+ *   bits 0-24   the time from the run's first empty poll to this poll, in units of 1024 ns (all ones: 34.4 s or
+ *               more); 0 with no empty poll
+ * With no empty poll the time since the CQ's previous poll that returned completions is in the trace, not here:
+ * the latest earlier time among the CQ's IBV_WC events (none: not known). A program polling the CQ while it
+ * waited for the completion has a run of empty polls before it, or found it soon after its previous completions;
+ * a program away (busy with something else) when it arrived found it on its first poll after being away, as
+ * long after its previous completions, or after one empty poll and as long. */
+#define RS_WC_AUX_SEEN        0x80000000u
+#define RS_WC_AUX_ARMED       0x40000000u
+#define RS_WC_AUX_CLASS_SHIFT 25
+#define RS_WC_AUX_CLASS_MASK  0x1fu
+#define RS_WC_AUX_WAIT_MASK   0x1ffffffu
+#define RS_WC_AUX_WAIT_SHIFT  10 /* ns to units */
+
+/* The class and time bits of a run of polls >= 1 empty polls over wait_ns. A few instructions: the tracer computes
+ * it when a poll ends a run. */
+static inline uint32_t rs_wc_aux_run(uint64_t polls, uint64_t wait_ns)
+{
+    uint32_t k = 64u - (uint32_t)__builtin_clzll(polls);
+    uint64_t w = wait_ns >> RS_WC_AUX_WAIT_SHIFT;
+    return (k < RS_WC_AUX_CLASS_MASK ? k : RS_WC_AUX_CLASS_MASK) << RS_WC_AUX_CLASS_SHIFT |
+           (w < RS_WC_AUX_WAIT_MASK ? (uint32_t)w : RS_WC_AUX_WAIT_MASK);
+}
+/* The whole value (writers of crafted traces): polls empty polls (0: none, wait_ns ignored), armed 0 or 1. */
+static inline uint32_t rs_wc_aux(uint64_t polls, uint64_t wait_ns, int armed)
+{
+    return RS_WC_AUX_SEEN | (armed ? RS_WC_AUX_ARMED : 0) | (polls ? rs_wc_aux_run(polls, wait_ns) : 0);
+}
+/* The fewest empty polls recorded: the class's lower end (0, 1, 2, 4, ... 2^30). */
+static inline uint64_t rs_wc_aux_polls(uint32_t aux)
+{
+    uint32_t k = aux >> RS_WC_AUX_CLASS_SHIFT & RS_WC_AUX_CLASS_MASK;
+    return k ? 1ull << (k - 1) : 0;
+}
+/* The time recorded in ns (the lower end of its unit), UINT64_MAX for all ones (34.4 s or more). */
+static inline uint64_t rs_wc_aux_wait_ns(uint32_t aux)
+{
+    uint32_t w = aux & RS_WC_AUX_WAIT_MASK;
+    return w == RS_WC_AUX_WAIT_MASK ? UINT64_MAX : (uint64_t)w << RS_WC_AUX_WAIT_SHIFT;
+}
 #endif

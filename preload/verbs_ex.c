@@ -395,6 +395,7 @@ static void emit_cq_ex(struct vb_cq_rec *q, struct vb_cq_ex *cq)
 {
     struct rs_ev_IBV_WC ev;
     RS_EV_INIT(&ev, IBV_WC, q->batch_ts);
+    ev.h.aux = q->batch_aux;
     ev.cq = (uint64_t)(uintptr_t)cq;
     ev.wr_id = cq->wr_id;
     ev.status = cq->status;
@@ -426,7 +427,7 @@ static int w_start_poll(struct vb_cq_ex *cq, void *attr)
     if (ret) return ret;
     int saved = errno;
     q->batch_ts = rs_now();
-    vb_end_empty_run(q, q->batch_ts);
+    q->batch_aux = vb_poll_found(q, q->batch_ts);
     emit_cq_ex(q, cq);
     errno = saved;
     return 0;

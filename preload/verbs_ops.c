@@ -4,7 +4,8 @@
  * original in the context record (one hash probe on the context pointer), calls it, and records:
  *  - a post: one event per work request, stamped once per call (the call's start), with the provider's
  *    verdict per WR (0 before *bad_wr, the return value from *bad_wr on: those were not posted);
- *  - a poll that returned completions: one IBV_WC per completion, stamped once per poll;
+ *  - a poll that returned completions: one IBV_WC per completion, stamped once per poll, with the empty polls
+ *    before it and their time in hdr.aux (vb_poll_found: no clock read of its own);
  *  - an empty poll: a counter per CQ, no event and no clock read (except on the first empty poll of a run,
  *    which stamps the run's start); the writer thread turns counters into IBV_POLL_EMPTY per interval.
  * The provider's return value, errno and *bad_wr reach the application untouched: after the provider
@@ -254,9 +255,9 @@ static __attribute__((noinline)) int poll_record(struct vb_cq *cq, struct vb_cq_
 {
     /* (cq is q->cq for a bound record; poll_unknown may pass a record still being bound, or none) */
     uint64_t now = rs_now();
-    if (q) vb_end_empty_run(q, now);
+    uint32_t aux = q ? vb_poll_found(q, now) : 0;
     struct rs_ev_IBV_WC ev;
-    EV_HDR(&ev, IBV_WC, now, 0);
+    EV_HDR(&ev, IBV_WC, now, aux);
     ev.cq = (uint64_t)(uintptr_t)cq;
     const struct vb_wc *end = wc + ret;
     for (const struct vb_wc *w = wc; w < end; w++) {
@@ -271,9 +272,8 @@ static __attribute__((noinline)) int poll_record(struct vb_cq *cq, struct vb_cq_
 static __attribute__((noinline)) int poll_record1(struct vb_cq_rec *q, const struct vb_wc *wc)
 {
     uint64_t now = rs_now();
-    vb_end_empty_run(q, now);
     struct rs_ev_IBV_WC ev;
-    EV_HDR(&ev, IBV_WC, now, 0);
+    EV_HDR(&ev, IBV_WC, now, vb_poll_found(q, now));
     ev.cq = (uint64_t)(uintptr_t)q->cq;
     fill_wc(&ev, wc);
     rs_emit(&ev.h);
@@ -339,9 +339,13 @@ static int w_req_notify_cq(struct vb_cq *cq, int solicited)
     if (!rs_on(RS_FAM_verbs)) return c->req_notify_cq(cq, solicited);
     uint64_t t0 = rs_now();
     /* Arming the CQ means the program stops busy-polling it (it will wait for the event): a run of empty
-     * polls ends here, so the wait is not counted as time spent polling empty. */
+     * polls ends here, so the wait is not counted as time spent polling empty; the CQ's next completions say
+     * that it was armed (RS_WC_AUX_ARMED: their wait may have been in ibv_get_cq_event). */
     struct vb_cq_rec *q = vb_cq_find(cq);
-    if (q) vb_end_empty_run(q, t0);
+    if (q) {
+        vb_end_empty_run(q, t0);
+        VB_ST(q->wc_aux, RS_WC_AUX_SEEN | RS_WC_AUX_ARMED);
+    }
     int ret = c->req_notify_cq(cq, solicited);
     int saved = errno;
     struct rs_ev_IBV_REQ_NOTIFY ev;

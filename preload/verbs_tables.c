@@ -76,6 +76,7 @@ static struct vb_cq_rec *cq_insert_locked(struct vb_cq *cq, struct vb_ctx_rec *c
     }
     memset(r, 0, sizeof *r);
     r->cq = cq;
+    r->wc_aux = RS_WC_AUX_SEEN;
     vb_cq_bind(r, c);
     r->emitted_ts = rs_now();
     rs_ptrmap_publish(vb_cq_keys, s, (uintptr_t)cq);

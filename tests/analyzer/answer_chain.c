@@ -1,7 +1,7 @@
 /* answer_chain: request/response traffic over RC verbs with step marks, for the analyzer's straggler tests on the
  * software NIC (tests/analyzer/straggler_answers.t). Every rank but rank 0 can send only what it received.
  *
- *   answer_chain -n PROCS -s SIZE -i ITERS [-q] [-l RANK -w MS]
+ *   answer_chain -n PROCS -s SIZE -i ITERS [-q] [-l RANK -w MS] [-b BULK]
  *
  * Every iteration starts with railscope_mark("step N", N). Rank 0 writes SIZE bytes (RDMA WRITE_WITH_IMM) to rank 1,
  * rank 1 waits for them and writes to rank 2, ..., the last rank writes back to rank 0, and rank 0 waits for that
@@ -13,6 +13,10 @@
  * straggler. A sleep, not a spin: on a software NIC a spinning rank can starve its own NIC threads on a small host,
  * and the message then lands when the spin ends (the sender's send completes only then), as if the rank had
  * been waiting for it.
+ * -b BULK: rank 0 also streams BULK-byte RDMA WRITEs to the last rank, one outstanding at a time from its first step
+ * to its last, through a second port on each side (the software NIC sends a port's frames one after another: on the
+ * token's port the stream would hold the token back): traffic nobody waits for, so another rank is always sending
+ * when a rank polls its message (tests/analyzer/answer_stream.t).
  * Each rank prints, per iteration, when it posted its data send, when it polled the message it forwards and when it
  * polled its send's completion (CLOCK_MONOTONIC ms, shared by the ranks). */
 #include <arpa/inet.h>
@@ -37,7 +41,41 @@ struct chain {
     struct ex_peer_info right;
     int got, outstanding;
     double done; /* ex_now() when the last send completion was polled */
+    /* -b: the stream's port, QP, buffer and peer; bulk_out: a write outstanding; bulk_stop: post no more */
+    struct ex_dev bd;
+    struct ibv_qp *bq;
+    struct ibv_mr *bmr;
+    char *bbuf;
+    struct ex_peer_info bpeer;
+    size_t bulk;
+    int bulk_out, bulk_stop;
 };
+
+static int post_bulk(struct chain *g)
+{
+    struct ibv_sge sge = {.addr = (uintptr_t)g->bbuf, .length = (uint32_t)g->bulk, .lkey = g->bmr->lkey};
+    struct ibv_send_wr wr = {.opcode = IBV_WR_RDMA_WRITE,
+                             .send_flags = IBV_SEND_SIGNALED,
+                             .sg_list = &sge,
+                             .num_sge = 1,
+                             .wr.rdma = {.remote_addr = g->bpeer.addr, .rkey = g->bpeer.rkey}},
+                       *bad;
+    g->bulk_out = 1;
+    return ibv_post_send(g->bq, &wr, &bad);
+}
+
+/* the stream (rank 0 with -b): the next write when the last one completed */
+static int bulk_progress(struct chain *g)
+{
+    struct ibv_wc wc;
+    int n = g->bulk_out ? ibv_poll_cq(g->bd.cq, 1, &wc) : 0;
+    if (n < 0 || (n && wc.status != IBV_WC_SUCCESS)) {
+        fprintf(stderr, "stream completion error: %s\n", n < 0 ? "poll" : ibv_wc_status_str(wc.status));
+        return -1;
+    }
+    if (n) g->bulk_out = 0;
+    return !g->bulk_out && !g->bulk_stop ? post_bulk(g) : 0;
+}
 
 static int post_recv(struct ibv_qp *qp)
 {
@@ -48,6 +86,7 @@ static int post_recv(struct ibv_qp *qp)
 static int progress(struct chain *g)
 {
     struct ibv_wc wc[8];
+    if (g->bq && bulk_progress(g)) return -1;
     int n = ibv_poll_cq(g->d.cq, 8, wc);
     if (n < 0) return -1;
     for (int i = 0; i < n; i++) {
@@ -96,7 +135,27 @@ static void sleep_ms(double ms)
     while (nanosleep(&ts, &ts) && errno == EINTR) continue;
 }
 
-static int run_rank(struct ex_rank *r, size_t size, int iters, int oneqp, int late, double work_ms)
+/* -b: the stream's second port on rank 0 (the writer, g->bq set) and on the last rank (the target: its QP only
+ * answers) */
+static int bulk_open(struct chain *g, struct ex_rank *r, size_t bulk)
+{
+    int rank = r->rank, last = r->world - 1;
+    g->bulk = bulk;
+    g->bbuf = aligned_alloc(4096, (bulk + 4095) / 4096 * 4096);
+    if (!g->bbuf || ex_open(&g->bd, 4 * DEPTH)) return 1;
+    memset(g->bbuf, rank + 1, bulk);
+    g->bmr = ibv_reg_mr(g->bd.pd, g->bbuf, bulk, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    struct ibv_qp *qp = g->bmr ? ex_qp(&g->bd, DEPTH) : NULL;
+    if (!qp) return 1;
+    ex_info(&g->bd, qp, g->bmr, &r->sh->info[rank][2]);
+    ex_barrier(r);
+    g->bpeer = r->sh->info[rank ? 0 : last][2];
+    if (ex_connect(&g->bd, qp, &g->bpeer)) return 1;
+    if (!rank) g->bq = qp;
+    return 0;
+}
+
+static int run_rank(struct ex_rank *r, size_t size, int iters, int oneqp, int late, double work_ms, size_t bulk)
 {
     int rank = r->rank, world = r->world;
     struct chain g;
@@ -121,6 +180,9 @@ static int run_rank(struct ex_rank *r, size_t size, int iters, int oneqp, int la
     }
     for (int i = 0; i < DEPTH; i++)
         if (post_recv(g.ql)) return 1;
+    if (bulk && (rank == 0 || rank == world - 1)) {
+        if (bulk_open(&g, r, bulk)) return 1;
+    } else if (bulk) ex_barrier(r); /* bulk_open's */
     ex_barrier(r);
     void (*mark)(const char *, uint64_t) = (void (*)(const char *, uint64_t))dlsym(RTLD_DEFAULT, "railscope_mark");
     double *sent = calloc((size_t)iters, sizeof *sent), *got = calloc((size_t)iters, sizeof *got),
@@ -142,6 +204,9 @@ static int run_rank(struct ex_rank *r, size_t size, int iters, int oneqp, int la
             if (progress(&g)) return 1;
         done[it] = g.done * 1e3;
     }
+    g.bulk_stop = 1;
+    while (g.bulk_out) /* the stream's last write done before the end */
+        if (bulk_progress(&g)) return 1;
     ex_barrier(r);
     printf("rank %d: sent ms:", rank);
     for (int i = 0; i < iters; i++) printf(" %.4f", sent[i]);
@@ -159,8 +224,8 @@ int main(int argc, char **argv)
 {
     int procs = 3, iters = 20, late = -1, oneqp = 0, c;
     double work_ms = 5;
-    size_t size = 64 << 10;
-    while ((c = getopt(argc, argv, "n:s:i:l:w:q")) != -1) {
+    size_t size = 64 << 10, bulk = 0;
+    while ((c = getopt(argc, argv, "n:s:i:l:w:qb:")) != -1) {
         switch (c) {
         case 'n': procs = atoi(optarg); break;
         case 's': size = ex_size(optarg); break;
@@ -168,7 +233,10 @@ int main(int argc, char **argv)
         case 'l': late = atoi(optarg); break;
         case 'w': work_ms = atof(optarg); break;
         case 'q': oneqp = 1; break;
-        default: fprintf(stderr, "usage: %s -n PROCS -s SIZE -i ITERS [-q] [-l RANK -w MS]\n", argv[0]); return 2;
+        case 'b': bulk = ex_size(optarg); break;
+        default:
+            fprintf(stderr, "usage: %s -n PROCS -s SIZE -i ITERS [-q] [-l RANK -w MS] [-b BULK]\n", argv[0]);
+            return 2;
         }
     }
     if (procs < 2 || (oneqp && procs != 2) || late == 0) {
@@ -178,5 +246,5 @@ int main(int argc, char **argv)
     struct ex_rank r;
     int rc = ex_launch(procs, argc, argv, &r);
     if (rc >= 0) return rc;
-    return run_rank(&r, size, iters, oneqp, late, work_ms);
+    return run_rank(&r, size, iters, oneqp, late, work_ms, bulk);
 }

@@ -17,7 +17,7 @@ verbs/nullprov/libmlx5.so.1.ldflags := -shared -Wl,-soname,libmlx5.so.1 -Wl,--ve
 verbs/nullprov/libmlx5.so.1.libs := -ldl
 
 # programs linked against libibverbs
-VT_VERBS := vt_basic vt_ex vt_cuda vt_mt vt_min vt_mlx5 vt_rq vt_adopt vt_manycq
+VT_VERBS := vt_basic vt_ex vt_cuda vt_mt vt_min vt_mlx5 vt_rq vt_adopt vt_manycq vt_wait
 PROGRAMS += $(addprefix verbs/,$(VT_VERBS))
 $(foreach p,$(VT_VERBS),$(eval verbs/$(p).srcs := tests/verbs/$(p).c))
 $(foreach p,$(VT_VERBS),$(eval verbs/$(p).libs := -libverbs -ldl -lpthread))
