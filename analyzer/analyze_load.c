@@ -339,16 +339,19 @@ static void on_cuda(struct pass *p, const struct rs_ev_hdr *h)
         p->kwin_seen = 1;
         if (e->mode == 2) p->kwin_all = 1;
         p->r->has_cuda = 1;
-        if (e->on && !p->kwin_open) {
+        if (e->flags & RS_KWIN_DETACHED) {
+            /* a detach mark never opens or closes a window; it ends the tail of a closed one (hostile or
+             * misordered marks: one inside a window, a second one, one on a full-capture rank, are passed over) */
+            if (!e->on && !p->kwin_open && p->kwin_closed && h->ts > p->kwin_closed)
+                iv_add(&p->ktail, p->kwin_closed, h->ts);
+            p->kwin_closed = 0;
+        } else if (e->on && !p->kwin_open) {
             p->kwin_open = h->ts ? h->ts : 1;
             p->kwin_closed = 0; /* a window due while armed cancels the detach: no tail for the last one */
         } else if (!e->on && p->kwin_open) {
             iv_add(&p->kwin, p->kwin_open, h->ts);
             p->kwin_open = 0;
             p->kwin_closed = h->ts ? h->ts : 1;
-        } else if (!e->on && (e->flags & RS_KWIN_DETACHED) && p->kwin_closed) {
-            if (h->ts > p->kwin_closed) iv_add(&p->ktail, p->kwin_closed, h->ts);
-            p->kwin_closed = 0;
         }
         break;
     }

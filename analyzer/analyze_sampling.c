@@ -184,8 +184,10 @@ void an_sampling_extrapolate(struct pass *p)
     add(&s_steps_ns, all_ns);
     add(&s_in_steps, in_steps);
     add(&s_in_ns, in_ns);
-    add(&s_tails, p->ktail.n);
-    add(&s_tails_ns, iv_total(&p->ktail));
+    if (!p->kwin_all) { /* full capture never detaches: marks there are not ours */
+        add(&s_tails, p->ktail.n);
+        add(&s_tails_ns, iv_total(&p->ktail));
+    }
     if (in_steps && !p->kwin_all) measure_window_cost(p, r); /* full capture: no step outside to compare with */
     if (!in_steps || !in_pool) {
         add(&s_no_sample_ranks, 1);

@@ -18,7 +18,7 @@
 #include "export_xlate.h"
 #include "util/xalloc.h"
 
-enum { END_ENQ, END_PROXY, END_KCH };
+enum { END_ENQ, END_PROXY, END_KCH, END_FULL };
 
 struct xpend {
     struct rs_xitem it; /* ready but for its length and the end arguments */
@@ -48,12 +48,16 @@ static void pend_write(struct rs_exp *x, struct xpend *p)
     struct rs_xitem *it = &p->it;
     if (p->handle) {
         uint64_t enq = it->dur;
-        if (p->end > it->ts + it->dur) it->dur = p->end - it->ts;
-        else p->from = END_ENQ;
+        /* lengthened only where it gets a lane short of the last (more in flight than lanes, an all-to-all's
+         * p2p: the rest keep their enqueue, as before, on the lane left free for them, not instants) */
+        if (p->end <= it->ts + it->dur) p->from = END_ENQ;
+        else if (xl_lane_fits(p->g, it->ts, p->end, p->g->maxl - 1)) it->dur = p->end - it->ts;
+        else p->from = END_FULL;
         arg_s(it, RS_XK_end_from,
-              p->from == END_PROXY ? NID(x, END_PROXY)
-              : p->from == END_KCH ? NID(x, END_KCH)
-                                   : NID(x, END_ENQ));
+              p->from == END_PROXY  ? NID(x, END_PROXY)
+              : p->from == END_KCH  ? NID(x, END_KCH)
+              : p->from == END_FULL ? NID(x, END_FULL)
+                                    : NID(x, END_ENQ));
         arg_u(it, RS_XK_enqueue_ns, RS_XA_U64, enq);
         arg_u(it, RS_XK_children, RS_XA_U64, p->kids);
     }
@@ -95,6 +99,14 @@ static void pend_push(struct rs_exp *x, struct xgroup *g, const struct rs_xitem 
     p->next = 0;
     if (!handle) return;
     uint32_t *b = pend_bucket(q, handle);
+    /* a handle held twice (handles are process-unique: a damaged or crafted trace): the older one leaves the
+     * chain (its children would go to the newer anyway), so that chains hold distinct handles and a pop's
+     * unlink stays short (4096 steps per pop otherwise) */
+    for (uint32_t *c = b; *c; c = &q->v[*c - 1].next)
+        if (q->v[*c - 1].handle == handle) {
+            *c = q->v[*c - 1].next;
+            break;
+        }
     p->next = *b;
     *b = slot + 1;
     struct xcache *o = cache_slot(q->orphans, handle);

@@ -285,6 +285,21 @@ static int row_guarded(const struct xgroup *g, uint64_t s, uint64_t e)
     return 0;
 }
 
+/* Would [s, e] get one of g's first `maxl` lanes (nothing changes)? As lane_for, which then takes that lane. */
+int xl_lane_fits(const struct xgroup *g, uint64_t s, uint64_t e, int maxl)
+{
+    for (int i = 0; i < g->nlanes && i < maxl; i++) {
+        const struct xlane *l = g->lane[i];
+        if (s < l->last_start) continue;
+        if (!i && g->row_nvtx && g->row_nvtx->guards && row_guarded(g, s, e)) continue;
+        int d = l->depth;
+        while (d && l->stack[d - 1] <= s) d--;
+        if (d && (!g->nest || e > l->stack[d - 1] || d >= XSTACK)) continue;
+        return 1;
+    }
+    return g->nlanes < maxl;
+}
+
 /* Lane for [s, e] in g (allocating lanes as needed); NULL when every lane is taken (see emit_slice). */
 static struct xlane *lane_for(struct rs_exp *x, struct xgroup *g, uint64_t s, uint64_t e)
 {

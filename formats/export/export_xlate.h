@@ -176,7 +176,8 @@ struct rs_exp {
                             X(UNKNOWN, "?") X(CREATE_QP, "ibv_create_qp") X(MODIFY_QP, "ibv_modify_qp")         \
                                 X(OPEN_DEVICE, "ibv_open_device") X(CUPTI_DROPPED, "CUPTI records lost")        \
                                     X(FINDING, "finding") X(PROF_API, "nccl api") X(END_PROXY, "proxy")         \
-                                        X(END_KCH, "kernel_ch") X(END_ENQ, "enqueue only")
+                                        X(END_KCH, "kernel_ch") X(END_ENQ, "enqueue only")              \
+                                            X(END_FULL, "enqueue (lanes full)")
 /* clang-format on */
 enum {
 #define XN_ENUM(id, s) XN_##id,
@@ -198,6 +199,7 @@ int64_t xl_synth_jtid(struct rs_exp *x);
 struct xgroup *xl_group_get(struct rs_exp *x, uint32_t gk, uint64_t a, uint64_t b);
 struct xgroup *xl_group_find(struct rs_exp *x, uint32_t gk, uint64_t a, uint64_t b); /* NULL: none yet */
 struct xlane *xl_lane_new(struct rs_exp *x, struct xgroup *g);
+int xl_lane_fits(const struct xgroup *g, uint64_t s, uint64_t e, int maxl);
 struct xgroup *xl_thread_group(struct rs_exp *x, uint32_t tid);
 struct xgroup *xl_thread_side_group(struct rs_exp *x, uint32_t gk, uint32_t tid, const char *what);
 struct xgroup *xl_async_group(struct rs_exp *x, uint32_t gk, uint64_t a, uint64_t b, const char *fmt, ...)

@@ -755,24 +755,30 @@ out:
     return rc;
 }
 
+/* The callback finalized since the last look (st read with acquire after its release store): count it, and mark
+ * it in the trace too: the report measures the steps CUPTI stayed attached after the window (analyzer,
+ * analyze_sampling.c), the part of a window's cost that comes after it. */
+static void note_finalized(int st)
+{
+    if (st != DS_DETACHED || !t_armed) return;
+    time_switch(t_finalized - t_armed, &n_detach, &ns_detach, &ns_detach_max);
+    emit_window_at(t_finalized, RS_KWIN_DETACHED);
+    t_armed = 0;
+}
+
 /* The writer's tick for the detach state. Returns 1 when CUPTI is attached and the tick may call it. */
 static int detach_tick(int want_window)
 {
     int st = __atomic_load_n(&dstate, __ATOMIC_ACQUIRE);
     if (st == DS_ATTACHED && __atomic_load_n(&detach_off, __ATOMIC_ACQUIRE) == 2) drop_refused();
-    if (st == DS_DETACHED && t_armed) { /* the callback finalized since the last tick */
-        time_switch(t_finalized - t_armed, &n_detach, &ns_detach, &ns_detach_max);
-        /* in the trace too: the report measures the steps CUPTI stayed attached after the window (analyzer,
-         * analyze_sampling.c), the part of a window's cost that comes after it */
-        emit_window_at(t_finalized, RS_KWIN_DETACHED);
-        t_armed = 0;
-    }
+    note_finalized(st);
     int seen = __atomic_load_n(&graphs_seen, __ATOMIC_ACQUIRE); /* set without the lock: this cancels for it */
     if (st == DS_ARMED && (want_window || seen)) {
         pthread_mutex_lock(&attach_lock);
         disarm(seen ? CANCEL_FOR_GOOD : CANCEL_WINDOW);
         pthread_mutex_unlock(&attach_lock);
         st = __atomic_load_n(&dstate, __ATOMIC_ACQUIRE);
+        note_finalized(st); /* finalized between the first look and the cancel: re-attached below */
     }
     if (st == DS_DETACHED && want_window && attach() == 0) st = DS_ATTACHED;
     return st == DS_ATTACHED;
@@ -812,6 +818,7 @@ static void cupti_exit_quiesce(void)
     pthread_mutex_lock(&attach_lock);
     settle(CANCEL_EXIT); /* exit while a detach is armed or under way */
     pthread_mutex_unlock(&attach_lock);
+    note_finalized(__atomic_load_n(&dstate, __ATOMIC_ACQUIRE)); /* finalized after the last tick */
     if (__atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) == RS_CUPTI_DELIVERING && cupti_attached()) {
         uint64_t t0 = rs_now(), n0 = records_seen();
         p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -888,11 +895,14 @@ static void cupti_tick(void)
         }
         int want = kmode == RS_KMODE_SAMPLED && in_window(rs_now());
         if (detach_tick(want)) {
+            int was_on = window_on;
             if (kmode == RS_KMODE_SAMPLED) set_window(want);
             /* Nothing enabled, nothing to flush: CUPTI is left alone between windows (copies recorded by
              * CUPTI, RAILSCOPE_CUDA_COPIES=cupti, keep it busy all the time). */
             /* + 2: this tick's flush counts down too, and so does the close's tick */
             if (window_on || !rs_cuda_api_copies) flush_ticks = detach_delay_ticks + 2;
+            /* a window no tick saw open (the one at CUDA init, closed by the first tick): the same delay */
+            else if (was_on && flush_ticks < detach_delay_ticks + 1) flush_ticks = detach_delay_ticks + 1;
             if (flush_ticks > 0 && !abl_no_tick_flush && tick_flush_due()) {
                 flush_ticks--;
                 p_cuptiActivityFlushAll(0);

@@ -8,7 +8,7 @@ D=$RS_TOP/tests/export
 GEN=$RS_BUILD/tests/export/rs-export-gen
 need_build railscope tests/export/rs-export-gen
 need_cmd python3
-plan 43
+plan 44
 
 "$GEN" "$T/tr" --ranks 2 --steps 3 || bail "generator failed"
 ex() { run_timeout 60 "$RS_CLI" export "$@"; }
@@ -73,6 +73,16 @@ main (100) | ncclCommInit 300.100 4.900
 thread 100 nvtx #2 | ncclCommInitRankConfig 300.200 99.810 
 main (100) | outer 310.000 5.000 " \
     "kineto: a range a call straddles and a call that straddles a range leave the thread's row"
+# an all-to-all's 64 sends in flight together: the first 31 lengthened, the rest keep their enqueue, none an instant
+"$GEN" "$T/a2a" --ranks 2 --steps 2 --edge 1 --a2a 64 || bail "generator failed (--a2a)"
+ex --format chrome -o "$T/a2a.json" "$T/a2a" 2> "$T/a2a.err"
+like "$(grep -c 'overlapped more than' "$T/a2a.err"):$(python3 -c '
+import json, sys, collections
+d = json.load(open(sys.argv[1]))
+print(sorted(collections.Counter((e["pid"], e["args"].get("end_from")) for e in d["traceEvents"]
+                                 if e.get("name") == "Send" and e.get("ph") == "X" and "dur_ns" not in e["args"]).items()))' "$T/a2a.json")" \
+    "^0:\[\(\(1, 'enqueue \(lanes full\)'\), 33\), \(\(1, 'proxy'\), 32\), \(\(2, 'enqueue \(lanes full\)'\), 33\), \(\(2, 'proxy'\), 32\)\]$" \
+    "64 sends in flight: lengthened while a lane short of the last is free, the rest at their enqueue, no instant"
 ok "edge cases: perfetto rules" sh -c "'$RS_CLI' export -q --format perfetto -o '$T/edge.pftrace' '$T/edge' && python3 '$D/check_trace.py' perfetto '$T/edge.pftrace' >/dev/null"
 
 # --- parallel export (-j): parts joined in input order give the same file

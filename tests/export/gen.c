@@ -4,7 +4,7 @@
  * never completes), CUDA runtime calls with kernels and copies linked by correlation id, NVTX ranges,
  * NCCL calls/collectives/proxy ops/steps/states, NVML counters, step marks, a tracer warning.
  *
- *     rs-export-gen DIR [--ranks N] [--steps N] [--threads N] [--unranked 1] [--edge 1]
+ *     rs-export-gen DIR [--ranks N] [--steps N] [--threads N] [--unranked 1] [--edge 1 [--a2a N]]
  *
  * --edge 1 adds, after the steps, the cases the exporter must place with care (edge(), times in its comment).
  *
@@ -333,6 +333,11 @@ static void step_plugin(struct rank *R, int k, uint64_t s)
  *   Send (p2p), enqueue [B+32000, B+32200], a ProxyOp written after it [B+32500, B+52000]: end_from proxy;
  *   ReduceScatter seq 10, enqueue [B+33000, B+33100], a ProxyOp written BEFORE it ending B+40000 and a KernelCh
  *     after it ending B+42000: [B+33000, B+42000], end_from kernel_ch, children 2. */
+/* --a2a N (with --edge): an all-to-all's sends, N p2p enqueued 1 us apart from B+60000 on comm "dp", each with a
+ * ProxyOp ending 70 us after the first enqueue + 0.5 us per send: all in flight together, more than a track's
+ * 32 lanes when N > 32. */
+static int a2a;
+
 static void edge(struct rank *R, uint64_t B)
 {
     const uint32_t t = R->tmain;
@@ -432,6 +437,27 @@ static void edge(struct rank *R, uint64_t B)
     kd.parent = hd;
     kd.channel = 1;
     put(0, &kd);
+    for (int i = 0; i < a2a; i++) {
+        uint64_t h = R->handle++;
+        EV(NCCL_P2P, sp, B + 60000 + 1000 * (uint64_t)i);
+        sp.end = sp.h.ts + 200;
+        sp.handle = h;
+        sp.comm_hash = 0xabcdef;
+        sp.count = 4096;
+        sp.func = S("Send");
+        sp.peer = i;
+        sp.nchannels = 1;
+        sp.rank = R->r;
+        put(0, &sp);
+        EV(NCCL_PROXY_OP, po, B + 60500 + 1000 * (uint64_t)i);
+        po.end = B + 130000 + 500 * (uint64_t)i;
+        po.handle = R->handle++;
+        po.parent = h;
+        po.nsteps = 1;
+        po.is_send = 1;
+        po.channel = (uint32_t)(i % 4);
+        put(0, &po);
+    }
 }
 
 /* After the steps: a send that never completes, NCCL net/API records, a tracer warning. */
@@ -480,6 +506,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--threads")) threads = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--unranked")) unranked = atoi(argv[i + 1]); /* no RANK (plain processes) */
         else if (!strcmp(argv[i], "--edge")) edges = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--a2a")) a2a = atoi(argv[i + 1]);
         else {
             fprintf(stderr, "rs-export-gen: unknown option %s\n", argv[i]);
             return 2;

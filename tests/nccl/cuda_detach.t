@@ -31,7 +31,7 @@ FAKE = os.path.join(NCCL_BIN, "fakecupti")
 if not os.path.exists(DRIVER):
     skip_all("built without CUDA headers (no CUPTI record structs): cupti_driver not built")
 need(LIB, CLI, DRIVER, os.path.join(FAKE, "libcupti.so.13"), os.path.join(FAKE, "libcuda.so.1"))
-plan(61)
+plan(62)
 
 BASE = {"RAILSCOPE_FLUSH_MS": "20", "RAILSCOPE_CUDA_KERNEL_WINDOW": "200/400/200", "RAILSCOPE_LOG": "debug"}
 
@@ -91,9 +91,20 @@ ok(e and e[2] - 1 <= len(det) <= e[2] and det and all(x["on"] == 0 for x in det)
 # `detach2` keeps that): the tail is a tick and the wait for the program's next API exit
 _, tails2 = detach_tails(go("detach2", {"RAILSCOPE_CUDA_ABLATE": "detach2"})[2])
 med = lambda v: sorted(v)[len(v) // 2] if v else None  # noqa: E731
-ok(tails and tails2 and med(tails) < 0.75 * med(tails2),
-   "CUPTI detached a tick sooner after a window's close than before session 20 (median tails, ms)",
+ok(tails and tails2 and 0.75 * 20 < med(tails) < 0.75 * med(tails2),
+   "CUPTI detached a tick sooner after a window's close than before session 20, and not at the close itself (a tick "
+   "of 20 ms at least: the window's last kernels come in meanwhile) (median tails, ms)",
    (med(tails), med(tails2), tails, tails2))
+# each marker stands at its finalize, not at the tick that learnt of it: the debug log's times are since CUPTI's
+# set-up; each re-attach is followed in the same tick by its window's open, which gives that origin on the trace
+reatt_s = [float(x) for x in re.findall(r"CUPTI: re-attached at ([0-9.]+) s", p.stderr)]
+fin_s = [float(x) for x in re.findall(r"CUPTI: finalized at ([0-9.]+) s", p.stderr)]
+opens = sorted(x["ts_ns"] for x in w if x["on"] == 1)  # the first at CUDA init, then one per re-attach
+t0 = sorted(o - r * 1e9 for o, r in zip(opens[1:], reatt_s))
+t0 = t0[len(t0) // 2] if t0 else None
+off = [abs(d["ts_ns"] - (t0 + f * 1e9)) / 1e6 for d, f in zip(sorted(det, key=lambda x: x["ts_ns"]), fin_s)] if t0 else []
+ok(off and len(off) == len(det) and max(off) < 3,
+   "each detach marker stands at its finalize (the debug log's time, within its 1 ms print and a few ms)", (off, len(fin_s), len(det)))
 flushed = kind(evs, "cuda_memcpy")
 f777 = [m for m in flushed if m["bytes"] == 777]
 ok(e and len(f777) == e[2] + e[0], "each attachment's forced flush record was converted before its finalize",

@@ -16,7 +16,7 @@ from taplib import *  # noqa: F401,F403
 
 objs = [os.path.join(BUILD, "lib", "tracer", "writer.o"), os.path.join(BUILD, "lib", "formats", "rtrace_tables.o")]
 need(CLI, *objs)
-plan(39)
+plan(41)
 GEN = os.path.join(T, "sampling_gen")
 cflags = ["-fsanitize=address,undefined"] if SAN and "asan" in SAN else ["-fsanitize=thread"] if SAN else []
 cc = subprocess.run(["cc", "-std=gnu11", "-O1", "-I" + TOP, "-I" + os.path.join(TOP, "formats"),
@@ -134,6 +134,15 @@ sm, w, err = tail_case(-1, 0)
 ok(sm.get("detach_tails") == 1 and abs((sm.get("detach_tail_mean_ms") or 0) - 10.3) < 0.01
    and sm.get("detach_tail_steps_measured") == 1 and "stayed attached" not in w,
    "a tail that cuts a step: 10.3 ms, one step inside it, JSON only", (sm, w, err))
+# a tail's steps are not outside steps: 45 of them (+1 ms) against 29 outside (10 ms) would move the outside median
+sm, w, err = tail_case(45, 1, steps=100)
+ok(sm.get("detach_tail_steps_measured") == 45 and abs((sm.get("window_step_excess") or 0) - 0.2) < 0.001,
+   "a tail longer than the steps outside: the window's excess is still measured against the outside steps (20 %)",
+   (sm, err))
+# a marker inside a window (hostile: the tracer writes one only after a close) neither closes the window nor ends a tail
+sm, w, err = tail_case(-2, 0)
+ok(sm.get("steps_in_windows") == 25 and sm.get("detach_tails") == 0, "a detach marker inside a window changes nothing",
+   (sm, err))
 # A real ResNet-50 DDP run on the H200 (session 11: 1525 steps, a window at CUDA init over its 10 s first step, one
 # 500 ms window at +30 s over 12 steps): the window steps took ~13 % longer; the windows cost ~0.09 % of step time,
 # not the first step's 10 s of JIT (7 % when it was counted)

@@ -11,7 +11,8 @@
  * RANK (optional): the file is that rank's of a world of RANK + 1 (pid 4000 + RANK, host nodeRANK).
  * TAIL, TAILEXTRA (optional): CUPTI stays attached after the window for TAIL steps (the detach marker,
  * RS_KWIN_DETACHED, at the end of step W1 + TAIL - 1), each of them TAILEXTRA ms longer, idle; TAIL -1: the detach
- * marker comes 0.3 ms into step W1 + 1 (a tail that cuts a step and holds none).
+ * marker comes 0.3 ms into step W1 + 1 (a tail that cuts a step and holds none); TAIL -2: a (hostile) marker at
+ * the end of step W0 + 10, inside the window, and none after it.
  * usage: sampling_gen FILE STEPS W0 W1 [STALL [SCALE [WINEXTRA [RANK [TAIL [TAILEXTRA]]]]]] */
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,7 +138,8 @@ int main(int argc, char **argv)
         pp.depth = 0;
         put(100, &pp);
         if (kmode == 1 && tail > 0 && k == w1 + tail - 1) window_flags(s + len, 0, RS_KWIN_DETACHED);
-        if (kmode == 1 && tail < 0 && k == w1 + 1) window_flags(s + ms * 3 / 10, 0, RS_KWIN_DETACHED);
+        if (kmode == 1 && tail == -1 && k == w1 + 1) window_flags(s + ms * 3 / 10, 0, RS_KWIN_DETACHED);
+        if (kmode == 1 && tail == -2 && k == w0 + 10) window_flags(s + len, 0, RS_KWIN_DETACHED);
         s += len;
     }
     if (w1 >= steps) window(s + ms, 0);
