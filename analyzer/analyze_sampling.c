@@ -28,17 +28,25 @@ static const int gpu_cats[] = {RS_CAT_COMPUTE, RS_CAT_H2D, RS_CAT_IDLE, RS_CAT_O
 static uint64_t s_ranks, s_steps, s_in_steps, s_in_ns, s_steps_ns, s_extra_steps, s_extra_ns, s_no_sample_ranks;
 /* Ranks whose every kernel was traced (RAILSCOPE_CUDA_KERNELS=all: one window from CUDA init, mode 2). */
 static uint64_t s_continuous_ranks;
-/* The windows' own cost (sampled_win_*): window steps counted, and summed over them, their rank's median window
- * step and median step outside windows (ns). */
-static uint64_t s_win_n, s_win_in_ns, s_win_base_ns;
-/* ... and over every step a window touched: their time, as many outside medians, and the most window steps of
- * one rank (the text's threshold: ranks' windows are correlated, their steps do not add up to evidence) */
-static uint64_t s_touch_ns, s_touch_base_ns, s_win_rank_max;
-/* The detach tails (CUPTI attached after a window until its finalize): how many and how long in all, their steps
- * as the window's above (wholly inside: count, median sums; touched by a tail and no window: time, as many outside
- * medians), and the most tail steps of one rank. */
-static uint64_t s_tails, s_tails_ns, s_tail_n, s_tail_in_ns, s_tail_base_ns, s_tail_touch_ns, s_tail_touch_base_ns,
-    s_tail_rank_max;
+/* What a stretch of the tracer's own (a window, a detach tail) costs, over ranks: its steps counted, and summed
+ * over them, their rank's median such step and median step outside (ns); over every step it touched: their time,
+ * as many outside medians; and the most such steps of one rank (the text's threshold: ranks' windows are
+ * correlated, their steps do not add up to evidence). */
+struct cost_acc {
+    uint64_t n, in_ns, base_ns, touch_ns, touch_base_ns, rank_max;
+};
+/* The windows' own cost (sampled_win_*) and the detach tails' (CUPTI attached after a window until its finalize;
+ * sampled_tail_*), with how many tails and how long in all. */
+static struct cost_acc s_win, s_tail;
+static uint64_t s_tails, s_tails_ns;
+
+/* A rank's n steps of median `med` against its outside median `mo`; `touch_ns` over `kept` touched steps. Each
+ * rank's sums cannot wrap (measure_window_cost checks); sums over the ranks of a hostile trace still can, like
+ * s_steps_ns: wrong numbers then, never a crash. */
+static void cost_add(struct cost_acc *c, uint64_t n, uint64_t med, uint64_t mo, uint64_t touch_ns, uint64_t kept);
+
+/* Taken for the report (and reset): excess = median over outside median less 1; cost = share of all_ns. */
+static uint64_t cost_take(struct cost_acc *c, uint64_t all_ns, double *excess, double *cost, uint64_t *rank_max);
 /* For a run whose windows missed every step (a short run: the first periodic window comes 3 s after CUDA init,
  * the next 30 s later, and a first step that autotunes for 10 s swallows the one): the latest, over such ranks,
  * of (median step's start - first window's start), in ms: a first window there lands on the steady steps; and
@@ -58,6 +66,29 @@ static int cmp_u64(const void *x, const void *y)
 }
 
 static void add(uint64_t *c, uint64_t v) { __atomic_fetch_add(c, v, __ATOMIC_RELAXED); }
+
+static void cost_add(struct cost_acc *c, uint64_t n, uint64_t med, uint64_t mo, uint64_t touch_ns, uint64_t kept)
+{
+    add(&c->n, n);
+    add(&c->in_ns, n * med);
+    add(&c->base_ns, n * mo);
+    add(&c->touch_ns, touch_ns);
+    add(&c->touch_base_ns, kept * mo);
+    atomic_max(&c->rank_max, n);
+}
+
+static uint64_t cost_take(struct cost_acc *c, uint64_t all_ns, double *excess, double *cost, uint64_t *rank_max)
+{
+    uint64_t n = __atomic_exchange_n(&c->n, 0, __ATOMIC_RELAXED);
+    uint64_t in = __atomic_exchange_n(&c->in_ns, 0, __ATOMIC_RELAXED);
+    uint64_t base = __atomic_exchange_n(&c->base_ns, 0, __ATOMIC_RELAXED);
+    uint64_t touch = __atomic_exchange_n(&c->touch_ns, 0, __ATOMIC_RELAXED);
+    uint64_t touch_base = __atomic_exchange_n(&c->touch_base_ns, 0, __ATOMIC_RELAXED);
+    *rank_max = __atomic_exchange_n(&c->rank_max, 0, __ATOMIC_RELAXED);
+    *excess = base ? (double)in / (double)base - 1 : 0;
+    *cost = all_ns ? ((double)touch - (double)touch_base) / (double)all_ns : 0;
+    return n;
+}
 
 static uint64_t median_of(uint64_t *v, size_t n)
 {
@@ -114,24 +145,8 @@ static void measure_window_cost(const struct pass *p, const struct an_rank *r)
         if (len <= RS_WIN_COST_OUTLIER * mo) ttouch_ns += len, tkept++;
     }
     free(v);
-    /* each rank's sums cannot wrap (checked above); sums over the ranks of a hostile trace still can, like
-     * s_steps_ns: wrong numbers then, never a crash */
-    if (measurable) {
-        add(&s_win_n, nin);
-        add(&s_win_in_ns, nin * mi);
-        add(&s_win_base_ns, nin * mo);
-        add(&s_touch_ns, touch_ns);
-        add(&s_touch_base_ns, kept * mo);
-        atomic_max(&s_win_rank_max, nin);
-    }
-    if (tmeasurable) {
-        add(&s_tail_n, ntin);
-        add(&s_tail_in_ns, ntin * mt);
-        add(&s_tail_base_ns, ntin * mo);
-        add(&s_tail_touch_ns, ttouch_ns);
-        add(&s_tail_touch_base_ns, tkept * mo);
-        atomic_max(&s_tail_rank_max, ntin);
-    }
+    if (measurable) cost_add(&s_win, nin, mi, mo, touch_ns, kept);
+    if (tmeasurable) cost_add(&s_tail, ntin, mt, mo, ttouch_ns, tkept);
 }
 
 static void suggest_first_window(const struct pass *p, const struct an_rank *r)
@@ -237,34 +252,21 @@ void an_sampling_note(struct rs_analysis *a, uint64_t untraced_ns, uint64_t step
     uint64_t first_ms = __atomic_exchange_n(&s_suggest_first_ms, 0, __ATOMIC_RELAXED);
     uint64_t on_ms = __atomic_exchange_n(&s_suggest_on_ms, 0, __ATOMIC_RELAXED);
     uint64_t continuous = __atomic_exchange_n(&s_continuous_ranks, 0, __ATOMIC_RELAXED);
-    uint64_t win_n = __atomic_exchange_n(&s_win_n, 0, __ATOMIC_RELAXED);
-    uint64_t win_in = __atomic_exchange_n(&s_win_in_ns, 0, __ATOMIC_RELAXED);
-    uint64_t win_base = __atomic_exchange_n(&s_win_base_ns, 0, __ATOMIC_RELAXED);
-    uint64_t touch = __atomic_exchange_n(&s_touch_ns, 0, __ATOMIC_RELAXED);
-    uint64_t touch_base = __atomic_exchange_n(&s_touch_base_ns, 0, __ATOMIC_RELAXED);
-    uint64_t win_rank_max = __atomic_exchange_n(&s_win_rank_max, 0, __ATOMIC_RELAXED);
     uint64_t tails = __atomic_exchange_n(&s_tails, 0, __ATOMIC_RELAXED);
     uint64_t tails_ns = __atomic_exchange_n(&s_tails_ns, 0, __ATOMIC_RELAXED);
-    uint64_t tail_n = __atomic_exchange_n(&s_tail_n, 0, __ATOMIC_RELAXED);
-    uint64_t tail_in = __atomic_exchange_n(&s_tail_in_ns, 0, __ATOMIC_RELAXED);
-    uint64_t tail_base = __atomic_exchange_n(&s_tail_base_ns, 0, __ATOMIC_RELAXED);
-    uint64_t ttouch = __atomic_exchange_n(&s_tail_touch_ns, 0, __ATOMIC_RELAXED);
-    uint64_t ttouch_base = __atomic_exchange_n(&s_tail_touch_base_ns, 0, __ATOMIC_RELAXED);
-    uint64_t tail_rank_max = __atomic_exchange_n(&s_tail_rank_max, 0, __ATOMIC_RELAXED);
+    uint64_t win_rank_max, tail_rank_max;
     a->sampled_ranks = ranks;
     a->sampled_no_step_ranks = none;
     a->sampled_steps = steps;
     a->sampled_in_steps = in_steps;
     a->sampled_extra_steps = extra_steps;
     a->sampled_in_share = all_ns ? (double)in_ns / (double)all_ns : 0;
+    uint64_t win_n = cost_take(&s_win, all_ns, &a->sampled_win_excess, &a->sampled_win_cost, &win_rank_max);
+    uint64_t tail_n = cost_take(&s_tail, all_ns, &a->sampled_tail_excess, &a->sampled_tail_cost, &tail_rank_max);
     a->sampled_win_measured = win_n;
-    a->sampled_win_excess = win_base ? (double)win_in / (double)win_base - 1 : 0;
-    a->sampled_win_cost = all_ns ? ((double)touch - (double)touch_base) / (double)all_ns : 0;
     a->sampled_tails = tails;
     a->sampled_tail_mean_ms = tails ? (double)tails_ns / (double)tails * 1e-6 : 0;
     a->sampled_tail_measured = tail_n;
-    a->sampled_tail_excess = tail_base ? (double)tail_in / (double)tail_base - 1 : 0;
-    a->sampled_tail_cost = all_ns ? ((double)ttouch - (double)ttouch_base) / (double)all_ns : 0;
     if (extra_steps)
         an_warn(a,
                 "GPU activity was sampled: kernels and GPU copy times come from windows covering %llu of %llu steps "
