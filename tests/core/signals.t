@@ -16,8 +16,16 @@ wait_ready() { # file (up to 90 s: a sanitizer build on a loaded 2-core box can 
 
 # Job control on, so that background jobs do not start with SIGINT ignored (non-interactive shells do that).
 set -m
+# A shell started in the background of a non-interactive one ignores SIGINT, and so does every child: nothing can
+# undo that here (bash keeps signals ignored at entry), and the emitter would never see it (the alarm ends it).
+ign=$(sed -n 's/^SigIgn:[[:space:]]*//p' /proc/$$/status 2>/dev/null)
+sigint_ignored=$(((0x${ign:-0} >> 1) & 1))
 for sig in TERM INT; do
     num=$(kill -l $sig)
+    if [ "$sig" = INT ] && [ "$sigint_ignored" = 1 ]; then
+        skip "SIGINT is ignored in this test's environment (started as a background job): cannot be tested" 2
+        continue
+    fi
     RAILSCOPE_OUT=$T/$sig "$E" -t 4 -n 50000 -r 1000000 -p >"$T/$sig.out" 2>&1 &
     pid=$!
     wait_ready "$T/$sig.out" || diag "emitter never got ready"
