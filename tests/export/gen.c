@@ -321,6 +321,29 @@ static void step_plugin(struct rank *R, int k, uint64_t s)
     put(0, &co);
 }
 
+/* edge()'s children of collectives: a ProxyOp (one step) and a KernelCh, [ts, end) under `parent`. */
+static void edge_proxy_op(struct rank *R, uint64_t ts, uint64_t end, uint64_t parent, uint32_t channel,
+                          uint32_t is_send)
+{
+    EV(NCCL_PROXY_OP, po, ts);
+    po.end = end;
+    po.handle = R->handle++;
+    po.parent = parent;
+    po.channel = channel;
+    po.nsteps = 1;
+    po.is_send = is_send;
+    put(0, &po);
+}
+
+static void edge_kernel_ch(uint64_t ts, uint64_t end, uint64_t parent, uint32_t channel)
+{
+    EV(NCCL_KERNEL_CH, k, ts);
+    k.end = end;
+    k.parent = parent;
+    k.channel = channel;
+    put(0, &k);
+}
+
 /* --edge 1, one step slot after the steps (B = its start, ns):
  * - main thread: NCCL's NVTX range "ncclCommInitRankConfig" pushed at B+200 inside railscope's ncclCommInit
  *   call [B+100, B+5000] and never popped (as NCCL 2.2x does); a range "outer" [B+10000, B+15000] popped
@@ -373,13 +396,7 @@ static void edge(struct rank *R, uint64_t B)
     put(t, &nc);
 
     uint64_t ha = R->handle++, hb = R->handle++, hc = R->handle++, hd = R->handle++, hg = R->handle++;
-    EV(NCCL_PROXY_OP, pd, B + 33050); /* D's child, before D */
-    pd.end = B + 40000;
-    pd.handle = R->handle++;
-    pd.parent = hd;
-    pd.channel = 1;
-    pd.nsteps = 1;
-    put(0, &pd);
+    edge_proxy_op(R, B + 33050, B + 40000, hd, 1, 0); /* D's child, before D */
     EV(NCCL_GROUP, g, B + 29900);
     g.end = B + 33200;
     g.handle = hg;
@@ -418,25 +435,9 @@ static void edge(struct rank *R, uint64_t B)
         co.rank = R->r;
         put(0, &co);
     }
-    for (uint32_t ch = 0; ch < 2; ch++) {
-        EV(NCCL_KERNEL_CH, k, B + 30500 + ch * 100);
-        k.end = B + 45000 + ch * 2000;
-        k.parent = ha;
-        k.channel = ch;
-        put(0, &k);
-    }
-    EV(NCCL_PROXY_OP, pc, B + 32500);
-    pc.end = B + 52000;
-    pc.handle = R->handle++;
-    pc.parent = hc;
-    pc.nsteps = 1;
-    pc.is_send = 1;
-    put(0, &pc);
-    EV(NCCL_KERNEL_CH, kd, B + 33500);
-    kd.end = B + 42000;
-    kd.parent = hd;
-    kd.channel = 1;
-    put(0, &kd);
+    for (uint32_t ch = 0; ch < 2; ch++) edge_kernel_ch(B + 30500 + ch * 100, B + 45000 + ch * 2000, ha, ch);
+    edge_proxy_op(R, B + 32500, B + 52000, hc, 0, 1);
+    edge_kernel_ch(B + 33500, B + 42000, hd, 1);
     for (int i = 0; i < a2a; i++) {
         uint64_t h = R->handle++;
         EV(NCCL_P2P, sp, B + 60000 + 1000 * (uint64_t)i);
@@ -449,14 +450,7 @@ static void edge(struct rank *R, uint64_t B)
         sp.nchannels = 1;
         sp.rank = R->r;
         put(0, &sp);
-        EV(NCCL_PROXY_OP, po, B + 60500 + 1000 * (uint64_t)i);
-        po.end = B + 130000 + 500 * (uint64_t)i;
-        po.handle = R->handle++;
-        po.parent = h;
-        po.nsteps = 1;
-        po.is_send = 1;
-        po.channel = (uint32_t)(i % 4);
-        put(0, &po);
+        edge_proxy_op(R, B + 60500 + 1000 * (uint64_t)i, B + 130000 + 500 * (uint64_t)i, h, (uint32_t)(i % 4), 1);
     }
 }
 
