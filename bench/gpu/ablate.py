@@ -76,6 +76,15 @@ MODES = {
     "min-memcpy": (False, {"CUDA_INJECTION64_PATH": MINCUPTI, "MINCUPTI_KINDS": "memcpy"}, []),
     "min-kernel": (False, {"CUDA_INJECTION64_PATH": MINCUPTI, "MINCUPTI_KINDS": "kernel"}, []),
     "min-full": (False, {"CUDA_INJECTION64_PATH": MINCUPTI, "MINCUPTI_KINDS": "memcpy,memcpy2,memset,kernel"}, []),
+    # CUPTI's activity attributes on the floor (session 21; bench/gpu/mincupti.c MINCUPTI_ATTRS): does any lower
+    # CUPTI's own per-kernel cost? pinned host profiling memory; 16 device buffers of 32 MiB pre-allocated; CUPTI's
+    # own flush every 100 ms (device buffers back to the reuse pool sooner)
+    "min-full-pinned": (False, {"CUDA_INJECTION64_PATH": MINCUPTI, "MINCUPTI_KINDS": "memcpy,memcpy2,memset,kernel",
+                                "MINCUPTI_ATTRS": "pinned=1"}, []),
+    "min-full-pre": (False, {"CUDA_INJECTION64_PATH": MINCUPTI, "MINCUPTI_KINDS": "memcpy,memcpy2,memset,kernel",
+                             "MINCUPTI_ATTRS": "prealloc=16,devbuf=32"}, []),
+    "min-full-fp": (False, {"CUDA_INJECTION64_PATH": MINCUPTI, "MINCUPTI_KINDS": "memcpy,memcpy2,memset,kernel",
+                            "MINCUPTI_ATTRS": "flushperiod=100"}, []),
     "stub-slow5": (False, {"STUB_SLOW": "0.05"}, []),  # the stub workload with a planted 5 % cost (self-test)
     "stub-slow20": (False, {"STUB_SLOW": "0.2"}, []),  # a planted 20 % (hostcost.py's self-test)
     "stub-crash": (False, {"STUB_CRASH": "1"}, []),  # dies of SIGSEGV in its warm-up (the crash report's test)

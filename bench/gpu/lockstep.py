@@ -164,7 +164,7 @@ def run_group(modes, k, a):
         except (OSError, ValueError, KeyError, IndexError, TypeError):
             r["steps_ms"] = None
         lines = open(os.path.join(a.work, c["tag"] + ".err")).read().splitlines()
-        r["stderr"] = [s for s in lines if "railscope" in s or "Error" in s][-8:]
+        r["stderr"] = [s for s in lines if "railscope" in s or "mincupti" in s or "Error" in s][-12:]
         if r["rc"] != 0 and not killed:
             tdir = os.path.join(a.work, c["tag"] if c["mode"] in a.keep.split(",") else c["tag"] + ".trace")
             r["stderr_tail"] = ablate.crash_report(c["tag"], r["rc"], os.path.join(a.work, c["tag"] + ".err"),

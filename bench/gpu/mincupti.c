@@ -7,7 +7,13 @@
  * enables the kinds named in MINCUPTI_KINDS (memcpy, memcpy2, memset, kernel = CONCURRENT_KERNEL, sync; `none`
  * or empty: buffers registered, nothing enabled) and counts the records it is handed, nothing else; at exit one
  * forced flush (timed, printed to stderr with the counts). No timestamp callback, no periodic flush, no
- * conversion: what is left is what CUPTI costs by itself. */
+ * conversion: what is left is what CUPTI costs by itself.
+ *
+ * MINCUPTI_ATTRS (session 21): CUPTI's activity attributes set before anything is enabled, to ask whether a
+ * setting lowers CUPTI's own per-kernel cost (none had been tried in sessions 5-20): a comma list of
+ * devbuf=MiB (CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE), prealloc=N (DEVICE_BUFFER_PRE_ALLOCATE_VALUE),
+ * poollimit=N (DEVICE_BUFFER_POOL_LIMIT), pinned=0|1 (MEM_ALLOCATION_TYPE_HOST_PINNED) and flushperiod=MS
+ * (cuptiActivityFlushPeriod). Each attribute's value before and after is printed to stderr once. */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -54,6 +60,54 @@ static void at_exit(void)
             (unsigned long long)nrec, (unsigned long long)nbuf);
 }
 
+/* One attribute: name=value from MINCUPTI_ATTRS, read back and printed (the defaults on the device are a fact
+ * worth having too). */
+static void set_attrs(void *h)
+{
+    __typeof__(cuptiActivitySetAttribute) *set = (__typeof__(set))dlsym(h, "cuptiActivitySetAttribute");
+    __typeof__(cuptiActivityGetAttribute) *get = (__typeof__(get))dlsym(h, "cuptiActivityGetAttribute");
+    __typeof__(cuptiActivityFlushPeriod) *period = (__typeof__(period))dlsym(h, "cuptiActivityFlushPeriod");
+    static const struct {
+        const char *name;
+        CUpti_ActivityAttribute attr;
+        int is_u8;
+        size_t scale;
+    } attrs[] = {{"devbuf", CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, 0, 1u << 20},
+                 {"prealloc", CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE, 0, 1},
+                 {"poollimit", CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT, 0, 1},
+                 {"pinned", CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED, 1, 1}};
+    const char *v = getenv("MINCUPTI_ATTRS");
+    if (!set || !get) {
+        fprintf(stderr, "mincupti: no cuptiActivitySetAttribute\n");
+        return;
+    }
+    for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++) {
+        size_t before = 0, after = 0, sz = attrs[i].is_u8 ? 1 : sizeof(size_t);
+        uint8_t b8 = 0;
+        get(attrs[i].attr, &sz, attrs[i].is_u8 ? (void *)&b8 : (void *)&before);
+        if (attrs[i].is_u8) before = b8;
+        const char *p = v ? strstr(v, attrs[i].name) : NULL;
+        size_t n = strlen(attrs[i].name);
+        while (p && ((p != v && p[-1] != ',') || p[n] != '=')) p = strstr(p + 1, attrs[i].name);
+        if (p) {
+            size_t want = (size_t)strtoull(p + n + 1, NULL, 10) * attrs[i].scale;
+            uint8_t w8 = (uint8_t)want;
+            sz = attrs[i].is_u8 ? 1 : sizeof(size_t);
+            CUptiResult r = set(attrs[i].attr, &sz, attrs[i].is_u8 ? (void *)&w8 : (void *)&want);
+            if (r != CUPTI_SUCCESS) fprintf(stderr, "mincupti: %s not set (error %d)\n", attrs[i].name, (int)r);
+        }
+        sz = attrs[i].is_u8 ? 1 : sizeof(size_t);
+        get(attrs[i].attr, &sz, attrs[i].is_u8 ? (void *)&b8 : (void *)&after);
+        if (attrs[i].is_u8) after = b8;
+        fprintf(stderr, "mincupti: attribute %s %zu -> %zu\n", attrs[i].name, before, after);
+    }
+    const char *fp = v ? strstr(v, "flushperiod=") : NULL;
+    if (fp && period) {
+        CUptiResult r = period((uint32_t)strtoul(fp + 12, NULL, 10));
+        fprintf(stderr, "mincupti: flush period %s (%d)\n", fp + 12, (int)r);
+    }
+}
+
 int InitializeInjection(void)
 {
     static int once;
@@ -73,6 +127,7 @@ int InitializeInjection(void)
         fprintf(stderr, "mincupti: CUPTI set-up failed\n");
         return 1;
     }
+    set_attrs(h);
     const char *k = getenv("MINCUPTI_KINDS");
     static const struct {
         const char *name;
