@@ -37,6 +37,7 @@ MODES = {
     # ResNet-50 DDP's default cost by part (session 12 plan): without the NCCL family (API wrappers, profiler plugin,
     # NCCL's INFO log that RAILSCOPE_NCCL_LOG=auto turns on), without NVTX
     "nonccl": (True, {"RAILSCOPE_EVENTS": "all,-nccl"}, []),
+    "default-nolog": (True, {"RAILSCOPE_NCCL_LOG": "off"}, []),  # no NCCL_DEBUG=INFO log to read (s21)
     "nonvtx": (True, {"RAILSCOPE_EVENTS": "all,-nvtx"}, []),
     "ncclnolog": (True, {"RAILSCOPE_NCCL_LOG": "off"}, []),  # the NCCL family without NCCL's INFO log
     "default": (True, {}, []),
