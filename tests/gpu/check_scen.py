@@ -15,7 +15,9 @@ Checks (issue 15 "Done when"):
                    rank | tie | none, rank, tied_ranks), names the planted straggler (by pid -> rank); a tie
                    (no rank named, the ranks within the tie margin listed, analyzer/analyze_verdict.c) or no
                    rank named fails, and is said as such; with no planted straggler: the finding names no rank
-                   (none, spread or a tie) and no persistent straggler. A verdict missing (no findings[].straggler)
+                   (none, spread or a tie) and no persistent straggler, except a rank the script's own DDP hook
+                   times show persistently late by the same rule (truth.json measured_late: two processes
+                   sharing one GPU need not arrive together; older truth files: none). A verdict missing (no findings[].straggler)
                    or contradicting itself (a tie of fewer than two ranks or of ranks not in the run, a named
                    rank other than the finding's) fails either way
   straggler_wait   CPU stragglers: the other ranks' peer_wait per step within 10 % of how late the straggler
@@ -165,9 +167,19 @@ def check_stragglers(name, t, rep, by_rank):
             print(f"INFO {name}:straggler_wait: peer_wait ms/step {waits}, extra GPU time {planted} ms/step "
                   "(not checked: the ranks share one GPU)", flush=True)
     else:
+        # Nothing planted, but the ranks share one GPU and need not arrive together: a rank the script's own hook
+        # times show persistently late (truth.json measured_late, the analyzer's documented rule) may be named,
+        # and only such a rank (older truth files: none may)
         pers = [x["rank"] for x in strag if x.get("persistent", True)]
-        check(f"{name}:straggler_named", verdict[0] in ("none", "tie") and not pers,
-              f"{verdict_str(verdict)}, persistent {pers}", "no rank named, no persistent straggler (none planted)")
+        ml = t.get("measured_late") or {}
+        meas = sorted(int(k) for k, v in ml.items() if v.get("persistent"))
+        named_ok = verdict[0] in ("none", "tie") or (verdict[0] == "rank" and verdict[1][0] in meas)
+        check(f"{name}:straggler_named", named_ok and set(pers) <= set(meas),
+              f"{verdict_str(verdict)}, persistent {pers}",
+              "none planted: no rank named and no persistent straggler" +
+              (f", but for a rank measured persistently late ({meas}; measured: " +
+               ", ".join(f"rank {k} late at {v['late']} of {v['of']} by {v['mean_late_ms']} ms, costs {v['cost_ms']}"
+                         " ms/step" for k, v in sorted(ml.items())) + ")" if ml else ""))
 
 
 def check_multi(name, t, rep, by_rank, r2t):

@@ -4,7 +4,8 @@
 usage: scen_truth.py SCEN_DIR NAME LAUNCH NVTX_FORM CPU_STRAGGLER GPU_STRAGGLER EXPECT_TRANSPORT
 CPU_STRAGGLER is scen_train.py's --cpu-straggler ('R:MS', or 'R:MS,R:MS...' for several late ranks, '' none).
 One planted rank: truth.json "straggler" {rank, kind, planted_ms, measured_ms, arrival_lag_ms, first_bucket_lag_ms}
-(as the fixtures have it). Several: "straggler" null and "stragglers" (one entry per planted rank, rank order) and
+(as the fixtures have it). Every scenario: "measured_late", each rank's lateness at the AllReduces from the
+hook times alone (measured_late below), planted or not. Several: "straggler" null and "stragglers" (one entry per planted rank, rank order) and
 "straggler_model", what the analyzer's documented rule (docs/report.md "Stragglers", analyzer/analyze_join.c
 late_ranks) must make of the measured arrivals (see multi_truth below).
 The transport truth is what NCCL itself logged ("Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0"), read
@@ -123,6 +124,57 @@ def multi_truth(ranks, planted, sleeps):
     return out, model
 
 
+def measured_late(ranks, lo=2):
+    """How late each rank really arrived at the AllReduces, from the DDP comm-hook times alone (every scenario,
+    planted or not: two processes sharing one GPU need not arrive together when nothing is planted), by the
+    analyzer's documented rule (docs/report.md "Stragglers"): at each bucket a rank is late when it arrives more
+    than max(20 us, 1 % of the mean step) after the bulk (the lower median of the arrivals); its cost is the
+    others' wait for it (each earlier rank's, its largest over the step's buckets), summed and divided by steps
+    and ranks (one late rank at a time: the unplanted case; several planted ones are multi_truth's);
+    persistent when late at more than half of the buckets and costing >= 2 % of the step. Steps from `lo` on
+    (the first two hold NCCL's connection set-up and DDP's bucket rebuild). Returns {rank: {late, of,
+    mean_late_ms, cost_ms, persistent}} or {} without hook times."""
+    if len(ranks) < 2 or any("bucket_hook_ns" not in r for r in ranks):
+        return {}
+    step_ms = statistics.mean(r["step_ms_mean"] for r in ranks)
+    thr = max(0.02, 0.01 * step_ms)
+    hooks = {r["rank"]: r["bucket_hook_ns"] for r in ranks}
+    R = sorted(hooks)
+    nsteps = min(len(h) for h in hooks.values())
+    late = {r: [] for r in R}
+    of = {r: 0 for r in R}
+    cost = {r: 0.0 for r in R}
+    used = 0
+    for s in range(lo, nsteps):
+        nb = {len(hooks[r][s]) for r in R}
+        if len(nb) != 1 or not nb.pop():
+            continue
+        used += 1
+        waits = {r: {o: 0.0 for o in R} for r in R}  # this step: how long o waited for r, its longest over buckets
+        for b in range(len(hooks[R[0]][s])):
+            arr = {r: hooks[r][s][b] / 1e6 for r in R}
+            bulk = sorted(arr.values())[(len(R) - 1) // 2]
+            for r in R:
+                of[r] += 1
+                if arr[r] - bulk > thr:
+                    late[r].append(arr[r] - bulk)
+                    for o in R:
+                        waits[r][o] = max(waits[r][o], arr[r] - arr[o])
+        # the buckets run one after another on NCCL's stream: a rank late at each of them holds the others once a
+        # step, by its largest lag (as multi_truth's arrival lags), not once a bucket
+        for r in R:
+            cost[r] += sum(waits[r].values())
+    if not used:
+        return {}
+    out = {}
+    for r in R:
+        c = cost[r] / used / len(R)
+        out[str(r)] = dict(late=len(late[r]), of=of[r], mean_late_ms=round(statistics.mean(late[r]), 3) if late[r]
+                           else 0.0, cost_ms=round(c, 3),
+                           persistent=len(late[r]) > of[r] / 2 and c >= 0.02 * step_ms)
+    return out
+
+
 def main():
     d, name, launch, form, cpu, gpu, expect = sys.argv[1:8]
     ranks = []
@@ -175,6 +227,8 @@ def main():
         if lags:
             t["straggler"]["arrival_lag_ms"] = lags
             t["straggler"]["first_bucket_lag_ms"] = firsts
+    # the arrivals as measured, every rank: what an unplanted scenario must be judged against (check_scen.py)
+    t["measured_late"] = measured_late(ranks)
     links = set()
     nets = set()
     for p in glob.glob(os.path.join(d, "nccl", "*.log")):

@@ -144,9 +144,7 @@ cd "$W"
 for d in */; do
     d=${d%/}
     [ -f "$d/truth.json" ] || continue
-    # several late ranks: the per-rank files (hook times) stay, so scen_truth.py can be run again on them
-    python3 -c "import json,sys; sys.exit(0 if json.load(open(sys.argv[1])).get('stragglers') else 1)" "$d/truth.json" 2>/dev/null ||
-        rm -f "$d"/truth.rank*.json
+    # the per-rank files (hook times) stay, so scen_truth.py can be run again on them (a few kB each)
     jq -c '{scenario, world, steps, straggler: .straggler.rank, stragglers: [.stragglers[]?.rank], transport: .transport.nccl_logged}' "$d/truth.json" 2>/dev/null ||
         python3 -c "import json,sys; t=json.load(open('$d/truth.json')); print(t['scenario'], t['world'], t['steps'], t['straggler'], [x['rank'] for x in t.get('stragglers') or []], t['transport']['nccl_logged'])"
     du -sh "$d/trace" | sed "s#^#$d: #"
