@@ -840,8 +840,13 @@ static void step_busy(const struct join *J, const struct sref *v, size_t i, size
  * A mean time between polls would say more (a rank that polls now and then between other work and finds the message
  * late), but a rank that busy-polls beside others on a loaded host polls only when it gets a CPU: 16 to 64 polls in
  * 0.5 to 1 ms, 10 to 40 us apart, on the software NIC with three ranks on two CPUs (answer_stream.t), while the
- * threshold was 20 us. Unknown, and left to the rule below (1): older traces (no record), and a CQ armed with
- * ibv_req_notify_cq since its previous completions (the program may have waited in ibv_get_cq_event, not traced). */
+ * threshold was 20 us. A rank that waited for the CQ's event instead (ibv_get_cq_event, IBV_GET_CQ_EVENT) is judged
+ * the same way by an_on_wc (analyze_net.c wc_polls): blocked in the call until the event came, it was waiting, and
+ * its record is the time from its wake-up to the poll (no empty poll: within the threshold it answers, as a polling
+ * rank does); the event there already when it called, its polls decide as if it had not waited. Unknown, and left to
+ * the rule below (1): older traces (no record), and a CQ armed with ibv_req_notify_cq since its previous completions
+ * whose wait is not known (tracers before session 21 did not record ibv_get_cq_event; a non-blocking channel's wait is
+ * in poll/epoll, not traced; or no wait for the event was recorded since those completions). */
 static int polled_for(const struct join *J, uint32_t aux)
 {
     if (!(aux & RS_WC_AUX_SEEN) || (aux & RS_WC_AUX_ARMED) || rs_wc_aux_polls(aux) >= 2) return 1;

@@ -547,6 +547,7 @@ static void on_verbs(struct pass *p, const struct rs_ev_hdr *h)
         break;
     }
     case RS_EV_IBV_WC: on_wc(p, (const void *)h); break;
+    case RS_EV_IBV_GET_CQ_EVENT: an_on_cq_event(p, (const void *)h); break;
     case RS_EV_IBV_REG_MR: {
         const struct rs_ev_IBV_REG_MR *e = (const void *)h;
         p->r->has_verbs = 1;
@@ -720,6 +721,7 @@ static inline void on_event(struct pass *p, const struct rs_ev_hdr *h, uint32_t 
     case RS_EV_IBV_POST_SEND:
     case RS_EV_IBV_POST_RECV:
     case RS_EV_IBV_WC:
+    case RS_EV_IBV_GET_CQ_EVENT:
     case RS_EV_IBV_REG_MR:
     case RS_EV_IBV_MODIFY_QP: on_verbs(p, h); break;
     case RS_EV_NVTX_PUSH:

@@ -49,10 +49,12 @@ struct tsb { /* a receive completion */
     uint64_t ts, bytes;
     uint32_t qp, aux; /* aux: the polls before it (IBV_WC hdr.aux, RS_WC_AUX_*, completed by an_on_wc) */
 };
-/* A CQ's latest poll that returned completions (IBV_WC with the polls' record), and the time since the one before
- * (UINT64_MAX: none seen) */
+/* A CQ's latest poll that returned completions (IBV_WC with the polls' record), the one before (prev, 0 none) and the
+ * time since it (UINT64_MAX: none seen); the end of the latest wait for its event that returned it (IBV_GET_CQ_EVENT:
+ * ts + dur, 0 none) and that wait's RS_CQEV_* flags */
 struct cqpoll {
-    uint64_t cq, ts, gap;
+    uint64_t cq, ts, gap, prev, wake;
+    uint32_t wflags;
 };
 struct copyrec {
     uint64_t a, b, bytes;
@@ -246,6 +248,7 @@ void an_proxy_flush(struct pass *p); /* steps whose op never arrived (truncated 
 void an_on_post_send(struct pass *p, const struct rs_ev_IBV_POST_SEND *e);
 void an_on_post_recv(struct pass *p, const struct rs_ev_IBV_POST_RECV *e);
 void an_on_wc(struct pass *p, const struct rs_ev_IBV_WC *e);
+void an_on_cq_event(struct pass *p, const struct rs_ev_IBV_GET_CQ_EVENT *e);
 void an_on_proxy_step(struct pass *p, const struct rs_ev_NCCL_PROXY_STEP *e);
 void an_on_proxy_op(struct pass *p, const struct rs_ev_NCCL_PROXY_OP *e);
 void an_local(struct pass *p, double link_gbps_hint);

@@ -145,30 +145,66 @@ void an_on_post_recv(struct pass *p, const struct rs_ev_IBV_POST_RECV *e)
     p->posts++;
 }
 
+/* The CQ's record (cqpoll), made on first sight. */
+static struct cqpoll *cqpoll_of(struct pass *p, uint64_t cq)
+{
+    struct cqpoll *c;
+    uint64_t i;
+    if (p->cqp_last && p->cqp[p->cqp_last - 1].cq == cq) c = &p->cqp[p->cqp_last - 1];
+    else if (hm_get(&p->cqpmap, cq, &i)) c = &p->cqp[i];
+    else {
+        c = AN_PUSH(p->cqp, p->ncqp, p->cqpcap);
+        *c = (struct cqpoll){cq, 0, UINT64_MAX, 0, 0, 0};
+        hm_put(&p->cqpmap, cq, p->ncqp - 1);
+    }
+    p->cqp_last = (size_t)(c - p->cqp) + 1;
+    return c;
+}
+
+/* A wait for a CQ's event that returned it: the latest one's end and flags (the polls after it, wc_polls). */
+void an_on_cq_event(struct pass *p, const struct rs_ev_IBV_GET_CQ_EVENT *e)
+{
+    if (e->ret || !e->cq) return;
+    struct cqpoll *c = cqpoll_of(p, e->cq);
+    if (e->h.ts + e->dur < c->wake) return; /* (another thread's, read out of order) */
+    c->wake = e->h.ts + e->dur;
+    c->wflags = e->flags;
+}
+
 /* The polls before a completion (IBV_WC hdr.aux, formats/events_verbs.h RS_WC_AUX_*), with the time the tracer leaves
  * to the trace filled in: found with no empty poll, the time since the CQ's previous poll that returned completions,
  * the latest earlier time among its IBV_WC (all ones: none, or this one out of order, from another thread's chunk).
+ * A CQ armed since its previous completions (RS_WC_AUX_ARMED: the program may have waited for its event instead of
+ * polling) whose event a thread took since then (IBV_GET_CQ_EVENT on it, ended before this poll) says how it waited:
+ *  - blocked in the call until the event came (no event there when it called): it was waiting for the completion,
+ *    and found it on its first look that long after it woke (class 0, the time since the wake: analyze_join.c
+ *    polled_for counts it as polling within the lateness threshold of its landing);
+ *  - the event was there already (RS_CQEV_PENDING, a blocking descriptor): the call was a look that found it, as a
+ *    poll would have: the polls' record decides, as if the CQ had not been armed;
+ *  - a non-blocking descriptor (the program waited in poll/epoll before the call, not traced) or flags unknown, or no
+ *    wait taken since the previous completions (or one read out of order, from another thread's chunk): not known,
+ *    the record stays armed (the rule before session 21).
  * Every recorded completion moves its CQ's state; older traces (no record) cost nothing here. */
 static uint32_t wc_polls(struct pass *p, const struct rs_ev_IBV_WC *e)
 {
     uint32_t aux = e->h.aux;
     if (!(aux & RS_WC_AUX_SEEN)) return aux;
-    struct cqpoll *c;
-    uint64_t i;
-    if (p->cqp_last && p->cqp[p->cqp_last - 1].cq == e->cq) c = &p->cqp[p->cqp_last - 1];
-    else if (hm_get(&p->cqpmap, e->cq, &i)) c = &p->cqp[i];
-    else {
-        c = AN_PUSH(p->cqp, p->ncqp, p->cqpcap);
-        *c = (struct cqpoll){e->cq, 0, UINT64_MAX};
-        hm_put(&p->cqpmap, e->cq, p->ncqp - 1);
-    }
-    p->cqp_last = (size_t)(c - p->cqp) + 1;
+    struct cqpoll *c = cqpoll_of(p, e->cq);
     uint64_t gap = c->gap;
     if (e->h.ts > c->ts) {
         gap = c->ts ? e->h.ts - c->ts : UINT64_MAX;
         c->gap = gap;
+        c->prev = c->ts;
         c->ts = e->h.ts;
     } else if (e->h.ts < c->ts) gap = UINT64_MAX;
+    if ((aux & RS_WC_AUX_ARMED) && e->h.ts == c->ts && c->wake > c->prev && c->wake <= c->ts &&
+        !(c->wflags & (RS_CQEV_NONBLOCK | RS_CQEV_UNKNOWN))) {
+        if (!(c->wflags & RS_CQEV_PENDING)) {
+            uint64_t away = (c->ts - c->wake) >> RS_WC_AUX_WAIT_SHIFT;
+            return RS_WC_AUX_SEEN | (away < RS_WC_AUX_WAIT_MASK ? (uint32_t)away : RS_WC_AUX_WAIT_MASK);
+        }
+        aux &= ~RS_WC_AUX_ARMED;
+    }
     if (rs_wc_aux_polls(aux)) return aux;
     gap >>= RS_WC_AUX_WAIT_SHIFT;
     return aux | (gap < RS_WC_AUX_WAIT_MASK ? (uint32_t)gap : RS_WC_AUX_WAIT_MASK);

@@ -29,6 +29,11 @@ static void usage(FILE *f)
                "           (\"opcode\":0, ... \"opcode_name\":\"RDMA_WRITE\"), when the value has one\n"
                "  --abs    text mode: absolute timestamps in ns (default: seconds since the trace started)\n"
                "\n"
+               "A completion's aux (ibv_wc, from tracers since session 20) is also given as fields after the kind's\n"
+               "own: armed (true/false), empty_polls_min/empty_polls_max (the empty polls right before the poll that\n"
+               "found it, a range; max null: 2^30 or more), waited_us (from the first of them, in units of 1.024 us;\n"
+               "null with none), waited_capped (34.36 s or more). An aux without that record (0) is printed as is.\n"
+               "\n"
                "Records written before the first timestamped event (the strings of the host snapshot) carry no\n"
                "time (ts_ns 0): text mode prints \"(no time)\" for them, --json their raw \"ts_ns\":0.\n"
                "\n"
@@ -235,6 +240,20 @@ static void dump_event(FILE *o, int json, int abs, struct rs_reader *r, struct r
         dump_call_stack(o, json, r, sym, (const void *)ev);
     } else if (d->varlen && ev->size > d->size) {
         fprintf(o, json ? ",\"tail_bytes\":%u" : " tail_bytes=%u", ev->size - d->size);
+    }
+    /* hdr.aux values that pack fields (formats/rtrace_enums.h rs_aux_fields), after the kind's own */
+    struct rs_aux_field af[RS_AUX_MAX];
+    unsigned naf = rs_aux_fields(ev->kind, ev->aux, af);
+    for (unsigned i = 0; i < naf; i++) {
+        fprintf(o, json ? ",\"%s\":" : " %s=", af[i].name);
+        switch (af[i].type) {
+        case RS_AUX_BOOL: fputs(af[i].v ? "true" : "false", o); break;
+        case RS_AUX_U64: fprintf(o, "%llu", (unsigned long long)af[i].v); break;
+        case RS_AUX_US:
+            fprintf(o, "%llu.%03llu", (unsigned long long)(af[i].v / 1000), (unsigned long long)(af[i].v % 1000));
+            break;
+        default: fputs(json ? "null" : "-", o); break;
+        }
     }
     /* the names come after every field (FIELD_name), so the fields keep their order and adjacency */
     for (unsigned i = 0; i < nnames; i++) fprintf(o, ",\"%s_name\":\"%s\"", names[i].field, names[i].name);

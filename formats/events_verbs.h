@@ -60,6 +60,12 @@ enum rs_mem_kind { RS_MEM_UNKNOWN = 0, RS_MEM_HOST = 1, RS_MEM_PINNED = 2, RS_ME
 #define RS_FIELDS_IBV_CREATE_WQ(F) F(x64, wq) F(x64, ctx) F(x64, pd) F(x64, cq) F(u32, wq_num) F(u32, wq_type) \
     F(u32, max_wr) F(u32, pad)
 #define RS_FIELDS_IBV_DESTROY_WQ(F) F(x64, wq) F(u32, wq_num) F(i32, ret)
+/* One wait for a CQ's completion event (ibv_get_cq_event, session 21 on): hdr.ts = the call, dur = the time in it
+ * (blocked on the completion channel's descriptor until an armed CQ's event came, or returned at once when one was
+ * already there), cq = the CQ whose event it returned (0 on failure), channel = the completion channel, ret = the
+ * call's return (0, or -1 with errno in hdr.aux). flags (RS_CQEV_* below) say whether the thread can have blocked
+ * in the call at all and whether the event was already there when it was made. */
+#define RS_FIELDS_IBV_GET_CQ_EVENT(F) F(x64, cq) F(x64, channel) F(dur, dur) F(i32, ret) F(x32, flags)
 
 #define RS_EVENTS_VERBS(X)              \
     X(IBV_OPEN_DEVICE, verbs, RS_FIXED) \
@@ -80,7 +86,8 @@ enum rs_mem_kind { RS_MEM_UNKNOWN = 0, RS_MEM_HOST = 1, RS_MEM_PINNED = 2, RS_ME
     X(IBV_CREATE_SRQ, verbs, RS_FIXED)  \
     X(IBV_DESTROY_SRQ, verbs, RS_FIXED) \
     X(IBV_CREATE_WQ, verbs, RS_FIXED)   \
-    X(IBV_DESTROY_WQ, verbs, RS_FIXED)
+    X(IBV_DESTROY_WQ, verbs, RS_FIXED)  \
+    X(IBV_GET_CQ_EVENT, verbs, RS_FIXED)
 
 /* clang-format on */
 
@@ -90,7 +97,8 @@ enum rs_mem_kind { RS_MEM_UNKNOWN = 0, RS_MEM_HOST = 1, RS_MEM_PINNED = 2, RS_ME
  * ibv_req_notify_cq). All completions of one poll (one ibv_cq_ex start_poll batch) carry the same value.
  *   bit 31      RS_WC_AUX_SEEN: recorded (0: an older tracer, or a CQ it had no record of)
  *   bit 30      RS_WC_AUX_ARMED: ibv_req_notify_cq was called on the CQ since its previous completions: the
- *               program may have waited in ibv_get_cq_event (not traced), which no poll shows
+ *               program may have waited in ibv_get_cq_event, which no poll shows (IBV_GET_CQ_EVENT records
+ *               that wait from session 21 on; before, it was not traced)
  *   bits 25-29  the run's empty polls, as a class: 0 none, k >= 1 from 2^(k-1) to 2^k - 1 (31: 2^30 or more)
  *   bits 0-24   the time from the run's first empty poll to this poll, in units of 1024 ns (all ones: 34.4 s or
  *               more); 0 with no empty poll
@@ -132,4 +140,17 @@ static inline uint64_t rs_wc_aux_wait_ns(uint32_t aux)
     uint32_t w = aux & RS_WC_AUX_WAIT_MASK;
     return w == RS_WC_AUX_WAIT_MASK ? UINT64_MAX : (uint64_t)w << RS_WC_AUX_WAIT_SHIFT;
 }
+
+/* IBV_GET_CQ_EVENT.flags, from the tracer's looks at the channel's descriptor right before the call (a poll() with no
+ * timeout, and fcntl(F_GETFL) when that found an event: nothing the program can see):
+ *   RS_CQEV_PENDING   an event was already there: the call returned without blocking; the CQ's completion had come
+ *                     before the thread asked. Without it (and without RS_CQEV_UNKNOWN) there was none: a call
+ *                     that returned an event blocked until it came (or the event came between the look and the
+ *                     call, as good as blocked), one that failed with EAGAIN had a non-blocking descriptor
+ *   RS_CQEV_NONBLOCK  (with RS_CQEV_PENDING) the descriptor was O_NONBLOCK: the call cannot block, and a program
+ *                     that waits does it in poll/epoll/select on the descriptor before the call (not traced)
+ *   RS_CQEV_UNKNOWN   the tracer could not look (the poll or the fcntl failed): nothing above is known */
+#define RS_CQEV_NONBLOCK 0x1u
+#define RS_CQEV_PENDING  0x2u
+#define RS_CQEV_UNKNOWN  0x4u
 #endif

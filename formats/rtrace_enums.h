@@ -6,6 +6,8 @@
  * kind strings, ncclResult_t names...). Header-only: anything that includes rtrace.h can use it.
  *
  *     const char *n = rs_enum_name(rs_enum_of(RS_EV_IBV_POST_SEND, i), value);  NULL when unknown
+ *
+ * Also the decoders of hdr.aux values that pack several fields (rs_aux_fields, below).
  */
 #ifndef RAILSCOPE_RTRACE_ENUMS_H
 #define RAILSCOPE_RTRACE_ENUMS_H
@@ -174,6 +176,54 @@ static inline const struct rs_enum *rs_enum_of(unsigned kind, unsigned i)
 static inline const char *rs_enum_name(const struct rs_enum *e, uint64_t v)
 {
     return e && v < e->n ? e->names[v] : NULL;
+}
+
+/* hdr.aux values that pack several fields, as named fields (dump prints them after the kind's own fields, the same in
+ * text and JSON). One decoder per such kind, rs_aux_<KIND>(aux, out): fills up to RS_AUX_MAX fields and returns how
+ * many, 0 when the value is not such a record (an older tracer's 0: printed raw, as before). A kind is one row in
+ * RS_AUX_DECODERS. */
+enum rs_aux_type {
+    RS_AUX_NULL, /* not recorded: null in JSON, - in text */
+    RS_AUX_BOOL,
+    RS_AUX_U64,
+    RS_AUX_US /* v in ns, printed in us with 3 decimals */
+};
+struct rs_aux_field {
+    const char *name;
+    uint8_t type; /* enum rs_aux_type */
+    uint64_t v;
+};
+#define RS_AUX_MAX 8
+
+/* IBV_WC (formats/events_verbs.h RS_WC_AUX_*): the empty polls right before the poll that found it. armed; the run's
+ * empty polls as its class's range (empty_polls_max null: 2^30 or more); waited_us, the time from the run's first
+ * empty poll (the lower end of its 1.024 us unit; null with no empty poll), waited_capped when it is 34.36 s or
+ * more. */
+static inline unsigned rs_aux_IBV_WC(uint32_t aux, struct rs_aux_field *f)
+{
+    if (!(aux & RS_WC_AUX_SEEN)) return 0;
+    uint32_t k = aux >> RS_WC_AUX_CLASS_SHIFT & RS_WC_AUX_CLASS_MASK, w = aux & RS_WC_AUX_WAIT_MASK;
+    f[0] = (struct rs_aux_field){"armed", RS_AUX_BOOL, !!(aux & RS_WC_AUX_ARMED)};
+    f[1] = (struct rs_aux_field){"empty_polls_min", RS_AUX_U64, rs_wc_aux_polls(aux)};
+    f[2] = (struct rs_aux_field){"empty_polls_max", k == RS_WC_AUX_CLASS_MASK ? RS_AUX_NULL : RS_AUX_U64,
+                                 k ? (1ull << k) - 1 : 0};
+    f[3] = (struct rs_aux_field){"waited_us", k ? RS_AUX_US : RS_AUX_NULL, (uint64_t)w << RS_WC_AUX_WAIT_SHIFT};
+    f[4] = (struct rs_aux_field){"waited_capped", RS_AUX_BOOL, k && w == RS_WC_AUX_WAIT_MASK};
+    return 5;
+}
+
+#define RS_AUX_DECODERS(X) X(IBV_WC)
+
+/* The named fields of an event's hdr.aux (out: room for RS_AUX_MAX), 0 when its kind packs none or aux holds none. */
+static inline unsigned rs_aux_fields(unsigned kind, uint32_t aux, struct rs_aux_field *out)
+{
+    switch (kind) {
+#define RS_AUX_CASE(k) \
+    case RS_EV_##k: return rs_aux_##k(aux, out);
+        RS_AUX_DECODERS(RS_AUX_CASE)
+#undef RS_AUX_CASE
+    default: return 0;
+    }
 }
 
 #endif

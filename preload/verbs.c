@@ -16,6 +16,8 @@
  * this library never resolves to libibverbs' definition.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <string.h>
 
 #include "preload/dl.h"
@@ -46,6 +48,8 @@
     X(ibv_create_cq, "IBVERBS_1.1", struct vb_cq *,                                                                    \
       (struct vb_context * ctx, int cqe, void *cq_ctx, void *channel, int vec), (ctx, cqe, cq_ctx, channel, vec))      \
     X(ibv_destroy_cq, "IBVERBS_1.1", int, (struct vb_cq * cq), (cq))                                                   \
+    X(ibv_get_cq_event, "IBVERBS_1.1", int, (struct vb_comp_channel * ch, struct vb_cq * *cq, void **cq_ctx),          \
+      (ch, cq, cq_ctx))                                                                                                \
     X(ibv_create_qp, "IBVERBS_1.1", struct vb_qp *, (struct vb_pd * pd, struct vb_qp_init_attr * attr), (pd, attr))    \
     X(ibv_modify_qp, "IBVERBS_1.1", int, (struct vb_qp * qp, struct vb_qp_attr * attr, int mask), (qp, attr, mask))    \
     X(ibv_destroy_qp, "IBVERBS_1.1", int, (struct vb_qp * qp), (qp))                                                   \
@@ -404,6 +408,42 @@ static int vbw_ibv_destroy_cq(struct vb_cq *cq)
         }
     }
     if (rs_rec) EMIT_RELEASE(IBV_DESTROY_CQ, cq, cq, rs_t0, rs_ret);
+    RS_WRAP_LEAVE(rs_guard);
+}
+
+/* A thread waiting for a CQ's completion event: the wait a program that does not poll makes for its completions
+ * (ibv_rc_pingpong -e, perftest --use_event), recorded with how long the call took, the CQ it returned and whether
+ * it could have blocked (RS_CQEV_*: the answer rule, analyze_net.c, tells a rank blocked until the message came
+ * from one that found it there already). The looks are made before the call, so that they add nothing to the
+ * wake-up of a blocked one, and the second only when an event is there (a blocking descriptor then returns at once
+ * as a non-blocking one does: which one it is says whether the program waited elsewhere); with none there, the
+ * call's own result says it (it blocked, or failed with EAGAIN). The program's arguments go to the call as they
+ * are and its results are not touched. */
+static int vbw_ibv_get_cq_event(struct vb_comp_channel *ch, struct vb_cq **cq, void **cq_ctx)
+{
+    RS_WRAP_REAL(ibv_get_cq_event, VB_NOSYS(-1));
+    RS_WRAP_FORWARD(RS_FAM_verbs, rs_guard, (ch, cq, cq_ctx));
+    uint32_t flags = RS_CQEV_UNKNOWN;
+    if (ch) {
+        int saved = errno; /* a failed look must not leave its errno to a call that succeeds without setting one */
+        struct pollfd p = {.fd = ch->fd, .events = POLLIN};
+        int ready = poll(&p, 1, 0), fl = 0;
+        if (ready > 0 && (p.revents & POLLIN)) fl = fcntl(ch->fd, F_GETFL);
+        if (ready == 0) flags = 0;
+        else if (ready > 0 && (p.revents & POLLIN) && fl >= 0)
+            flags = RS_CQEV_PENDING | (fl & O_NONBLOCK ? RS_CQEV_NONBLOCK : 0);
+        errno = saved;
+    }
+    RS_WRAP_CALL((ch, cq, cq_ctx));
+    struct rs_ev_IBV_GET_CQ_EVENT ev;
+    RS_EV_INIT(&ev, IBV_GET_CQ_EVENT, rs_t0);
+    ev.dur = rs_now() - rs_t0;
+    ev.h.aux = rs_ret ? (uint32_t)rs_errno : 0;
+    ev.cq = !rs_ret && cq ? (uint64_t)(uintptr_t)*cq : 0;
+    ev.channel = (uint64_t)(uintptr_t)ch;
+    ev.ret = rs_ret;
+    ev.flags = flags;
+    rs_emit(&ev.h);
     RS_WRAP_LEAVE(rs_guard);
 }
 

@@ -78,6 +78,14 @@ struct vb_cq {
     char _rest[96]; /* mutex, cond, counters: sizeof 128 */
 };
 
+/* struct ibv_comp_channel: ibv_get_cq_event reads one event from fd (blocking unless the program made it
+ * O_NONBLOCK). */
+struct vb_comp_channel {
+    struct vb_context *context; /* 0 */
+    int fd;                     /* 8 */
+    int refcnt;
+};
+
 struct vb_srq {
     struct vb_context *context; /* 0 */
     void *srq_context;

@@ -1,7 +1,7 @@
 /* answer_chain: request/response traffic over RC verbs with step marks, for the analyzer's straggler tests on the
  * software NIC (tests/analyzer/straggler_answers.t). Every rank but rank 0 can send only what it received.
  *
- *   answer_chain -n PROCS -s SIZE -i ITERS [-q] [-l RANK -w MS] [-b BULK]
+ *   answer_chain -n PROCS -s SIZE -i ITERS [-q] [-l RANK -w MS] [-b BULK] [-e]
  *
  * Every iteration starts with railscope_mark("step N", N). Rank 0 writes SIZE bytes (RDMA WRITE_WITH_IMM) to rank 1,
  * rank 1 waits for them and writes to rank 2, ..., the last rank writes back to rank 0, and rank 0 waits for that
@@ -17,6 +17,9 @@
  * to its last, through a second port on each side (the software NIC sends a port's frames one after another: on the
  * token's port the stream would hold the token back): traffic nobody waits for, so another rank is always sending
  * when a rank polls its message (tests/analyzer/answer_stream.t).
+ * -e: every rank but rank 0 waits for its completions in ibv_get_cq_event instead of polling (its CQ on a completion
+ * channel, as ibv_rc_pingpong -e: wait for the event, acknowledge it, re-arm the CQ, poll it once;
+ * tests/softnic/answer_events.t).
  * Each rank prints, per iteration, when it posted its data send, when it polled the message it forwards and when it
  * polled its send's completion (CLOCK_MONOTONIC ms, shared by the ranks). */
 #include <arpa/inet.h>
@@ -40,7 +43,8 @@ struct chain {
     char *buf;
     struct ex_peer_info right;
     int got, outstanding;
-    double done; /* ex_now() when the last send completion was polled */
+    struct ibv_comp_channel *ch; /* -e: the CQ's completion channel (NULL: busy-polling) */
+    double done;                 /* ex_now() when the last send completion was polled */
     /* -b: the stream's port, QP, buffer and peer; bulk_out: a write outstanding; bulk_stop: post no more */
     struct ex_dev bd;
     struct ibv_qp *bq;
@@ -83,10 +87,22 @@ static int post_recv(struct ibv_qp *qp)
     return ibv_post_recv(qp, &wr, &bad);
 }
 
+/* -e: block until the CQ's next event, then re-arm it (what comes after the arming raises another event; what came
+ * before it is found by the poll that follows) */
+static int wait_event(struct chain *g)
+{
+    struct ibv_cq *cq;
+    void *ctx;
+    if (ibv_get_cq_event(g->ch, &cq, &ctx)) return -1;
+    ibv_ack_cq_events(cq, 1);
+    return ibv_req_notify_cq(cq, 0);
+}
+
 static int progress(struct chain *g)
 {
     struct ibv_wc wc[8];
     if (g->bq && bulk_progress(g)) return -1;
+    if (g->ch && wait_event(g)) return -1;
     int n = ibv_poll_cq(g->d.cq, 8, wc);
     if (n < 0) return -1;
     for (int i = 0; i < n; i++) {
@@ -155,13 +171,19 @@ static int bulk_open(struct chain *g, struct ex_rank *r, size_t bulk)
     return 0;
 }
 
-static int run_rank(struct ex_rank *r, size_t size, int iters, int oneqp, int late, double work_ms, size_t bulk)
+static int run_rank(struct ex_rank *r, size_t size, int iters, int oneqp, int late, double work_ms, size_t bulk,
+                    int events)
 {
     int rank = r->rank, world = r->world;
     struct chain g;
     memset(&g, 0, sizeof g);
     g.buf = aligned_alloc(4096, (size + 4095) / 4096 * 4096);
     if (!g.buf || ex_open(&g.d, 4 * DEPTH)) return 1;
+    if (events && rank) { /* the CQ again, on a completion channel, armed */
+        if (!(g.ch = ibv_create_comp_channel(g.d.ctx)) || ibv_destroy_cq(g.d.cq) ||
+            !(g.d.cq = ibv_create_cq(g.d.ctx, 4 * DEPTH, NULL, g.ch, 0)) || ibv_req_notify_cq(g.d.cq, 0))
+            return 1;
+    }
     memset(g.buf, rank + 1, size);
     g.mr = ibv_reg_mr(g.d.pd, g.buf, size, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
     g.ql = ex_qp(&g.d, DEPTH);
@@ -222,10 +244,10 @@ static int run_rank(struct ex_rank *r, size_t size, int iters, int oneqp, int la
 
 int main(int argc, char **argv)
 {
-    int procs = 3, iters = 20, late = -1, oneqp = 0, c;
+    int procs = 3, iters = 20, late = -1, oneqp = 0, events = 0, c;
     double work_ms = 5;
     size_t size = 64 << 10, bulk = 0;
-    while ((c = getopt(argc, argv, "n:s:i:l:w:qb:")) != -1) {
+    while ((c = getopt(argc, argv, "n:s:i:l:w:qb:e")) != -1) {
         switch (c) {
         case 'n': procs = atoi(optarg); break;
         case 's': size = ex_size(optarg); break;
@@ -234,8 +256,9 @@ int main(int argc, char **argv)
         case 'w': work_ms = atof(optarg); break;
         case 'q': oneqp = 1; break;
         case 'b': bulk = ex_size(optarg); break;
+        case 'e': events = 1; break;
         default:
-            fprintf(stderr, "usage: %s -n PROCS -s SIZE -i ITERS [-q] [-l RANK -w MS] [-b BULK]\n", argv[0]);
+            fprintf(stderr, "usage: %s -n PROCS -s SIZE -i ITERS [-q] [-l RANK -w MS] [-b BULK] [-e]\n", argv[0]);
             return 2;
         }
     }
@@ -246,5 +269,5 @@ int main(int argc, char **argv)
     struct ex_rank r;
     int rc = ex_launch(procs, argc, argv, &r);
     if (rc >= 0) return rc;
-    return run_rank(&r, size, iters, oneqp, late, work_ms, bulk);
+    return run_rank(&r, size, iters, oneqp, late, work_ms, bulk, events);
 }

@@ -40,6 +40,10 @@ int main(void)
     SZ(vb_qp, ibv_qp);
     SZ(vb_cq, ibv_cq);
     OFF(vb_cq, cqe, ibv_cq, cqe);
+    OFF(vb_comp_channel, context, ibv_comp_channel, context);
+    OFF(vb_comp_channel, fd, ibv_comp_channel, fd);
+    OFF(vb_comp_channel, refcnt, ibv_comp_channel, refcnt);
+    SZ(vb_comp_channel, ibv_comp_channel);
     OFF(vb_srq, context, ibv_srq, context);
     OFF(vb_srq, pd, ibv_srq, pd);
     OFF(vb_srq, handle, ibv_srq, handle);
