@@ -238,6 +238,9 @@ static void stats_add(struct rs_exp_stats *a, const struct rs_exp_stats *b)
     a->wr_unmatched_wc += b->wr_unmatched_wc;
     a->wr_no_completion += b->wr_no_completion;
     a->lane_overflow += b->lane_overflow;
+    a->row_moved += b->row_moved;
+    a->row_unsure += b->row_unsure;
+    a->nvtx_dropped += b->nvtx_dropped;
 }
 
 /* unranked: no input says its rank (a single process, not launched as a job): Kineto numbers them by
@@ -640,6 +643,20 @@ static void print_summary(const struct rs_exp_opts *o, const struct rs_exp_stats
                 "railscope: export: %llu slices overlapped more than a track's lanes hold: shown as "
                 "instants where they end (with dur_ns)\n",
                 (unsigned long long)st->lane_overflow);
+    if (st->row_moved) {
+        char why[160] = "";
+        if (st->row_unsure)
+            snprintf(why, sizeof why, "; %llu of them because the row no longer remembered their time",
+                     (unsigned long long)st->row_unsure);
+        fprintf(stderr,
+                "railscope: export: %llu slices moved off their thread's row to a \"#2\" row: they would partially "
+                "overlap another slice there%s\n",
+                (unsigned long long)st->row_moved, why);
+    }
+    if (st->nvtx_dropped)
+        fprintf(stderr,
+                "railscope: export: %llu NVTX ranges nested deeper than 64 on a thread left out (with their pops)\n",
+                (unsigned long long)st->nvtx_dropped);
 }
 
 /* The expanded input files through the exporter(s). Returns the exit status. */

@@ -81,6 +81,11 @@ struct rs_exp_stats {
     uint64_t files_out;
     uint64_t wr_matched, wr_unmatched_wc, wr_no_completion;
     uint64_t lane_overflow; /* slices shown as instants at their end: more overlap than lanes */
+    /* slices moved off their thread's row to a "#2" row of their own: they would partially overlap another
+     * slice there (a range straddled by a call, a late CUDA call straddling a range); row_unsure of them only
+     * because the row no longer remembered that time (export_row.c: bounded memory) */
+    uint64_t row_moved, row_unsure;
+    uint64_t nvtx_dropped; /* NVTX ranges nested deeper than 64 on a thread: left out (their pops too) */
 };
 
 struct rs_exp;

@@ -185,27 +185,18 @@ void xl_on_copy_call(struct rs_exp *x, uint32_t tid, const struct rs_ev_CUDA_COP
     xl_emit_slice(x, xl_thread_group(x, tid), &it);
 }
 
-/* NVTX push/pop: B/E on a per-thread NVTX track; depth is bounded, stray pops are ignored. Kineto's
- * readers (HTA) take complete events only, so there the push is kept (bounded stack) and the pop writes
- * an "X" event, on the thread's own row (HTA reads ProfilerStep#N there).
+/* NVTX push/pop: B/E on a per-thread NVTX track; depth is bounded (deeper pushes are counted and left out with
+ * their pops), stray pops are ignored. Kineto's readers (HTA) take complete events only, so there the push is
+ * kept (bounded stack) and the pop writes an "X" event, on the thread's own row (HTA reads ProfilerStep#N
+ * there).
  *
- * That row also holds the thread's calls (NCCL, copies, CUDA API), each group with its own lane state, so
- * the row is kept free of partial overlaps by hand: a slice written on the row while ranges are open is
- * noted in each (xl_row_note); at the pop a range that one of them straddles (one that began before the push
- * and ended inside, as NCCL's ncclCommInitRankConfig range, pushed inside railscope's ncclCommInit call and
- * never popped; or one that began inside and ended after the pop) goes to the NVTX group's second lane, a
- * row of its own ("thread T nvtx #2"); a range written on the row becomes a guard, and lane_for keeps the
- * row's later slices off it where they would straddle it. */
-void xl_row_note(struct xgroup *ng, uint64_t s, uint64_t e)
-{
-    for (int i = 0; i < ng->nvtx_depth; i++) {
-        struct xpush *p = &ng->pushes[i];
-        if (s < p->ts) {
-            if (e > p->ts && e < p->min_cross) p->min_cross = e;
-        } else if (e > p->max_in) p->max_in = e;
-    }
-}
-
+ * That row also holds the thread's calls and its CUDA calls, each group with its own lane state; the row guard
+ * (export_row.c) keeps them from partially overlapping. A range is checked at its pop: against the slices
+ * around its start, gathered while it is open (at the push, xr_cross, then each slice placed on the row
+ * until the pop, xr_place: a push long ago needs no memory of that time), and those around its end. One
+ * that would straddle a slice there (NCCL's ncclCommInitRankConfig range, pushed inside railscope's
+ * ncclCommInit call and never popped) goes to the NVTX group's second lane, a row of its own ("thread T nvtx
+ * #2"); the others join the row, where the guard keeps later slices (CUDA calls seconds late) off them. */
 static void nvtx_emit_x(struct rs_exp *x, struct xgroup *g, uint64_t end)
 {
     struct xpush *p = &g->pushes[g->nvtx_depth];
@@ -214,12 +205,17 @@ static void nvtx_emit_x(struct rs_exp *x, struct xgroup *g, uint64_t end)
     item_init(&it, p->ts, end - p->ts, p->msg, RS_XCAT_user_annotation);
     if (p->dom) arg_s(&it, RS_XK_domain, p->dom);
     struct xlane *l = g->lane[0];
-    if (p->min_cross < end || p->max_in > end) { /* it would straddle a slice on the thread's row */
-        l = g->nlanes > 1 ? g->lane[1] : xl_lane_new(x, g);
-        if (!l) return;
-        xl_declare(x, &l->t);
-    } else if (g->guards || (g->guards = rs_xmalloc(XGUARDS * sizeof *g->guards, "export_cuda guards")))
-        g->guards[g->nguards++ % XGUARDS] = (struct xguard){p->ts, end};
+    if (g->row && end > p->ts) {
+        int c = p->min_cross < end ? 1 : xr_check(g->row, XR_N, p->ts, end, 0);
+        if (!c && p->unsure) c = 2;
+        if (c) { /* it would straddle a slice on the thread's row */
+            x->st.row_moved++;
+            x->st.row_unsure += c == 2;
+            l = g->nlanes > 1 ? g->lane[1] : xl_lane_new(x, g);
+            if (!l) return;
+            xl_declare(x, &l->t);
+        } else xr_add(g->row, XR_N, p->ts, end);
+    }
     it.t = &l->t;
     x->be->slice(x->b, &it);
     x->st.items_out++;
@@ -231,14 +227,20 @@ void xl_on_nvtx_push(struct rs_exp *x, uint32_t tid, const struct rs_ev_NVTX_PUS
     if (!g || !g->nlanes) return;
     uint64_t ts = al(x, e->h.ts);
     struct xlane *l = g->lane[0];
-    if (ts < l->last_start) ts = l->last_start; /* B/E must stay ordered on the track */
-    if (g->nvtx_depth >= XNVTX_DEPTH) return;
+    if (ts < l->last_start) ts = l->last_start;         /* B/E must stay ordered on the track */
+    if (g->nvtx_depth >= XNVTX_DEPTH || g->nvtx_lost) { /* too deep: left out, counted; its pop is skipped */
+        g->nvtx_lost++;
+        x->st.nvtx_dropped++;
+        return;
+    }
     l->last_start = ts;
     xl_declare(x, &l->t);
     if (x->o.format == RS_EXP_KINETO) {
         if (!g->pushes && !(g->pushes = rs_xmalloc(XNVTX_DEPTH * sizeof *g->pushes, "export_cuda pushes"))) return;
-        g->pushes[g->nvtx_depth++] =
-            (struct xpush){ts, xl_str_nid(x, e->message), e->domain ? xl_str_nid(x, e->domain) : 0, UINT64_MAX, 0};
+        int unsure = 0;
+        uint64_t cross = g->row ? xr_cross(g->row, ts, &unsure) : UINT64_MAX;
+        g->pushes[g->nvtx_depth++] = (struct xpush){ts, xl_str_nid(x, e->message),
+                                                    e->domain ? xl_str_nid(x, e->domain) : 0, cross, (uint32_t)unsure};
         return;
     }
     g->nvtx_depth++;
@@ -253,7 +255,12 @@ void xl_on_nvtx_push(struct rs_exp *x, uint32_t tid, const struct rs_ev_NVTX_PUS
 void xl_on_nvtx_pop(struct rs_exp *x, uint32_t tid, const struct rs_ev_NVTX_POP *e)
 {
     struct xgroup *g = xl_thread_side_group(x, XG_NVTX, tid, "nvtx");
-    if (!g || !g->nlanes || !g->nvtx_depth) return;
+    if (!g || !g->nlanes) return;
+    if (g->nvtx_lost) { /* the pop of a push left out */
+        g->nvtx_lost--;
+        return;
+    }
+    if (!g->nvtx_depth) return;
     uint64_t ts = al(x, e->h.ts);
     struct xlane *l = g->lane[0];
     if (ts < l->last_start) ts = l->last_start;
@@ -262,7 +269,6 @@ void xl_on_nvtx_pop(struct rs_exp *x, uint32_t tid, const struct rs_ev_NVTX_POP 
     if (g->pushes) nvtx_emit_x(x, g, ts);
     else x->be->end(x->b, &l->t, ts);
 }
-
 
 void xl_on_nvtx_start(struct rs_exp *x, const struct rs_ev_NVTX_START *e)
 {

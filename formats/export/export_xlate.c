@@ -273,44 +273,44 @@ struct xlane *xl_lane_new(struct rs_exp *x, struct xgroup *g)
     return l;
 }
 
-/* Kineto: would [s, e] partially overlap an NVTX range already written on this thread's row? */
-static int row_guarded(const struct xgroup *g, uint64_t s, uint64_t e)
-{
-    const struct xgroup *ng = g->row_nvtx;
-    uint32_t n = ng->nguards < XGUARDS ? ng->nguards : XGUARDS;
-    for (uint32_t i = 0; i < n; i++) {
-        uint64_t p = ng->guards[i].s, q = ng->guards[i].e;
-        if ((s < p && p < e && e < q) || (p < s && s < q && q < e)) return 1;
-    }
-    return 0;
-}
-
 /* Would [s, e] get one of g's first `maxl` lanes (nothing changes)? As lane_for, which then takes that lane. */
 int xl_lane_fits(const struct xgroup *g, uint64_t s, uint64_t e, int maxl)
 {
     for (int i = 0; i < g->nlanes && i < maxl; i++) {
         const struct xlane *l = g->lane[i];
         if (s < l->last_start) continue;
-        if (!i && g->row_nvtx && g->row_nvtx->guards && row_guarded(g, s, e)) continue;
         int d = l->depth;
         while (d && l->stack[d - 1] <= s) d--;
         if (d && (!g->nest || e > l->stack[d - 1] || d >= XSTACK)) continue;
+        if (!i && g->row && e > s && xr_check(g->row, g->rsrc, s, e, 1)) continue;
         return 1;
     }
     return g->nlanes < maxl;
 }
 
-/* Lane for [s, e] in g (allocating lanes as needed); NULL when every lane is taken (see emit_slice). */
+/* Lane for [s, e] in g (allocating lanes as needed); NULL when every lane is taken (see emit_slice). A lane's
+ * stack is popped only once the slice is placed there: a slice refused by a lane leaves it as it was. Lane 0 of
+ * a thread's row also asks the row guard (export_row.c) and tells it what was placed. */
 static struct xlane *lane_for(struct rs_exp *x, struct xgroup *g, uint64_t s, uint64_t e)
 {
     for (int i = 0; i < g->nlanes; i++) {
         struct xlane *l = g->lane[i];
         if (s < l->last_start) continue;
-        if (!i && g->row_nvtx && g->row_nvtx->guards && row_guarded(g, s, e)) continue;
-        while (l->depth && l->stack[l->depth - 1] <= s) l->depth--;
-        if (l->depth && (!g->nest || e > l->stack[l->depth - 1] || l->depth >= XSTACK)) continue;
+        int d = l->depth;
+        while (d && l->stack[d - 1] <= s) d--;
+        if (d && (!g->nest || e > l->stack[d - 1] || d >= XSTACK)) continue;
+        if (!i && g->row && e > s) {
+            int c = xr_check(g->row, g->rsrc, s, e, 1);
+            if (c) { /* it would partially overlap another source's slice on the row: off the row */
+                x->st.row_moved++;
+                x->st.row_unsure += c == 2;
+                continue;
+            }
+        }
+        l->depth = d;
         l->stack[l->depth++] = e;
         l->last_start = s;
+        if (!i && e > s && (g->row || g->gk == XG_THREAD)) xr_place(x, g, s, e);
         return l;
     }
     if (g->nlanes >= g->maxl) return NULL;
@@ -324,7 +324,7 @@ static struct xlane *lane_for(struct rs_exp *x, struct xgroup *g, uint64_t s, ui
 static void group_free(struct xgroup *g)
 {
     free(g->pushes);
-    free(g->guards);
+    if (g->gk == XG_THREAD) xr_free(g->row);
     for (int i = 0; i < g->nlanes; i++) free(g->lane[i]);
     free(g);
 }
@@ -349,9 +349,7 @@ struct xgroup *xl_thread_group(struct rs_exp *x, uint32_t tid)
 
 /* Groups that share the thread's lane 0 (CUDA API calls arrive later in the file than the thread's own
  * events: a separate lane state keeps each in time order). In Kineto output the NVTX ranges share that row
- * too; the thread's and the CUDA calls' groups then know the NVTX group (row_nvtx): a slice they write on
- * the row is noted by the ranges open (xl_row_note), and lane_for keeps a slice off the row where it would
- * partially overlap a range already written there (the guards). */
+ * too. The row guard (export_row.c) keeps the groups from partially overlapping each other there. */
 struct xgroup *xl_thread_side_group(struct rs_exp *x, uint32_t gk, uint32_t tid, const char *what)
 {
     struct xgroup *g = xl_group_get(x, gk, tid, 0);
@@ -368,13 +366,9 @@ struct xgroup *xl_thread_side_group(struct rs_exp *x, uint32_t gk, uint32_t tid,
         if (l && tg && tg->nlanes && (gk == XG_CUDA || x->o.format == RS_EXP_KINETO)) {
             xl_declare(x, &tg->lane[0]->t);
             l->t = tg->lane[0]->t;
-        }
-        if (l && tg && x->o.format == RS_EXP_KINETO) {
-            if (gk == XG_NVTX) {
-                struct xgroup *cg = xl_group_find(x, XG_CUDA, tid, 0);
-                tg->row_nvtx = g;
-                if (cg) cg->row_nvtx = g;
-            } else g->row_nvtx = xl_group_find(x, XG_NVTX, tid, 0);
+            g->row = tg->row ? tg->row : xr_new(x, tg);
+            g->rsrc = gk == XG_CUDA ? XR_C : XR_N;
+            g->row->g[g->rsrc] = g;
         }
     }
     return g;
@@ -431,8 +425,7 @@ void xl_emit_slice(struct rs_exp *x, struct xgroup *g, struct rs_xitem *it)
         it->ts = e;
         it->dur = 0;
         x->st.lane_overflow++;
-    } else if (g->row_nvtx && l == g->lane[0] && g->row_nvtx->nvtx_depth)
-        xl_row_note(g->row_nvtx, it->ts, it->ts + it->dur);
+    }
     xl_declare(x, &l->t);
     it->t = &l->t;
     x->be->slice(x->b, it);

@@ -15,8 +15,8 @@
 #define XFIFO_MAX    (1u << 16) /* outstanding WRs remembered per queue */
 #define XCACHE       4096       /* handle caches (NCCL proxy ops/steps, NVTX start/end ids) */
 #define XNVTX_DEPTH  64
-#define XGUARDS      64   /* Kineto: NVTX ranges written on a thread's row, remembered for its later slices */
-#define XPEND        4096 /* NCCL communicator items held until their children are in (export_nccl.c) */
+#define XROW_MAX     (1u << 16) /* slices remembered per source of a thread's row (export_row.c) */
+#define XPEND        4096       /* NCCL communicator items held until their children are in (export_nccl.c) */
 
 enum xgkind {
     XG_THREAD = 1,
@@ -52,24 +52,46 @@ struct xgroup {
     int64_t jpid, jtid0; /* JSON placement of lane 0 */
     int32_t sort;
     struct xlane *lane[XLANES_ASYNC];
-    /* NVTX push/pop stack (XG_NVTX); Kineto output keeps the pushes to write complete events at the pop */
+    /* NVTX push/pop stack (XG_NVTX); Kineto output keeps the pushes to write complete events at the pop;
+     * nvtx_lost: pushes past XNVTX_DEPTH not kept (their pops are skipped, so the others stay paired) */
     int nvtx_depth;
+    uint32_t nvtx_lost;
     struct xpush {
         uint64_t ts;
         uint32_t msg, dom;
-        /* Kineto (the range shares the thread's row): the row's slices written while it is open; min_cross =
-         * the earliest end of those that began before the push, max_in = the latest end of those that began
-         * inside (see export_cuda.c nvtx_emit_x) */
-        uint64_t min_cross, max_in;
+        /* Kineto (the range shares the thread's row): the earliest end of the row's other slices around the
+         * push (starting at or before it, ending after it), and whether one of those may have been forgotten
+         * (export_row.c xr_cross, then every slice placed while it is open) */
+        uint64_t min_cross;
+        uint32_t unsure;
     } * pushes;
-    /* Kineto: the thread's NVTX group (XG_THREAD and XG_CUDA groups, whose lane 0 is the same row), and in
-     * the NVTX group the ranges written on that row (a ring; lane_for keeps the row's later slices off lane 0
-     * where they would partially overlap one) */
-    struct xgroup *row_nvtx;
-    struct xguard {
-        uint64_t s, e;
-    } * guards;
-    uint32_t nguards;
+    /* The thread row this group's lane 0 is part of (the thread's own group owns it), and which source of
+     * it the group is (XR_T, XR_C, XR_N): export_row.c */
+    struct xrow *row;
+    uint8_t rsrc;
+};
+
+/* A thread's row, shared by the thread's calls, its CUDA calls and (Kineto) its NVTX ranges: each source's
+ * slices placed there, a ring in placement order (export_row.c). */
+enum { XR_T, XR_C, XR_N, XR_NSRC };
+enum { XR_NONE, XR_FOUND, XR_UNSURE };
+struct xiv {
+    uint64_t p, q;
+    uint32_t up;   /* parent: 0 none (yet), distance in placements (back for T/C, forward for N), XIV_LOST */
+    uint32_t left; /* N: distance back to the previous root when placed (0 none); T/C: scratch (compaction) */
+};
+struct xivs {
+    struct xiv *v;
+    uint64_t base, n; /* kept: placements [base, n) */
+    uint64_t lost_q;  /* the latest end of a slice forgotten: around earlier times the answer is unknown */
+    uint64_t maxq;    /* the latest end of all it held */
+    uint32_t cap;     /* a power of two, up to XROW_MAX */
+    uint8_t by_end;   /* N: placed in end order */
+};
+struct xrow {
+    struct xgroup *g[XR_NSRC];
+    struct xivs s[XR_NSRC];
+    int kineto;
 };
 
 struct xwr {
@@ -247,7 +269,18 @@ void xl_on_net_ib(struct rs_exp *x, const struct rs_ev_NCCL_NET_IB *e);
 void xl_on_net_sock(struct rs_exp *x, const struct rs_ev_NCCL_NET_SOCK *e);
 void xl_on_prof_api(struct rs_exp *x, const struct rs_ev_NCCL_PROF_API *e);
 void xl_nccl_end(struct rs_exp *x); /* held communicator items, step states never closed by their step */
-void xl_row_note(struct xgroup *ng, uint64_t s, uint64_t e); /* a slice on a Kineto thread row (export_cuda.c) */
+
+/* the row guard (export_row.c) */
+struct xrow *xr_new(struct rs_exp *x, struct xgroup *tg); /* the thread group tg's row */
+void xr_free(struct xrow *r);
+/* Would [s, e], placed by source src, partially overlap another source's slice on the row? 0 no, 1 yes, 2 not
+ * known (forgotten). at_start 0: leave out the slices around s (a range's pop: its push knows them). */
+int xr_check(const struct xrow *r, int src, uint64_t s, uint64_t e, int at_start);
+void xr_add(struct xrow *r, int src, uint64_t s, uint64_t e); /* [s, e] (e > s) placed on the row */
+/* g's lane 0 (a thread's or its CUDA calls' group) took [s, e] (e > s): the row and the open NVTX ranges learn it */
+void xr_place(struct rs_exp *x, struct xgroup *g, uint64_t s, uint64_t e);
+/* The earliest end among the T and C slices around t (start <= t < end); *unsure = 1 if one may be forgotten */
+uint64_t xr_cross(const struct xrow *r, uint64_t t, int *unsure);
 
 /* small inline helpers */
 static inline uint64_t mix64(uint64_t v)

@@ -8,7 +8,7 @@ D=$RS_TOP/tests/export
 GEN=$RS_BUILD/tests/export/rs-export-gen
 need_build railscope tests/export/rs-export-gen
 need_cmd python3
-plan 44
+plan 53
 
 "$GEN" "$T/tr" --ranks 2 --steps 3 || bail "generator failed"
 ex() { run_timeout 60 "$RS_CLI" export "$@"; }
@@ -84,6 +84,62 @@ print(sorted(collections.Counter((e["pid"], e["args"].get("end_from")) for e in 
     "^0:\[\(\(1, 'enqueue \(lanes full\)'\), 33\), \(\(1, 'proxy'\), 32\), \(\(2, 'enqueue \(lanes full\)'\), 33\), \(\(2, 'proxy'\), 32\)\]$" \
     "64 sends in flight: lengthened while a lane short of the last is free, the rest at their enqueue, no instant"
 ok "edge cases: perfetto rules" sh -c "'$RS_CLI' export -q --format perfetto -o '$T/edge.pftrace' '$T/edge' && python3 '$D/check_trace.py' perfetto '$T/edge.pftrace' >/dev/null"
+
+# --- a thread's shared row (its calls, its CUDA calls, Kineto's NVTX ranges) never gets a partial overlap, whatever
+# the order and number of slices (gen.c rows(): each case written in the order that let one through before)
+"$GEN" "$T/rows" --ranks 2 --steps 3 --edge 1 --rows 100 || bail "generator failed (--rows)"
+ex --format kineto -o "$T/rowsk" "$T/rows" 2> "$T/rowsk.err"
+ok "rows: kineto rules (100 ranges, then a late CUDA call straddling the first two)" \
+    python3 "$D/check_trace.py" kineto "$T/rowsk"
+ok "rows: chrome rules (a late CUDA call straddling a call of its thread)" \
+    sh -c "'$RS_CLI' export -q --format chrome -o '$T/rows.json' '$T/rows' && python3 '$D/check_trace.py' chrome '$T/rows.json'"
+ok "rows: perfetto rules" \
+    sh -c "'$RS_CLI' export -q --format perfetto -o '$T/rows.pftrace' '$T/rows' && python3 '$D/check_trace.py' perfetto '$T/rows.pftrace' >/dev/null"
+row_slices() { # FILE NAME...: rank 0's X events named NAME (NAME ending in a space: a prefix) after the edge slot
+    python3 - "$@" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+tn = {(e["pid"], e["tid"]): e["args"]["name"] for e in d["traceEvents"] if e.get("name") == "thread_name"}
+for e in d["traceEvents"]:
+    n = e.get("name", "")
+    if e.get("ph") == "X" and e["ts"] >= 500 and any(n == a or (a[-1] == " " and n.startswith(a)) for a in sys.argv[2:]):
+        print("%s | %s %.3f %.3f" % (tn.get((e["pid"], e["tid"]), ""), e["name"], e["ts"], e["dur"]))
+PY
+}
+is "$(row_slices "$T/rowsk/rank0.pt.trace.json" cudaGetDevice early "row 0" "row 1" ncclAllReduce | sort -t'|' -k2)" \
+"thread 100 cuda #2 | cudaGetDevice 501.050 0.200
+thread 100 cuda #2 | cudaGetDevice 540.500 1.000
+thread 100 nvtx #2 | early 550.500 1.500
+main (100) | ncclAllReduce 540.000 1.000
+main (100) | ncclAllReduce 550.000 1.000
+main (100) | row 0 501.000 0.100
+main (100) | row 1 501.200 0.100" \
+    "rows: the late CUDA calls and the range a call straddles leave the row; the ranges and calls stay"
+# 70 nested ranges over the --edge range never popped: 63 kept, each closed by its own pop
+is "$(row_slices "$T/rowsk/rank0.pt.trace.json" "nest " | awk '{n++; if ($7 != sprintf("%.3f", 561 + (69 - $5) * 0.01 - (560 + $5 * 0.01))) bad++} END {print n, bad + 0}')" \
+    "63 0" "rows: NVTX ranges nested past 64 are left out and the kept ones keep their own pops"
+like "$(tr '\n' ' ' < "$T/rowsk.err")" \
+    "export: 10 slices moved off their thread's row to a \"#2\" row: .* export: 14 NVTX ranges nested deeper than 64 on" \
+    "rows: the moves (5 per rank: 2 of --edge, 3 here) and the ranges left out (7 per rank) are said on stderr"
+# past the row's memory (65536 slices per source while the CUDA calls lag): moved as unknown, counted, no overlap
+"$GEN" "$T/deep" --ranks 1 --steps 3 --edge 1 --rows 1 --rows-deep 70000 || bail "generator failed (--rows-deep)"
+ex --format kineto -o "$T/deepk" "$T/deep" 2> "$T/deepk.err"
+ok "rows past the row's memory: kineto rules" python3 "$D/check_trace.py" kineto "$T/deepk"
+like "$(row_slices "$T/deepk/rank0.pt.trace.json" cudaGetDevice | tail -1):$(grep 'moved off' "$T/deepk.err")" \
+    "^thread 100 cuda #2 \\| cudaGetDevice 600\\.002 0\\.010:.*; 1 of them because the row no longer remembered their time$" \
+    "rows past the row's memory: the late call straddling a forgotten range leaves the row, said on stderr"
+# random traffic in hostile orders (pushes 80 deep, stray pops, calls starting back in time, late CUDA batches)
+bad=""
+for seed in 1 2 3 4; do
+    "$GEN" "$T/rnd$seed" --ranks 1 --steps 1 --rows 70 --random $seed || bail "generator failed (--random)"
+    ex -q --format kineto -o "$T/rnd$seed.k" "$T/rnd$seed" && python3 "$D/check_trace.py" kineto "$T/rnd$seed.k" >/dev/null ||
+        bad="$bad kineto:$seed"
+    for f in chrome perfetto; do
+        ex -q --format $f -o "$T/rnd$seed.$f" "$T/rnd$seed" && python3 "$D/check_trace.py" $f "$T/rnd$seed.$f" >/dev/null ||
+            bad="$bad $f:$seed"
+    done
+done
+is "$bad" "" "rows: random traffic in any order, 4 seeds x 3 formats: no partial overlap"
 
 # --- parallel export (-j): parts joined in input order give the same file
 ok "chrome -j 2 writes the same bytes as a serial export" \

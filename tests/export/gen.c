@@ -5,8 +5,10 @@
  * NCCL calls/collectives/proxy ops/steps/states, NVML counters, step marks, a tracer warning.
  *
  *     rs-export-gen DIR [--ranks N] [--steps N] [--threads N] [--unranked 1] [--edge 1 [--a2a N]]
+ *                       [--rows N [--rows-deep M] [--random SEED]]
  *
- * --edge 1 adds, after the steps, the cases the exporter must place with care (edge(), times in its comment).
+ * --edge 1 adds, after the steps, the cases the exporter must place with care (edge(), times in its comment);
+ * --rows N the cases of a thread's shared row (rows(), after those), --random SEED random traffic on such rows.
  *
  * Rank r's monotonic clock starts at a different base than its neighbours' (as on separate hosts) and its
  * REALTIME anchor says how they line up: every rank's step k starts at the same real time, so an export
@@ -454,6 +456,127 @@ static void edge(struct rank *R, uint64_t B)
     }
 }
 
+/* A CUDA runtime call that links to no GPU work, written on CUPTI's thread (tid 0) for thread t, late. */
+static void late_api(uint32_t t, uint64_t ts, uint64_t end)
+{
+    EV(CUDA_API, a, ts);
+    a.end = end;
+    a.name = S("cudaGetDevice");
+    a.cbid = 17;
+    a.tid = t;
+    put(0, &a);
+}
+static void nvtx_range(uint32_t t, const char *name, uint64_t ts, uint64_t end)
+{
+    EV(NVTX_PUSH, np, ts);
+    np.message = S(name);
+    put(t, &np);
+    EV(NVTX_POP, pp, end);
+    put(t, &pp);
+}
+static void nccl_call(struct rank *R, uint32_t t, uint64_t ts, uint64_t dur)
+{
+    EV(NCCL_CALL, nc, ts);
+    nc.dur = dur;
+    nc.comm = 0x5000;
+    nc.count = 1024;
+    nc.comm_hash = 0xabcdef;
+    nc.peer = -1;
+    nc.rank = R->r;
+    nc.nranks = R->ranks;
+    put(t, &nc);
+}
+
+/* --rows N, from B on the main thread: what the row guard must keep off the thread's row (it is shared by the
+ * thread's calls, its CUDA calls and, in Kineto output, its NVTX ranges), each written in the order that let a
+ * partial overlap through before the row guard (formats/export/export_row.c):
+ * - N ranges "row i" [B+1000+200i, +100], then a late CUDA call [B+1050, B+1250] straddling the first two (the
+ *   guard remembered the last 64 ranges of a thread);
+ * - a call ncclAllReduce [B+40000, +1000], then a late CUDA call [B+40500, +1000] straddling its end (the CUDA
+ *   calls and the thread's calls were not checked against each other, in any format);
+ * - a call ncclAllReduce [B+50000, +1000] written before the range "early" [B+50500, B+52000] that it straddles
+ *   (only calls written while a range was open were checked against it);
+ * - 70 nested ranges "nest i" pushed 10 ns apart from B+60000, popped 10 ns apart from B+61000: the 6 innermost
+ *   are past the depth kept (64) and left out, "nest i" (i < 64) is [B+60000+10i, B+61000+10(69-i)] (the pops
+ *   of the left-out pushes closed the kept ones, 6 off);
+ * --rows-deep M: M ranges "deep i" [D+10i, +5] from D = B+100000, more than the row holds while the CUDA calls
+ *   lag (65536 per source), and a late CUDA call [D+2, D+12] straddling the first: it leaves the row (its time
+ *   forgotten), counted. Returns the step slots (100 us) used. */
+static int rows(struct rank *R, uint64_t B, int n, int deep)
+{
+    const uint32_t t = R->tmain;
+    char nm[32];
+    for (int i = 0; i < n; i++) {
+        snprintf(nm, sizeof nm, "row %d", i);
+        nvtx_range(t, nm, B + 1000 + 200 * (uint64_t)i, B + 1100 + 200 * (uint64_t)i);
+    }
+    nccl_call(R, t, B + 40000, 1000);
+    nccl_call(R, t, B + 50000, 1000);
+    nvtx_range(t, "early", B + 50500, B + 52000);
+    for (int i = 0; i < 70; i++) {
+        snprintf(nm, sizeof nm, "nest %d", i);
+        EV(NVTX_PUSH, np, B + 60000 + 10 * (uint64_t)i);
+        np.message = S(nm);
+        put(t, &np);
+    }
+    for (int i = 0; i < 70; i++) {
+        EV(NVTX_POP, pp, B + 61000 + 10 * (uint64_t)i);
+        put(t, &pp);
+    }
+    late_api(t, B + 1050, B + 1250);
+    late_api(t, B + 40500, B + 41500);
+    const uint64_t D = B + 100000;
+    for (int i = 0; i < deep; i++) {
+        snprintf(nm, sizeof nm, "deep %d", i);
+        nvtx_range(t, nm, D + 10 * (uint64_t)i, D + 10 * (uint64_t)i + 5);
+    }
+    if (deep) late_api(t, D + 2, D + 12);
+    return 1 + (deep ? 1 + (int)((uint64_t)deep * 10 / 100000) : 0);
+}
+
+/* --random SEED (with --rows): 3000 random operations on each of two threads' rows, in any order a hostile or
+ * damaged file may hold: NVTX pushes (up to 80 deep) and pops (stray ones too), the thread's calls starting up to
+ * 400 ns back, CUDA calls up to 600 ns back and up to 500 ns long, written late in random batches, zero-length
+ * ones among them. Whatever the order, no row may get a partial overlap. Returns the step slots used. */
+static uint64_t rnd_s;
+static uint64_t rnd(uint64_t n)
+{
+    rnd_s ^= rnd_s << 13, rnd_s ^= rnd_s >> 7, rnd_s ^= rnd_s << 17;
+    return rnd_s % n;
+}
+static int random_rows(struct rank *R, uint64_t B, uint64_t seed)
+{
+    rnd_s = seed * 0x9e3779b97f4a7c15ull + (uint64_t)R->r + 1;
+    for (uint32_t th = 0; th < 2; th++) {
+        const uint32_t t = R->tmain + th;
+        uint64_t now = B + 1000, late[64][2];
+        int depth = 0, nlate = 0;
+        for (int i = 0; i < 3000; i++) {
+            now += rnd(50);
+            uint64_t k = rnd(16), st = now - rnd(k < 8 ? 400 : 600);
+            if (k < 4 && depth < 80) { /* push */
+                EV(NVTX_PUSH, np, now);
+                np.message = S(depth & 1 ? "odd" : "even");
+                put(t, &np);
+                depth++;
+            } else if (k < 8 && (depth || !rnd(8))) { /* pop (a stray one now and then) */
+                EV(NVTX_POP, pp, now);
+                put(t, &pp);
+                depth -= !!depth;
+            } else if (k < 10) nccl_call(R, t, st, rnd(4) ? now - st : 0);
+            else if (k < 15 && nlate < 64) {
+                late[nlate][0] = st;
+                late[nlate++][1] = st + (rnd(4) ? rnd(500) : 0);
+            } else { /* CUPTI hands a batch over, sorted by start or not */
+                for (int j = 0; j < nlate; j++) late_api(t, late[j][0], late[j][1]);
+                nlate = 0;
+            }
+        }
+        for (int j = 0; j < nlate; j++) late_api(t, late[j][0], late[j][1]);
+    }
+    return 2;
+}
+
 /* After the steps: a send that never completes, NCCL net/API records, a tracer warning. */
 static void tail(struct rank *R, int steps)
 {
@@ -489,11 +612,12 @@ static void tail(struct rank *R, int steps)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: rs-export-gen DIR [--ranks N] [--steps N] [--threads N] [--unranked 1] [--edge 1]\n");
+        fprintf(stderr, "usage: rs-export-gen DIR [--ranks N] [--steps N] [--threads N] [--unranked 1] [--edge 1] "
+                        "[--rows N [--rows-deep M]]\n");
         return 2;
     }
     const char *dir = argv[1];
-    int ranks = 2, steps = 3, threads = 1, unranked = 0, edges = 0;
+    int ranks = 2, steps = 3, threads = 1, unranked = 0, edges = 0, nrows = 0, deep = 0, seed = 0;
     for (int i = 2; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--ranks")) ranks = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--steps")) steps = atoi(argv[i + 1]);
@@ -501,6 +625,9 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--unranked")) unranked = atoi(argv[i + 1]); /* no RANK (plain processes) */
         else if (!strcmp(argv[i], "--edge")) edges = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--a2a")) a2a = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--rows")) nrows = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--rows-deep")) deep = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--random")) seed = atoi(argv[i + 1]);
         else {
             fprintf(stderr, "rs-export-gen: unknown option %s\n", argv[i]);
             return 2;
@@ -519,8 +646,11 @@ int main(int argc, char **argv)
             step_cupti(&R, s, tid);
             step_plugin(&R, k, s);
         }
+        int slots = steps + !!edges;
         if (edges) edge(&R, R.mono0 + 100000 + (uint64_t)steps * 100000);
-        tail(&R, steps + !!edges);
+        if (nrows > 0) slots += rows(&R, R.mono0 + 100000 + (uint64_t)slots * 100000, nrows, deep);
+        if (nrows > 0 && seed) slots += random_rows(&R, R.mono0 + 100000 + (uint64_t)slots * 100000, (uint64_t)seed);
+        tail(&R, slots);
         if (rs_writer_close(w) != 0) {
             fprintf(stderr, "rs-export-gen: close failed\n");
             return 1;
