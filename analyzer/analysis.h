@@ -151,14 +151,19 @@ struct rs_an_coll {
 /* A rank arriving late at collectives. */
 struct rs_an_straggler {
     int32_t rank;
-    int persistent;      /* late in most steps */
+    int persistent;      /* late in most steps, costly on average and in most steps (analyze_join.c stragglers) */
     uint64_t late_count; /* collectives where it arrived more than the threshold after the bulk */
     uint64_t of;         /* collectives considered */
     double mean_late_s;  /* mean lateness after the bulk (the lower median of the arrivals, late_ranks) */
     double cost_s;       /* the others' exposed wait for it (their peer_wait where it was the late rank),
                           * summed over the run, mean over the run's ranks (mean_ranks), like attr[] */
     double cost_per_step_s;
+    uint64_t costly_steps; /* steps where the others' wait for it cost at least RS_AN_STRAGGLER_MIN_COST of the mean
+                            * step (on cost_s's basis) */
 };
+/* A persistent straggler costs the others at least this fraction of the mean step, on average and in most steps
+ * (docs/report.md "Stragglers"). */
+#define RS_AN_STRAGGLER_MIN_COST 0.02
 
 /* The peer-wait finding's straggler verdict (analyzer/analyze_verdict.c), kept as data beside its words so
  * scripts need not parse them (JSON findings[].straggler). */

@@ -278,16 +278,20 @@ static int rank_list(char *b, size_t len, const struct rs_an_straggler *s, size_
 }
 
 /* Stragglers / peer wait (a rank is late after the bulk of the ranks, analyze_join.c late_ranks). Every cost here is
- * on one basis, the category's: the others' exposed wait summed
- * over the run and divided by the run's ranks (mean_ranks), so the stragglers' costs add up to the
- * "waiting for late ranks" category less the waits under the lateness threshold (charged to no rank) and a
- * named straggler's share of the step is its share of that category. A rank is named only when its cost is at
- * least half of the category (and of the stragglers' sum: the two differ by rounding only) and no other late
- * rank costs within RS_AN_STRAGGLER_TIE of it; its finding states its own cost, then, when the rest of the
- * category costs at least 1 % of the step (the findings' noise floor), the category with what the other late
- * ranks and the waits under the threshold take of it. Otherwise the wait is spread over ranks, or two ranks or more
- * tie (costs within RS_AN_STRAGGLER_TIE, together at least half of the category): the finding is the category,
- * naming no rank, and says the costliest late rank or the ranks that tie. */
+ * on one basis, the category's: the others' exposed wait summed over the run and divided by the run's ranks
+ * (mean_ranks), so the stragglers' costs add up to the "waiting for late ranks" category less the waits under the
+ * lateness threshold (charged to no rank) and a named straggler's share of the step is its share of that category.
+ * A rank is named only when it is persistent (analyze_join.c stragglers: late, and costly on average and in most
+ * steps), its cost is at least half of the category (and of the stragglers' sum: the two differ by rounding only) and
+ * no other late rank costs within RS_AN_STRAGGLER_TIE of it. Persistence was not asked before: the sole late rank of
+ * a 2-rank H200 run (bench/gpu/results/2026-12-04-s21/call3-s2_profstep), its cost a mean made by the start-up's
+ * waits in steps 0 and 1 (1.0 % of a typical step, 3 % on average), was named "the straggler" and a re-run named
+ * nobody; now the words say the costliest late rank and why it is not persistent. A named rank's finding states its
+ * own cost, then, when the rest of the category costs at least 1 % of the step (the findings' noise floor), the
+ * category with what the other late ranks and the waits under the threshold take of it. Otherwise the wait is spread
+ * over ranks, or two ranks or more tie (costs within RS_AN_STRAGGLER_TIE, together at least half of the category):
+ * the finding is the category, naming no rank, and says the costliest late rank or the ranks that tie. A tie does
+ * not ask persistence: ranks late in turns (each in half of the steps) tie by design. */
 static size_t finding_straggler(struct rs_an_finding *c, size_t nc, const struct rs_analysis *a)
 {
     double ns = a->nsteps ? (double)a->nsteps : 1, cat = a->attr[RS_CAT_PEER_WAIT];
@@ -305,19 +309,21 @@ static size_t finding_straggler(struct rs_an_finding *c, size_t nc, const struct
      * and 4" for 45 % of the wait). Then the wait is spread: the words say the costliest. */
     if (tie > 1 && 2 * tied < fmax(all, cat)) tie = 1;
     int mr = (int)a->mean_ranks;
-    if (s && s->cost_s > 0 && tie == 1 && 2 * s->cost_s >= fmax(all, cat)) {
+    /* the costliest would be named but for its persistence (transient): the words say so, and why */
+    int alone = s && s->cost_s > 0 && tie == 1 && 2 * s->cost_s >= fmax(all, cat), transient = alone && !s->persistent;
+    if (alone && s->persistent) {
         nc = add(c, nc, a, RS_CAT_PEER_WAIT, s->rank, 0, s->cost_s);
         struct rs_an_finding *f = &c[nc - 1];
         f->sv = RS_SV_RANK;
         int coll = !strcmp(a->straggler_basis, "collectives");
         int w =
             snprintf(f->text, sizeof f->text,
-                     "Straggler: rank %d arrives late at %llu of %llu %s%s, %.2f ms after the bulk of the ranks on "
-                     "average; waiting for it costs %.2f ms per step, mean over the run's %d ranks (%.0f %% of step "
-                     "time)",
+                     "Straggler: rank %d arrives late at %llu of %llu %s (persistent), %.2f ms after the bulk of the "
+                     "ranks on average; waiting for it costs %.2f ms per step, mean over the run's %d ranks (%.0f %% "
+                     "of step time)",
                      s->rank, (unsigned long long)s->late_count, (unsigned long long)s->of,
-                     coll ? "collectives" : "steps (first data send)", s->persistent ? " (persistent)" : "",
-                     MS(s->mean_late_s), MS(s->cost_per_step_s), mr, 100 * f->step_frac);
+                     coll ? "collectives" : "steps (first data send)", MS(s->mean_late_s), MS(s->cost_per_step_s), mr,
+                     100 * f->step_frac);
         /* the rest of the category: the other late ranks, then the waits under the lateness threshold */
         double others = fmax(all - s->cost_s, 0) / ns, under = fmax(cat - fmax(all, s->cost_s), 0) / ns;
         if (others + under >= 0.01 * a->step_mean_s && w > 0 && w < (int)sizeof f->text) {
@@ -339,10 +345,10 @@ static size_t finding_straggler(struct rs_an_finding *c, size_t nc, const struct
         f->sv = RS_SV_TIE;
         f->ntied = tie;
     }
-    int w = snprintf(f->text, sizeof f->text,
-                     "Ranks wait %.2f ms per step (%.0f %% of step time) in collectives for late ranks (no single "
-                     "rank is consistently last",
-                     MS(cat / ns), 100 * f->step_frac);
+    int w =
+        snprintf(f->text, sizeof f->text,
+                 "Ranks wait %.2f ms per step (%.0f %% of step time) in collectives for late ranks (%s", MS(cat / ns),
+                 100 * f->step_frac, transient ? "no persistent straggler" : "no single rank is consistently last");
     if (s && s->cost_s > 0 && w > 0 && w < (int)sizeof f->text) {
         char rl[160];
         const struct rs_an_straggler *z = &a->stragglers[tie - 1]; /* the least costly of those that tie */
@@ -362,6 +368,20 @@ static size_t finding_straggler(struct rs_an_finding *c, size_t nc, const struct
             w += snprintf(f->text + w, sizeof f->text - (size_t)w, ": %zu late ranks, %s: %s, %s per step each",
                           a->nstragglers, tie == a->nstragglers ? "tied" : "the costliest tied", rl, each);
         }
+    }
+    if (transient && w > 0 && w < (int)sizeof f->text) {
+        /* why it is not named: cheap on average (the noise of ranks taking turns), else costly in too few steps (a
+         * few steps' waits make its mean: start-up; or late in half of the steps), else (no steps) late too seldom */
+        double min = RS_AN_STRAGGLER_MIN_COST;
+        if (a->step_mean_s > 0 && s->cost_per_step_s < min * a->step_mean_s)
+            w += snprintf(f->text + w, sizeof f->text - (size_t)w, ", under %.0f %% of the step", 100 * min);
+        else if (a->nsteps >= 2 && a->step_mean_s > 0 && s->costly_steps * 2 <= a->nsteps)
+            w += snprintf(f->text + w, sizeof f->text - (size_t)w,
+                          ", %.0f %% of the step or more in only %llu of %llu steps", 100 * min,
+                          (unsigned long long)s->costly_steps, (unsigned long long)a->nsteps);
+        else
+            w += snprintf(f->text + w, sizeof f->text - (size_t)w, ", late at only %llu of %llu",
+                          (unsigned long long)s->late_count, (unsigned long long)s->of);
     }
     if (w > 0 && w < (int)sizeof f->text) snprintf(f->text + w, sizeof f->text - (size_t)w, ")");
     return nc;

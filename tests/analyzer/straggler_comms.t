@@ -104,8 +104,11 @@ craft pair p3 800
 craft round r
 like "$(cat "$T/p2.txt")" 'no single rank is consistently last: 2 late ranks, tied: ranks 1 and 2, 0\.37-0\.38 ms per step each\)' \
     "near tie (rank 2 0.98 ms late, costs 2 % apart): still a tie, the costs as a range"
-like "$(cat "$T/p3.txt")" "Straggler: rank 1 arrives late at 6 of 12 collectives, .*waiting for it costs 0\\.38 ms per step, mean over the run's 4 ranks \\(4 % of step time\\); all waiting for late ranks: 0\\.67 ms per step \\(7 %\\), 0\\.30 ms of it for 1 other late rank" \
-    "no tie (rank 2 0.8 ms late, 20 % less): rank 1 named, the category and the other late rank's share said"
+# Rank 1 (late in 6 of 12 steps) was named "Straggler" until a rank had to be persistent to be named (session 21:
+# a start-up transient named the sole late rank of a real 2-rank run): late in half of the steps, rank 2 holding
+# everyone in the other half, it is not "the" straggler; the words still say it, its cost and why it is not named.
+like "$(cat "$T/p3.txt")" "Ranks wait 0\\.67 ms per step \\(7 % of step time\\) .*\\(no persistent straggler: 2 late ranks, the costliest, rank 1, 0\\.38 ms per step, 2 % of the step or more in only 6 of 12 steps\\)" \
+    "no tie (rank 2 0.8 ms late, 20 % less): rank 1 the costliest, not named (late in 6 of 12 steps: not persistent)"
 like "$(cat "$T/r.txt")" 'no single rank is consistently last: 4 late ranks, tied: ranks 0, 1, 2 and 3, 0\.19 ms per step each\)' \
     "four-way tie (ranks 0-3 late in turns, 3 steps each): all four named, not 'the costliest, rank 0'"
 # Session 10: the verdict as data (JSON findings[].straggler), so scripts (tests/gpu/check_scen.py) need not parse
@@ -118,8 +121,8 @@ is "$(sv p2)" '[-1,{"verdict":"tie","rank":-1,"tied_ranks":[1,2],"tie_margin":0.
 craft pair p4 1020
 is "$(jq -c '.stragglers[0].rank' "$T/p4.json") $(sv p4)" '2 [-1,{"verdict":"tie","rank":-1,"tied_ranks":[1,2],"tie_margin":0.05}]' \
     "JSON verdict, near tie with rank 2 the costlier (first in the table): tied_ranks in rank order [1,2]"
-is "$(sv p3)" '[1,{"verdict":"rank","rank":1,"tied_ranks":[],"tie_margin":0.05}]' \
-    "JSON verdict, clear straggler (the other 20 % less): rank 1 named, no tied ranks"
+is "$(sv p3)" '[-1,{"verdict":"none","rank":-1,"tied_ranks":[],"tie_margin":0.05}]' \
+    "JSON verdict, the other 20 % less but rank 1 late in 6 of 12 steps (not persistent): none (was rank 1)"
 is "$(sv r)" '[-1,{"verdict":"tie","rank":-1,"tied_ranks":[0,1,2,3],"tie_margin":0.05}]' \
     "JSON verdict, four-way tie (round): all four tied"
 is "$(sv c) $(sv d)" '[3,{"verdict":"rank","rank":3,"tied_ranks":[],"tie_margin":0.05}] [-1,{"verdict":"none","rank":-1,"tied_ranks":[],"tie_margin":0.05}]' \
