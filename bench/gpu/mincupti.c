@@ -6,8 +6,8 @@
  * InitializeInjection finds the libcupti already in the process (PyTorch's), registers 8 MiB activity buffers,
  * enables the kinds named in MINCUPTI_KINDS (memcpy, memcpy2, memset, kernel = CONCURRENT_KERNEL, sync; `none`
  * or empty: buffers registered, nothing enabled) and counts the records it is handed, nothing else; at exit one
- * forced flush (timed, printed to stderr with the counts). No timestamp callback, no periodic flush, no
- * conversion: what is left is what CUPTI costs by itself.
+ * forced flush (timed, printed to stderr with the counts). No timestamp callback, no periodic flush (unless
+ * MINCUPTI_ATTRS asks for CUPTI's own), no conversion: what is left is what CUPTI costs by itself.
  *
  * MINCUPTI_ATTRS (session 21): CUPTI's activity attributes set before anything is enabled, to ask whether a
  * setting lowers CUPTI's own per-kernel cost (none had been tried in sessions 5-20): a comma list of
@@ -84,7 +84,10 @@ static void set_attrs(void *h)
     for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++) {
         size_t before = 0, after = 0, sz = attrs[i].is_u8 ? 1 : sizeof(size_t);
         uint8_t b8 = 0;
-        get(attrs[i].attr, &sz, attrs[i].is_u8 ? (void *)&b8 : (void *)&before);
+        if (get(attrs[i].attr, &sz, attrs[i].is_u8 ? (void *)&b8 : (void *)&before) != CUPTI_SUCCESS) {
+            fprintf(stderr, "mincupti: attribute %s not readable\n", attrs[i].name);
+            continue; /* a failed read would print as a default of 0 */
+        }
         if (attrs[i].is_u8) before = b8;
         const char *p = v ? strstr(v, attrs[i].name) : NULL;
         size_t n = strlen(attrs[i].name);
@@ -97,7 +100,7 @@ static void set_attrs(void *h)
             if (r != CUPTI_SUCCESS) fprintf(stderr, "mincupti: %s not set (error %d)\n", attrs[i].name, (int)r);
         }
         sz = attrs[i].is_u8 ? 1 : sizeof(size_t);
-        get(attrs[i].attr, &sz, attrs[i].is_u8 ? (void *)&b8 : (void *)&after);
+        if (get(attrs[i].attr, &sz, attrs[i].is_u8 ? (void *)&b8 : (void *)&after) != CUPTI_SUCCESS) continue;
         if (attrs[i].is_u8) after = b8;
         fprintf(stderr, "mincupti: attribute %s %zu -> %zu\n", attrs[i].name, before, after);
     }

@@ -124,16 +124,19 @@ def multi_truth(ranks, planted, sleeps):
     return out, model
 
 
-def measured_late(ranks, lo=2):
+def measured_late(ranks, lo=0):
     """How late each rank really arrived at the AllReduces, from the DDP comm-hook times alone (every scenario,
     planted or not: two processes sharing one GPU need not arrive together when nothing is planted), by the
-    analyzer's documented rule (docs/report.md "Stragglers"): at each bucket a rank is late when it arrives more
-    than max(20 us, 1 % of the mean step) after the bulk (the lower median of the arrivals); its cost is the
-    others' wait for it (each earlier rank's, its largest over the step's buckets), summed and divided by steps
-    and ranks (one late rank at a time: the unplanted case; several planted ones are multi_truth's);
-    persistent when late at more than half of the buckets and costing >= 2 % of the step. Steps from `lo` on
-    (the first two hold NCCL's connection set-up and DDP's bucket rebuild). Returns {rank: {late, of,
-    mean_late_ms, cost_ms, persistent}} or {} without hook times."""
+    analyzer's documented rule (docs/report.md "Stragglers", analyzer/analyze_join.c stragglers()): at each bucket
+    a rank is late when it arrives more than max(20 us, 1 % of the mean step) after the bulk (the lower median of
+    the arrivals); its cost in a step is the others' wait for it (each earlier rank's, its largest over the step's
+    buckets: they run one after another on NCCL's stream), its cost per step that summed over the steps and
+    divided by steps and ranks (one late rank at a time: the unplanted case; several planted ones are
+    multi_truth's); persistent when late in more than half of the steps, costing >= 2 % of the mean step on
+    average AND in more than half of the steps (the lower median of its per-step costs, 0 where it was not late:
+    start-up waits alone make no straggler). Steps from `lo` on, every step by default, as the analyzer counts
+    them. Returns {rank: {late, of, late_steps, steps, mean_late_ms, cost_ms, median_cost_ms, persistent}} ({}
+    without hook times)."""
     if len(ranks) < 2 or any("bucket_hook_ns" not in r for r in ranks):
         return {}
     step_ms = statistics.mean(r["step_ms_mean"] for r in ranks)
@@ -143,7 +146,8 @@ def measured_late(ranks, lo=2):
     nsteps = min(len(h) for h in hooks.values())
     late = {r: [] for r in R}
     of = {r: 0 for r in R}
-    cost = {r: 0.0 for r in R}
+    late_steps = {r: 0 for r in R}
+    step_cost = {r: [] for r in R}  # per used step: the others' wait for r, over the run's ranks
     used = 0
     for s in range(lo, nsteps):
         nb = {len(hooks[r][s]) for r in R}
@@ -151,6 +155,7 @@ def measured_late(ranks, lo=2):
             continue
         used += 1
         waits = {r: {o: 0.0 for o in R} for r in R}  # this step: how long o waited for r, its longest over buckets
+        was_late = set()
         for b in range(len(hooks[R[0]][s])):
             arr = {r: hooks[r][s][b] / 1e6 for r in R}
             bulk = sorted(arr.values())[(len(R) - 1) // 2]
@@ -158,20 +163,22 @@ def measured_late(ranks, lo=2):
                 of[r] += 1
                 if arr[r] - bulk > thr:
                     late[r].append(arr[r] - bulk)
+                    was_late.add(r)
                     for o in R:
                         waits[r][o] = max(waits[r][o], arr[r] - arr[o])
-        # the buckets run one after another on NCCL's stream: a rank late at each of them holds the others once a
-        # step, by its largest lag (as multi_truth's arrival lags), not once a bucket
         for r in R:
-            cost[r] += sum(waits[r].values())
+            late_steps[r] += r in was_late
+            step_cost[r].append(sum(waits[r].values()) / len(R))
     if not used:
         return {}
     out = {}
     for r in R:
-        c = cost[r] / used / len(R)
-        out[str(r)] = dict(late=len(late[r]), of=of[r], mean_late_ms=round(statistics.mean(late[r]), 3) if late[r]
-                           else 0.0, cost_ms=round(c, 3),
-                           persistent=len(late[r]) > of[r] / 2 and c >= 0.02 * step_ms)
+        c = sum(step_cost[r]) / used
+        med = sorted(step_cost[r])[(used - 1) // 2]
+        out[str(r)] = dict(late=len(late[r]), of=of[r], late_steps=late_steps[r], steps=used,
+                           mean_late_ms=round(statistics.mean(late[r]), 3) if late[r] else 0.0, cost_ms=round(c, 3),
+                           median_cost_ms=round(med, 3),
+                           persistent=late_steps[r] * 2 > used and c >= 0.02 * step_ms and med >= 0.02 * step_ms)
     return out
 
 
