@@ -161,6 +161,9 @@ static struct cqpoll *cqpoll_of(struct pass *p, uint64_t cq)
     return c;
 }
 
+/* The longest a call made with its event there already takes (a read of the descriptor): longer, it blocked. */
+#define CQEV_PENDING_MAX_NS 1000000u
+
 /* A wait for a CQ's event that returned it: the latest one's end and flags (the polls after it, wc_polls). */
 void an_on_cq_event(struct pass *p, const struct rs_ev_IBV_GET_CQ_EVENT *e)
 {
@@ -169,6 +172,11 @@ void an_on_cq_event(struct pass *p, const struct rs_ev_IBV_GET_CQ_EVENT *e)
     if (e->h.ts + e->dur < c->wake) return; /* (another thread's, read out of order) */
     c->wake = e->h.ts + e->dur;
     c->wflags = e->flags;
+    /* An event there when it called is the one the call returns only with one thread per channel: another thread
+     * can take it first, and this one then blocks until the next. A blocking call longer than a read of the
+     * descriptor can take (microseconds) blocked: taken as one. */
+    if ((e->flags & (RS_CQEV_PENDING | RS_CQEV_NONBLOCK)) == RS_CQEV_PENDING && e->dur > CQEV_PENDING_MAX_NS)
+        c->wflags &= ~RS_CQEV_PENDING;
 }
 
 /* The polls before a completion (IBV_WC hdr.aux, formats/events_verbs.h RS_WC_AUX_*), with the time the tracer leaves
@@ -176,9 +184,12 @@ void an_on_cq_event(struct pass *p, const struct rs_ev_IBV_GET_CQ_EVENT *e)
  * the latest earlier time among its IBV_WC (all ones: none, or this one out of order, from another thread's chunk).
  * A CQ armed since its previous completions (RS_WC_AUX_ARMED: the program may have waited for its event instead of
  * polling) whose event a thread took since then (IBV_GET_CQ_EVENT on it, ended before this poll) says how it waited:
- *  - blocked in the call until the event came (no event there when it called): it was waiting for the completion,
- *    and found it on its first look that long after it woke (class 0, the time since the wake: analyze_join.c
- *    polled_for counts it as polling within the lateness threshold of its landing);
+ *  - blocked in the call until the event came (no event there when it called, or a blocking call longer than
+ *    CQEV_PENDING_MAX_NS: an_on_cq_event): it was waiting for the completion, and found it on its first look that
+ *    long after it woke (class 0, the time since the wake: analyze_join.c polled_for counts it as polling within the
+ *    lateness threshold of its landing); but a run of two or more empty polls started after the wake (the event's
+ *    completion was taken before it woke, by another thread or a drain-poll, and it polled on for this one) is its
+ *    polling: the polls' record decides, as below;
  *  - the event was there already (RS_CQEV_PENDING, a blocking descriptor): the call was a look that found it, as a
  *    poll would have: the polls' record decides, as if the CQ had not been armed;
  *  - a non-blocking descriptor (the program waited in poll/epoll before the call, not traced) or flags unknown, or no
@@ -199,7 +210,10 @@ static uint32_t wc_polls(struct pass *p, const struct rs_ev_IBV_WC *e)
     } else if (e->h.ts < c->ts) gap = UINT64_MAX;
     if ((aux & RS_WC_AUX_ARMED) && e->h.ts == c->ts && c->wake > c->prev && c->wake <= c->ts &&
         !(c->wflags & (RS_CQEV_NONBLOCK | RS_CQEV_UNKNOWN))) {
-        if (!(c->wflags & RS_CQEV_PENDING)) {
+        /* blocked, unless it polled the CQ empty twice or more after it woke (its run started after the wake: the
+         * event's completion was taken before, by another thread or a drain-poll): then its polls decide */
+        if (!(c->wflags & RS_CQEV_PENDING) &&
+            !(rs_wc_aux_polls(aux) >= 2 && rs_wc_aux_wait_ns(aux) <= c->ts - c->wake)) {
             uint64_t away = (c->ts - c->wake) >> RS_WC_AUX_WAIT_SHIFT;
             return RS_WC_AUX_SEEN | (away < RS_WC_AUX_WAIT_MASK ? (uint32_t)away : RS_WC_AUX_WAIT_MASK);
         }

@@ -142,9 +142,11 @@ static inline uint64_t rs_wc_aux_wait_ns(uint32_t aux)
 }
 
 /* IBV_GET_CQ_EVENT.flags, from the tracer's looks at the channel's descriptor right before the call (a poll() with no
- * timeout, and fcntl(F_GETFL) when that found an event: nothing the program can see):
- *   RS_CQEV_PENDING   an event was already there: the call returned without blocking; the CQ's completion had come
- *                     before the thread asked. Without it (and without RS_CQEV_UNKNOWN) there was none: a call
+ * timeout, and fcntl(F_GETFL) when that found an event, both raw system calls: nothing the program can see):
+ *   RS_CQEV_PENDING   an event was already there when the thread looked: with one thread per channel the call
+ *                     returned without blocking (the CQ's completion had come before the thread asked); another
+ *                     thread may take that event first and this one block for the next (the analyzer takes a
+ *                     PENDING wait longer than 1 ms on a blocking descriptor as blocked). Without it (and without RS_CQEV_UNKNOWN) there was none: a call
  *                     that returned an event blocked until it came (or the event came between the look and the
  *                     call, as good as blocked), one that failed with EAGAIN had a non-blocking descriptor
  *   RS_CQEV_NONBLOCK  (with RS_CQEV_PENDING) the descriptor was O_NONBLOCK: the call cannot block, and a program

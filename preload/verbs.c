@@ -19,9 +19,16 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "preload/dl.h"
 #include "preload/verbs_int.h"
+
+#if !defined(SYS_fcntl) && defined(SYS_fcntl64)
+#define SYS_fcntl SYS_fcntl64
+#endif
 
 /* Where the real function lives when RTLD_NEXT cannot see it (RTLD_LOCAL loads): mlx5dv_* in libmlx5. */
 #define VB_LIB_OF(name) ((name)[0] == 'm' ? "libmlx5.so" : "libibverbs.so")
@@ -417,23 +424,30 @@ static int vbw_ibv_destroy_cq(struct vb_cq *cq)
  * from one that found it there already). The looks are made before the call, so that they add nothing to the
  * wake-up of a blocked one, and the second only when an event is there (a blocking descriptor then returns at once
  * as a non-blocking one does: which one it is says whether the program waited elsewhere); with none there, the
- * call's own result says it (it blocked, or failed with EAGAIN). The program's arguments go to the call as they
- * are and its results are not touched. */
+ * call's own result says it (it blocked, or failed with EAGAIN). They are raw system calls (ppoll, fcntl), which no
+ * interposer between us and the kernel sees, and come before the timestamp: ts and dur are the call's alone. With
+ * several threads on one channel an event seen there can be taken by another thread first, and the call then
+ * blocks although flagged PENDING: the analyzer takes a long one as blocked (docs/verbs.md). The program's
+ * arguments go to the call as they are and its results are not touched. */
 static int vbw_ibv_get_cq_event(struct vb_comp_channel *ch, struct vb_cq **cq, void **cq_ctx)
 {
     RS_WRAP_REAL(ibv_get_cq_event, VB_NOSYS(-1));
-    RS_WRAP_FORWARD(RS_FAM_verbs, rs_guard, (ch, cq, cq_ctx));
+    /* RS_WRAP_FORWARD, with the looks between the guard and the timestamp */
+    if (!rs_on(RS_FAM_verbs) || !rs_guard_enter()) return rs_fn(ch, cq, cq_ctx);
+    const int rs_rec = 1;
     uint32_t flags = RS_CQEV_UNKNOWN;
     if (ch) {
         int saved = errno; /* a failed look must not leave its errno to a call that succeeds without setting one */
         struct pollfd p = {.fd = ch->fd, .events = POLLIN};
-        int ready = poll(&p, 1, 0), fl = 0;
-        if (ready > 0 && (p.revents & POLLIN)) fl = fcntl(ch->fd, F_GETFL);
+        struct timespec now = {0, 0};
+        long ready = syscall(SYS_ppoll, &p, 1L, &now, NULL, 0L), fl = 0;
+        if (ready > 0 && (p.revents & POLLIN)) fl = syscall(SYS_fcntl, (long)ch->fd, (long)F_GETFL);
         if (ready == 0) flags = 0;
         else if (ready > 0 && (p.revents & POLLIN) && fl >= 0)
             flags = RS_CQEV_PENDING | (fl & O_NONBLOCK ? RS_CQEV_NONBLOCK : 0);
         errno = saved;
     }
+    const uint64_t rs_t0 = rs_now();
     RS_WRAP_CALL((ch, cq, cq_ctx));
     struct rs_ev_IBV_GET_CQ_EVENT ev;
     RS_EV_INIT(&ev, IBV_GET_CQ_EVENT, rs_t0);

@@ -20,11 +20,18 @@
 #   nonblock: late, on a non-blocking channel (RS_CQEV_NONBLOCK: the program waited in poll/epoll, not traced): the
 #             wait is not known, the old rule decides: "cannot tell", as before
 #   noevent:  late, no IBV_GET_CQ_EVENT at all (tracers before session 21): "cannot tell", as before
+#   spin:     prompt, but rank 1's wait ended at +20 us (its event's completion was taken before it woke, by another
+#             thread or a drain-poll) and it then polled the CQ empty 64 times over 290 us until the token: it was
+#             polling for it, it answers: "cannot tell" (was named 20/20: "away" since the wake)
+#   before:   woke, with a run of 64 empty polls that began before the wake (the CQ not re-armed): the wait decides,
+#             rank 1 named
+#   stolen:   prompt, rank 1's wait flagged RS_CQEV_PENDING but blocked until the token (another thread on the
+#             channel took the event it saw): longer than 1 ms, taken as blocked: "cannot tell" (was named)
 . "$(dirname "$0")/../lib.sh"
 need_build railscope
 need_cmd cc
 need_cmd jq
-plan 9
+plan 12
 
 cat >"$T/gen.c" <<'C'
 #include <string.h>
@@ -48,6 +55,7 @@ static void post(uint64_t ts, uint32_t qp, uint64_t wr, uint64_t bytes, uint32_t
 }
 /* A wait for the CQ's event that returned at `wake` after `dur`, with flags `fl` (events 0: none recorded). */
 static int events;
+static uint32_t next_aux; /* the next completion's hdr.aux, when not 0 */
 static void evwait(uint64_t wake, uint64_t dur, uint32_t fl)
 {
     if (!events) return;
@@ -69,7 +77,8 @@ static void wc(uint64_t ts, uint32_t qp, uint64_t wr, uint32_t bytes, uint32_t o
     struct rs_ev_IBV_WC x;
     memset(&x, 0, sizeof x);
     RS_EV_INIT(&x, IBV_WC, ts);
-    x.h.aux = rs_wc_aux(0, 0, 1);
+    x.h.aux = next_aux ? next_aux : rs_wc_aux(0, 0, 1);
+    next_aux = 0;
     x.wr_id = wr;
     x.cq = 0xc0;
     x.qp_num = qp;
@@ -77,12 +86,13 @@ static void wc(uint64_t ts, uint32_t qp, uint64_t wr, uint32_t bytes, uint32_t o
     x.bytes = bytes;
     put(&x);
 }
-/* gen DIR MODE: late, woke, prompt, nonblock, noevent (the .t's header) */
+/* gen DIR MODE: late, woke, prompt, nonblock, noevent, spin, before, stolen (the .t's header) */
 int main(int argc, char **argv)
 {
     if (argc != 3) die("usage");
     const char *mode = argv[2];
-    const int prompt = !strcmp(mode, "prompt");
+    const int spin = !strcmp(mode, "spin"), stolen = !strcmp(mode, "stolen");
+    const int prompt = !strcmp(mode, "prompt") || spin || stolen;
     events = strcmp(mode, "noevent") != 0;
     const uint64_t us = 1000, ms = 1000 * us, tok = 64 << 10, d1 = prompt ? 310 * us : 5000 * us;
     for (int r = 0; r < 3; r++) {
@@ -110,9 +120,19 @@ int main(int argc, char **argv)
                 last = s + 16 * ms;
             } else {
                 const uint64_t at = s + d1 + (r == 1 ? 0 : 300 * us); /* rank 1 back from its 5 ms away */
-                if (r == 2 || prompt) wc(at, rq, 0, (uint32_t)tok, 129, last + 10 * us);
+                if (r == 1 && spin) { /* woke at +20 us (the event of a completion already taken), then polled */
+                    evwait(s + 20 * us, s + 10 * us - last, 0);
+                    next_aux = rs_wc_aux(64, 290 * us, 1);
+                    wc(at, rq, 0, (uint32_t)tok, 129, 0);
+                } else if (r == 1 && stolen) { /* an event there when it called, taken by another thread: blocked */
+                    evwait(at - 5 * us, at - 5 * us - last - 10 * us, RS_CQEV_PENDING);
+                    wc(at, rq, 0, (uint32_t)tok, 129, 0);
+                } else if (r == 2 || prompt) wc(at, rq, 0, (uint32_t)tok, 129, last + 10 * us);
                 else {
-                    if (!strcmp(mode, "woke")) evwait(s + 310 * us, s + 310 * us - last - 10 * us, 0);
+                    if (!strcmp(mode, "woke") || !strcmp(mode, "before")) {
+                        evwait(s + 310 * us, s + 310 * us - last - 10 * us, 0);
+                        if (mode[0] == 'b') next_aux = rs_wc_aux(64, 4800 * us, 1); /* polls from before the wake */
+                    }
                     else
                         evwait(at - 5 * us, 2 * us,
                                RS_CQEV_PENDING | (!strcmp(mode, "nonblock") ? RS_CQEV_NONBLOCK : 0));
@@ -171,3 +191,14 @@ is "$(state)" "$cannot" "nonblock: the wait was in poll/epoll (not traced): not 
 
 run noevent
 is "$(state)" "$cannot" "noevent: armed completions and no recorded wait (older tracers): 'cannot tell', as before"
+
+run spin
+is "$(state)" "$cannot" \
+    "spin: rank 1 woke early (its event's completion taken before), then polled 64 times for the token: it answers"
+
+run before
+is "$(state)" "$named" "before: woke with the token's event, away 4.7 ms; its empty polls all came before the wake: named"
+
+run stolen
+is "$(state)" "$cannot" \
+    "stolen: an event there when it called, but the call blocked until the token (another thread took it): it answers"

@@ -5,11 +5,13 @@
 # the tracer (return values, errno, the CQ and CQ context handed back), and each wait is one IBV_GET_CQ_EVENT
 # (formats/events_verbs.h): the CQ, the channel, how long the call took, and RS_CQEV_* flags (1 non-blocking
 # descriptor, 2 an event was there already). Until session 21 the call was not traced: no such event.
+# The tracer's looks at the descriptor are raw system calls: an interposer of poll/fcntl (a shim preloaded in front)
+# sees the program's calls alone, the same with and without the tracer (until review helper-67 it saw the tracer's).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/sn_env.sh"
 need_build softnic/t_cqevent railscope librailscope.so
 need_cmd jq
-plan 9
+plan 10
 
 plain=$(run_timeout 30 "$RS_BUILD/softnic/t_cqevent" 2>&1)
 is "$?" 0 "untraced: the program ran"
@@ -38,3 +40,51 @@ first=$("$RS_CLI" dump --json "$T/tr" | jq -r --arg cq "$cq" 'select(.kind == "i
     head -1)
 ok "the CQ's first completion was polled after the blocked wait woke ($((${first:-0} - wake)) ns later)" \
     test "${first:-0}" -ge "$wake"
+
+# poll/fcntl interposed in front of the tracer: it counts the polls and the fcntl F_GETFL/F_SETFL that reach libc's
+# entry points (the tracer's own start-up duplicates its descriptors with F_DUPFD_CLOEXEC: not counted)
+cat >"$T/shim.c" <<'C'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <unistd.h>
+static int npoll, nfcntl;
+int poll(struct pollfd *p, nfds_t n, int t)
+{
+    npoll++;
+    return ((int (*)(struct pollfd *, nfds_t, int))dlsym(RTLD_NEXT, "poll"))(p, n, t);
+}
+static int fwd(const char *name, int fd, int cmd, long a)
+{
+    nfcntl += cmd == F_GETFL || cmd == F_SETFL;
+    return ((int (*)(int, int, ...))dlsym(RTLD_NEXT, name))(fd, cmd, a);
+}
+#define F(name)                                                                                                        \
+    int name(int fd, int cmd, ...)                                                                                     \
+    {                                                                                                                  \
+        va_list ap;                                                                                                    \
+        va_start(ap, cmd);                                                                                             \
+        long a = va_arg(ap, long);                                                                                     \
+        va_end(ap);                                                                                                    \
+        return fwd(#name, fd, cmd, a);                                                                                 \
+    }
+F(fcntl)
+F(fcntl64)
+__attribute__((destructor)) static void done(void)
+{
+    char b[64];
+    int n = snprintf(b, sizeof b, "shim poll=%d fcntl=%d\n", npoll, nfcntl);
+    if (write(2, b, (size_t)n) < 0) _exit(1);
+}
+C
+if cc -shared -fPIC -O1 -o "$T/shim.so" "$T/shim.c" -ldl 2>"$T/shim.err"; then
+    sp=$(run_timeout 30 env LD_PRELOAD="$T/shim.so" "$RS_BUILD/softnic/t_cqevent" 2>&1 | grep '^shim ')
+    st=$(run_timeout 30 env LD_PRELOAD="$T/shim.so:$RS_PRELOAD" RAILSCOPE_OUT="$T/tr2" "$RS_BUILD/softnic/t_cqevent" \
+        2>&1 | grep '^shim ')
+    is "$st" "$sp" "a poll/fcntl interposer sees the program's calls alone, not the tracer's looks ($sp)"
+else
+    bail "cannot build the poll/fcntl shim: $(head -3 "$T/shim.err")"
+fi
