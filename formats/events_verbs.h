@@ -146,9 +146,10 @@ static inline uint64_t rs_wc_aux_wait_ns(uint32_t aux)
  *   RS_CQEV_PENDING   an event was already there when the thread looked: with one thread per channel the call
  *                     returned without blocking (the CQ's completion had come before the thread asked); another
  *                     thread may take that event first and this one block for the next (the analyzer takes a
- *                     PENDING wait longer than 1 ms on a blocking descriptor as blocked). Without it (and without RS_CQEV_UNKNOWN) there was none: a call
- *                     that returned an event blocked until it came (or the event came between the look and the
- *                     call, as good as blocked), one that failed with EAGAIN had a non-blocking descriptor
+ *                     PENDING wait longer than 1 ms on a blocking descriptor as blocked). Without it (and without
+ *                     RS_CQEV_UNKNOWN) there was none: a call that returned an event blocked until it came (or the
+ *                     event came between the look and the call, as good as blocked), one that failed with EAGAIN
+ *                     had a non-blocking descriptor
  *   RS_CQEV_NONBLOCK  (with RS_CQEV_PENDING) the descriptor was O_NONBLOCK: the call cannot block, and a program
  *                     that waits does it in poll/epoll/select on the descriptor before the call (not traced)
  *   RS_CQEV_UNKNOWN   the tracer could not look (the poll or the fcntl failed): nothing above is known */
