@@ -240,6 +240,7 @@ static void stats_add(struct rs_exp_stats *a, const struct rs_exp_stats *b)
     a->lane_overflow += b->lane_overflow;
     a->row_moved += b->row_moved;
     a->row_unsure += b->row_unsure;
+    a->row_overflow += b->row_overflow;
     a->nvtx_dropped += b->nvtx_dropped;
 }
 
@@ -638,11 +639,17 @@ static void print_summary(const struct rs_exp_opts *o, const struct rs_exp_stats
                 "%llu posts without a completion\n",
                 (unsigned long long)st->wr_matched, (unsigned long long)st->wr_unmatched_wc,
                 (unsigned long long)st->wr_no_completion);
-    if (st->lane_overflow)
+    if (st->lane_overflow) {
+        /* each slice is counted once: one kept off its thread's row that then found every lane taken is here */
+        char row[160] = "";
+        if (st->row_overflow)
+            snprintf(row, sizeof row, "; %llu of them kept off their thread's row first (not counted as moved)",
+                     (unsigned long long)st->row_overflow);
         fprintf(stderr,
                 "railscope: export: %llu slices overlapped more than a track's lanes hold: shown as "
-                "instants where they end (with dur_ns)\n",
-                (unsigned long long)st->lane_overflow);
+                "instants where they end (with dur_ns)%s\n",
+                (unsigned long long)st->lane_overflow, row);
+    }
     if (st->row_moved) {
         char why[160] = "";
         if (st->row_unsure)

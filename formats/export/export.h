@@ -85,6 +85,8 @@ struct rs_exp_stats {
      * slice there (a range straddled by a call, a late CUDA call straddling a range); row_unsure of them only
      * because the row no longer remembered that time (export_row.c: bounded memory) */
     uint64_t row_moved, row_unsure;
+    uint64_t row_overflow; /* of lane_overflow, slices kept off their thread's row that found no other lane free (an
+                            * instant: in lane_overflow, not in row_moved) */
     uint64_t nvtx_dropped; /* NVTX ranges nested deeper than 64 on a thread: left out (their pops too) */
 };
 

@@ -120,7 +120,8 @@ struct rs_xarg {
                     X(length, "length") X(step, "step") X(rank, "rank") X(events, "events")                            \
                         X(completed_by, "completed_by_wr_id") X(copy_kind, "copy_kind") X(domain, "domain")            \
                             X(dur_ns, "dur_ns") X(end_from, "end_from") X(enqueue_ns, "enqueue_ns")                    \
-                                X(children, "children")
+                                X(children, "children") X(cq, "cq") X(comp_channel, "comp_channel")            \
+                                    X(flags, "flags") X(err, "errno")
 /* clang-format on */
 enum rs_xkey {
 #define RS_XKEY_ENUM(id, s) RS_XK_##id,

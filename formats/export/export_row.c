@@ -17,7 +17,14 @@
  * before every other source's frontier can never be around a later query point. When the ring is full of
  * slices still reachable (a source lagging far behind: CUDA calls seconds late, or none seen yet), the oldest
  * quarter is forgotten; a query at a time before the latest end forgotten (lost_q) answers "unknown", and the
- * slice goes to another row as if it overlapped: counted (row_unsure), never a partial overlap. */
+ * slice goes to another row as if it overlapped: counted (row_unsure), never a partial overlap.
+ *
+ * A row whose thread has made no CUDA call yet cannot forget anything (CUPTI's first calls may come from any time
+ * before), and most threads never make one (NCCL's, data loaders): 65536 slices each would be 1.5 MB per thread
+ * (128 threads of NCCL calls: 200 MB, where the export needed 12 MB before the guard). So the rings of such rows
+ * share one budget per process (XROW_ALONE slices): a few threads keep as much as they would alone, many keep a
+ * recent window each; the rest is forgotten as above (a late CUDA call reaching back past it moves, counted).
+ * A row leaves the budget when its thread's first CUDA call comes (xr_join). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,8 +61,12 @@ static uint64_t gc_front(const struct xrow *r, int src)
 static inline int inner(const struct xivs *a, uint64_t t, const struct xiv **out)
 {
     uint64_t lo = a->base, hi = a->n;
+    /* A forgotten slice that ended after t may have been around t, inside or outside the kept ones (either order:
+     * compaction forgets slices from anywhere in the ring, and a range's push may come before the other sources'
+     * frontier when its group is new). Nothing forgotten ends after t otherwise: the kept ones tell all. */
+    if (a->lost_q > t) return XR_UNSURE;
     /* nothing kept, all ended by t (the usual answer for a source behind the asker), or all start after t */
-    if (lo == hi || t >= a->maxq || (!a->by_end && t < at(a, lo)->p)) return a->lost_q > t ? XR_UNSURE : XR_NONE;
+    if (lo == hi || t >= a->maxq || (!a->by_end && t < at(a, lo)->p)) return XR_NONE;
     if (!a->by_end) { /* start order: the last slice starting by t, then its ancestors */
         /* galloping back from the newest: queries are mostly near them */
         for (uint64_t step = 1; hi - lo > step && at(a, hi - step)->p > t; step *= 2) hi -= step;
@@ -72,12 +83,11 @@ static inline int inner(const struct xivs *a, uint64_t t, const struct xiv **out
                 return XR_FOUND;
             }
             if (!I->up) return XR_NONE; /* a root: whatever is around t would be one of its ancestors */
-            if (I->up == XIV_LOST || I->up > k - a->base) return a->lost_q > t ? XR_UNSURE : XR_NONE;
+            if (I->up == XIV_LOST || I->up > k - a->base) return XR_NONE; /* lost ancestors ended by t */
             k -= I->up;
         }
     }
     /* end order: the first slice ending after t, then its ancestors (placed later, so kept) */
-    if (a->lost_q > t) return XR_UNSURE; /* a forgotten one may be around t, inside the kept ones */
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
         if (at(a, mid)->q <= t) lo = mid + 1;
@@ -173,10 +183,21 @@ static void forget_prefix(struct xrow *r, int y)
     }
 }
 
+/* May a ring of the row grow by `more` slices? Always once the thread's CUDA calls are in (the limit is XROW_MAX);
+ * before, within the process's budget for such rows (see the top). */
+static int may_grow(struct xrow *r, uint32_t more)
+{
+    if (r->g[XR_C]) return 1;
+    if (*r->alone + more > XROW_ALONE) return 0;
+    *r->alone += more;
+    r->alone_held += more;
+    return 1;
+}
+
 /* Room for one more slice in source src's ring: when it is full, the slices no query can reach are forgotten (a
  * prefix, then for start order the rest, renumbered); when that frees less than half, the ring doubles up to
- * XROW_MAX, and past that its oldest quarter is forgotten. At least half a ring of placements between two
- * passes keeps the cost per placement constant. */
+ * XROW_MAX (or as the budget allows, may_grow), and past that its oldest quarter is forgotten. At least a quarter
+ * of a ring of placements between two passes keeps the cost per placement constant. */
 static void make_room(struct xrow *r, int src)
 {
     struct xivs *a = &r->s[src];
@@ -188,7 +209,7 @@ static void make_room(struct xrow *r, int src)
     forget_prefix(r, src);
     if (!a->by_end && a->n - a->base > a->cap / 2) compact(a, gc_front(r, src), a->cap);
     if (a->n - a->base <= a->cap / 2) return;
-    if (a->cap < XROW_MAX) { /* still reachable: more room */
+    if (a->cap < XROW_MAX && may_grow(r, a->cap)) { /* still reachable: more room */
         if (a->by_end) regrow(a, a->cap * 2);
         else compact(a, 0, a->cap * 2);
         return;
@@ -249,9 +270,26 @@ void xr_place(struct rs_exp *x, struct xgroup *g, uint64_t s, uint64_t e)
     }
 }
 
+/* The row leaves the budget of rows without CUDA calls: from now on its slices can be forgotten as the CUDA calls
+ * move forward, so its rings are bounded by XROW_MAX alone. */
+static void leave_budget(struct xrow *r)
+{
+    *r->alone -= r->alone_held;
+    r->alone_held = 0;
+}
+
+void xr_join(struct xrow *r, int src, struct xgroup *g)
+{
+    r->g[src] = g;
+    g->row = r;
+    g->rsrc = (uint8_t)src;
+    if (src == XR_C) leave_budget(r);
+}
+
 struct xrow *xr_new(struct rs_exp *x, struct xgroup *tg)
 {
     struct xrow *r = rs_xcalloc(1, sizeof *r, "export_row row");
+    r->alone = &x->p.row_alone;
     r->kineto = x->o.format == RS_EXP_KINETO;
     r->s[XR_N].by_end = 1;
     r->g[XR_T] = tg;
@@ -263,6 +301,7 @@ struct xrow *xr_new(struct rs_exp *x, struct xgroup *tg)
 void xr_free(struct xrow *r)
 {
     if (!r) return;
+    leave_budget(r);
     for (int i = 0; i < XR_NSRC; i++) free(r->s[i].v);
     free(r);
 }

@@ -360,6 +360,40 @@ void xl_on_reg_mr(struct rs_exp *x, uint32_t tid, const struct rs_ev_IBV_REG_MR 
     xl_emit_slice(x, xl_thread_group(x, tid), &it);
 }
 
+/* RS_CQEV_* as words ("none": the thread looked and no event was there, so a call that returned one blocked until
+ * it came); bits no tracer writes are shown in hex after them. */
+static uint32_t cqev_flags_nid(struct rs_exp *x, uint32_t flags)
+{
+    static const char *const bit[3] = {"nonblock", "pending", "unknown"};
+    _Static_assert(RS_CQEV_NONBLOCK == 1 && RS_CQEV_PENDING == 2 && RS_CQEV_UNKNOWN == 4, "cqev bit names");
+    uint32_t known = flags & 7u, *c = &x->cqev_nid[known];
+    if (*c && known == flags) return *c;
+    char s[96];
+    size_t n = 0;
+    for (int b = 0; b < 3; b++)
+        if (known >> b & 1) n += (size_t)snprintf(s + n, sizeof s - n, "%s%s", n ? "|" : "", bit[b]);
+    if (!known) n = (size_t)snprintf(s, sizeof s, "none");
+    if (known != flags) {
+        snprintf(s + n, sizeof s - n, "|%#x", flags & ~7u);
+        return xl_name_s(x, s);
+    }
+    return *c = xl_name_s(x, s);
+}
+
+/* One wait in ibv_get_cq_event: a slice on the calling thread's row (through its row guard, as every call of the
+ * thread), so a thread that slept for its completions shows where it slept, next to its polls. */
+void xl_on_get_cq_event(struct rs_exp *x, uint32_t tid, const struct rs_ev_IBV_GET_CQ_EVENT *e)
+{
+    struct rs_xitem it;
+    item_init(&it, al(x, e->h.ts), e->dur, NID(x, GET_CQ_EVENT), RS_XCAT_verbs);
+    arg_u(&it, RS_XK_cq, RS_XA_HEX, e->cq);
+    arg_u(&it, RS_XK_comp_channel, RS_XA_HEX, e->channel);
+    arg_s(&it, RS_XK_flags, cqev_flags_nid(x, e->flags));
+    arg_u(&it, RS_XK_ret, RS_XA_I64, (uint64_t)(int64_t)e->ret);
+    if (e->ret) arg_u(&it, RS_XK_err, RS_XA_I64, e->h.aux);
+    xl_emit_slice(x, xl_thread_group(x, tid), &it);
+}
+
 void xl_verbs_end(struct rs_exp *x)
 {
     struct xproc *p = &x->p;

@@ -288,37 +288,45 @@ int xl_lane_fits(const struct xgroup *g, uint64_t s, uint64_t e, int maxl)
     return g->nlanes < maxl;
 }
 
+/* A slice the row guard kept off its thread's row got lane l (another row): counted once, where it lands (one
+ * that finds no lane at all becomes an instant and is counted as lane_overflow alone). */
+static struct xlane *moved_to(struct rs_exp *x, int moved, struct xlane *l)
+{
+    if (moved) {
+        x->st.row_moved++;
+        x->st.row_unsure += moved == 2;
+    }
+    return l;
+}
+
 /* Lane for [s, e] in g (allocating lanes as needed); NULL when every lane is taken (see emit_slice). A lane's
  * stack is popped only once the slice is placed there: a slice refused by a lane leaves it as it was. Lane 0 of
  * a thread's row also asks the row guard (export_row.c) and tells it what was placed. */
 static struct xlane *lane_for(struct rs_exp *x, struct xgroup *g, uint64_t s, uint64_t e)
 {
+    int moved = 0; /* the row guard refused lane 0: 1 overlap, 2 not known (xr_check) */
     for (int i = 0; i < g->nlanes; i++) {
         struct xlane *l = g->lane[i];
         if (s < l->last_start) continue;
         int d = l->depth;
         while (d && l->stack[d - 1] <= s) d--;
         if (d && (!g->nest || e > l->stack[d - 1] || d >= XSTACK)) continue;
-        if (!i && g->row && e > s) {
-            int c = xr_check(g->row, g->rsrc, s, e, 1);
-            if (c) { /* it would partially overlap another source's slice on the row: off the row */
-                x->st.row_moved++;
-                x->st.row_unsure += c == 2;
-                continue;
-            }
-        }
+        if (!i && g->row && e > s && (moved = xr_check(g->row, g->rsrc, s, e, 1)))
+            continue; /* it would partially overlap another source's slice on the row: off the row */
         l->depth = d;
         l->stack[l->depth++] = e;
         l->last_start = s;
         if (!i && e > s && (g->row || g->gk == XG_THREAD)) xr_place(x, g, s, e);
-        return l;
+        return moved_to(x, moved, l);
     }
-    if (g->nlanes >= g->maxl) return NULL;
-    struct xlane *l = xl_lane_new(x, g);
-    if (!l) return NULL;
+    struct xlane *l = g->nlanes < g->maxl ? xl_lane_new(x, g) : NULL;
+    if (!l) { /* an instant (emit_slice), counted there as lane_overflow, not as moved; said apart */
+        x->st.row_overflow += moved != 0;
+        return NULL;
+    }
     l->stack[l->depth++] = e;
     l->last_start = s;
-    return l;
+    return moved_to(x, moved, l);
 }
 
 static void group_free(struct xgroup *g)
@@ -366,9 +374,7 @@ struct xgroup *xl_thread_side_group(struct rs_exp *x, uint32_t gk, uint32_t tid,
         if (l && tg && tg->nlanes && (gk == XG_CUDA || x->o.format == RS_EXP_KINETO)) {
             xl_declare(x, &tg->lane[0]->t);
             l->t = tg->lane[0]->t;
-            g->row = tg->row ? tg->row : xr_new(x, tg);
-            g->rsrc = gk == XG_CUDA ? XR_C : XR_N;
-            g->row->g[g->rsrc] = g;
+            xr_join(tg->row ? tg->row : xr_new(x, tg), gk == XG_CUDA ? XR_C : XR_N, g);
         }
     }
     return g;
@@ -559,6 +565,7 @@ void rs_exp_event(struct rs_exp *x, uint32_t tid, const struct rs_ev_hdr *h)
     case RS_EV_IBV_POST_SEND: xl_on_post_send(x, tid, (const void *)h); break;
     case RS_EV_IBV_POST_RECV: xl_on_post_recv(x, tid, (const void *)h); break;
     case RS_EV_IBV_WC: xl_on_wc(x, tid, (const void *)h); break;
+    case RS_EV_IBV_GET_CQ_EVENT: xl_on_get_cq_event(x, tid, (const void *)h); break;
     case RS_EV_CUDA_KERNEL: xl_on_kernel(x, (const void *)h); break;
     case RS_EV_CUDA_MEMCPY: xl_on_memcpy(x, (const void *)h); break;
     case RS_EV_CUDA_MEMSET: xl_on_memset(x, (const void *)h); break;

@@ -16,6 +16,7 @@
 #define XCACHE       4096       /* handle caches (NCCL proxy ops/steps, NVTX start/end ids) */
 #define XNVTX_DEPTH  64
 #define XROW_MAX     (1u << 16) /* slices remembered per source of a thread's row (export_row.c) */
+#define XROW_ALONE   (1u << 17) /* ... by all the rows of a process whose thread made no CUDA call yet (3 MB) */
 #define XPEND        4096       /* NCCL communicator items held until their children are in (export_nccl.c) */
 
 enum xgkind {
@@ -92,6 +93,10 @@ struct xrow {
     struct xgroup *g[XR_NSRC];
     struct xivs s[XR_NSRC];
     int kineto;
+    /* while the thread has no CUDA calls: the process's count of slices such rows hold (xproc.row_alone), and
+     * this row's part of it (rings grown past their first 8) */
+    uint64_t *alone;
+    uint32_t alone_held;
 };
 
 struct xwr {
@@ -153,6 +158,7 @@ struct xproc {
     struct xcache states[XCACHE]; /* proxy step handle -> last state, ts */
     struct xcache nvtxr[XCACHE];  /* NVTX start id -> message nid, ts */
     struct xpending *pend;        /* NCCL communicator items held back (export_nccl.c), allocated on first use */
+    uint64_t row_alone;           /* ring slots of the rows without CUDA calls, up to XROW_ALONE (export_row.c) */
 };
 
 struct rs_exp {
@@ -179,6 +185,7 @@ struct rs_exp {
         uint32_t nid;
     } dim_cache[256];
     uint32_t state_nid[32], sync_nid[5], copy_nid[2][6];
+    uint32_t cqev_nid[8];         /* ibv_get_cq_event's flags as words, by RS_CQEV_* bits */
     uint32_t api_link_cache[256]; /* nid << 1 | links-to-GPU-work */
 };
 
@@ -199,7 +206,8 @@ struct rs_exp {
                                 X(OPEN_DEVICE, "ibv_open_device") X(CUPTI_DROPPED, "CUPTI records lost")        \
                                     X(FINDING, "finding") X(PROF_API, "nccl api") X(END_PROXY, "proxy")         \
                                         X(END_KCH, "kernel_ch") X(END_ENQ, "enqueue only")              \
-                                            X(END_FULL, "enqueue (lanes full)")
+                                            X(END_FULL, "enqueue (lanes full)")                         \
+                                                X(GET_CQ_EVENT, "ibv_get_cq_event")
 /* clang-format on */
 enum {
 #define XN_ENUM(id, s) XN_##id,
@@ -242,6 +250,7 @@ void xl_on_create_qp(struct rs_exp *x, uint32_t tid, const struct rs_ev_IBV_CREA
 void xl_on_post_send(struct rs_exp *x, uint32_t tid, const struct rs_ev_IBV_POST_SEND *e);
 void xl_on_post_recv(struct rs_exp *x, uint32_t tid, const struct rs_ev_IBV_POST_RECV *e);
 void xl_on_wc(struct rs_exp *x, uint32_t tid, const struct rs_ev_IBV_WC *e);
+void xl_on_get_cq_event(struct rs_exp *x, uint32_t tid, const struct rs_ev_IBV_GET_CQ_EVENT *e);
 void xl_verbs_end(struct rs_exp *x); /* outstanding WRs, last bandwidth bins */
 void xl_on_kernel(struct rs_exp *x, const struct rs_ev_CUDA_KERNEL *e);
 void xl_on_memcpy(struct rs_exp *x, const struct rs_ev_CUDA_MEMCPY *e);
@@ -273,6 +282,7 @@ void xl_nccl_end(struct rs_exp *x); /* held communicator items, step states neve
 /* the row guard (export_row.c) */
 struct xrow *xr_new(struct rs_exp *x, struct xgroup *tg); /* the thread group tg's row */
 void xr_free(struct xrow *r);
+void xr_join(struct xrow *r, int src, struct xgroup *g); /* g, a side group of the thread, is source src of row r */
 /* Would [s, e], placed by source src, partially overlap another source's slice on the row? 0 no, 1 yes, 2 not
  * known (forgotten). at_start 0: leave out the slices around s (a range's pop: its push knows them). */
 int xr_check(const struct xrow *r, int src, uint64_t s, uint64_t e, int at_start);
