@@ -33,7 +33,9 @@
 /* Bit mask of enabled families (1u << RS_FAM_x); 0 until the core has started, 0 again after shutdown
  * and in processes left untraced (setuid, RAILSCOPE_DISABLE). */
 extern unsigned rs_enabled_mask;
-/* Relaxed atomic: written once at start and at shutdown while any thread may be reading it (a plain load on x86). */
+int rs_bench_hooks_on(void); /* RAILSCOPE_BENCH_HOOKS=1: bench/gpu/parttoggle.py's switches work */
+/* Relaxed atomic: written at start and at shutdown while any thread may be reading it (a plain load on x86), and
+ * by the bench's switches (tracer/bench_hooks.c, only with RAILSCOPE_BENCH_HOOKS=1). */
 static inline bool rs_on(enum rs_family fam)
 {
     return RS_LIKELY(__atomic_load_n(&rs_enabled_mask, __ATOMIC_RELAXED) & (1u << fam));

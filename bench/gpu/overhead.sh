@@ -7,6 +7,10 @@
 #   report DIR...      `railscope report --json` of kept traces (under /tmp/rs-ablate) into $OUT
 #   hostcost ARGS...   bench/gpu/hostcost.py ARGS (process CPU time per timed step, by thread)
 #   toggle ARGS...     bench/gpu/cuptitoggle.py ARGS (CUPTI attached/detached in one process: its cost per phase)
+#   parttoggle [ARGS]  the tracer's parts switched inside one traced ResNet-50 process (bench/gpu/parttoggle.py ARGS,
+#                      ~6 min): full mode's all / consumer-off / rs-off / cupti-off (PT_FULL_S seconds of cycles,
+#                      default 210), then the default with no window after CUDA's initial one, all / rs-off (PT_DEFAULT_S,
+#                      default 80); both traces' reports come back in parttoggle.tgz
 #   counts             CUPTI records (kernels; copies and memsets) per transformer step, from the minimal injection
 #   detach ARGS...     tests/gpu/detach_check.py ARGS: CUPTI detached between windows, checked on a planted workload
 #   shares             default-vs-full report shares of the transformer and ResNet-50 (donewhen's step alone)
@@ -81,6 +85,7 @@ part() {
         ls -la "$OUT/reports.tgz" ;;
     hostcost) taskset -c 0,1,14,15 python3 bench/gpu/hostcost.py --out "$OUT" "$@" ;;
     toggle) taskset -c 2-7 python3 bench/gpu/cuptitoggle.py --out "$OUT" "$@" ;;
+    parttoggle) parttoggle "$@" ;;
     detach) taskset -c 2-7 python3 tests/gpu/detach_check.py --rs-build "$RS_BUILD" --out "$OUT" "$@" ;;
     counts) # CUPTI records per transformer step, by kind: (records at 70 steps - at 20) / 50
         for kinds in kernel memcpy,memcpy2,memset; do
@@ -208,6 +213,26 @@ fullfloor() {
         "${cpus[@]}"
     python3 bench/gpu/lockstep_summary.py "$OUT/lockstep-$w.json" --ref min-full
     python3 bench/gpu/lockstep_summary.py "$OUT/lockstep-$w.json" --ref full
+}
+parttoggle() {
+    local m d
+    for m in full default; do
+        d=/tmp/rs-pt-$m
+        rm -rf "$d"
+        if [ $m = full ]; then
+            RAILSCOPE_BENCH_HOOKS=1 RAILSCOPE_CUDA_KERNELS=all taskset -c 2-13 "$RS_BUILD/railscope" record -q -o "$d" -- \
+                python3 bench/gpu/parttoggle.py --out "$OUT" --tag full --budget "${PT_FULL_S:-210}" --cycles 1000 "$@"
+        else # no window after the one at CUDA's initialisation: what the default costs outside windows
+            RAILSCOPE_BENCH_HOOKS=1 RAILSCOPE_CUDA_KERNEL_WINDOW=500/600000/600000 taskset -c 2-13 \
+                "$RS_BUILD/railscope" record -q -o "$d" -- python3 bench/gpu/parttoggle.py --out "$OUT" --tag default \
+                --phases all,rs-off --budget "${PT_DEFAULT_S:-80}" --cycles 1000 "$@"
+        fi
+        echo "parttoggle $m: exit $?"
+        "$RS_BUILD/railscope" report --json "$d" >"$d.report.json" 2>"$d.report.err"
+        "$RS_BUILD/railscope" report "$d" 2>&1 | head -25
+    done
+    tar czf "$OUT/parttoggle.tgz" -C /tmp rs-pt-full.report.json rs-pt-full.report.err rs-pt-default.report.json \
+        rs-pt-default.report.err
 }
 dw_shares() { # $1 workload, $2 default's mode (its first window on steady steps), $3 steps, $4 warm-up: one run each
     local w=$1 m

@@ -84,8 +84,10 @@ static int detach_delay_ticks = 1;
 static int want_api = -1, want_sync = -1; /* RAILSCOPE_CUDA_API, RAILSCOPE_CUDA_SYNC; -1 = by mode */
 int rs_cuda_api_copies = 1;               /* RAILSCOPE_CUDA_COPIES=api (default) | cupti */
 int rs_cuda_copies_by_cupti;              /* CUPTI records copies right now: the wrappers record none */
-static int abl_no_tick_flush, abl_no_convert, abl_no_init_window, abl_no_ts_callback; /* RAILSCOPE_CUDA_ABLATE */
-static int detach_mode = 1; /* RAILSCOPE_CUDA_DETACH=on|off: leave CUPTI between windows (see "detaching") */
+/* RAILSCOPE_CUDA_ABLATE; the first two also switched during a run by railscope_bench_cuda (atomic loads) */
+static int abl_no_tick_flush, abl_no_convert, abl_no_init_window, abl_no_ts_callback;
+static int bench_window_req = -1; /* railscope_bench_cuda's kinds: 0 off, 1 on, -1 nothing asked; the tick does it */
+static int detach_mode = 1;       /* RAILSCOPE_CUDA_DETACH=on|off: leave CUPTI between windows (see "detaching") */
 static char cupti_path[PATH_MAX + 64];
 
 /* Runtime API callback ids we record, by class; names interned at set-up. */
@@ -205,7 +207,7 @@ static void convert_pending(int wait)
         if (!h) break;
         uint8_t *b = (uint8_t *)(h + 1);
         CUpti_Activity *rec = NULL;
-        if (abl_no_convert) {
+        if (__atomic_load_n(&abl_no_convert, __ATOMIC_RELAXED)) {
             while (p_cuptiActivityGetNextRecord(b, h->valid, &rec) == CUPTI_SUCCESS)
                 __atomic_fetch_add(&rs_cupti_counts.other, 1, __ATOMIC_RELAXED);
         } else if (rs_on(RS_FAM_cuda)) {
@@ -903,7 +905,9 @@ static void cupti_tick(void)
             if (window_on || !rs_cuda_api_copies) flush_ticks = detach_delay_ticks + 2;
             /* a window no tick saw open (the one at CUDA init, closed by the first tick): the same delay */
             else if (was_on && flush_ticks < detach_delay_ticks + 1) flush_ticks = detach_delay_ticks + 1;
-            if (flush_ticks > 0 && !abl_no_tick_flush && tick_flush_due()) {
+            int req = __atomic_exchange_n(&bench_window_req, -1, __ATOMIC_ACQ_REL);
+            if (req >= 0 && kmode == RS_KMODE_ALL) set_window(req);
+            if (flush_ticks > 0 && !__atomic_load_n(&abl_no_tick_flush, __ATOMIC_RELAXED) && tick_flush_due()) {
                 flush_ticks--;
                 p_cuptiActivityFlushAll(0);
                 tick_flushed();
@@ -913,6 +917,26 @@ static void cupti_tick(void)
         }
     }
     __atomic_store_n(&ticking, 0, __ATOMIC_RELEASE);
+}
+
+/* Bench only (bench/gpu/parttoggle.py, RAILSCOPE_BENCH_HOOKS=1): the tick's flush and the records' conversion
+ * off (1) or on (0), and in full mode CUPTI's kernel and copy kinds off (kinds 0) or on (1), -1 leaving them; the
+ * kinds change at the next tick, on the thread that opens and closes windows (railscope_bench_cuda_window says
+ * when). Returns 0, or -1 when the hooks are off. */
+RS_EXPORT int railscope_bench_cuda(int notick, int noconvert, int kinds)
+{
+    if (!rs_bench_hooks_on()) return -1;
+    __atomic_store_n(&abl_no_tick_flush, !!notick, __ATOMIC_RELAXED);
+    __atomic_store_n(&abl_no_convert, !!noconvert, __ATOMIC_RELAXED);
+    if (kinds >= 0) __atomic_store_n(&bench_window_req, !!kinds, __ATOMIC_RELEASE);
+    return 0;
+}
+
+/* 1 while kernel activity is enabled, 0 while not; -1 while a change asked for is pending or the hooks are off. */
+RS_EXPORT int railscope_bench_cuda_window(void)
+{
+    if (!rs_bench_hooks_on() || __atomic_load_n(&bench_window_req, __ATOMIC_ACQUIRE) >= 0) return -1;
+    return __atomic_load_n(&window_on, __ATOMIC_RELAXED);
 }
 
 /* Another CUPTI client (torch.profiler's Kineto links libcupti dynamically, so its call comes through the

@@ -20,7 +20,7 @@ tests/nccl/fakenccl/libfakeuser.so.ldflags := -shared -Wl,-rpath,'$$ORIGIN'
 
 ifeq ($(HAVE_CUDA),1)
 PROGRAMS += tests/nccl/fakecupti/libcupti.so.13 tests/nccl/fakecupti/libcudart.so.13 tests/nccl/cupti_driver \
-    tests/nccl/fakecupti/libnvidia-ml.so.1 tests/nccl/nvtx_app tests/nccl/fakecupti/libcuda.so.1
+    tests/nccl/fakecupti/libnvidia-ml.so.1 tests/nccl/nvtx_app tests/nccl/fakecupti/libcuda.so.1 tests/nccl/bench_keep_app
 tests/nccl/fakecupti/libcuda.so.1.srcs := tests/nccl/fake_cuda.c
 PROGRAMS += tests/nccl/fakecupti/librtcopy.so.13
 tests/nccl/fakecupti/librtcopy.so.13.srcs := tests/nccl/fake_cudart.c
@@ -66,4 +66,7 @@ tests/nccl/cupti_driver.libs := -ldl -lpthread
 tests/nccl/nvtx_app.srcs := tests/nccl/nvtx_app.c
 tests/nccl/nvtx_app.cflags := -isystem $(CUDA_HOME)/include -Wno-unused-function
 tests/nccl/nvtx_app.libs := -ldl -lpthread
+tests/nccl/bench_keep_app.srcs := tests/nccl/bench_keep_app.c
+tests/nccl/bench_keep_app.cflags := -isystem $(CUDA_HOME)/include -Wno-unused-function
+tests/nccl/bench_keep_app.libs := -ldl
 endif

@@ -391,6 +391,26 @@ static int default_capture(void *rt, void *cu, int (*inject)(void), int argc, ch
     return 0;
 }
 
+/* The bench's switch of CUPTI's kinds in full mode (bench/gpu/parttoggle.py's cupti-off phase; run with
+ * RAILSCOPE_CUDA_KERNELS=all RAILSCOPE_BENCH_HOOKS=1): off, then on again, each applied by the tracer's tick;
+ * prints what CUPTI had enabled after each and how long the switch took to apply. */
+static int bench_kinds(void *cu, int (*inject)(void))
+{
+    int (*enabled)(int) = (int (*)(int))dlsym(cu, "fake_cupti_enabled");
+    int (*set)(int, int, int) = (int (*)(int, int, int))dlsym(RTLD_DEFAULT, "railscope_bench_cuda");
+    int (*window)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "railscope_bench_cuda_window");
+    if (!enabled || !set || !window) return fprintf(stderr, "cupti_driver: symbols missing (not preloaded?)\n"), 1;
+    int in = inject();
+    printf("inject=%d start kernel=%d memcpy=%d\n", in, enabled(10), enabled(1));
+    for (int on = 0; on < 2; on++) {
+        int r = set(!on, !on, on), w = -1, ms = 0;
+        for (; ms < 3000 && (w = window()) != on; ms += 5) sleep_ms(5);
+        printf("%s set=%d window=%d applied=%s kernel=%d memcpy=%d\n", on ? "on" : "off", r, w,
+               ms < 3000 ? "yes" : "no", enabled(10), enabled(1));
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) return 2;
@@ -426,6 +446,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[2], "copies") || !strcmp(argv[2], "windows") || !strcmp(argv[2], "wburst") ||
         !strcmp(argv[2], "detach"))
         return default_capture(rt, cu, inject, argc, argv);
+    if (!strcmp(argv[2], "benchkinds")) return bench_kinds(cu, inject);
     if (!strcmp(argv[2], "early")) {
         int rr = reg ? reg(other_req, other_comp) : -1;
         int r0 = inject();
