@@ -30,9 +30,7 @@
 #   armed_rec: busy's traffic, every completion marked armed (ibv_req_notify_cq: the program may have waited for the
 #         CQ's event, which is not traced): the record does not tell, the old rule decides: "cannot tell" as busy
 . "$(dirname "$0")/../lib.sh"
-need_build railscope
-need_cmd cc
-need_cmd jq
+. "$(dirname "$0")/craft_lib.sh"
 plan 20
 
 cat >"$T/gen.c" <<'C'
@@ -45,22 +43,9 @@ cat >"$T/gen.c" <<'C'
 #include "tracer/writer.h"
 
 CRAFT_GENERATOR
+CRAFT_VERBS
 /* rank r sends on QP 0x100 + r (to its right), receives on 0x200 + r (from its left); rank 0 also writes to rank 2
  * on 0x300 (BULK 2) */
-static void post(uint64_t ts, uint32_t qp, uint64_t wr, uint64_t bytes, uint32_t opcode)
-{
-    struct rs_ev_IBV_POST_SEND e;
-    memset(&e, 0, sizeof e);
-    RS_EV_INIT(&e, IBV_POST_SEND, ts);
-    e.wr_id = wr;
-    e.bytes = bytes;
-    e.qp_num = qp;
-    e.opcode = opcode;
-    e.send_flags = 2;
-    e.num_sge = 1;
-    e.mem = 1;
-    put(&e);
-}
 /* The polls' record (REC 1, 2 armed), as the tracer writes it: AWAY 0 the CQ polled without pause (100 ns a poll)
  * since the rank's previous completion; 1 found on the first poll (no empty poll: the analyzer takes the time since
  * the previous completion from that one's IBV_WC); else one empty poll at AWAY, then none until ts */
@@ -68,21 +53,14 @@ static int rec;
 static uint64_t last_found;
 static void wc(uint64_t ts, uint32_t qp, uint64_t wr, uint32_t bytes, uint32_t opcode, uint64_t away)
 {
-    struct rs_ev_IBV_WC x;
-    memset(&x, 0, sizeof x);
-    RS_EV_INIT(&x, IBV_WC, ts);
+    uint32_t aux = 0;
     if (rec) {
         uint64_t since = last_found ? ts - last_found : UINT64_MAX;
-        if (away > 1) x.h.aux = rs_wc_aux(1, ts - away, rec == 2);
-        else x.h.aux = rs_wc_aux(away || !last_found ? 0 : since / 100, since, rec == 2);
+        if (away > 1) aux = rs_wc_aux(1, ts - away, rec == 2);
+        else aux = rs_wc_aux(away || !last_found ? 0 : since / 100, since, rec == 2);
     }
     last_found = ts;
-    x.wr_id = wr;
-    x.cq = 0xc0;
-    x.qp_num = qp;
-    x.opcode = opcode;
-    x.bytes = bytes;
-    put(&x);
+    complete(ts, qp, wr, bytes, opcode, aux);
 }
 /* gen DIR BULK REC LATE: BULK 0 none, 1 rank 0's 4 MB to rank 1 on the token's QP, 2 to rank 2 on another QP;
  * REC 0 no record of the polls (older tracers), 1 recorded, 2 recorded, every CQ armed; LATE 1 rank 1 sleeps 5 ms,
@@ -99,14 +77,7 @@ int main(int argc, char **argv)
         last_found = 0;
         for (int k = 0; k < 20; k++) {
             s = 1 * ms + (uint64_t)k * 20 * ms;
-            struct rs_ev_MARK m;
-            memset(&m, 0, sizeof m);
-            RS_EV_INIT(&m, MARK, s);
-            char name[32];
-            snprintf(name, sizeof name, "step %d", k);
-            m.name = rs_writer_intern(w, name);
-            m.value = (uint64_t)k;
-            put(&m);
+            step_mark(s, k);
             const uint64_t wr = 10 * (uint64_t)k;
             const uint32_t sq = 0x100 + (uint32_t)r, rq = 0x200 + (uint32_t)r;
             /* opcodes: send WR 1 RDMA_WRITE_WITH_IMM, 0 RDMA_WRITE; completion 1 RDMA_WRITE, 129 RECV_RDMA_WITH_IMM */
@@ -123,31 +94,17 @@ int main(int argc, char **argv)
                 wc(at + 300 * us, sq, wr + 1, (uint32_t)tok, 1, 0);
             }
         }
-        struct rs_ev_PROC_END p;
-        memset(&p, 0, sizeof p);
-        RS_EV_INIT(&p, PROC_END, s + 20 * ms);
-        put(&p);
-        if (rs_writer_close(w) != 0) die("close");
+        finish(s + 20 * ms);
     }
     return 0;
 }
 C
-cc -std=gnu11 -O1 -D_GNU_SOURCE -I"$RS_TOP" -I"$RS_TOP/formats" -I"$RS_TOP/tracer" -o "$T/gen" "$T/gen.c" \
-    "$RS_TOP/tracer/writer.c" "$RS_TOP/formats/rtrace_tables.c" -lzstd -lpthread || bail "cannot build the generator"
+craft_build
 
 run() { # NAME BULK REC LATE
     mkdir -p "$T/$1" && "$T/gen" "$T/$1" "$2" "$3" "$4" || bail "generator failed: $*"
-    "$RS_CLI" report --json "$T/$1" >"$T/$1.json" 2>"$T/$1.err" || diag "report $1: $(head -3 "$T/$1.err")"
-    "$RS_CLI" report "$T/$1" >"$T/$1.txt" 2>/dev/null
-    J=$T/$1.json
+    craft_report "$1"
 }
-q() { jq -r "$@" "$J"; }
-# steps, straggler basis, the late ranks ("rank:persistent:late_count/of"), the peer-wait finding's straggler
-state() {
-    q '"\(.nsteps),\(.straggler_basis),\([.stragglers[] | "\(.rank):\(.persistent):\(.late_count)/\(.of)"] |
-        join(" ")),\([.findings[] | select(.category == "peer_wait") | .straggler.rank][0] // "-")"'
-}
-named="20,first data send per step,1:true:20/20,1"
 
 run late 0 0 1
 is "$(state)" "$named" "late: rank 1 polls the token 5 ms after it landed: the persistent straggler, named"

@@ -28,9 +28,7 @@
 #   stolen:   prompt, rank 1's wait flagged RS_CQEV_PENDING but blocked until the token (another thread on the
 #             channel took the event it saw): longer than 1 ms, taken as blocked: "cannot tell" (was named)
 . "$(dirname "$0")/../lib.sh"
-need_build railscope
-need_cmd cc
-need_cmd jq
+. "$(dirname "$0")/craft_lib.sh"
 plan 12
 
 cat >"$T/gen.c" <<'C'
@@ -39,20 +37,7 @@ cat >"$T/gen.c" <<'C'
 #include "tests/analyzer/craft.h"
 
 CRAFT_GENERATOR
-static void post(uint64_t ts, uint32_t qp, uint64_t wr, uint64_t bytes, uint32_t opcode)
-{
-    struct rs_ev_IBV_POST_SEND e;
-    memset(&e, 0, sizeof e);
-    RS_EV_INIT(&e, IBV_POST_SEND, ts);
-    e.wr_id = wr;
-    e.bytes = bytes;
-    e.qp_num = qp;
-    e.opcode = opcode;
-    e.send_flags = 2;
-    e.num_sge = 1;
-    e.mem = 1;
-    put(&e);
-}
+CRAFT_VERBS
 /* A wait for the CQ's event that returned at `wake` after `dur`, with flags `fl` (events 0: none recorded). */
 static int events;
 static uint32_t next_aux; /* the next completion's hdr.aux, when not 0 */
@@ -74,17 +59,8 @@ static void evwait(uint64_t wake, uint64_t dur, uint32_t fl)
 static void wc(uint64_t ts, uint32_t qp, uint64_t wr, uint32_t bytes, uint32_t opcode, uint64_t from)
 {
     if (from) evwait(ts - 5000, ts - 5000 - from, 0);
-    struct rs_ev_IBV_WC x;
-    memset(&x, 0, sizeof x);
-    RS_EV_INIT(&x, IBV_WC, ts);
-    x.h.aux = next_aux ? next_aux : rs_wc_aux(0, 0, 1);
+    complete(ts, qp, wr, bytes, opcode, next_aux ? next_aux : rs_wc_aux(0, 0, 1));
     next_aux = 0;
-    x.wr_id = wr;
-    x.cq = 0xc0;
-    x.qp_num = qp;
-    x.opcode = opcode;
-    x.bytes = bytes;
-    put(&x);
 }
 /* gen DIR MODE: late, woke, prompt, nonblock, noevent, spin, before, stolen (the .t's header) */
 int main(int argc, char **argv)
@@ -100,14 +76,7 @@ int main(int argc, char **argv)
         uint64_t s = 0, last = 1 * ms; /* the rank's previous completion: its waits start 10 us after it */
         for (int k = 0; k < 20; k++) {
             s = 1 * ms + (uint64_t)k * 20 * ms;
-            struct rs_ev_MARK m;
-            memset(&m, 0, sizeof m);
-            RS_EV_INIT(&m, MARK, s);
-            char name[32];
-            snprintf(name, sizeof name, "step %d", k);
-            m.name = rs_writer_intern(w, name);
-            m.value = (uint64_t)k;
-            put(&m);
+            step_mark(s, k);
             const uint64_t wr = 10 * (uint64_t)k;
             const uint32_t sq = 0x100 + (uint32_t)r, rq = 0x200 + (uint32_t)r;
             /* opcodes: send WR 1 RDMA_WRITE_WITH_IMM, 0 RDMA_WRITE; completion 1 RDMA_WRITE, 129 RECV_RDMA_WITH_IMM */
@@ -143,31 +112,17 @@ int main(int argc, char **argv)
                 last = at + 300 * us;
             }
         }
-        struct rs_ev_PROC_END p;
-        memset(&p, 0, sizeof p);
-        RS_EV_INIT(&p, PROC_END, s + 20 * ms);
-        put(&p);
-        if (rs_writer_close(w) != 0) die("close");
+        finish(s + 20 * ms);
     }
     return 0;
 }
 C
-cc -std=gnu11 -O1 -D_GNU_SOURCE -I"$RS_TOP" -I"$RS_TOP/formats" -I"$RS_TOP/tracer" -o "$T/gen" "$T/gen.c" \
-    "$RS_TOP/tracer/writer.c" "$RS_TOP/formats/rtrace_tables.c" -lzstd -lpthread || bail "cannot build the generator"
+craft_build
 
 run() { # MODE
     mkdir -p "$T/$1" && "$T/gen" "$T/$1" "$1" || bail "generator failed: $1"
-    "$RS_CLI" report --json "$T/$1" >"$T/$1.json" 2>"$T/$1.err" || diag "report $1: $(head -3 "$T/$1.err")"
-    "$RS_CLI" report "$T/$1" >"$T/$1.txt" 2>/dev/null
-    J=$T/$1.json
+    craft_report "$1"
 }
-q() { jq -r "$@" "$J"; }
-# steps, straggler basis, the late ranks ("rank:persistent:late_count/of"), the peer-wait finding's straggler
-state() {
-    q '"\(.nsteps),\(.straggler_basis),\([.stragglers[] | "\(.rank):\(.persistent):\(.late_count)/\(.of)"] |
-        join(" ")),\([.findings[] | select(.category == "peer_wait") | .straggler.rank][0] // "-")"'
-}
-named="20,first data send per step,1:true:20/20,1"
 cannot="20,none: round trips,,-"
 
 run late

@@ -70,4 +70,56 @@ static inline struct rs_writer *craft_open(const char *dir, int rank, int world,
         if (rs_writer_append(w, 7, ev, h->size) < 0) die("append"); \
     }
 
+/* For verbs-only generators, after CRAFT_GENERATOR (their events through put): post() a signaled one-SGE send WR
+ * (send_flags 2, mem 1) of OPCODE on QP at TS; complete() its completion (or a receive's) polled at TS from CQ 0xc0,
+ * with hdr.aux AUX (formats/events_verbs.h rs_wc_aux; 0: no record of the polls); step_mark() the MARK "step K"
+ * (value K) at TS; finish() the PROC_END at TS and the file closed. */
+#define CRAFT_VERBS                                                                                                   \
+    static inline void post(uint64_t ts, uint32_t qp, uint64_t wr, uint64_t bytes, uint32_t opcode)                   \
+    {                                                                                                                 \
+        struct rs_ev_IBV_POST_SEND e;                                                                                 \
+        memset(&e, 0, sizeof e);                                                                                      \
+        RS_EV_INIT(&e, IBV_POST_SEND, ts);                                                                            \
+        e.wr_id = wr;                                                                                                 \
+        e.bytes = bytes;                                                                                              \
+        e.qp_num = qp;                                                                                                \
+        e.opcode = opcode;                                                                                            \
+        e.send_flags = 2;                                                                                             \
+        e.num_sge = 1;                                                                                                \
+        e.mem = 1;                                                                                                    \
+        put(&e);                                                                                                      \
+    }                                                                                                                 \
+    static inline void complete(uint64_t ts, uint32_t qp, uint64_t wr, uint32_t bytes, uint32_t opcode, uint32_t aux) \
+    {                                                                                                                 \
+        struct rs_ev_IBV_WC x;                                                                                        \
+        memset(&x, 0, sizeof x);                                                                                      \
+        RS_EV_INIT(&x, IBV_WC, ts);                                                                                   \
+        x.h.aux = aux;                                                                                                \
+        x.wr_id = wr;                                                                                                 \
+        x.cq = 0xc0;                                                                                                  \
+        x.qp_num = qp;                                                                                                \
+        x.opcode = opcode;                                                                                            \
+        x.bytes = bytes;                                                                                              \
+        put(&x);                                                                                                      \
+    }                                                                                                                 \
+    static inline void step_mark(uint64_t ts, int k)                                                                  \
+    {                                                                                                                 \
+        struct rs_ev_MARK m;                                                                                          \
+        memset(&m, 0, sizeof m);                                                                                      \
+        RS_EV_INIT(&m, MARK, ts);                                                                                     \
+        char name[32];                                                                                                \
+        snprintf(name, sizeof name, "step %d", k);                                                                    \
+        m.name = rs_writer_intern(w, name);                                                                           \
+        m.value = (uint64_t)k;                                                                                        \
+        put(&m);                                                                                                      \
+    }                                                                                                                 \
+    static inline void finish(uint64_t ts)                                                                            \
+    {                                                                                                                 \
+        struct rs_ev_PROC_END p;                                                                                      \
+        memset(&p, 0, sizeof p);                                                                                      \
+        RS_EV_INIT(&p, PROC_END, ts);                                                                                 \
+        put(&p);                                                                                                      \
+        if (rs_writer_close(w) != 0) die("close");                                                                    \
+    }
+
 #endif

@@ -16,48 +16,20 @@
 #             the truth is taken from the program's clock by the report's rule (ring_truth.py does the same)
 # Before: rank 1 (pp, pp2) and rank 2 (chain, late) were the persistent stragglers named by the top finding.
 . "$(dirname "$0")/../lib.sh"
-need_cmd jq
-need_build railscope librailscope.so softnic/libibverbs.so.1 tests/analyzer/answer_chain
+. "$(dirname "$0")/answer_lib.sh"
 plan 10
 
-rec() { # NAME ARGS...: record answer_chain on the software NIC, report as JSON and text
-    local name=$1
-    shift
-    rm -rf "$T/$name"
-    LD_LIBRARY_PATH=$RS_BUILD/softnic SOFTNIC_DIR=$T SOFTNIC_RATE_GBPS=2 run_timeout 60 "$RS_CLI" record -q \
-        -o "$T/$name" -- "$RS_BUILD/tests/analyzer/answer_chain" -i 20 "$@" >"$T/$name.out" 2>&1 ||
-        diag "record $name: $(tail -3 "$T/$name.out")"
-    run_timeout 30 "$RS_CLI" report --json "$T/$name" >"$T/$name.json" 2>"$T/$name.err" ||
-        diag "report $name: $(head -3 "$T/$name.err")"
-    run_timeout 30 "$RS_CLI" report "$T/$name" >"$T/$name.txt" 2>/dev/null
-    J=$T/$name.json
-}
-q() { jq -r "$@" "$J"; }
-# steps, straggler basis, the late ranks ("rank:persistent"), the peer-wait finding's rank ("-": no finding)
-state() {
-    q '"\(.nsteps),\(.straggler_basis),\([.stragglers[] | "\(.rank):\(.persistent)"] | join(" ")),\([.findings[] |
-        select(.category == "peer_wait") | .rank][0] // "-")"'
-}
+CHAIN_OPTS=(-i 20)
 
 rec pp -n 2 -q
 is "$(state)" "20,none: round trips,,-" "ping-pong with marks, one QP: 20 steps, no late rank, no peer-wait finding"
 like "$(grep '^Stragglers' "$T/pp.txt")" 'cannot tell' \
     "ping-pong with marks: the text says 'cannot tell', not a straggler"
 
-# The truth for a responder from the program's clock, by the report's rule (analyze_join.c answers()): in a step rank
-# R answers rank S when it polled the message no later than the threshold after S polled its send's completion; a
-# rank answering in most steps is compared in none. On a loaded host the software NIC's threads or the responder
-# itself can be descheduled for ms after the message lands: the responder then is genuinely late that step (as
-# ring_truth.py says of the ring), and in most steps on an overloaded one. Prints "answered clearly-late" counts:
-# polled within half the threshold, after twice the threshold (and 50 us).
-prog() { sed -n "s/^rank $2: $3 ms: //p" "$T/$1.out"; }
-answered() { # NAME R S
-    local thr
-    thr=$(jq -r '[0.020, 0.01 * .step_mean_s * 1e3] | max' "$T/$1.json")
-    awk -v g="$(prog "$1" "$2" got)" -v d="$(prog "$1" "$3" done)" -v t="$thr" 'BEGIN { n = split(g, x, " ")
-        split(d, y, " "); for (i = 1; i <= n; i++) { a += x[i] <= y[i] + t / 2; l += x[i] > y[i] + 2 * t + 0.05 }
-        print a + 0, l + 0 }'
-}
+# The truth for a responder from the program's clock: answered (answer_lib.sh), by the report's rule; a rank
+# answering in most steps is compared in none. On a loaded host the software NIC's threads or the responder itself can
+# be descheduled for ms after the message lands: the responder then is genuinely late that step (as ring_truth.py says
+# of the ring), and in most steps on an overloaded one.
 responders() { # NAME TEST-NAME R:S...: the report compares nobody when every responder answered in most steps
     local name=$1 what=$2 bad="" r
     shift 2
@@ -85,9 +57,7 @@ rec late -n 3 -l 1 -w 5
 # step, and rank 2 answers rank 1 promptly. On a loaded host the software NIC's threads can be descheduled until rank
 # 1 wakes (the token lands only then: rank 1 did wait for it), and rank 2 can be descheduled after the token lands
 # (then it is late itself): the planted truth holds only when both stay the rule in most steps.
-thr=$(q '[0.020, 0.01 * .step_mean_s * 1e3] | max')
-must=$(awk -v g="$(prog late 1 got)" -v d="$(prog late 0 done)" -v t="$thr" 'BEGIN { n = split(g, x, " ")
-    split(d, y, " "); for (i = 1; i <= n; i++) c += x[i] > y[i] + 2 * t + 0.05; print c + 0 }')
+must=$(answered late 1 0 | cut -d' ' -f2)
 set -- $(answered late 2 1)
 diag "chain: rank 1 polled the token clearly after rank 0's send completed (late on its own) in $must of 20 steps;" \
     "rank 2 answered rank 1 promptly in $1, clearly late in $2"
