@@ -8,9 +8,9 @@
 #   hostcost ARGS...   bench/gpu/hostcost.py ARGS (process CPU time per timed step, by thread)
 #   toggle ARGS...     bench/gpu/cuptitoggle.py ARGS (CUPTI attached/detached in one process: its cost per phase)
 #   parttoggle [ARGS]  the tracer's parts switched inside one traced ResNet-50 process (bench/gpu/parttoggle.py ARGS,
-#                      ~6 min): full mode's all / consumer-off / rs-off / cupti-off (PT_FULL_S seconds of cycles,
-#                      default 210), then the default with no window after CUDA's initial one, all / rs-off (PT_DEFAULT_S,
-#                      default 80); both traces' reports come back in parttoggle.tgz
+#                      ~5.5 min with the build and JIT fill: run it alone in a call): full mode's all / consumer-off /
+#                      rs-off / cupti-off (PT_FULL_S seconds of cycles, default 180), then the default with no window
+#                      after CUDA's initial one, all / rs-off (PT_DEFAULT_S, default 60); reports in parttoggle.tgz
 #   counts             CUPTI records (kernels; copies and memsets) per transformer step, from the minimal injection
 #   detach ARGS...     tests/gpu/detach_check.py ARGS: CUPTI detached between windows, checked on a planted workload
 #   shares             default-vs-full report shares of the transformer and ResNet-50 (donewhen's step alone)
@@ -221,11 +221,11 @@ parttoggle() {
         rm -rf "$d"
         if [ $m = full ]; then
             RAILSCOPE_BENCH_HOOKS=1 RAILSCOPE_CUDA_KERNELS=all taskset -c 2-13 "$RS_BUILD/railscope" record -q -o "$d" -- \
-                python3 bench/gpu/parttoggle.py --out "$OUT" --tag full --budget "${PT_FULL_S:-210}" --cycles 1000 "$@"
+                python3 bench/gpu/parttoggle.py --out "$OUT" --tag full --budget "${PT_FULL_S:-180}" --cycles 1000 "$@"
         else # no window after the one at CUDA's initialisation: what the default costs outside windows
             RAILSCOPE_BENCH_HOOKS=1 RAILSCOPE_CUDA_KERNEL_WINDOW=500/600000/600000 taskset -c 2-13 \
                 "$RS_BUILD/railscope" record -q -o "$d" -- python3 bench/gpu/parttoggle.py --out "$OUT" --tag default \
-                --phases all,rs-off --budget "${PT_DEFAULT_S:-80}" --cycles 1000 "$@"
+                --phases all,rs-off --budget "${PT_DEFAULT_S:-60}" --cycles 1000 "$@"
         fi
         echo "parttoggle $m: exit $?"
         "$RS_BUILD/railscope" report --json "$d" >"$d.report.json" 2>"$d.report.err"

@@ -24,7 +24,8 @@ NVTX's injection installed, the writer thread, the environment record sets) stay
 `cupti-off` is not traced vs untraced.
 
 The step is tests/gpu/train.py's bench step (ResNet-50 DDP, one rank, pinned inputs, channels_last, bf16 autocast,
-an NVTX range per step), synchronised at its end as under the lock-step gate."""
+an NVTX range per step; DDP's own AllReduce, not train.py's counting hook), synchronised at its end as under the
+lock-step gate. Results are written after every cycle (parttoggle-TAG.json in --out)."""
 import argparse
 import ctypes
 import json
@@ -68,16 +69,22 @@ class Hooks:
             sys.exit("parttoggle: the bench hooks refused: RAILSCOPE_BENCH_HOOKS=1 must be set, and the tracer running")
 
     def set(self, phase):
-        """Switch to `phase`; returns the ms until it applied (CUPTI's kinds change at the tracer's next tick)."""
+        """Switch to `phase`; returns the ms until it applied. CUPTI's kinds change at the tracer's next tick (up to
+        a tick's wait, only when they change), with every family on meanwhile: the trace's kernel-window mark is
+        written only while the cuda family is on (without it a cupti-off block would read as recorded)."""
         keep, notick, noconv, kinds = PHASES[phase]
         t0 = time.monotonic_ns()
-        if self.keep(keep) < 0 or self.cuda(notick, noconv, kinds if self.full else -1) < 0:
+        change = self.full and self.window() != kinds
+        if change:
+            self.keep(0)
+        if self.cuda(notick, noconv, kinds if change else -1) < 0:
             raise RuntimeError("bench hooks refused (the tracer shut down?)")
-        if self.full:
-            while self.window() != kinds:
-                if time.monotonic_ns() - t0 > 5e9:
-                    raise RuntimeError(f"CUPTI's kinds not switched to {kinds} within 5 s")
-                time.sleep(0.005)
+        while change and self.window() != kinds:
+            if time.monotonic_ns() - t0 > 5e9:
+                raise RuntimeError(f"CUPTI's kinds not switched to {kinds} within 5 s")
+            time.sleep(0.005)
+        if self.keep(keep) < 0:
+            raise RuntimeError("bench hooks refused (the tracer shut down?)")
         return (time.monotonic_ns() - t0) / 1e6
 
 
@@ -92,7 +99,7 @@ def resnet_step(batch):
     ddp = DDP(model, device_ids=[local])
     opt = torch.optim.SGD(ddp.parameters(), lr=0.01, momentum=0.9)
     crit = torch.nn.CrossEntropyLoss()
-    data = Batches(2, batch)
+    data = Batches(2, batch)  # train.py's bench inputs; its counting comm hook left out (DDP's default AllReduce)
     xs = [t.pin_memory() for t in data.x]
     ys = [t.pin_memory() for t in data.y]
     k = [0]
@@ -128,39 +135,53 @@ def main():
     bad = [p for p in phases if p not in PHASES]
     if bad or "all" not in phases or a.block < 2:
         sys.exit(f"parttoggle: phases are {','.join(PHASES)} with `all` among them, blocks of 2 steps or more")
-    full = os.environ.get("RAILSCOPE_CUDA_KERNELS") == "all"
+    full = os.environ.get("RAILSCOPE_CUDA_KERNELS") in ("all", "full")
     hooks = Hooks(full)
     step = resnet_step(a.batch)
     for _ in range(a.warmup):
         step()
     t_start = time.monotonic()
-    blocks, switches = [], []
-    for c in range(a.cycles):
-        if a.budget and time.monotonic() - t_start > a.budget:
-            break
-        for ph in [phases[j] for j in williams(len(phases))[c % len(phases)]]:
-            switches.append(dict(to=ph, ms=hooks.set(ph)))
-            d = []
-            for _ in range(a.block):
-                s0 = time.monotonic_ns()
-                step()
-                d.append(time.monotonic_ns() - s0)
-            blocks.append(dict(cycle=c, phase=ph, steps_ns=d))
-    hooks.set("all")
-    res = dict(workload="resnet", mode="full" if full else "default", block=a.block, phases=phases,
-               cycles=1 + max(b["cycle"] for b in blocks), blocks=blocks, switches=switches)
+    blocks, switches, errors = [], [], []
+    res = dict(workload="resnet", mode="full" if full else "default", block=a.block, phases=phases, cycles=0,
+               blocks=blocks, switches=switches, errors=errors)
     name = f"parttoggle-{a.tag or res['mode']}.json"
-    with open(os.path.join(a.out, name), "w") as f:
-        json.dump(res, f)
+
+    def save():  # after every cycle: a call cut at its time limit keeps what ran
+        res["cycles"] = len({b["cycle"] for b in blocks})
+        with open(os.path.join(a.out, name + ".tmp"), "w") as f:
+            json.dump(res, f)
+        os.replace(os.path.join(a.out, name + ".tmp"), os.path.join(a.out, name))
+    try:
+        for c in range(a.cycles):
+            if a.budget and time.monotonic() - t_start > a.budget:
+                break
+            for ph in [phases[j] for j in williams(len(phases))[c % len(phases)]]:
+                switches.append(dict(to=ph, ms=hooks.set(ph)))
+                d = []
+                for _ in range(a.block):
+                    s0 = time.monotonic_ns()
+                    step()
+                    d.append(time.monotonic_ns() - s0)
+                blocks.append(dict(cycle=c, phase=ph, steps_ns=d))
+            save()
+        hooks.set("all")
+    except RuntimeError as e:
+        errors.append(str(e))
+        print(f"parttoggle: {e}; the cycles before it are kept", file=sys.stderr)
+    save()
+    torch.distributed.destroy_process_group()
+    whole = [b for b in blocks if sum(x["cycle"] == b["cycle"] for x in blocks) == len(phases)]  # summary: whole cycles
+    if not whole:
+        sys.exit("parttoggle: no whole cycle ran (a budget shorter than one cycle?)")
 
     def mean_ms(b):
         s = b["steps_ns"][1:]
         return sum(s) / len(s) / 1e6
-    base = {b["cycle"]: mean_ms(b) for b in blocks if b["phase"] == "all"}
-    print(f"parttoggle resnet, {res['mode']} mode: {res['cycles']} cycles x {len(phases)} phases x {a.block} steps "
-          f"({name})", flush=True)
+    base = {b["cycle"]: mean_ms(b) for b in whole if b["phase"] == "all"}
+    print(f"parttoggle resnet, {res['mode']} mode: {len(base)} cycles x {len(phases)} phases x {a.block} steps "
+          f"({name}){'; ' + errors[0] if errors else ''}", flush=True)
     for ph in phases:
-        bs = [b for b in blocks if b["phase"] == ph]
+        bs = [b for b in whole if b["phase"] == ph]
         rs = [mean_ms(b) / base[b["cycle"]] for b in bs if b["cycle"] in base]
         m, lo, hi = pooled(rs)
         sw = [s["ms"] for s in switches if s["to"] == ph]
