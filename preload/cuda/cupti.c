@@ -372,10 +372,10 @@ static void set_window(int on)
     if (on) {
         if (rs_cuda_api_copies)
             for (size_t i = 0; i < sizeof copy_kinds / sizeof copy_kinds[0]; i++) p_cuptiActivityEnable(copy_kinds[i]);
-        window_on = 1;
+        __atomic_store_n(&window_on, 1, __ATOMIC_RELAXED); /* read by railscope_bench_cuda_window's thread */
         set_copy_owner();
     } else {
-        window_on = 0;
+        __atomic_store_n(&window_on, 0, __ATOMIC_RELAXED);
         set_copy_owner();
         if (rs_cuda_api_copies)
             for (size_t i = 0; i < sizeof copy_kinds / sizeof copy_kinds[0]; i++) p_cuptiActivityDisable(copy_kinds[i]);

@@ -76,7 +76,7 @@ static void cqev(uint32_t tid, uint64_t ts, uint64_t dur, uint64_t cq, uint32_t 
 
 int main(int argc, char **argv)
 {
-    if (argc < 3) die("usage: rs-export-rowgen straddle|threads|overflow|cqev DIR [T N]");
+    if (argc < 3) die("usage: rs-export-rowgen straddle|threads|late|overflow|cqev DIR [T N]");
     const char *mode = argv[1];
     if (!(w = craft_open(argv[2], 0, 1, 4242, "all", "rowgen", 7))) die("open");
     uint64_t end = B + 200000;

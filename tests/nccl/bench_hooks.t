@@ -48,7 +48,7 @@ ok(p.stdout.split("levels=")[-1].strip() == lv, "same nesting levels", p.stdout)
 out = os.path.join(T, "nvtxoff")
 p = run([APP], out, dict(env, RAILSCOPE_BENCH_HOOKS="1", RAILSCOPE_EVENTS="all,-nvtx"))
 conf = int(p.stdout.split("keep=")[1].split()[0]) if "keep=" in p.stdout else -1
-ok(p.returncode == 0 and conf > 0 and not conf & 1 << 4 and first & 1 << 4,
+ok(p.returncode == 0 and conf > 0 and not conf & 1 << 4 and first & 1 << 4 and words(out) == {},
    "the families put back are the configuration's (nvtx left off stays off)", [first, conf, p.stdout + p.stderr])
 DRIVER, FAKE = os.path.join(NCCL_BIN, "cupti_driver"), os.path.join(NCCL_BIN, "fakecupti")
 need(DRIVER, os.path.join(FAKE, "libcupti.so.13"))
