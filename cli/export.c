@@ -241,6 +241,7 @@ static void stats_add(struct rs_exp_stats *a, const struct rs_exp_stats *b)
     a->row_moved += b->row_moved;
     a->row_unsure += b->row_unsure;
     a->row_overflow += b->row_overflow;
+    a->lane_dropped += b->lane_dropped;
     a->nvtx_dropped += b->nvtx_dropped;
 }
 
@@ -641,10 +642,15 @@ static void print_summary(const struct rs_exp_opts *o, const struct rs_exp_stats
                 (unsigned long long)st->wr_no_completion);
     if (st->lane_overflow) {
         /* each slice is counted once: one kept off its thread's row that then found every lane taken is here */
-        char row[160] = "";
+        char row[320] = "";
+        int n = 0;
         if (st->row_overflow)
-            snprintf(row, sizeof row, "; %llu of them kept off their thread's row first (not counted as moved)",
-                     (unsigned long long)st->row_overflow);
+            n = snprintf(row, sizeof row, "; %llu of them kept off their thread's row first (not counted as moved)",
+                         (unsigned long long)st->row_overflow);
+        if (st->lane_dropped && n >= 0 && (size_t)n < sizeof row)
+            snprintf(row + n, sizeof row - (size_t)n,
+                     "; %llu left out (their track's input out of time order: no lane could take them)",
+                     (unsigned long long)st->lane_dropped);
         fprintf(stderr,
                 "railscope: export: %llu slices overlapped more than a track's lanes hold: shown as "
                 "instants where they end (with dur_ns)%s\n",

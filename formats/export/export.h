@@ -81,6 +81,7 @@ struct rs_exp_stats {
     uint64_t files_out;
     uint64_t wr_matched, wr_unmatched_wc, wr_no_completion;
     uint64_t lane_overflow; /* slices shown as instants at their end: more overlap than lanes */
+    uint64_t lane_dropped;  /* of those, left out: every lane already past their end (a group's input out of order) */
     /* slices moved off their thread's row to a "#2" row of their own: they would partially overlap another
      * slice there (a range straddled by a call, a late CUDA call straddling a range); row_unsure of them only
      * because the row no longer remembered that time (export_row.c: bounded memory) */

@@ -424,7 +424,11 @@ void xl_emit_slice(struct rs_exp *x, struct xgroup *g, struct rs_xitem *it)
         uint64_t e = it->ts + it->dur;
         for (int i = 0; i < g->nlanes && !l; i++)
             if (g->lane[i]->last_start <= e) l = g->lane[i];
-        if (!l) return;
+        if (!l) { /* no lane may take it without breaking its order: left out, counted (never silently) */
+            x->st.lane_overflow++;
+            x->st.lane_dropped++;
+            return;
+        }
         while (l->depth && l->stack[l->depth - 1] <= e) l->depth--;
         l->last_start = e;
         arg_u(it, RS_XK_dur_ns, RS_XA_U64, it->dur);
