@@ -76,6 +76,7 @@ static void rank_free(struct an_rank *r)
     free(r->colls);
     free(r->qps);
     free(r->lsteps);
+    free(r->qsends);
     for (size_t i = 0; i < r->nchecks; i++) free(r->checks[i].s);
     free(r->checks);
 }
@@ -160,7 +161,8 @@ static void load_round(struct work *w, const struct rs_report_opts *opts)
 static uint64_t kept_bytes(const struct an_rank *r)
 {
     uint64_t b = r->ncolls * (sizeof(struct an_lcoll) + AN_COLL_BYTES) + r->nlsteps * AN_STEP_BYTES +
-                 r->nqps * sizeof(struct an_qpacc) + r->nchecks * sizeof(struct an_chk);
+                 r->nqps * sizeof(struct an_qpacc) + r->nchecks * sizeof(struct an_chk) +
+                 r->nqsends * sizeof(struct an_qsend);
     for (size_t i = 0; i < r->nchecks; i++) { /* "check\0subject\0msg\0fix\0" */
         const char *q = r->checks[i].s;
         for (int k = 0; q && k < 4; k++) {

@@ -117,6 +117,17 @@ struct an_lstep {
     struct iv busy[AN_STEP_BUSY]; /* the first data-send busy intervals from `arrive` on (peer-wait split) */
     int nbusy;
     uint32_t answer_aux; /* answer_rc's IBV_WC hdr.aux: the polls before it (RS_WC_AUX_*; 0 in older traces) */
+    uint32_t answer_qp, answer_dqp; /* answer_rc's QP and its remote QP (modify_qp's dest_qpn; 0 unknown) */
+    uint64_t answer_blocked; /* the start of the wait for the event answer_rc's rank was blocked in until it came (local
+                              * clock; analyze_net.c wc_polls), 0 none */
+};
+
+/* A data-send run of one QP outside collectives (verbs programs): its QP, the remote QP it is connected to (modify_qp's
+ * dest_qpn), post and completion (local clock). The join finds in them the send whose message a receive completion
+ * polled (analyze_join.c msg_sent). */
+struct an_qsend {
+    uint64_t post, done;
+    uint32_t qp, dqp;
 };
 
 /* A host check kept per rank: rs_an_hostcheck's strings (as truncated there) in one block,
@@ -156,6 +167,8 @@ struct an_rank {
     int gdr;              /* NCCL's log, NET/IB connections: 1 all with GPUDirect RDMA, 2 some, 0 none, -1 unknown */
     size_t nlsteps;
     struct an_lstep *lsteps;
+    size_t nqsends;
+    struct an_qsend *qsends; /* its data-send runs by QP, sorted by (qp, dqp, post) (analyze_local.c qsends) */
     size_t ncolls;
     struct an_lcoll *colls;
     size_t nqps;

@@ -823,6 +823,7 @@ struct step_busy {
     struct busy_iv *iv;
     struct busy_pre *pre;
     size_t n;
+    const double *arr; /* the step's arrivals (run clock, NAN none) */
 };
 static int cmp_busy_iv(const void *x, const void *y)
 {
@@ -878,6 +879,62 @@ static int polled_for(const struct join *J, uint32_t aux)
     return w != UINT64_MAX && (double)w <= J->late_thr;
 }
 
+/* Every rank's message runs by QP (an_rank qsends) on the run clock, sorted by (qp, dqp, post). */
+struct msend {
+    double post, done;
+    uint32_t qp, dqp;
+    size_t r;
+};
+struct msends {
+    struct msend *v;
+    size_t n;
+};
+static int cmp_msend(const void *x, const void *y)
+{
+    const struct msend *a = x, *b = y;
+    if (a->qp != b->qp) return a->qp < b->qp ? -1 : 1;
+    if (a->dqp != b->dqp) return a->dqp < b->dqp ? -1 : 1;
+    return a->post < b->post ? -1 : a->post > b->post;
+}
+static struct msends msends(const struct join *J)
+{
+    struct msends M = {0};
+    size_t n = 0;
+    for (size_t r = 0; r < J->n; r++) n += J->R[r].nqsends;
+    M.v = rs_xmalloc((n + 1) * sizeof *M.v, "analyze_join message sends");
+    for (size_t r = 0; r < J->n; r++)
+        for (size_t i = 0; i < J->R[r].nqsends; i++) {
+            const struct an_qsend *q = &J->R[r].qsends[i];
+            M.v[M.n++] = (struct msend){RUN(r, q->post), RUN(r, q->done), q->qp, q->dqp, r};
+        }
+    if (M.n > 1) qsort(M.v, M.n, sizeof *M.v, cmp_msend);
+    return M;
+}
+/* The completion (run clock) of the send whose message the receive completion answer_rc of a step polled: the last
+ * message run posted before it on the QP connected to the receiving one (its qp the receiver's remote QP, its remote
+ * QP the receiver's), on whichever rank, when that rank posted it in the same step (from its arrival on, less the
+ * threshold: a message of the sender's step before, a ring's token back at its start, is no answer in this one, as
+ * below); NAN when not found (remote QPs unknown, the send not traced or not in the step). */
+static double msg_sent(const struct msends *M, const struct step_busy *B, double late_thr, const struct an_lstep *st,
+                       double rc)
+{
+    if (!st->answer_qp || !st->answer_dqp) return NAN;
+    size_t lo = 0, hi = M->n; /* the first entry after (dqp, qp, rc) */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        const struct msend *m = &M->v[mid];
+        int before = m->qp != st->answer_dqp   ? m->qp < st->answer_dqp
+                     : m->dqp != st->answer_qp ? m->dqp < st->answer_qp
+                                               : m->post <= rc;
+        if (before) lo = mid + 1;
+        else hi = mid;
+    }
+    if (!lo) return NAN;
+    const struct msend *m = &M->v[lo - 1];
+    if (m->qp != st->answer_dqp || m->dqp != st->answer_qp) return NAN;
+    return !isnan(B->arr[m->r]) && m->post >= B->arr[m->r] - late_thr ? m->done : NAN;
+}
+
 /* Whether rank r's arrival in a step answers a message it was waiting for: its first data send follows a
  * data-carrying receive completion (answer_rc, polled since its previous data send) that came while another rank of
  * the step was sending (within one of its data-send busy intervals, or the lateness threshold after it: the poll that
@@ -896,11 +953,23 @@ static int polled_for(const struct join *J, uint32_t aux)
  * message landed (its sender follows it with something else) stands in wrongly. Where the tracer recorded the polls
  * before the message (polled_for), a rank that was not polling for it when it came is not answering either. */
 static int polled_for(const struct join *J, uint32_t aux);
-static int answers(const struct join *J, size_t r, const struct an_lstep *st, const struct step_busy *B)
+static int answers(const struct join *J, size_t r, const struct an_lstep *st, const struct step_busy *B,
+                   const struct msends *M)
 {
-    if (!st->answer_rc || !polled_for(J, st->answer_aux)) return 0;
+    if (!st->answer_rc) return 0;
     double rc = RUN(r, st->answer_rc);
     if (st->answer_rc < st->start && (double)(st->arrive - st->start) > J->late_thr) return 0;
+    /* since when it was waiting for the message: blocked in a wait for its CQ's event until it came and polled within
+     * the threshold of the wake-up, since that wait began (the wake-up's own delay is the channel's, not the rank's) */
+    int pf = polled_for(J, st->answer_aux);
+    double from = pf && st->answer_blocked ? fmin(RUN(r, st->answer_blocked), rc) : rc;
+    /* The message's own send known (msg_sent): it answered when it was waiting for the message no later than the
+     * threshold after the sender polled that send's completion, whatever its polls say (a rank descheduled in its
+     * wait loop on a loaded host finds its message on its first look, long after its previous one, yet before its
+     * sender knew that the message had landed), and not otherwise (its sender's other sends go on after it). */
+    double sent = msg_sent(M, B, J->late_thr, st, rc);
+    if (!isnan(sent)) return sent + J->late_thr >= from;
+    if (!pf) return 0;
     size_t lo = 0, hi = B->n; /* the intervals starting at or before rc: [0, lo) */
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
@@ -909,7 +978,7 @@ static int answers(const struct join *J, size_t r, const struct an_lstep *st, co
     }
     if (!lo) return 0;
     const struct busy_pre *p = &B->pre[lo - 1];
-    return (p->r1 != r ? p->b1 : p->b2) >= rc;
+    return (p->r1 != r ? p->b1 : p->b2) >= from;
 }
 
 /* The arrivals (run clock; NAN none) and step indices of one step of the run: v[i..j) (step_refs, ranks in order). */
@@ -939,7 +1008,8 @@ static void verbs_stragglers(struct join *J)
     uint8_t *indep = rs_xmalloc(J->n + 1, "analyze_join independent arrivals");
     uint64_t *nans = rs_xcalloc(2 * J->n + 1, sizeof *nans, "analyze_join answers"), *narr = nans + J->n;
     struct step_busy B = {rs_xmalloc((J->n * AN_STEP_BUSY + 1) * sizeof *B.iv, "analyze_join busy"),
-                          rs_xmalloc((J->n * AN_STEP_BUSY + 1) * sizeof *B.pre, "analyze_join busy prefix"), 0};
+                          rs_xmalloc((J->n * AN_STEP_BUSY + 1) * sizeof *B.pre, "analyze_join busy prefix"), 0, arr};
+    struct msends M = msends(J);
     size_t rt = 0; /* ranks whose data sends are round trips (a ping-pong), or answers: not compared */
     for (size_t r = 0; r < J->n; r++) {
         rt += !R[r].ncolls && R[r].round_trips;
@@ -962,7 +1032,7 @@ static void verbs_stragglers(struct join *J)
         for (size_t q = i; q < j && seen >= 2; q++)
             if (!isnan(arr[v[q].r]) && (q == i || v[q - 1].r != v[q].r)) {
                 narr[v[q].r]++;
-                nans[v[q].r] += answers(J, v[q].r, &R[v[q].r].lsteps[kof[v[q].r]], &B);
+                nans[v[q].r] += answers(J, v[q].r, &R[v[q].r].lsteps[kof[v[q].r]], &B, &M);
             }
         for (size_t q = i; q < j; q++) arr[v[q].r] = NAN;
     }
@@ -975,7 +1045,7 @@ static void verbs_stragglers(struct join *J)
         for (size_t q = i; q < j; q++) { /* the arrivals compared: not responders', not answers */
             size_t r = v[q].r;
             if (isnan(arr[r]) || (q > i && v[q - 1].r == r)) continue;
-            indep[r] = nans[r] * 2 <= narr[r] && !answers(J, r, &R[r].lsteps[kof[r]], &B);
+            indep[r] = nans[r] * 2 <= narr[r] && !answers(J, r, &R[r].lsteps[kof[r]], &B, &M);
             seen += indep[r];
         }
         if (seen >= 2) {
@@ -1013,6 +1083,7 @@ static void verbs_stragglers(struct join *J)
         for (size_t q = i; q < j; q++) arr[v[q].r] = NAN;
     }
     free(v);
+    free(M.v);
     free(B.iv);
     free(B.pre);
     free(nans);

@@ -864,7 +864,28 @@ static void answer_rc(const struct pass *p, const struct fsend *fs, size_t nfs, 
         if (p->rwc[j - 1].bytes > 0) {
             st->answer_rc = p->rwc[j - 1].ts;
             st->answer_aux = p->rwc[j - 1].aux;
+            st->answer_qp = p->rwc[j - 1].qp;
+            st->answer_blocked = p->rwc[j - 1].blocked;
         }
+}
+
+static int cmp_qsend(const void *x, const void *y)
+{
+    const struct an_qsend *a = x, *b = y;
+    if (a->qp != b->qp) return a->qp < b->qp ? -1 : 1;
+    if (a->dqp != b->dqp) return a->dqp < b->dqp ? -1 : 1;
+    return a->post < b->post ? -1 : a->post > b->post;
+}
+/* The rank's message runs (analyze_net.c complete) outside collectives, sorted by (qp, dqp, post): the join finds in
+ * them the send whose message a receive completion on another rank polled (analyze_join.c msg_sent). */
+static void qsends(struct pass *p)
+{
+    struct an_rank *r = p->r;
+    size_t n = 0;
+    for (size_t i = 0; i < r->nqsends; i++)
+        if (coll_at(p->colls, p->ncolls, r->qsends[i].post) < 0) r->qsends[n++] = r->qsends[i];
+    r->nqsends = n;
+    an_sort(r->qsends, r->nqsends, sizeof *r->qsends, cmp_qsend);
 }
 
 static void attribute(struct pass *p, const struct srange *steps, size_t nsteps, struct ivec *free_net,
@@ -877,6 +898,7 @@ static void attribute(struct pass *p, const struct srange *steps, size_t nsteps,
     /* free sends sorted by post, for bytes, latency, first post and busy intervals per step */
     size_t nfs = 0, fscap = 0;
     struct fsend *fs = free_sends(p, rate_bpns, &nfs, &fscap);
+    qsends(p);
     r->lsteps = rs_xcalloc(nsteps ? nsteps : 1, sizeof *r->lsteps, "analyze_local lsteps");
     r->nlsteps = nsteps;
     size_t ci = 0, gpi = 0;
@@ -915,6 +937,8 @@ static void attribute(struct pass *p, const struct srange *steps, size_t nsteps,
         step_sends(st, fs, nfs, s, e);
         gpi = first_gpost(p, gpi, s, e, st);
         answer_rc(p, fs, nfs, st);
+        uint64_t qi; /* (a lookup: a QP seen only in receive completions gets no record) */
+        if (st->answer_rc && hm_get(&p->qpmap, st->answer_qp, &qi)) st->answer_dqp = p->qps[qi].acc.dest_qpn;
         const struct ivec *m3[] = {&p->compute, &K, free_net};
         iv_clip_minus(&p->h2d, s, e, m3, 3, &tmp);
         uint64_t h2d = iv_total(&tmp);

@@ -48,12 +48,13 @@ struct wrrec {
 struct tsb { /* a receive completion */
     uint64_t ts, bytes;
     uint32_t qp, aux; /* aux: the polls before it (IBV_WC hdr.aux, RS_WC_AUX_*, completed by an_on_wc) */
+    uint64_t blocked; /* the start of the wait for its CQ's event it was blocked in until it came (wc_polls), 0 none */
 };
 /* A CQ's latest poll that returned completions (IBV_WC with the polls' record), the one before (prev, 0 none) and the
  * time since it (UINT64_MAX: none seen); the end of the latest wait for its event that returned it (IBV_GET_CQ_EVENT:
- * ts + dur, 0 none) and that wait's RS_CQEV_* flags */
+ * ts + dur, 0 none), its start, and that wait's RS_CQEV_* flags */
 struct cqpoll {
-    uint64_t cq, ts, gap, prev, wake;
+    uint64_t cq, ts, gap, prev, wake, wstart;
     uint32_t wflags;
 };
 struct copyrec {
@@ -101,7 +102,7 @@ struct nvstack {
  * (last), for appending. The pass's pendmap gives each (QP, wr_id) its oldest indexed outstanding WR. */
 struct pendwr {
     uint64_t post, bytes, wr_id;
-    uint32_t mem, next, last, pad;
+    uint32_t mem, next, last, msg; /* msg: an opcode that consumes a receive at the peer (a message, not a write) */
 };
 #define AN_PEND_MAX AN_PEND_MAX_PUBLIC /* outstanding sends kept per QP; older ones never completed are dropped */
 struct qpst {
@@ -111,6 +112,7 @@ struct qpst {
     uint64_t base;    /* sequence number of pend[0] (pendmap's values: base + index; compaction moves base) */
     uint64_t indexed; /* WRs of sequence number below this are in pendmap (those still outstanding) */
     long last_run;    /* index in wrs of this QP's latest completed run, -1 none */
+    long last_msg;    /* index in r->qsends of this QP's latest run of messages, -1 none */
 };
 
 /* The step source of a request/response exchange (a ping-pong): each data send is one round trip. Arrivals
@@ -155,7 +157,7 @@ struct pass {
     struct treeop *treeops;
     size_t ntreeops, treeopcap; /* tree AllReduce proxy ops, for the phases */
     struct wrrec *wrs;
-    size_t nwrs, wrcap;
+    size_t nwrs, wrcap, qsendcap;
     struct tsb *rwc;
     size_t nrwc, rwccap;
     struct cqpoll *cqp; /* per CQ (an_on_wc), cqp_last its latest one's index + 1 (0 none) */

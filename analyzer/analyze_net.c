@@ -18,6 +18,7 @@ struct qpst *qp_get_slow(struct pass *p, uint32_t qp_num)
         q->acc.qp_num = qp_num;
         q->acc.peer_rank = -1;
         q->last_run = -1;
+        q->last_msg = -1;
         v = p->nqps - 1;
         hm_put(&p->qpmap, qp_num, v);
     }
@@ -72,6 +73,8 @@ void an_on_post_send(struct pass *p, const struct rs_ev_IBV_POST_SEND *e)
     w->wr_id = e->wr_id;
     w->mem = mem;
     w->next = w->last = 0;
+    /* RDMA_WRITE_WITH_IMM, SEND, SEND_WITH_IMM, SEND_WITH_INV (ibv_wr_opcode) */
+    w->msg = e->opcode == 1 || e->opcode == 2 || e->opcode == 3 || e->opcode == 9;
 }
 
 /* Put the outstanding WRs not yet in pendmap there, in post order: each (QP, wr_id) maps to its oldest,
@@ -112,6 +115,16 @@ static void complete(struct pass *p, struct qpst *q, const struct pendwr *w, uin
 {
     if (done < w->post) return;
     uint8_t ctrl = w->bytes <= AN_CTRL_BYTES;
+    if (w->msg && !ctrl && q->acc.dest_qpn) { /* the QP's message runs (an_rank qsends), writes left out */
+        struct an_rank *r = p->r;
+        if (q->last_msg >= 0 && (size_t)q->last_msg < r->nqsends && w->post <= r->qsends[q->last_msg].done) {
+            if (done > r->qsends[q->last_msg].done) r->qsends[q->last_msg].done = done;
+        } else {
+            *AN_PUSH(r->qsends, r->nqsends, p->qsendcap) =
+                (struct an_qsend){w->post, done, q->acc.qp_num, q->acc.dest_qpn};
+            q->last_msg = (long)r->nqsends - 1;
+        }
+    }
     if (ctrl) q->acc.ctrl_sends++;
     else if (done - w->post > q->acc.max_wait) q->acc.max_wait = done - w->post;
     if (q->last_run >= 0 && (size_t)q->last_run < p->nwrs) {
@@ -154,7 +167,7 @@ static struct cqpoll *cqpoll_of(struct pass *p, uint64_t cq)
     else if (hm_get(&p->cqpmap, cq, &i)) c = &p->cqp[i];
     else {
         c = AN_PUSH(p->cqp, p->ncqp, p->cqpcap);
-        *c = (struct cqpoll){cq, 0, UINT64_MAX, 0, 0, 0};
+        *c = (struct cqpoll){cq, 0, UINT64_MAX, 0, 0, 0, 0};
         hm_put(&p->cqpmap, cq, p->ncqp - 1);
     }
     p->cqp_last = (size_t)(c - p->cqp) + 1;
@@ -171,6 +184,7 @@ void an_on_cq_event(struct pass *p, const struct rs_ev_IBV_GET_CQ_EVENT *e)
     struct cqpoll *c = cqpoll_of(p, e->cq);
     if (e->h.ts + e->dur < c->wake) return; /* (another thread's, read out of order) */
     c->wake = e->h.ts + e->dur;
+    c->wstart = e->h.ts;
     c->wflags = e->flags;
     /* An event there when it called is the one the call returns only with one thread per channel: another thread
      * can take it first, and this one then blocks until the next. A blocking call longer than a read of the
@@ -195,8 +209,10 @@ void an_on_cq_event(struct pass *p, const struct rs_ev_IBV_GET_CQ_EVENT *e)
  *  - a non-blocking descriptor (the program waited in poll/epoll before the call, not traced) or flags unknown, or no
  *    wait taken since the previous completions (or one read out of order, from another thread's chunk): not known,
  *    the record stays armed (the rule before session 21).
- * Every recorded completion moves its CQ's state; older traces (no record) cost nothing here. */
-static uint32_t wc_polls(struct pass *p, const struct rs_ev_IBV_WC *e)
+ * Every recorded completion moves its CQ's state; older traces (no record) cost nothing here. *blocked: the start of
+ * the wait the rank was blocked in (the first case, class 0 from the wake), for the answer rule's reference (it was
+ * waiting since then: analyze_join.c answers()), left alone otherwise. */
+static uint32_t wc_polls(struct pass *p, const struct rs_ev_IBV_WC *e, uint64_t *blocked)
 {
     uint32_t aux = e->h.aux;
     if (!(aux & RS_WC_AUX_SEEN)) return aux;
@@ -215,6 +231,7 @@ static uint32_t wc_polls(struct pass *p, const struct rs_ev_IBV_WC *e)
         if (!(c->wflags & RS_CQEV_PENDING) &&
             !(rs_wc_aux_polls(aux) >= 2 && rs_wc_aux_wait_ns(aux) <= c->ts - c->wake)) {
             uint64_t away = (c->ts - c->wake) >> RS_WC_AUX_WAIT_SHIFT;
+            *blocked = c->wstart;
             return RS_WC_AUX_SEEN | (away < RS_WC_AUX_WAIT_MASK ? (uint32_t)away : RS_WC_AUX_WAIT_MASK);
         }
         aux &= ~RS_WC_AUX_ARMED;
@@ -226,13 +243,15 @@ static uint32_t wc_polls(struct pass *p, const struct rs_ev_IBV_WC *e)
 
 void an_on_wc(struct pass *p, const struct rs_ev_IBV_WC *e)
 {
-    uint32_t aux = wc_polls(p, e);
+    uint64_t blocked = 0;
+    uint32_t aux = wc_polls(p, e, &blocked);
     if (e->status == 0 && (e->opcode & 128)) { /* receive side (the opcode is only valid on success) */
         struct tsb *t = AN_PUSH(p->rwc, p->nrwc, p->rwccap);
         t->ts = e->h.ts;
         t->bytes = e->bytes;
         t->qp = e->qp_num;
         t->aux = aux;
+        t->blocked = blocked;
         return;
     }
     struct qpst *q = qp_get(p, e->qp_num);

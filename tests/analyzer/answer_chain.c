@@ -21,7 +21,8 @@
  * channel, as ibv_rc_pingpong -e: wait for the event, acknowledge it, re-arm the CQ, poll it once;
  * tests/softnic/answer_events.t).
  * Each rank prints, per iteration, when it posted its data send, when it polled the message it forwards and when it
- * polled its send's completion (CLOCK_MONOTONIC ms, shared by the ranks). */
+ * polled its send's completion, and since when it had been waiting for that message when it came (look: its last
+ * wait for an event, or its last poll, before the one that found it; CLOCK_MONOTONIC ms, shared by the ranks). */
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -45,6 +46,9 @@ struct chain {
     int got, outstanding;
     struct ibv_comp_channel *ch; /* -e: the CQ's completion channel (NULL: busy-polling) */
     double done;                 /* ex_now() when the last send completion was polled */
+    /* ex_now() when the rank last began to wait (-e) or poll for its completions, and that time as it was when the
+     * message came in: since then the rank was waiting for it (the truth of "there to answer" by its own clock) */
+    double wait_at, msg_wait_at;
     /* -b: the stream's port, QP, buffer and peer; bulk_out: a write outstanding; bulk_stop: post no more */
     struct ex_dev bd;
     struct ibv_qp *bq;
@@ -102,6 +106,7 @@ static int progress(struct chain *g)
 {
     struct ibv_wc wc[8];
     if (g->bq && bulk_progress(g)) return -1;
+    g->wait_at = ex_now();
     if (g->ch && wait_event(g)) return -1;
     int n = ibv_poll_cq(g->d.cq, 8, wc);
     if (n < 0) return -1;
@@ -112,6 +117,7 @@ static int progress(struct chain *g)
         }
         if (wc[i].opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
             g->got++;
+            g->msg_wait_at = g->wait_at;
             if (post_recv(g->ql)) return -1;
         } else {
             g->outstanding--;
@@ -135,11 +141,12 @@ static int send_right(struct chain *g, size_t size, uint32_t it)
     return ibv_post_send(g->qr, &wr, &bad);
 }
 
-static int wait_msg(struct chain *g, double *when)
+static int wait_msg(struct chain *g, double *when, double *look)
 {
     while (!g->got)
         if (progress(g)) return -1;
     *when = ex_now();
+    *look = g->msg_wait_at * 1e3;
     g->got--;
     return 0;
 }
@@ -208,7 +215,7 @@ static int run_rank(struct ex_rank *r, size_t size, int iters, int oneqp, int la
     ex_barrier(r);
     void (*mark)(const char *, uint64_t) = (void (*)(const char *, uint64_t))dlsym(RTLD_DEFAULT, "railscope_mark");
     double *sent = calloc((size_t)iters, sizeof *sent), *got = calloc((size_t)iters, sizeof *got),
-           *done = calloc((size_t)iters, sizeof *done);
+           *done = calloc((size_t)iters, sizeof *done), *look = calloc((size_t)iters, sizeof *look);
     for (int it = 0; it < iters; it++) {
         if (mark) {
             char name[32];
@@ -216,12 +223,12 @@ static int run_rank(struct ex_rank *r, size_t size, int iters, int oneqp, int la
             mark(name, (uint64_t)it);
         }
         if (rank == late) sleep_ms(work_ms); /* the planted straggler: away before it looks for the message */
-        if (rank && wait_msg(&g, &got[it])) return 1;
+        if (rank && wait_msg(&g, &got[it], &look[it])) return 1;
         sent[it] = ex_now() * 1e3;
         got[it] *= 1e3;
         if (send_right(&g, size, (uint32_t)it)) return 1;
         double t;
-        if (!rank && wait_msg(&g, &t)) return 1;
+        if (!rank && wait_msg(&g, &t, &look[it])) return 1;
         while (g.outstanding) /* the send done before the next step's mark */
             if (progress(&g)) return 1;
         done[it] = g.done * 1e3;
@@ -236,6 +243,8 @@ static int run_rank(struct ex_rank *r, size_t size, int iters, int oneqp, int la
     for (int i = 0; i < iters; i++) printf(" %.4f", got[i]);
     printf("\nrank %d: done ms:", rank);
     for (int i = 0; i < iters; i++) printf(" %.4f", done[i]);
+    printf("\nrank %d: look ms:", rank);
+    for (int i = 0; i < iters; i++) printf(" %.4f", look[i]);
     printf("\n");
     fflush(stdout);
     ex_barrier(r);

@@ -12,13 +12,18 @@
 #           straggler, named; rank 2 answers it.
 #   prompt: no sleep: ranks 1 and 2 block until their token comes: nobody late, "cannot tell".
 # The planted roles hold only in most steps on a loaded host (the software NIC's threads or a rank descheduled for
-# ms): the checks are gated on them, from the program's own clock, as in answer_stream.t. "Answered promptly": got the
-# token within 1 ms of its sender's send (64 KB take 0.26 ms at 2 Gb/s), not answer_stream.t's half threshold after
-# the sender's completion: a wake-up from the channel's descriptor takes tens of us, which the rule does not count
-# (it measures a blocked rank from its wake-up). A rank descheduled while it waits (the software NIC yields the CPU on
-# every empty poll: on a loaded host a rank that polled empty gets it back ms later, after its message) calls
+# ms): the checks are gated on them, from the program's own clock, as in answer_stream.t. "Answered promptly": the rank
+# was already waiting for the token's event when its sender polled the send's completion (answer_chain's "look"; a
+# wake-up from the channel's descriptor takes tens of us, which the rule does not count: it measures a blocked rank
+# from its wake-up). A rank descheduled before it waits, or between two waits (the software NIC yields the CPU on every
+# empty poll: on a loaded host a rank that polled empty gets it back ms later, after its message), calls
 # ibv_get_cq_event when the event is already there: to the trace it was away, as a polling rank that polled once and
-# came back that late; such runs are the ones the gates skip.
+# came back that late, and to the program's clock too; such steps do not count as prompt (until session 22 the gate
+# was "got the token within 1 ms of the send", which counted them: 1 run in 8 failed under load). With the look gate
+# the prompt run still failed 1 in 3 under load, the analyzer's fault: a rank descheduled in its wait loop (no call
+# for ms) that came back to its token's event already there was taken for away, though its sender polled the send's
+# completion later still; and one woken by the channel tens of us after that completion was compared by its poll.
+# Since session 22 the message's own send decides (analyze_join.c msg_sent; tests/analyzer/answer_desched.t).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../analyzer/answer_lib.sh"
 plan 9
@@ -31,16 +36,19 @@ waits() {
         reduce $e[] as $x ({}; if $x.kind == "ibv_get_cq_event" then .[$x.cq] = $x.flags
             elif $x.opcode == 129 and $x.bytes == 65536 then .out += [.[$x.cq] // "-"] else . end) | .out[]'
 }
-# by_send NAME R S: in how many steps rank R got its token within 1 ms of rank S's send ("answered promptly")
-by_send() {
-    awk -v g="$(prog "$1" "$2" got)" -v d="$(prog "$1" "$3" sent)" 'BEGIN { n = split(g, x, " ")
-        split(d, y, " "); for (i = 1; i <= n; i++) c += x[i] <= y[i] + 1; print c + 0 }'
+# by_look NAME R S: in how many steps rank R was waiting for its token when rank S's send completed, by the program's
+# clock: its wait for the event that brought the token began no later than half the report's
+# threshold after S polled the send's completion (answered(), the rule's reference). A rank descheduled on its way to
+# the wait, or in the loop between two waits, came back after its token and is not counted: to the trace it was away.
+by_look() {
+    awk -v l="$(prog "$1" "$2" look)" -v d="$(prog "$1" "$3" done)" -v t="$(thr "$1")" 'BEGIN { n = split(l, x, " ")
+        split(d, y, " "); for (i = 1; i <= n; i++) c += x[i] <= y[i] + t / 2; print c + 0 }'
 }
 
 rec late -l 1 -w 5
 is "$(ran late)" "20 20 20 " "late: every rank ran its 20 steps"
 must=$(answered late 1 0 | cut -d' ' -f2) # rank 1 clearly late after rank 0's send completed
-prompt2=$(by_send late 2 1)
+prompt2=$(by_look late 2 1)
 diag "late: rank 1 took the token clearly after rank 0's send completed in $must of 20 steps; rank 2 answered" \
     "rank 1 promptly in $prompt2"
 w1=$(waits late 1 | grep -c '^0x2$')
@@ -58,5 +66,25 @@ fi
 
 rec prompt
 is "$(ran prompt)" "20 20 20 " "prompt: every rank ran its 20 steps"
-nobody_late prompt 13 by_send "prompt: ranks blocked until their token came answer it: nobody late"
+p1=$(by_look prompt 1 0)
+p2=$(by_look prompt 2 1)
+diag "prompt: rank 1 waiting for its token when rank 0's send completed in $p1 of 20 steps, rank 2 for rank 1's in $p2"
+if [ "$p1" -gt 13 ] && [ "$p2" -gt 13 ]; then
+    is "$(q '[.stragglers[] | select(.persistent)] | length'),$(q '[.findings[] | select(.category == "peer_wait") |
+        .straggler.rank | select(. >= 0)] | length')" "0,0" \
+        "prompt: ranks blocked until their token came answer it: nobody persistently late, no peer-wait straggler"
+    # a rank the program's clock saw away in a step or two (descheduled on a loaded host) may be listed as late in
+    # those steps, not persistent; one waiting in every step may not be listed at all
+    listed=$(q '[.stragglers[].rank] | join(" ")')
+    bad=""
+    for r in $listed; do
+        [ "$r" = 1 ] && [ "$p1" -lt 20 ] && continue
+        [ "$r" = 2 ] && [ "$p2" -lt 20 ] && continue
+        bad="$bad $r"
+    done
+    ok "prompt: only a rank away in some steps by its own clock is listed, never persistent (listed: ${listed:-none})" \
+        test -z "$bad"
+else
+    skip "loaded host: rank 1 waiting in only $p1 of 20 steps, rank 2 in $p2" 2
+fi
 ok "both runs' traces complete" jq -se 'all(.[].ranks[]; .input == "complete")' "$T/late.json" "$T/prompt.json"
