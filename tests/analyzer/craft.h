@@ -122,4 +122,25 @@ static inline struct rs_writer *craft_open(const char *dir, int rank, int world,
         if (rs_writer_close(w) != 0) die("close");                                                                    \
     }
 
+/* For generators of NCCL runs, after CRAFT_GENERATOR: allreduce() an ncclAllReduce call of rank RANK of NRANKS (1 M
+ * floats of bf16 type 7, communicator 0x5aa hash 0xaa, sequence number SEQ) from TS for DUR. */
+#define CRAFT_NCCL                                                                              \
+    static inline void allreduce(uint64_t ts, uint64_t dur, uint64_t seq, int rank, int nranks) \
+    {                                                                                           \
+        struct rs_ev_NCCL_CALL e;                                                               \
+        memset(&e, 0, sizeof e);                                                                \
+        RS_EV_INIT(&e, NCCL_CALL, ts);                                                          \
+        e.dur = dur;                                                                            \
+        e.comm = 0x5aa;                                                                         \
+        e.comm_hash = 0xaa;                                                                     \
+        e.count = 1 << 20;                                                                      \
+        e.seq = seq;                                                                            \
+        e.func = 0; /* AllReduce */                                                             \
+        e.datatype = 7;                                                                         \
+        e.rank = rank;                                                                          \
+        e.nranks = nranks;                                                                      \
+        put(&e);                                                                                \
+    }
+
+
 #endif

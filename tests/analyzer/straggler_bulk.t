@@ -29,6 +29,7 @@ cat >"$T/gen.c" <<'C'
 #include "tracer/writer.h"
 
 CRAFT_GENERATOR
+CRAFT_NCCL
 static uint64_t rnd(uint64_t *s)
 {
     *s = *s * 6364136223846793005ull + 1442695040888963407ull;
@@ -70,19 +71,7 @@ int main(int argc, char **argv)
             uint64_t last = 0;
             for (int q = 0; q < nranks; q++)
                 if (arr[k * nranks + q] > last) last = arr[k * nranks + q];
-            struct rs_ev_NCCL_CALL e;
-            memset(&e, 0, sizeof e);
-            RS_EV_INIT(&e, NCCL_CALL, arr[k * nranks + r]);
-            e.dur = last + ms / 2 - arr[k * nranks + r];
-            e.comm = 0x5aa;
-            e.comm_hash = 0xaa;
-            e.count = 1 << 20;
-            e.seq = (uint64_t)k;
-            e.func = 0; /* AllReduce */
-            e.datatype = 7;
-            e.rank = r;
-            e.nranks = nranks;
-            put(&e);
+            allreduce(arr[k * nranks + r], last + ms / 2 - arr[k * nranks + r], (uint64_t)k, r, nranks);
         }
         struct rs_ev_PROC_END p;
         memset(&p, 0, sizeof p);

@@ -33,6 +33,7 @@ cat >"$T/gen.c" <<'C'
 #include "tracer/writer.h"
 
 CRAFT_GENERATOR
+CRAFT_NCCL
 /* gen DIR NRANKS NSTEPS LATE: NRANKS ranks on one host, NSTEPS steps marked "step" (value k), each 25 ms plus the
  * latest rank's lateness in it, one AllReduce (NCCL API call) a step entered at +1 ms plus the rank's lateness; every
  * rank leaves 0.5 ms after the last arrival. LATE: "-" or a list of "RANK:US" (every step) and "RANK@STEP:US" (that
@@ -76,19 +77,7 @@ int main(int argc, char **argv)
             for (int q = 0; q < nranks; q++)
                 if (late[k * nranks + q] > last) last = late[k * nranks + q];
             uint64_t arr = start[k] + ms + late[k * nranks + r];
-            struct rs_ev_NCCL_CALL e;
-            memset(&e, 0, sizeof e);
-            RS_EV_INIT(&e, NCCL_CALL, arr);
-            e.dur = start[k] + ms + last + ms / 2 - arr;
-            e.comm = 0x5aa;
-            e.comm_hash = 0xaa;
-            e.count = 1 << 20;
-            e.seq = (uint64_t)k;
-            e.func = 0; /* AllReduce */
-            e.datatype = 7;
-            e.rank = r;
-            e.nranks = nranks;
-            put(&e);
+            allreduce(arr, start[k] + ms + last + ms / 2 - arr, (uint64_t)k, r, nranks);
         }
         struct rs_ev_PROC_END p;
         memset(&p, 0, sizeof p);
