@@ -4,8 +4,9 @@
  *   rs-export-rowgen straddle DIR    a range whose push comes behind the thread's calls (a new NVTX group), around a
  *                                    call the row has already forgotten: it must not join the row (Kineto)
  *   rs-export-rowgen threads DIR T N T threads of N NCCL calls each, interleaved, no CUDA call: the row memory
- *   rs-export-rowgen overflow DIR    a late CUDA call the row guard keeps off the row while its group's 8 lanes are
- *                                    taken: an instant, counted once
+ *   rs-export-rowgen overflow DIR [backwards]  a late CUDA call the row guard keeps off the row while its group's 8
+ *                                    lanes are taken: an instant, counted once; backwards: then one written out of time
+ *                                    order that ended before every lane's latest start: left out, counted
  *   rs-export-rowgen cqev DIR        ibv_get_cq_event waits of every flag, one failed, one straddled by a CUDA call
  *   rs-export-rowgen late DIR        100 threads of 3000 calls (past the shared budget of rows without CUDA calls),
  *                                    then each thread's CUDA calls at random times, some straddling its calls
@@ -76,7 +77,7 @@ static void cqev(uint32_t tid, uint64_t ts, uint64_t dur, uint64_t cq, uint32_t 
 
 int main(int argc, char **argv)
 {
-    if (argc < 3) die("usage: rs-export-rowgen straddle|threads|late|overflow|cqev DIR [T N]");
+    if (argc < 3) die("usage: rs-export-rowgen straddle|threads|late|overflow|cqev DIR [T N | backwards]");
     const char *mode = argv[1];
     if (!(w = craft_open(argv[2], 0, 1, 4242, "all", "rowgen", 7))) die("open");
     uint64_t end = B + 200000;
@@ -105,6 +106,9 @@ int main(int argc, char **argv)
         api(100, B + 1100, B + 1200);
         for (uint64_t k = 1; k <= 7; k++) api(100, B + 1140 + 5 * k, B + 2000 + k);
         api(100, B + 1500, B + 2500);
+        /* backwards: then a CUDA call written after them that ended before any of them started (out of time order:
+         * CUPTI's thread never writes so, hostile input may): no lane takes it even as an instant, counted */
+        if (!strcmp(argv[3 < argc ? 3 : 1], "backwards")) api(100, B + 1010, B + 1050);
     } else if (!strcmp(mode, "cqev")) {
         /* thread 100: a wait that blocked (no flag), one that found the event there, one on a non-blocking
          * channel, one where the tracer could not look, a failed one (EAGAIN), and one a late CUDA call straddles

@@ -7,7 +7,7 @@ D=$RS_TOP/tests/export
 GEN=$RS_BUILD/tests/export/rs-export-rowgen
 need_build railscope tests/export/rs-export-rowgen
 need_cmd python3
-plan 15
+plan 17
 
 ex() { run_timeout 60 "$RS_CLI" export "$@"; }
 rules() { # FORMAT OUT: the viewers' rules, no partial overlap on any row included (check_trace.py)
@@ -15,7 +15,7 @@ rules() { # FORMAT OUT: the viewers' rules, no partial overlap on any row includ
 }
 
 # --- a range straddling a call the row forgot: the range's group is new, its push behind the calls' frontier
-mkdir -p "$T/s" "$T/o" "$T/c" "$T/t1" "$T/t4"
+mkdir -p "$T/s" "$T/o" "$T/ob" "$T/c" "$T/t1" "$T/t4"
 "$GEN" straddle "$T/s" || bail "generator failed (straddle)"
 ex --format kineto -o "$T/sk" "$T/s" 2> "$T/sk.err"
 ok "forgotten call inside a call, range straddling it: kineto rules (no partial overlap)" rules kineto "$T/sk"
@@ -33,6 +33,11 @@ like "$(grep 'overlapped more than' "$T/o.err")" \
     "export: 1 slices overlapped more than .*; 1 of them kept off their thread's row first \(not counted as moved\)$" \
     "lanes full: the slice kept off the row is counted as an instant, said so"
 is "$(grep -c 'moved off' "$T/o.err")" "0" "lanes full: not counted as moved too"
+"$GEN" overflow "$T/ob" backwards || bail "generator failed (overflow backwards)"
+ex --format chrome -o "$T/ob.json" "$T/ob" 2> "$T/ob.err"
+ok "lanes full, a call out of time order: chrome rules" rules chrome "$T/ob.json"
+like "$(grep 'overlapped more than' "$T/ob.err")" "export: 2 slices overlapped more than .*; 1 left out \(their track's \
+input out of time order: no lane could take them\)$" "out of time order, no lane: left out, counted and said (was silent)"
 
 # --- ibv_get_cq_event: one slice per wait on the calling thread's row, with cq, channel, flags, ret (errno)
 "$GEN" cqev "$T/c" || bail "generator failed (cqev)"
