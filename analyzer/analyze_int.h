@@ -118,6 +118,7 @@ struct an_lstep {
     int nbusy;
     uint32_t answer_aux; /* answer_rc's IBV_WC hdr.aux: the polls before it (RS_WC_AUX_*; 0 in older traces) */
     uint32_t answer_qp, answer_dqp; /* answer_rc's QP and its remote QP (modify_qp's dest_qpn; 0 unknown) */
+    uint32_t answer_evwait;         /* answer_rc came through a wait for its CQ's event (tsb evwait) */
     uint64_t answer_blocked; /* the start of the wait for the event answer_rc's rank was blocked in until it came (local
                               * clock; analyze_net.c wc_polls), 0 none */
 };

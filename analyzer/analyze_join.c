@@ -967,7 +967,9 @@ static int answers(const struct join *J, size_t r, const struct an_lstep *st, co
      * threshold after the sender polled that send's completion, whatever its polls say (a rank descheduled in its
      * wait loop on a loaded host finds its message on its first look, long after its previous one, yet before its
      * sender knew that the message had landed), and not otherwise (its sender's other sends go on after it). */
-    double sent = msg_sent(M, B, J->late_thr, st, rc);
+    /* (only for a message that came through a wait for its CQ's event: a busy-polling rank's polls tell when it was
+     * there, and its sender's completion poll, late on a loaded host, would excuse a rank that was away) */
+    double sent = st->answer_evwait ? msg_sent(M, B, J->late_thr, st, rc) : NAN;
     if (!isnan(sent)) return sent + J->late_thr >= from;
     if (!pf) return 0;
     size_t lo = 0, hi = B->n; /* the intervals starting at or before rc: [0, lo) */

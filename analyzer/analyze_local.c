@@ -866,6 +866,7 @@ static void answer_rc(const struct pass *p, const struct fsend *fs, size_t nfs, 
             st->answer_aux = p->rwc[j - 1].aux;
             st->answer_qp = p->rwc[j - 1].qp;
             st->answer_blocked = p->rwc[j - 1].blocked;
+            st->answer_evwait = p->rwc[j - 1].evwait;
         }
 }
 

@@ -48,6 +48,7 @@ struct wrrec {
 struct tsb { /* a receive completion */
     uint64_t ts, bytes;
     uint32_t qp, aux; /* aux: the polls before it (IBV_WC hdr.aux, RS_WC_AUX_*, completed by an_on_wc) */
+    uint32_t evwait;  /* 1: it came through a wait for its CQ's event (IBV_GET_CQ_EVENT, blocked or not) */
     uint64_t blocked; /* the start of the wait for its CQ's event it was blocked in until it came (wc_polls), 0 none */
 };
 /* A CQ's latest poll that returned completions (IBV_WC with the polls' record), the one before (prev, 0 none) and the

@@ -212,7 +212,7 @@ void an_on_cq_event(struct pass *p, const struct rs_ev_IBV_GET_CQ_EVENT *e)
  * Every recorded completion moves its CQ's state; older traces (no record) cost nothing here. *blocked: the start of
  * the wait the rank was blocked in (the first case, class 0 from the wake), for the answer rule's reference (it was
  * waiting since then: analyze_join.c answers()), left alone otherwise. */
-static uint32_t wc_polls(struct pass *p, const struct rs_ev_IBV_WC *e, uint64_t *blocked)
+static uint32_t wc_polls(struct pass *p, const struct rs_ev_IBV_WC *e, uint64_t *blocked, uint32_t *evwait)
 {
     uint32_t aux = e->h.aux;
     if (!(aux & RS_WC_AUX_SEEN)) return aux;
@@ -226,6 +226,7 @@ static uint32_t wc_polls(struct pass *p, const struct rs_ev_IBV_WC *e, uint64_t 
     } else if (e->h.ts < c->ts) gap = UINT64_MAX;
     if ((aux & RS_WC_AUX_ARMED) && e->h.ts == c->ts && c->wake > c->prev && c->wake <= c->ts &&
         !(c->wflags & (RS_CQEV_NONBLOCK | RS_CQEV_UNKNOWN))) {
+        *evwait = 1; /* it came through a wait for its CQ's event (blocked or not) */
         /* blocked, unless it polled the CQ empty twice or more after it woke (its run started after the wake: the
          * event's completion was taken before, by another thread or a drain-poll): then its polls decide */
         if (!(c->wflags & RS_CQEV_PENDING) &&
@@ -244,7 +245,8 @@ static uint32_t wc_polls(struct pass *p, const struct rs_ev_IBV_WC *e, uint64_t 
 void an_on_wc(struct pass *p, const struct rs_ev_IBV_WC *e)
 {
     uint64_t blocked = 0;
-    uint32_t aux = wc_polls(p, e, &blocked);
+    uint32_t evwait = 0;
+    uint32_t aux = wc_polls(p, e, &blocked, &evwait);
     if (e->status == 0 && (e->opcode & 128)) { /* receive side (the opcode is only valid on success) */
         struct tsb *t = AN_PUSH(p->rwc, p->nrwc, p->rwccap);
         t->ts = e->h.ts;
@@ -252,6 +254,7 @@ void an_on_wc(struct pass *p, const struct rs_ev_IBV_WC *e)
         t->qp = e->qp_num;
         t->aux = aux;
         t->blocked = blocked;
+        t->evwait = evwait;
         return;
     }
     struct qpst *q = qp_get(p, e->qp_num);
