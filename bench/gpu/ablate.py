@@ -41,6 +41,11 @@ MODES = {
     "nonvtx": (True, {"RAILSCOPE_EVENTS": "all,-nvtx"}, []),
     "ncclnolog": (True, {"RAILSCOPE_NCCL_LOG": "off"}, []),  # the NCCL family without NCCL's INFO log
     "default": (True, {}, []),
+    # ResNet's ~1 % that no part's ablation located (session 23): railscope present but tracing nothing, under
+    # `railscope record` (preload, CUDA/NVTX injection, NCCL profiler plugin all set; RAILSCOPE_DISABLE makes each
+    # entry return at once), and with the writer running but every event family off
+    "disabled": (True, {"RAILSCOPE_DISABLE": "1"}, []),
+    "coreonly": (True, {"RAILSCOPE_EVENTS": "core"}, []),
     "default-nodetach": (True, {"RAILSCOPE_CUDA_DETACH": "off"}, []),  # CUPTI attached idle between windows (s7)
     "kernels-off-nodetach": (True, {"RAILSCOPE_CUDA_KERNELS": "off", "RAILSCOPE_CUDA_DETACH": "off"}, []),
     "old-default": (True, {"RAILSCOPE_CUDA_COPIES": "cupti"}, []),
