@@ -47,7 +47,9 @@ Several planted late ranks (truth.json "stragglers" and "straggler_model", tests
                    truth predicts (the Shapley split of the measured waits, straggler_model.cost_ms), the tie margin
                    taken as 2, 5 and 8 % and the half as 47, 50 and 53 % (the model's costs are good to ~1.5 %
                    each, so their ratio to ~3 %): near a boundary either side passes, away from it only one;
-                   whatever the margins, only planted ranks
+                   whatever the margins, only planted ranks. Also passes: the rule applied to the report's own
+                   costs of the planted ranks when each passes straggler_cost (the model leaves the set-up steps
+                   out, the analyzer counts them)
   stragglers_late  the straggler table (stragglers[]) lists every planted rank as late in most of its collectives,
                    its mean lateness (mean_late_s: after the bulk, the lower median of the arrivals) within 10 %
                    + 1 % of the step of its measured lag after the bulk (lag_vs_bulk_ms); persistent where its
@@ -200,6 +202,31 @@ def check_multi(name, t, rep, by_rank, r2t):
     if kind in ("rank", "tie"):
         vr = sorted(tr(x) for x in vr)
     verdict = (kind, vr)
+    # straggler_cost: over the modelled steps the Shapley share +- 10 %; the steps left out add at most their waits
+    n = rep.get("nsteps") or t["steps"]
+    used, first = m.get("steps_used") or 0, m.get("first_step_used") or 0
+    mr = rep.get("mean_ranks") or t["world"] or 1
+    early = 0.0
+    for r in by_rank.values():
+        early += sum(x.get("attribution", {}).get("peer_wait", 0) for x in (r.get("steps") or [])[:first])
+    early = 1e3 * early / mr / max(n, 1)
+    bad, said = [], []
+    for r in P:
+        x, c = got.get(r), cost.get(r)
+        g = 1e3 * (x.get("cost_per_step_s") or 0) if x else None
+        if c is None or g is None:
+            bad.append(r)
+            said.append(f"rank {r}: {'not listed' if g is None else 'no predicted cost'}")
+            continue
+        base = c * used / max(n, 1)
+        lo, hi_ = 0.9 * base, 1.1 * base + early
+        if not lo <= g <= hi_:
+            bad.append(r)
+        said.append(f"rank {r} {g:.2f} ms/step (want {lo:.2f}-{hi_:.2f}: {c} ms x {used}/{n} steps +- 10 %, "
+                    f"+ <= {early:.2f} of steps 0-{first - 1})")
+    cost_ok = not bad and bool(P)
+    cost_said = "; ".join(said)
+
     # straggler_named: what the documented rule makes of the predicted costs, the margins widened by the model's error
     acc = []
     for tie in (TIE - 0.03, TIE, TIE + 0.03):
@@ -210,14 +237,26 @@ def check_multi(name, t, rep, by_rank, r2t):
             v = ("rank", [v["rank"]]) if v["verdict"] == "rank" else (v["verdict"], v["tied_ranks"])
             if v not in acc:
                 acc.append(v)
+    # Near a boundary the set-up steps (the model leaves them out, the analyzer counts them) can tip the verdict:
+    # s4_two_eq on the H200 (session 23) had model costs 9 % apart over steps 2-29 and the analyzer's 2.7 % apart
+    # over all 30 (rank 2 late in steps 0-1), a tie. So the rule applied to the report's own costs passes too, when
+    # every planted rank's cost passes straggler_cost (no on-time rank counts: ontime_clear checks them).
+    own = {tr(x["rank"]): 1e3 * (x.get("cost_per_step_s") or 0) for x in strag if tr(x["rank"]) in pl}
+    own_v = predict_verdict(own) if cost_ok and own else None
+    if own_v is not None:
+        own_v = ("rank", [own_v["rank"]]) if own_v["verdict"] == "rank" else (own_v["verdict"], own_v["tied_ranks"])
     hi = max(cost.values()) if cost else 0
     ratios = {r: round(c / hi, 3) for r, c in cost.items()} if hi else {}
     planted = ", ".join("rank %d: %s ms" % (r, pl[r].get("planted_ms")) for r in P)
-    check(f"{name}:straggler_named", bool(acc) and verdict in acc and verdict[0] != "bad",
+    check(f"{name}:straggler_named", bool(acc) and (verdict in acc or verdict == own_v) and verdict[0] != "bad",
           f"{verdict_str(verdict)} (table: rank, persistent, late, of, cost ms/step: {table})",
           (" or ".join(verdict_str(v) for v in acc) if acc else "a truth with straggler_model.cost_ms") +
           f" (planted {planted}; predicted cost ms/step "
-          f"{cost}, of the costliest {ratios}; tie within {100 * TIE:.0f} % +- 3 %)")
+          f"{cost}, of the costliest {ratios}; tie within {100 * TIE:.0f} % +- 3 %)" +
+          (f"; or {verdict_str(own_v)}: the rule on the report's own costs, each within straggler_cost's margin"
+           if own_v is not None and own_v not in acc else ""))
+    check(f"{name}:straggler_cost", cost_ok, cost_said,
+          "each late rank's Shapley share of the measured waits (mean over the run's ranks)")
 
     # stragglers_late: the table lists each planted rank, late in most collectives, by its lag after the bulk
     bad, said = [], []
@@ -247,31 +286,6 @@ def check_multi(name, t, rep, by_rank, r2t):
     check(f"{name}:stragglers_late", not bad, "; ".join(said),
           "every planted rank late in most collectives, its mean lateness within 10 % + 1 % of the step "
           f"({0.01 * step_ms:.2f} ms) of its measured lag after the bulk")
-
-    # straggler_cost: over the modelled steps the Shapley share +- 10 %; the steps left out add at most their waits
-    n = rep.get("nsteps") or t["steps"]
-    used, first = m.get("steps_used") or 0, m.get("first_step_used") or 0
-    mr = rep.get("mean_ranks") or t["world"] or 1
-    early = 0.0
-    for r in by_rank.values():
-        early += sum(x.get("attribution", {}).get("peer_wait", 0) for x in (r.get("steps") or [])[:first])
-    early = 1e3 * early / mr / max(n, 1)
-    bad, said = [], []
-    for r in P:
-        x, c = got.get(r), cost.get(r)
-        g = 1e3 * (x.get("cost_per_step_s") or 0) if x else None
-        if c is None or g is None:
-            bad.append(r)
-            said.append(f"rank {r}: {'not listed' if g is None else 'no predicted cost'}")
-            continue
-        base = c * used / max(n, 1)
-        lo, hi_ = 0.9 * base, 1.1 * base + early
-        if not lo <= g <= hi_:
-            bad.append(r)
-        said.append(f"rank {r} {g:.2f} ms/step (want {lo:.2f}-{hi_:.2f}: {c} ms x {used}/{n} steps +- 10 %, "
-                    f"+ <= {early:.2f} of steps 0-{first - 1})")
-    check(f"{name}:straggler_cost", not bad and bool(P), "; ".join(said),
-          "each late rank's Shapley share of the measured waits (mean over the run's ranks)")
 
     # ontime_clear: no on-time rank named, persistent or late in most of its collectives
     onl = [(r, x.get("persistent"), x.get("late_count"), x.get("of")) for r, x in sorted(got.items()) if r not in pl]

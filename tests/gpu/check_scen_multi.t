@@ -12,7 +12,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_cmd python3
 G=$RS_TOP/tests/gpu
-plan 38
+plan 42
 
 cat >"$T/gen.py" <<'PY'
 import json, os, random, sys
@@ -60,7 +60,12 @@ S = {x["rank"]: x for x in strag}
 v = dict(verdict="rank", rank=strag[0]["rank"], tied_ranks=[], tie_margin=0.05)
 if m["verdict"]["verdict"] == "tie":
     v = dict(verdict="tie", rank=-1, tied_ranks=m["verdict"]["tied_ranks"], tie_margin=0.05)
-if alt.startswith("rank"):
+if alt == "owntie":    # a tie from the report's own costs, each still within straggler_cost's margin (the set-up
+    hi, lo = sorted(cost, key=cost.get, reverse=True)   # steps charged to the other rank: s4_two_eq, session 23)
+    S[hi]["cost_per_step_s"] *= 0.93
+    S[lo]["cost_per_step_s"] *= 1.05
+    v = dict(verdict="tie", rank=-1, tied_ranks=sorted(cost), tie_margin=0.05)
+elif alt.startswith("rank"):
     v = dict(verdict="rank", rank=int(alt[4:]), tied_ranks=[], tie_margin=0.05)
 elif alt.startswith("tie"):
     v = dict(verdict="tie", rank=-1, tied_ranks=[int(c) for c in alt[3:]], tie_margin=0.05)
@@ -133,12 +138,16 @@ truth eqb s4_two_eq torchrun 0:12,2:12 5 0:12,2:13.5 >/dev/null
 is "$(tq eqb 't["straggler_model"]["verdict"]["verdict"], t["straggler_model"]["verdict"]["rank"], t["straggler_model"]["verdict_planted"]["verdict"]')" \
     "rank 2 tie" "s4_two_eq, rank 2 measured 1.5 ms later: the arrivals make rank 2 the straggler (planted alone: a tie)"
 
+truth eqs s4_two_eq torchrun 0:12,2:12 6 0:12.5,2:12 >/dev/null
+is "$(tq eqs 't["straggler_model"]["verdict"]["rank"], round(t["straggler_model"]["cost_ms"]["2"] / t["straggler_model"]["cost_ms"]["0"], 2)')" \
+    "0 0.88" "s4_two_eq, rank 0 measured 0.5 ms later: rank 0 named, rank 2 costs 88 % of it"
+
 # check_scen.py on the crafted reports: PASS, or exactly the failed checks listed
 cases=("two good -" "two rank1 -" "two rank3 straggler_named" "two rank0 straggler_named,ontime_clear"
     "two tie13 straggler_named" "two only1 stragglers_late,straggler_cost" "two oldrule stragglers_late,straggler_cost"
     "two owncost straggler_cost" "two persist ontime_clear" "two halfwait straggler_wait"
     "two stale straggler_named" "eq good -" "eq rank0 straggler_named" "eq tie01 straggler_named,ontime_clear"
-    "eqb good -" "eqb tie02 straggler_named")
+    "eqb good -" "eqb tie02 straggler_named" "eqs good -" "eqs owntie -" "eqs tie02 straggler_named")
 for c in "${cases[@]}"; do
     read -r d alt want <<<"$c"
     python3 "$T/mkrep.py" "$T/$d" "$alt" "$T/$d.$alt.json" || bail "mkrep $d $alt"
