@@ -64,6 +64,10 @@ MODES = {
     # ResNet-50's steady steps start ~7 s after CUDA init (session 11; its 10-16 s first step in sessions 10-11 was
     # a fresh machine's JIT cache being filled, which overhead.sh now does first)
     "default-w15": (True, {"RAILSCOPE_CUDA_KERNEL_WINDOW": "500/30000/15000"}, []),
+    # only the window at CUDA init and the first at 3 s (the next is due after the run): in a lock-step group of N a
+    # process gets 1/N of the wall time, so a wall-clock window schedule gives it N times a lone run's windows per
+    # step; a window's fixed costs (attach, enable on loaded modules, detach) scale with that (session 23)
+    "default-w240": (True, {"RAILSCOPE_CUDA_KERNEL_WINDOW": "500/240000/3000"}, []),
     # windows every 5 s (session 20's tailcost: the report measures its windows' and detach tails' steps), with the
     # detach armed one tick after a window's close (since session 20) or two (before)
     "default-w5s": (True, {"RAILSCOPE_CUDA_KERNEL_WINDOW": "500/5000/3000"}, []),

@@ -15,7 +15,8 @@
 #   detach ARGS...     tests/gpu/detach_check.py ARGS: CUPTI detached between windows, checked on a planted workload
 #   shares             default-vs-full report shares of the transformer and ResNet-50 (donewhen's step alone)
 #   ncclsplit          ResNet-50 DDP's NCCL family by part (~8.5 min): mirrored lock-step groups of eight (DW_ROUNDS=7)
-#                      of default, nonccl, default-nolog and nonvtx, pooled against the default
+#                      of default, nonccl, default-nolog and nonvtx, pooled against the default (NS_GROUP=A:B:...:
+#                      another group of eight, e.g. default:default-w240:kernels-off:untraced:... for the windows)
 #   resnetcost         where ResNet-50 DDP's default cost sits (~5 min, ~6 with the JIT fill): lock-step groups of eight (DW_ROUNDS=3, mirrored
 #                      orders alternating) of untraced, default, nonccl, kernels-off and nocuda, the default's traces
 #                      kept; then the pooled ratios, the step bins and the excess by time since each process's own
@@ -103,7 +104,7 @@ part() {
         # INFO log off and NVTX off; ~8.5 min with the JIT fill: run it alone in a call
         part lockstep --workload "${RC_WORKLOAD:-resnet}" --steps "${DW_RSTEPS:-160}" --warmup 25 \
             --budget "${DW_BUDGET:-440}" ${RC_CPUS:+--cpus-shared "$RC_CPUS"} \
-            --pairs "$(DW_ROUNDS=${DW_ROUNDS:-7} dw_groups default:nonccl:default-nolog:nonvtx:default:nonccl:default-nolog:nonvtx)"
+            --pairs "$(DW_ROUNDS=${DW_ROUNDS:-7} dw_groups "${NS_GROUP:-default:nonccl:default-nolog:nonvtx:default:nonccl:default-nolog:nonvtx}")"
         python3 bench/gpu/lockstep_summary.py "$OUT/lockstep-${RC_WORKLOAD:-resnet}.json" --ref default ;;
     tailcost) tailcost ;;
     fullfloor) fullfloor ;;
