@@ -113,16 +113,47 @@ struct pipe {
     int done;
 };
 
+/* An NVTX event whose message the reader joined from its template and numbers (formats/nvtx_msg.h) names a
+ * string no STRING record of the file defines: the exporter is handed one, made here, just before the event.
+ * Joined ids first appear in increasing order (the reader numbers them as it meets them), so *seen, the
+ * highest handed over, is all there is to remember. Returns the record, built in buf, or NULL. */
+static const struct rs_ev_hdr *joined_string(struct rs_reader *r, const struct rs_ev_hdr *h, uint32_t *seen,
+                                             uint64_t *buf, size_t cap)
+{
+    uint32_t id;
+    if (h->kind == RS_EV_NVTX_PUSH) id = ((const struct rs_ev_NVTX_PUSH *)(const void *)h)->message;
+    else if (h->kind == RS_EV_NVTX_START) id = ((const struct rs_ev_NVTX_START *)(const void *)h)->message;
+    else if (h->kind == RS_EV_NVTX_MARK) id = ((const struct rs_ev_NVTX_MARK *)(const void *)h)->message;
+    else return NULL;
+    size_t len;
+    const char *s = id > RS_NVTX_JOINED_ID && id > *seen ? rs_reader_string(r, id, &len) : NULL;
+    if (!s || sizeof(struct rs_ev_STRING) + len + 8 > cap) return NULL;
+    *seen = id;
+    struct rs_ev_STRING *e = (struct rs_ev_STRING *)buf;
+    size_t size = (sizeof *e + len + 7) & ~(size_t)7;
+    memset(e, 0, size);
+    e->h.ts = h->ts;
+    e->h.kind = RS_EV_STRING;
+    e->h.size = (uint16_t)size;
+    e->id = id;
+    e->len = (uint32_t)len;
+    memcpy(e + 1, s, len);
+    return &e->h;
+}
+#define JOINED_BUF ((sizeof(struct rs_ev_STRING) + RS_MAX_STRING + 20 * RS_NVTX_MAX_NUMS + 16) / 8)
+
 static void *pipe_reader(void *arg)
 {
     struct pipe *P = arg;
-    uint64_t n = 0;
+    uint64_t n = 0, jbuf[JOINED_BUF];
+    uint32_t seen = 0;
     size_t len = 0;
     uint8_t *b = P->blk[0];
     struct rs_event e;
     for (;;) {
         int more = rs_reader_next(P->r, &e) > 0;
-        size_t need = more && e.known ? 8 + (size_t)e.ev->size : 0;
+        const struct rs_ev_hdr *js = more && e.known ? joined_string(P->r, e.ev, &seen, jbuf, sizeof jbuf) : NULL;
+        size_t need = more && e.known ? 8 + (size_t)e.ev->size + (js ? 8 + (size_t)js->size : 0) : 0;
         if (!more || len + need > PIPE_BLK) { /* publish the block; wait for a free one */
             pthread_mutex_lock(&P->mu);
             P->len[n % PIPE_N] = len;
@@ -137,9 +168,15 @@ static void *pipe_reader(void *arg)
         }
         if (!need) continue;
         uint32_t hdr[2] = {e.tid, 0};
+        if (js) {
+            uint32_t h0[2] = {0, 0}; /* strings are the process's own (tid 0), as in the file */
+            memcpy(b + len, h0, 8);
+            memcpy(b + len + 8, js, js->size);
+            len += 8 + js->size;
+        }
         memcpy(b + len, hdr, 8);
         memcpy(b + len + 8, e.ev, e.ev->size);
-        len += need;
+        len += 8 + e.ev->size;
     }
 }
 
@@ -159,8 +196,14 @@ static void stream_events(struct rs_exp *x, struct rs_reader *r, int pipelined)
     if (!ok) {
         for (int i = 0; i < PIPE_N; i++) free(P.blk[i]);
         struct rs_event e;
-        while (rs_reader_next(r, &e) > 0)
-            if (e.known) rs_exp_event(x, e.tid, e.ev);
+        uint64_t jbuf[JOINED_BUF];
+        uint32_t seen = 0;
+        while (rs_reader_next(r, &e) > 0) {
+            if (!e.known) continue;
+            const struct rs_ev_hdr *js = joined_string(r, e.ev, &seen, jbuf, sizeof jbuf);
+            if (js) rs_exp_event(x, 0, js);
+            rs_exp_event(x, e.tid, e.ev);
+        }
         return;
     }
     for (;;) {

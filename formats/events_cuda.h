@@ -59,7 +59,9 @@
  * payload_type follows nvtxPayloadType_t (1 u64, 2 i64, 3 double, 4 u32, 5 i32, 6 float; 0 none) with
  * payload holding the raw 8 bytes; for NVTX extended payloads (payload_type 0xDFBD0009, used by NCCL)
  * schema is the payload's schema id and payload/payload2/payload3 its first 24 bytes as little-endian
- * words (NCCL's collectives: comm hash, bytes, reduction op). depth = nesting level after the push. */
+ * words (NCCL's collectives: comm hash, bytes, reduction op). depth = nesting level after the push.
+ * PUSH, START and MARK may carry a message's numbers after their fields, message then being its template
+ * (formats/nvtx_msg.h, SPEC.md "NVTX message numbers"). */
 #define RS_FIELDS_NVTX_PUSH(F) F(u64, payload) F(u64, payload2) F(u64, payload3) F(x64, schema) F(str, domain) \
     F(str, message) F(u32, category) F(x32, payload_type) F(i32, depth) F(u32, pad)
 #define RS_FIELDS_NVTX_POP(F) F(str, domain) F(i32, depth)

@@ -84,6 +84,12 @@ struct rs_reader {
     char *partial_str; /* STRING with the writer's reserved PARTIAL id */
     uint32_t partial_len;
     char partial_why[200];
+    /* NVTX messages joined from a template and its numbers (nvtx_join): id RS_NVTX_JOINED_ID + 1 + index */
+    char **jn;
+    uint32_t *jn_len;
+    uint32_t njn, jn_cap;
+    uint32_t *jn_tab; /* open addressing by the text's hash: index + 1; 0 = empty */
+    uint32_t jn_tab_cap;
 };
 
 const char *rs_read_status_name(enum rs_read_status s)
@@ -348,6 +354,8 @@ static void kinfo_init(void)
         if (!rs_kind_known(k)) kinfo[k] = KI_UNKNOWN;
         else kinfo[k] = rs_kinds[k].size;
         if (k == RS_EV_STRING || k == RS_EV_DROPS || k == RS_EV_PROC_END || k == RS_EV_PARTIAL) kinfo[k] |= KI_SPECIAL;
+        /* NVTX events may carry their message's numbers after their fields (nvtx_join) */
+        if (k == RS_EV_NVTX_PUSH || k == RS_EV_NVTX_START || k == RS_EV_NVTX_MARK) kinfo[k] |= KI_SPECIAL;
         kfast[k] = (kinfo[k] & (KI_UNKNOWN | KI_SPECIAL)) ? KF_SLOW : (uint16_t)(kinfo[k] & KI_SIZE);
     }
 }
@@ -462,9 +470,102 @@ const char *rs_reader_string(const struct rs_reader *r, uint32_t id, size_t *len
         if (len) *len = r->partial_len;
         return r->partial_str;
     }
+    if (id > RS_NVTX_JOINED_ID) {
+        uint32_t i = id - RS_NVTX_JOINED_ID - 1;
+        if (i >= r->njn) return NULL;
+        if (len) *len = r->jn_len[i];
+        return r->jn[i];
+    }
     if (id == 0 || id >= r->strs_cap || !r->strs[id]) return NULL;
     if (len) *len = r->str_len[id];
     return r->strs[id];
+}
+
+/* Text the string budget has room for (n bytes more): looked at again against the file's size now, since a
+ * file still being written may have grown. */
+static int str_room(struct rs_reader *r, uint64_t need)
+{
+    if (need > r->str_budget) {
+        struct stat sb;
+        if (fstat(r->fd, &sb) == 0) r->str_budget = RS_STR_BUDGET(sb.st_size);
+    }
+    return need <= r->str_budget;
+}
+
+static uint32_t jn_hash(const char *s, size_t n)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
+    return h;
+}
+
+/* The id of a joined message (one per distinct text), 0 when it cannot be kept (memory, the string budget:
+ * counted as a string not kept, the event keeps its template). */
+static uint32_t jn_store(struct rs_reader *r, const char *s, size_t n)
+{
+    uint32_t h = jn_hash(s, n), j;
+    if (r->jn_tab_cap)
+        for (j = h & (r->jn_tab_cap - 1); r->jn_tab[j]; j = (j + 1) & (r->jn_tab_cap - 1)) {
+            uint32_t i = r->jn_tab[j] - 1;
+            if (r->jn_len[i] == n && !memcmp(r->jn[i], s, n)) return RS_NVTX_JOINED_ID + 1 + i;
+        }
+    uint64_t need = r->str_bytes + n + 1 + RS_STR_OVERHEAD;
+    if (r->njn >= RS_MAX_STRING_ID || !str_room(r, need)) {
+        r->st.strings_not_kept++;
+        r->str_skipped++;
+        r->str_skipped_bytes += n;
+        return 0;
+    }
+    if (2 * (r->njn + 1) > r->jn_tab_cap) { /* the table at most half full: grow it, placing every index again */
+        uint32_t cap = r->jn_tab_cap ? 2 * r->jn_tab_cap : 1024;
+        uint32_t *t = calloc(cap, sizeof *t);
+        if (!t) return 0;
+        for (uint32_t i = 0; i < r->njn; i++) {
+            for (j = jn_hash(r->jn[i], r->jn_len[i]) & (cap - 1); t[j]; j = (j + 1) & (cap - 1)) {}
+            t[j] = i + 1;
+        }
+        free(r->jn_tab);
+        r->jn_tab = t;
+        r->jn_tab_cap = cap;
+    }
+    if (r->njn == r->jn_cap) {
+        uint32_t cap = r->jn_cap ? 2 * r->jn_cap : 256;
+        char **a = realloc(r->jn, cap * sizeof *a);
+        if (!a) return 0;
+        r->jn = a;
+        uint32_t *l = realloc(r->jn_len, cap * sizeof *l);
+        if (!l) return 0;
+        r->jn_len = l;
+        r->jn_cap = cap;
+    }
+    char *c = dup_n(s, n);
+    if (!c) return 0;
+    for (j = h & (r->jn_tab_cap - 1); r->jn_tab[j]; j = (j + 1) & (r->jn_tab_cap - 1)) {}
+    r->jn_tab[j] = r->njn + 1;
+    r->jn[r->njn] = c;
+    r->jn_len[r->njn] = (uint32_t)n;
+    r->str_bytes = need;
+    return RS_NVTX_JOINED_ID + 1 + r->njn++;
+}
+
+/* An NVTX event with numbers after its fields (size beyond the kind's): its message joined back from the
+ * template it names. A template unknown here, or whose marks are not the event's numbers (damage), leaves
+ * the event as it is: its message then reads as the template. */
+static void nvtx_join(struct rs_reader *r, struct rs_ev_hdr *h, unsigned fixed)
+{
+    uint32_t *msg = h->kind == RS_EV_NVTX_PUSH    ? &((struct rs_ev_NVTX_PUSH *)h)->message
+                    : h->kind == RS_EV_NVTX_START ? &((struct rs_ev_NVTX_START *)h)->message
+                                                  : &((struct rs_ev_NVTX_MARK *)h)->message;
+    unsigned n = (h->size - fixed) / 8;
+    size_t tlen;
+    const char *t = rs_reader_string(r, *msg, &tlen);
+    if (r->no_strings || !t || n > RS_NVTX_MAX_NUMS) return;
+    uint64_t num[RS_NVTX_MAX_NUMS];
+    memcpy(num, (const char *)h + fixed, 8 * (size_t)n);
+    char out[RS_MAX_STRING + 20 * RS_NVTX_MAX_NUMS + 1];
+    long len = rs_nvtx_join(t, tlen, num, n, out, sizeof out);
+    uint32_t id = len < 0 ? 0 : jn_store(r, out, (size_t)len);
+    if (id) *msg = id;
 }
 
 static int store_string(struct rs_reader *r, uint32_t id, const char *s, uint32_t n)
@@ -497,11 +598,7 @@ static int store_string(struct rs_reader *r, uint32_t id, const char *s, uint32_
     }
     uint64_t old = r->strs[slot] ? (uint64_t)r->str_len[slot] + 1 + RS_STR_OVERHEAD : 0;
     uint64_t need = r->str_bytes - old + n + 1 + RS_STR_OVERHEAD;
-    if (need > r->str_budget) { /* a file still being written may have grown: look again before refusing */
-        struct stat sb;
-        if (fstat(r->fd, &sb) == 0) r->str_budget = RS_STR_BUDGET(sb.st_size);
-    }
-    if (need > r->str_budget) {
+    if (!str_room(r, need)) {
         r->str_skipped++;
         r->st.strings_not_kept++;
         r->str_skipped_bytes += n;
@@ -777,6 +874,8 @@ static int special_event(struct rs_reader *r, struct rs_ev_hdr *h)
         const struct rs_ev_DROPS *dr = (const void *)h;
         r->st.drop_events += dr->events;
         r->st.drop_bytes += dr->bytes;
+    } else if (h->kind == RS_EV_NVTX_PUSH || h->kind == RS_EV_NVTX_START || h->kind == RS_EV_NVTX_MARK) {
+        if (h->size > rs_kinds[h->kind].size) nvtx_join(r, h, rs_kinds[h->kind].size);
     } else if (h->kind == RS_EV_PROC_END) {
         r->st.proc_end++;
     } else if (h->kind == RS_EV_PARTIAL) {
@@ -982,6 +1081,13 @@ void rs_reader_close(struct rs_reader *r)
     for (int i = 0; i < 8; i++) free(r->hdr_strs[i]);
     for (uint32_t i = 0; i < r->strs_cap; i++) free(r->strs[i]);
     free(r->partial_str);
+    for (uint32_t i = 0; i < r->njn; i++) free(r->jn[i]);
+    free(r->jn);
+    free(r->jn_len);
+    free(r->jn_tab);
+    r->jn = NULL; /* a reader kept for reuse starts its next file without them (reader_alloc clears the rest) */
+    r->jn_len = r->jn_tab = NULL;
+    r->njn = r->jn_cap = r->jn_tab_cap = 0;
     if (reader_give(r)) return;
     free(r->strs);
     free(r->str_len);

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nvtx_msg.h"
 #include "rtrace.h"
 
 /* File header (TLV block). Absent tags leave strings NULL and numbers at -1 (pid/ppid 0). */
@@ -119,6 +120,10 @@ static inline int rs_kind_known(unsigned kind) { return kind < RS_EV_COUNT && rs
 /* Interned string by id (NUL-terminated copy; *len = its length if len != NULL); NULL if the id has not
  * been seen (yet). Strings are defined before use, so lookups during iteration work. */
 const char *rs_reader_string(const struct rs_reader *r, uint32_t id, size_t *len);
+
+/* An NVTX_PUSH/START/MARK recorded as a template and numbers (formats/nvtx_msg.h) is handed out with its
+ * `message` set to the message joined back: an id above RS_NVTX_JOINED_ID, which rs_reader_string resolves
+ * like any other (one id per distinct message; the file's own ids stay below 2^22). */
 
 /* String text is kept up to 64 MiB + 16 x the file's size (a file defining more reads "partial", the
  * strings past the limit unresolved). A consumer that never resolves strings (info) can skip storing them:

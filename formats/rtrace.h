@@ -18,7 +18,7 @@
 
 #define RS_MAGIC        "RSTRACE1"  /* 8 bytes, no NUL on disk */
 #define RS_FORMAT_MAJOR 1           /* readers refuse a different major */
-#define RS_FORMAT_MINOR 0           /* readers accept any minor; unknown kinds are skipped by size */
+#define RS_FORMAT_MINOR 1           /* readers accept any minor; unknown kinds are skipped by size */
 #define RS_FRAME_MAGIC  0x52464d31u /* "1MFR" little-endian: start of each frame */
 #define RS_CHUNK_MAGIC  0x4b484331u /* "1CHK" */
 

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "formats/nvtx_msg.h"
 #include "preload/rs_gpu_common.h"
 #include "tracer/rs_tracer.h"
 
@@ -120,13 +121,24 @@ struct rs_nvtx_fields {
     uint64_t pl[3];
     uint64_t schema;
     uint32_t message, category, payload_type;
+    uint32_t nnum; /* numbers of the message (formats/nvtx_msg.h): message is then their template */
+    uint64_t num[RS_NVTX_MAX_NUMS];
 };
+
+/* A message with numbers in it is interned as its template: one string for "step 1", "step 2", ... */
+static uint32_t msg_fields(const char *s, struct rs_nvtx_fields *f)
+{
+    char tmpl[RS_MAX_STRING + 1];
+    size_t tlen;
+    f->nnum = rs_nvtx_split(s, RS_MAX_STRING, tmpl, &tlen, f->num);
+    return msg_id(f->nnum ? tmpl : s);
+}
 
 /* ascii: the message of the *A entry points, which take a plain string instead of an attribute. */
 static void decode(const struct rs_nvtx_attr *a, const char *ascii, struct rs_nvtx_fields *f)
 {
     memset(f, 0, sizeof *f);
-    if (ascii) f->message = msg_id(ascii);
+    if (ascii) f->message = msg_fields(ascii, f);
     if (!a) return;
     /* Only fields inside the size the caller declares are read (older attribute versions are shorter). */
     size_t sz = a->size ? a->size : sizeof *a;
@@ -148,7 +160,7 @@ static void decode(const struct rs_nvtx_attr *a, const char *ascii, struct rs_nv
         }
     }
     if (sz >= offsetof(struct rs_nvtx_attr, message) + 8) {
-        if (a->messageType == RS_NVTX_MSG_ASCII) f->message = msg_id(a->message.ascii);
+        if (a->messageType == RS_NVTX_MSG_ASCII) f->message = a->message.ascii ? msg_fields(a->message.ascii, f) : 0;
         else if (a->messageType == RS_NVTX_MSG_REGISTERED) f->message = handle_id(a->message.registered);
     }
 }
@@ -166,6 +178,14 @@ static void decode(const struct rs_nvtx_attr *a, const char *ascii, struct rs_nv
         (ev).payload_type = (f).payload_type; \
     } while (0)
 
+/* The message's numbers after the event's fields (the event's size grows by 8 a number). */
+#define NVTX_EV_BUF(T) uint64_t buf[(sizeof(struct rs_ev_##T) + 8 * RS_NVTX_MAX_NUMS) / 8]
+static inline void put_nums(struct rs_ev_hdr *h, const struct rs_nvtx_fields *f)
+{
+    memcpy((char *)h + h->size, f->num, 8 * (size_t)f->nnum);
+    h->size = (uint16_t)(h->size + 8 * f->nnum);
+}
+
 /* ---- handlers ---- */
 static int push(uint32_t domain, const struct rs_nvtx_attr *a, const char *ascii)
 {
@@ -173,12 +193,14 @@ static int push(uint32_t domain, const struct rs_nvtx_attr *a, const char *ascii
     if (!rs_on(RS_FAM_nvtx)) return level;
     struct rs_nvtx_fields f;
     decode(a, ascii, &f);
-    struct rs_ev_NVTX_PUSH ev;
-    RS_EV_INIT(&ev, NVTX_PUSH, rs_now());
-    SET_ATTR_FIELDS(ev, f, domain);
-    ev.depth = level + 1;
-    ev.pad = 0;
-    rs_emit(&ev.h);
+    NVTX_EV_BUF(NVTX_PUSH);
+    struct rs_ev_NVTX_PUSH *ev = (struct rs_ev_NVTX_PUSH *)buf;
+    RS_EV_INIT(ev, NVTX_PUSH, rs_now());
+    SET_ATTR_FIELDS(*ev, f, domain);
+    ev->depth = level + 1;
+    ev->pad = 0;
+    put_nums(&ev->h, &f);
+    rs_emit(&ev->h);
     return level;
 }
 
@@ -202,11 +224,13 @@ static uint64_t start(uint32_t domain, const struct rs_nvtx_attr *a, const char 
     if (!rs_on(RS_FAM_nvtx)) return id;
     struct rs_nvtx_fields f;
     decode(a, ascii, &f);
-    struct rs_ev_NVTX_START ev;
-    RS_EV_INIT(&ev, NVTX_START, rs_now());
-    ev.id = id;
-    SET_ATTR_FIELDS(ev, f, domain);
-    rs_emit(&ev.h);
+    NVTX_EV_BUF(NVTX_START);
+    struct rs_ev_NVTX_START *ev = (struct rs_ev_NVTX_START *)buf;
+    RS_EV_INIT(ev, NVTX_START, rs_now());
+    ev->id = id;
+    SET_ATTR_FIELDS(*ev, f, domain);
+    put_nums(&ev->h, &f);
+    rs_emit(&ev->h);
     return id;
 }
 
@@ -224,10 +248,12 @@ static void mark(uint32_t domain, const struct rs_nvtx_attr *a, const char *asci
     if (!rs_on(RS_FAM_nvtx)) return;
     struct rs_nvtx_fields f;
     decode(a, ascii, &f);
-    struct rs_ev_NVTX_MARK ev;
-    RS_EV_INIT(&ev, NVTX_MARK, rs_now());
-    SET_ATTR_FIELDS(ev, f, domain);
-    rs_emit(&ev.h);
+    NVTX_EV_BUF(NVTX_MARK);
+    struct rs_ev_NVTX_MARK *ev = (struct rs_ev_NVTX_MARK *)buf;
+    RS_EV_INIT(ev, NVTX_MARK, rs_now());
+    SET_ATTR_FIELDS(*ev, f, domain);
+    put_nums(&ev->h, &f);
+    rs_emit(&ev->h);
 }
 
 /* CORE module (default domain). */

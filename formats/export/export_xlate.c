@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "export_xlate.h"
+#include "formats/nvtx_msg.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
 
@@ -472,11 +473,33 @@ uint64_t xl_corr_flow(struct rs_exp *x, uint32_t corr)
 uint32_t xl_str_nid(struct rs_exp *x, uint32_t id)
 {
     if (id && id < x->p.nstr && x->p.strmap[id]) return x->p.strmap[id];
+    if (id > RS_NVTX_JOINED_ID && id - RS_NVTX_JOINED_ID < x->p.njmap && x->p.jmap[id - RS_NVTX_JOINED_ID])
+        return x->p.jmap[id - RS_NVTX_JOINED_ID];
     return id ? NID(x, UNKNOWN) : NID(x, EMPTY);
+}
+
+/* An NVTX message the reader joined from its template and numbers (formats/nvtx_msg.h). */
+static void joined_string(struct rs_exp *x, uint32_t i, const char *s, size_t len)
+{
+    if (i > (1u << 22)) return; /* as many as a file may have strings */
+    if (i >= x->p.njmap) {
+        uint32_t nc = x->p.njmap ? x->p.njmap : 256;
+        while (nc <= i) nc *= 2;
+        uint32_t *nm = rs_xrealloc(x->p.jmap, nc * sizeof *nm, "export_xlate jmap");
+        if (!nm) return;
+        memset(nm + x->p.njmap, 0, (nc - x->p.njmap) * sizeof *nm);
+        x->p.jmap = nm;
+        x->p.njmap = nc;
+    }
+    x->p.jmap[i] = xl_name_n(x, s, len);
 }
 
 void rs_exp_string(struct rs_exp *x, uint32_t id, const char *s, size_t len)
 {
+    if (x->in_proc && id > RS_NVTX_JOINED_ID) {
+        joined_string(x, id - RS_NVTX_JOINED_ID, s, len);
+        return;
+    }
     if (!x->in_proc || !id || id > (1u << 22))
         return; /* 4 M strings: far beyond real traces, bounded for hostile ones */
     if (id >= x->p.nstr) {
@@ -514,8 +537,11 @@ static void rs_instant(struct rs_exp *x, uint64_t ts, uint32_t name, int key, ui
 void rs_exp_event(struct rs_exp *x, uint32_t tid, const struct rs_ev_hdr *h)
 {
     if (!x->in_proc) return;
-    x->st.events_in++;
     unsigned k = h->kind;
+    /* not the file's: a joined NVTX message handed over as a STRING (cli/export.c joined_string) */
+    if (k != RS_EV_STRING || h->size < sizeof(struct rs_ev_STRING) ||
+        ((const struct rs_ev_STRING *)(const void *)h)->id <= RS_NVTX_JOINED_ID)
+        x->st.events_in++;
     if (k == RS_EV_NONE || k >= RS_EV_COUNT || h->size < rs_kinds[k].size) return;
     switch (k) {
     case RS_EV_STRING: {
@@ -705,6 +731,7 @@ int rs_exp_end_process(struct rs_exp *x)
     free(p->gtab);
     free(p->qps);
     free(p->strmap);
+    free(p->jmap);
     free(p->corr);
     x->in_proc = 0;
     return 0;

@@ -147,6 +147,8 @@ struct xproc {
     struct rs_xtrack ptrack;
     uint32_t *strmap; /* trace string id -> nid */
     uint32_t nstr;
+    uint32_t *jmap; /* joined NVTX message id - RS_NVTX_JOINED_ID -> nid */
+    uint32_t njmap;
     struct xgroup **gtab; /* open addressing on (gk, a, b) */
     struct xgroup *last_thread;
     uint32_t *corr; /* see corr_started() */

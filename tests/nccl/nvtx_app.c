@@ -6,7 +6,9 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <nvtx3/nvToolsExt.h>
 #include <nvtx3/nvToolsExtPayload.h>
@@ -34,8 +36,57 @@ static void *marker(void *arg)
     return NULL;
 }
 
+/* A /proc/self/status size in KiB (VmRSS: resident now, VmHWM: its peak), 0 when unknown. */
+static long status_kib(const char *key)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = 0;
+    size_t n = strlen(key);
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, key, n)) kb = strtol(line + n, NULL, 10);
+    if (f) fclose(f);
+    return kb;
+}
+static long rss_kib(void) { return status_kib("VmRSS:"); }
+
+/* `nvtx_app many N`: N steps named "step i", each with an op range named as torch's emit_nvtx names them (a
+ * new op id every time), then messages at the edges of the numbers' rule; prints the resident set's growth
+ * over the second half of the steps (the first half fills the tracer's buffer and caches). */
+static int many(long n)
+{
+    char msg[96];
+    long rss_half = 0;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (long i = 0; i < n; i++) {
+        if (i == n / 2) rss_half = rss_kib();
+        snprintf(msg, sizeof msg, "step %ld", i);
+        nvtxRangePushA(msg);
+        snprintf(msg, sizeof msg, "aten::mul, seq = %ld, op_id = %ld", i / 3, 2 * i + 1);
+        nvtxRangePushA(msg);
+        nvtxRangePop();
+        nvtxRangePop();
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    long grown = rss_kib() - rss_half;
+    double ns =
+        ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / (2.0 * (double)(n ? n : 1));
+    static const char *edge[] = {"step 007",
+                                 "id 12345678901234567890",
+                                 "a1b2c3d4e5f6g7h8i9",
+                                 "tab\x1f 3",
+                                 "ReluBackward0, seq = 118, op_id = 1914",
+                                 "18446744073709551615"};
+    for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++) nvtxMarkA(edge[i]);
+    printf("many: %ld steps, rss grew %ld KiB over the second half; ns_per_range=%.1f peak_kib=%ld\n", n, grown, ns,
+           status_kib("VmHWM:"));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 2 && !strcmp(argv[1], "many")) return many(strtol(argv[2], NULL, 10));
     if (argc > 1 && !strcmp(argv[1], "thread-exit")) {
         pthread_t t;
         if (pthread_create(&t, NULL, marker, NULL) || pthread_join(t, NULL)) return 1;
