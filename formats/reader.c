@@ -26,6 +26,10 @@
  * for an id never defined) and the file ends "partial" with the count (issue 17). */
 #define RS_STR_BUDGET(file_size) ((64ull << 20) + 16ull * (uint64_t)(file_size))
 #define RS_STR_OVERHEAD          16 /* malloc's header per kept string, counted against the budget */
+/* Joined NVTX messages (nvtx_join) are not in the file as text (8 bytes a number): their own limits, the text and
+ * the tables (~40 bytes a message) bounded by the file's size as the file's own strings are. */
+#define RS_JN_BUDGET(file_size)  ((64ull << 20) + 64ull * (uint64_t)(file_size))
+#define RS_MAX_JOINED            (1u << 27)
 
 struct rs_reader {
     int fd;
@@ -90,6 +94,8 @@ struct rs_reader {
     uint32_t njn, jn_cap;
     uint32_t *jn_tab; /* open addressing by the text's hash: index + 1; 0 = empty */
     uint32_t jn_tab_cap;
+    uint64_t jn_bytes, jn_skipped; /* joined text kept (+ overhead); messages past RS_JN_BUDGET shown as "#" */
+    uint64_t fsize;                /* the file's size when last looked at (the budgets follow it) */
 };
 
 const char *rs_read_status_name(enum rs_read_status s)
@@ -389,6 +395,7 @@ struct rs_reader *rs_reader_open(const char *path, char *err, size_t errlen)
         return NULL;
     }
     r->str_budget = RS_STR_BUDGET(sb.st_size);
+    r->fsize = (uint64_t)sb.st_size;
     pthread_once(&kinfo_once, kinfo_init);
     r->fd = fd;
     r->path = strdup(path);
@@ -487,7 +494,10 @@ static int str_room(struct rs_reader *r, uint64_t need)
 {
     if (need > r->str_budget) {
         struct stat sb;
-        if (fstat(r->fd, &sb) == 0) r->str_budget = RS_STR_BUDGET(sb.st_size);
+        if (fstat(r->fd, &sb) == 0) {
+            r->str_budget = RS_STR_BUDGET(sb.st_size);
+            r->fsize = (uint64_t)sb.st_size;
+        }
     }
     return need <= r->str_budget;
 }
@@ -499,9 +509,9 @@ static uint32_t jn_hash(const char *s, size_t n)
     return h;
 }
 
-/* The id of a joined message (one per distinct text), 0 when it cannot be kept (memory, the string budget:
- * counted as a string not kept, the event keeps its template). */
-static uint32_t jn_store(struct rs_reader *r, const char *s, size_t n)
+/* The id of a joined message (one per distinct text), 0 when it cannot be kept (memory, or past the joined
+ * messages' limits unless `always`: a template's readable form, few per file, is kept past them). */
+static uint32_t jn_store(struct rs_reader *r, const char *s, size_t n, int always)
 {
     uint32_t h = jn_hash(s, n), j;
     if (r->jn_tab_cap)
@@ -509,13 +519,12 @@ static uint32_t jn_store(struct rs_reader *r, const char *s, size_t n)
             uint32_t i = r->jn_tab[j] - 1;
             if (r->jn_len[i] == n && !memcmp(r->jn[i], s, n)) return RS_NVTX_JOINED_ID + 1 + i;
         }
-    uint64_t need = r->str_bytes + n + 1 + RS_STR_OVERHEAD;
-    if (r->njn >= RS_MAX_STRING_ID || !str_room(r, need)) {
-        r->st.strings_not_kept++;
-        r->str_skipped++;
-        r->str_skipped_bytes += n;
-        return 0;
+    uint64_t need = r->jn_bytes + n + 1 + 40;
+    if (need > RS_JN_BUDGET(r->fsize)) { /* a file still being written may have grown: look again */
+        struct stat sb;
+        if (fstat(r->fd, &sb) == 0) r->fsize = (uint64_t)sb.st_size;
     }
+    if (r->njn >= RS_MAX_JOINED - 1 || (!always && need > RS_JN_BUDGET(r->fsize))) return 0;
     if (2 * (r->njn + 1) > r->jn_tab_cap) { /* the table at most half full: grow it, placing every index again */
         uint32_t cap = r->jn_tab_cap ? 2 * r->jn_tab_cap : 1024;
         uint32_t *t = calloc(cap, sizeof *t);
@@ -544,18 +553,23 @@ static uint32_t jn_store(struct rs_reader *r, const char *s, size_t n)
     r->jn_tab[j] = r->njn + 1;
     r->jn[r->njn] = c;
     r->jn_len[r->njn] = (uint32_t)n;
-    r->str_bytes = need;
+    r->jn_bytes = need;
     return RS_NVTX_JOINED_ID + 1 + r->njn++;
 }
 
 /* An NVTX event with numbers after its fields (size beyond the kind's): its message joined back from the
  * template it names. A template unknown here, or whose marks are not the event's numbers (damage), leaves
  * the event as it is: its message then reads as the template. */
+static uint32_t *nvtx_msg(struct rs_ev_hdr *h)
+{
+    return h->kind == RS_EV_NVTX_PUSH    ? &((struct rs_ev_NVTX_PUSH *)h)->message
+           : h->kind == RS_EV_NVTX_START ? &((struct rs_ev_NVTX_START *)h)->message
+                                         : &((struct rs_ev_NVTX_MARK *)h)->message;
+}
+
 static void nvtx_join(struct rs_reader *r, struct rs_ev_hdr *h, unsigned fixed)
 {
-    uint32_t *msg = h->kind == RS_EV_NVTX_PUSH    ? &((struct rs_ev_NVTX_PUSH *)h)->message
-                    : h->kind == RS_EV_NVTX_START ? &((struct rs_ev_NVTX_START *)h)->message
-                                                  : &((struct rs_ev_NVTX_MARK *)h)->message;
+    uint32_t *msg = nvtx_msg(h);
     unsigned n = (h->size - fixed) / 8;
     size_t tlen;
     const char *t = rs_reader_string(r, *msg, &tlen);
@@ -564,7 +578,16 @@ static void nvtx_join(struct rs_reader *r, struct rs_ev_hdr *h, unsigned fixed)
     memcpy(num, (const char *)h + fixed, 8 * (size_t)n);
     char out[RS_MAX_STRING + 20 * RS_NVTX_MAX_NUMS + 1];
     long len = rs_nvtx_join(t, tlen, num, n, out, sizeof out);
-    uint32_t id = len < 0 ? 0 : jn_store(r, out, (size_t)len);
+    if (len < 0) return;
+    uint32_t id = jn_store(r, out, (size_t)len, 0);
+    if (!id) { /* past the limits: the template with '#' for its numbers, readable and counted (partial) */
+        r->jn_skipped++;
+        memcpy(out, t, tlen);
+        for (size_t i = 0; i < tlen; i++)
+            if ((unsigned char)out[i] == RS_NVTX_NUM_MARK) out[i] = '#';
+        out[tlen] = 0;
+        id = jn_store(r, out, tlen, 1);
+    }
     if (id) *msg = id;
 }
 
@@ -734,6 +757,11 @@ static int load_frame(struct rs_reader *r)
     if (k == 0) {
         if (r->saw_partial)
             set_end(r, RS_READ_PARTIAL, "the recorder marked this trace incomplete (%s)", r->partial_why);
+        else if (r->jn_skipped && !r->str_skipped)
+            set_end(r, RS_READ_PARTIAL,
+                    "%llu NVTX messages shown with '#' for their numbers: the file's %u distinct messages with "
+                    "numbers pass the reader's limit of %.0f MB (64 MiB + 64 x the file's size)",
+                    (unsigned long long)r->jn_skipped, r->njn, (double)RS_JN_BUDGET(r->fsize) / 1e6);
         else if (r->str_skipped)
             set_end(r, RS_READ_PARTIAL,
                     "%llu strings (%.1f MB) not kept: the file's string text passes the reader's limit of "
@@ -875,6 +903,8 @@ static int special_event(struct rs_reader *r, struct rs_ev_hdr *h)
         r->st.drop_events += dr->events;
         r->st.drop_bytes += dr->bytes;
     } else if (h->kind == RS_EV_NVTX_PUSH || h->kind == RS_EV_NVTX_START || h->kind == RS_EV_NVTX_MARK) {
+        uint32_t *msg = nvtx_msg(h);
+        if (*msg > RS_MAX_STRING_ID && *msg != RS_PARTIAL_STRING_ID) *msg = 0; /* only joins name joined ids */
         if (h->size > rs_kinds[h->kind].size) nvtx_join(r, h, rs_kinds[h->kind].size);
     } else if (h->kind == RS_EV_PROC_END) {
         r->st.proc_end++;

@@ -539,9 +539,10 @@ void rs_exp_event(struct rs_exp *x, uint32_t tid, const struct rs_ev_hdr *h)
     if (!x->in_proc) return;
     unsigned k = h->kind;
     /* not the file's: a joined NVTX message handed over as a STRING (cli/export.c joined_string) */
-    if (k != RS_EV_STRING || h->size < sizeof(struct rs_ev_STRING) ||
-        ((const struct rs_ev_STRING *)(const void *)h)->id <= RS_NVTX_JOINED_ID)
-        x->st.events_in++;
+    uint32_t sid = k == RS_EV_STRING && h->size >= sizeof(struct rs_ev_STRING)
+                       ? ((const struct rs_ev_STRING *)(const void *)h)->id
+                       : 0;
+    if (sid <= RS_NVTX_JOINED_ID || sid == 0x7fffffffu) x->st.events_in++; /* 0x7fffffff: the PARTIAL reason */
     if (k == RS_EV_NONE || k >= RS_EV_COUNT || h->size < rs_kinds[k].size) return;
     switch (k) {
     case RS_EV_STRING: {

@@ -87,6 +87,46 @@ static size_t push(struct push_ev *p, uint64_t ts, uint32_t msg, const uint64_t 
     return p->e.h.size;
 }
 
+/* Joined messages past the reader's limit for them (64 MiB + 64 x the file's size): 20000 messages of 4 KiB in a
+ * file of a few hundred KiB. The first are joined, the rest read as their template with '#' for each number, and
+ * the file reads partial, saying so. */
+static void big(const char *path)
+{
+    char file[4096 + 16], t[4000];
+    snprintf(file, sizeof file, "%s.big", path);
+    memset(t, 'a', sizeof t - 3);
+    memcpy(t + sizeof t - 3, " \x1f", 3);
+    static const struct rs_file_info fi = {.host = "h", .pid = 8, .rank = -1, .local_rank = -1, .world_size = -1};
+    int err = 0, appended = 1;
+    struct rs_writer *w = rs_writer_open(file, &fi, &err);
+    uint32_t id = w ? rs_writer_intern_n(w, t, sizeof t - 1) : 0;
+    struct push_ev p;
+    for (uint64_t i = 0; w && i < 20000; i++) appended &= rs_writer_append(w, 1, &p, push(&p, 10 + i, id, &i, 1)) == 0;
+    ok(w && appended && rs_writer_close(w) == 0, "20000 messages of 4 KiB written");
+    char e[256];
+    struct rs_reader *r = rs_reader_open(file, e, sizeof e);
+    struct rs_event ev;
+    const char *last = NULL;
+    size_t last_len = 0;
+    char want_first[4010];
+    memcpy(want_first, t, sizeof t - 2); /* the a's and the space, then the number */
+    memcpy(want_first + sizeof t - 2, "0", 2);
+    int n = 0, first_ok = 0;
+    while (r && rs_reader_next(r, &ev) > 0) {
+        if (ev.ev->kind != RS_EV_NVTX_PUSH) continue;
+        const char *s = rs_reader_string(r, ((const struct rs_ev_NVTX_PUSH *)(const void *)ev.ev)->message, &last_len);
+        if (!n++) first_ok = s && !strcmp(s, want_first);
+        last = s;
+    }
+    const struct rs_read_stats *st = r ? rs_reader_stats(r) : NULL;
+    ok(n == 20000 && first_ok, "the first are joined");
+    ok(last && last_len == sizeof t - 1 && last[sizeof t - 2] == '#' && last[0] == 'a',
+       "past the limit: the template with '#' for its number");
+    ok(st && st->status == RS_READ_PARTIAL && strstr(st->reason, "NVTX messages shown with '#'"),
+       st ? st->reason : "no reader");
+    rs_reader_close(r);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -117,6 +157,8 @@ int main(int argc, char **argv)
     appended &= rs_writer_append(w, 1, &p, push(&p, ts++, step, (uint64_t[]){1, 2, 3}, 3)) == 0;
     appended &= rs_writer_append(w, 1, &p, push(&p, ts++, step, (uint64_t[10]){1}, 10)) == 0;
     appended &= rs_writer_append(w, 1, &p, push(&p, ts++, 999, (uint64_t[]){1}, 1)) == 0;
+    /* hostile: a plain push naming a joined id of its own (the reader's ids are the reader's) */
+    appended &= rs_writer_append(w, 1, &p, push(&p, ts++, RS_NVTX_JOINED_ID + 1, NULL, 0)) == 0;
     ok(appended && rs_writer_close(w) == 0, "3000 pushes of 'step N', two-number and damaged ones written");
 
     char e[256];
@@ -128,8 +170,8 @@ int main(int argc, char **argv)
     struct rs_event ev;
     int n = 0, exact = 1;
     uint32_t first_ids[1500] = {0}, again_same = 1, distinct_ok = 1;
-    const char *msgs[6] = {0};
-    uint32_t ids[6] = {0};
+    const char *msgs[7] = {0};
+    uint32_t ids[7] = {0};
     while (rs_reader_next(r, &ev) > 0) {
         if (ev.ev->kind != RS_EV_NVTX_PUSH) continue;
         const struct rs_ev_NVTX_PUSH *pe = (const void *)ev.ev;
@@ -147,14 +189,14 @@ int main(int argc, char **argv)
             } else if (first_ids[n - 1500] != pe->message) {
                 again_same = 0;
             }
-        } else if (n - 3000 < 6) {
+        } else if (n - 3000 < 7) {
             msgs[n - 3000] = s;
             ids[n - 3000] = pe->message;
         }
         n++;
     }
     const struct rs_read_stats *st = rs_reader_stats(r);
-    ok(n == 3006 && st->status == RS_READ_NO_END && st->strings_not_kept == 0,
+    ok(n == 3007 && st->status == RS_READ_NO_END && st->strings_not_kept == 0,
        "every push read back (no PROC_END: an offline file), every string kept");
     ok(exact, "'step N' joined back for each of 3000 pushes");
     ok(distinct_ok && again_same && first_ids[0] > RS_NVTX_JOINED_ID,
@@ -163,7 +205,9 @@ int main(int argc, char **argv)
     ok(msgs[1] && !strcmp(msgs[1], "forward") && ids[1] == plain, "a message without numbers keeps its own id");
     ok(ids[2] == op && ids[3] == step && ids[4] == step && ids[5] == 999,
        "numbers that do not fit the template, too many of them, or an unknown template: the event is left as is");
+    ok(ids[6] == 0 && !msgs[6], "a file's own id in the joined range names nothing");
     rs_reader_close(r);
+    big(argv[1]);
     printf("1..%d\n", n_test);
     return fails ? 1 : 0;
 }
