@@ -83,7 +83,7 @@ static size_t push(struct push_ev *p, uint64_t ts, uint32_t msg, const uint64_t 
     p->e.h.size = (uint16_t)(sizeof p->e + 8 * n);
     p->e.message = msg;
     p->e.depth = 1;
-    memcpy(p->num, num, 8 * (size_t)n);
+    if (n) memcpy(p->num, num, 8 * (size_t)n);
     return p->e.h.size;
 }
 
