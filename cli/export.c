@@ -129,16 +129,8 @@ static const struct rs_ev_hdr *joined_string(struct rs_reader *r, const struct r
     const char *s = id > RS_NVTX_JOINED_ID && id > *seen ? rs_reader_string(r, id, &len) : NULL;
     if (!s || sizeof(struct rs_ev_STRING) + len + 8 > cap) return NULL;
     *seen = id;
-    struct rs_ev_STRING *e = (struct rs_ev_STRING *)buf;
-    size_t size = (sizeof *e + len + 7) & ~(size_t)7;
-    memset(e, 0, size);
-    e->h.ts = h->ts;
-    e->h.kind = RS_EV_STRING;
-    e->h.size = (uint16_t)size;
-    e->id = id;
-    e->len = (uint32_t)len;
-    memcpy(e + 1, s, len);
-    return &e->h;
+    rs_string_record(buf, h->ts, id, s, len);
+    return (const struct rs_ev_hdr *)buf;
 }
 #define JOINED_BUF ((sizeof(struct rs_ev_STRING) + RS_MAX_STRING + 20 * RS_NVTX_MAX_NUMS + 16) / 8)
 

@@ -15,6 +15,7 @@
 /* Readers hand such an event out with its message joined back under an id above this one (a file's own string
  * ids stay below 2^22): rs_reader_string resolves it; the exporter is given it as a STRING first. */
 #define RS_NVTX_JOINED_ID  0x40000000u
+#define RS_NVTX_MAX_JOINED (1u << 27) /* joined ids a reader hands out per file, at most */
 
 /* Split the NUL-terminated message s (at most max bytes read) into tmpl (room for max + 1 bytes, NUL-terminated)
  * and num[]. A number is a maximal run of ASCII digits of 1-19 digits without a leading zero ("0" itself is one):

@@ -29,7 +29,6 @@
 /* Joined NVTX messages (nvtx_join) are not in the file as text (8 bytes a number): their own limits, the text and
  * the tables (~40 bytes a message) bounded by the file's size as the file's own strings are. */
 #define RS_JN_BUDGET(file_size)  ((64ull << 20) + 64ull * (uint64_t)(file_size))
-#define RS_MAX_JOINED            (1u << 27)
 
 struct rs_reader {
     int fd;
@@ -524,7 +523,7 @@ static uint32_t jn_store(struct rs_reader *r, const char *s, size_t n, int alway
         struct stat sb;
         if (fstat(r->fd, &sb) == 0) r->fsize = (uint64_t)sb.st_size;
     }
-    if (r->njn >= RS_MAX_JOINED - 1 || (!always && need > RS_JN_BUDGET(r->fsize))) return 0;
+    if (r->njn >= RS_NVTX_MAX_JOINED - 1 || (!always && need > RS_JN_BUDGET(r->fsize))) return 0;
     if (2 * (r->njn + 1) > r->jn_tab_cap) { /* the table at most half full: grow it, placing every index again */
         uint32_t cap = r->jn_tab_cap ? 2 * r->jn_tab_cap : 1024;
         uint32_t *t = calloc(cap, sizeof *t);

@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define RS_MAGIC        "RSTRACE1"  /* 8 bytes, no NUL on disk */
 #define RS_FORMAT_MAJOR 1           /* readers refuse a different major */
@@ -198,6 +199,22 @@ struct rs_kind_desc {
 };
 extern const struct rs_kind_desc rs_kinds[RS_EV_COUNT];
 extern const char *const rs_family_names[RS_FAM_COUNT];
+
+/* A STRING record (id, n bytes of s, zero padding) built in buf, which has room for sizeof(struct rs_ev_STRING) +
+ * n + 7 bytes; returns its size. The writer's, and the exporter's for joined NVTX messages (cli/export.c). */
+static inline size_t rs_string_record(void *buf, uint64_t ts, uint32_t id, const char *s, size_t n)
+{
+    struct rs_ev_STRING *e = (struct rs_ev_STRING *)buf;
+    size_t size = (sizeof *e + n + 7) & ~(size_t)7;
+    memset(buf, 0, size);
+    e->h.ts = ts;
+    e->h.kind = RS_EV_STRING;
+    e->h.size = (uint16_t)size;
+    e->id = id;
+    e->len = (uint32_t)n;
+    memcpy(e + 1, s, n);
+    return size;
+}
 
 /* Fill the common header of a fixed-size event. */
 #define RS_EV_INIT(ev, KIND, tsv)                             \

@@ -523,17 +523,9 @@ int rs_writer_string(struct rs_writer *w, uint32_t id, const char *s, size_t n)
 {
     if (w->error) return w->error;
     if (n > RS_MAX_STRING) n = RS_MAX_STRING;
-    unsigned char buf[sizeof(struct rs_ev_STRING) + RS_MAX_STRING + 8];
-    struct rs_ev_STRING *e = (struct rs_ev_STRING *)buf;
-    size_t size = (sizeof *e + n + 7) & ~(size_t)7;
-    memset(buf, 0, size);
-    e->h.ts = w->last_ts;
-    e->h.kind = RS_EV_STRING;
-    e->h.size = (uint16_t)size;
-    e->id = id;
-    e->len = (uint32_t)n;
-    memcpy(buf + sizeof *e, s, n);
-    int ret = put_events(w, 0, buf, size);
+    uint64_t buf[(sizeof(struct rs_ev_STRING) + RS_MAX_STRING + 8) / 8];
+    size_t size = rs_string_record(buf, w->last_ts, id, s, n);
+    int ret = put_events(w, 0, (const unsigned char *)buf, size);
     return ret ? fail(w, ret) : 0;
 }
 

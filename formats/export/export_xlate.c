@@ -478,40 +478,31 @@ uint32_t xl_str_nid(struct rs_exp *x, uint32_t id)
     return id ? NID(x, UNKNOWN) : NID(x, EMPTY);
 }
 
-/* An NVTX message the reader joined from its template and numbers (formats/nvtx_msg.h). */
-static void joined_string(struct rs_exp *x, uint32_t i, const char *s, size_t len)
+/* map[i] = nid, the map grown (zeroed) to hold i; nothing when it cannot grow. */
+static void map_set(uint32_t **map, uint32_t *n, uint32_t i, uint32_t nid)
 {
-    if (i > (1u << 22)) return; /* as many as a file may have strings */
-    if (i >= x->p.njmap) {
-        uint32_t nc = x->p.njmap ? x->p.njmap : 256;
+    if (i >= *n) {
+        uint32_t nc = *n ? *n : 256;
         while (nc <= i) nc *= 2;
-        uint32_t *nm = rs_xrealloc(x->p.jmap, nc * sizeof *nm, "export_xlate jmap");
+        uint32_t *nm = rs_xrealloc(*map, nc * sizeof *nm, "export_xlate strmap");
         if (!nm) return;
-        memset(nm + x->p.njmap, 0, (nc - x->p.njmap) * sizeof *nm);
-        x->p.jmap = nm;
-        x->p.njmap = nc;
+        memset(nm + *n, 0, (nc - *n) * sizeof *nm);
+        *map = nm;
+        *n = nc;
     }
-    x->p.jmap[i] = xl_name_n(x, s, len);
+    (*map)[i] = nid;
 }
 
 void rs_exp_string(struct rs_exp *x, uint32_t id, const char *s, size_t len)
 {
-    if (x->in_proc && id > RS_NVTX_JOINED_ID) {
-        joined_string(x, id - RS_NVTX_JOINED_ID, s, len);
+    if (!x->in_proc || !id) return;
+    if (id > RS_NVTX_JOINED_ID) { /* an NVTX message the reader joined from its template and numbers */
+        if (id - RS_NVTX_JOINED_ID < RS_NVTX_MAX_JOINED)
+            map_set(&x->p.jmap, &x->p.njmap, id - RS_NVTX_JOINED_ID, xl_name_n(x, s, len));
         return;
     }
-    if (!x->in_proc || !id || id > (1u << 22))
-        return; /* 4 M strings: far beyond real traces, bounded for hostile ones */
-    if (id >= x->p.nstr) {
-        uint32_t nc = x->p.nstr ? x->p.nstr : 256;
-        while (nc <= id) nc *= 2;
-        uint32_t *nm = rs_xrealloc(x->p.strmap, nc * sizeof *nm, "export_xlate nm");
-        if (!nm) return;
-        memset(nm + x->p.nstr, 0, (nc - x->p.nstr) * sizeof *nm);
-        x->p.strmap = nm;
-        x->p.nstr = nc;
-    }
-    x->p.strmap[id] = xl_name_n(x, s, len);
+    if (id > (1u << 22)) return; /* 4 M strings: far beyond real traces, bounded for hostile ones */
+    map_set(&x->p.strmap, &x->p.nstr, id, xl_name_n(x, s, len));
 }
 
 /* ---------------- core ---------------- */
