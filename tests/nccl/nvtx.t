@@ -61,7 +61,8 @@ ok(p.returncode == 0 and "thread-exit done" in p.stdout and sorted(mk) == ["at t
 # over 200000 of them, the file 1.7x as large.
 N = 100000
 out = os.path.join(T, "many")
-p = run([APP, "many", str(N)], out, {"NVTX_INJECTION64_PATH": LIB}, timeout=120)
+# (block: 400000 ranges in a burst overrun the buffer on a loaded machine, where drop, the default, drops)
+p = run([APP, "many", str(N)], out, {"NVTX_INJECTION64_PATH": LIB, "RAILSCOPE_POLICY": "block"}, timeout=120)
 grew = p.stdout.split("rss grew ")[1].split()[0] if "rss grew " in p.stdout else None
 ok(p.returncode == 0 and grew is not None, "many distinct messages: the program ran", p.stdout + p.stderr)
 if SAN:
