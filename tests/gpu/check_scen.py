@@ -14,7 +14,9 @@ Checks (issue 15 "Done when"):
   straggler_named  the analyzer's own verdict, its peer-wait finding's structured verdict (findings[].straggler:
                    rank | tie | none, rank, tied_ranks), names the planted straggler (by pid -> rank); a tie
                    (no rank named, the ranks within the tie margin listed, analyzer/analyze_verdict.c) or no
-                   rank named fails, and is said as such; with no planted straggler: the finding names no rank
+                   rank named fails, and is said as such (a GPU straggler the script's own hook times judge
+                   not persistently late by the same rule, truth.json measured_late: no rank named with it the
+                   costliest late rank passes too: the ranks share one GPU); with no planted straggler: the finding names no rank
                    (none, spread or a tie) and no persistent straggler, except a rank the script's own DDP hook
                    times show persistently late by the same rule (truth.json measured_late: two processes
                    sharing one GPU need not arrive together; older truth files: none). A verdict missing (no findings[].straggler)
@@ -136,9 +138,21 @@ def check_stragglers(name, t, rep, by_rank):
     if s:
         # the report's rank numbers are NCCL ranks where it knows them; map through pids when they differ
         want = s["rank"]
-        check(f"{name}:straggler_named", verdict == ("rank", [want]),
+        # A GPU straggler shares the one GPU with the others: its extra matmuls hold their kernels back too, so how
+        # late it reaches the AllReduces varies by run (session 18: 5.1 ms a step; session 24: 3.1 ms, the median
+        # step's cost under 2 % of the step). When the script's own hook times judge it not persistently late by
+        # the documented rule (truth.json measured_late), "no rank named" with it as the costliest late rank is
+        # right too; naming another rank, a tie, or another costliest rank still fails.
+        ml = (t.get("measured_late") or {}).get(str(want))
+        costliest = max(strag, key=lambda x: x.get("cost_per_step_s") or 0)["rank"] if strag else None
+        soft = s["kind"] == "gpu" and isinstance(ml, dict) and ml.get("persistent") is False
+        ok = verdict == ("rank", [want]) or (soft and verdict == ("none", []) and costliest == want)
+        check(f"{name}:straggler_named", ok,
               f"{verdict_str(verdict)} (table: {table})",
-              f"rank {want} named ({s['kind']}, {s.get('measured_ms')} ms/step planted)")
+              f"rank {want} named ({s['kind']}, {s.get('measured_ms')} ms/step planted)" +
+              (f", or no rank named with rank {want} the costliest: measured not persistently late (late at "
+               f"{ml.get('late')} of {ml.get('of')} by {ml.get('mean_late_ms')} ms, costs {ml.get('cost_ms')} "
+               f"ms/step, median step {ml.get('median_cost_ms')} ms)" if soft else ""))
         planted = s.get("measured_ms")
         waits = {}
         for rk, r in sorted(by_rank.items()):

@@ -34,7 +34,9 @@ alts=("s4_cpu none PASS rank 2" "s4_cpu rank0 FAIL rank 0" "s4_cpu tie02 FAIL ti
     "s2_base rank0 FAIL rank 0" "s2_base tie01 PASS tie of ranks \[0, 1\]"
     "s2_base tie FAIL a tie without two distinct ranks" "s2_base tie1 FAIL a tie without two distinct ranks"
     "s2_base tie19 FAIL a tie without two distinct ranks of the run (\[1, 9\]"
-    "s2_base tienokey FAIL tied_ranks None is not a list")
+    "s2_base tienokey FAIL tied_ranks None is not a list"
+    "s2_gpu_s24 none PASS no rank named" "s2_gpu_s24 rank0 PASS rank 0" "s2_gpu_s24 rank1 FAIL rank 1"
+    "s2_gpu_s24 tie01 FAIL tie of ranks \[0, 1\]" "s2_gpu_s24 costly1 FAIL no rank named")
 mk_alt() { # FIXTURE ALTERATION OUT: the fixture's real report, altered
     "$RS_CLI" report --json "$FX/$1/trace" 2>/dev/null | python3 -c '
 import json, sys
@@ -66,6 +68,11 @@ elif alt == "nofields":
     del f["straggler"]
 elif alt == "split":  # the fields name the rank, the finding names none
     f["rank"] = -1
+elif alt == "costly1":  # the straggler table makes rank 1 the costliest late rank
+    for x in rep["stragglers"]:
+        x["cost_per_step_s"] = 0.004 if x["rank"] == 1 else 0.0001
+elif alt != "none":
+    sys.exit("unknown alteration " + alt)
 json.dump(rep, sys.stdout)' "$2" >"$3"
 }
 for a in "${alts[@]}"; do
@@ -76,13 +83,29 @@ for a in "${alts[@]}"; do
     fi
     mk_alt "$fx" "$alt" "$T/$fx.$alt.json"
     got=$(RS_CLI=$RS_CLI python3 "$RS_TOP/tests/gpu/check_scen.py" --straggler-only "$FX/$fx" "$T/$fx.$alt.json" 2>&1 |
-        grep "^[A-Z]* $fx:straggler_named:")
+        grep "^[A-Z]* [^ ]*:straggler_named:")
     if [[ $got == "$want "* ]] && grep -q -- "got .*$said" <<<"$got"; then
         lines+=("PASS checker:$fx:$alt: straggler_named $want on the fixture's report altered ($alt): ${got%%  expected*}")
     else
         lines+=("FAIL checker:$fx:$alt: straggler_named on the fixture's report altered ($alt): ${got:-(no line)}; expected $want, got ... $said")
     fi
 done
+# A planted GPU straggler that the script's own hook times judge persistently late must be named: the same real
+# report ("no rank named") against the fixture's truth with measured_late saying persistent fails.
+if [ -d "$FX/s2_gpu_s24" ]; then
+    cp -r "$FX/s2_gpu_s24" "$T/gpupers"
+    python3 -c 'import json,sys; p=sys.argv[1]; t=json.load(open(p)); t["measured_late"]["0"]["persistent"]=True
+json.dump(t, open(p, "w"))' "$T/gpupers/truth.json"
+    got=$(RS_CLI=$RS_CLI python3 "$RS_TOP/tests/gpu/check_scen.py" --straggler-only "$T/gpupers" 2>&1 |
+        grep "^[A-Z]* s2_gpu:straggler_named:")
+    if [[ $got == "FAIL "*"got no rank named"* ]]; then
+        lines+=("PASS checker:s2_gpu_s24:persistent: straggler_named FAIL when the truth measured rank 0 persistently late")
+    else
+        lines+=("FAIL checker:s2_gpu_s24:persistent: straggler_named with the truth's rank 0 persistent: ${got:-(no line)}; expected FAIL")
+    fi
+else
+    lines+=("SKIPCHECK checker:s2_gpu_s24:persistent: no fixture s2_gpu_s24")
+fi
 plan ${#lines[@]}
 for l in "${lines[@]}"; do
     st=${l%% *}
