@@ -123,8 +123,8 @@ fi
 
 echo "== files ($(el)s)"
 [ -d "$W/A" ] && "$RS" info "$W/A" 2>&1 | head -30 > "$W/infoA.txt"
-tar czf "$OUT/traceA.tgz" -C "$W" A A.json 2>/dev/null
-tar czf "$OUT/traceC.tgz" -C "$W" C C.json 2>/dev/null
+[ -d "$W/A" ] && tar czf "$OUT/traceA.tgz" -C "$W" A A.json 2>/dev/null
+[ -d "$W/C" ] && tar czf "$OUT/traceC.tgz" -C "$W" C C.json 2>/dev/null
 cat "$W"/checkA.txt "$W"/checkC.txt "$W"/checkK.txt "$W"/bench.txt > "$OUT/summary.txt" 2>/dev/null
 cp "$W"/reportA.txt "$OUT/" 2>/dev/null
 cp "$W"/B-*.json "$W"/A*.json "$W"/C.json "$W"/C.err "$W"/A.err "$OUT/" 2>/dev/null
