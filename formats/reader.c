@@ -29,6 +29,17 @@
 /* Joined NVTX messages (nvtx_join) are not in the file as text (8 bytes a number): their own limits, the text and
  * the tables (~40 bytes a message) bounded by the file's size as the file's own strings are. */
 #define RS_JN_BUDGET(file_size)  ((64ull << 20) + 64ull * (uint64_t)(file_size))
+#define RS_STRLEN_MASK           0xffffu     /* str_len: the length (at most RS_MAX_STRING) ... */
+#define RS_STRLEN_GEN(x)         ((x) >> 16) /* ... and the id's definitions */
+_Static_assert(RS_MAX_STRING <= RS_STRLEN_MASK, "string lengths fit str_len's low bits");
+
+/* A joined message's key: its template's definition (id and RS_STRLEN_GEN) and numbers; n = RS_JK_HASHED for the
+ * template itself (its number marks counted once, its '#' form's id once made: 0 until then). */
+struct jn_key {
+    uint32_t tid, gen, id, n, marks, pad; /* the template's id and definition (RS_STRLEN_GEN) */
+    uint64_t num[RS_NVTX_MAX_NUMS];
+};
+#define RS_JK_HASHED 0xffu
 
 struct rs_reader {
     int fd;
@@ -77,8 +88,9 @@ struct rs_reader {
     uint64_t cut_ev0;           /* st.events when the frame began */
     char cut_zerr[80];          /* why decompression stopped before the cut ("" = it reached the cut) */
 
-    char **strs; /* by id */
-    uint32_t *str_len;
+    char **strs;       /* by id */
+    uint32_t *str_len; /* by id: the length (low 16 bits) and how many times the id was defined (high 16: the
+                        * joined messages' keys name the definition of their template, RS_STRLEN_GEN) */
     uint32_t strs_cap;
     int saw_partial;
     uint64_t str_bytes, str_budget; /* string text kept (+ per-string overhead) and its limit (RS_STR_BUDGET) */
@@ -94,7 +106,18 @@ struct rs_reader {
     uint32_t *jn_tab; /* open addressing by the text's hash: index + 1; 0 = empty */
     uint32_t jn_tab_cap;
     uint64_t jn_bytes, jn_skipped; /* joined text kept (+ overhead); messages past RS_JN_BUDGET shown as "#" */
-    uint64_t fsize;                /* the file's size when last looked at (the budgets follow it) */
+    /* The joined id of each (template definition, numbers) seen, so that an event's message is found without
+     * joining and hashing its text (up to ~4 KiB an event: a small file of long templates took minutes); the
+     * entries are counted against RS_JN_BUDGET too. Past it (jn_full, looked at again once a frame), a message
+     * not seen before is shown as its template with '#' without being joined. */
+    struct jn_key *jk;
+    uint32_t njk, jk_cap;
+    uint32_t *jk_tab; /* open addressing by the key's hash: index + 1; 0 = empty */
+    uint32_t jk_tab_cap;
+    int jn_full;
+    uint64_t jn_full_frame;
+    uint32_t jn_hashed; /* of njn: templates' '#' forms */
+    uint64_t fsize;     /* the file's size when last looked at (the budgets follow it) */
 };
 
 const char *rs_read_status_name(enum rs_read_status s)
@@ -483,7 +506,7 @@ const char *rs_reader_string(const struct rs_reader *r, uint32_t id, size_t *len
         return r->jn[i];
     }
     if (id == 0 || id >= r->strs_cap || !r->strs[id]) return NULL;
-    if (len) *len = r->str_len[id];
+    if (len) *len = r->str_len[id] & RS_STRLEN_MASK;
     return r->strs[id];
 }
 
@@ -566,6 +589,84 @@ static uint32_t *nvtx_msg(struct rs_ev_hdr *h)
                                          : &((struct rs_ev_NVTX_MARK *)h)->message;
 }
 
+static uint32_t jk_hash(uint32_t tid, uint32_t gen, unsigned n, const uint64_t *num)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ ((uint64_t)tid << 24 | (uint64_t)gen << 8 | n);
+    for (unsigned i = 0; n != RS_JK_HASHED && i < n; i++) h = (h ^ num[i]) * 0x100000001b3ull ^ (h >> 29);
+    h ^= h >> 32;
+    return (uint32_t)h;
+}
+
+/* The entry of (tid, gen, n, num), NULL when not seen. */
+static struct jn_key *jk_find(const struct rs_reader *r, uint32_t tid, uint32_t gen, unsigned n, const uint64_t *num)
+{
+    if (!r->jk_tab_cap) return NULL;
+    unsigned k = n == RS_JK_HASHED ? 0 : n;
+    for (uint32_t j = jk_hash(tid, gen, n, num) & (r->jk_tab_cap - 1); r->jk_tab[j];
+         j = (j + 1) & (r->jk_tab_cap - 1)) {
+        struct jn_key *e = &r->jk[r->jk_tab[j] - 1];
+        if (e->tid == tid && e->gen == gen && e->n == n && (!k || !memcmp(e->num, num, 8 * (size_t)k))) return e;
+    }
+    return NULL;
+}
+
+/* Remember id for (tid, gen, n, num): within RS_JN_BUDGET unless `always` (a template's entry, one per definition:
+ * bounded by the file's strings). A key not kept only costs a join the next time. The entry, NULL when not kept
+ * (valid until the next jk_add). */
+static struct jn_key *jk_add(struct rs_reader *r, uint32_t tid, uint32_t gen, unsigned n, const uint64_t *num,
+                             uint32_t id, uint32_t marks, int always)
+{
+    uint64_t need = r->jn_bytes + sizeof(struct jn_key) + 2 * sizeof(uint32_t);
+    if ((!always && need > RS_JN_BUDGET(r->fsize)) || r->njk >= RS_NVTX_MAX_JOINED) return NULL;
+    if (2 * (r->njk + 1) > r->jk_tab_cap) {
+        uint32_t cap = r->jk_tab_cap ? 2 * r->jk_tab_cap : 1024, j;
+        uint32_t *t = calloc(cap, sizeof *t);
+        if (!t) return NULL;
+        for (uint32_t i = 0; i < r->njk; i++) {
+            for (j = jk_hash(r->jk[i].tid, r->jk[i].gen, r->jk[i].n, r->jk[i].num) & (cap - 1); t[j];
+                 j = (j + 1) & (cap - 1)) {}
+            t[j] = i + 1;
+        }
+        free(r->jk_tab);
+        r->jk_tab = t;
+        r->jk_tab_cap = cap;
+    }
+    if (r->njk == r->jk_cap) {
+        uint32_t cap = r->jk_cap ? 2 * r->jk_cap : 256;
+        struct jn_key *a = realloc(r->jk, cap * sizeof *a);
+        if (!a) return NULL;
+        r->jk = a;
+        r->jk_cap = cap;
+    }
+    struct jn_key *e = &r->jk[r->njk];
+    memset(e, 0, sizeof *e);
+    e->tid = tid;
+    e->gen = gen;
+    e->id = id;
+    e->n = n;
+    e->marks = marks;
+    if (n != RS_JK_HASHED) memcpy(e->num, num, 8 * (size_t)n);
+    uint32_t j;
+    for (j = jk_hash(tid, gen, n, e->num) & (r->jk_tab_cap - 1); r->jk_tab[j]; j = (j + 1) & (r->jk_tab_cap - 1)) {}
+    r->jk_tab[j] = ++r->njk;
+    r->jn_bytes = need;
+    return e;
+}
+
+/* Past the joined messages' limits (set when a message could not be kept): looked at again once a frame, since a
+ * file still being written may have grown. */
+static int jn_past_limits(struct rs_reader *r)
+{
+    if (!r->jn_full || r->jn_full_frame == r->frame_idx) return r->jn_full;
+    r->jn_full_frame = r->frame_idx;
+    struct stat sb;
+    if (fstat(r->fd, &sb) == 0 && (uint64_t)sb.st_size > r->fsize) {
+        r->fsize = (uint64_t)sb.st_size;
+        r->jn_full = 0;
+    }
+    return r->jn_full;
+}
+
 static void nvtx_join(struct rs_reader *r, struct rs_ev_hdr *h, unsigned fixed)
 {
     uint32_t *msg = nvtx_msg(h);
@@ -575,19 +676,54 @@ static void nvtx_join(struct rs_reader *r, struct rs_ev_hdr *h, unsigned fixed)
     if (r->no_strings || !t || n > RS_NVTX_MAX_NUMS) return;
     uint64_t num[RS_NVTX_MAX_NUMS];
     memcpy(num, (const char *)h + fixed, 8 * (size_t)n);
+    /* a template is one of the file's own strings (a joined id or the PARTIAL text is none: left as it is) */
+    uint32_t tid = *msg;
+    if (tid >= r->strs_cap || tid > RS_MAX_STRING_ID || !r->strs[tid]) return;
+    uint32_t gen = RS_STRLEN_GEN(r->str_len[tid]);
+    struct jn_key *e = jk_find(r, tid, gen, n, num);
+    if (e) {
+        *msg = e->id;
+        return;
+    }
+    /* the template's marks, counted once: an event whose numbers are not its marks (damage) stays as it is */
+    struct jn_key *te = jk_find(r, tid, gen, RS_JK_HASHED, NULL);
+    if (!te) {
+        uint32_t marks = 0;
+        for (size_t i = 0; i < tlen; i++) marks += (unsigned char)t[i] == RS_NVTX_NUM_MARK;
+        if (!(te = jk_add(r, tid, gen, RS_JK_HASHED, NULL, 0, marks, 1))) return;
+    }
+    if (te->marks != n) return;
     char out[RS_MAX_STRING + 20 * RS_NVTX_MAX_NUMS + 1];
-    long len = rs_nvtx_join(t, tlen, num, n, out, sizeof out);
-    if (len < 0) return;
-    uint32_t id = jn_store(r, out, (size_t)len, 0);
-    if (!id) { /* past the limits: the template with '#' for its numbers, readable and counted (partial) */
-        r->jn_skipped++;
+    uint32_t id;
+    if (!jn_past_limits(r)) {
+        long len = rs_nvtx_join(t, tlen, num, n, out, sizeof out);
+        r->st.nvtx_joins++;
+        if (len < 0) return;
+        uint32_t before = r->njn;
+        if ((id = jn_store(r, out, (size_t)len, 0))) {
+            /* a new message's key is always kept (bounded with the messages); another key of a text already
+             * kept (only a damaged or hostile file makes one) within the limits */
+            jk_add(r, tid, gen, n, num, id, n, r->njn != before);
+            *msg = id;
+            return;
+        }
+        r->jn_full = 1;
+        r->jn_full_frame = r->frame_idx;
+        te = jk_find(r, tid, gen, RS_JK_HASHED, NULL); /* jk_add may have moved the entries */
+        if (!te) return;
+    }
+    /* past the limits: the template with '#' for its numbers, readable and counted (partial), made once */
+    r->jn_skipped++;
+    if (!te->id) {
         memcpy(out, t, tlen);
         for (size_t i = 0; i < tlen; i++)
             if ((unsigned char)out[i] == RS_NVTX_NUM_MARK) out[i] = '#';
         out[tlen] = 0;
-        id = jn_store(r, out, tlen, 1);
+        uint32_t before = r->njn;
+        te->id = jn_store(r, out, tlen, 1);
+        r->jn_hashed += r->njn != before;
     }
-    if (id) *msg = id;
+    if (te->id) *msg = te->id;
 }
 
 static int store_string(struct rs_reader *r, uint32_t id, const char *s, uint32_t n)
@@ -618,7 +754,8 @@ static int store_string(struct rs_reader *r, uint32_t id, const char *s, uint32_
         memset(nl + r->strs_cap, 0, (cap - r->strs_cap) * sizeof *nl);
         r->strs_cap = cap;
     }
-    uint64_t old = r->strs[slot] ? (uint64_t)r->str_len[slot] + 1 + RS_STR_OVERHEAD : 0;
+    uint32_t gen = RS_STRLEN_GEN(r->str_len[slot]) + 1; /* wraps after 65535 definitions of one id: harmless */
+    uint64_t old = r->strs[slot] ? (uint64_t)(r->str_len[slot] & RS_STRLEN_MASK) + 1 + RS_STR_OVERHEAD : 0;
     uint64_t need = r->str_bytes - old + n + 1 + RS_STR_OVERHEAD;
     if (!str_room(r, need)) {
         r->str_skipped++;
@@ -626,14 +763,14 @@ static int store_string(struct rs_reader *r, uint32_t id, const char *s, uint32_
         r->str_skipped_bytes += n;
         free(r->strs[slot]); /* a redefinition must not leave the old text behind the id */
         r->strs[slot] = NULL;
-        r->str_len[slot] = 0;
+        r->str_len[slot] = gen << 16;
         r->str_bytes -= old;
         return 0;
     }
     if (!(c = dup_n(s, n))) return -1;
     free(r->strs[slot]);
     r->strs[slot] = c;
-    r->str_len[slot] = n;
+    r->str_len[slot] = n | gen << 16;
     r->str_bytes = need;
     return 0;
 }
@@ -758,9 +895,9 @@ static int load_frame(struct rs_reader *r)
             set_end(r, RS_READ_PARTIAL, "the recorder marked this trace incomplete (%s)", r->partial_why);
         else if (r->jn_skipped && !r->str_skipped)
             set_end(r, RS_READ_PARTIAL,
-                    "%llu NVTX messages shown with '#' for their numbers: the file's %u distinct messages with "
-                    "numbers pass the reader's limit of %.0f MB (64 MiB + 64 x the file's size)",
-                    (unsigned long long)r->jn_skipped, r->njn, (double)RS_JN_BUDGET(r->fsize) / 1e6);
+                    "%llu NVTX messages shown with '#' for their numbers: the %u distinct messages with numbers "
+                    "before them reached the reader's limit of %.0f MB (64 MiB + 64 x the file's size)",
+                    (unsigned long long)r->jn_skipped, r->njn - r->jn_hashed, (double)RS_JN_BUDGET(r->fsize) / 1e6);
         else if (r->str_skipped)
             set_end(r, RS_READ_PARTIAL,
                     "%llu strings (%.1f MB) not kept: the file's string text passes the reader's limit of "
@@ -1114,9 +1251,12 @@ void rs_reader_close(struct rs_reader *r)
     free(r->jn);
     free(r->jn_len);
     free(r->jn_tab);
+    free(r->jk);
+    free(r->jk_tab);
     r->jn = NULL; /* a reader kept for reuse starts its next file without them (reader_alloc clears the rest) */
-    r->jn_len = r->jn_tab = NULL;
-    r->njn = r->jn_cap = r->jn_tab_cap = 0;
+    r->jn_len = r->jn_tab = r->jk_tab = NULL;
+    r->jk = NULL;
+    r->njn = r->jn_cap = r->jn_tab_cap = r->njk = r->jk_cap = r->jk_tab_cap = r->jn_hashed = 0;
     if (reader_give(r)) return;
     free(r->strs);
     free(r->str_len);
