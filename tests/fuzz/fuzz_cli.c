@@ -4,7 +4,7 @@
  *
  * The input: first byte picks the subcommand, the rest is argv split on NUL bytes (at most 16 words).
  * Safety: we run in a private temporary directory holding two small traces (t.rtrace, a complete one, and
- * bad.rtrace, a truncated one) and a directory d/ with one trace; any word containing '/' is replaced by
+ * bad.rtrace, a truncated one; both with an NVTX range whose message is joined from a template and a number) and a directory d/ with one trace; any word containing '/' is replaced by
  * one of these names, so nothing outside that directory can be read or written; stdout goes to
  * /dev/null; files the commands create are removed after each input. Crashes, sanitizer reports and
  * exit() calls (libFuzzer reports those too) are the findings. */
@@ -35,6 +35,24 @@ static void put_trace(const char *name, size_t cut)
     memset(&m, 0, sizeof m);
     RS_EV_INIT(&m, MARK, 2000);
     fz_put(&e, &m, sizeof m);
+    /* an NVTX range whose message has a number (format 1.1): every command reads it through the reader's join */
+    uint64_t sbuf[8];
+    fz_put(&e, sbuf, rs_string_record(sbuf, 2100, 1, "step \x1f", 6));
+    struct {
+        struct rs_ev_NVTX_PUSH p;
+        uint64_t num;
+    } push;
+    memset(&push, 0, sizeof push);
+    RS_EV_INIT(&push.p, NVTX_PUSH, 2200);
+    push.p.h.size = (uint16_t)sizeof push;
+    push.p.message = 1;
+    push.p.depth = 1;
+    push.num = 42;
+    fz_put(&e, &push, sizeof push);
+    struct rs_ev_NVTX_POP pop;
+    memset(&pop, 0, sizeof pop);
+    RS_EV_INIT(&pop, NVTX_POP, 2300);
+    fz_put(&e, &pop, sizeof pop);
     uint32_t bytes = (uint32_t)(e.n - sizeof c);
     memcpy(e.b + 8, &bytes, 4);
     fz_put_raw_frame(&f, e.b, e.n, 0);
