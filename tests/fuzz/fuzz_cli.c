@@ -3,11 +3,11 @@
  * `record` is left out: it runs commands.
  *
  * The input: first byte picks the subcommand, the rest is argv split on NUL bytes (at most 16 words).
- * Safety: we run in a private temporary directory holding two small traces (t.rtrace, a complete one, and
- * bad.rtrace, a truncated one; both with an NVTX range whose message is joined from a template and a number) and a directory d/ with one trace; any word containing '/' is replaced by
- * one of these names, so nothing outside that directory can be read or written; stdout goes to
- * /dev/null; files the commands create are removed after each input. Crashes, sanitizer reports and
- * exit() calls (libFuzzer reports those too) are the findings. */
+ * Safety: we run in a private temporary directory holding two small traces (t.rtrace, a complete one, and bad.rtrace,
+ * a truncated one; both with an NVTX range whose message is joined from a template and a number) and a directory d/
+ * with one trace; any word containing '/' is replaced by one of these names, so nothing outside that directory can be
+ * read or written; stdout goes to /dev/null; files the commands create are removed after each input. Crashes,
+ * sanitizer reports and exit() calls (libFuzzer reports those too) are the findings. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
