@@ -239,12 +239,30 @@ static void add_range(struct pass *p, uint64_t a, uint64_t b, const struct nvent
     s->msg = x->msg;
 }
 
+/* name_is_step of a message by its string id, remembered: a name is read in full (its length, the tails that cut it)
+ * at every range or mark otherwise, and a message may be 4 KiB long (900k marks naming one took seconds). An id
+ * whose text is not read yet (its STRING in a later chunk) is not remembered. */
+static int msg_is_step(struct pass *p, uint32_t msg, int64_t *id, uint64_t *stem)
+{
+    struct step_memo *m = &p->step_memo[msg % AN_STEP_MEMO];
+    if (!m->known || m->msg != msg) {
+        const char *s = rs_reader_string(p->rd, msg, NULL);
+        m->id = -1;
+        m->stem = 0;
+        m->prio = (uint8_t)name_is_step(p, s, &m->id, &m->stem);
+        m->msg = msg;
+        m->known = s != NULL;
+    }
+    *id = m->id;
+    *stem = m->stem;
+    return m->prio;
+}
+
 static void on_mark(struct pass *p, uint64_t ts, uint32_t name, int64_t value)
 {
-    const char *s = rs_reader_string(p->rd, name, NULL);
     int64_t id = -1;
     uint64_t stem = 0;
-    int prio = name_is_step(p, s, &id, &stem);
+    int prio = msg_is_step(p, name, &id, &stem);
     if (!prio) return;
     struct srange *m = AN_PUSH(p->marks, p->nmarks, p->markcap);
     m->a = m->b = ts;
@@ -620,7 +638,7 @@ static void on_nvtx(struct pass *p, const struct rs_ev_hdr *h, uint32_t tid)
         x->id = -1;
         x->stem = 0;
         x->msg = e->message;
-        x->is_step = (uint8_t)name_is_step(p, rs_reader_string(p->rd, e->message, NULL), &x->id, &x->stem);
+        x->is_step = (uint8_t)msg_is_step(p, e->message, &x->id, &x->stem);
         break;
     }
     case RS_EV_NVTX_POP: {
@@ -633,7 +651,7 @@ static void on_nvtx(struct pass *p, const struct rs_ev_hdr *h, uint32_t tid)
     case RS_EV_NVTX_START: {
         const struct rs_ev_NVTX_START *e = (const void *)h;
         struct nvent x = {h->ts, -1, 0, 0, e->message};
-        x.is_step = (uint8_t)name_is_step(p, rs_reader_string(p->rd, e->message, NULL), &x.id, &x.stem);
+        x.is_step = (uint8_t)msg_is_step(p, e->message, &x.id, &x.stem);
         uint64_t i;
         if (hm_get(&p->nvstart, e->id, &i)) {
             const int end_first = i < p->nstarts && p->starts[i].is_step == NV_END_FIRST;

@@ -123,6 +123,15 @@ struct qpst {
 /* The step source of a rank whose steps came from --step-marker NAME: AN_MARKER_SOURCE "NAME". */
 #define AN_MARKER_SOURCE "marker "
 
+/* msg_is_step's memo (analyze_load.c): a message id's step verdict, by id modulo its size */
+#define AN_STEP_MEMO 256
+struct step_memo {
+    uint32_t msg;
+    uint8_t known, prio;
+    int64_t id;
+    uint64_t stem;
+};
+
 struct pass {
     struct rs_reader *rd;
     struct an_rank *r;
@@ -132,6 +141,7 @@ struct pass {
     int32_t nranks;
     uint8_t *kcls;
     size_t kcls_n;
+    struct step_memo step_memo[AN_STEP_MEMO];
     struct ivec compute, nk, h2d, other;
     struct ivec kwin;   /* kernel-tracing windows (CUDA_KERNEL_WINDOW on..off) */
     uint64_t kwin_open; /* start of the open window, 0 none */
