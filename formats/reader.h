@@ -75,8 +75,9 @@ struct rs_read_stats {
     uint64_t cut_events;              /* of events: those recovered from the frame a truncated file ends inside
                                        * (its whole zstd blocks, then its whole events: formats/SPEC.md) */
     uint64_t cut_raw_bytes;           /* payload bytes of that frame decompressed (of its declared raw size) */
-    uint64_t nvtx_joins;              /* NVTX messages joined from template and numbers: once per distinct
-                                       * message (then found by template and numbers), none past the limits */
+    uint64_t nvtx_joins;              /* NVTX messages joined from template and numbers: for a template over
+                                       * 128 bytes once per distinct message (then found by template and
+                                       * numbers) and none past the limits; a shorter one's at every event */
 };
 
 struct rs_reader;
