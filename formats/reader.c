@@ -532,6 +532,27 @@ static uint32_t jn_hash(const char *s, size_t n)
     return h;
 }
 
+/* An open-addressing table of indexes + 1 (0 = empty) with room for one more of n: at most half full, else grown and
+ * every index placed again. 0, or -1 when out of memory. */
+static int tab_room(const struct rs_reader *r, uint32_t **tab, uint32_t *tab_cap, uint32_t n,
+                    uint32_t (*hash_at)(const struct rs_reader *, uint32_t))
+{
+    if (2 * (n + 1) <= *tab_cap) return 0;
+    uint32_t cap = *tab_cap ? 2 * *tab_cap : 1024, j;
+    uint32_t *t = calloc(cap, sizeof *t);
+    if (!t) return -1;
+    for (uint32_t i = 0; i < n; i++) {
+        for (j = hash_at(r, i) & (cap - 1); t[j]; j = (j + 1) & (cap - 1)) {}
+        t[j] = i + 1;
+    }
+    free(*tab);
+    *tab = t;
+    *tab_cap = cap;
+    return 0;
+}
+
+static uint32_t jn_hash_at(const struct rs_reader *r, uint32_t i) { return jn_hash(r->jn[i], r->jn_len[i]); }
+
 /* The id of a joined message (one per distinct text), 0 when it cannot be kept (memory, or past the joined
  * messages' limits unless `always`: a template's readable form, few per file, is kept past them). */
 static uint32_t jn_store(struct rs_reader *r, const char *s, size_t n, int always)
@@ -548,18 +569,7 @@ static uint32_t jn_store(struct rs_reader *r, const char *s, size_t n, int alway
         if (fstat(r->fd, &sb) == 0) r->fsize = (uint64_t)sb.st_size;
     }
     if (r->njn >= RS_NVTX_MAX_JOINED - 1 || (!always && need > RS_JN_BUDGET(r->fsize))) return 0;
-    if (2 * (r->njn + 1) > r->jn_tab_cap) { /* the table at most half full: grow it, placing every index again */
-        uint32_t cap = r->jn_tab_cap ? 2 * r->jn_tab_cap : 1024;
-        uint32_t *t = calloc(cap, sizeof *t);
-        if (!t) return 0;
-        for (uint32_t i = 0; i < r->njn; i++) {
-            for (j = jn_hash(r->jn[i], r->jn_len[i]) & (cap - 1); t[j]; j = (j + 1) & (cap - 1)) {}
-            t[j] = i + 1;
-        }
-        free(r->jn_tab);
-        r->jn_tab = t;
-        r->jn_tab_cap = cap;
-    }
+    if (tab_room(r, &r->jn_tab, &r->jn_tab_cap, r->njn, jn_hash_at)) return 0;
     if (r->njn == r->jn_cap) {
         uint32_t cap = r->jn_cap ? 2 * r->jn_cap : 256;
         char **a = realloc(r->jn, cap * sizeof *a);
@@ -598,6 +608,11 @@ static uint32_t jk_hash(uint32_t tid, uint32_t gen, unsigned n, const uint64_t *
     return (uint32_t)h;
 }
 
+static uint32_t jk_hash_at(const struct rs_reader *r, uint32_t i)
+{
+    return jk_hash(r->jk[i].tid, r->jk[i].gen, r->jk[i].n, r->jk[i].num);
+}
+
 /* The entry of (tid, gen, n, num), NULL when not seen. */
 static struct jn_key *jk_find(const struct rs_reader *r, uint32_t tid, uint32_t gen, unsigned n, const uint64_t *num)
 {
@@ -619,19 +634,7 @@ static struct jn_key *jk_add(struct rs_reader *r, uint32_t tid, uint32_t gen, un
 {
     uint64_t need = r->jn_bytes + sizeof(struct jn_key) + 2 * sizeof(uint32_t);
     if ((!always && need > RS_JN_BUDGET(r->fsize)) || r->njk >= RS_NVTX_MAX_JOINED) return NULL;
-    if (2 * (r->njk + 1) > r->jk_tab_cap) {
-        uint32_t cap = r->jk_tab_cap ? 2 * r->jk_tab_cap : 1024, j;
-        uint32_t *t = calloc(cap, sizeof *t);
-        if (!t) return NULL;
-        for (uint32_t i = 0; i < r->njk; i++) {
-            for (j = jk_hash(r->jk[i].tid, r->jk[i].gen, r->jk[i].n, r->jk[i].num) & (cap - 1); t[j];
-                 j = (j + 1) & (cap - 1)) {}
-            t[j] = i + 1;
-        }
-        free(r->jk_tab);
-        r->jk_tab = t;
-        r->jk_tab_cap = cap;
-    }
+    if (tab_room(r, &r->jk_tab, &r->jk_tab_cap, r->njk, jk_hash_at)) return NULL;
     if (r->njk == r->jk_cap) {
         uint32_t cap = r->jk_cap ? 2 * r->jk_cap : 256;
         struct jn_key *a = realloc(r->jk, cap * sizeof *a);
@@ -640,12 +643,7 @@ static struct jn_key *jk_add(struct rs_reader *r, uint32_t tid, uint32_t gen, un
         r->jk_cap = cap;
     }
     struct jn_key *e = &r->jk[r->njk];
-    memset(e, 0, sizeof *e);
-    e->tid = tid;
-    e->gen = gen;
-    e->id = id;
-    e->n = n;
-    e->marks = marks;
+    *e = (struct jn_key){.tid = tid, .gen = gen, .id = id, .n = n, .marks = marks};
     if (n != RS_JK_HASHED) memcpy(e->num, num, 8 * (size_t)n);
     uint32_t j;
     for (j = jk_hash(tid, gen, n, e->num) & (r->jk_tab_cap - 1); r->jk_tab[j]; j = (j + 1) & (r->jk_tab_cap - 1)) {}
