@@ -41,6 +41,11 @@ MODES = {
     "nonvtx": (True, {"RAILSCOPE_EVENTS": "all,-nvtx"}, []),
     "ncclnolog": (True, {"RAILSCOPE_NCCL_LOG": "off"}, []),  # the NCCL family without NCCL's INFO log
     "default": (True, {}, []),
+    # ResNet-50 DDP only: cuDNN's heuristics instead of its autotuner (session 25). Lock-step processes warm up
+    # together on one GPU, so each one's autotuned algorithms depend on what its neighbours ran meanwhile: does that
+    # make the ~2.5 % per-process spread of the ResNet groups, and does tracing during the autotuning shift it?
+    "untraced-nb": (False, {}, ["--no-cudnn-benchmark"]),
+    "default-nb": (True, {}, ["--no-cudnn-benchmark"]),
     # ResNet's ~1 % that no part's ablation located (session 23): railscope present but tracing nothing, under
     # `railscope record` (preload, CUDA/NVTX injection, NCCL profiler plugin all set; RAILSCOPE_DISABLE makes each
     # entry return at once), and with the writer running but every event family off

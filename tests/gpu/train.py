@@ -35,6 +35,9 @@ def parse():
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--profile", default="", help="A:B run torch.profiler from step A to step B")
     p.add_argument("--out", default="train.json")
+    # cuDNN's autotuner times candidate algorithms on the GPU at the first steps; in a lock-step group the processes
+    # warm up together, so each one's picks depend on its neighbours' kernels (bench/gpu/ablate.py's -nb modes)
+    p.add_argument("--no-cudnn-benchmark", action="store_true", help="cuDNN's heuristics instead of its autotuner")
     return p.parse_args()
 
 
@@ -101,7 +104,7 @@ def main():
     a = parse()
     rank, world, local = init_dist()
     dev = torch.device("cuda", local)
-    torch.backends.cudnn.benchmark = True
+    torch.backends.cudnn.benchmark = not a.no_cudnn_benchmark
     model = torchvision.models.resnet50().to(dev).to(memory_format=torch.channels_last)
     ddp = DDP(model, device_ids=[local])
     hook_calls = [0]
@@ -121,6 +124,7 @@ def main():
         kind, n = spec.split(":")
         phases.append((kind, int(n)))
     res = dict(rank=rank, world=world, local_rank=local, pid=os.getpid(), batch=a.batch,
+               cudnn_benchmark=torch.backends.cudnn.benchmark,
                image_bytes=a.batch * 3 * 224 * 224 * 4, label_bytes=a.batch * 8, nccl_scope=nccl_scope(),
                phases=[], hook_calls_per_step=[], step_ms=[])
     data = Batches(4, a.batch)
