@@ -13,6 +13,9 @@
 #                      after CUDA's initial one, all / rs-off (PT_DEFAULT_S, default 60); reports in parttoggle.tgz
 #   counts             CUPTI records (kernels; copies and memsets) per transformer step, from the minimal injection
 #   detach ARGS...     tests/gpu/detach_check.py ARGS: CUPTI detached between windows, checked on a planted workload
+#   netcost ARGS...    the default's cost on NCCL's network path: AllReduce between two ranks on cuda:0 with their
+#                      own NCCL_HOSTID (NET/Socket, the proxy thread and its ProxyStep events), modes alternating job
+#                      by job (bench/gpu/netcost.py ARGS; ~7 min at its defaults, RS_NO_JIT_WARM=1 saves the warm-up)
 #   shares             default-vs-full report shares of the transformer and ResNet-50 (donewhen's step alone)
 #   ncclsplit          ResNet-50 DDP's NCCL family by part (~8.5 min): mirrored lock-step groups of eight (DW_ROUNDS=7)
 #                      of default, nonccl, default-nolog and nonvtx, pooled against the default (NS_GROUP=A:B:...:
@@ -86,6 +89,7 @@ part() {
         done
         tar czf "$OUT/reports.tgz" /tmp/rs-rep-*.json /tmp/rs-rep-*.err "$@" 2>/dev/null
         ls -la "$OUT/reports.tgz" ;;
+    netcost) taskset -c 2-13 python3 bench/gpu/netcost.py --out "$OUT" "$@" ;;
     hostcost) taskset -c 0,1,14,15 python3 bench/gpu/hostcost.py --out "$OUT" "$@" ;;
     toggle) taskset -c 2-7 python3 bench/gpu/cuptitoggle.py --out "$OUT" "$@" ;;
     parttoggle) parttoggle "$@" ;;
