@@ -125,13 +125,13 @@ def ranks(a):
 
 
 def summarise(path):
-    """`railscope info` of a kept trace: its lines that count NCCL events."""
+    """`railscope info` of a kept trace: its totals, drops and NCCL event counts by kind (lower-case kind names)."""
     try:
         out = subprocess.run([os.path.join(B, "railscope"), "info", path], capture_output=True, text=True,
                              timeout=120).stdout
     except (OSError, subprocess.TimeoutExpired) as e:
         return [f"railscope info failed: {e}"]
-    return [ln.strip() for ln in out.splitlines() if "NCCL" in ln or "drop" in ln.lower() or "events" in ln.lower()]
+    return [ln.strip() for ln in out.splitlines() if any(k in ln.lower() for k in ("nccl", "drop", "events:", "ibv_"))]
 
 
 def main():
