@@ -14,7 +14,7 @@ round and size, ratio = a mode's mean op time / the untraced job's of the same r
 rounds' ratios with a t interval. The first default job's trace is summarised with `railscope info` (events by
 kind: ProxySteps per AllReduce), then removed. Writes OUT/netcost.json.
 
---dry: the ranks sleep instead of calling NCCL (the harness itself, without torch or a GPU)."""
+--dry: the ranks sleep instead of calling NCCL (the harness itself, without torch or a GPU; tests/gpu/netcost.t)."""
 import argparse
 import json
 import math
@@ -35,6 +35,7 @@ MODES = {
     # the default without ProxyStep events (ProxyOps, Colls, net plugin events kept)
     "noproxystep": (True, {"RAILSCOPE_NCCL_MASK": "group,coll,p2p,proxyop,net"}),
     "nonccl": (True, {"RAILSCOPE_EVENTS": "all,-nccl"}),  # the NCCL family off (no plugin events, no INFO log)
+    "stub-slow20": (False, {"NETCOST_DRY_SLOW": "0.2"}),  # --dry only: every op 20 % longer (the harness's self-test)
 }
 T975 = {1: 12.71, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
 
@@ -44,10 +45,11 @@ def worker(a):
     sizes = [int(s) for s in a.sizes.split(",")]
     times = {s: [] for s in sizes}
     if a.dry:
+        slow = 1 + float(os.environ.get("NETCOST_DRY_SLOW", "0"))
         for _ in range(a.iters):
             for s in sizes:
                 t0 = time.monotonic_ns()
-                time.sleep(0.001 + s / 2e10)
+                time.sleep((0.002 + s / 2e10) * slow)
                 times[s].append(time.monotonic_ns() - t0)
     else:
         import torch
