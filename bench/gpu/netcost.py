@@ -11,7 +11,7 @@ A job = WORLD ranks (default 2) started together, each warming up, then ITERS ti
 turn (each synchronised, timed on the host: CLOCK_MONOTONIC around all_reduce + cuda.synchronize). The modes
 alternate job by job, the order reversed every other round, so that the host's drift hits every mode alike; per
 round and size, ratio = a mode's mean op time / the untraced job's of the same round; pooled: the mean of the
-rounds' ratios with a t interval. The first default job's trace is summarised with `railscope info` (events by
+rounds' ratios with a t interval. The first trace of each traced mode is summarised with `railscope info` (events by
 kind: ProxySteps per AllReduce), then removed. Writes OUT/netcost.json.
 
 --dry: the ranks sleep instead of calling NCCL (the harness itself, without torch or a GPU; tests/gpu/netcost.t)."""
@@ -165,7 +165,7 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     os.makedirs(a.work, exist_ok=True)
     t_start = time.monotonic()
-    rounds, info = [], None
+    rounds, info = [], {}
     for r in range(a.rounds):
         if r and time.monotonic() - t_start > a.budget:
             print(f"budget reached after {r} rounds", flush=True)
@@ -177,8 +177,8 @@ def main():
             row[m] = {"rc": rc, "wall_s": wall,
                       "mean_us": {str(s): statistics.mean(v) / 1e3 for s, v in times.items()} if times else None,
                       "median_us": {str(s): statistics.median(v) / 1e3 for s, v in times.items()} if times else None}
-            if tdir and m == "default" and info is None and times:
-                info = summarise(tdir)
+            if tdir and m not in info and times:
+                info[m] = summarise(tdir)
             if tdir:
                 subprocess.run(["rm", "-rf", tdir])
         rounds.append(row)
@@ -201,9 +201,9 @@ def main():
             summary[f"{m}/{s}"] = dict(n=len(rs), ratio=mean, ci_half=half, per_round=rs)
             print(f"  {int(s):>10d} B  {m:12s} {mean:.4f} [{mean - half:.4f}, {mean + half:.4f}]  "
                   + " ".join(f"{x:.3f}" for x in rs))
-    if info:
-        print("\nthe first default job's trace (railscope info):")
-        for ln in info[:40]:
+    for m, lines in info.items():
+        print(f"\nthe first {m} job's trace (railscope info):")
+        for ln in lines[:40]:
             print("  " + ln)
     json.dump(dict(args=vars(a), rounds=rounds, summary=summary, info=info),
               open(os.path.join(a.out, "netcost.json"), "w"), indent=1)
