@@ -11,8 +11,8 @@ A job = WORLD ranks (default 2) started together, each warming up, then ITERS ti
 turn (each synchronised, timed on the host: CLOCK_MONOTONIC around all_reduce + cuda.synchronize). The modes
 alternate job by job, the order reversed every other round, so that the host's drift hits every mode alike; per
 round and size, ratio = a mode's mean op time / the untraced job's of the same round; pooled: the mean of the
-rounds' ratios with a t interval. The first trace of each traced mode is summarised with `railscope info` (events by
-kind: ProxySteps per AllReduce), then removed. Writes OUT/netcost.json.
+rounds' ratios with a t interval. The first trace of each traced mode is summarised with `railscope info`
+(events by kind: ProxySteps per AllReduce), then removed. Writes OUT/netcost.json.
 
 --dry: the ranks sleep instead of calling NCCL (the harness itself, without torch or a GPU; tests/gpu/netcost.t)."""
 import argparse
@@ -32,8 +32,10 @@ B = os.environ.get("RS_BUILD", os.path.join(TOP, "build/gpu"))
 MODES = {
     "untraced": (False, {}),
     "default": (True, {}),
-    # the default without ProxyStep events (ProxyOps, Colls, net plugin events kept)
-    "noproxystep": (True, {"RAILSCOPE_NCCL_MASK": "group,coll,p2p,proxyop,net"}),
+    # the default without ProxyStep events (Colls and ProxyOps kept). Not `net` either: NCCL starts a ProxyStep
+    # when ProxyStep or NetPlugin is enabled (a net event's parent; src/plugin/profiler.cc), so session 25's first
+    # noproxystep (mask group,coll,p2p,proxyop,net) recorded every ProxyStep
+    "noproxystep": (True, {"RAILSCOPE_NCCL_MASK": "group,coll,p2p,proxyop"}),
     "nonccl": (True, {"RAILSCOPE_EVENTS": "all,-nccl"}),  # the NCCL family off (no plugin events, no INFO log)
     "stub-slow20": (False, {"NETCOST_DRY_SLOW": "0.2"}),  # --dry only: every op 20 % longer (the harness's self-test)
 }
