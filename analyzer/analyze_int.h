@@ -165,7 +165,10 @@ struct an_rank {
     char coll_source[32]; /* "" = NCCL profiler plugin records */
     uint64_t base_lat;    /* measured base latency of this rank's WRs (ns) */
     int net_only;         /* NCCL's log: every connection of this rank through a network transport */
-    int gdr;              /* NCCL's log, NET/IB connections: 1 all with GPUDirect RDMA, 2 some, 0 none, -1 unknown */
+    /* NCCL's ProxyOps recorded without a ProxyStep or a verbs WR (RAILSCOPE_NCCL_MASK without proxystep and net):
+     * its collectives' network time was not measured, only their spans (analyze_join.c coll_split) */
+    int net_unmeasured;
+    int gdr; /* NCCL's log, NET/IB connections: 1 all with GPUDirect RDMA, 2 some, 0 none, -1 unknown */
     size_t nlsteps;
     struct an_lstep *lsteps;
     size_t nqsends;

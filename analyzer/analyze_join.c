@@ -258,6 +258,7 @@ struct join {
     } * lat;        /* (rank, step) of late arrivals and the others' wait for it there: late_steps, costly_steps */
     size_t nlat, latcap;
     uint64_t considered;      /* collectives (or verbs steps) where arrivals were compared */
+    uint64_t net_estimated;   /* network-only collectives whose transfer was estimated (no member measured it) */
     uint64_t *part;           /* per rank index: how many of those it took part in */
     double *tmp, *arrm;       /* arrm: a collective's members' arrivals */
     struct late *late, *lscr; /* one comparison's late ranks (late_ranks), and its scratch: max(nm, n) + 1 each */
@@ -758,6 +759,16 @@ static void join_coll(struct join *J, size_t i, size_t j)
         net_only &= (c->nnodes > 1 && c->nnodes >= c->nranks) || member_net_only(&R[m[k].r], c);
     }
     double own = fmax(end - L, 0);
+    /* No member measured its sends (NCCL's ProxySteps masked, no verbs WRs): calling all of the time after the
+     * last arrival a stall would blame the network for time nothing measured. The bytes a member puts on the wire
+     * (the collective's bus bytes) at link rate are transfer, the rest stays unsplit stall as before; latency is
+     * not separated (the run's warning says so, an_net_unmeasured_warning). */
+    int unmeasured = net_only && transfer + lat + stall <= 0;
+    for (size_t k = i; k < j && unmeasured; k++) unmeasured &= R[m[k].r].net_unmeasured;
+    if (unmeasured && J->rate_bpns > 0 && gc->bytes > 0) {
+        transfer = fmin(own, (double)gc->bytes * bus_factor(gc->func, gc->nranks) / J->rate_bpns);
+        J->net_estimated++;
+    }
     if (net_only && own > transfer + lat + stall) stall = own - transfer - lat;
     gc->stall_s = stall * 1e-9;
     gc->net_s = transfer * 1e-9;
@@ -1229,6 +1240,21 @@ static void run_transport(struct rs_analysis *a)
     }
 }
 
+/* Ranks whose collectives' network time nothing measured (an_rank.net_unmeasured): the report says what their
+ * network categories are made of. */
+static void net_unmeasured_warning(struct join *J)
+{
+    int nr = 0;
+    for (size_t i = 0; i < J->n; i++) nr += J->R[i].net_unmeasured && J->R[i].ncolls;
+    if (!nr) return;
+    an_warn(J->a,
+            "NCCL's ProxySteps were not recorded on %d rank%s (RAILSCOPE_NCCL_MASK without proxystep and net): their "
+            "network time was not measured; in %llu collective%s through the network only, the bus bytes at link "
+            "rate count as transfer and the rest as stall (latency not separated); with intra-node peers too, as "
+            "intra-node",
+            nr, nr > 1 ? "s" : "", (unsigned long long)J->net_estimated, J->net_estimated == 1 ? "" : "s");
+}
+
 void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs_report_opts *o)
 {
     an_step_marker_warning(a, R, n, o); /* first: the step source shapes everything after it */
@@ -1268,6 +1294,7 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
         for (j = i; j < J->nm && J->m[j].g == J->m[i].g; j++) continue;
         join_coll(J, i, j);
     }
+    net_unmeasured_warning(J);
     if (J->considered) snprintf(a->straggler_basis, sizeof a->straggler_basis, "collectives");
     verbs_stragglers(J);
     a->stragglers_known = J->considered > 0;

@@ -509,7 +509,10 @@ static void on_nccl(struct pass *p, const struct rs_ev_hdr *h)
         p->proxy_ops++;
         an_on_proxy_op(p, (const void *)h);
         break;
-    case RS_EV_NCCL_PROXY_STEP: an_on_proxy_step(p, (const void *)h); break;
+    case RS_EV_NCCL_PROXY_STEP:
+        p->proxy_steps++;
+        an_on_proxy_step(p, (const void *)h);
+        break;
     case RS_EV_NCCL_PROXY_STATE: {
         const struct rs_ev_NCCL_PROXY_STATE *e = (const void *)h;
         if (e->state == 9) /* SendWait: the isend is posted: network time starts */

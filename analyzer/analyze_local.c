@@ -1121,6 +1121,7 @@ void an_local(struct pass *p, double link_gbps_hint)
     memcpy(r->out.gd.posted_bytes, p->posted, sizeof p->posted);
     r->out.gd.dmabuf_mrs = p->dmabuf_mrs;
     r->out.gd.posts = p->posts;
+    r->net_unmeasured = p->proxy_ops && !p->proxy_steps && !p->posts;
     for (size_t i = 0; i < p->nqps; i++) {
         r->out.gd.bounce_d2h += p->qps[i].acc.bounce_d2h;
         r->out.gd.bounce_h2d += p->qps[i].acc.bounce_h2d;

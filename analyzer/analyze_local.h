@@ -211,7 +211,8 @@ struct pass {
     size_t ncomms, commcap;
     struct hmap commmap; /* comm_hash -> its latest entry in comms (a collective looks its communicator up) */
     uint64_t net_ib_ev, net_sock_ev, proxy_ops, prof_mask;
-    int env_socket; /* NCCL_NET=Socket or NCCL_IB_DISABLE=1 recorded in the host facts */
+    uint64_t proxy_steps; /* NCCL_PROXY_STEP events: none with ProxyOps means a mask without proxystep/net */
+    int env_socket;       /* NCCL_NET=Socket or NCCL_IB_DISABLE=1 recorded in the host facts */
     /* NCCL_TRANSPORT events (NCCL's own log of each connection): bit t = transport t seen on a connection
      * (1 P2P, 2 SHM, 3 NET/IB, 4 NET/Socket, 5 other NET, 6 CollNet, 7 NVLS), connections, GPUDirect RDMA
      * ("/GDRDMA" in NCCL's text), the first NET text */

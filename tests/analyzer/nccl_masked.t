@@ -1,0 +1,43 @@
+#!/bin/bash
+# A real 4-rank NCCL run (tests/gpu/fixtures/s4_base: ranks on one H200 with distinct NCCL_HOSTID, every hop
+# NET/Socket) as a narrower NCCL event mask would have recorded it: rs-dropkinds copies the fixture's files without
+# NCCL's ProxySteps and their states (RAILSCOPE_NCCL_MASK=group,coll,p2p,proxyop). Nothing then measures the
+# sends, and the report used to call all of a network collective's time after its last arrival a network stall.
+# It must say what it did not measure, count the bus bytes at link rate as transfer, and leave everything the
+# masked events do not feed unchanged.
+. "$(dirname "$0")/../lib.sh"
+need_cmd jq
+need_build railscope tests/analyzer/rs-dropkinds
+FX=$RS_TOP/tests/gpu/fixtures/s4_base/trace
+[ -d "$FX" ] || skip_all "no NCCL fixture in $FX"
+plan 7
+DK=$RS_BUILD/tests/analyzer/rs-dropkinds
+mkdir -p "$T/same" "$T/masked"
+n=0
+for f in "$FX"/*.rtrace; do
+    "$DK" "$f" "$T/same/$(basename "$f")" ibv_open_device >/dev/null || bail "rs-dropkinds failed on $f"
+    n=$((n + $("$DK" "$f" "$T/masked/$(basename "$f")" nccl_proxy_step nccl_proxy_state)))
+done
+ok "the fixture's ProxySteps and states were dropped ($n events)" test "$n" -gt 10000
+run_timeout 60 "$RS_CLI" report --json "$FX" >"$T/orig.json"
+run_timeout 60 "$RS_CLI" report --json "$T/same" >"$T/same.json"
+run_timeout 60 "$RS_CLI" report --json "$T/masked" >"$T/masked.json"
+is "$(jq -c .attribution_per_step "$T/same.json")" "$(jq -c .attribution_per_step "$T/orig.json")" \
+    "a copy that drops nothing the run has reports exactly as the fixture (the tool changes nothing else)"
+unlike "$(jq -r '.warnings[]' "$T/orig.json")" "ProxySteps were not recorded" "the recorded run: no such warning"
+like "$(jq -r '.warnings[]' "$T/masked.json")" \
+    "^NCCL's ProxySteps were not recorded on 4 ranks .*: their network time was not measured; in [0-9]+ collectives through the network only, the bus bytes at link rate count as transfer" \
+    "masked: the report says what it did not measure"
+# every network-only collective: transfer = min(its time, bus bytes at the link rate), no latency, the rest stall
+ok "masked: each network collective's transfer is its bus bytes at link rate, latency 0, the rest stall" jq -e '
+    .link_gbps as $g | [.collectives[] | select(.inter_node == 1) |
+      (if .func == "AllReduce" then 2 * (.nranks - 1) / .nranks
+       elif (.func == "ReduceScatter" or .func == "AllGather" or .func == "AlltoAll") then (.nranks - 1) / .nranks
+       else 1 end) as $f |
+      ([.dur_s, .bytes * $f / ($g / 8 * 1e9)] | min) as $want |
+      ((.net_s - $want) | fabs) < 1e-8 + 1e-6 * $want and .lat_s == 0 and ((.net_s + .stall_s - .dur_s) | fabs) < 1e-8
+    ] | (length > 50) and all' "$T/masked.json"
+ok "masked: network transfer per step > 0 (it was all stall before)" jq -e '.attribution_per_step.network_transfer > 0' "$T/masked.json"
+is "$(jq -c '.attribution_per_step | [.compute, .h2d_exposed, .peer_wait, .host_idle]' "$T/masked.json")" \
+    "$(jq -c '.attribution_per_step | [.compute, .h2d_exposed, .peer_wait, .host_idle]' "$T/orig.json")" \
+    "masked: compute, H2D, waiting for late ranks and idle as recorded"
