@@ -166,7 +166,7 @@ struct an_rank {
     uint64_t base_lat;    /* measured base latency of this rank's WRs (ns) */
     int net_only;         /* NCCL's log: every connection of this rank through a network transport */
     /* NCCL's ProxyOps recorded without a ProxyStep or a verbs WR (RAILSCOPE_NCCL_MASK without proxystep and net):
-     * its collectives' network time was not measured, only their spans (analyze_join.c coll_split) */
+     * its collectives' network time was not measured, only their spans (analyze_join.c join_coll) */
     int net_unmeasured;
     int gdr; /* NCCL's log, NET/IB connections: 1 all with GPUDirect RDMA, 2 some, 0 none, -1 unknown */
     size_t nlsteps;

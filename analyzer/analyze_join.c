@@ -762,7 +762,7 @@ static void join_coll(struct join *J, size_t i, size_t j)
     /* No member measured its sends (NCCL's ProxySteps masked, no verbs WRs): calling all of the time after the
      * last arrival a stall would blame the network for time nothing measured. The bytes a member puts on the wire
      * (the collective's bus bytes) at link rate are transfer, the rest stays unsplit stall as before; latency is
-     * not separated (the run's warning says so, an_net_unmeasured_warning). */
+     * not separated (the run's warning says so: net_unmeasured_warning). */
     int unmeasured = net_only && transfer + lat + stall <= 0;
     for (size_t k = i; k < j && unmeasured; k++) unmeasured &= R[m[k].r].net_unmeasured;
     if (unmeasured && J->rate_bpns > 0 && gc->bytes > 0) {
