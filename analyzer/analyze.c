@@ -326,8 +326,10 @@ static int number_ranks(struct rs_analysis *a, struct work *w, int nf, int idle)
 /* Phase 4: link rate: the option, else the recorded port rate, else a default (said so). */
 static void pick_link_rate(struct rs_analysis *a, struct work *w, int nf, const struct rs_report_opts *opts)
 {
+    /* verbs QPs, or NCCL collectives through a network transport (NET/Socket runs have no QP): their transfer
+     * vs stall split rests on the rate */
     int any_net = 0;
-    for (int i = 0; i < nf; i++) any_net |= w->ranks[i].nqps > 0;
+    for (int i = 0; i < nf; i++) any_net |= w->ranks[i].nqps > 0 || strstr(w->ranks[i].out.transport, "NET") != NULL;
     if (opts->link_gbps > 0) {
         a->link_gbps = opts->link_gbps;
         snprintf(a->link_source, sizeof a->link_source, "--link-gbps");
