@@ -10,7 +10,7 @@ need_cmd jq
 need_build railscope tests/analyzer/rs-dropkinds
 FX=$RS_TOP/tests/gpu/fixtures/s4_base/trace
 [ -d "$FX" ] || skip_all "no NCCL fixture in $FX"
-plan 7
+plan 9
 DK=$RS_BUILD/tests/analyzer/rs-dropkinds
 mkdir -p "$T/same" "$T/masked"
 n=0
@@ -41,3 +41,8 @@ ok "masked: network transfer per step > 0 (it was all stall before)" jq -e '.att
 is "$(jq -c '.attribution_per_step | [.compute, .h2d_exposed, .peer_wait, .host_idle]' "$T/masked.json")" \
     "$(jq -c '.attribution_per_step | [.compute, .h2d_exposed, .peer_wait, .host_idle]' "$T/orig.json")" \
     "masked: compute, H2D, waiting for late ranks and idle as recorded"
+# the split above rests on the link rate; a NET/Socket run records none (no IB port): the report must say it assumed one
+like "$(jq -r '.warnings[]' "$T/orig.json")" "^no link rate recorded in the traces: assuming 100 Gb/s" \
+    "NET/Socket run without a recorded rate: the assumed 100 Gb/s is said"
+unlike "$(run_timeout 60 "$RS_CLI" report --json --link-gbps 25 "$FX" | jq -r '.warnings[]')" "no link rate recorded" \
+    "with --link-gbps: no such warning"
