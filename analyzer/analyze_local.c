@@ -1039,6 +1039,45 @@ static void an_transport(struct pass *p)
              p->proxy_ops || nnodes > 1 ? "; network: " : "", p->proxy_ops || nnodes > 1 ? why : "");
 }
 
+/* NCCL_SOCKET_IFNAME's rule for one interface name: a comma list of prefixes, exact names after a leading '=', and
+ * names to leave out after a leading '^' (NCCL's own syntax). Empty or absent: every interface. */
+static int socket_ifname_ok(const char *spec, const char *ifn)
+{
+    if (!spec || !*spec) return 1;
+    int exclude = *spec == '^', exact = 0;
+    spec += exclude;
+    if (*spec == '=') exact = 1, spec++;
+    int hit = 0;
+    for (const char *t = spec; *t && !hit;) {
+        size_t n = strcspn(t, ",");
+        if (n) hit = exact ? strlen(ifn) == n && !strncmp(ifn, t, n) : !strncmp(ifn, t, n);
+        t += n + (t[n] == ',');
+    }
+    return exclude ? !hit : hit;
+}
+
+/* A rank whose NCCL traffic goes through NET/Socket and that recorded no IB port rate: its link is an Ethernet
+ * port, and the host facts have each netdev's speed (Mb/s; -1 where the driver does not say, as virtio). The
+ * fastest port that is up and that NCCL_SOCKET_IFNAME allows (loopback never), as NCCL would use the data NIC. */
+static void socket_link_rate(struct pass *p)
+{
+    struct an_rank *r = p->r;
+    if (r->link_gbps > 0 || !strstr(r->out.transport, "NET/Socket") || !p->facts.n) return;
+    char ifs[32][RS_FACT_NAME];
+    int n = rs_facts_children(&p->facts, ifs, 32, "net/");
+    const char *spec = rs_facts_get(&p->facts, "env/NCCL_SOCKET_IFNAME");
+    for (int i = 0; i < n; i++) {
+        const char *up = rs_facts_get(&p->facts, "net/%s/operstate", ifs[i]);
+        const char *sp = rs_facts_get(&p->facts, "net/%s/speed", ifs[i]);
+        if (!strcmp(ifs[i], "lo") || !up || strcmp(up, "up") || !sp || !socket_ifname_ok(spec, ifs[i])) continue;
+        double g = atof(sp) / 1000; /* Mb/s */
+        if (g > r->link_gbps && g < 1e5) {
+            r->link_gbps = g;
+            snprintf(r->link_fact, sizeof r->link_fact, "host fact net/%.24s/speed", ifs[i]);
+        }
+    }
+}
+
 _Static_assert(sizeof(struct an_lstep) + sizeof(struct rs_an_step) + sizeof(struct rs_an_runstep) <= AN_STEP_BYTES,
                "AN_STEP_BYTES: what a step costs after the pass");
 _Static_assert(sizeof(struct an_lcoll) + 72 <= AN_COLL_BYTES, "AN_COLL_BYTES: what a collective costs after the pass");
@@ -1112,6 +1151,7 @@ void an_local(struct pass *p, double link_gbps_hint)
     for (size_t i = 0; i < p->nqps; i++) r->qps[i] = p->qps[i].acc;
     host_checks(p);
     an_transport(p);
+    socket_link_rate(p);
     for (size_t i = 0; i < r->ncolls && p->nconnlog; i++) {
         uint64_t k;
         if (hm_get(&p->connmap, r->colls[i].comm_hash, &k)) r->colls[i].conn_mask = p->connlog[k].mask;

@@ -23,10 +23,10 @@ PROGRAMS += tests/analyzer/rs-mkgd
 tests/analyzer/rs-mkgd.srcs := tests/analyzer/mkgd.c $(B)/lib/tracer/writer.o $(B)/lib/formats/rtrace_tables.o
 tests/analyzer/rs-mkgd.deps := tests/analyzer/craft.h tracer/writer.h formats/rtrace.h formats/events_verbs.h
 tests/analyzer/rs-mkgd.libs := -lzstd -lpthread
-# rs-dropkinds: a real recorded trace without the events of some kinds (what a narrower event mask would have
-# recorded), for the analyzer's tests on the GPU fixtures (tests/analyzer/nccl_masked.t).
-PROGRAMS += tests/analyzer/rs-dropkinds
-tests/analyzer/rs-dropkinds.srcs := tests/analyzer/dropkinds.c $(B)/cli/formats/reader.o $(B)/lib/tracer/writer.o \
+# rs-retrace: a real recorded trace edited as another recording would have made it (events of some kinds left out,
+# host facts added), for the analyzer's tests on the GPU fixtures (tests/analyzer/nccl_masked.t).
+PROGRAMS += tests/analyzer/rs-retrace
+tests/analyzer/rs-retrace.srcs := tests/analyzer/retrace.c $(B)/cli/formats/reader.o $(B)/lib/tracer/writer.o \
     $(B)/lib/formats/rtrace_tables.o
-tests/analyzer/rs-dropkinds.deps := formats/reader.h tracer/writer.h formats/rtrace.h
-tests/analyzer/rs-dropkinds.libs := -lzstd -lpthread
+tests/analyzer/rs-retrace.deps := formats/reader.h tracer/writer.h formats/rtrace.h
+tests/analyzer/rs-retrace.libs := -lzstd -lpthread

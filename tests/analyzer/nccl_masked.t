@@ -1,22 +1,22 @@
 #!/bin/bash
 # A real 4-rank NCCL run (tests/gpu/fixtures/s4_base: ranks on one H200 with distinct NCCL_HOSTID, every hop
-# NET/Socket) as a narrower NCCL event mask would have recorded it: rs-dropkinds copies the fixture's files without
+# NET/Socket) as a narrower NCCL event mask would have recorded it: rs-retrace copies the fixture's files without
 # NCCL's ProxySteps and their states (RAILSCOPE_NCCL_MASK=group,coll,p2p,proxyop). Nothing then measures the
 # sends, and the report used to call all of a network collective's time after its last arrival a network stall.
 # It must say what it did not measure, count the bus bytes at link rate as transfer, and leave everything the
 # masked events do not feed unchanged.
 . "$(dirname "$0")/../lib.sh"
 need_cmd jq
-need_build railscope tests/analyzer/rs-dropkinds
+need_build railscope tests/analyzer/rs-retrace
 FX=$RS_TOP/tests/gpu/fixtures/s4_base/trace
 [ -d "$FX" ] || skip_all "no NCCL fixture in $FX"
-plan 9
-DK=$RS_BUILD/tests/analyzer/rs-dropkinds
+plan 12
+DK=$RS_BUILD/tests/analyzer/rs-retrace
 mkdir -p "$T/same" "$T/masked"
 n=0
 for f in "$FX"/*.rtrace; do
-    "$DK" "$f" "$T/same/$(basename "$f")" ibv_open_device >/dev/null || bail "rs-dropkinds failed on $f"
-    n=$((n + $("$DK" "$f" "$T/masked/$(basename "$f")" nccl_proxy_step nccl_proxy_state)))
+    "$DK" "$f" "$T/same/$(basename "$f")" --drop ibv_open_device >/dev/null || bail "rs-retrace failed on $f"
+    n=$((n + $("$DK" "$f" "$T/masked/$(basename "$f")" --drop nccl_proxy_step --drop nccl_proxy_state)))
 done
 ok "the fixture's ProxySteps and states were dropped ($n events)" test "$n" -gt 10000
 run_timeout 60 "$RS_CLI" report --json "$FX" >"$T/orig.json"
@@ -46,3 +46,17 @@ like "$(jq -r '.warnings[]' "$T/orig.json")" "^no link rate recorded in the trac
     "NET/Socket run without a recorded rate: the assumed 100 Gb/s is said"
 unlike "$(run_timeout 60 "$RS_CLI" report --json --link-gbps 25 "$FX" | jq -r '.warnings[]')" "no link rate recorded" \
     "with --link-gbps: no such warning"
+# the rate of a NET/Socket run's Ethernet port, when its host facts have one (the fixture's virtio eth0 says -1): the
+# same run on a host whose eth0 is a 25 GbE port, and on one whose NCCL_SOCKET_IFNAME leaves eth0 out
+mkdir -p "$T/eth25" "$T/noeth"
+for f in "$FX"/*.rtrace; do
+    "$DK" "$f" "$T/eth25/$(basename "$f")" --fact net/eth0/speed=25000 >/dev/null || bail "rs-retrace failed on $f"
+    "$DK" "$f" "$T/noeth/$(basename "$f")" --fact net/eth0/speed=25000 --fact 'env/NCCL_SOCKET_IFNAME=^eth' \
+        >/dev/null || bail "rs-retrace failed on $f"
+done
+run_timeout 60 "$RS_CLI" report --json "$T/eth25" >"$T/eth25.json"
+is "$(jq -r '"\(.link_gbps) \(.link_source)"' "$T/eth25.json")" "25 host fact net/eth0/speed" \
+    "NET/Socket: the link rate is the Ethernet port's recorded speed"
+unlike "$(jq -r '.warnings[]' "$T/eth25.json")" "no link rate recorded" "and nothing is assumed"
+is "$(run_timeout 60 "$RS_CLI" report --json "$T/noeth" | jq -r '"\(.link_gbps) \(.link_source)"')" \
+    "100 default (not recorded)" "an interface NCCL_SOCKET_IFNAME leaves out is not NCCL's link"
