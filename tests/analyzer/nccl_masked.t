@@ -10,7 +10,7 @@ need_cmd jq
 need_build railscope tests/analyzer/rs-retrace
 FX=$RS_TOP/tests/gpu/fixtures/s4_base/trace
 [ -d "$FX" ] || skip_all "no NCCL fixture in $FX"
-plan 12
+plan 13
 DK=$RS_BUILD/tests/analyzer/rs-retrace
 mkdir -p "$T/same" "$T/masked"
 n=0
@@ -60,3 +60,15 @@ is "$(jq -r '"\(.link_gbps) \(.link_source)"' "$T/eth25.json")" "25 host fact ne
 unlike "$(jq -r '.warnings[]' "$T/eth25.json")" "no link rate recorded" "and nothing is assumed"
 is "$(run_timeout 60 "$RS_CLI" report --json "$T/noeth" | jq -r '"\(.link_gbps) \(.link_source)"')" \
     "100 default (not recorded)" "an interface NCCL_SOCKET_IFNAME leaves out is not NCCL's link"
+# planted truth: s2_slownet's network was made slow (tests/gpu/scenarios.sh); masked, the report must still find it
+# the top cost, as network stall, with the recorded run's transfer (same bytes, same rate)
+SN=$RS_TOP/tests/gpu/fixtures/s2_slownet/trace
+mkdir -p "$T/slownet"
+for f in "$SN"/*.rtrace; do
+    "$DK" "$f" "$T/slownet/$(basename "$f")" --drop nccl_proxy_step --drop nccl_proxy_state >/dev/null ||
+        bail "rs-retrace failed on $f"
+done
+a=$(run_timeout 60 "$RS_CLI" report --json "$SN" | jq -r '.attribution_per_step.network_transfer')
+is "$(run_timeout 60 "$RS_CLI" report --json "$T/slownet" |
+    jq -r --argjson a "$a" '"\(.findings[0].category) \((.attribution_per_step.network_transfer - $a) | fabs < 1e-6 * $a)"')" \
+    "network_stall true" "s2_slownet masked: the planted slow network is still the top finding, transfer as recorded"
