@@ -18,6 +18,8 @@
 #include <link.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "preload/dl.h"
@@ -60,6 +62,27 @@ extern const char _end[] __attribute__((visibility("hidden")));
 
 RS_DL_EARLY static int is_self(const void *p) { return p && (const char *)p >= __ehdr_start && (const char *)p < _end; }
 int rs_dl_is_self(const void *p) { return is_self(p); }
+
+int rs_dl_self_preloaded(char *path, size_t n)
+{
+    Dl_info self;
+    if (n) path[0] = 0;
+    if (!dladdr((void *)rs_dl_self_preloaded, &self) || !self.dli_fname || !self.dli_fname[0]) return 0;
+    snprintf(path, n, "%s", self.dli_fname);
+    const char *pre = getenv("LD_PRELOAD"), *me = strrchr(self.dli_fname, '/');
+    me = me ? me + 1 : self.dli_fname;
+    size_t ml = strlen(me);
+    for (const char *t = pre; t && *t;) { /* each token's last path component against ours */
+        size_t l = strcspn(t, ": \t");
+        const char *b = t;
+        for (const char *c = t; c < t + l; c++)
+            if (*c == '/') b = c + 1;
+        if ((size_t)(t + l - b) == ml && !memcmp(b, me, ml)) return 1;
+        t += l;
+        t += strspn(t, ": \t");
+    }
+    return 0;
+}
 
 /* ---- reading a loaded object's dynamic symbol table ---- */
 

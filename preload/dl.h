@@ -5,6 +5,7 @@
 #define RAILSCOPE_DL_H
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tracer/rs_tracer.h"
@@ -19,6 +20,11 @@ void *rs_dl_sym(void *handle, const char *name);
 
 /* 1 when `p` points into librailscope.so itself (one of our wrappers: never wrap it again). */
 int rs_dl_is_self(const void *p);
+
+/* 1 when LD_PRELOAD names this library (a token, separated by spaces or colons as the loader reads it, whose file
+ * name is this library's): it was loaded at the process's start and interposes globally. Loaded only as the CUDA
+ * or NVTX injection or as NCCL's profiler plugin (dlopen), it is 0. path: this library's file as loaded. */
+int rs_dl_self_preloaded(char *path, size_t n);
 
 /* `name` from an object already loaded in the process whose soname or path contains `lib` (e.g.
  * "libnccl.so", "libcudart.so"), also when it was loaded RTLD_LOCAL where RTLD_NEXT cannot see it:

@@ -74,12 +74,8 @@ __attribute__((constructor)) static void graphs_register(void)
 {
     static const struct rs_dl_redirect redirects[] = {GRAPH_RUNTIME(GRAPH_REDIRECT) GRAPH_DRIVER(GRAPH_REDIRECT)};
     rs_dl_register(redirects, (int)(sizeof redirects / sizeof redirects[0]));
-    Dl_info self;
-    const char *pre = getenv("LD_PRELOAD");
-    if (pre && dladdr((void *)graphs_register, &self) && self.dli_fname) {
-        const char *base = strrchr(self.dli_fname, '/');
-        preloaded = strstr(pre, base ? base + 1 : self.dli_fname) != NULL;
-    }
+    char self[16];
+    preloaded = rs_dl_self_preloaded(self, sizeof self);
 }
 
 /* 1 when graphs made by this process are seen before they are made: the library is preloaded and the process
