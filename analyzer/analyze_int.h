@@ -163,6 +163,8 @@ struct an_rank {
     int step_hint_word;
     int round_trips;      /* its data sends are request/response round trips (analyze_local.c round_trips) */
     char coll_source[32]; /* "" = NCCL profiler plugin records */
+    char noprof_why[112]; /* with coll_source: why there were none, where the rank's facts say ("" unknown) */
+    size_t ncalls_timed;  /* with coll_source: collectives timed by their NCCL kernel (sampling windows) */
     uint64_t base_lat;    /* measured base latency of this rank's WRs (ns) */
     int net_only;         /* NCCL's log: every connection of this rank through a network transport */
     /* NCCL's ProxyOps recorded without a ProxyStep or a verbs WR (RAILSCOPE_NCCL_MASK without proxystep and net):

@@ -1078,6 +1078,20 @@ static void socket_link_rate(struct pass *p)
     }
 }
 
+/* Why a rank that called NCCL has no profiler records, where its facts say: another profiler plugin in its start
+ * environment, or an NCCL older than the plugin tables the library exports (ncclProfiler_v4: NCCL 2.27). */
+static void noprof_why(struct pass *p)
+{
+    const char *pl = rs_facts_get(&p->facts, "env/NCCL_PROFILER_PLUGIN"), *v = rs_facts_get(&p->facts, "nccl/version");
+    const char *base = pl ? strrchr(pl, '/') : NULL;
+    int major = 0, minor = 0;
+    if (pl && *pl && strncmp(base ? base + 1 : pl, "librailscope", 12))
+        snprintf(p->r->noprof_why, sizeof p->r->noprof_why, "NCCL_PROFILER_PLUGIN names another plugin, %.60s", pl);
+    else if (v && sscanf(v, "%d.%d", &major, &minor) == 2 && (major < 2 || (major == 2 && minor < 27)))
+        snprintf(p->r->noprof_why, sizeof p->r->noprof_why, "NCCL %.16s: the profiler plugin needs NCCL 2.27 or later",
+                 v);
+}
+
 _Static_assert(sizeof(struct an_lstep) + sizeof(struct rs_an_step) + sizeof(struct rs_an_runstep) <= AN_STEP_BYTES,
                "AN_STEP_BYTES: what a step costs after the pass");
 _Static_assert(sizeof(struct an_lcoll) + 72 <= AN_COLL_BYTES, "AN_COLL_BYTES: what a collective costs after the pass");
@@ -1108,9 +1122,12 @@ void an_local(struct pass *p, double link_gbps_hint)
         p->calls = NULL;
         p->ncalls = 0;
         snprintf(r->coll_source, sizeof r->coll_source, "NCCL API calls");
+        noprof_why(p);
     }
     attach_proxy(p);
     match_kernels(p);
+    if (r->coll_source[0])
+        for (size_t i = 0; i < p->ncolls; i++) r->ncalls_timed += p->colls[i].timed != 0;
     struct ivec free_net = {0};
     small_messages_are_data(p);
     r->base_lat = base_latency(p, rate_bpns);

@@ -22,7 +22,8 @@ extern char **environ;
             X(NCCL_NET_GDR_C2C) X(NCCL_DMABUF_ENABLE) X(NCCL_P2P_DISABLE) X(NCCL_P2P_LEVEL) X(NCCL_SHM_DISABLE)        \
                 X(NCCL_CROSS_NIC) X(NCCL_TOPO_FILE) X(NCCL_ALGO) X(NCCL_PROTO) X(NCCL_MIN_NCHANNELS)                   \
                     X(NCCL_MAX_NCHANNELS) X(NCCL_DEBUG) X(CUDA_VISIBLE_DEVICES) X(UCX_NET_DEVICES) X(UCX_IB_GID_INDEX) \
-                        X(SOFTNIC_RATE_GBPS) /* the test NIC's link rate: lets the analyzer explain softnic runs */
+                        X(SOFTNIC_RATE_GBPS) /* the test NIC's link rate: lets the analyzer explain softnic runs */ \
+                            X(NCCL_PROFILER_PLUGIN) X(CUDA_INJECTION64_PATH) /* another tool's: what is missing */
 /* clang-format on */
 
 static const char *const watched[] = {

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "preload/dl.h"
 #include "preload/ptrmap.h"
@@ -204,10 +205,31 @@ RS_NCCL_COLL_WRAPPER(ncclGroupStart, RS_NF_GroupStart, 0, 0, -1, -1, (ncclComm_t
 RS_NCCL_COLL_WRAPPER(ncclGroupEnd, RS_NF_GroupEnd, 0, 0, -1, -1, (ncclComm_t)0, (cudaStream_t)0, (void), ())
 
 /* ---- communicator life cycle ---- */
+/* NCCL's version, once per process, as the host fact nccl/version ("2.28.9"): a rank without profiler records
+ * whose NCCL predates the plugin tables this library exports (ncclProfiler_v4, NCCL 2.27) is explained by it
+ * in the report. NCCL_VERSION_CODE is X*1000+Y*100+Z up to 2.8, X*10000+Y*100+Z from 2.9 (nccl.h). */
+static void record_version(uint64_t t)
+{
+    static int done;
+    if (!rs_on(RS_FAM_host) || __atomic_exchange_n(&done, 1, __ATOMIC_RELAXED)) return;
+    ncclResult_t (*get)(int *) = (ncclResult_t(*)(int *))nccl_sym("pncclGetVersion");
+    int v = 0;
+    if (!get || get(&v) != 0 || v <= 0) return;
+    char val[40];
+    if (v < 10000) snprintf(val, sizeof val, "%d.%d.%d", v / 1000, v / 100 % 10, v % 100);
+    else snprintf(val, sizeof val, "%d.%d.%d", v / 10000, v / 100 % 100, v % 100);
+    struct rs_ev_HOST_FACT f;
+    RS_EV_INIT(&f, HOST_FACT, t);
+    f.key = rs_intern("nccl/version");
+    f.value = rs_intern(val);
+    rs_emit(&f.h);
+}
+
 static void record_init(uint64_t t0, ncclComm_t comm, int rank, int nranks, unsigned how, ncclResult_t ret,
                         uint64_t hash)
 {
     uint64_t t1 = rs_now();
+    if (ret == 0) record_version(t1);
     int dev = -1;
     if (ret == 0 && comm) {
         if (!real_cu_device) real_cu_device = (comm_int_fn)nccl_sym("pncclCommCuDevice");

@@ -76,6 +76,14 @@ EXPORT ncclResult_t pncclCommCount(ncclComm_t c, int *n)
     return 0;
 }
 EXPORT ncclResult_t ncclCommCount(ncclComm_t, int *) ALIAS(ncclCommCount);
+/* NCCL_VERSION_CODE of 2.28.9, or FAKE_NCCL_VERSION's */
+EXPORT ncclResult_t pncclGetVersion(int *v)
+{
+    const char *e = getenv("FAKE_NCCL_VERSION");
+    *v = e ? atoi(e) : 22809;
+    return 0;
+}
+EXPORT ncclResult_t ncclGetVersion(int *) ALIAS(ncclGetVersion);
 EXPORT ncclResult_t pncclCommCuDevice(ncclComm_t c, int *d)
 {
     *d = c->dev;
