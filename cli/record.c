@@ -319,6 +319,16 @@ int cmd_record(int argc, char **argv)
     }
     if (!realpath(dir, absdir)) snprintf(absdir, sizeof absdir, "%s", dir);
 
+    /* Another tool's injection or profiler plugin is replaced for this run (one process image holds one CUPTI client
+     * and one profiler plugin): say so, since the program loses it. */
+    static const char *const entries[] = {"CUDA_INJECTION64_PATH", "NCCL_PROFILER_PLUGIN", "NVTX_INJECTION64_PATH"};
+    for (size_t i = 0; i < sizeof entries / sizeof entries[0] && !quiet; i++) {
+        const char *v = getenv(entries[i]);
+        char rv[PATH_MAX];
+        if (v && *v && !(realpath(v, rv) && !strcmp(rv, lib)) && strcmp(v, lib))
+            fprintf(stderr, "railscope: record: %s was %s: replaced by railscope's library for this run\n", entries[i],
+                    v);
+    }
     if (set_preload(lib) || setenv("RAILSCOPE_OUT", absdir, 1) || setenv("CUDA_INJECTION64_PATH", lib, 1) ||
         setenv("NCCL_PROFILER_PLUGIN", lib, 1) || setenv("NVTX_INJECTION64_PATH", lib, 1) ||
         (events && setenv("RAILSCOPE_EVENTS", events, 1)) || (flush && setenv("RAILSCOPE_FLUSH_MS", flush, 1)) ||

@@ -3,7 +3,7 @@
 # status passed through (codes and signals), default directory, nested record.
 . "$(dirname "$0")/../lib.sh"
 need_build railscope librailscope.so
-plan 21
+plan 22
 
 for c in record dump info; do
     out=$("$RS_CLI" $c --help)
@@ -21,6 +21,12 @@ cd "$T" || bail "no tmp"
 out=$(LD_PRELOAD=/lib/x86_64-linux-gnu/libc.so.6 "$RS_CLI" record -q -o rec -- sh -c 'echo "$LD_PRELOAD|$RAILSCOPE_OUT|$CUDA_INJECTION64_PATH|$NCCL_PROFILER_PLUGIN|$NVTX_INJECTION64_PATH"')
 lib=$(readlink -f "$RS_LIB")
 is "$out" "$lib:/lib/x86_64-linux-gnu/libc.so.6|$T/rec|$lib|$lib|$lib" "child gets LD_PRELOAD prepended (old entries kept) and the injection variables"
+err=$(NCCL_PROFILER_PLUGIN=/opt/insp/libnccl-profiler-inspector.so CUDA_INJECTION64_PATH=$RS_LIB \
+    "$RS_CLI" record -o recp -- sh -c 'echo "$NCCL_PROFILER_PLUGIN" >&2' 2>&1 >/dev/null)
+is "$err" "railscope: record: NCCL_PROFILER_PLUGIN was /opt/insp/libnccl-profiler-inspector.so: replaced by railscope's library for this run
+$lib
+railscope: trace in $T/recp (1 file); see 'railscope info $T/recp'" \
+    "another profiler plugin is replaced for the run, and record says so (the library itself: not a word)"
 "$RS_CLI" record -q -o rec2 -- sh -c 'exit 42'
 is "$?" 42 "exit status passes through"
 "$RS_CLI" record -q -o rec3 -- sh -c 'kill -TERM $$'
