@@ -1,5 +1,4 @@
 /* Host-facts collector: entry points and the small bounded-I/O helpers every part uses. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -7,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "hostfacts_int.h"
@@ -123,17 +123,60 @@ int hf_list(const struct hf_ctx *c, char (*names)[HF_NAME], int max, const char 
     int ok = vpath(c, p, sizeof p, fmt, ap);
     va_end(ap);
     if (!ok) return -1;
-    DIR *d = opendir(p);
-    if (!d) return -1;
+    struct hf_dir d;
+    if (hf_dir_open(&d, p) != 0) return -1;
     int n = 0;
-    struct dirent *e;
-    while (n < max && (e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.' || strlen(e->d_name) >= HF_NAME) continue;
-        strcpy(names[n++], e->d_name);
+    const char *e;
+    while (n < max && (e = hf_dir_next(&d)) != NULL) {
+        if (e[0] == '.' || strlen(e) >= HF_NAME) continue;
+        strcpy(names[n++], e);
     }
-    closedir(d);
-    qsort(names, (size_t)n, HF_NAME, cmp_name);
+    hf_dir_close(&d);
+    hf_sort(names, (size_t)n, HF_NAME, cmp_name);
     return n;
+}
+
+int hf_dir_open(struct hf_dir *d, const char *path)
+{
+    d->n = d->off = 0;
+    d->fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    return d->fd < 0 ? -1 : 0;
+}
+
+const char *hf_dir_next(struct hf_dir *d)
+{
+    if (d->off >= d->n) {
+        d->n = syscall(SYS_getdents64, d->fd, d->buf, sizeof d->buf);
+        d->off = 0;
+        if (d->n <= 0) return NULL;
+    }
+    /* a linux_dirent64: d_ino (8), d_off (8), d_reclen (2), d_type (1), d_name */
+    unsigned short reclen;
+    memcpy(&reclen, d->buf + d->off + 16, sizeof reclen);
+    const char *name = d->buf + d->off + 19;
+    d->off += reclen ? reclen : d->n; /* a zero length would loop: end this buffer */
+    return name;
+}
+
+void hf_dir_close(struct hf_dir *d)
+{
+    if (d->fd >= 0) close(d->fd);
+    d->fd = -1;
+}
+
+void hf_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+    unsigned char tmp[256], *b = base;
+    if (size > sizeof tmp) return;
+    for (size_t i = 1; i < n; i++) {
+        size_t j = i;
+        memcpy(tmp, b + i * size, size);
+        while (j > 0 && cmp(b + (j - 1) * size, tmp) > 0) {
+            memcpy(b + j * size, b + (j - 1) * size, size);
+            j--;
+        }
+        memcpy(b + j * size, tmp, size);
+    }
 }
 
 int hf_devpath(const struct hf_ctx *c, char *buf, size_t n, const char *fmt, ...)

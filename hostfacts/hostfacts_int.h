@@ -36,6 +36,20 @@ int hf_exists(const struct hf_ctx *c, const char *fmt, ...) __attribute__((forma
 void hf_emit(const struct hf_ctx *c, const char *value, const char *keyfmt, ...) __attribute__((format(printf, 3, 4)));
 /* Read file <rel> and emit it as <key> when present. Returns 1 if emitted. */
 int hf_copy(const struct hf_ctx *c, const char *key, const char *relfmt, ...) __attribute__((format(printf, 3, 4)));
+/* No allocation anywhere in the collector: the tracer runs it on a short-lived thread (tracer/private_fds.c), where
+ * a first malloc would create a malloc arena, 64 MiB of address space kept for good (a program under ulimit -v
+ * then failed its own malloc: tests/core/rlimit_as.t). So no opendir (its buffer is malloc'ed), no qsort (it
+ * mallocs past 1 KiB). A directory's entries: */
+struct hf_dir {
+    int fd;
+    long n, off;
+    char buf[4096]; /* getdents64 records */
+};
+int hf_dir_open(struct hf_dir *d, const char *path); /* 0, or -1 (errno) */
+const char *hf_dir_next(struct hf_dir *d);           /* the next name, "." and ".." too; NULL at the end */
+void hf_dir_close(struct hf_dir *d);
+/* Insertion sort of n elements of size <= 256 (a few hundred at most here). */
+void hf_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 /* Sorted listing (no dot entries, names longer than HF_NAME-1 skipped); returns the count (<= max), -1 if
  * the directory is missing. */
 int hf_list(const struct hf_ctx *c, char (*names)[HF_NAME], int max, const char *fmt, ...)

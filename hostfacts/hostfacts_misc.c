@@ -1,6 +1,5 @@
 /* host/, iommu/ and gpudirect/ facts: kernel release (DMA-BUF needs >= 5.12), NUMA nodes, IOMMU state,
  * and the GPUDirect RDMA prerequisites NCCL itself probes (nvidia_peermem, memory_peers/nv_mem*). */
-#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,13 +22,13 @@ static int count_dir(const struct hf_ctx *c, const char *rel)
 {
     char p[PATH_MAX];
     if (!hf_path(c, p, sizeof p, "%s", rel)) return -1;
-    DIR *d = opendir(p);
-    if (!d) return -1;
+    struct hf_dir d;
+    if (hf_dir_open(&d, p) != 0) return -1;
     int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL && n < 100000)
-        if (e->d_name[0] != '.') n++;
-    closedir(d);
+    const char *e;
+    while ((e = hf_dir_next(&d)) != NULL && n < 100000)
+        if (e[0] != '.') n++;
+    hf_dir_close(&d);
     return n;
 }
 

@@ -2,7 +2,6 @@
  * Mellanox network/InfiniBand functions), and for every bridge above them: link speed and width (current
  * and max), NUMA node, the /sys/devices path (the PCIe hierarchy GPU-NIC distance is computed from),
  * IOMMU group and driver. */
-#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,22 +98,22 @@ void hf_collect_pci(const struct hf_ctx *c)
 {
     char p[PATH_MAX];
     if (!hf_path(c, p, sizeof p, "sys/bus/pci/devices")) return;
-    DIR *d = opendir(p);
-    if (!d) return;
+    struct hf_dir d;
+    if (hf_dir_open(&d, p) != 0) return;
     struct sel sel[HF_MAX_GPU];
     int ns = 0, scanned = 0;
-    struct dirent *e;
-    while (ns < HF_MAX_GPU && scanned < HF_MAX_PCI && (e = readdir(d)) != NULL) {
-        if (!hf_is_bdf(e->d_name) || strlen(e->d_name) >= HF_NAME) continue;
+    const char *e;
+    while (ns < HF_MAX_GPU && scanned < HF_MAX_PCI && (e = hf_dir_next(&d)) != NULL) {
+        if (!hf_is_bdf(e) || strlen(e) >= HF_NAME) continue;
         scanned++;
-        enum role r = classify(c, e->d_name);
+        enum role r = classify(c, e);
         if (r != ROLE_NONE) {
-            strcpy(sel[ns].bdf, e->d_name);
+            strcpy(sel[ns].bdf, e);
             sel[ns++].role = r;
         }
     }
-    closedir(d);
-    qsort(sel, (size_t)ns, sizeof sel[0], cmp_sel);
+    hf_dir_close(&d);
+    hf_sort(sel, (size_t)ns, sizeof sel[0], cmp_sel);
 
     /* Bridges above the selected devices, each described once (a switch serves several devices). */
     char seen[HF_MAX_GPU * 4][24];

@@ -642,7 +642,7 @@ RS_EXPORT struct rs_nccl_profiler_v5 ncclProfiler_v6 = {"railscope", init_v6,   
 static char nlog_dir[512];         /* ours: the trace directory the log files go to; empty when the log is the user's */
 static char nlog_tmpl[600];        /* NCCL_DEBUG_FILE as NCCL expands it (%h host, %p pid) */
 static const char *nlog_debug_env; /* getenv("NCCL_DEBUG") right after we set it */
-static int nlog_fd = -1;
+static off_t nlog_off;             /* bytes of the log read so far */
 /* Whether the program set NCCL_DEBUG itself after our constructor (it then expects NCCL's log on stdout: what
  * we read is echoed there); -1 until decided. Decided once, on an application thread as NCCL starts
  * (rs_nlog_decide_echo) or at exit, and never in the writer's tick: a getenv there races the program's own
@@ -772,20 +772,36 @@ static void nlog_path(char *out, size_t n)
  * one reader at a time; a tick that finds the lock taken skips (the next one, or shutdown, reads on). */
 static pthread_mutex_t nlog_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void nlog_read_locked(void)
+/* The log's new bytes from nlog_off, into buf. On the writer's tick they are read on a descriptor table of its own
+ * (tracer/private_fds.c: an open() in the program's table races its close() + dup2() onto the number), and only
+ * when the file has grown (stat() takes no descriptor: a failed open() of a file not there yet still does); at
+ * exit, on the exiting thread. */
+static ssize_t nlog_chunk(const char *path, char *buf, size_t n, int tick)
+{
+    if (tick) {
+        struct stat st;
+        if (stat(path, &st) != 0 || st.st_size <= nlog_off) return 0;
+        return rs_private_pread(path, buf, n, nlog_off);
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return -1;
+    ssize_t r;
+    do r = pread(fd, buf, n, nlog_off);
+    while (r < 0 && errno == EINTR);
+    close(fd);
+    return r;
+}
+
+static void nlog_read_locked(int tick)
 {
     int echo = __atomic_load_n(&nlog_echo, __ATOMIC_ACQUIRE);
     if (echo < 0) return;
-    if (nlog_fd < 0) {
-        char path[700];
-        nlog_path(path, sizeof path);
-        nlog_fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (nlog_fd < 0) return; /* NCCL has not started logging in this process (yet) */
-    }
-    char buf[8192];
-    for (;;) {
-        ssize_t r = read(nlog_fd, buf, sizeof buf);
+    char path[700], buf[65536];
+    nlog_path(path, sizeof path);
+    for (int chunks = 0; chunks < 64; chunks++) { /* 4 MiB a tick at most: the rest at the next */
+        ssize_t r = nlog_chunk(path, buf, sizeof buf, tick);
         if (r <= 0) break;
+        nlog_off += r;
         if (echo) {
             ssize_t w = write(1, buf, (size_t)r);
             (void)w;
@@ -799,13 +815,14 @@ static void nlog_read_locked(void)
             }
             nlog_part[nlog_part_n++] = buf[i];
         }
+        if ((size_t)r < sizeof buf) break;
     }
 }
 
 static void nlog_read(void) /* tick */
 {
     if (!nlog_tmpl[0] || pthread_mutex_trylock(&nlog_lock)) return;
-    nlog_read_locked();
+    nlog_read_locked(1);
     pthread_mutex_unlock(&nlog_lock);
 }
 
@@ -814,13 +831,11 @@ static void nlog_shutdown(void)
     if (!nlog_tmpl[0]) return;
     rs_nlog_decide_echo(); /* NCCL started without our wrappers or plugin (if at all): the exiting thread decides */
     pthread_mutex_lock(&nlog_lock);
-    nlog_read_locked();
+    nlog_read_locked(0);
     if (nlog_pending_net[0] && rs_on(RS_FAM_nccl)) { /* no communicator line followed */
         nlog_emit(nlog_last_hash, -1, 0, -1, -1, 2, nlog_pending_net, nlog_pending_tid);
         nlog_pending_net[0] = 0;
     }
-    if (nlog_fd >= 0) close(nlog_fd);
-    nlog_fd = -1;
     pthread_mutex_unlock(&nlog_lock);
     if (!nlog_dir[0]) return; /* the user's own log file stays */
     char path[700];
@@ -833,8 +848,7 @@ static void nlog_fork_child(void) /* async-signal-safe: the child's NCCL writes 
     /* the parent's writer thread may have held the lock at fork(): the child starts with a fresh one */
     static const pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     memcpy(&nlog_lock, &fresh, sizeof fresh);
-    if (nlog_fd >= 0) close(nlog_fd);
-    nlog_fd = -1;
+    nlog_off = 0;
     nlog_part_n = 0;
 }
 

@@ -19,6 +19,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "../formats/rtrace.h"
@@ -119,6 +120,13 @@ void rs_core_flush(void);
 void rs_at_shutdown(void (*fn)(void));
 /* Hooks run by the writer thread once per flush interval (e.g. emitting per-CQ empty-poll counters). */
 void rs_at_tick(void (*fn)(void));
+/* Run fn(arg) on a short-lived thread with a file descriptor table of its own, and wait for it: what fn opens
+ * never takes a number in the program's table, where a program's close() + dup2() onto the number would race
+ * it (tracer/private_fds.c). Returns 1, or 0 when it ran on the calling thread (no private table to be had).
+ * Not async-signal-safe (a thread is created). */
+int rs_run_private_fds(void (*fn)(void *), void *arg);
+/* Up to n bytes of the file at path from offset off, read that way (O_NOFOLLOW); -1 when it cannot be opened. */
+ssize_t rs_private_pread(const char *path, void *buf, size_t n, off_t off);
 /* Hooks run in a forked child (atfork child handler) before its writer thread starts: forget state that
  * is the parent's to record (e.g. pending empty-poll counts). Async-signal-safe work only. At most 16. */
 void rs_at_fork_child(void (*fn)(void));

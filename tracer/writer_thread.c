@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -161,6 +162,43 @@ static void thread_name(uint32_t tid, char *buf, size_t cap)
     fclose(f);
 }
 
+/* The names of the threads a drain meets for the first time, read together on the writer thread's behalf by one
+ * short-lived thread with a descriptor table of its own (tracer/private_fds.c): an fopen() here took a number in
+ * the program's table, which its close() + dup2() onto that number could meet. Writer only (under wlock); an exit
+ * path draining on the program's thread reads them with thread_name() (no thread created there). */
+#define NAME_BATCH 128
+static struct {
+    size_t n;
+    uint32_t tid[NAME_BATCH];
+    char name[NAME_BATCH][64];
+} new_names;
+
+static void read_new_names(void *arg)
+{
+    (void)arg;
+    for (size_t i = 0; i < new_names.n; i++) {
+        char p[64], *b = new_names.name[i];
+        snprintf(p, sizeof p, "/proc/self/task/%u/comm", new_names.tid[i]);
+        b[0] = 0;
+        int fd = open(p, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) continue;
+        ssize_t r = read(fd, b, sizeof new_names.name[i] - 1);
+        close(fd);
+        b[r > 0 ? r : 0] = 0;
+        b[strcspn(b, "\n")] = 0;
+    }
+}
+
+static void new_thread_name(uint32_t tid, char *buf, size_t cap)
+{
+    for (size_t i = 0; i < new_names.n; i++)
+        if (new_names.tid[i] == tid) {
+            snprintf(buf, cap, "%s", new_names.name[i]);
+            return;
+        }
+    thread_name(tid, buf, cap);
+}
+
 /* Copy n bytes at ring position pos, wrapping at the end. */
 static void ring_peek(const struct rs_ring *r, uint64_t pos, void *dst, size_t n)
 {
@@ -281,6 +319,13 @@ static double drain_all(void)
     int e = 0;
     if (W && !W_failed) e = write_strings();
     if (e) write_error(e);
+    new_names.n = 0;
+    for (size_t i = 0; i < ns && rs_tls.is_writer && W && !W_failed && new_names.n < NAME_BATCH; i++) {
+        const struct rs_ring *r = snaps[i].r;
+        if (!r->started && (snaps[i].head != atomic_load_explicit(&r->tail, memory_order_relaxed) || snaps[i].exited))
+            new_names.tid[new_names.n++] = r->tid;
+    }
+    if (new_names.n) rs_run_private_fds(read_new_names, NULL);
     for (size_t i = 0; i < ns; i++) {
         struct rs_ring *r = snaps[i].r;
         uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed), head = snaps[i].head;
@@ -289,7 +334,7 @@ static double drain_all(void)
         int writable = W && !W_failed;
         if (writable && !r->started && (head != tail || snaps[i].exited)) {
             char name[64];
-            thread_name(r->tid, name, sizeof name);
+            new_thread_name(r->tid, name, sizeof name);
             struct rs_ev_THREAD_START t;
             RS_EV_INIT(&t, THREAD_START, r->start_ts);
             t.name = name[0] ? rs_intern(name) : 0;
@@ -446,6 +491,31 @@ static void host_fact(void *arg, const char *key, const char *value)
     if (e) write_error(e);
 }
 
+/* The host facts as "key\0value\0" pairs, gathered on the private-descriptor thread (rs_run_private_fds). In
+ * mmap'ed memory: a malloc there would give that thread a malloc arena of its own (hostfacts_int.h). */
+struct facts_buf {
+    char *p;
+    size_t n, cap;
+};
+static void fact_into(void *arg, const char *key, const char *value)
+{
+    struct facts_buf *b = arg;
+    size_t kl = strlen(key) + 1, vl = strlen(value) + 1;
+    if (b->n + kl + vl > b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 256 * 1024;
+        while (cap < b->n + kl + vl) cap *= 2;
+        void *p = b->p ? mremap(b->p, b->cap, cap, MREMAP_MAYMOVE)
+                       : mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) return; /* a fact less */
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, key, kl);
+    memcpy(b->p + b->n + kl, value, vl);
+    b->n += kl + vl;
+}
+static void collect_facts(void *arg) { rs_hostfacts_collect(NULL, fact_into, arg); }
+
 static void write_end(int32_t status, uint32_t reason)
 {
     if (!W || W_failed) return;
@@ -521,10 +591,20 @@ static void *writer_main(void *arg)
     pthread_setname_np(pthread_self(), "railscope-wr");
     if (host_facts_pending) {
         host_facts_pending = 0;
+        struct facts_buf fb = {0};
+        /* held while they are read, as before: a program that exits meanwhile waits for them (its exit path takes
+         * the lock). Read on a descriptor table of their own: the hundreds of opens at start raced the program's
+         * dup2()s (tracer/private_fds.c). */
         pthread_mutex_lock(&wlock);
         if (rs_hostfacts_collect && (rs_cfg.mask & (1u << RS_FAM_host)) && W && !W_failed)
-            rs_hostfacts_collect(NULL, host_fact, NULL);
+            rs_run_private_fds(collect_facts, &fb);
+        for (size_t o = 0; o < fb.n && W && !W_failed;) {
+            const char *k = fb.p + o, *v = k + strlen(k) + 1;
+            host_fact(NULL, k, v);
+            o = (size_t)(v - fb.p) + strlen(v) + 1;
+        }
         pthread_mutex_unlock(&wlock);
+        if (fb.p) munmap(fb.p, fb.cap);
     }
     uint64_t period = (uint64_t)rs_cfg.flush_ms * 1000000ull;
     uint64_t last_tick = rs_now();
