@@ -40,6 +40,8 @@ Checks (issue 15 "Done when"):
                    kernel fell in a sampling window and NCCL staged through host memory: s2_ib)
   verbs_errors     no verbs error reported where none was planted (NCCL's capability probes, e.g. the
                    zero-length dma-buf registration it expects to fail, are not errors)
+  byhand_entries   a scenario launched with LD_PRELOAD alone (launcher "preload"): NCCL's profiler plugin, the NVTX
+                   and the CUDA injection were entered (their events are in the trace), as under railscope record
 
 Several planted late ranks (truth.json "stragglers" and "straggler_model", tests/gpu/scen_truth.py multi_truth;
 "straggler" is null there), instead of straggler_named/straggler_wait above (check_multi below):
@@ -372,6 +374,7 @@ def main():
 
     # what NCCL logged; a scenario run without NCCL_DEBUG (the tracer's own capture) has only the expectation
     logged = t["transport"].get("nccl_logged") or [t["transport"]["expected"]]
+    evs = []
     try:
         evs = tq.load(trace, cli())
         tr = sorted({e.get("via", "") for e in evs if e["kind"] == "nccl_transport" and e.get("channel", -1) >= 0})
@@ -423,6 +426,13 @@ def main():
     check(f"{name}:verbs_errors", rep.get("verbs_errors", 0) == 0 and not any(nerr.values()),
           f"{rep.get('verbs_errors', 0)} ({[v.get('first') for v in ve.values() if v.get('first')][:1]})",
           "0 (none planted)")
+
+    if t.get("launcher") == "preload":  # LD_PRELOAD alone: the library set its other entries itself (session 26)
+        kinds = {e["kind"] for e in evs}
+        want = {"nccl_prof_init", "nccl_coll", "nvtx_push", "cuda_kernel_window"}
+        warn = [w for w in rep.get("warnings", []) if "without NCCL profiler records" in w]
+        check(f"{name}:byhand_entries", want <= kinds and not warn, f"missing {sorted(want - kinds)}; {warn[:1]}",
+              "profiler plugin, NVTX and CUPTI events as under railscope record")
 
     txt = subprocess.run([cli(), "report", os.path.join(d, "trace")], capture_output=True, text=True).stdout
     gd_line = next((x for x in txt.splitlines() if x.startswith("GPUDirect RDMA:")), "")

@@ -55,6 +55,10 @@ scen() {
     torchrun)
         env "${dbg[@]}" $envs timeout -k 5 "${TMO:-120}" "$RS" record -q -o "$d/trace" -- python3 -m torch.distributed.run \
             --standalone --nproc-per-node "$world" "${args[@]}" --launch torchrun >"$d/stdout" 2>"$d/stderr" ;;
+    preload) # the by-hand launch: LD_PRELOAD alone, no `railscope record` (the library sets its other entries itself)
+        env "${dbg[@]}" $envs LD_PRELOAD="$PWD/$B/librailscope.so" RAILSCOPE_OUT="$d/trace" timeout -k 5 "${TMO:-120}" \
+            python3 -m torch.distributed.run --standalone --nproc-per-node "$world" "${args[@]}" --launch torchrun \
+            >"$d/stdout" 2>"$d/stderr" ;;
     spawn)
         env "${dbg[@]}" $envs timeout -k 5 "${TMO:-120}" "$RS" record -q -o "$d/trace" -- python3 "${args[@]}" --launch spawn \
             --nproc "$world" >"$d/stdout" 2>"$d/stderr" ;;
@@ -135,6 +139,8 @@ NOLOG=s2_nolog scen s2_nolog 2 torchrun NET/Socket "$SOCK" -- --nvtx "iteration 
 # iterations first, so that NCCL's connection set-up and DDP's bucket rebuild fall outside the steps
 scen s4_two 4 env NET/Socket "$SOCK" -- --nvtx "step {i}" --cpu-straggler 1:20,3:8 --warmup 2
 scen s4_two_eq 4 torchrun NET/Socket "$SOCK" -- --nvtx "step {i}" --cpu-straggler 0:12,2:12 --warmup 2
+# the by-hand launch (LD_PRELOAD alone; session 26): the profiler plugin, NVTX and CUPTI must be there as under record
+scen s2_byhand 2 preload NET/Socket "$SOCK" -- --nvtx "iteration {i}" --cpu-straggler 1:15
 # NCCL's IB transport over the software NIC (host memory; no GPUDirect): pcishim gives softnic0 a PCI path
 TMO=60 scen s2_ib 2 torchrun NET/IB "$IB_ENV NCCL_NET=IB NCCL_IB_DISABLE=0 LD_LIBRARY_PATH=$PWD/$B/softnic LD_PRELOAD=$PWD/$B/softnic/libsn_pcishim.so SOFTNIC_DIR=$W/softnic SOFTNIC_PCI_DEBUG=1 SOFTNIC_DEBUG_SEGV=1" \
     -- --nvtx "iteration {i}" --cpu-straggler 1:10 --steps 20
