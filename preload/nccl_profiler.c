@@ -778,16 +778,19 @@ static pthread_mutex_t nlog_lock = PTHREAD_MUTEX_INITIALIZER;
  * exit, on the exiting thread. */
 static ssize_t nlog_chunk(const char *path, char *buf, size_t n, int tick)
 {
+    struct stat st;
+    /* a regular file only: a FIFO named by the user's NCCL_DEBUG_FILE would block an open() or a read() */
     if (tick) {
-        struct stat st;
-        if (stat(path, &st) != 0 || st.st_size <= nlog_off) return 0;
+        if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= nlog_off) return 0;
         return rs_private_pread(path, buf, n, nlog_off);
     }
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0) return -1;
-    ssize_t r;
-    do r = pread(fd, buf, n, nlog_off);
-    while (r < 0 && errno == EINTR);
+    ssize_t r = -1;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        do r = pread(fd, buf, n, nlog_off);
+        while (r < 0 && errno == EINTR);
+    }
     close(fd);
     return r;
 }

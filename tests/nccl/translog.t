@@ -8,7 +8,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_cmd python3
 need_build librailscope.so
-plan 18
+plan 19
 FAKE="python3 $RS_TOP/tests/nccl/fake_nccl_log.py"
 TQ="python3 $RS_TOP/tests/nccl/tq.py"
 export RS_CLI TMPDIR=$T/tmp
@@ -63,3 +63,11 @@ ok "NCCL started: its log is read live, >= 0.5 s before the process ends (got $g
 unlike "$out" "NCCL INFO" "NCCL started, NCCL_DEBUG ours: nothing echoed to stdout"
 out=$(FAKE_NCCL_SETDEBUG=1 FAKE_NCCL_INIT=1 run_timeout 60 "$RS_CLI" record -q -o "$T/f" -- $FAKE 2>/dev/null)
 is "$(grep -c 'NCCL INFO' <<<"$out")" 7 "the program set NCCL_DEBUG itself: NCCL's lines echoed to its stdout"
+# a user's NCCL_DEBUG_FILE that is a FIFO (nothing writes it): never opened on the tick, and the exit path does not
+# block on it (an open() for reading waits for a writer: the process hung at exit)
+mkfifo "$T/fifo"
+s=$(date +%s%N)
+NCCL_DEBUG=INFO NCCL_DEBUG_FILE="$T/fifo" RAILSCOPE_FLUSH_MS=50 run_timeout 20 "$RS_CLI" record -q -o "$T/fifo-out" -- \
+    sh -c 'sleep 0.3; echo done' >"$T/fifo.out" 2>&1
+rc=$?
+is "$rc:$(cat "$T/fifo.out")" "0:done" "NCCL_DEBUG_FILE a FIFO: the program runs and exits as untraced ($((($(date +%s%N) - s) / 1000000)) ms)"
