@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,7 +167,8 @@ void hf_dir_close(struct hf_dir *d)
 
 void hf_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
-    unsigned char tmp[256], *b = base;
+    _Alignas(max_align_t) unsigned char tmp[256]; /* handed to cmp as an element */
+    unsigned char *b = base;
     if (size > sizeof tmp) return;
     for (size_t i = 1; i < n; i++) {
         size_t j = i;

@@ -799,7 +799,8 @@ static void nlog_read_locked(int tick)
 {
     int echo = __atomic_load_n(&nlog_echo, __ATOMIC_ACQUIRE);
     if (echo < 0) return;
-    char path[700], buf[65536];
+    static char buf[65536]; /* under nlog_lock; not on the stack: the exit path may run on a small one */
+    char path[700];
     nlog_path(path, sizeof path);
     for (int chunks = 0; chunks < 64; chunks++) { /* 4 MiB a tick at most: the rest at the next */
         ssize_t r = nlog_chunk(path, buf, sizeof buf, tick);
@@ -834,7 +835,7 @@ static void nlog_shutdown(void)
     if (!nlog_tmpl[0]) return;
     rs_nlog_decide_echo(); /* NCCL started without our wrappers or plugin (if at all): the exiting thread decides */
     pthread_mutex_lock(&nlog_lock);
-    nlog_read_locked(0);
+    nlog_read_locked(rs_is_writer_thread()); /* the writer ends the trace after a fatal signal: no open() there */
     if (nlog_pending_net[0] && rs_on(RS_FAM_nccl)) { /* no communicator line followed */
         nlog_emit(nlog_last_hash, -1, 0, -1, -1, 2, nlog_pending_net, nlog_pending_tid);
         nlog_pending_net[0] = 0;

@@ -88,6 +88,10 @@ struct rs_ring *rs_ring_attach(void);
 void rs_rings_after_fork_child(void);
 void rs_ring_release(struct rs_ring *r); /* unmap the buffer of a drained ring nobody writes */
 uint32_t rs_gettid(void);
+/* fork() around the tracer's private-descriptor helper thread (private_fds.c): prepare waits for one to end */
+void rs_private_fds_fork_prepare(void);
+void rs_private_fds_fork_parent(void);
+void rs_private_fds_fork_child(void);
 
 /* Strings (intern.c): ids are dense from 1; the writer writes every id in (written, count]. */
 uint32_t rs_strings_count(void);

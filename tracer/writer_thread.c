@@ -320,12 +320,7 @@ static double drain_all(void)
     if (W && !W_failed) e = write_strings();
     if (e) write_error(e);
     new_names.n = 0;
-    for (size_t i = 0; i < ns && rs_tls.is_writer && W && !W_failed && new_names.n < NAME_BATCH; i++) {
-        const struct rs_ring *r = snaps[i].r;
-        if (!r->started && (snaps[i].head != atomic_load_explicit(&r->tail, memory_order_relaxed) || snaps[i].exited))
-            new_names.tid[new_names.n++] = r->tid;
-    }
-    if (new_names.n) rs_run_private_fds(read_new_names, NULL);
+    size_t names_from = 0; /* snaps[names_from..] have no name read yet */
     for (size_t i = 0; i < ns; i++) {
         struct rs_ring *r = snaps[i].r;
         uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed), head = snaps[i].head;
@@ -333,6 +328,17 @@ static double drain_all(void)
         if (fill > maxfill) maxfill = fill;
         int writable = W && !W_failed;
         if (writable && !r->started && (head != tail || snaps[i].exited)) {
+            if (rs_tls.is_writer && i >= names_from) { /* the next batch of new threads: names read together */
+                new_names.n = 0;
+                for (names_from = i; names_from < ns && new_names.n < NAME_BATCH; names_from++) {
+                    const struct rs_ring *q = snaps[names_from].r;
+                    if (!q->started &&
+                        (snaps[names_from].head != atomic_load_explicit(&q->tail, memory_order_relaxed) ||
+                         snaps[names_from].exited))
+                        new_names.tid[new_names.n++] = q->tid;
+                }
+                rs_run_private_fds(read_new_names, NULL);
+            }
             char name[64];
             new_thread_name(r->tid, name, sizeof name);
             struct rs_ev_THREAD_START t;
@@ -917,18 +923,21 @@ void rs_writer_fork_prepare(void)
      * between, the thread library and a sanitizer's runtime hold locks that the child would inherit taken). */
     for (int i = 0; i < 1000 && !atomic_load(&thread_entered); i++) rs_futex_wait(&thread_entered, 0, 1);
     pthread_mutex_lock(&wlock);
+    rs_private_fds_fork_prepare(); /* after wlock: the writer takes them in that order */
     rs_strings_lock();
 }
 
 void rs_writer_fork_parent(void)
 {
     rs_strings_unlock();
+    rs_private_fds_fork_parent();
     pthread_mutex_unlock(&wlock);
 }
 
 void rs_writer_child_reset(void)
 {
     pthread_mutex_init(&wlock, NULL);
+    rs_private_fds_fork_child();
     rs_strings_child_reset();
     atomic_store(&rs_trace_fd, -1);
     if (W) rs_writer_abandon(W); /* the parent's file: its pending bytes are the parent's to write */

@@ -24,5 +24,5 @@ tests/core/fd_stale.libs := -lzstd -ldl -lpthread
 PROGRAMS += tests/core/fd_race
 tests/core/fd_race.srcs := tests/core/fd_race.c
 tests/core/fd_race.libs := -lpthread -ldl
-PROGRAMS += tests/core/no_unshare
-tests/core/no_unshare.srcs := tests/core/no_unshare.c
+PROGRAMS += tests/core/no_close_range
+tests/core/no_close_range.srcs := tests/core/no_close_range.c

@@ -87,7 +87,7 @@ int main(int argc, char **argv)
         if (rounds >= next_thread) { /* a new thread every 200 rounds: its name is read by the tracer */
             pthread_t t;
             if (pthread_create(&t, NULL, marker, (void *)(intptr_t)rounds) == 0) pthread_detach(t);
-            next_thread = rounds + 200;
+            next_thread = rounds + (plain ? 10 : 200);
             if (log[0]) { /* NCCL's log: opened once, like NCCL; a connection line each time */
                 if (logfd < 0) logfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
                 char line[160];
