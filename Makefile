@@ -74,11 +74,17 @@ $(B)/cli/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
-$(LIB): $(LIB_OBJS) preload/librailscope.map
+# The object lists, rewritten only when they change: a source removed (or added with an old timestamp) relinks.
+$(B)/lib.objs: FORCE
+	@mkdir -p $(@D); echo '$(LIB_OBJS)' | cmp -s - $@ || echo '$(LIB_OBJS)' >$@
+$(B)/cli.objs: FORCE
+	@mkdir -p $(@D); echo '$(CLI_OBJS)' | cmp -s - $@ || echo '$(CLI_OBJS)' >$@
+
+$(LIB): $(LIB_OBJS) preload/librailscope.map $(B)/lib.objs
 	$(CC) -shared -o $@ $(LIB_OBJS) -Wl,--version-script=preload/librailscope.map -Wl,-z,nodelete \
 	    $(LDFLAGS_ALL) -lzstd -ldl -lpthread
 
-$(CLI): $(CLI_OBJS)
+$(CLI): $(CLI_OBJS) $(B)/cli.objs
 	$(CC) -o $@ $(CLI_OBJS) $(LDFLAGS_ALL) -lzstd -lpthread -lm
 
 # Fragments: each declares its programs (PROGRAMS += name, name.srcs, name.libs ...: mk/rules.mk, included
@@ -140,5 +146,6 @@ install: all
 clean:
 	rm -rf build build-*
 
-.PHONY: all test bench demo deps install clean format format-check
+.PHONY: all test bench demo deps install clean format format-check FORCE
+FORCE:
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d)
