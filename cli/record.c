@@ -30,7 +30,9 @@ static void usage(FILE *f)
                "own trace file DIR/<host>-<pid>.rtrace. The exit status of CMD is passed through.\n"
                "\n"
                "  -o, --out DIR        where the trace files go (created if missing; default: a new directory\n"
-               "                       railscope-YYYYMMDD-HHMMSS in the current directory)\n"
+               "                       railscope-YYYYMMDD-HHMMSS in the current directory; under srun or\n"
+               "                       mpirun, one shared by the job step's ranks: railscope-slurm-JOB.STEP,\n"
+               "                       railscope-pmix-NAMESPACE or railscope-ompi-JOBID)\n"
                "  -e, --events LIST    event families: all (default), or a comma list of\n"
                "                       core,verbs,cuda,nccl,nvtx,nvml,host; '-name' removes one (all,-nvml)\n"
                "  --flush-ms N         write a frame at least every N ms (default 500; at most this much is\n"
@@ -68,8 +70,37 @@ static int find_lib(char *out, size_t cap)
     return -1;
 }
 
+/* A launcher that starts one `record` per rank (srun, mpirun) gives every rank of a job step the same id: the
+ * default directory is then named after it and shared (each process writes its own <host>-<pid>.rtrace), instead
+ * of one timestamped directory per rank. Slurm's job and step ids (an srun task; a batch script has no step id:
+ * two runs there must not share), else PMIx's namespace (Open MPI 5, PRRTE,
+ * Slurm's pmix), else Open MPI 4's job id; only [A-Za-z0-9._-] kept (PMIx's '@' becomes '_'); "" when none. */
+static void job_dir_name(char *out, size_t cap)
+{
+    const char *job = getenv("SLURM_JOB_ID"), *step = getenv("SLURM_STEP_ID"), *ns = getenv("PMIX_NAMESPACE"),
+               *ompi = getenv("OMPI_MCA_ess_base_jobid");
+    char id[96];
+    if (job && *job && step && *step) snprintf(id, sizeof id, "slurm-%.40s.%.20s", job, step); /* srun's tasks */
+    else if (ns && *ns) snprintf(id, sizeof id, "pmix-%.80s", ns);
+    else if (ompi && *ompi) snprintf(id, sizeof id, "ompi-%.80s", ompi);
+    else id[0] = 0;
+    for (char *c = id; *c; c++)
+        if (*c == '@') *c = '_';
+        else if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '.' ||
+                   *c == '_' || *c == '-'))
+            id[0] = 0; /* an id that would need quoting: not used */
+    snprintf(out, cap, "%s%s", id[0] ? "railscope-" : "", id);
+}
+
 static int make_default_dir(char *out, size_t cap)
 {
+    job_dir_name(out, cap);
+    if (out[0]) { /* shared by the job's ranks: an existing one of ours (not a link) is used */
+        struct stat st;
+        if (mkdir(out, 0755) == 0 ||
+            (errno == EEXIST && lstat(out, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid()))
+            return 0;
+    }
     time_t t = time(NULL);
     struct tm tm;
     char stamp[32];

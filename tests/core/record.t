@@ -3,7 +3,7 @@
 # status passed through (codes and signals), default directory, nested record.
 . "$(dirname "$0")/../lib.sh"
 need_build railscope librailscope.so
-plan 22
+plan 24
 
 for c in record dump info; do
     out=$("$RS_CLI" $c --help)
@@ -36,10 +36,26 @@ is "$?" 127 "command not found: 127"
 like "$(cat "$T/err")" "cannot run '/nonexistent/prog'" "and says so"
 "$RS_CLI" record -o rec5 -- /nonexistent/prog 2>"$T/err5"
 is "$(wc -l <"$T/err5")" 1 "command not found, not quiet: the error is the only line (no 'trace in' summary)"
+unset SLURM_JOB_ID SLURM_STEP_ID PMIX_NAMESPACE OMPI_MCA_ess_base_jobid
 err=$("$RS_CLI" record -- true 2>&1)
 like "$err" "^railscope: trace in $T/railscope-[0-9]{8}-[0-9]{6}[^ ]* \(1 file\)" "default directory: new, timestamped, and printed"
 n=$(ls -d "$T"/railscope-* | wc -l)
 is "$n" 1 "exactly one default directory created"
+# one record per rank (srun, mpirun): the job step's ranks share one default directory named after it
+mkdir -p jobs && cd jobs || bail "no jobs dir"
+for r in 0 1 2; do SLURM_JOB_ID=77 SLURM_STEP_ID=2 "$RS_CLI" record -q -- sleep 0.2 & done
+wait
+is "$(ls -d railscope-* | tr '\n' ' ')|$(ls railscope-slurm-77.2 | wc -l)" "railscope-slurm-77.2 |3" \
+    "three srun tasks of job 77 step 2 started together: one directory, railscope-slurm-77.2, with their three files"
+SLURM_JOB_ID=77 "$RS_CLI" record -q -- true
+PMIX_NAMESPACE='prterun-vm-123@1' "$RS_CLI" record -q -- true
+SLURM_JOB_ID='77;x' SLURM_STEP_ID=3 "$RS_CLI" record -q -- true
+ln -s /tmp railscope-slurm-77.4
+SLURM_JOB_ID=77 SLURM_STEP_ID=4 "$RS_CLI" record -q -- true
+is "$(ls -d railscope-* | grep -c '^railscope-[0-9]\{8\}-[0-9]\{6\}')|$(ls -d railscope-* | grep -v '^railscope-[0-9]\{8\}' | tr '\n' ' ')" \
+    "3|railscope-pmix-prterun-vm-123_1 railscope-slurm-77.2 railscope-slurm-77.4 " \
+    "a batch script (no step id), an id needing quotes and a link in the way get timestamped ones; PMIx's namespace is used"
+cd "$T" || bail "no tmp"
 out=$("$RS_CLI" record -q -o ev --events verbs,-cuda -- sh -c 'echo $RAILSCOPE_EVENTS')
 is "$out" "verbs,-cuda" "--events reaches the child"
 like "$("$RS_CLI" info ev)" "events verbs,-cuda" "and the header records it"
