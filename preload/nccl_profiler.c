@@ -835,7 +835,8 @@ static void nlog_shutdown(void)
     if (!nlog_tmpl[0]) return;
     rs_nlog_decide_echo(); /* NCCL started without our wrappers or plugin (if at all): the exiting thread decides */
     pthread_mutex_lock(&nlog_lock);
-    nlog_read_locked(rs_is_writer_thread()); /* the writer ends the trace after a fatal signal: no open() there */
+    nlog_read_locked(0); /* at the end, on whichever thread ends the trace: no thread created (a crashed thread may
+                          * hold the allocator's lock, which pthread_create needs) */
     if (nlog_pending_net[0] && rs_on(RS_FAM_nccl)) { /* no communicator line followed */
         nlog_emit(nlog_last_hash, -1, 0, -1, -1, 2, nlog_pending_net, nlog_pending_tid);
         nlog_pending_net[0] = 0;

@@ -53,7 +53,9 @@ int rs_run_private_fds(void (*fn)(void *), void *arg)
 {
     struct private_job j = {fn, arg, 0, 0};
     int e = -1;
-    if (atomic_load(&private_ok)) {
+    /* not while a fatal signal is handled: the crashed thread may hold the allocator's lock, which pthread_create
+     * needs (the trace's last frames matter more than the race then) */
+    if (atomic_load(&private_ok) && !atomic_load(&rs_dying)) {
         sigset_t all, old;
         sigfillset(&all);
         pthread_mutex_lock(&private_lock);
@@ -79,8 +81,6 @@ int rs_run_private_fds(void (*fn)(void *), void *arg)
     fn(arg);
     return 0;
 }
-
-int rs_is_writer_thread(void) { return rs_tls.is_writer; }
 
 void rs_private_fds_fork_prepare(void) { pthread_mutex_lock(&private_lock); }
 void rs_private_fds_fork_parent(void) { pthread_mutex_unlock(&private_lock); }

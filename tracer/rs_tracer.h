@@ -125,8 +125,6 @@ void rs_at_tick(void (*fn)(void));
  * it (tracer/private_fds.c). Returns 1, or 0 when it ran on the calling thread (no private table to be had).
  * Not async-signal-safe (a thread is created). */
 int rs_run_private_fds(void (*fn)(void *), void *arg);
-/* 1 on the tracer's writer thread. */
-int rs_is_writer_thread(void);
 /* Up to n bytes of the file at path from offset off, read that way (O_NOFOLLOW); -1 when it cannot be opened. */
 ssize_t rs_private_pread(const char *path, void *buf, size_t n, off_t off);
 /* Hooks run in a forked child (atfork child handler) before its writer thread starts: forget state that

@@ -151,15 +151,18 @@ static int ensure_scratch(size_t n)
     return 0;
 }
 
+/* A thread's name from /proc (open/read: no allocation, so also after a crash in the allocator). */
 static void thread_name(uint32_t tid, char *buf, size_t cap)
 {
     char p[64];
     snprintf(p, sizeof p, "/proc/self/task/%u/comm", tid);
     buf[0] = 0;
-    FILE *f = fopen(p, "re");
-    if (!f) return;
-    if (fgets(buf, (int)cap, f)) buf[strcspn(buf, "\n")] = 0;
-    fclose(f);
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    ssize_t r = read(fd, buf, cap - 1);
+    close(fd);
+    buf[r > 0 ? r : 0] = 0;
+    buf[strcspn(buf, "\n")] = 0;
 }
 
 /* The names of the threads a drain meets for the first time, read together on the writer thread's behalf by one
@@ -176,17 +179,7 @@ static struct {
 static void read_new_names(void *arg)
 {
     (void)arg;
-    for (size_t i = 0; i < new_names.n; i++) {
-        char p[64], *b = new_names.name[i];
-        snprintf(p, sizeof p, "/proc/self/task/%u/comm", new_names.tid[i]);
-        b[0] = 0;
-        int fd = open(p, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) continue;
-        ssize_t r = read(fd, b, sizeof new_names.name[i] - 1);
-        close(fd);
-        b[r > 0 ? r : 0] = 0;
-        b[strcspn(b, "\n")] = 0;
-    }
+    for (size_t i = 0; i < new_names.n; i++) thread_name(new_names.tid[i], new_names.name[i], sizeof new_names.name[i]);
 }
 
 static void new_thread_name(uint32_t tid, char *buf, size_t cap)
