@@ -1083,9 +1083,10 @@ static void socket_link_rate(struct pass *p)
 static void noprof_why(struct pass *p)
 {
     const char *pl = rs_facts_get(&p->facts, "env/NCCL_PROFILER_PLUGIN"), *v = rs_facts_get(&p->facts, "nccl/version");
+    const char *cuda = rs_facts_get(&p->facts, "env/CUDA_INJECTION64_PATH"); /* record sets both to the library */
     const char *base = pl ? strrchr(pl, '/') : NULL;
     int major = 0, minor = 0;
-    if (pl && *pl && strncmp(base ? base + 1 : pl, "librailscope", 12))
+    if (pl && *pl && strncmp(base ? base + 1 : pl, "librailscope", 12) && !(cuda && !strcmp(cuda, pl)))
         snprintf(p->r->noprof_why, sizeof p->r->noprof_why, "NCCL_PROFILER_PLUGIN names another plugin, %.60s", pl);
     else if (v && sscanf(v, "%d.%d", &major, &minor) == 2 && (major < 2 || (major == 2 && minor < 27)))
         snprintf(p->r->noprof_why, sizeof p->r->noprof_why, "NCCL %.16s: the profiler plugin needs NCCL 2.27 or later",
