@@ -38,8 +38,10 @@ static int same_file(const char *path, const char *self, const struct stat *ours
     return stat(path, &st) == 0 && st.st_dev == ours->st_dev && st.st_ino == ours->st_ino;
 }
 
+/* The warning is given once per process tree: the first traced process says it and marks the environment its
+ * children inherit (a job's shell steps and workers would each say it again). */
 static void set_entry(enum rs_family fam, const char *var, const char *missing, const char *self,
-                      const struct stat *ours)
+                      const struct stat *ours, int *warned)
 {
     if (!rs_on(fam)) return;
     const char *v = getenv(var);
@@ -47,7 +49,11 @@ static void set_entry(enum rs_family fam, const char *var, const char *missing, 
         setenv(var, self, 1);
         return;
     }
-    if (!same_file(v, self, ours)) rs_warn("%s=%s is not this library: %s", var, v, missing);
+    const char *told = getenv("RAILSCOPE_ENTRY_WARNED");
+    if (!same_file(v, self, ours) && !(told && *told)) {
+        rs_warn("%s=%s is not this library: %s", var, v, missing);
+        *warned = 1;
+    }
 }
 
 __attribute__((constructor)) static void entry_env_setup(void)
@@ -58,7 +64,9 @@ __attribute__((constructor)) static void entry_env_setup(void)
     if (!__atomic_load_n(&rs_enabled_mask, __ATOMIC_RELAXED) || !rs_dl_self_preloaded(loaded, sizeof loaded) ||
         !realpath(loaded, self) || stat(self, &ours) != 0)
         return;
-#define X(fam, var, missing) set_entry(fam, #var, missing, self, &ours);
+    int warned = 0;
+#define X(fam, var, missing) set_entry(fam, #var, missing, self, &ours, &warned);
     RS_ENTRY_VARS(X)
 #undef X
+    if (warned) setenv("RAILSCOPE_ENTRY_WARNED", "1", 1);
 }

@@ -16,13 +16,13 @@ PROG = os.path.join(NCCL_BIN, "nccl_local")
 FAKE = os.path.join(NCCL_BIN, "fakenccl")
 APP = os.path.join(NCCL_BIN, "nvtx_app")
 need(LIB, CLI, PROG, os.path.join(FAKE, "libfakeuser.so"))
-plan(13)
+plan(14)
 REAL = os.path.realpath(LIB)
 
 
 def env_of(env=None, cwd=None, lib=LIB, out="env"):
     """The entry variables as `env` (a program the tracer knows nothing of) sees them, and its stderr."""
-    e = {k: v for k, v in os.environ.items() if k not in VARS}
+    e = {k: v for k, v in os.environ.items() if k not in VARS and k != "RAILSCOPE_ENTRY_WARNED"}
     e["LD_PRELOAD"] = (SAN + ":" if SAN else "") + lib
     e["RAILSCOPE_OUT"] = os.path.join(T, out)
     e.update(env or {})
@@ -47,6 +47,10 @@ is_(got, {"CUDA_INJECTION64_PATH": REAL, "NCCL_PROFILER_PLUGIN": other, "NVTX_IN
     "a user's own profiler plugin stays")
 ok(err.count("railscope: NCCL_PROFILER_PLUGIN=" + other + " is not this library: NCCL's profiler events") == 1
    and len(err.splitlines()) == 1, "with one warning saying what will not be recorded", err)
+e = {k: v for k, v in os.environ.items() if k not in VARS and k != "RAILSCOPE_ENTRY_WARNED"}
+e.update(LD_PRELOAD=(SAN + ":" if SAN else "") + LIB, RAILSCOPE_OUT=os.path.join(T, "tree"), NCCL_PROFILER_PLUGIN=other)
+p = subprocess.run(["sh", "-c", "sh -c true; sh -c 'sh -c true'"], env=e, capture_output=True, text=True, timeout=30)
+is_(p.stderr.count("is not this library"), 1, "said once for a process tree (a shell and its three children)")
 link = os.path.join(T, "railscope-link.so")
 os.symlink(LIB, link)
 got, err = env_of({"CUDA_INJECTION64_PATH": link})
