@@ -15,7 +15,8 @@
 #define RS_NCCL_NFUNCS 12
 
 /* how: 0 ncclCommInitRank, 1 ncclCommInitRankConfig, 2 ncclCommInitAll (one event per comm), 3 ncclCommSplit,
- * 4 ncclCommInitRankScalable. comm_hash 0 = not learned (no profiler init on the calling thread). */
+ * 4 ncclCommInitRankScalable. comm_hash: NCCL's, learned from the profiler's init on the calling thread; else
+ * railscope's own key, alike on every rank (preload/nccl.c key_from_id); 0 = neither (ncclCommInitAll). */
 #define RS_FIELDS_NCCL_COMM_INIT(F) F(x64, comm) F(x64, comm_hash) F(dur, dur) F(i32, rank) F(i32, nranks) \
     F(i32, cuda_device) F(u32, how) F(i32, ret) F(u32, pad)
 /* abort: 0 ncclCommDestroy, 1 ncclCommAbort, 2 ncclCommFinalize. */

@@ -59,6 +59,7 @@ enum {
 struct rs_comm_state {
     uint64_t hash;
     int32_t rank, nranks; /* -2 = not asked yet */
+    uint32_t splits;      /* ncclCommSplit calls on it so far (every rank makes the same ones: a collective call) */
     uint64_t seq[RS_NCCL_NFUNCS];
 };
 static uintptr_t comm_keys[RS_COMM_SLOTS];
@@ -83,6 +84,7 @@ static struct rs_comm_state *comm_state(ncclComm_t comm, bool fresh)
     if (fresh && !claimed) {
         for (int f = 0; f < RS_NCCL_NFUNCS; f++) __atomic_store_n(&s->seq[f], 0, __ATOMIC_RELAXED);
         s->hash = 0;
+        __atomic_store_n(&s->splits, 0, __ATOMIC_RELAXED);
     }
     if (fresh || claimed) s->rank = s->nranks = -2;
     return s;
@@ -268,6 +270,24 @@ static uint64_t init_end(void)
     return rs_nccl_init_tls.seen ? rs_nccl_init_tls.comm_hash : 0;
 }
 
+/* A communicator's key when NCCL's profiler plugin gave no hash (an NCCL before 2.27, NCCL_PROFILER_PLUGIN=none or
+ * another plugin): the same on every rank of the communicator, so the analyzer joins its collectives per
+ * communicator (with 0 it joined on (function, sequence) alone, and mixed a job's data- and tensor-parallel
+ * communicators). It is railscope's, not NCCL's commHash (whose hash function changed between NCCL versions):
+ * FNV-1a over the ncclUniqueId every rank passes; for ncclCommSplit, over the parent's key, the parent's split count
+ * and the color (what NCCL 2.28 derives its own hash from, src/init.cc). Never 0. */
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+    for (const unsigned char *b = p; n--; b++) h = (h ^ *b) * 0x100000001b3ull;
+    return h;
+}
+#define FNV_BASIS 0xcbf29ce484222325ull
+static uint64_t key_from_id(const ncclUniqueId *id)
+{
+    uint64_t h = id ? fnv1a(FNV_BASIS, id->internal, sizeof id->internal) : 0;
+    return h ? h : 1;
+}
+
 NCCL_REAL(ncclCommInitRank, (ncclComm_t *, int, ncclUniqueId, int))
 RS_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank)
 {
@@ -275,6 +295,7 @@ RS_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUnique
     init_begin();
     RS_WRAP_CALL((comm, nranks, id, rank));
     uint64_t hash = init_end();
+    if (!hash) hash = key_from_id(&id);
     record_init(rs_t0, comm ? *comm : NULL, rank, nranks, 0, rs_ret, hash);
     RS_WRAP_LEAVE(nccl_guard);
 }
@@ -287,6 +308,7 @@ RS_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, nccl
     init_begin();
     RS_WRAP_CALL((comm, nranks, id, rank, config));
     uint64_t hash = init_end();
+    if (!hash) hash = key_from_id(&id);
     record_init(rs_t0, comm ? *comm : NULL, rank, nranks, 1, rs_ret, hash);
     RS_WRAP_LEAVE(nccl_guard);
 }
@@ -305,10 +327,17 @@ NCCL_REAL(ncclCommSplit, (ncclComm_t, int, int, ncclComm_t *, ncclConfig_t *))
 RS_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm, ncclConfig_t *config)
 {
     NCCL_INIT_ENTER(ncclCommSplit, (comm, color, key, newcomm, config));
+    struct rs_comm_state *parent = comm_state(comm, false);
+    uint64_t pkey = parent ? parent->hash : 0;
+    uint32_t nsplit = parent ? __atomic_fetch_add(&parent->splits, 1, __ATOMIC_RELAXED) : 0;
     init_begin();
     RS_WRAP_CALL((comm, color, key, newcomm, config));
     uint64_t hash = init_end();
     ncclComm_t nc = (rs_ret == 0 && newcomm) ? *newcomm : NULL;
+    if (!hash && pkey) { /* the children of one split with one color: one key (see key_from_id) */
+        hash = fnv1a(fnv1a(fnv1a(FNV_BASIS, &pkey, sizeof pkey), &nsplit, sizeof nsplit), &color, sizeof color);
+        if (!hash) hash = 1;
+    }
     record_init(rs_t0, nc, -1, -1, 3, rs_ret, hash); /* rank/nranks asked from NCCL on first use */
     if (nc) {
         struct rs_comm_state *s = comm_state(nc, false);
@@ -325,6 +354,7 @@ RS_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *comm, int nranks, in
     init_begin();
     RS_WRAP_CALL((comm, nranks, rank, nid, ids, config));
     uint64_t hash = init_end();
+    if (!hash && ids && nid > 0) hash = key_from_id(&ids[0]); /* NCCL hashes the first one too */
     record_init(rs_t0, comm ? *comm : NULL, rank, nranks, 4, rs_ret, hash);
     RS_WRAP_LEAVE(nccl_guard);
 }

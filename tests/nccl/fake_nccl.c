@@ -90,6 +90,23 @@ EXPORT ncclResult_t pncclCommCuDevice(ncclComm_t c, int *d)
     return 0;
 }
 EXPORT ncclResult_t ncclCommCuDevice(ncclComm_t, int *) ALIAS(ncclCommCuDevice);
+/* A split child: color NCCL_SPLIT_NOCOLOR (-1) makes none; no profiler init (the wrapper derives the key) */
+EXPORT ncclResult_t pncclCommSplit(ncclComm_t c, int color, int key, ncclComm_t *out, void *config)
+{
+    (void)key;
+    (void)config;
+    fake_nccl_calls++;
+    if (color == -1) {
+        *out = NULL;
+        return 0;
+    }
+    struct fake_comm *n = calloc(1, sizeof *n);
+    n->rank = c->rank % 2;
+    n->nranks = 2;
+    *out = n;
+    return 0;
+}
+EXPORT ncclResult_t ncclCommSplit(ncclComm_t, int, int, ncclComm_t *, void *) ALIAS(ncclCommSplit);
 EXPORT ncclResult_t pncclCommDestroy(ncclComm_t c)
 {
     free(c);

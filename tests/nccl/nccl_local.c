@@ -1,6 +1,7 @@
 /* Loads the fake "framework" library RTLD_LOCAL (it pulls in the fake libnccl.so.2 into the same local
  * scope) and runs its NCCL calls: under the preload the wrappers must find the real functions in that local
- * scope and forward, never crash. Also checks the calls reached NCCL. usage: nccl_local LIBDIR ITERS */
+ * scope and forward, never crash. Also checks the calls reached NCCL. usage: nccl_local LIBDIR ITERS [split]
+ * (split: a communicator split into three children, an AllReduce on each) */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,8 +18,11 @@ int main(int argc, char **argv)
     if (!run_user) return 1;
     /* The fake NCCL is not visible globally: the way PyTorch's libnccl is not. */
     if (dlsym(RTLD_DEFAULT, "pncclAllReduce")) return fprintf(stderr, "nccl_local: NCCL is global\n"), 1;
-    int iters = atoi(argv[2]);
-    int bad = run_user(iters, 0xabcdef12345ull);
+    int iters = atoi(argv[2]), bad;
+    if (argc > 3) { /* "split": run_split instead */
+        int (*run_split)(uint64_t) = (int (*)(uint64_t))dlsym(h, "run_split");
+        bad = run_split ? run_split(0xabcdef12345ull) : 1;
+    } else bad = run_user(iters, 0xabcdef12345ull);
     snprintf(path, sizeof path, "%s/libnccl.so.2", argv[1]);
     void *n = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
     int *calls = n ? dlsym(n, "fake_nccl_calls") : NULL;
