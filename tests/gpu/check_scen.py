@@ -42,6 +42,8 @@ Checks (issue 15 "Done when"):
                    zero-length dma-buf registration it expects to fail, are not errors)
   byhand_entries   a scenario launched with LD_PRELOAD alone (launcher "preload"): NCCL's profiler plugin, the NVTX
                    and the CUDA injection were entered (their events are in the trace), as under railscope record
+  noplugin_keys    s2_noplugin (NCCL_PROFILER_PLUGIN=none): the report says its collectives come from the API calls,
+                   and no collective record lacks a communicator key
 
 Several planted late ranks (truth.json "stragglers" and "straggler_model", tests/gpu/scen_truth.py multi_truth;
 "straggler" is null there), instead of straggler_named/straggler_wait above (check_multi below):
@@ -427,7 +429,13 @@ def main():
           f"{rep.get('verbs_errors', 0)} ({[v.get('first') for v in ve.values() if v.get('first')][:1]})",
           "0 (none planted)")
 
-    if t.get("launcher") == "preload":  # LD_PRELOAD alone: the library set its other entries itself (session 26)
+    if name == "s2_noplugin":  # NCCL_PROFILER_PLUGIN=none: API-call collectives, keyed per communicator (session 26)
+        warns = rep.get("warnings", [])
+        check(f"{name}:noplugin_keys", any("without NCCL profiler records" in w for w in warns)
+              and not any("without a communicator hash" in w for w in warns),
+              f"{[w for w in warns if 'NCCL profiler' in w or 'communicator hash' in w][:2]}",
+              "the no-plugin warning, and every collective record with a communicator key")
+    elif t.get("launcher") == "preload":  # LD_PRELOAD alone: the library set its other entries itself (session 26)
         kinds = {e["kind"] for e in evs}
         want = {"nccl_prof_init", "nccl_coll", "nvtx_push", "cuda_kernel_window"}
         warn = [w for w in rep.get("warnings", []) if "without NCCL profiler records" in w]

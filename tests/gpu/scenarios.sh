@@ -141,6 +141,9 @@ scen s4_two 4 env NET/Socket "$SOCK" -- --nvtx "step {i}" --cpu-straggler 1:20,3
 scen s4_two_eq 4 torchrun NET/Socket "$SOCK" -- --nvtx "step {i}" --cpu-straggler 0:12,2:12 --warmup 2
 # the by-hand launch (LD_PRELOAD alone; session 26): the profiler plugin, NVTX and CUPTI must be there as under record
 scen s2_byhand 2 preload NET/Socket "$SOCK" -- --nvtx "iteration {i}" --cpu-straggler 1:15
+# NCCL's profiler off (NCCL_PROFILER_PLUGIN=none, as an NCCL before 2.27 has none): collectives from the API calls,
+# joined by railscope's own communicator keys (preload/nccl.c key_from_id)
+scen s2_noplugin 2 preload NET/Socket "$SOCK NCCL_PROFILER_PLUGIN=none" -- --nvtx "iteration {i}" --cpu-straggler 1:15
 # NCCL's IB transport over the software NIC (host memory; no GPUDirect): pcishim gives softnic0 a PCI path
 TMO=60 scen s2_ib 2 torchrun NET/IB "$IB_ENV NCCL_NET=IB NCCL_IB_DISABLE=0 LD_LIBRARY_PATH=$PWD/$B/softnic LD_PRELOAD=$PWD/$B/softnic/libsn_pcishim.so SOFTNIC_DIR=$W/softnic SOFTNIC_PCI_DEBUG=1 SOFTNIC_DEBUG_SEGV=1" \
     -- --nvtx "iteration {i}" --cpu-straggler 1:10 --steps 20
