@@ -512,6 +512,43 @@ static double rank_cost(const struct rs_an_finding *f, const struct rs_analysis 
     return f->gpudirect ? fmax(f->cost_s, RS_AN_GD_RANK_FLOOR * a->step_mean_s * ns) : f->cost_s;
 }
 
+/* Collectives nothing timed (ranks without NCCL profiler records, most of their kernels outside every sampling
+ * window): their GPU time lies in "other", where the report cannot tell network from NVLink or host work. Ranked by
+ * that "other" time (an upper bound: host work is in it too), so that a run whose communication was not measured
+ * does not read as host-bound with nothing said (session 26: s2_slownet without its plugin events, a planted slow
+ * network, was 99.8 % "other" and no finding about it). */
+static size_t finding_untimed(struct rs_an_finding *c, size_t nc, const struct rs_analysis *a, const struct an_rank *R,
+                              size_t n)
+{
+    size_t calls = 0, timed = 0, ranks = 0;
+    const char *why = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (R[i].coll_source[0]) {
+            ranks++;
+            calls += R[i].ncolls;
+            timed += R[i].ncalls_timed;
+            if (!why && R[i].noprof_why[0]) why = R[i].noprof_why;
+        }
+    if (!ranks || !calls || timed * 2 >= calls || a->attr[RS_CAT_OTHER] <= 0) return nc;
+    double ns = a->nsteps ? (double)a->nsteps : 1;
+    nc = add(c, nc, a, RS_CAT_OTHER, -1, 0, a->attr[RS_CAT_OTHER]);
+    struct rs_an_finding *f = &c[nc - 1];
+    const char *fix = why && !strncmp(why, "NCCL ", 5)   ? "NCCL 2.27 or later"
+                      : why && !strncmp(why, "NCCL_", 5) ? "railscope's profiler plugin (record sets it)"
+                                                         : "the profiler plugin (NCCL 2.27+)";
+    char because[128] = "";
+    if (why) snprintf(because, sizeof because, "; %.110s", why);
+    int w = snprintf(f->text, sizeof f->text,
+                     "Collectives not measured: %.2f ms per step (%.0f %% of step time) is \"other\", holding the GPU "
+                     "time of %zu of %zu collectives nothing timed (%zu rank%s without NCCL profiler records%s)",
+                     MS(a->attr[RS_CAT_OTHER] / ns), 100 * f->step_frac, calls - timed, calls, ranks,
+                     ranks > 1 ? "s" : "", because);
+    if (w > 0 && (size_t)w < sizeof f->text)
+        snprintf(f->text + w, sizeof f->text - (size_t)w, "; with %s it splits into network, NVLink and host work",
+                 fix);
+    return nc;
+}
+
 void an_findings(struct rs_analysis *a, struct an_rank *R, size_t n)
 {
     struct rs_an_finding c[12];
@@ -570,6 +607,7 @@ void an_findings(struct rs_analysis *a, struct an_rank *R, size_t n)
                  "Exposed intra-node (NVLink/PCIe) collective time: %.2f ms per step (%.0f %% of step time)",
                  MS(a->attr[RS_CAT_INTRA] / ns), 100 * f->step_frac);
     }
+    nc = finding_untimed(c, nc, a, R, n);
     /* top three by cost */
     for (size_t i = 1; i < nc; i++)
         for (size_t j = i; j > 0 && rank_cost(&c[j], a) > rank_cost(&c[j - 1], a); j--) {

@@ -9,7 +9,7 @@ need_cmd jq
 need_build railscope tests/analyzer/rs-retrace
 FX=$RS_TOP/tests/gpu/fixtures/s2_slownet/trace
 [ -d "$FX" ] || skip_all "no NCCL fixture in $FX"
-plan 9
+plan 11
 RT=$RS_BUILD/tests/analyzer/rs-retrace
 DROP=()
 for k in nccl_prof_init nccl_group nccl_coll nccl_p2p nccl_proxy_op nccl_proxy_step nccl_proxy_state nccl_kernel_ch \
@@ -52,6 +52,12 @@ cp "$2" "$T/mixed/" && "$RT" "$FX/$(basename "$1")" "$T/mixed/$(basename "$1")" 
     >/dev/null || bail "rs-retrace failed"
 like "$(warn mixed)" "^2 ranks without NCCL profiler records \(NCCL 2\.18\.5: the profiler plugin needs NCCL 2\.27 or later on some\): " \
     "a reason that holds for some ranks says so"
+# and the top finding says it, instead of a run that reads as host-bound with nothing said
+is "$(run_timeout 60 "$RS_CLI" report --json "$T/old" | jq -r '.findings[0] | "\(.category)|\(.text)"')" \
+    "other|Collectives not measured: 120.25 ms per step (100 % of step time) is \"other\", holding the GPU time of 246 of 246 collectives nothing timed (2 ranks without NCCL profiler records; NCCL 2.26.2: the profiler plugin needs NCCL 2.27 or later); with NCCL 2.27 or later it splits into network, NVLink and host work" \
+    "the top finding: the collectives nothing timed, their time in other, why and what would split it"
+unlike "$(run_timeout 60 "$RS_CLI" report --json "$FX" | jq -r '.findings[].text')" "Collectives not measured" \
+    "the recorded run (plugin events): no such finding"
 # what the warning is about: nothing measured the planted slow network without the plugin
 is "$(run_timeout 60 "$RS_CLI" report --json "$T/plain" | jq -r '.attribution_per_step | .network_transfer + .network_latency < 1e-6')" \
     "true" "(without the plugin no network time is measured: the reason the warning is there)"
