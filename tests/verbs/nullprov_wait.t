@@ -12,7 +12,7 @@ plan 15
 
 plain=$(on_null run_timeout 20 "$VT/vt_wait" -s 1000 -a 3 2>&1)
 out=$(on_null traced "$T/w" "$VT/vt_wait" -s 1000 -a 3 2>&1)
-is "$(grep -v '^ms ' <<<"$out")" "$(grep -v '^ms ' <<<"$plain")" \
+is "$(grep -vE '^(ms|since) ' <<<"$out")" "$(grep -vE '^(ms|since) ' <<<"$plain")" \
     "output identical with and without the tracer (completions, return values)"
 is "$(summary "$out" failures)/$(summary "$out" req_notify)" 0/0 "every post accepted, ibv_req_notify_cq returned 0"
 d=$(vdump "$T/w")
@@ -27,7 +27,11 @@ ts() { printf '%s\n' "$d" | grep -E "^ibv_wc .* wr_id=$(printf '0x%x' "$1") " | 
 is "$(case_ 100)" "1 0 0 0" "first: the CQ's first poll found it: no empty poll"
 is "$(case_ 200)" "1 0 0 0" "again: found right after the previous completion: no empty poll"
 gap=$(($(ts 200) - $(ts 100)))
-ok "again: the trace has the time since the previous completion, short ($gap ns)" test "$gap" -lt 1000000
+# short: under 1 ms, or (the program descheduled in between: an ASan suite on a loaded 2-core host saw 4.2 ms) within
+# 0.2 ms of the program's own time between the two completions
+since=$(sed -n 's/^since again //p' <<<"$out")
+ok "again: the trace has the time since the previous completion, short ($gap ns; the program's $since ms)" \
+    awk -v g="$gap" -v s="$since" 'BEGIN { exit !(g < 1e6 || g <= (s + 0.2) * 1e6) }'
 set -- $(case_ 300)
 is "$1 $2 $3" "1 0 10" "spin: 1000 empty polls before it: class 10 (512-1023)"
 ok "spin: the time from the first empty poll ($4 units) is within the program's own ($(ms spin) ms)" \

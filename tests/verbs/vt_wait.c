@@ -60,14 +60,20 @@ static int empties(struct ibv_cq *cq, int n)
     return got;
 }
 
+/* ms NAME: from t0 to the completion; since NAME: from the previous case's completion to this one, by the
+ * program's own clock (what the trace's time since the previous completion is checked against: a descheduling of
+ * the program in between lengthens both) */
 static void found(struct ibv_cq *cq, const char *name, double t0)
 {
+    static double prev;
     struct ibv_wc wc[16];
     int n = ibv_poll_cq(cq, 16, wc);
     double t1 = now_ms();
     printf("case %s wr_id=%llu n=%d status=%d\n", name, n > 0 ? (unsigned long long)wc[0].wr_id : 0ull, n,
            n > 0 ? (int)wc[0].status : -1);
     printf("ms %s %.3f\n", name, t1 - t0);
+    if (prev > 0) printf("since %s %.3f\n", name, t1 - prev);
+    prev = t1;
 }
 
 static void sleep_ms(int ms)
