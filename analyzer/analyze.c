@@ -380,30 +380,20 @@ static void input_warnings(struct rs_analysis *a, struct work *w, int nf)
     if (lost)
         an_warn(a, "%llu send work requests were never completed (more than %d outstanding on a QP): left out",
                 (unsigned long long)lost, AN_PEND_MAX_PUBLIC);
-    int from_calls = 0, nohash = 0, nwhy = 0;
-    size_t calls = 0, timed = 0;
-    const char *why = NULL;
-    for (int i = 0; i < nf; i++) {
-        const struct an_rank *r = &w->ranks[i];
-        if (r->coll_source[0]) {
-            from_calls++;
-            calls += r->ncolls;
-            timed += r->ncalls_timed;
-            if (r->noprof_why[0] && !why) why = r->noprof_why;
-            nwhy += r->noprof_why[0] && !strcmp(r->noprof_why, why);
-        }
-        for (size_t k = 0; k < r->ncolls; k++) nohash += !r->colls[k].comm_hash;
-    }
+    int nohash = 0;
+    for (int i = 0; i < nf; i++)
+        for (size_t k = 0; k < w->ranks[i].ncolls; k++) nohash += !w->ranks[i].colls[k].comm_hash;
     /* Their collectives are enqueue times unless a kernel sampling window timed them: their GPU time is not split
      * into network and NVLink, and the report cannot see a slow network there (say so, and why when known). */
-    if (from_calls) {
+    struct an_noprof np = an_noprof_sum(w->ranks, (size_t)nf);
+    if (np.ranks) {
         char because[160] = "";
-        if (why) snprintf(because, sizeof because, " (%s%s)", why, nwhy < from_calls ? " on some" : "");
+        if (np.why) snprintf(because, sizeof because, " (%s%s)", np.why, np.nwhy < np.ranks ? " on some" : "");
         an_warn(a,
                 "%d rank%s without NCCL profiler records%s: collectives from the NCCL API calls; %zu of their %zu "
                 "collective records timed on the GPU by their NCCL kernel (sampling windows), the others' time is not "
                 "split into network and NVLink",
-                from_calls, from_calls > 1 ? "s" : "", because, timed, calls);
+                np.ranks, np.ranks > 1 ? "s" : "", because, np.timed, np.calls);
     }
     if (nohash)
         an_warn(a, "%d collective records without a communicator hash: joined by (function, sequence) only", nohash);

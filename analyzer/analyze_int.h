@@ -226,4 +226,14 @@ int an_step_name(const char *s, int64_t *id, uint64_t *stem);
 #define RS_FMT_G9_MAX 32
 int rs_fmt_g9(char *buf, double v);
 
+/* The ranks without NCCL profiler records (coll_source set), summed for the run's warning and finding: how many,
+ * their collective records and how many a kernel timed, the first reason a rank's facts give and on how many ranks
+ * that same reason holds. */
+struct an_noprof {
+    int ranks, nwhy;
+    size_t calls, timed;
+    const char *why; /* NULL: none known */
+};
+struct an_noprof an_noprof_sum(const struct an_rank *R, size_t n);
+
 #endif

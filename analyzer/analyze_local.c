@@ -1078,6 +1078,20 @@ static void socket_link_rate(struct pass *p)
     }
 }
 
+struct an_noprof an_noprof_sum(const struct an_rank *R, size_t n)
+{
+    struct an_noprof s = {0};
+    for (size_t i = 0; i < n; i++) {
+        if (!R[i].coll_source[0]) continue;
+        s.ranks++;
+        s.calls += R[i].ncolls;
+        s.timed += R[i].ncalls_timed;
+        if (R[i].noprof_why[0] && !s.why) s.why = R[i].noprof_why;
+        s.nwhy += R[i].noprof_why[0] && !strcmp(R[i].noprof_why, s.why);
+    }
+    return s;
+}
+
 /* Why a rank that called NCCL has no profiler records, where its facts say: another profiler plugin in its start
  * environment, or an NCCL older than the plugin tables the library exports (ncclProfiler_v4: NCCL 2.27). */
 static void noprof_why(struct pass *p)

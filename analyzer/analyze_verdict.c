@@ -520,16 +520,9 @@ static double rank_cost(const struct rs_an_finding *f, const struct rs_analysis 
 static size_t finding_untimed(struct rs_an_finding *c, size_t nc, const struct rs_analysis *a, const struct an_rank *R,
                               size_t n)
 {
-    size_t calls = 0, timed = 0, ranks = 0;
-    const char *why = NULL;
-    for (size_t i = 0; i < n; i++)
-        if (R[i].coll_source[0]) {
-            ranks++;
-            calls += R[i].ncolls;
-            timed += R[i].ncalls_timed;
-            if (!why && R[i].noprof_why[0]) why = R[i].noprof_why;
-        }
-    if (!ranks || !calls || timed * 2 >= calls || a->attr[RS_CAT_OTHER] <= 0) return nc;
+    struct an_noprof np = an_noprof_sum(R, n);
+    const char *why = np.why;
+    if (!np.ranks || !np.calls || np.timed * 2 >= np.calls || a->attr[RS_CAT_OTHER] <= 0) return nc;
     double ns = a->nsteps ? (double)a->nsteps : 1;
     nc = add(c, nc, a, RS_CAT_OTHER, -1, 0, a->attr[RS_CAT_OTHER]);
     struct rs_an_finding *f = &c[nc - 1];
@@ -540,9 +533,9 @@ static size_t finding_untimed(struct rs_an_finding *c, size_t nc, const struct r
     if (why) snprintf(because, sizeof because, "; %.110s", why);
     int w = snprintf(f->text, sizeof f->text,
                      "Collectives not measured: %.2f ms per step (%.0f %% of step time) is \"other\", holding the GPU "
-                     "time of %zu of %zu collectives nothing timed (%zu rank%s without NCCL profiler records%s)",
-                     MS(a->attr[RS_CAT_OTHER] / ns), 100 * f->step_frac, calls - timed, calls, ranks,
-                     ranks > 1 ? "s" : "", because);
+                     "time of %zu of %zu collectives nothing timed (%d rank%s without NCCL profiler records%s)",
+                     MS(a->attr[RS_CAT_OTHER] / ns), 100 * f->step_frac, np.calls - np.timed, np.calls, np.ranks,
+                     np.ranks > 1 ? "s" : "", because);
     if (w > 0 && (size_t)w < sizeof f->text)
         snprintf(f->text + w, sizeof f->text - (size_t)w, "; with %s it splits into network, NVLink and host work",
                  fix);
