@@ -778,21 +778,9 @@ static pthread_mutex_t nlog_lock = PTHREAD_MUTEX_INITIALIZER;
  * exit, on the exiting thread. */
 static ssize_t nlog_chunk(const char *path, char *buf, size_t n, int tick)
 {
-    struct stat st;
-    /* a regular file only: a FIFO named by the user's NCCL_DEBUG_FILE would block an open() or a read() */
-    if (tick) {
-        if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= nlog_off) return 0;
-        return rs_private_pread(path, buf, n, nlog_off);
-    }
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    if (fd < 0) return -1;
-    ssize_t r = -1;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-        do r = pread(fd, buf, n, nlog_off);
-        while (r < 0 && errno == EINTR);
-    }
-    close(fd);
-    return r;
+    struct stat st; /* a regular file only: a FIFO named by the user's NCCL_DEBUG_FILE would block a read */
+    if (tick && (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= nlog_off)) return 0;
+    return tick ? rs_private_pread(path, buf, n, nlog_off) : rs_pread_file(path, buf, n, nlog_off);
 }
 
 static void nlog_read_locked(int tick)

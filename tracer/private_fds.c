@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -86,6 +87,23 @@ void rs_private_fds_fork_prepare(void) { pthread_mutex_lock(&private_lock); }
 void rs_private_fds_fork_parent(void) { pthread_mutex_unlock(&private_lock); }
 void rs_private_fds_fork_child(void) { pthread_mutex_init(&private_lock, NULL); }
 
+ssize_t rs_pread_file(const char *path, void *buf, size_t n, off_t off)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) return -1;
+    struct stat st;
+    size_t got = 0;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+        while (got < n) {
+            ssize_t r = pread(fd, (char *)buf + got, n - got, off + (off_t)got);
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0) break;
+            got += (size_t)r;
+        }
+    close(fd);
+    return (ssize_t)got;
+}
+
 struct pread_job {
     const char *path;
     void *buf;
@@ -97,17 +115,7 @@ struct pread_job {
 static void pread_job(void *p)
 {
     struct pread_job *j = p;
-    int fd = open(j->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    if (fd < 0) return;
-    size_t got = 0;
-    while (got < j->n) {
-        ssize_t r = pread(fd, (char *)j->buf + got, j->n - got, j->off + (off_t)got);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) break;
-        got += (size_t)r;
-    }
-    close(fd);
-    j->got = (ssize_t)got;
+    j->got = rs_pread_file(j->path, j->buf, j->n, j->off);
 }
 
 ssize_t rs_private_pread(const char *path, void *buf, size_t n, off_t off)

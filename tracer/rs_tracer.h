@@ -125,8 +125,10 @@ void rs_at_tick(void (*fn)(void));
  * it (tracer/private_fds.c). Returns 1, or 0 when it ran on the calling thread (no private table to be had).
  * Not async-signal-safe (a thread is created). */
 int rs_run_private_fds(void (*fn)(void *), void *arg);
-/* Up to n bytes of the file at path from offset off, read that way (O_NOFOLLOW); -1 when it cannot be opened. */
+/* Up to n bytes of the regular file at path from offset off (O_NOFOLLOW; a FIFO or device reads as 0 bytes, never
+ * blocks); -1 when it cannot be opened. rs_private_pread reads it that way (above), rs_pread_file on this thread. */
 ssize_t rs_private_pread(const char *path, void *buf, size_t n, off_t off);
+ssize_t rs_pread_file(const char *path, void *buf, size_t n, off_t off);
 /* Hooks run in a forked child (atfork child handler) before its writer thread starts: forget state that
  * is the parent's to record (e.g. pending empty-poll counts). Async-signal-safe work only. At most 16. */
 void rs_at_fork_child(void (*fn)(void));

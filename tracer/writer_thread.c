@@ -151,16 +151,12 @@ static int ensure_scratch(size_t n)
     return 0;
 }
 
-/* A thread's name from /proc (open/read: no allocation, so also after a crash in the allocator). */
+/* A thread's name from /proc (open/pread: no allocation, so also after a crash in the allocator). */
 static void thread_name(uint32_t tid, char *buf, size_t cap)
 {
     char p[64];
     snprintf(p, sizeof p, "/proc/self/task/%u/comm", tid);
-    buf[0] = 0;
-    int fd = open(p, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
-    ssize_t r = read(fd, buf, cap - 1);
-    close(fd);
+    ssize_t r = rs_pread_file(p, buf, cap - 1, 0);
     buf[r > 0 ? r : 0] = 0;
     buf[strcspn(buf, "\n")] = 0;
 }
