@@ -163,6 +163,7 @@ tar czf "$OUT/scen_a.tgz" s2_base s2_cpu s2_gpu s4_cpu s4_base 2>/dev/null
 tar czf "$OUT/scen_b.tgz" s2_trainstep s2_profstep s2_slownet s2_nolog 2>/dev/null
 tar czf "$OUT/scen_ib.tgz" s2_ib 2>/dev/null
 tar czf "$OUT/scen_two.tgz" s4_two s4_two_eq 2>/dev/null
+tar czf "$OUT/scen_preload.tgz" s2_byhand s2_noplugin 2>/dev/null
 cp "$W/build.log" "$OUT/" 2>/dev/null
 ls -la "$OUT"
 echo "== done in $(el)s"
