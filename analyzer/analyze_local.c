@@ -1093,7 +1093,7 @@ struct an_noprof an_noprof_sum(const struct an_rank *R, size_t n)
 }
 
 /* Why a rank that called NCCL has no profiler records, where its facts say: another profiler plugin in its start
- * environment, or an NCCL older than the plugin tables the library exports (ncclProfiler_v4: NCCL 2.27). */
+ * environment, or an NCCL older than the plugin tables the library exports (ncclProfiler_v1: NCCL 2.23). */
 static void noprof_why(struct pass *p)
 {
     const char *pl = rs_facts_get(&p->facts, "env/NCCL_PROFILER_PLUGIN"), *v = rs_facts_get(&p->facts, "nccl/version");
@@ -1102,8 +1102,8 @@ static void noprof_why(struct pass *p)
     int major = 0, minor = 0;
     if (pl && *pl && strncmp(base ? base + 1 : pl, "librailscope", 12) && !(cuda && !strcmp(cuda, pl)))
         snprintf(p->r->noprof_why, sizeof p->r->noprof_why, "NCCL_PROFILER_PLUGIN names another plugin, %.60s", pl);
-    else if (v && sscanf(v, "%d.%d", &major, &minor) == 2 && (major < 2 || (major == 2 && minor < 27)))
-        snprintf(p->r->noprof_why, sizeof p->r->noprof_why, "NCCL %.16s: the profiler plugin needs NCCL 2.27 or later",
+    else if (v && sscanf(v, "%d.%d", &major, &minor) == 2 && (major < 2 || (major == 2 && minor < 23)))
+        snprintf(p->r->noprof_why, sizeof p->r->noprof_why, "NCCL %.16s: the profiler plugin needs NCCL 2.23 or later",
                  v);
 }
 

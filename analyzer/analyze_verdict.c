@@ -526,9 +526,9 @@ static size_t finding_untimed(struct rs_an_finding *c, size_t nc, const struct r
     double ns = a->nsteps ? (double)a->nsteps : 1;
     nc = add(c, nc, a, RS_CAT_OTHER, -1, 0, a->attr[RS_CAT_OTHER]);
     struct rs_an_finding *f = &c[nc - 1];
-    const char *fix = why && !strncmp(why, "NCCL ", 5)   ? "NCCL 2.27 or later"
+    const char *fix = why && !strncmp(why, "NCCL ", 5)   ? "NCCL 2.23 or later"
                       : why && !strncmp(why, "NCCL_", 5) ? "railscope's profiler plugin (record sets it)"
-                                                         : "the profiler plugin (NCCL 2.27+)";
+                                                         : "the profiler plugin (NCCL 2.23+)";
     char because[128] = "";
     if (why) snprintf(because, sizeof because, "; %.110s", why);
     int w = snprintf(f->text, sizeof f->text,

@@ -208,7 +208,7 @@ RS_NCCL_COLL_WRAPPER(ncclGroupEnd, RS_NF_GroupEnd, 0, 0, -1, -1, (ncclComm_t)0, 
 
 /* ---- communicator life cycle ---- */
 /* NCCL's version, once per process, as the host fact nccl/version ("2.28.9"): a rank without profiler records
- * whose NCCL predates the plugin tables this library exports (ncclProfiler_v4, NCCL 2.27) is explained by it
+ * whose NCCL predates the plugin tables this library exports (ncclProfiler_v1, NCCL 2.23) is explained by it
  * in the report. NCCL_VERSION_CODE is X*1000+Y*100+Z up to 2.8, X*10000+Y*100+Z from 2.9 (nccl.h). */
 static void record_version(uint64_t t)
 {
@@ -263,19 +263,32 @@ static void init_begin(void)
     rs_nccl_init_tls.active = 1;
     rs_nccl_init_tls.seen = 0;
     rs_nccl_init_tls.comm_hash = 0;
+    rs_nccl_init_tls.ctx = NULL;
 }
-static uint64_t init_end(void)
+/* The hash a v4+ plugin init left, else 0; a v1-v3 plugin context learns its rank and size (-1: ask NCCL). */
+static uint64_t init_end(ncclResult_t ret, ncclComm_t comm, int rank, int nranks)
 {
     rs_nccl_init_tls.active = 0;
+    if (rs_nccl_init_tls.ctx && ret == 0 && comm) {
+        if (rank < 0 || nranks < 0) {
+            struct rs_comm_state tmp = {.rank = -2};
+            comm_fill(&tmp, comm);
+            rank = tmp.rank;
+            nranks = tmp.nranks;
+        }
+        rs_nccl_prof_bind(rs_nccl_init_tls.ctx, rank, nranks);
+    }
+    rs_nccl_init_tls.ctx = NULL;
     return rs_nccl_init_tls.seen ? rs_nccl_init_tls.comm_hash : 0;
 }
 
-/* A communicator's key when NCCL's profiler plugin gave no hash (an NCCL before 2.27, NCCL_PROFILER_PLUGIN=none or
- * another plugin): the same on every rank of the communicator, so the analyzer joins its collectives per
- * communicator (with 0 it joined on (function, sequence) alone, and mixed a job's data- and tensor-parallel
- * communicators). It is railscope's, not NCCL's commHash (whose hash function changed between NCCL versions):
- * FNV-1a over the ncclUniqueId every rank passes; for ncclCommSplit, over the parent's key, the parent's split count
- * and the color (what NCCL 2.28 derives its own hash from, src/init.cc). Never 0. */
+/* A communicator's key when NCCL's profiler plugin gave no hash (an NCCL before 2.27, whose v1-v3 plugin init has
+ * none: its events carry NCCL's hash; NCCL_PROFILER_PLUGIN=none or another plugin): the same on every rank of the
+ * communicator, so the analyzer joins its collectives per communicator (with 0 it joined on (function, sequence)
+ * alone, and mixed a job's data- and tensor-parallel communicators). It is railscope's, not NCCL's commHash (whose
+ * hash function changed between NCCL versions): FNV-1a over the ncclUniqueId every rank passes; for ncclCommSplit,
+ * over the parent's key, the parent's split count and the color (what NCCL 2.28 derives its own hash from,
+ * src/init.cc). Never 0. */
 static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
 {
     for (const unsigned char *b = p; n--; b++) h = (h ^ *b) * 0x100000001b3ull;
@@ -294,7 +307,7 @@ RS_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUnique
     NCCL_INIT_ENTER(ncclCommInitRank, (comm, nranks, id, rank));
     init_begin();
     RS_WRAP_CALL((comm, nranks, id, rank));
-    uint64_t hash = init_end();
+    uint64_t hash = init_end(rs_ret, comm ? *comm : NULL, rank, nranks);
     if (!hash) hash = key_from_id(&id);
     record_init(rs_t0, comm ? *comm : NULL, rank, nranks, 0, rs_ret, hash);
     RS_WRAP_LEAVE(nccl_guard);
@@ -307,7 +320,7 @@ RS_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, nccl
     NCCL_INIT_ENTER(ncclCommInitRankConfig, (comm, nranks, id, rank, config));
     init_begin();
     RS_WRAP_CALL((comm, nranks, id, rank, config));
-    uint64_t hash = init_end();
+    uint64_t hash = init_end(rs_ret, comm ? *comm : NULL, rank, nranks);
     if (!hash) hash = key_from_id(&id);
     record_init(rs_t0, comm ? *comm : NULL, rank, nranks, 1, rs_ret, hash);
     RS_WRAP_LEAVE(nccl_guard);
@@ -332,8 +345,8 @@ RS_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclCo
     uint32_t nsplit = parent ? __atomic_fetch_add(&parent->splits, 1, __ATOMIC_RELAXED) : 0;
     init_begin();
     RS_WRAP_CALL((comm, color, key, newcomm, config));
-    uint64_t hash = init_end();
     ncclComm_t nc = (rs_ret == 0 && newcomm) ? *newcomm : NULL;
+    uint64_t hash = init_end(rs_ret, nc, -1, -1);
     if (!hash && pkey) { /* the children of one split with one color: one key (see key_from_id) */
         hash = fnv1a(fnv1a(fnv1a(FNV_BASIS, &pkey, sizeof pkey), &nsplit, sizeof nsplit), &color, sizeof color);
         if (!hash) hash = 1;
@@ -353,7 +366,7 @@ RS_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *comm, int nranks, in
     NCCL_INIT_ENTER(ncclCommInitRankScalable, (comm, nranks, rank, nid, ids, config));
     init_begin();
     RS_WRAP_CALL((comm, nranks, rank, nid, ids, config));
-    uint64_t hash = init_end();
+    uint64_t hash = init_end(rs_ret, comm ? *comm : NULL, rank, nranks);
     if (!hash && ids && nid > 0) hash = key_from_id(&ids[0]); /* NCCL hashes the first one too */
     record_init(rs_t0, comm ? *comm : NULL, rank, nranks, 4, rs_ret, hash);
     RS_WRAP_LEAVE(nccl_guard);

@@ -1,13 +1,21 @@
-/* NCCL profiler plugin, in librailscope.so itself: exports ncclProfiler_v4 (NCCL 2.27), ncclProfiler_v5
- * (2.28) and ncclProfiler_v6 (2.29+, same callbacks; CE events are not requested). `railscope record`
- * sets NCCL_PROFILER_PLUGIN to this library; NCCL picks the newest table it knows and calls init once
- * per communicator.
+/* NCCL profiler plugin, in librailscope.so itself: exports ncclProfiler_v1 (NCCL 2.23), _v2 (2.24), _v3
+ * (2.25-2.26), _v4 (2.27), _v5 (2.28) and _v6 (2.29+, same callbacks as v5; CE events are not requested).
+ * `railscope record` (or the library itself, preload/entry_env.c) sets NCCL_PROFILER_PLUGIN to this library;
+ * NCCL picks the newest table it knows and calls init once per communicator.
  *
  * The ABI below is declared from NCCL's public profiler headers (github.com/NVIDIA/nccl):
- * ext-profiler/example/nccl/profiler_v4.h, profiler_v5.h, net_ib_v1.h and net_socket_v1.h at tag v2.28.9-1,
+ * ext-profiler/example/nccl/profiler_v1.h - profiler_v5.h, net_ib_v1.h and net_socket_v1.h at tag v2.28.9-1,
  * and src/include/plugin/profiler/profiler_v6.h at v2.29.2-1 (the example headers moved to
  * plugins/profiler/example/nccl/ in v2.30). No NCCL header is needed, so this file is always built;
  * docs/cuda-nccl.md lists what is recorded.
+ *
+ * v1-v3 differ in three ways the code below bridges: init gets no communicator (its hash comes with each Coll
+ * and P2p, its rank and size from the init wrapper, rs_nccl_prof_bind; the context announces itself with
+ * NCCL_PROF_INIT on its first collective); v1 gives function, datatype, algorithm and protocol as enum codes
+ * (named here as NCCL 2.23's collectives.cc names them); a ProxyStep's state update carries no size, which NCCL
+ * gives the step's ProxyOp just before (SendTransmitted / RecvReceived, a running total: the step gets the
+ * difference, src/transport/net.cc at v2.23.4-1 - v2.26.6-1). Those ProxyOp states themselves are not recorded
+ * (four per step; v4+ has one per op).
  *
  * Cost: NCCL calls these on its user and proxy threads for every collective and network step, so the
  * callbacks never allocate or lock. Each event gets a slot from a preallocated ring (claimed with one
@@ -56,6 +64,8 @@ enum {
 
 /* ncclProfilerEventState_t values used here. */
 enum {
+    RS_NS_OP_SEND_TRANSMITTED = 2, /* v1-v3 ProxyOp states with the op's running transfer total */
+    RS_NS_OP_RECV_RECEIVED = 5,
     RS_NS_SEND_WAIT = 9,
     RS_NS_RECV_FLUSH_WAIT = 11,
     RS_NS_KERNEL_CH_STOP = 22,
@@ -140,6 +150,76 @@ struct rs_nccl_descr {
         } netPlugin;
     };
 };
+/* v1-v3's Coll and P2p members (the union at the same offset 24; ProxyOp, ProxyStep, KernelCh's channel and
+ * NetPlugin are laid out as in v4). v2 and v3 differ only by coll.trafficBytes. */
+struct rs_nccl_coll_v3 {
+    const char *name;
+    uint64_t commHash;
+    uint64_t seqNumber;
+    const char *func;
+    const void *sendBuff;
+    void *recvBuff;
+    size_t count;
+    int root;
+    const char *datatype;
+    uint8_t nMaxChannels;
+    uint8_t nWarps;
+    const char *algo;
+    const char *proto;
+};
+struct rs_nccl_coll_v2 {
+    const char *name;
+    uint64_t commHash;
+    uint64_t seqNumber;
+    const char *func;
+    const void *sendBuff;
+    void *recvBuff;
+    size_t count;
+    int root;
+    const char *datatype;
+    size_t trafficBytes;
+    uint8_t nMaxChannels;
+    uint8_t nWarps;
+    const char *algo;
+    const char *proto;
+};
+struct rs_nccl_coll_v1 {
+    const char *name;
+    uint64_t commHash;
+    uint64_t seqNumber;
+    uint8_t func;
+    const void *sendBuff;
+    void *recvBuff;
+    size_t count;
+    int root;
+    uint8_t datatype;
+    uint32_t op;
+    size_t trafficBytes;
+    uint8_t nMaxChannels;
+    uint8_t nWarps;
+    uint8_t algo;
+    uint8_t proto;
+    int isCollnet;
+    int isNvls;
+};
+struct rs_nccl_p2p_v3 { /* also v2 */
+    const char *name;
+    uint64_t commHash;
+    const char *func;
+    void *buff;
+    const char *datatype;
+    size_t count;
+    int peer;
+};
+struct rs_nccl_p2p_v1 {
+    const char *name;
+    uint64_t commHash;
+    uint8_t func;
+    void *buff;
+    uint8_t datatype;
+    size_t count;
+    int peer;
+};
 _Static_assert(offsetof(struct rs_nccl_descr, parentObj) == 8, "descr layout");
 _Static_assert(offsetof(struct rs_nccl_descr, rank) == 16, "descr layout");
 _Static_assert(offsetof(struct rs_nccl_descr, coll) == 24, "descr layout");
@@ -198,6 +278,14 @@ struct rs_nccl_profiler_v4 {
     rs_state_fn recordEventState;
     rs_fini_fn finalize;
 };
+struct rs_nccl_profiler_v3 { /* also v1, v2 */
+    const char *name;
+    rs_nccl_result (*init)(void **ctx, int *mask);
+    rs_start_fn startEvent;
+    rs_stop_fn stopEvent;
+    rs_state_fn recordEventState;
+    rs_fini_fn finalize;
+};
 struct rs_nccl_profiler_v5 { /* also v6 */
     const char *name;
     rs_nccl_result (*init)(void **ctx, uint64_t commId, int *mask, const char *commName, int nNodes, int nranks,
@@ -212,13 +300,21 @@ struct rs_nccl_profiler_v5 { /* also v6 */
 struct rs_nccl_ctx {
     uint64_t comm_hash;
     int rank, nranks, nnodes, version;
+    int mask;      /* what init returned */
+    int announced; /* v1-v3: NCCL_PROF_INIT emitted (on the first Coll or P2p, which carries the hash) */
 };
 
 struct rs_slot {
-    uint64_t id;      /* handle in the trace */
-    uint32_t busy;    /* 1 while NCCL holds the handle */
-    uint16_t kind;    /* RS_EV_* being built */
-    uint16_t is_send; /* ProxyOp/ProxyStep */
+    uint64_t id;        /* handle in the trace */
+    uint32_t busy;      /* 1 while NCCL holds the handle */
+    uint16_t kind;      /* RS_EV_* being built */
+    uint16_t is_send;   /* ProxyOp/ProxyStep */
+    uint32_t legacy;    /* a v1-v3 ProxyOp */
+    union {             /* v1-v3 transfer sizes (see the top of this file) */
+        uint64_t total; /* ProxyOp: the running total NCCL gave last */
+        const void *op; /* ProxyStep: its ProxyOp's slot */
+    } lg;
+    uint64_t lg_step; /* ProxyOp: the newest step's bytes, until a step takes them */
     union {
         struct rs_ev_hdr h;
         struct rs_ev_NCCL_GROUP group;
@@ -310,6 +406,21 @@ static inline uint64_t handle_of(const void *p)
 static int version_of(void *ctx) { return ctx ? ((struct rs_nccl_ctx *)ctx)->version : 5; }
 
 /* ---- callbacks ---- */
+static void emit_prof_init(const struct rs_nccl_ctx *c, const char *name, uint64_t ts)
+{
+    struct rs_ev_NCCL_PROF_INIT ev;
+    RS_EV_INIT(&ev, NCCL_PROF_INIT, ts);
+    ev.comm_hash = c->comm_hash;
+    ev.context = (uint64_t)(uintptr_t)c;
+    ev.rank = c->rank;
+    ev.nranks = c->nranks;
+    ev.mask = (uint32_t)c->mask;
+    ev.version = (uint32_t)c->version;
+    ev.comm_name = name ? rs_intern(name) : 0;
+    ev.nnodes = c->nnodes;
+    rs_emit(&ev.h);
+}
+
 static rs_nccl_result init_common(void **context, int version, uint64_t hash, int *mask, const char *name, int nnodes,
                                   int nranks, int rank)
 {
@@ -318,16 +429,20 @@ static rs_nccl_result init_common(void **context, int version, uint64_t hash, in
     *context = NULL;
     if (__atomic_load_n(&prof_mask, __ATOMIC_RELAXED) < 0)
         __atomic_store_n(&prof_mask, parse_mask(getenv("RAILSCOPE_NCCL_MASK")), __ATOMIC_RELAXED);
-    if (rs_nccl_init_tls.active) { /* inside our ncclCommInit* wrapper on this thread */
-        rs_nccl_init_tls.seen = 1;
-        rs_nccl_init_tls.comm_hash = hash;
+    struct rs_nccl_ctx *c = calloc(1, sizeof *c); /* once per communicator; never freed (late events) */
+    if (rs_nccl_init_tls.active) {                /* inside our ncclCommInit* wrapper on this thread */
+        if (version >= 4) {
+            rs_nccl_init_tls.seen = 1;
+            rs_nccl_init_tls.comm_hash = hash;
+        } else {
+            rs_nccl_init_tls.ctx = c; /* no hash yet: the wrapper binds rank and size */
+        }
     }
     int want = rs_on(RS_FAM_nccl) ? prof_mask : 0;
     if (want && (ring_init(&host_ring, RS_HOST_SLOTS) || ring_init(&proxy_ring, RS_PROXY_SLOTS))) {
         rs_warn("NCCL profiler plugin: out of memory for event slots; NCCL profiling disabled");
         want = 0;
     }
-    struct rs_nccl_ctx *c = calloc(1, sizeof *c); /* once per communicator; never freed (late events) */
     if (!c) want = 0;
     else {
         c->comm_hash = hash;
@@ -337,71 +452,187 @@ static rs_nccl_result init_common(void **context, int version, uint64_t hash, in
         c->version = version;
     }
     if (version < 5) want &= 0xff; /* no API events before v5 */
+    if (version < 3) want &= 0x3f; /* no KernelCh or NetPlugin before v3 */
+    if (c) c->mask = want;
     *mask = want;
     *context = c;
-    if (rs_on(RS_FAM_nccl)) { /* no reentrancy guard in the plugin: NCCL calls it, never the core */
-        struct rs_ev_NCCL_PROF_INIT ev;
-        RS_EV_INIT(&ev, NCCL_PROF_INIT, rs_now());
-        ev.comm_hash = hash;
-        ev.context = (uint64_t)(uintptr_t)c;
-        ev.rank = rank;
-        ev.nranks = nranks;
-        ev.mask = (uint32_t)want;
-        ev.version = (uint32_t)version;
-        ev.comm_name = name ? rs_intern(name) : 0;
-        ev.nnodes = nnodes;
-        rs_emit(&ev.h);
-    }
+    /* no reentrancy guard in the plugin: NCCL calls it, never the core */
+    if (c && version >= 4 && rs_on(RS_FAM_nccl)) emit_prof_init(c, name, rs_now());
     return RS_NCCL_SUCCESS;
+}
+
+void rs_nccl_prof_bind(void *ctx, int rank, int nranks)
+{
+    struct rs_nccl_ctx *c = ctx;
+    if (!c || __atomic_load_n(&c->announced, __ATOMIC_ACQUIRE)) return;
+    if (rank >= 0) __atomic_store_n(&c->rank, rank, __ATOMIC_RELAXED);
+    if (nranks > 0) __atomic_store_n(&c->nranks, nranks, __ATOMIC_RELAXED);
+}
+
+/* v1-v3: the communicator's hash arrives with its first Coll or P2p; announce the context once, stamped with that
+ * event's start (so that it precedes the event in time as in the file). */
+static void legacy_announce(struct rs_nccl_ctx *c, uint64_t hash, int rank, const char *name, uint64_t ts)
+{
+    int expect = 0;
+    if (!c || __atomic_load_n(&c->announced, __ATOMIC_ACQUIRE) ||
+        !__atomic_compare_exchange_n(&c->announced, &expect, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+        return;
+    c->comm_hash = hash;
+    if (c->rank < 0) c->rank = rank;
+    if (rs_on(RS_FAM_nccl)) emit_prof_init(c, name, ts);
 }
 
 static uint32_t sid(const char *s) { return rs_ptrcache_id(&nccl_strs, s); }
 
+/* v1's enum codes, named as NCCL 2.23 names them (src/collectives.cc, src/include/nccl_common.h, nccl.h). */
+static const char *v1_name(const char *const *names, unsigned n, unsigned code)
+{
+    return code < n ? names[code] : "Unknown";
+}
+static const char *const v1_funcs[] = {"Broadcast", "Reduce",   "AllGather", "ReduceScatter",
+                                       "AllReduce", "SendRecv", "Send",      "Recv"};
+static const char *const v1_types[] = {"ncclInt8",   "ncclUint8",   "ncclInt32",   "ncclUint32",  "ncclInt64",
+                                       "ncclUint64", "ncclFloat16", "ncclFloat32", "ncclFloat64", "ncclBfloat16"};
+static const char *const v1_algos[] = {"TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS", "NVLS_TREE", "PAT"};
+static const char *const v1_protos[] = {"LL", "LL128", "SIMPLE"};
+#define V1_NAME(tab, code) v1_name(tab, sizeof tab / sizeof tab[0], code)
+
+/* A Coll's or P2p's fields, whichever table version NCCL called. */
+struct host_fields {
+    uint64_t hash, seq;
+    size_t count;
+    const char *func, *datatype, *algo, *proto, *name;
+    int root, peer;
+    uint8_t nchannels, nwarps;
+    const void *group; /* v5+: parentGroup */
+};
+
+static void coll_fields(const struct rs_nccl_ctx *c, int version, const struct rs_nccl_descr *d, struct host_fields *f)
+{
+    memset(f, 0, sizeof *f);
+    f->peer = -1;
+    if (version >= 4) {
+        f->hash = c ? __atomic_load_n(&c->comm_hash, __ATOMIC_RELAXED) : 0;
+        f->seq = d->coll.seqNumber;
+        f->count = d->coll.count;
+        f->func = d->coll.func;
+        f->datatype = d->coll.datatype;
+        f->algo = d->coll.algo;
+        f->proto = d->coll.proto;
+        f->root = d->coll.root;
+        f->nchannels = d->coll.nChannels;
+        f->nwarps = d->coll.nWarps;
+        f->group = version >= 5 ? d->coll.parentGroup : NULL;
+    } else if (version >= 2) {
+        const struct rs_nccl_coll_v3 *v3 = (const void *)&d->coll;
+        const struct rs_nccl_coll_v2 *v2 = (const void *)&d->coll;
+        f->hash = v3->commHash;
+        f->name = v3->name;
+        f->seq = v3->seqNumber;
+        f->count = v3->count;
+        f->func = v3->func;
+        f->datatype = v3->datatype;
+        f->root = v3->root;
+        f->nchannels = version == 3 ? v3->nMaxChannels : v2->nMaxChannels;
+        f->nwarps = version == 3 ? v3->nWarps : v2->nWarps;
+        f->algo = version == 3 ? v3->algo : v2->algo;
+        f->proto = version == 3 ? v3->proto : v2->proto;
+    } else {
+        const struct rs_nccl_coll_v1 *v1 = (const void *)&d->coll;
+        f->hash = v1->commHash;
+        f->name = v1->name;
+        f->seq = v1->seqNumber;
+        f->count = v1->count;
+        f->func = V1_NAME(v1_funcs, v1->func);
+        f->datatype = V1_NAME(v1_types, v1->datatype);
+        f->root = v1->root;
+        f->nchannels = v1->nMaxChannels;
+        f->nwarps = v1->nWarps;
+        f->algo = V1_NAME(v1_algos, v1->algo);
+        f->proto = V1_NAME(v1_protos, v1->proto);
+    }
+}
+
+static void p2p_fields(const struct rs_nccl_ctx *c, int version, const struct rs_nccl_descr *d, struct host_fields *f)
+{
+    memset(f, 0, sizeof *f);
+    f->root = -1;
+    if (version >= 4) {
+        f->hash = c ? __atomic_load_n(&c->comm_hash, __ATOMIC_RELAXED) : 0;
+        f->count = d->p2p.count;
+        f->func = d->p2p.func;
+        f->datatype = d->p2p.datatype;
+        f->peer = d->p2p.peer;
+        f->nchannels = d->p2p.nChannels;
+        f->group = version >= 5 ? d->p2p.parentGroup : NULL;
+    } else if (version >= 2) {
+        const struct rs_nccl_p2p_v3 *v3 = (const void *)&d->p2p;
+        f->hash = v3->commHash;
+        f->name = v3->name;
+        f->count = v3->count;
+        f->func = v3->func;
+        f->datatype = v3->datatype;
+        f->peer = v3->peer;
+    } else {
+        const struct rs_nccl_p2p_v1 *v1 = (const void *)&d->p2p;
+        f->hash = v1->commHash;
+        f->name = v1->name;
+        f->count = v1->count;
+        f->func = V1_NAME(v1_funcs, v1->func);
+        f->datatype = V1_NAME(v1_types, v1->datatype);
+        f->peer = v1->peer;
+    }
+}
+
 /* startEvent's phases, one per event family: each claims a slot from its ring and fills the event being
  * built; NULL = no event (no free slot, unknown descriptor, API kinds before v5). */
-static struct rs_slot *start_host(const struct rs_nccl_ctx *c, int version, uint64_t type,
-                                  const struct rs_nccl_descr *d, uint64_t now)
+static struct rs_slot *start_host(struct rs_nccl_ctx *c, int version, uint64_t type, const struct rs_nccl_descr *d,
+                                  uint64_t now)
 {
     struct rs_slot *s;
+    struct host_fields f;
+    if (type == RS_NP_coll) coll_fields(c, version, d, &f);
+    else if (type == RS_NP_p2p) p2p_fields(c, version, d, &f);
+    if (version < 4 && type != RS_NP_group) legacy_announce(c, f.hash, d->rank, f.name, now);
     if (!(s = claim(&host_ring))) return NULL;
     if (type == RS_NP_group) {
         RS_EV_INIT(&s->ev.group, NCCL_GROUP, now);
         s->ev.group.handle = s->id;
-        s->ev.group.comm_hash = c ? c->comm_hash : 0;
+        s->ev.group.comm_hash = c ? __atomic_load_n(&c->comm_hash, __ATOMIC_RELAXED) : 0;
     } else if (type == RS_NP_coll) {
         struct rs_ev_NCCL_COLL *e = &s->ev.coll;
         RS_EV_INIT(e, NCCL_COLL, now);
         e->handle = s->id;
-        e->comm_hash = c ? c->comm_hash : 0;
-        e->seq = d->coll.seqNumber;
-        e->count = d->coll.count;
-        e->parent = handle_of(d->parentObj ? d->parentObj : (version >= 5 ? d->coll.parentGroup : NULL));
-        e->func = sid(d->coll.func);
-        e->algo = sid(d->coll.algo);
-        e->proto = sid(d->coll.proto);
-        e->nchannels = d->coll.nChannels;
-        e->nwarps = d->coll.nWarps;
-        e->datatype = sid(d->coll.datatype);
+        e->comm_hash = f.hash;
+        e->seq = f.seq;
+        e->count = f.count;
+        e->parent = handle_of(d->parentObj ? d->parentObj : f.group);
+        e->func = sid(f.func);
+        e->algo = sid(f.algo);
+        e->proto = sid(f.proto);
+        e->nchannels = f.nchannels;
+        e->nwarps = f.nwarps;
+        e->datatype = sid(f.datatype);
         e->rank = d->rank;
-        e->root = d->coll.root;
+        e->root = f.root;
     } else { /* RS_NP_p2p */
         struct rs_ev_NCCL_P2P *e = &s->ev.p2p;
         RS_EV_INIT(e, NCCL_P2P, now);
         e->handle = s->id;
-        e->comm_hash = c ? c->comm_hash : 0;
-        e->count = d->p2p.count;
-        e->parent = handle_of(d->parentObj ? d->parentObj : (version >= 5 ? d->p2p.parentGroup : NULL));
-        e->func = sid(d->p2p.func);
-        e->peer = d->p2p.peer;
-        e->datatype = sid(d->p2p.datatype);
-        e->nchannels = d->p2p.nChannels;
+        e->comm_hash = f.hash;
+        e->count = f.count;
+        e->parent = handle_of(d->parentObj ? d->parentObj : f.group);
+        e->func = sid(f.func);
+        e->peer = f.peer;
+        e->datatype = sid(f.datatype);
+        e->nchannels = f.nchannels;
         e->rank = d->rank;
         e->pad = 0;
     }
     return s;
 }
 
-static struct rs_slot *start_proxy(uint64_t type, const struct rs_nccl_descr *d, uint64_t now)
+static struct rs_slot *start_proxy(int version, uint64_t type, const struct rs_nccl_descr *d, uint64_t now)
 {
     struct rs_slot *s;
     if (!(s = claim(&proxy_ring))) return NULL;
@@ -416,6 +647,9 @@ static struct rs_slot *start_proxy(uint64_t type, const struct rs_nccl_descr *d,
         e->nsteps = (uint32_t)d->proxyOp.nSteps;
         e->is_send = d->proxyOp.isSend ? 1 : 0;
         s->is_send = (uint16_t)e->is_send;
+        s->legacy = version < 4;
+        s->lg.total = 0;
+        __atomic_store_n(&s->lg_step, 0, __ATOMIC_RELAXED);
     } else if (type == RS_NP_proxystep) {
         struct rs_ev_NCCL_PROXY_STEP *e = &s->ev.step;
         RS_EV_INIT(e, NCCL_PROXY_STEP, now);
@@ -426,11 +660,12 @@ static struct rs_slot *start_proxy(uint64_t type, const struct rs_nccl_descr *d,
         e->is_send =
             d->parentObj ? __atomic_load_n(&((const struct rs_slot *)d->parentObj)->is_send, __ATOMIC_RELAXED) : 0;
         s->is_send = (uint16_t)e->is_send;
+        s->lg.op = version < 4 ? d->parentObj : NULL;
     } else { /* RS_NP_kernelch */
         struct rs_ev_NCCL_KERNEL_CH *e = &s->ev.kch;
         RS_EV_INIT(e, NCCL_KERNEL_CH, now);
         e->parent = handle_of(d->parentObj);
-        e->gpu_start = d->kernelCh.pTimer;
+        e->gpu_start = version >= 4 ? d->kernelCh.pTimer : 0; /* v3 has no GPU timer */
         e->gpu_stop = 0;
         e->channel = d->kernelCh.channelId;
         e->pad = 0;
@@ -520,7 +755,7 @@ static rs_nccl_result start_event(void *context, void **eHandle, struct rs_nccl_
     case RS_NP_p2p: s = start_host(c, version, type, d, now); break;
     case RS_NP_proxyop:
     case RS_NP_proxystep:
-    case RS_NP_kernelch: s = start_proxy(type, d, now); break;
+    case RS_NP_kernelch: s = start_proxy(version, type, d, now); break;
     case RS_NP_net: s = start_net(d, now); break;
     case RS_NP_groupapi:
     case RS_NP_collapi:
@@ -559,15 +794,26 @@ static rs_nccl_result record_state(void *eHandle, int state, union rs_nccl_state
     struct rs_slot *s = eHandle;
     if (!s || !rs_on(RS_FAM_nccl)) return RS_NCCL_SUCCESS;
     switch (s->kind) {
-    case RS_EV_NCCL_PROXY_STEP:
-    case RS_EV_NCCL_PROXY_OP: {
+    case RS_EV_NCCL_PROXY_OP:
+        if (s->legacy) { /* v1-v3: keep the step's share of the running total; the state is not recorded */
+            if (a && (state == RS_NS_OP_SEND_TRANSMITTED || state == RS_NS_OP_RECV_RECEIVED)) {
+                uint64_t total = a->proxyStep.transSize;
+                __atomic_store_n(&s->lg_step, total >= s->lg.total ? total - s->lg.total : 0, __ATOMIC_RELAXED);
+                s->lg.total = total;
+            }
+            break;
+        }
+        /* fall through */
+    case RS_EV_NCCL_PROXY_STEP: {
         struct rs_ev_NCCL_PROXY_STATE ev;
         RS_EV_INIT(&ev, NCCL_PROXY_STATE, rs_now());
         ev.handle = s->id;
         ev.trans_size = 0;
         /* NCCL fills transSize for these two states only; elsewhere the args may be stale. */
-        if (a && (state == RS_NS_SEND_WAIT || state == RS_NS_RECV_FLUSH_WAIT)) {
-            ev.trans_size = a->proxyStep.transSize;
+        if (state == RS_NS_SEND_WAIT || state == RS_NS_RECV_FLUSH_WAIT) {
+            if (s->lg.op && s->kind == RS_EV_NCCL_PROXY_STEP) /* v1-v3: what the op was just given (once) */
+                ev.trans_size = __atomic_exchange_n(&((struct rs_slot *)s->lg.op)->lg_step, 0, __ATOMIC_RELAXED);
+            else if (a) ev.trans_size = a->proxyStep.transSize;
             if (s->kind == RS_EV_NCCL_PROXY_STEP) s->ev.step.trans_size = ev.trans_size;
         }
         ev.state = (uint32_t)state;
@@ -592,6 +838,9 @@ static rs_nccl_result finalize(void *context)
     return RS_NCCL_SUCCESS;
 }
 
+static rs_nccl_result init_v1(void **ctx, int *mask) { return init_common(ctx, 1, 0, mask, NULL, 0, -1, -1); }
+static rs_nccl_result init_v2(void **ctx, int *mask) { return init_common(ctx, 2, 0, mask, NULL, 0, -1, -1); }
+static rs_nccl_result init_v3(void **ctx, int *mask) { return init_common(ctx, 3, 0, mask, NULL, 0, -1, -1); }
 static rs_nccl_result init_v4(void **ctx, int *mask, const char *name, uint64_t hash, int nnodes, int nranks, int rank,
                               rs_nccl_logger logfn)
 {
@@ -611,6 +860,12 @@ static rs_nccl_result init_v6(void **ctx, uint64_t id, int *mask, const char *na
     return init_common(ctx, 6, id, mask, name, nnodes, nranks, rank);
 }
 
+RS_EXPORT struct rs_nccl_profiler_v3 ncclProfiler_v1 = {"railscope", init_v1,      start_event,
+                                                        stop_event,  record_state, finalize};
+RS_EXPORT struct rs_nccl_profiler_v3 ncclProfiler_v2 = {"railscope", init_v2,      start_event,
+                                                        stop_event,  record_state, finalize};
+RS_EXPORT struct rs_nccl_profiler_v3 ncclProfiler_v3 = {"railscope", init_v3,      start_event,
+                                                        stop_event,  record_state, finalize};
 RS_EXPORT struct rs_nccl_profiler_v4 ncclProfiler_v4 = {"railscope", init_v4,      start_event,
                                                         stop_event,  record_state, finalize};
 RS_EXPORT struct rs_nccl_profiler_v5 ncclProfiler_v5 = {"railscope", init_v5,      start_event,

@@ -101,8 +101,13 @@ struct rs_nccl_init_tls {
     int active; /* inside an ncclCommInit or ncclCommSplit wrapper */
     int seen;   /* the plugin's init ran on this thread during the call */
     uint64_t comm_hash;
+    void *ctx; /* a v1-v3 plugin context (NCCL 2.23-2.26 give init no communicator): rs_nccl_prof_bind */
 };
 extern __thread struct rs_nccl_init_tls rs_nccl_init_tls;
+
+/* The wrapper tells a v1-v3 plugin context (from the TLS above) its communicator's rank and size, which those
+ * versions' init lacks; the context announces itself (NCCL_PROF_INIT) on its first collective. */
+void rs_nccl_prof_bind(void *ctx, int rank, int nranks);
 
 /* NCCL is starting (an init wrapper, the profiler plugin's init; application threads): decide once whether
  * NCCL's log is echoed to stdout (preload/nccl_profiler.c), so that the writer's tick never calls getenv. */

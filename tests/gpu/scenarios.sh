@@ -141,7 +141,7 @@ scen s4_two 4 env NET/Socket "$SOCK" -- --nvtx "step {i}" --cpu-straggler 1:20,3
 scen s4_two_eq 4 torchrun NET/Socket "$SOCK" -- --nvtx "step {i}" --cpu-straggler 0:12,2:12 --warmup 2
 # the by-hand launch (LD_PRELOAD alone; session 26): the profiler plugin, NVTX and CUPTI must be there as under record
 scen s2_byhand 2 preload NET/Socket "$SOCK" -- --nvtx "iteration {i}" --cpu-straggler 1:15
-# NCCL's profiler off (NCCL_PROFILER_PLUGIN=none, as an NCCL before 2.27 has none): collectives from the API calls,
+# NCCL's profiler off (NCCL_PROFILER_PLUGIN=none, as an NCCL before 2.23 has none): collectives from the API calls,
 # joined by railscope's own communicator keys (preload/nccl.c key_from_id)
 scen s2_noplugin 2 preload NET/Socket "$SOCK NCCL_PROFILER_PLUGIN=none" -- --nvtx "iteration {i}" --cpu-straggler 1:15
 # NCCL's IB transport over the software NIC (host memory; no GPUDirect): pcishim gives softnic0 a PCI path

@@ -1,17 +1,26 @@
 /* A stand-in libnccl.so.2 for the CI tests (no GPU): exports the strong pncclX functions with weak ncclX
  * aliases, as NCCL's PROFAPI build does, and calls the profiler plugin's init from inside
- * pncclCommInitRank like NCCL (so the API wrapper can learn the comm hash). Collectives do nothing but
- * count and return a distinctive value; `fake_nccl_calls` lets the test check they really ran. */
+ * pncclCommInitRank like NCCL (so the API wrapper can learn the comm hash): the v5 table, or with
+ * FAKE_NCCL_PROFILER=v3 the v3 table as NCCL 2.25-2.26 (init without a communicator; then each AllReduce starts
+ * and stops a v3 Coll carrying the hash). Collectives do nothing but count and return a distinctive value;
+ * `fake_nccl_calls` lets the test check they really ran. */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef int ncclResult_t;
+typedef struct {
+    const char *name;
+    int (*init)(void **, int *);
+    int (*startEvent)(void *, void **, void *);
+    int (*stopEvent)(void *);
+} prof_v3_head;
 struct fake_comm {
     int rank, nranks, dev;
-    uint64_t hash;
+    uint64_t hash, seq;
     void *prof_ctx;
+    prof_v3_head *v3;
 };
 typedef struct fake_comm *ncclComm_t;
 typedef struct {
@@ -38,9 +47,15 @@ EXPORT ncclResult_t pncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId
     const char *plugin = getenv("NCCL_PROFILER_PLUGIN");
     if (plugin) {
         void *h = dlopen(plugin, RTLD_NOW | RTLD_LOCAL);
-        prof_v5_head *p = h ? dlsym(h, "ncclProfiler_v5") : NULL;
+        const char *v = getenv("FAKE_NCCL_PROFILER");
         int mask = 0;
-        if (p) p->init(&c->prof_ctx, c->hash, &mask, "fake", 1, nranks, rank, NULL);
+        if (v && !strcmp(v, "v3")) {
+            c->v3 = h ? dlsym(h, "ncclProfiler_v3") : NULL;
+            if (c->v3) c->v3->init(&c->prof_ctx, &mask);
+        } else {
+            prof_v5_head *p = h ? dlsym(h, "ncclProfiler_v5") : NULL;
+            if (p) p->init(&c->prof_ctx, c->hash, &mask, "fake", 1, nranks, rank, NULL);
+        }
     }
     *comm = c;
     fake_nccl_calls++;
@@ -55,7 +70,41 @@ EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *, int, ncclUniqueId, int) ALIAS
         return 0;                      \
     }                                  \
     EXPORT ncclResult_t name params ALIAS(name);
-COLL(ncclAllReduce, (const void *s, void *r, size_t n, int dt, int op, ncclComm_t c, void *st))
+/* The v3 descriptor of a Coll (profiler_v3.h): a one-byte type, then name and hash first in the union. */
+struct v3_coll_descr {
+    uint8_t type;
+    void *parentObj;
+    int rank;
+    struct {
+        const char *name;
+        uint64_t commHash, seqNumber;
+        const char *func;
+        const void *sendBuff;
+        void *recvBuff;
+        size_t count;
+        int root;
+        const char *datatype;
+        uint8_t nMaxChannels, nWarps;
+        const char *algo, *proto;
+    } coll;
+};
+EXPORT ncclResult_t pncclAllReduce(const void *s, void *r, size_t n, int dt, int op, ncclComm_t c, void *st)
+{
+    (void)dt, (void)op, (void)st;
+    fake_nccl_calls++;
+    if (c && c->v3) {
+        struct v3_coll_descr d = {
+            2,
+            NULL,
+            c->rank,
+            {"fake", c->hash, c->seq++, "AllReduce", s, r, n, 0, "ncclFloat32", 1, 8, "RING", "SIMPLE"}};
+        void *h = NULL;
+        c->v3->startEvent(c->prof_ctx, &h, &d);
+        c->v3->stopEvent(h);
+    }
+    return 0;
+}
+EXPORT ncclResult_t ncclAllReduce(const void *, void *, size_t, int, int, ncclComm_t, void *) ALIAS(ncclAllReduce);
 COLL(ncclAllGather, (const void *s, void *r, size_t n, int dt, ncclComm_t c, void *st))
 COLL(ncclGather, (const void *s, void *r, size_t n, int dt, int root, ncclComm_t c, void *st))
 COLL(ncclScatter, (const void *s, void *r, size_t n, int dt, int root, ncclComm_t c, void *st))

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The NCCL profiler plugin driven as NCCL 2.28 (v5 table) and 2.27 (v4 table) drive it (plugin_driver.c):
 init per communicator, Group/Coll/P2p, ProxyOp/ProxyStep with NCCL's state sequences and sizes, IB QP
-net-plugin events, KernelCh; the trace must hold every event with its parent links intact."""
+net-plugin events, KernelCh; the trace must hold every event with its parent links intact. And as NCCL 2.23-2.26
+(v1-v3 tables): no communicator at init (its hash in each Coll/P2p), v1's enum codes, step sizes from the op's
+running total."""
 import os
 import sys
 
@@ -10,7 +12,7 @@ from taplib import *  # noqa: F401,F403
 
 DRIVER = os.path.join(NCCL_BIN, "plugin_driver")
 need(LIB, CLI, DRIVER)
-plan(37)
+plan(75)
 NCOLL = 3
 
 
@@ -93,6 +95,68 @@ ok(sorted(a["type"] for a in api) == sorted([0x100, 0x200, 0x800] * 2 * NCOLL)
    and all(byh[c["parent"]]["type"] == 0x200 and byh[c["parent"]]["func"] == "AllReduce" for c in colls)
    and all(a["parent"] in byh for a in api if a["type"] != 0x100),
    "v5 API events: GroupApi -> CollApi -> Coll, KernelLaunch, with counts and streams", api[:3])
+
+
+def check_legacy(tag, version, evs, with_kch):
+    inits = kind(evs, "nccl_prof_init")
+    is_(sorted((i["comm_hash"], i["rank"], i["nranks"], i["version"], i["comm_name"]) for i in inits),
+        [("0x1111", 0, -1, version, "world"), ("0x2222", 1, -1, version, "split")],
+        f"{tag}: each communicator announced once, with the hash and rank of its first Coll (no size without the wrapper)")
+    colls = kind(evs, "nccl_coll")
+    ok(all(i["ts_ns"] <= min(c["ts_ns"] for c in colls if c["comm_hash"] == i["comm_hash"]) for i in inits),
+       f"{tag}: the announcement precedes the communicator's first Coll", inits)
+    groups = {g["handle"]: g for g in kind(evs, "nccl_group")}
+    is_(len(colls), 2 * NCOLL, f"{tag}: one Coll per collective per communicator")
+    ok(all(c["func"] == "AllReduce" and c["algo"] == "RING" and c["proto"] == "SIMPLE" and c["nchannels"] == 2
+           and c["nwarps"] == 16 and c["datatype"] == "ncclFloat32" and c["count"] == 1048576 for c in colls),
+       f"{tag}: Coll func/algo/proto/nMaxChannels/nWarps/datatype/count" + (" (from v1's enum codes)" if version == 1 else ""),
+       colls[:2])
+    is_(sorted((c["comm_hash"], c["seq"]) for c in colls),
+        sorted((h, s) for h in ("0x1111", "0x2222") for s in range(NCOLL)), f"{tag}: (comm_hash, seq) from the descriptors")
+    ok(all(c["parent"] in groups for c in colls), f"{tag}: every Coll's parent is its Group")
+    p2p = kind(evs, "nccl_p2p")
+    ok(len(p2p) == 2 * NCOLL and all(x["func"] == "Send" and x["datatype"] == "ncclBfloat16" and x["peer"] == 1
+                                     and x["count"] == 4096 and x["parent"] in groups for x in p2p),
+       f"{tag}: P2p send with its datatype, peer and Group", p2p[:2])
+    ops = {o["handle"]: o for o in kind(evs, "nccl_proxy_op")}
+    steps = kind(evs, "nccl_proxy_step")
+    per = 2 if version == 1 else 1
+    is_(len(steps), len(ops) * 4 * per, f"{tag}: {4 * per} ProxySteps per op ({per} per transmission)")
+    tot = {}
+    for st in steps:
+        tot[st["parent"]] = tot.get(st["parent"], 0) + st["trans_size"]
+    ok(len(ops) == 2 * NCOLL * 4 and all(tot.get(h) == 4 * 524288 for h in ops)
+       and all(st["trans_size"] in (0, 524288) for st in steps)
+       and sum(st["trans_size"] == 524288 for st in steps) == len(ops) * 4,
+       f"{tag}: each transmission's 512 KiB counted once, on a step of its op (the op's running total, differenced)",
+       sorted(tot.values())[:4])
+    states = kind(evs, "nccl_proxy_state")
+    want = sorted([8, 9] * (len(steps) // 2) + [10, 11, 12] * (len(steps) // 2))
+    is_(sorted(s["state"] for s in states), want, f"{tag}: the steps' states recorded, the ops' legacy states not")
+    ib = kind(evs, "nccl_net_ib")
+    is_(len(ib), len(steps) if version == 3 else 0, f"{tag}: net plugin events " + ("under steps" if version == 3 else "none (before v3)"))
+    kch = kind(evs, "nccl_kernel_ch")
+    if with_kch:
+        ok(len(kch) == 2 * NCOLL * 2 and all(k["gpu_start"] == 0 and k["gpu_stop"] == 0 for k in kch),
+           f"{tag}: KernelCh without GPU timers (v3 has none)", kch[:2])
+
+
+for v in (3, 2, 1):
+    env = {"RAILSCOPE_NCCL_MASK": "default,kernelch"} if v == 3 else {}
+    p, evs = drive(f"v{v}", f"v{v}", env)
+    check_legacy(f"v{v}", v, evs, v == 3)
+
+# The wrapper tells a v1-v3 context its communicator's size (init gives none): fake NCCL as 2.26
+out = os.path.join(T, "bind")
+FAKE = os.path.join(NCCL_BIN, "fakenccl")
+q = run([os.path.join(NCCL_BIN, "nccl_local"), FAKE, "2"], out, {"NCCL_PROFILER_PLUGIN": LIB, "FAKE_NCCL_PROFILER": "v3"})
+ev = events(out)
+ini = kind(ev, "nccl_prof_init")
+colls = kind(ev, "nccl_coll")
+ok(q.returncode == 0 and [(i["comm_hash"], i["rank"], i["nranks"], i["version"]) for i in ini] == [("0xabcdef12345", 3, 4, 3)]
+   and len(colls) == 2 and all(c["comm_hash"] == "0xabcdef12345" for c in colls),
+   "NCCL 2.26 stand-in: init inside ncclCommInitRank, the wrapper binds rank 3 of 4, the Colls carry NCCL's hash",
+   q.stdout + q.stderr + str(ini))
 
 p, evs = drive("none", "v5", {"RAILSCOPE_NCCL_MASK": "none"})
 ok("mask=0x0" in p.stdout and not kind(evs, "nccl_coll"), "mask none: NCCL is asked for no events", p.stdout)
