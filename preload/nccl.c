@@ -151,12 +151,48 @@ static void record_call(uint64_t t0, unsigned func, ncclComm_t comm, size_t coun
     rs_nlog_decide_echo();        \
     NCCL_ENTER(fn, args)
 
+/* The communicator of the NCCL call in progress on this thread, for a v1-v3 profiler context that announces itself
+ * inside it (its init had no communicator; NCCL starts a Coll's event in the call, or in the ncclGroupEnd of its
+ * group). In a group: the calls' communicator while they name one, none once they name two. */
+static __thread ncclComm_t call_comm;
+static __thread int call_comm_mixed, group_depth;
+static void call_begin(unsigned func, ncclComm_t comm)
+{
+    if (func == RS_NF_GroupStart) {
+        group_depth++;
+        return;
+    }
+    if (func == RS_NF_GroupEnd) return;
+    if (!group_depth || !call_comm) call_comm = comm;
+    else if (call_comm != comm) call_comm_mixed = 1;
+}
+static void call_end(unsigned func)
+{
+    if (func == RS_NF_GroupStart) return;
+    if (func == RS_NF_GroupEnd && group_depth > 0) group_depth--;
+    if (!group_depth) {
+        call_comm = NULL;
+        call_comm_mixed = 0;
+    }
+}
+int rs_nccl_call_comm(int *rank, int *nranks)
+{
+    struct rs_comm_state *s = call_comm && !call_comm_mixed ? comm_state(call_comm, false) : NULL;
+    if (!s) return 0;
+    comm_fill(s, call_comm);
+    *rank = s->rank;
+    *nranks = s->nranks;
+    return 1;
+}
+
 #define RS_NCCL_COLL_WRAPPER(fn, func, count_, dt_, op_, peer_, comm_, stream_, params, args) \
     NCCL_REAL(fn, params)                                                                     \
     RS_EXPORT ncclResult_t fn params                                                          \
     {                                                                                         \
         NCCL_ENTER(fn, args);                                                                 \
+        call_begin(func, comm_);                                                              \
         RS_WRAP_CALL(args);                                                                   \
+        call_end(func);                                                                       \
         record_call(rs_t0, func, comm_, count_, dt_, op_, peer_, stream_, rs_ret);            \
         RS_WRAP_LEAVE(nccl_guard);                                                            \
     }

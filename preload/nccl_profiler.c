@@ -9,13 +9,19 @@
  * plugins/profiler/example/nccl/ in v2.30). No NCCL header is needed, so this file is always built;
  * docs/cuda-nccl.md lists what is recorded.
  *
- * v1-v3 differ in three ways the code below bridges: init gets no communicator (its hash comes with each Coll
- * and P2p, its rank and size from the init wrapper, rs_nccl_prof_bind; the context announces itself with
- * NCCL_PROF_INIT on its first collective); v1 gives function, datatype, algorithm and protocol as enum codes
- * (named here as NCCL 2.23's collectives.cc names them); a ProxyStep's state update carries no size, which NCCL
- * gives the step's ProxyOp just before (SendTransmitted / RecvReceived, a running total: the step gets the
- * difference, src/transport/net.cc at v2.23.4-1 - v2.26.6-1). Those ProxyOp states themselves are not recorded
- * (four per step; v4+ has one per op).
+ * v1-v3 (NCCL 2.23; 2.24 and 2.25 load v2, 2.26 v3) differ in three ways the code below bridges:
+ *   - init gets no communicator. Its hash comes with each Coll and P2p; the context announces itself with
+ *     NCCL_PROF_INIT on its first one, taking its size from the NCCL call in progress on that thread
+ *     (rs_nccl_call_comm) or from the ncclCommInit wrapper the init ran inside (rs_nccl_prof_bind: plain
+ *     ncclCommInitRank only; Config/Split/Scalable run init on a thread of NCCL's before 2.28).
+ *   - v1 gives function, datatype, algorithm and protocol as enum codes, named here as 2.24+ names them.
+ *   - a ProxyStep's state update carries no size. NCCL gives the step's ProxyOp a running total just before
+ *     (SendTransmitted / RecvReceived); the step takes the difference. The total is never reset by NCCL (its proxy
+ *     argument slots are pooled and `+=` only, src/transport/net.cc and src/proxy.cc at v2.23.4-1 - v2.26.6-1), so
+ *     the op's first state (Send/RecvPosted) is its base. NCCL 2.23 adds a send step's size only after that
+ *     step's SendTransmitted: there a send step carries its predecessor's bytes (the first 0, the last op step's
+ *     bytes are lost; docs/cuda-nccl.md). The ProxyOps' own states (four per step; v4+ has one per op) are not
+ *     recorded.
  *
  * Cost: NCCL calls these on its user and proxy threads for every collective and network step, so the
  * callbacks never allocate or lock. Each event gets a slot from a preallocated ring (claimed with one
@@ -309,10 +315,11 @@ struct rs_slot {
     uint32_t busy;      /* 1 while NCCL holds the handle */
     uint16_t kind;      /* RS_EV_* being built */
     uint16_t is_send;   /* ProxyOp/ProxyStep */
-    uint32_t legacy;    /* a v1-v3 ProxyOp */
-    union {             /* v1-v3 transfer sizes (see the top of this file) */
+    uint32_t legacy;    /* a v1-v3 ProxyOp: 1, then 2 once its base total is known */
+    union {             /* v1-v3 (see the top of this file) */
         uint64_t total; /* ProxyOp: the running total NCCL gave last */
         const void *op; /* ProxyStep: its ProxyOp's slot */
+        void *ctx;      /* Group: its context, whose hash may come after the Group started */
     } lg;
     uint64_t lg_step; /* ProxyOp: the newest step's bytes, until a step takes them */
     union {
@@ -403,7 +410,6 @@ static inline uint64_t handle_of(const void *p)
     return p ? __atomic_load_n(&((const struct rs_slot *)p)->id, __ATOMIC_RELAXED) : 0;
 }
 
-static int version_of(void *ctx) { return ctx ? ((struct rs_nccl_ctx *)ctx)->version : 5; }
 
 /* ---- callbacks ---- */
 static void emit_prof_init(const struct rs_nccl_ctx *c, const char *name, uint64_t ts)
@@ -477,14 +483,17 @@ static void legacy_announce(struct rs_nccl_ctx *c, uint64_t hash, int rank, cons
     if (!c || __atomic_load_n(&c->announced, __ATOMIC_ACQUIRE) ||
         !__atomic_compare_exchange_n(&c->announced, &expect, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
         return;
-    c->comm_hash = hash;
-    if (c->rank < 0) c->rank = rank;
+    int r = -1, n = -1;
+    if (c->nranks <= 0 && rs_nccl_call_comm(&r, &n) && n > 0) __atomic_store_n(&c->nranks, n, __ATOMIC_RELAXED);
+    if (c->rank < 0) __atomic_store_n(&c->rank, rank, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->comm_hash, hash, __ATOMIC_RELEASE);
     if (rs_on(RS_FAM_nccl)) emit_prof_init(c, name, ts);
 }
 
 static uint32_t sid(const char *s) { return rs_ptrcache_id(&nccl_strs, s); }
 
-/* v1's enum codes, named as NCCL 2.23 names them (src/collectives.cc, src/include/nccl_common.h, nccl.h). */
+/* v1's enum codes (NCCL 2.23's src/include/nccl_common.h, nccl.h), named as 2.24+ names them (src/collectives.cc;
+ * except ncclUint8, which it calls "Unknown"). */
 static const char *v1_name(const char *const *names, unsigned n, unsigned code)
 {
     return code < n ? names[code] : "Unknown";
@@ -598,7 +607,8 @@ static struct rs_slot *start_host(struct rs_nccl_ctx *c, int version, uint64_t t
     if (type == RS_NP_group) {
         RS_EV_INIT(&s->ev.group, NCCL_GROUP, now);
         s->ev.group.handle = s->id;
-        s->ev.group.comm_hash = c ? __atomic_load_n(&c->comm_hash, __ATOMIC_RELAXED) : 0;
+        s->ev.group.comm_hash = c ? __atomic_load_n(&c->comm_hash, __ATOMIC_ACQUIRE) : 0;
+        s->lg.ctx = version < 4 ? c : NULL; /* v1-v3: the hash may come with this Group's first Coll */
     } else if (type == RS_NP_coll) {
         struct rs_ev_NCCL_COLL *e = &s->ev.coll;
         RS_EV_INIT(e, NCCL_COLL, now);
@@ -647,7 +657,7 @@ static struct rs_slot *start_proxy(int version, uint64_t type, const struct rs_n
         e->nsteps = (uint32_t)d->proxyOp.nSteps;
         e->is_send = d->proxyOp.isSend ? 1 : 0;
         s->is_send = (uint16_t)e->is_send;
-        s->legacy = version < 4;
+        s->legacy = version < 4; /* base total unknown until the op's first state */
         s->lg.total = 0;
         __atomic_store_n(&s->lg_step, 0, __ATOMIC_RELAXED);
     } else if (type == RS_NP_proxystep) {
@@ -745,7 +755,8 @@ static rs_nccl_result start_event(void *context, void **eHandle, struct rs_nccl_
     *eHandle = NULL;
     if (!rs_on(RS_FAM_nccl) || !d) return RS_NCCL_SUCCESS;
     struct rs_nccl_ctx *c = context;
-    int version = version_of(c);
+    if (!c) return RS_NCCL_SUCCESS; /* its init failed: the descriptor's version is unknown */
+    int version = c->version;
     uint64_t type = version < 5 ? *(const uint8_t *)d : d->type;
     uint64_t now = rs_now();
     struct rs_slot *s;
@@ -774,6 +785,8 @@ static rs_nccl_result stop_event(void *eHandle)
     struct rs_slot *s = eHandle;
     if (!s) return RS_NCCL_SUCCESS;
     uint64_t now = rs_now();
+    if (s->kind == RS_EV_NCCL_GROUP && !s->ev.group.comm_hash && s->lg.ctx) /* v1-v3: learnt meanwhile */
+        s->ev.group.comm_hash = __atomic_load_n(&((struct rs_nccl_ctx *)s->lg.ctx)->comm_hash, __ATOMIC_ACQUIRE);
     /* `end` is the first field after the header in every kind a slot holds. */
     ((struct rs_ev_NCCL_GROUP *)&s->ev)->end = now;
     if (rs_on(RS_FAM_nccl)) rs_emit(&s->ev.h);
@@ -796,8 +809,13 @@ static rs_nccl_result record_state(void *eHandle, int state, union rs_nccl_state
     switch (s->kind) {
     case RS_EV_NCCL_PROXY_OP:
         if (s->legacy) { /* v1-v3: keep the step's share of the running total; the state is not recorded */
-            if (a && (state == RS_NS_OP_SEND_TRANSMITTED || state == RS_NS_OP_RECV_RECEIVED)) {
-                uint64_t total = a->proxyStep.transSize;
+            if (!a) break;
+            uint64_t total = a->proxyStep.transSize;
+            if (s->legacy == 1) { /* the op's first state: what NCCL's pooled slot carried before */
+                s->legacy = 2;
+                s->lg.total = total;
+            }
+            if (state == RS_NS_OP_SEND_TRANSMITTED || state == RS_NS_OP_RECV_RECEIVED) {
                 __atomic_store_n(&s->lg_step, total >= s->lg.total ? total - s->lg.total : 0, __ATOMIC_RELAXED);
                 s->lg.total = total;
             }

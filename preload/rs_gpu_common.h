@@ -108,6 +108,9 @@ extern __thread struct rs_nccl_init_tls rs_nccl_init_tls;
 /* The wrapper tells a v1-v3 plugin context (from the TLS above) its communicator's rank and size, which those
  * versions' init lacks; the context announces itself (NCCL_PROF_INIT) on its first collective. */
 void rs_nccl_prof_bind(void *ctx, int rank, int nranks);
+/* The rank and size of the communicator of the NCCL call in progress on this thread (a group: of its calls, when
+ * they name one communicator): 1, or 0 when there is none (preload/nccl.c). */
+int rs_nccl_call_comm(int *rank, int *nranks);
 
 /* NCCL is starting (an init wrapper, the profiler plugin's init; application threads): decide once whether
  * NCCL's log is echoed to stdout (preload/nccl_profiler.c), so that the writer's tick never calls getenv. */

@@ -1,10 +1,12 @@
 /* A stand-in libnccl.so.2 for the CI tests (no GPU): exports the strong pncclX functions with weak ncclX
  * aliases, as NCCL's PROFAPI build does, and calls the profiler plugin's init from inside
  * pncclCommInitRank like NCCL (so the API wrapper can learn the comm hash): the v5 table, or with
- * FAKE_NCCL_PROFILER=v3 the v3 table as NCCL 2.25-2.26 (init without a communicator; then each AllReduce starts
- * and stops a v3 Coll carrying the hash). Collectives do nothing but count and return a distinctive value;
- * `fake_nccl_calls` lets the test check they really ran. */
+ * FAKE_NCCL_PROFILER=v3 the v3 table as NCCL 2.26 (init without a communicator; then each AllReduce starts
+ * and stops a v3 Coll carrying the hash); v3-thread: that init on a thread of its own, as 2.23-2.27 run the init
+ * job of ncclCommInitRankConfig/Split (group.cc asyncJobLaunch). Collectives do nothing but count and return a
+ * distinctive value; `fake_nccl_calls` lets the test check they really ran. */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +39,14 @@ typedef struct {
     int (*init)(void **, uint64_t, int *, const char *, int, int, int, void *);
 } prof_v5_head;
 
+static void *v3_init_thread(void *arg)
+{
+    struct fake_comm *c = arg;
+    int mask = 0;
+    c->v3->init(&c->prof_ctx, &mask);
+    return NULL;
+}
+
 EXPORT ncclResult_t pncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank)
 {
     struct fake_comm *c = calloc(1, sizeof *c);
@@ -49,9 +59,11 @@ EXPORT ncclResult_t pncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId
         void *h = dlopen(plugin, RTLD_NOW | RTLD_LOCAL);
         const char *v = getenv("FAKE_NCCL_PROFILER");
         int mask = 0;
-        if (v && !strcmp(v, "v3")) {
+        if (v && !strncmp(v, "v3", 2)) {
             c->v3 = h ? dlsym(h, "ncclProfiler_v3") : NULL;
-            if (c->v3) c->v3->init(&c->prof_ctx, &mask);
+            pthread_t t;
+            if (c->v3 && !strcmp(v, "v3-thread") && !pthread_create(&t, NULL, v3_init_thread, c)) pthread_join(t, NULL);
+            else if (c->v3) c->v3->init(&c->prof_ctx, &mask);
         } else {
             prof_v5_head *p = h ? dlsym(h, "ncclProfiler_v5") : NULL;
             if (p) p->init(&c->prof_ctx, c->hash, &mask, "fake", 1, nranks, rank, NULL);

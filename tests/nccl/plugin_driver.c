@@ -470,7 +470,11 @@ static void fill_kch(union any_descr *d, void *arg)
 }
 
 /* NCCL 2.23-2.26's proxy thread for one Coll: per channel a send and a receive op, four transmissions of 512 KiB
- * each; the op's state (running total) just before the step's; v1 starts one step event per slice step (two). */
+ * each; the op's state (running total) just before the step's; v1 starts one step event per slice step (two). The
+ * running total lives in NCCL's pooled proxy argument slot and is never reset (src/proxy.cc: the memset is commented
+ * out; net.cc `transSize += size`): here one pool slot per (channel, direction), carried over from op to op. NCCL
+ * 2.23 (v1) records a send's SendTransmitted before adding that step's size (net.cc:1135-1138 at v2.23.4-1). */
+static __thread size_t pool_total[4];
 static void legacy_proxy(void *ctx, int mask, int rank, void *c)
 {
     const size_t bytes = 524288;
@@ -479,7 +483,7 @@ static void legacy_proxy(void *ctx, int mask, int rank, void *c)
         for (int is_send = 1; is_send >= 0; is_send--) {
             struct op_arg oa = {ch, is_send};
             void *op = start(ctx, mask, T_PROXYOP, c, rank, fill_op, &oa);
-            size_t total = 0;
+            size_t total = pool_total[ch * 2 + is_send];
             for (int t = 0; t < 4; t++) {
                 void *st[2] = {NULL, NULL};
                 for (int k = 0; k < per; k++)
@@ -488,9 +492,10 @@ static void legacy_proxy(void *ctx, int mask, int rank, void *c)
                     state_legacy(op, S_OP_SEND_POSTED, total, t);
                     for (int k = 0; k < per; k++) state_legacy(st[k], S_SEND_GPU_WAIT, 0, 0);
                     state_legacy(op, S_OP_SEND_REM_FIFO_WAIT, total, t);
-                    total += bytes;
+                    if (legacy >= 2) total += bytes;
                     state_legacy(op, S_OP_SEND_TRANSMITTED, total, t + 1);
                     for (int k = 0; k < per; k++) state_legacy(st[k], S_SEND_WAIT, 0, 0);
+                    if (legacy == 1) total += bytes;
                     state_legacy(op, S_OP_SEND_DONE, total, t + 1);
                 } else {
                     state_legacy(op, S_OP_RECV_POSTED, total, t);
@@ -516,6 +521,7 @@ static void legacy_proxy(void *ctx, int mask, int rank, void *c)
                 }
             }
             stop(op);
+            pool_total[ch * 2 + is_send] = total;
         }
         void *k = start(ctx, mask, T_KERNELCH, c, rank, fill_kch, (void *)(intptr_t)ch);
         stop(k);
