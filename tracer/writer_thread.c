@@ -689,7 +689,7 @@ int rs_writer_thread_start(int open_now)
 {
     if (open_now) {
         if (open_file() != 0) return -1;
-        host_facts_pending = 1;
+        host_facts_pending = open_now == 1; /* a forked child's (2): its parent's host facts stand */
     }
     sigset_t all, old;
     sigfillset(&all);

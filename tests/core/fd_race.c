@@ -6,7 +6,10 @@
  * dup2() and then closed by the tracer, the program's stdout with it (tests/core/fd_race.t, tracer/private_fds.c).
  * Usage: fd_race MS DIR [plain] (DIR: the trace directory, where the log is DIR/.nccl-<pid>.log; "-": no log;
  * plain: threads and log only, no descriptor juggling, for a tracer that cannot keep out of the way). Prints
- * "ok N LINES" (rounds, log lines written) or the first failure; exit 0/1. */
+ * "ok N LINES" (rounds, log lines written) or the first failure; exit 0/1.
+ *        fd_race MS - fork N: N children one after the other, each juggling for MS ms from its first instruction
+ *        after fork() while its first event (a new thread's mark) is written: the child's trace file is created
+ *        then, or was. Prints "ok N" or "failed F of N" and each child's first failure. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
@@ -16,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -45,18 +49,13 @@ static int same(int fd, const struct stat *want)
     return fstat(fd, &st) == 0 && st.st_dev == want->st_dev && st.st_ino == want->st_ino;
 }
 
-int main(int argc, char **argv)
+static int run(long ms, const char *log, int plain, int quiet)
 {
-    long ms = argc > 1 ? atol(argv[1]) : 300;
-    char log[4096] = "";
-    if (argc > 2 && strcmp(argv[2], "-")) snprintf(log, sizeof log, "%s/.nccl-%d.log", argv[2], (int)getpid());
-    mark = (void (*)(const char *, uint64_t))dlsym(RTLD_DEFAULT, "railscope_mark");
     struct stat out, err;
     if (fstat(1, &out) || fstat(2, &err)) return 2;
     long end = ms_now() + ms, rounds = 0, next_thread = 0, lines = 0;
     int logfd = -1;
     char msg[160];
-    int plain = argc > 3 && !strcmp(argv[3], "plain");
     while (ms_now() < end) {
         if (plain) {
             struct timespec d = {0, 10000};
@@ -99,9 +98,32 @@ int main(int argc, char **argv)
         }
         rounds++;
     }
-    printf("ok %ld %ld\n", rounds, lines);
+    if (!quiet) printf("ok %ld %ld\n", rounds, lines);
     return 0;
 fail:
     fputs(msg, stderr);
     return 1;
+}
+
+int main(int argc, char **argv)
+{
+    long ms = argc > 1 ? atol(argv[1]) : 300;
+    char log[4096] = "";
+    if (argc > 2 && strcmp(argv[2], "-")) snprintf(log, sizeof log, "%s/.nccl-%d.log", argv[2], (int)getpid());
+    mark = (void (*)(const char *, uint64_t))dlsym(RTLD_DEFAULT, "railscope_mark");
+    if (argc > 4 && !strcmp(argv[3], "fork")) {
+        int n = atoi(argv[4]), failed = 0;
+        fflush(stdout);
+        for (int i = 0; i < n; i++) {
+            pid_t p = fork();
+            if (p < 0) return 2;
+            if (p == 0) _exit(run(ms, "", 0, 1));
+            int st = 0;
+            if (waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st) != 0) failed++;
+        }
+        if (failed) printf("failed %d of %d\n", failed, n);
+        else printf("ok %d\n", n);
+        return failed != 0;
+    }
+    return run(ms, log, argc > 3 && !strcmp(argv[3], "plain"), 0);
 }
