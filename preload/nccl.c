@@ -127,7 +127,7 @@ static void record_call(uint64_t t0, unsigned func, ncclComm_t comm, size_t coun
     if (s) {
         comm_fill(s, comm);
         ev.seq = __atomic_fetch_add(&s->seq[func], 1, __ATOMIC_RELAXED);
-        ev.comm_hash = s->hash;
+        ev.comm_hash = __atomic_load_n(&s->hash, __ATOMIC_RELAXED);
         ev.rank = s->rank;
         ev.nranks = s->nranks;
     }
@@ -174,6 +174,13 @@ static void call_end(unsigned func)
         call_comm = NULL;
         call_comm_mixed = 0;
     }
+}
+int rs_nccl_call_learn(uint64_t hash)
+{
+    struct rs_comm_state *s = call_comm && !call_comm_mixed ? comm_state(call_comm, false) : NULL;
+    if (!s || !hash) return 0;
+    __atomic_store_n(&s->hash, hash, __ATOMIC_RELAXED);
+    return 1;
 }
 int rs_nccl_call_comm(int *rank, int *nranks)
 {

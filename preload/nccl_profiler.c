@@ -308,6 +308,7 @@ struct rs_nccl_ctx {
     int rank, nranks, nnodes, version;
     int mask;      /* what init returned */
     int announced; /* v1-v3: NCCL_PROF_INIT emitted (on the first Coll or P2p, which carries the hash) */
+    int told;      /* the API wrapper of a call this communicator's Coll started in has its hash */
 };
 
 struct rs_slot {
@@ -603,6 +604,8 @@ static struct rs_slot *start_host(struct rs_nccl_ctx *c, int version, uint64_t t
     if (type == RS_NP_coll) coll_fields(c, version, d, &f);
     else if (type == RS_NP_p2p) p2p_fields(c, version, d, &f);
     if (version < 4 && type != RS_NP_group) legacy_announce(c, f.hash, d->rank, f.name, now);
+    if (type != RS_NP_group && !__atomic_load_n(&c->told, __ATOMIC_RELAXED) && rs_nccl_call_learn(f.hash))
+        __atomic_store_n(&c->told, 1, __ATOMIC_RELAXED); /* once per communicator */
     if (!(s = claim(&host_ring))) return NULL;
     if (type == RS_NP_group) {
         RS_EV_INIT(&s->ev.group, NCCL_GROUP, now);

@@ -111,6 +111,11 @@ void rs_nccl_prof_bind(void *ctx, int rank, int nranks);
 /* The rank and size of the communicator of the NCCL call in progress on this thread (a group: of its calls, when
  * they name one communicator): 1, or 0 when there is none (preload/nccl.c). */
 int rs_nccl_call_comm(int *rank, int *nranks);
+/* That communicator's hash is NCCL's `hash` (the profiler plugin saw it in a Coll or P2p): the API records carry it
+ * from now on, where the init wrapper could not learn it (NCCL 2.23-2.27 run the init of ncclCommInitRankConfig,
+ * ncclCommSplit and ncclCommInitRankScalable on a thread of their own; v1-v3 init has no hash). 1 when there was a
+ * communicator to tell. */
+int rs_nccl_call_learn(uint64_t hash);
 
 /* NCCL is starting (an init wrapper, the profiler plugin's init; application threads): decide once whether
  * NCCL's log is echoed to stdout (preload/nccl_profiler.c), so that the writer's tick never calls getenv. */

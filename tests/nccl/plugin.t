@@ -12,7 +12,7 @@ from taplib import *  # noqa: F401,F403
 
 DRIVER = os.path.join(NCCL_BIN, "plugin_driver")
 need(LIB, CLI, DRIVER)
-plan(76)
+plan(78)
 NCOLL = 3
 
 
@@ -159,9 +159,11 @@ for how in ("v3", "v3-thread"):
     ev = events(out)
     ini = kind(ev, "nccl_prof_init")
     colls = kind(ev, "nccl_coll")
+    calls = [c["comm_hash"] for c in kind(ev, "nccl_call") if c["func"] == 0]
     ok(q.returncode == 0 and [(i["comm_hash"], i["rank"], i["nranks"], i["version"]) for i in ini]
        == [("0xabcdef12345", 3, 4, 3)] and len(colls) == 2 and all(c["comm_hash"] == "0xabcdef12345" for c in colls),
        f"NCCL 2.26 stand-in, {how}: rank 3 of 4 announced, the Colls carry NCCL's hash", q.stdout + q.stderr + str(ini))
+    is_(calls, ["0xabcdef12345"] * 2, f"{how}: the API records carry NCCL's hash too, told by the first Coll")
 
 p, evs = drive("none", "v5", {"RAILSCOPE_NCCL_MASK": "none"})
 ok("mask=0x0" in p.stdout and not kind(evs, "nccl_coll"), "mask none: NCCL is asked for no events", p.stdout)
