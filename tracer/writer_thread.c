@@ -55,6 +55,7 @@ static char W_path[PATH_MAX];
 static int W_failed;   /* open or write failed: discard, count */
 static int W_unmarked; /* ... and the file could not be marked partial (its descriptor is gone): say how much */
 static int W_closed;   /* final flush done */
+static int W_child_empty; /* a forked child's file, created in the fork handler, that no event of the child's reached */
 static uint32_t strings_written;
 static uint64_t lost_events;  /* drained but not writable */
 static uint64_t frame_t0;     /* when the last frame was written (or the writer thread started) */
@@ -304,6 +305,7 @@ static double drain_all(void)
     for (size_t i = 0; i < ns && !have_data; i++)
         have_data = snaps[i].head != atomic_load_explicit(&snaps[i].r->tail, memory_order_relaxed);
     if (!W && !W_failed && !W_closed && have_data) open_file();
+    if (have_data) W_child_empty = 0;
 
     int e = 0;
     if (W && !W_failed) e = write_strings();
@@ -690,6 +692,7 @@ int rs_writer_thread_start(int open_now)
     if (open_now) {
         if (open_file() != 0) return -1;
         host_facts_pending = open_now == 1; /* a forked child's (2): its parent's host facts stand */
+        W_child_empty = open_now == 2;
     }
     sigset_t all, old;
     sigfillset(&all);
@@ -849,6 +852,23 @@ void rs_writer_thread_restart(void)
     if (atomic_load(&rs_state) == RS_ST_RUNNING) rs_writer_thread_start(0);
 }
 
+/* Before an exec, a forked child's file that holds nothing of the child's (created by the fork handler, no event
+ * since) is removed: the exec'd image (same pid) then takes its name, as when a child's file was created at its first
+ * event (tracer/lifecycle.c fork_child_body), and a fork+exec leaves one file, not an empty one beside it. Removed
+ * only while the name is still that file; if the exec fails, a new file is created at the next event. */
+static void discard_empty_child_file(void)
+{
+    struct stat a, b;
+    int same = fstat(rs_writer_fd(W), &a) == 0 && lstat(W_path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+    atomic_store(&rs_trace_fd, -1);
+    rs_writer_abandon(W); /* closes the descriptor; the memory goes with the image */
+    W = NULL;
+    if (same) unlink(W_path);
+    W_path[0] = 0;
+    W_child_empty = 0;
+    strings_written = 0;
+}
+
 int rs_core_request(int final, int32_t status, uint32_t reason, unsigned timeout_ms, int here)
 {
     int st = atomic_load(&rs_state);
@@ -875,8 +895,12 @@ int rs_core_request(int final, int32_t status, uint32_t reason, unsigned timeout
             drain_all();
             /* Before an exec: the file the new image cuts ends with an end record; if the exec fails, the
              * process goes on writing into this file and ends it with a final PROC_END (formats/SPEC.md). */
-            if (reason && here) write_end(status, reason);
-            flush_frame();
+            if (reason && here && W && W_child_empty) {
+                discard_empty_child_file();
+            } else {
+                if (reason && here) write_end(status, reason);
+                flush_frame();
+            }
             pthread_mutex_unlock(&wlock);
         }
         rs_tls.guard = g;
@@ -933,6 +957,7 @@ void rs_writer_child_reset(void)
     W = NULL;
     W_failed = 0;
     W_unmarked = 0;
+    W_child_empty = 0;
     W_path[0] = 0;
     strings_written = 0;
     lost_events = 0;

@@ -1,10 +1,12 @@
 #!/bin/bash
 # fork(): 16 children each write their own file (some exec /bin/true after recording); the parent's file
-# records a FORK per child; threads that exit early are drained and their rings reused.
+# records a FORK per child; threads that exit early are drained and their rings reused. A child's file is created in
+# the fork handler (tests/core/fd_race.t); a child that execs before recording anything has it removed again, so the
+# exec'd image (same pid) writes the one file under the pid's name.
 . "$(dirname "$0")/../lib.sh"
 need_build tests/core/emitter tests/core/check
 E=$RS_BUILD/tests/core/emitter C=$RS_BUILD/tests/core/check
-plan 14
+plan 16
 
 out=$(RAILSCOPE_OUT=$T/f run_timeout 30 "$E" -F 16 -X 4 -t 1 -n 500)
 like "$out" "children_failed=0" "16 children ran (every 4th execs /bin/true)"
@@ -65,3 +67,8 @@ like "$out" "children_failed=0" "zstd worker thread: 16 children forked under lo
 forked_under_load "$T/z"
 is "$NFILES" 17 "zstd worker thread: 17 trace files"
 is "$PARENT_OK,$BAD" "1,0" "zstd worker thread: the parent's and every child's file complete"
+# a shell's fork + exec of traced commands: one file per process, no empty pre-exec file beside the image's
+mkdir -p "$T/sh"
+LD_PRELOAD="$RS_PRELOAD_SHELL" RAILSCOPE_OUT="$T/sh" bash -c 'for i in 1 2 3; do /bin/true; done; exit 0'
+is "$(ls "$T/sh" | wc -l)" 4 "bash and three /bin/true it forked and exec'd: four files"
+is "$(ls "$T/sh" | grep -c '\.[0-9]*\.rtrace$')" 0 "none under a second generation name (no empty file left by the fork)"
