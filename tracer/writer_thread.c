@@ -52,10 +52,10 @@ static _Atomic uint64_t trace_dev, trace_ino; /* the trace file's identity (rs_t
 static uint64_t reopens_seen;
 static struct rs_writer *W;
 static char W_path[PATH_MAX];
-static int W_failed;   /* open or write failed: discard, count */
-static int W_unmarked; /* ... and the file could not be marked partial (its descriptor is gone): say how much */
-static int W_closed;   /* final flush done */
-static int W_child_empty; /* a forked child's file, created in the fork handler, that no event of the child's reached */
+static int W_failed;      /* open or write failed: discard, count */
+static int W_unmarked;    /* ... and the file could not be marked partial (its descriptor is gone): say how much */
+static int W_closed;      /* final flush done */
+static int W_child_empty; /* a forked child's file (made in the fork handler) that no event of the child's reached */
 static uint32_t strings_written;
 static uint64_t lost_events;  /* drained but not writable */
 static uint64_t frame_t0;     /* when the last frame was written (or the writer thread started) */
@@ -859,7 +859,8 @@ void rs_writer_thread_restart(void)
 static void discard_empty_child_file(void)
 {
     struct stat a, b;
-    int same = fstat(rs_writer_fd(W), &a) == 0 && lstat(W_path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+    int same =
+        fstat(rs_writer_fd(W), &a) == 0 && lstat(W_path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
     atomic_store(&rs_trace_fd, -1);
     rs_writer_abandon(W); /* closes the descriptor; the memory goes with the image */
     W = NULL;
