@@ -52,10 +52,13 @@ static _Atomic uint64_t trace_dev, trace_ino; /* the trace file's identity (rs_t
 static uint64_t reopens_seen;
 static struct rs_writer *W;
 static char W_path[PATH_MAX];
-static int W_failed;      /* open or write failed: discard, count */
-static int W_unmarked;    /* ... and the file could not be marked partial (its descriptor is gone): say how much */
-static int W_closed;      /* final flush done */
-static int W_child_empty; /* a forked child's file (made in the fork handler) that no event of the child's reached */
+static int W_failed;   /* open or write failed: discard, count */
+static int W_unmarked; /* ... and the file could not be marked partial (its descriptor is gone): say how much */
+static int W_closed;   /* final flush done */
+/* A forked child's trace file, created in the fork handler (tracer/lifecycle.c fork_child_body) while no code of the
+ * program's can run in the child; its writer (compression context, header) is made at the child's first event, as
+ * the file was before: the fork itself pays only the open. -1: none pending. */
+static int pre_fd = -1;
 static uint32_t strings_written;
 static uint64_t lost_events;  /* drained but not writable */
 static uint64_t frame_t0;     /* when the last frame was written (or the writer thread started) */
@@ -92,18 +95,54 @@ static void write_error(int err)
             r == 0 ? "marked partial" : "incomplete");
 }
 
-static int open_file(void)
+static int create_file(void)
 {
-    char host[256], cmd[8192], exe[PATH_MAX], boot[64];
     int fd = rs_open_trace_file(W_path, sizeof W_path);
     if (fd < 0) {
         W_failed = 1;
         if (fd != RS_OPEN_REFUSED)
             rs_warn("cannot create a trace file in %s: %s; this process is not traced", rs_cfg.outdir, strerror(-fd));
-        return fd;
     }
+    return fd;
+}
+
+/* The pending file of a forked child (pre_fd), known to the close()/dup2() guards (rs_trace_fd) from the start. */
+static int create_child_file(void)
+{
+    int fd = create_file();
+    if (fd < 0) return fd;
+    struct stat sb;
+    if (fstat(fd, &sb) == 0) {
+        atomic_store(&trace_dev, (uint64_t)sb.st_dev);
+        atomic_store(&trace_ino, (uint64_t)sb.st_ino);
+    }
+    pre_fd = fd;
+    atomic_store(&rs_trace_fd, fd);
+    return 0;
+}
+
+/* The header's process facts (/proc/self/cmdline, the boot id: files) read through a descriptor table of its own:
+ * a forked child's first event comes while the program runs (tracer/private_fds.c). */
+struct procinfo_job {
+    struct rs_file_info *fi;
+    char host[256], cmd[8192], exe[PATH_MAX], boot[64];
+};
+static void fill_procinfo(void *arg)
+{
+    struct procinfo_job *j = arg;
+    rs_procinfo_fill(j->fi, j->host, sizeof j->host, j->cmd, sizeof j->cmd, j->exe, sizeof j->exe, j->boot,
+                     sizeof j->boot);
+}
+
+static int open_file(void)
+{
+    int fd = pre_fd;
+    pre_fd = -1;
+    if (fd < 0 && (fd = create_file()) < 0) return fd;
     struct rs_file_info fi;
-    rs_procinfo_fill(&fi, host, sizeof host, cmd, sizeof cmd, exe, sizeof exe, boot, sizeof boot);
+    static struct procinfo_job pj; /* ~12 KiB: off the stack; under wlock or before any thread (one at a time) */
+    pj.fi = &fi;
+    rs_run_private_fds(fill_procinfo, &pj);
     int err = 0;
     W = rs_writer_fdopen(fd, &fi, &err);
     if (!W) {
@@ -305,7 +344,6 @@ static double drain_all(void)
     for (size_t i = 0; i < ns && !have_data; i++)
         have_data = snaps[i].head != atomic_load_explicit(&snaps[i].r->tail, memory_order_relaxed);
     if (!W && !W_failed && !W_closed && have_data) open_file();
-    if (have_data) W_child_empty = 0;
 
     int e = 0;
     if (W && !W_failed) e = write_strings();
@@ -465,7 +503,15 @@ int rs_trace_fd_vacate(int fd)
         nanosleep(&d, NULL);
     }
     int ret = 0;
-    if (W && rs_writer_fd(W) == fd) {
+    if (!W && pre_fd == fd) { /* a forked child's pending file: moved the same way, the old number left to the dup2 */
+        int nfd = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, fd + 1);
+        if (nfd >= 0) {
+            pre_fd = nfd;
+            atomic_store(&rs_trace_fd, nfd);
+        } else {
+            ret = -1;
+        }
+    } else if (W && rs_writer_fd(W) == fd) {
         int nfd = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, fd + 1); /* not our own fcntl(): it hides fd */
         if (nfd >= 0 && rs_writer_move_fd(W, nfd) == 0) atomic_store(&rs_trace_fd, nfd);
         else if (nfd >= 0) close(nfd), ret = -1;
@@ -689,10 +735,11 @@ static void *writer_main(void *arg)
 
 int rs_writer_thread_start(int open_now)
 {
-    if (open_now) {
+    if (open_now == 2) {
+        if (create_child_file() != 0) return -1;
+    } else if (open_now) {
         if (open_file() != 0) return -1;
-        host_facts_pending = open_now == 1; /* a forked child's (2): its parent's host facts stand */
-        W_child_empty = open_now == 2;
+        host_facts_pending = 1;
     }
     sigset_t all, old;
     sigfillset(&all);
@@ -852,22 +899,20 @@ void rs_writer_thread_restart(void)
     if (atomic_load(&rs_state) == RS_ST_RUNNING) rs_writer_thread_start(0);
 }
 
-/* Before an exec, a forked child's file that holds nothing of the child's (created by the fork handler, no event
- * since) is removed: the exec'd image (same pid) then takes its name, as when a child's file was created at its first
- * event (tracer/lifecycle.c fork_child_body), and a fork+exec leaves one file, not an empty one beside it. Removed
- * only while the name is still that file; if the exec fails, a new file is created at the next event. */
-static void discard_empty_child_file(void)
+/* Before an exec, a forked child's pending file (no event of the child's reached it) is removed: the exec'd image
+ * (same pid) then takes its name, as when a child's file was created at its first event, and a fork+exec leaves one
+ * file, not an empty one beside it. Removed only while the name is still that file; if the exec fails, a new file
+ * is created at the next event. */
+static void discard_child_file(void)
 {
     struct stat a, b;
-    int same =
-        fstat(rs_writer_fd(W), &a) == 0 && lstat(W_path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+    int ours = rs_trace_fd_match(pre_fd);
+    int same = ours && fstat(pre_fd, &a) == 0 && lstat(W_path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
     atomic_store(&rs_trace_fd, -1);
-    rs_writer_abandon(W); /* closes the descriptor; the memory goes with the image */
-    W = NULL;
+    if (ours) close(pre_fd);
+    pre_fd = -1;
     if (same) unlink(W_path);
     W_path[0] = 0;
-    W_child_empty = 0;
-    strings_written = 0;
 }
 
 int rs_core_request(int final, int32_t status, uint32_t reason, unsigned timeout_ms, int here)
@@ -896,8 +941,8 @@ int rs_core_request(int final, int32_t status, uint32_t reason, unsigned timeout
             drain_all();
             /* Before an exec: the file the new image cuts ends with an end record; if the exec fails, the
              * process goes on writing into this file and ends it with a final PROC_END (formats/SPEC.md). */
-            if (reason && here && W && W_child_empty) {
-                discard_empty_child_file();
+            if (reason && here && !W && pre_fd >= 0) {
+                discard_child_file();
             } else {
                 if (reason && here) write_end(status, reason);
                 flush_frame();
@@ -953,12 +998,13 @@ void rs_writer_child_reset(void)
     pthread_mutex_init(&wlock, NULL);
     rs_private_fds_fork_child();
     rs_strings_child_reset();
+    if (pre_fd >= 0 && rs_trace_fd_match(pre_fd)) close(pre_fd); /* the parent's pending file, not ours */
+    pre_fd = -1;
     atomic_store(&rs_trace_fd, -1);
     if (W) rs_writer_abandon(W); /* the parent's file: its pending bytes are the parent's to write */
     W = NULL;
     W_failed = 0;
     W_unmarked = 0;
-    W_child_empty = 0;
     W_path[0] = 0;
     strings_written = 0;
     lost_events = 0;
