@@ -54,6 +54,12 @@ forked_under_load "$T/w"
 is "$PARENT_OK" 1 "forking under load: the parent's 80000 events and 16 FORKs are all there"
 is "$BAD" 0 "forking under load: every child's file holds exactly its 20000 events"
 
+# a shell's fork + exec of traced commands: one file per process, no empty pre-exec file beside the image's
+mkdir -p "$T/sh"
+LD_PRELOAD="$RS_PRELOAD_SHELL" RAILSCOPE_OUT="$T/sh" bash -c 'for i in 1 2 3; do /bin/true; done; exit 0'
+is "$(ls "$T/sh" | wc -l)" 4 "bash and three /bin/true it forked and exec'd: four files"
+is "$(ls "$T/sh" | grep -c '\.[0-9]*\.rtrace$')" 0 "none under a second generation name (no empty file left by the fork)"
+
 # The same with a zstd worker thread (RAILSCOPE_ZSTD_THREADS=1): a child inherits the parent's compression
 # context but not its worker, and must neither wait for that worker nor lose its own events. Not under
 # ASan: gcc 12's libasan takes no allocator lock around fork() (tests/lib.sh), and the zstd worker
@@ -67,8 +73,3 @@ like "$out" "children_failed=0" "zstd worker thread: 16 children forked under lo
 forked_under_load "$T/z"
 is "$NFILES" 17 "zstd worker thread: 17 trace files"
 is "$PARENT_OK,$BAD" "1,0" "zstd worker thread: the parent's and every child's file complete"
-# a shell's fork + exec of traced commands: one file per process, no empty pre-exec file beside the image's
-mkdir -p "$T/sh"
-LD_PRELOAD="$RS_PRELOAD_SHELL" RAILSCOPE_OUT="$T/sh" bash -c 'for i in 1 2 3; do /bin/true; done; exit 0'
-is "$(ls "$T/sh" | wc -l)" 4 "bash and three /bin/true it forked and exec'd: four files"
-is "$(ls "$T/sh" | grep -c '\.[0-9]*\.rtrace$')" 0 "none under a second generation name (no empty file left by the fork)"
