@@ -108,8 +108,8 @@ int rs_writer_append_run(struct rs_writer *w, uint32_t tid, const void *events, 
 #define RS_EV_AS_MARKER 0xffffu /* in rings only, never written: "the next event belongs to tid aux" */
 
 /* Writer thread (writer_thread.c) */
-int rs_writer_thread_start(int open_now);       /* open_now=1: open the file now and collect the host facts;
-                                              * 2: open it now (a forked child); 0: when the first event shows */
+int rs_writer_thread_start(int open_now);       /* open_now=0: open the file when the first event shows (or at
+                                              * the final flush: a child that recorded nothing still ends) */
 void rs_writer_child_reset(void);               /* atfork child: forget the parent's file and thread */
 extern _Atomic int rs_trace_fd;                 /* the trace file's descriptor, -1 when none */
 int rs_trace_fd_match(int fd);                  /* fd is rs_trace_fd and still the trace file */

@@ -356,11 +356,7 @@ static void fork_child_body(void)
     rs_rings_after_fork_child();
     rs_writer_child_reset();
     rs_run_fork_child_hooks(); /* before the child's writer thread can run tick hooks */
-    /* The child's file is created here, before the program's code runs again in the child. Created later by the
-     * writer thread (at the child's first event), it took a low descriptor number for an instant while the program
-     * might be closing and dup2()ing that number (dash's `cmd >&2`: tracer/private_fds.c, tests/core/fd_race.t).
-     * A child that execs or exits gets one all the same (before_exec, the exit path: PROC_END). */
-    if (rs_writer_thread_start(2) != 0) atomic_store(&rs_state, RS_ST_DISABLED);
+    rs_writer_thread_start(0); /* the child's file is created at its first event, or at its end */
 }
 
 RS_EXPORT pid_t fork(void)

@@ -55,10 +55,6 @@ static char W_path[PATH_MAX];
 static int W_failed;   /* open or write failed: discard, count */
 static int W_unmarked; /* ... and the file could not be marked partial (its descriptor is gone): say how much */
 static int W_closed;   /* final flush done */
-/* A forked child's trace file, created in the fork handler (tracer/lifecycle.c fork_child_body) while no code of the
- * program's can run in the child; its writer (compression context, header) is made at the child's first event, as
- * the file was before: the fork itself pays only the open. -1: none pending. */
-static int pre_fd = -1;
 static uint32_t strings_written;
 static uint64_t lost_events;  /* drained but not writable */
 static uint64_t frame_t0;     /* when the last frame was written (or the writer thread started) */
@@ -95,54 +91,18 @@ static void write_error(int err)
             r == 0 ? "marked partial" : "incomplete");
 }
 
-static int create_file(void)
+static int open_file(void)
 {
+    char host[256], cmd[8192], exe[PATH_MAX], boot[64];
     int fd = rs_open_trace_file(W_path, sizeof W_path);
     if (fd < 0) {
         W_failed = 1;
         if (fd != RS_OPEN_REFUSED)
             rs_warn("cannot create a trace file in %s: %s; this process is not traced", rs_cfg.outdir, strerror(-fd));
+        return fd;
     }
-    return fd;
-}
-
-/* The pending file of a forked child (pre_fd), known to the close()/dup2() guards (rs_trace_fd) from the start. */
-static int create_child_file(void)
-{
-    int fd = create_file();
-    if (fd < 0) return fd;
-    struct stat sb;
-    if (fstat(fd, &sb) == 0) {
-        atomic_store(&trace_dev, (uint64_t)sb.st_dev);
-        atomic_store(&trace_ino, (uint64_t)sb.st_ino);
-    }
-    pre_fd = fd;
-    atomic_store(&rs_trace_fd, fd);
-    return 0;
-}
-
-/* The header's process facts (/proc/self/cmdline, the boot id: files) read through a descriptor table of its own:
- * a forked child's first event comes while the program runs (tracer/private_fds.c). */
-struct procinfo_job {
-    struct rs_file_info *fi;
-    char host[256], cmd[8192], exe[PATH_MAX], boot[64];
-};
-static void fill_procinfo(void *arg)
-{
-    struct procinfo_job *j = arg;
-    rs_procinfo_fill(j->fi, j->host, sizeof j->host, j->cmd, sizeof j->cmd, j->exe, sizeof j->exe, j->boot,
-                     sizeof j->boot);
-}
-
-static int open_file(void)
-{
-    int fd = pre_fd;
-    pre_fd = -1;
-    if (fd < 0 && (fd = create_file()) < 0) return fd;
     struct rs_file_info fi;
-    static struct procinfo_job pj; /* ~12 KiB: off the stack; under wlock or before any thread (one at a time) */
-    pj.fi = &fi;
-    rs_run_private_fds(fill_procinfo, &pj);
+    rs_procinfo_fill(&fi, host, sizeof host, cmd, sizeof cmd, exe, sizeof exe, boot, sizeof boot);
     int err = 0;
     W = rs_writer_fdopen(fd, &fi, &err);
     if (!W) {
@@ -503,15 +463,7 @@ int rs_trace_fd_vacate(int fd)
         nanosleep(&d, NULL);
     }
     int ret = 0;
-    if (!W && pre_fd == fd) { /* a forked child's pending file: moved the same way, the old number left to the dup2 */
-        int nfd = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, fd + 1);
-        if (nfd >= 0) {
-            pre_fd = nfd;
-            atomic_store(&rs_trace_fd, nfd);
-        } else {
-            ret = -1;
-        }
-    } else if (W && rs_writer_fd(W) == fd) {
+    if (W && rs_writer_fd(W) == fd) {
         int nfd = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, fd + 1); /* not our own fcntl(): it hides fd */
         if (nfd >= 0 && rs_writer_move_fd(W, nfd) == 0) atomic_store(&rs_trace_fd, nfd);
         else if (nfd >= 0) close(nfd), ret = -1;
@@ -735,9 +687,7 @@ static void *writer_main(void *arg)
 
 int rs_writer_thread_start(int open_now)
 {
-    if (open_now == 2) {
-        if (create_child_file() != 0) return -1;
-    } else if (open_now) {
+    if (open_now) {
         if (open_file() != 0) return -1;
         host_facts_pending = 1;
     }
@@ -899,22 +849,6 @@ void rs_writer_thread_restart(void)
     if (atomic_load(&rs_state) == RS_ST_RUNNING) rs_writer_thread_start(0);
 }
 
-/* Before an exec, a forked child's pending file (no event of the child's reached it) is removed: the exec'd image
- * (same pid) then takes its name, as when a child's file was created at its first event, and a fork+exec leaves one
- * file, not an empty one beside it. Removed only while the name is still that file; if the exec fails, a new file
- * is created at the next event. */
-static void discard_child_file(void)
-{
-    struct stat a, b;
-    int ours = rs_trace_fd_match(pre_fd);
-    int same = ours && fstat(pre_fd, &a) == 0 && lstat(W_path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-    atomic_store(&rs_trace_fd, -1);
-    if (ours) close(pre_fd);
-    pre_fd = -1;
-    if (same) unlink(W_path);
-    W_path[0] = 0;
-}
-
 int rs_core_request(int final, int32_t status, uint32_t reason, unsigned timeout_ms, int here)
 {
     int st = atomic_load(&rs_state);
@@ -941,12 +875,8 @@ int rs_core_request(int final, int32_t status, uint32_t reason, unsigned timeout
             drain_all();
             /* Before an exec: the file the new image cuts ends with an end record; if the exec fails, the
              * process goes on writing into this file and ends it with a final PROC_END (formats/SPEC.md). */
-            if (reason && here && !W && pre_fd >= 0) {
-                discard_child_file();
-            } else {
-                if (reason && here) write_end(status, reason);
-                flush_frame();
-            }
+            if (reason && here) write_end(status, reason);
+            flush_frame();
             pthread_mutex_unlock(&wlock);
         }
         rs_tls.guard = g;
@@ -998,8 +928,6 @@ void rs_writer_child_reset(void)
     pthread_mutex_init(&wlock, NULL);
     rs_private_fds_fork_child();
     rs_strings_child_reset();
-    if (pre_fd >= 0 && rs_trace_fd_match(pre_fd)) close(pre_fd); /* the parent's pending file, not ours */
-    pre_fd = -1;
     atomic_store(&rs_trace_fd, -1);
     if (W) rs_writer_abandon(W); /* the parent's file: its pending bytes are the parent's to write */
     W = NULL;
