@@ -1100,7 +1100,9 @@ static void noprof_why(struct pass *p)
     const char *cuda = rs_facts_get(&p->facts, "env/CUDA_INJECTION64_PATH"); /* record sets both to the library */
     const char *base = pl ? strrchr(pl, '/') : NULL;
     int major = 0, minor = 0;
-    if (pl && *pl && strncmp(base ? base + 1 : pl, "librailscope", 12) && !(cuda && !strcmp(cuda, pl)))
+    if (pl && !strcasecmp(pl, "none")) /* NCCL's own switch: no plugin loaded (src/plugin/profiler.cc) */
+        snprintf(p->r->noprof_why, sizeof p->r->noprof_why, "NCCL_PROFILER_PLUGIN=none turned NCCL's profiler off");
+    else if (pl && *pl && strncmp(base ? base + 1 : pl, "librailscope", 12) && !(cuda && !strcmp(cuda, pl)))
         snprintf(p->r->noprof_why, sizeof p->r->noprof_why, "NCCL_PROFILER_PLUGIN names another plugin, %.60s", pl);
     else if (v && sscanf(v, "%d.%d", &major, &minor) == 2 && (major < 2 || (major == 2 && minor < 23)))
         snprintf(p->r->noprof_why, sizeof p->r->noprof_why, "NCCL %.16s: the profiler plugin needs NCCL 2.23 or later",

@@ -9,7 +9,7 @@ need_cmd jq
 need_build railscope tests/analyzer/rs-retrace
 FX=$RS_TOP/tests/gpu/fixtures/s2_slownet/trace
 [ -d "$FX" ] || skip_all "no NCCL fixture in $FX"
-plan 12
+plan 13
 RT=$RS_BUILD/tests/analyzer/rs-retrace
 DROP=()
 for k in nccl_prof_init nccl_group nccl_coll nccl_p2p nccl_proxy_op nccl_proxy_step nccl_proxy_state nccl_kernel_ch \
@@ -41,6 +41,9 @@ copy other --fact env/NCCL_PROFILER_PLUGIN=/opt/insp/libnccl-profiler-inspector.
 like "$(warn other)" \
     "^2 ranks without NCCL profiler records \(NCCL_PROFILER_PLUGIN names another plugin, /opt/insp/libnccl-profiler-inspector\.so\): " \
     "another profiler plugin in the start environment is named as the reason"
+copy off --fact env/NCCL_PROFILER_PLUGIN=none --fact nccl/version=2.28.9 >/dev/null
+like "$(warn off)" "^2 ranks without NCCL profiler records \(NCCL_PROFILER_PLUGIN=none turned NCCL's profiler off\): " \
+    "NCCL_PROFILER_PLUGIN=none (NCCL's off switch) is said as such, not as another plugin"
 copy ours --fact env/NCCL_PROFILER_PLUGIN=/usr/local/lib/railscope/librailscope.so --fact nccl/version=2.28.9 >/dev/null
 like "$(warn ours)" "^2 ranks without NCCL profiler records: " "railscope's own plugin and NCCL 2.28.9: no reason made up"
 copy renamed --fact env/NCCL_PROFILER_PLUGIN=/opt/rs/libtracer.so --fact env/CUDA_INJECTION64_PATH=/opt/rs/libtracer.so \
