@@ -1,6 +1,7 @@
 /* The trace file writer (see writer.h): frame buffer, chunking, ts-delta transform, zstd, header TLV.
  * Used by the live writer thread and, linked statically, by offline tools; so no global state here. */
 #include "writer.h"
+#include "pagemem.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <pthread.h>
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_customMem, ZSTD_createCCtx_advanced: exported since zstd 1.3 */
 #include <zstd.h>
 
 #ifndef RS_LIKELY
@@ -22,6 +24,18 @@
 #ifndef RS_TRACER_VERSION
 #define RS_TRACER_VERSION "0.1.0"
 #endif
+
+/* zstd's context and workspace: page memory too (pagemem.h says why). */
+static void *zstd_alloc(void *opaque, size_t n)
+{
+    (void)opaque;
+    return rs_pm_alloc(n);
+}
+static void zstd_free(void *opaque, void *p)
+{
+    (void)opaque;
+    rs_pm_free(p);
+}
 
 struct rs_str_ent {
     uint32_t hash, id;
@@ -182,7 +196,7 @@ static void tlv_put(struct tlv_buf *b, uint16_t tag, const void *v, size_t n)
     if (n > 0xffff) n = 0xffff;
     if (b->len + 4 + n > b->cap) {
         size_t cap = (b->cap ? b->cap * 2 : 1024) + n + 4;
-        unsigned char *p = realloc(b->p, cap);
+        unsigned char *p = rs_pm_realloc(b->p, cap);
         if (!p) {
             b->oom = 1;
             return;
@@ -220,7 +234,7 @@ static int write_header(struct rs_writer *w, const struct rs_file_info *in)
     tlv_str(&b, RS_HDR_EXE, in->exe);
     tlv_str(&b, RS_HDR_BOOT_ID, in->boot_id);
     if (b.oom) {
-        free(b.p);
+        rs_pm_free(b.p);
         return -ENOMEM;
     }
     struct rs_file_preamble pre;
@@ -230,7 +244,7 @@ static int write_header(struct rs_writer *w, const struct rs_file_info *in)
     pre.header_bytes = (uint32_t)b.len;
     struct iovec iov[2] = {{&pre, sizeof pre}, {b.p, b.len}};
     int ret = write_all(w->fd, iov, 2);
-    free(b.p);
+    rs_pm_free(b.p);
     if (ret) return ret;
     w->good_end = sizeof pre + b.len;
     w->st.file_bytes = w->good_end;
@@ -241,7 +255,7 @@ static int write_header(struct rs_writer *w, const struct rs_file_info *in)
 struct rs_writer *rs_writer_fdopen(int fd, const struct rs_file_info *info, int *err)
 {
     int e = 0;
-    struct rs_writer *w = calloc(1, sizeof *w);
+    struct rs_writer *w = rs_pm_alloc(sizeof *w);
     if (!w) {
         e = -ENOMEM;
         goto out;
@@ -257,7 +271,7 @@ struct rs_writer *rs_writer_fdopen(int fd, const struct rs_file_info *info, int 
         w->dev = sb.st_dev;
         w->ino = sb.st_ino;
     }
-    w->cctx = ZSTD_createCCtx();
+    w->cctx = ZSTD_createCCtx_advanced((ZSTD_customMem){zstd_alloc, zstd_free, NULL});
     if (!w->cctx) {
         e = -ENOMEM;
         goto out;
@@ -267,7 +281,7 @@ out:
     if (e) {
         if (w) {
             ZSTD_freeCCtx(w->cctx);
-            free(w);
+            rs_pm_free(w);
         }
         close(fd);
         if (err) *err = e;
@@ -323,7 +337,7 @@ static int raw_reserve(struct rs_writer *w, size_t n)
     if (w->raw_len + n <= w->raw_cap) return 0;
     size_t cap = w->raw_cap ? w->raw_cap : 64 * 1024;
     while (cap < w->raw_len + n) cap *= 2;
-    unsigned char *p = realloc(w->raw, cap);
+    unsigned char *p = rs_pm_realloc(w->raw, cap);
     if (!p) return -ENOMEM;
     w->raw = p;
     w->raw_cap = cap;
@@ -537,7 +551,7 @@ uint32_t rs_writer_intern_n(struct rs_writer *w, const char *s, size_t n)
     if (n > RS_MAX_STRING) n = RS_MAX_STRING;
     if ((w->strs_n + 1) * 2 > w->strs_cap) {
         uint32_t cap = w->strs_cap ? w->strs_cap * 2 : 256;
-        struct rs_str_ent *t = calloc(cap, sizeof *t);
+        struct rs_str_ent *t = rs_pm_alloc((size_t)cap * sizeof *t);
         if (!t) return 0;
         for (uint32_t i = 0; i < w->strs_cap; i++) {
             if (!w->strs[i].hash) continue;
@@ -545,14 +559,14 @@ uint32_t rs_writer_intern_n(struct rs_writer *w, const char *s, size_t n)
             while (t[j].hash) j = (j + 1) & (cap - 1);
             t[j] = w->strs[i];
         }
-        free(w->strs);
+        rs_pm_free(w->strs);
         w->strs = t;
         w->strs_cap = cap;
     }
     uint32_t h = str_hash(s, n), j = h & (w->strs_cap - 1);
     for (; w->strs[j].hash; j = (j + 1) & (w->strs_cap - 1))
         if (w->strs[j].hash == h && w->strs[j].n == n && !memcmp(w->strs[j].s, s, n)) return w->strs[j].id;
-    char *copy = malloc(n + 1);
+    char *copy = malloc(n + 1); /* offline writers only (the live tracer's strings come from tracer/intern.c) */
     if (!copy) return 0;
     memcpy(copy, s, n);
     copy[n] = 0;
@@ -624,8 +638,11 @@ static int fd_is_ours(struct rs_writer *w)
 
 void rs_writer_set_reopen(struct rs_writer *w, const char *path)
 {
-    free(w->reopen_path);
-    w->reopen_path = path ? strdup(path) : NULL;
+    rs_pm_free(w->reopen_path);
+    w->reopen_path = NULL;
+    if (!path) return;
+    size_t n = strlen(path) + 1;
+    if ((w->reopen_path = rs_pm_alloc(n))) memcpy(w->reopen_path, path, n);
 }
 
 int rs_writer_fd(const struct rs_writer *w) { return w ? w->fd : -1; }
@@ -654,7 +671,7 @@ static int stream_in(struct rs_writer *w, ZSTD_EndDirective end)
             /* room for a whole frame at once, then doubling: never a realloc per feed */
             size_t cap = ZSTD_compressBound(RS_WRITER_FRAME_RAW) + ZSTD_CStreamOutSize();
             while (cap < need) cap *= 2;
-            unsigned char *p = realloc(w->cbuf, cap);
+            unsigned char *p = rs_pm_realloc(w->cbuf, cap);
             if (!p) return -ENOMEM;
             w->cbuf = p;
             w->cbuf_cap = cap;
@@ -744,7 +761,7 @@ int rs_writer_flush(struct rs_writer *w)
         /* The whole frame at once (offline writers, and live frames no feed began). */
         size_t bound = ZSTD_compressBound(w->raw_len);
         if (bound > w->cbuf_cap) {
-            unsigned char *p = realloc(w->cbuf, bound);
+            unsigned char *p = rs_pm_realloc(w->cbuf, bound);
             if (!p) return fail(w, -ENOMEM);
             w->cbuf = p;
             w->cbuf_cap = bound;
@@ -838,13 +855,13 @@ int rs_writer_close(struct rs_writer *w)
     if (fd_same_file(w, w->fd) == 0) { /* never close a number the application has reused */
         if (close(w->fd) != 0 && !ret) ret = -errno;
     }
-    free(w->reopen_path);
+    rs_pm_free(w->reopen_path);
     ZSTD_freeCCtx(w->cctx);
     for (uint32_t i = 0; i < w->strs_cap; i++) free(w->strs[i].s);
-    free(w->strs);
-    free(w->raw);
-    free(w->cbuf);
-    free(w);
+    rs_pm_free(w->strs);
+    rs_pm_free(w->raw);
+    rs_pm_free(w->cbuf);
+    rs_pm_free(w);
     return ret;
 }
 

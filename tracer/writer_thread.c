@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "core_int.h"
+#include "pagemem.h"
 #include "hostfacts/hostfacts.h"
 
 /* Provided by hostfacts/hostfacts.c when linked; weak so the core links (and tests link) without it. */
@@ -144,7 +145,7 @@ static int write_strings(void)
 static int ensure_scratch(size_t n)
 {
     if (n <= scratch_cap) return 0;
-    unsigned char *p = realloc(scratch, n);
+    unsigned char *p = rs_pm_realloc(scratch, n); /* not malloc: the final drain may run in _exit (pagemem.h) */
     if (!p) return -ENOMEM;
     scratch = p;
     scratch_cap = n;
@@ -293,7 +294,7 @@ static double drain_all(void)
         if (st != RS_RING_ALIVE && st != RS_RING_EXITED) continue;
         if (ns == snaps_cap) {
             size_t cap = snaps_cap ? snaps_cap * 2 : 64;
-            struct snap *p = realloc(snaps, cap * sizeof *p);
+            struct snap *p = rs_pm_realloc(snaps, cap * sizeof *p); /* as scratch */
             if (!p) break;
             snaps = p;
             snaps_cap = cap;

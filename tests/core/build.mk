@@ -26,3 +26,5 @@ tests/core/fd_race.srcs := tests/core/fd_race.c
 tests/core/fd_race.libs := -lpthread -ldl
 PROGRAMS += tests/core/no_close_range
 tests/core/no_close_range.srcs := tests/core/no_close_range.c
+PROGRAMS += tests/core/sigexit
+tests/core/sigexit.srcs := tests/core/sigexit.c
