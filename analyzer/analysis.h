@@ -248,6 +248,13 @@ struct rs_analysis {
      * wholly inside them against the outside median, every step a tail touched (and no window) less as many. */
     uint64_t sampled_tails, sampled_tail_measured;
     double sampled_tail_mean_ms, sampled_tail_excess, sampled_tail_cost;
+    /* Collectives nothing timed (NCCL API calls without profiler records, no NCCL kernel in a sampling window) but
+     * recorded by every rank of their communicator: the early ranks' wait was estimated from the arrival lag, each
+     * rank's call to the last rank's, a lower bound (analyze_join.c lag_waits). lag_colls: how many; lag_wait_s:
+     * what the estimate added to peer_wait beyond the calls' own exposed time, mean over ranks like attr[].
+     * JSON "peer_wait_estimate". */
+    uint64_t lag_colls;
+    double lag_wait_s;
     size_t nwarnings, warnings_dropped; /* past the 16th, the last says how many more there were */
     char warnings[16][RS_AN_TEXT];
     size_t nhostchecks; /* doctor's WARN/FAIL verdicts on the recorded host facts, per host */

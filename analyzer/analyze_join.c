@@ -237,6 +237,17 @@ static void stragglers(struct rs_analysis *a, const double *late_count, const do
         }
 }
 
+/* An early rank's wait at a collective nothing timed, estimated from the arrival lag (lag_entries): from its own
+ * arrival to the last rank's on the run clock, then (lag_waits) the part of it the rank's step gives it, and the ns
+ * moved to peer wait for it. */
+struct lagw {
+    double a, b, w;
+    size_t m0;     /* the collective: its members join.m[m0, m0 + nmem) */
+    uint32_t nmem; /* (its late ranks are found again from them when it is charged: nothing kept per late rank) */
+    uint32_t r;    /* rank index */
+    int32_t st;    /* its step on that rank */
+};
+
 /* The join's shared state: ranks, clock offsets, run clock origin, straggler accounting. */
 struct join {
     struct rs_analysis *a;
@@ -263,6 +274,10 @@ struct join {
     double *tmp, *arrm;       /* arrm: a collective's members' arrivals */
     struct late *late, *lscr; /* one comparison's late ranks (late_ranks), and its scratch: max(nm, n) + 1 each */
     double *seg;              /* per late rank: the share of the waits before its arrival of each rank still to come */
+    struct lagw *lag;         /* early ranks' waits estimated from the arrival lag (lag_entries, lag_waits) */
+    size_t nlag, lagcap;
+    uint64_t lag_colls; /* collectives whose waits were estimated so */
+    double lag_ns;      /* what the estimate moved to peer wait, summed over ranks (ns) */
 };
 #define RUN(r, t) ((double)(t) + J->off[r] - J->t0) /* local ns -> run clock ns */
 
@@ -673,6 +688,47 @@ static void coll_transport(struct join *J, struct rs_an_coll *gc, size_t i, size
     } else gc->inter = -1;
 }
 
+/* A collective that nothing timed: NCCL API calls alone (no profiler plugin) and no member's NCCL kernel in a sampling
+ * window, so each member's interval is its enqueue call and the existing split sees only the call's own microseconds
+ * (a 2-rank H200 run with rank 1 sleeping 15 ms a step: 0.06 ms of wait a step, the rest "other";
+ * tests/gpu/fixtures/s2_noplugin). Its arrivals are known where every rank of the communicator recorded it, once:
+ * then no rank's data can be complete before the last rank enqueued it, so an early rank waits at least from its
+ * own arrival to the last one. Those lags are kept here and turned into peer wait per rank and step by lag_waits,
+ * once every collective is joined. */
+static int lag_estimable(const struct join *J, size_t i, size_t j, int32_t nranks)
+{
+    if (j - i < 2 || (size_t)nranks != j - i) return 0;
+    for (size_t k = i; k < j; k++) {
+        const struct an_rank *rr = &J->R[J->m[k].r];
+        if (rr->colls[J->m[k].c].timed || !rr->coll_source[0] || (k > i && J->m[k].r == J->m[k - 1].r)) return 0;
+    }
+    return 1;
+}
+static void lag_entries(struct join *J, size_t i, size_t j, double L)
+{
+    J->lag_colls++;
+    for (size_t k = i; k < j; k++) {
+        const struct an_rank *rr = &J->R[J->m[k].r];
+        const struct an_lcoll *c = &rr->colls[J->m[k].c];
+        if (c->step < 0 || (size_t)c->step >= rr->nlsteps || !(J->arrm[k - i] < L)) continue;
+        *AN_PUSH(J->lag, J->nlag, J->lagcap) =
+            (struct lagw){J->arrm[k - i], L, 0, i, (uint32_t)(j - i), J->m[k].r, c->step};
+    }
+}
+
+/* The late ranks of the collective m[i..j) from its members' arrivals in J->arrm (late_ranks), each with its rank
+ * index and its own step. */
+static size_t member_late(struct join *J, size_t i, size_t j, double *bulk)
+{
+    size_t nlate = late_ranks(J, J->arrm, NULL, j - i, bulk);
+    for (size_t q = 0; q < nlate; q++) {
+        const struct member *mk = &J->m[i + J->late[q].k];
+        J->late[q].r = mk->r;
+        J->late[q].st = J->R[mk->r].colls[mk->c].step; /* the late rank's own step */
+    }
+    return nlate;
+}
+
 /* Phase 3, per joined collective: arrivals, the network's share, phases, the straggler, and the split of
  * every member's exposed time. */
 static void join_coll(struct join *J, size_t i, size_t j)
@@ -781,12 +837,7 @@ static void join_coll(struct join *J, size_t i, size_t j)
         J->considered++;
         for (size_t k = i; k < j; k++) /* members are sorted by rank within the group: each rank once */
             if (k == i || m[k].r != m[k - 1].r) J->part[m[k].r]++;
-        nlate = late_ranks(J, J->arrm, NULL, j - i, &bulk);
-        for (size_t q = 0; q < nlate; q++) {
-            const struct member *mk = &m[i + J->late[q].k];
-            J->late[q].r = mk->r;
-            J->late[q].st = R[mk->r].colls[mk->c].step; /* the late rank's own step */
-        }
+        nlate = member_late(J, i, j, &bulk);
     }
     /* split each member's exposed time */
     for (size_t k = i; k < j; k++) {
@@ -816,7 +867,139 @@ static void join_coll(struct join *J, size_t i, size_t j)
         st->t[RS_CAT_LATENCY] += (uint64_t)llround(l_);
         st->t[RS_CAT_INTRA] += (uint64_t)llround(in_);
     }
+    if (lag_estimable(J, i, j, gc->nranks)) lag_entries(J, i, j, L);
     charge_late(J, nlate, bulk); /* costs divided by the run's ranks in stragglers() */
+}
+
+/* A step's exposed collective time that no joined collective split (a collective seen on one rank only) is intra-node.
+ * rank_steps does it; lag_waits first, before it adds to peer wait, which would hide that time from the test. */
+static void claim_unjoined(struct an_lstep *ls)
+{
+    uint64_t split =
+        ls->t[RS_CAT_PEER_WAIT] + ls->t[RS_CAT_STALL] + ls->t[RS_CAT_NET] + ls->t[RS_CAT_INTRA] + ls->t[RS_CAT_LATENCY];
+    if (ls->coll_exposed > split) ls->t[RS_CAT_INTRA] += ls->coll_exposed - split;
+}
+
+static int cmp_lagw_step(const void *x, const void *y)
+{
+    const struct lagw *a = x, *b = y;
+    if (a->r != b->r) return a->r < b->r ? -1 : 1;
+    if (a->st != b->st) return a->st < b->st ? -1 : 1;
+    if (a->a != b->a) return a->a < b->a ? -1 : 1;
+    return a->b < b->b ? -1 : a->b > b->b;
+}
+static int cmp_lagw_coll(const void *x, const void *y)
+{
+    const struct lagw *a = x, *b = y;
+    if (a->m0 != b->m0) return a->m0 < b->m0 ? -1 : 1;
+    return a->r < b->r ? -1 : a->r > b->r;
+}
+static int cmp_span(const void *x, const void *y)
+{
+    const double *a = x, *b = y;
+    return a[0] < b[0] ? -1 : a[0] > b[0];
+}
+/* One rank's lags in one step, lag[g..h) sorted by arrival, and the exposed parts of its collectives in that step,
+ * ex[0..nex) ([a, b) pairs, run clock): each lag claims what the earlier ones did not reach (lags of several
+ * collectives in a step overlap: the rank waits once), within the step, less the collectives' own exposed time (the
+ * split of join_coll has it already, its wait part included). That much moves to peer wait, and only from "other" and
+ * "host idle" (time no category explains), as verbs_stragglers moves a rank's wait: never more than the step holds,
+ * never time already compute, copies or network. Each lag's w is what it moved. */
+static void lag_step(struct join *J, size_t g, size_t h, double *ex, size_t nex)
+{
+    uint32_t r = J->lag[g].r;
+    struct an_lstep *ls = &J->R[r].lsteps[J->lag[g].st];
+    double s0 = RUN(r, ls->start), s1 = RUN(r, ls->end), reach = -INFINITY, tot = 0;
+    if (nex > 1) qsort(ex, nex, 2 * sizeof *ex, cmp_span);
+    size_t p = 0; /* claimed parts increase and do not overlap: one walk over the exposed parts */
+    for (size_t q = g; q < h; q++) {
+        struct lagw *e = &J->lag[q];
+        double x = fmax(fmax(e->a, reach), s0), y = fmin(e->b, s1);
+        reach = fmax(reach, e->b);
+        e->w = 0;
+        if (y <= x) continue;
+        e->a = x;
+        e->b = y;
+        double len = y - x;
+        while (p < nex && ex[2 * p + 1] <= x) p++;
+        for (size_t u = p; u < nex && ex[2 * u] < y; u++) len -= fmax(fmin(y, ex[2 * u + 1]) - fmax(x, ex[2 * u]), 0);
+        e->w = fmax(len, 0);
+        tot += e->w;
+    }
+    if (tot <= 0) return;
+    claim_unjoined(ls);
+    uint64_t want = (uint64_t)llround(tot), o = ls->t[RS_CAT_OTHER], d = ls->t[RS_CAT_IDLE];
+    uint64_t from_other = want < o ? want : o, from_idle = want - from_other < d ? want - from_other : d;
+    ls->t[RS_CAT_OTHER] -= from_other;
+    ls->t[RS_CAT_IDLE] -= from_idle;
+    ls->t[RS_CAT_PEER_WAIT] += from_other + from_idle;
+    J->lag_ns += (double)(from_other + from_idle);
+    double f = (double)(from_other + from_idle) / tot;
+    for (size_t q = g; q < h; q++) J->lag[q].w *= f;
+}
+/* The late ranks charged for what lag_step moved, as charge_late does for measured waits (their lateness was counted
+ * by join_coll already): each collective's lags split among its late ranks segment by segment (wait_segments), the
+ * late ranks found again from the members' arrivals as join_coll found them (enqueue times: nothing timed). */
+static void lag_charge(struct join *J, size_t m)
+{
+    double acc = 0;
+    for (size_t q = 0; q < m; q++) {
+        acc += J->seg[q];
+        J->cost[J->late[q].r] += acc;
+        if (J->late[q].st >= 0 && acc > 0)
+            *AN_PUSH(J->lat, J->nlat, J->latcap) = (struct late_at){J->late[q].st, (uint32_t)J->late[q].r, (float)acc};
+        J->seg[q] = 0;
+    }
+}
+/* The waits estimated from the arrival lag (lag_entries), per rank and step, then charged per collective. */
+static void lag_waits(struct join *J)
+{
+    if (!J->nlag) return;
+    qsort(J->lag, J->nlag, sizeof *J->lag, cmp_lagw_step);
+    for (size_t i = 0, j; i < J->nlag; i = j) {
+        uint32_t r = J->lag[i].r;
+        for (j = i; j < J->nlag && J->lag[j].r == r; j++) continue;
+        const struct an_rank *rr = &J->R[r];
+        /* the rank's collectives by step (counting sort), for their exposed parts */
+        size_t ns = rr->nlsteps, *pos = rs_xcalloc(2 * (ns + 1), sizeof *pos, "analyze_join lag steps"),
+               *fill = pos + ns + 1;
+        uint32_t *ord = rs_xmalloc((rr->ncolls + 1) * sizeof *ord, "analyze_join lag colls");
+        double *ex = rs_xmalloc((AN_EXP * rr->ncolls + 1) * 2 * sizeof *ex, "analyze_join lag exposed");
+        for (size_t c = 0; c < rr->ncolls; c++)
+            if (rr->colls[c].step >= 0 && (size_t)rr->colls[c].step < ns) pos[rr->colls[c].step + 1]++;
+        for (size_t k = 1; k <= ns; k++) pos[k] += pos[k - 1];
+        memcpy(fill, pos, (ns + 1) * sizeof *pos);
+        for (size_t c = 0; c < rr->ncolls; c++)
+            if (rr->colls[c].step >= 0 && (size_t)rr->colls[c].step < ns) ord[fill[rr->colls[c].step]++] = (uint32_t)c;
+        for (size_t g = i, h; g < j; g = h) {
+            int32_t st = J->lag[g].st;
+            for (h = g; h < j && J->lag[h].st == st; h++) continue;
+            size_t nex = 0;
+            for (size_t u = pos[st]; u < pos[st + 1]; u++) {
+                const struct an_lcoll *c = &rr->colls[ord[u]];
+                for (int q = 0; q < c->nexp; q++) {
+                    ex[2 * nex] = RUN(r, c->exp[q].a);
+                    ex[2 * nex++ + 1] = RUN(r, c->exp[q].b);
+                }
+            }
+            lag_step(J, g, h, ex, nex);
+        }
+        free(ex);
+        free(ord);
+        free(pos);
+    }
+    qsort(J->lag, J->nlag, sizeof *J->lag, cmp_lagw_coll);
+    for (size_t i = 0, j; i < J->nlag; i = j) {
+        for (j = i; j < J->nlag && J->lag[j].m0 == J->lag[i].m0; j++) continue;
+        size_t m0 = J->lag[i].m0, m1 = m0 + J->lag[i].nmem;
+        for (size_t k = m0; k < m1; k++) J->arrm[k - m0] = RUN(J->m[k].r, J->R[J->m[k].r].colls[J->m[k].c].host_ts);
+        double bulk;
+        size_t m = member_late(J, m0, m1, &bulk);
+        if (!m) continue; /* nobody late beyond the threshold: a wait charged to no rank */
+        for (size_t q = i; q < j; q++)
+            if (J->lag[q].w > 0) wait_segments(J, m, J->lag[q].a, J->lag[q].b, J->lag[q].w);
+        lag_charge(J, m);
+    }
 }
 
 /* The data-send busy intervals of a step's ranks, widened by the lateness threshold, sorted by start, and for each
@@ -1121,10 +1304,7 @@ static void rank_steps(struct join *J, size_t r, double *step_sum, uint64_t *ste
         struct an_lstep *ls = &rr->lsteps[k];
         struct rs_an_step *s = &out->steps[k];
         uint64_t len = ls->end > ls->start ? ls->end - ls->start : 0;
-        /* exposed collective time not claimed by a joined collective: intra-node */
-        uint64_t split = ls->t[RS_CAT_PEER_WAIT] + ls->t[RS_CAT_STALL] + ls->t[RS_CAT_NET] + ls->t[RS_CAT_INTRA] +
-                         ls->t[RS_CAT_LATENCY];
-        if (ls->coll_exposed > split) ls->t[RS_CAT_INTRA] += ls->coll_exposed - split;
+        claim_unjoined(ls);
         /* network sends outside collectives (verbs programs): bytes at link rate, then latency, then stall */
         double ideal = ls->free_bytes / J->rate_bpns;
         uint64_t tr = (uint64_t)fmin(ideal, (double)ls->free_busy);
@@ -1294,11 +1474,14 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
         for (j = i; j < J->nm && J->m[j].g == J->m[i].g; j++) continue;
         join_coll(J, i, j);
     }
+    lag_waits(J);
     net_unmeasured_warning(J);
     if (J->considered) snprintf(a->straggler_basis, sizeof a->straggler_basis, "collectives");
     verbs_stragglers(J);
     a->stragglers_known = J->considered > 0;
     rank_outputs(J);
+    a->lag_colls = J->lag_colls;
+    a->lag_wait_s = a->mean_ranks ? J->lag_ns * 1e-9 / (double)a->mean_ranks : 0;
     run_transport(a);
     count_late_steps(J);
     stragglers(a, J->late_count, J->late_sum, J->cost, J->late_steps, J->costly_steps, n, R, J->part);
@@ -1308,6 +1491,7 @@ void an_join(struct rs_analysis *a, struct an_rank *R, size_t n, const struct rs
     free(J->late);
     free(J->lscr);
     free(J->seg);
+    free(J->lag);
     free(J->late_count);
     free(J->late_sum);
     free(J->cost);

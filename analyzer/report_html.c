@@ -317,6 +317,14 @@ static void panel_breakdown(FILE *f, const struct rs_analysis *a)
     fputs("<section id=\"step-breakdown\"><h2>Where each rank's step time goes</h2>\n"
           "<p class=\"muted\">Mean step per rank, split into categories that add up to the step time.</p>\n",
           f);
+    if (a->lag_colls) { /* peer wait not measured: estimated from the arrival lag (analyze_join.c lag_waits) */
+        char t[32];
+        fmt_s(t, sizeof t, a->lag_wait_s / (a->nsteps ? (double)a->nsteps : 1));
+        fprintf(f,
+                "<p id=\"peer-wait-estimated\">Peer wait estimated from the arrival lag: %s per step of it at %llu of "
+                "%zu collectives nothing timed (from each rank's NCCL call to the last rank's, a lower bound).</p>\n",
+                t, (unsigned long long)a->lag_colls, a->ncolls);
+    }
     legend(f);
     double maxv = 0;
     for (size_t r = 0; r < a->nranks; r++) {

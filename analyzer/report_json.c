@@ -285,6 +285,13 @@ static void json_head(const struct rs_analysis *a, struct jw *w)
     if (a->sampled_tail_measured) jnum(w, a->sampled_tail_cost);
     else js(w, "null");
     jc(w, '}');
+    /* peer wait not measured but estimated from the arrival lag of collectives nothing timed (analyze_join.c
+     * lag_waits): how many, and what it added to peer_wait (mean per rank, as attribution) */
+    jp(w, ",\n\"peer_wait_estimate\": {\"from_arrival_lag\": %s, \"collectives\": %llu, \"of\": %zu, \"wait_s\": ",
+       a->lag_colls ? "true" : "false", (unsigned long long)a->lag_colls, a->ncolls);
+    jnum(w, a->lag_wait_s);
+    kn(w, "wait_per_step_s", a->nsteps ? a->lag_wait_s / (double)a->nsteps : a->lag_wait_s);
+    jc(w, '}');
     js(w, ",\n\"transport\": ");
     jstr(w, a->transport);
     js(w, a->stragglers_known ? ", \"stragglers_known\": true" : ", \"stragglers_known\": false");

@@ -74,6 +74,11 @@ static void text_head(const struct rs_analysis *a, FILE *f)
                             : rs_cat_words(c);
         fprintf(f, "  %-62s %9.2f ms %5.1f %%\n", w, MS(v), a->step_mean_s > 0 ? 100 * v / a->step_mean_s : 0);
     }
+    if (a->lag_colls) /* not measured like the rest of the category: said beside it (analyze_join.c lag_waits) */
+        fprintf(f,
+                "  (waiting for late ranks: %.2f ms per step of it estimated from the arrival lag at %llu of %zu "
+                "collectives nothing timed: from each rank's NCCL call to the last rank's, a lower bound)\n",
+                MS(a->lag_wait_s / ns), (unsigned long long)a->lag_colls, a->ncolls);
 }
 
 /* Many ranks: show the MAX_ROWS with the most time outside compute, after the ones the findings and
