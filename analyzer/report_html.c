@@ -322,7 +322,7 @@ static void panel_breakdown(FILE *f, const struct rs_analysis *a)
         fmt_s(t, sizeof t, a->lag_wait_s / (a->nsteps ? (double)a->nsteps : 1));
         fprintf(f,
                 "<p id=\"peer-wait-estimated\">Peer wait estimated from the arrival lag: %s per step of it at %llu of "
-                "%zu collectives nothing timed (from each rank's NCCL call to the last rank's, a lower bound).</p>\n",
+                "%zu collectives nothing timed (host times, from each rank's NCCL call to the last rank's).</p>\n",
                 t, (unsigned long long)a->lag_colls, a->ncolls);
     }
     legend(f);

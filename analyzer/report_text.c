@@ -77,7 +77,7 @@ static void text_head(const struct rs_analysis *a, FILE *f)
     if (a->lag_colls) /* not measured like the rest of the category: said beside it (analyze_join.c lag_waits) */
         fprintf(f,
                 "  (waiting for late ranks: %.2f ms per step of it estimated from the arrival lag at %llu of %zu "
-                "collectives nothing timed: from each rank's NCCL call to the last rank's, a lower bound)\n",
+                "collectives nothing timed: host times, from each rank's NCCL call to the last rank's)\n",
                 MS(a->lag_wait_s / ns), (unsigned long long)a->lag_colls, a->ncolls);
 }
 

@@ -128,7 +128,7 @@ is "$(verdict)" "rank,1,7.5" "rank 1 named, costing 7.5 ms a step (rank 0's 15 m
 is "$(q '.peer_wait_estimate | "\(.from_arrival_lag),\(.collectives),\(.of),\(.wait_per_step_s * 1e5 | round / 100)"')" \
     "true,20,20,7.49" "JSON: the wait estimated from the arrival lag, at 20 of 20 collectives (7.49 ms: beyond the calls)"
 like "$(cat "$T/one.txt")" \
-    '  \(waiting for late ranks: 7\.49 ms per step of it estimated from the arrival lag at 20 of 20 collectives nothing timed: from each rank.s NCCL call to the last rank.s, a lower bound\)' \
+    '  \(waiting for late ranks: 7\.49 ms per step of it estimated from the arrival lag at 20 of 20 collectives nothing timed: host times, from each rank.s NCCL call to the last rank.s\)' \
     "text: one line says the wait is an estimate, how much and from how many collectives"
 "$RS_CLI" report --html "$T/one.html" "$T/one" >/dev/null 2>&1
 like "$(grep -o '<p id="peer-wait-estimated">[^<]*' "$T/one.html")" \
