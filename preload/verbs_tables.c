@@ -260,6 +260,9 @@ void vb_empty_fork_child(void)
 {
     uint64_t now = rs_now();
     for (unsigned s = 0; s < VB_MAX_CQ; s++) {
+        /* a slot no CQ ever had: its record was never written, and reading it would fault its page in (the
+         * records are 768 KiB: reading them all cost every fork ~4 ms before its child ran, verbs or not) */
+        if (!__atomic_load_n(&vb_cq_keys[s], __ATOMIC_RELAXED)) continue;
         struct vb_cq_rec *q = &vb_cq_recs[s];
         /* write only records with something pending: every write copies a page in the child */
         if (q->emitted_empty == q->empty && !q->run_start && !q->flushing) continue;

@@ -4,3 +4,5 @@ bench/core/bench_core.srcs := bench/core/bench_core.c $(CORE_OBJS)
 bench/core/bench_core.libs := -lzstd -ldl -lpthread
 bench/core/ring_model.srcs := bench/core/ring_model.c
 bench/core/ring_model.libs := -lpthread
+PROGRAMS += bench/core/forklat
+bench/core/forklat.srcs := bench/core/forklat.c

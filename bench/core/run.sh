@@ -62,3 +62,19 @@ for t in 4 8; do
     line=$(RAILSCOPE_ZSTD_THREADS=4 RAILSCOPE_POLICY=block "$BIN" sustained "$t" "$N")
     echo "bench.core.sustained_zthreads4.$line"
 done
+
+echo "# fork(): untraced and traced (LD_PRELOAD) alternately, 5 rounds of 200 forks; medians per fork, then ratios"
+FL=$B/bench/core/forklat LIB=$B/librailscope.so
+if [ -x "$FL" ] && [ -e "$LIB" ]; then
+    for r in 1 2 3 4 5; do
+        u=$("$FL" 200) t=$(LD_PRELOAD=$LIB "$FL" 200)
+        echo "bench.core.fork.round $r untraced $u | traced $t"
+    done | tee "$tmp/fork.txt"
+    awk '{ cu[NR] = $5; ru[NR] = $7; ct[NR] = $13; rt[NR] = $15 }
+         function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+                                       return a[int((n + 1) / 2)] }
+         END { n = NR; a = med(cu, n); b = med(ct, n); c = med(ru, n); d = med(rt, n)
+               printf "bench.core.fork.ratio fork_to_child traced/untraced %.2f (%.0f vs %.0f us) fork_to_reaped %.2f (%.0f vs %.0f us)\n", b / a, b, a, d / c, d, c }' "$tmp/fork.txt"
+else
+    echo "bench.core.fork skipped: $FL or $LIB not built"
+fi
