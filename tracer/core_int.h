@@ -74,6 +74,10 @@ struct rs_tls {
     int guard;   /* inside a wrapper or the core */
     int no_ring; /* ring allocation failed: drop */
     int is_writer;
+    /* In _exit()/_Exit()'s final flush on this thread, which a signal handler may have called while the code it
+     * interrupted held malloc's lock or ours: nothing there may wait for a lock for long or call malloc (string
+     * interning tries its lock for a bounded time, zstd starts no threads; tracer/pagemem.h). */
+    int in_exit;
 };
 extern __thread struct rs_tls rs_tls __attribute__((tls_model("initial-exec")));
 

@@ -1,11 +1,16 @@
 /* Interned strings of the live process: one id per distinct byte string, dense from 1. Callers cache ids
  * (rs_intern locks and may allocate). The writer thread reads entries (published with release order on
  * `count`) without the lock: entries never move (fixed pages of pointers) and are never freed. After a
- * fork the child keeps the table (interposers keep their cached ids) and writes it all to its new file. */
-#include <stdlib.h>
+ * fork the child keeps the table (interposers keep their cached ids) and writes it all to its new file.
+ *
+ * The memory is page memory (tracer/pagemem.h), not malloc's: the final flush of _exit() interns the names of
+ * threads seen for the first time and its own warnings, possibly inside a signal handler that interrupted malloc.
+ * There (rs_tls.in_exit) the lock is tried for a bounded time: the interrupted code may be rs_intern itself. */
 #include <string.h>
+#include <time.h>
 
 #include "core_int.h"
+#include "pagemem.h"
 
 #define PAGE_SHIFT 10
 #define PAGE_N     (1u << PAGE_SHIFT)
@@ -21,6 +26,25 @@ static struct ent **pages[MAX_PAGES];
 static _Atomic uint32_t count; /* highest id handed out */
 static uint32_t *table;        /* open addressing: ids; 0 = empty */
 static uint32_t table_cap;
+
+/* Entries are carved from 64 KiB chunks, never freed. */
+#define CHUNK (64u << 10)
+static char *chunk;
+static size_t chunk_used = CHUNK;
+
+static struct ent *ent_alloc(size_t n)
+{
+    size_t need = (sizeof(struct ent) + n + 1 + 7) & ~(size_t)7;
+    if (need > CHUNK - chunk_used) {
+        char *c = rs_pm_alloc(CHUNK);
+        if (!c) return NULL;
+        chunk = c;
+        chunk_used = 0;
+    }
+    struct ent *e = (struct ent *)(chunk + chunk_used);
+    chunk_used += need;
+    return e;
+}
 
 static struct ent *get(uint32_t id) { return pages[id >> PAGE_SHIFT][id & (PAGE_N - 1)]; }
 
@@ -41,7 +65,7 @@ void rs_strings_child_reset(void) { pthread_mutex_init(&lock, NULL); }
 static int grow(void)
 {
     uint32_t cap = table_cap ? table_cap * 2 : 1024;
-    uint32_t *t = calloc(cap, sizeof *t);
+    uint32_t *t = rs_pm_alloc((size_t)cap * sizeof *t);
     if (!t) return -1;
     for (uint32_t i = 0; i < table_cap; i++) {
         uint32_t id = table[i];
@@ -50,7 +74,7 @@ static int grow(void)
         while (t[j]) j = (j + 1) & (cap - 1);
         t[j] = id;
     }
-    free(table);
+    rs_pm_free(table);
     table = t;
     table_cap = cap;
     return 0;
@@ -62,8 +86,19 @@ uint32_t rs_intern_n(const char *s, size_t n)
     if (n > RS_MAX_STRING) n = RS_MAX_STRING;
     uint32_t h = rs_fnv1a(s, n), id = 0;
     int g = rs_tls.guard;
-    rs_tls.guard = 1; /* malloc and friends below must not be traced */
-    pthread_mutex_lock(&lock);
+    rs_tls.guard = 1; /* what is called below must not be traced */
+    if (!rs_tls.in_exit) {
+        pthread_mutex_lock(&lock);
+    } else {
+        for (int i = 0; pthread_mutex_trylock(&lock) != 0; i++) { /* ~50 ms, then no id: the string is lost */
+            if (i == 50) {
+                rs_tls.guard = g;
+                return 0;
+            }
+            struct timespec d = {0, 1000000};
+            nanosleep(&d, NULL);
+        }
+    }
     uint32_t c = atomic_load_explicit(&count, memory_order_relaxed);
     if ((c + 1) * 2 > table_cap && grow()) goto out;
     uint32_t j = h & (table_cap - 1);
@@ -76,8 +111,8 @@ uint32_t rs_intern_n(const char *s, size_t n)
     }
     uint32_t nid = c + 1;
     if ((nid >> PAGE_SHIFT) >= MAX_PAGES) goto out;
-    if (!pages[nid >> PAGE_SHIFT] && !(pages[nid >> PAGE_SHIFT] = calloc(PAGE_N, sizeof(struct ent *)))) goto out;
-    struct ent *e = malloc(sizeof *e + n + 1);
+    if (!pages[nid >> PAGE_SHIFT] && !(pages[nid >> PAGE_SHIFT] = rs_pm_alloc(PAGE_N * sizeof(struct ent *)))) goto out;
+    struct ent *e = ent_alloc(n);
     if (!e) goto out;
     e->len = (uint32_t)n;
     e->hash = h;

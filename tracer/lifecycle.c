@@ -70,8 +70,9 @@ static _Atomic uint32_t final_done;
 static void final_flush(int32_t status, uint32_t reason, unsigned timeout_ms)
 {
     if (!ours()) return;
-    int g = rs_tls.guard;
+    int g = rs_tls.guard, x = rs_tls.in_exit;
     rs_tls.guard = 1;
+    rs_tls.in_exit = reason == RS_END__EXIT; /* async-signal-safe callers: no malloc, no unbounded lock */
     uint32_t none = 0;
     if (reason != RS_END_SIGNAL) atomic_compare_exchange_strong(&final_tid, &none, rs_gettid());
     if (reason != RS_END_SIGNAL) rs_run_shutdown_hooks(); /* not from a signal handler: hooks may lock */
@@ -80,6 +81,7 @@ static void final_flush(int32_t status, uint32_t reason, unsigned timeout_ms)
         atomic_store(&final_done, 1);
         rs_futex_wake(&final_done);
     }
+    rs_tls.in_exit = x;
     rs_tls.guard = g;
 }
 
@@ -297,18 +299,36 @@ static __thread volatile sig_atomic_t in_fork;
 static _Atomic uint32_t fork_waiting; /* a fork() waits for cred_lock */
 /* what fork_prepare took, for fork_parent (per thread: glibc before 2.28 could run two forks' handlers at once) */
 static __thread int fork_took_cred, fork_took_writer;
-/* The program's signal mask, from fork_prepare until the handlers after the fork are done. Signals stay
- * blocked across the fork so that none lands in the child while our child handler is half done (its pid not
- * yet ours, its writer being reset): a handler calling _exit() there ended the child without its trace file
- * (tests/core/sigexit.t under ASan, 5 of 30). They are delivered when the handler restores the mask. */
+/* The program's signal mask, from the start of fork_prepare until the handlers after the fork are done. Signals
+ * stay blocked across our part of the fork so that none lands in the child while our child handler is half done
+ * (its pid not yet ours, its writer being reset: a handler calling _exit() there ended the child without its trace
+ * file, tests/core/sigexit.t under ASan, 5 of 30), nor in the parent while we hold our locks (a handler's own fork
+ * then waited on them forever). They are delivered when the mask is restored. Faults (SIGSEGV & co.) stay
+ * unblocked: blocked, a real one is fatal, and other libraries' fork handlers may probe memory under a handler. */
 static __thread sigset_t fork_mask;
 static __thread int fork_masked;
+/* A fork inside our window (another library's parent or child handler that forks, run after ours): only the
+ * outermost level takes the locks and the mask. In the nested fork's child, the outer forks' parent handlers still
+ * run later (the code returns through them): they are skipped there, the child handler having reset everything. */
+static __thread int fork_depth, fork_parent_skips;
+
+static void fork_unmask(void)
+{
+    if (fork_masked) pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
+    fork_masked = 0;
+}
 
 /* The handlers run inside the program's fork(): whatever errno our waits leave (a futex timeout) must not show
  * after a successful fork, so each one restores what it found. */
 static void fork_prepare(void)
 {
     int saved_errno = errno;
+    if (fork_depth++ > 0) return;
+    sigset_t set;
+    sigfillset(&set);
+    static const int faults[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS};
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++) sigdelset(&set, faults[i]);
+    fork_masked = pthread_sigmask(SIG_BLOCK, &set, &fork_mask) == 0;
     in_fork = 1;
     fork_took_cred = 0;
     if (!cred_held) {
@@ -322,16 +342,7 @@ static void fork_prepare(void)
     }
     fork_took_writer = atomic_load(&rs_state) == RS_ST_RUNNING;
     if (fork_took_writer) rs_writer_fork_prepare();
-    sigset_t all;
-    sigfillset(&all);
-    fork_masked = pthread_sigmask(SIG_BLOCK, &all, &fork_mask) == 0;
     errno = saved_errno;
-}
-
-static void fork_unmask(void)
-{
-    if (fork_masked) pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
-    fork_masked = 0;
 }
 
 static void fork_done(void)
@@ -343,6 +354,11 @@ static void fork_done(void)
 static void fork_parent(void)
 {
     int saved_errno = errno;
+    if (fork_parent_skips > 0) {
+        fork_parent_skips--;
+        return;
+    }
+    if (fork_depth > 0 && --fork_depth > 0) return;
     if (fork_took_writer) rs_writer_fork_parent();
     if (fork_took_cred) pthread_mutex_unlock(&cred_lock);
     fork_done();
@@ -355,6 +371,8 @@ static void fork_child_body(void);
 static void fork_child(void)
 {
     int saved_errno = errno;
+    fork_parent_skips = fork_depth > 1 ? fork_depth - 1 : 0;
+    fork_depth = 0;
     fork_child_body();
     fork_unmask();
     errno = saved_errno;

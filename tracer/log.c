@@ -8,6 +8,16 @@
 
 #include "core_int.h"
 
+const char *rs_strerror(int err)
+{
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 32)
+    const char *d = strerrordesc_np(err); /* the English text, from a static table */
+    return d ? d : "Unknown error";
+#else
+    return strerror(err);
+#endif
+}
+
 static void write_stderr(const char *s, size_t n)
 {
     while (n) {

@@ -13,6 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#ifndef MREMAP_MAYMOVE
+#error "tracer/pagemem.h needs _GNU_SOURCE (mremap)"
+#endif
 
 /* Under ASan, what lies around a block (the length word, the mapping's slack) is poisoned, so an overrun is still
  * reported as it would be past malloc's memory; a mapping is unpoisoned whole before it is moved or unmapped. */
@@ -30,18 +33,21 @@
 
 static inline size_t rs_pm_len(size_t n) { return (n + RS_PM_HDR + RS_PM_PAGE - 1) & ~(size_t)(RS_PM_PAGE - 1); }
 
-/* The length word of a block's mapping (unpoisoned for the read). */
-static inline size_t rs_pm_maplen(char *p)
+/* The mapping's length and the block's size, in front of the block (unpoisoned for the read). */
+static inline size_t rs_pm_maplen(char *p, size_t *n)
 {
     RS_PM_UNPOISON(p, RS_PM_HDR);
-    return *(size_t *)p;
+    if (n) *n = ((size_t *)p)[1];
+    return ((size_t *)p)[0];
 }
 
-/* A mapping of len bytes holding a block of n: the length word in front, the block, slack up to the page. */
+/* A mapping of len bytes holding a block of n: the two words in front, the block, slack up to the page. */
 static inline void *rs_pm_settle(char *p, size_t len, size_t n)
 {
-    *(size_t *)p = len;
+    ((size_t *)p)[0] = len;
+    ((size_t *)p)[1] = n;
     RS_PM_POISON(p, RS_PM_HDR);
+    RS_PM_UNPOISON(p + RS_PM_HDR, n);
     RS_PM_POISON(p + RS_PM_HDR + n, len - RS_PM_HDR - n);
     return p + RS_PM_HDR;
 }
@@ -58,7 +64,7 @@ static inline void rs_pm_free(void *q)
 {
     if (!q) return;
     char *p = (char *)q - RS_PM_HDR;
-    size_t len = rs_pm_maplen(p);
+    size_t len = rs_pm_maplen(p, NULL);
     RS_PM_UNPOISON(p, len);
     munmap(p, len);
 }
@@ -69,12 +75,12 @@ static inline void *rs_pm_realloc(void *q, size_t n)
     if (!q) return rs_pm_alloc(n);
     if (n > SIZE_MAX / 2) return NULL;
     char *p = (char *)q - RS_PM_HDR;
-    size_t old = rs_pm_maplen(p), len = rs_pm_len(n);
-    RS_PM_UNPOISON(p, old);
+    size_t was, old = rs_pm_maplen(p, &was), len = rs_pm_len(n);
     if (len <= old) return rs_pm_settle(p, old, n);
+    RS_PM_UNPOISON(p, old);
     void *np = mremap(p, old, len, MREMAP_MAYMOVE);
     if (np == MAP_FAILED) {
-        rs_pm_settle(p, old, old - RS_PM_HDR); /* the old block stays whole; its size is not known here */
+        rs_pm_settle(p, old, was); /* the old block stays as it was */
         return NULL;
     }
     return rs_pm_settle(np, len, n);

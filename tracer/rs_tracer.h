@@ -102,6 +102,8 @@ void rs_guard_exit(void);
 /* Warnings: one helper, "railscope: " prefix on stderr (respecting RAILSCOPE_LOG), also recorded as a
  * WARNING event. rs_warn_once() prints a given call site's message once per process. */
 void rs_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* strerror without gettext's catalogs or allocation (the exit paths' warnings may run in a signal handler). */
+const char *rs_strerror(int err);
 void rs_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 #define rs_warn_once(...)                                                                 \
     do {                                                                                  \

@@ -56,7 +56,8 @@ struct rs_writer {
     unsigned n_ends;
     uint64_t seq;
     int level;
-    int threads; /* zstd worker threads, 0 = compress in the caller */
+    int threads;    /* zstd worker threads, 0 = compress in the caller */
+    int mt_started; /* a compression ran with them: zstd's workers exist */
     ZSTD_CCtx *cctx;
 
     unsigned char *raw; /* current frame's payload not yet given to zstd */
@@ -324,6 +325,14 @@ int rs_writer_set_threads(struct rs_writer *w, int n)
     return 0;
 }
 
+void rs_writer_no_new_threads(struct rs_writer *w)
+{
+    /* zstd starts its workers at the first compression with them; between frames the count may change */
+    if (w->threads && !w->mt_started && !w->streaming &&
+        !ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_nbWorkers, 0)))
+        w->threads = 0;
+}
+
 void rs_writer_set_clock(struct rs_writer *w, rs_writer_clock_fn fn, void *arg)
 {
     w->clock_fn = fn;
@@ -551,7 +560,7 @@ uint32_t rs_writer_intern_n(struct rs_writer *w, const char *s, size_t n)
     if (n > RS_MAX_STRING) n = RS_MAX_STRING;
     if ((w->strs_n + 1) * 2 > w->strs_cap) {
         uint32_t cap = w->strs_cap ? w->strs_cap * 2 : 256;
-        struct rs_str_ent *t = rs_pm_alloc((size_t)cap * sizeof *t);
+        struct rs_str_ent *t = calloc(cap, sizeof *t); /* malloc's, as the copies it points to: LSan scans it */
         if (!t) return 0;
         for (uint32_t i = 0; i < w->strs_cap; i++) {
             if (!w->strs[i].hash) continue;
@@ -559,7 +568,7 @@ uint32_t rs_writer_intern_n(struct rs_writer *w, const char *s, size_t n)
             while (t[j].hash) j = (j + 1) & (cap - 1);
             t[j] = w->strs[i];
         }
-        rs_pm_free(w->strs);
+        free(w->strs);
         w->strs = t;
         w->strs_cap = cap;
     }
@@ -665,6 +674,7 @@ static int stream_in(struct rs_writer *w, ZSTD_EndDirective end)
         w->c_len = 0;
     }
     ZSTD_inBuffer in = {w->raw, w->raw_len, 0};
+    if (w->threads) w->mt_started = 1;
     for (;;) {
         size_t need = w->c_len + ZSTD_compressBound(in.size - in.pos) + ZSTD_CStreamOutSize();
         if (need > w->cbuf_cap) {
@@ -767,6 +777,7 @@ int rs_writer_flush(struct rs_writer *w)
             w->cbuf_cap = bound;
         }
         if (w->threads) {
+            w->mt_started = 1;
             ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, w->level);
             c = ZSTD_compress2(w->cctx, w->cbuf, w->cbuf_cap, w->raw, w->raw_len);
         } else {
@@ -858,7 +869,7 @@ int rs_writer_close(struct rs_writer *w)
     rs_pm_free(w->reopen_path);
     ZSTD_freeCCtx(w->cctx);
     for (uint32_t i = 0; i < w->strs_cap; i++) free(w->strs[i].s);
-    rs_pm_free(w->strs);
+    free(w->strs);
     rs_pm_free(w->raw);
     rs_pm_free(w->cbuf);
     rs_pm_free(w);
@@ -868,12 +879,12 @@ int rs_writer_close(struct rs_writer *w)
 void rs_writer_abandon(struct rs_writer *w)
 {
     if (!w) return;
-    /* In a fork child: the parent's file descriptor is closed (if still ours) and its memory is left allocated,
-     * the child's copy-on-write pages of the parent's (nothing is written to them, so nothing is copied). Nothing is
-     * freed: the fork may have come while another thread held an allocator's lock that the child inherits taken
-     * (glibc's malloc resets its own; ASan's quarantine did not: a child hung in free() in one storm run of 8 under
-     * ASan, tests/hardening/sanitizers.t 5), and zstd's worker threads do not exist in the child (freeing a
-     * context that has them would wait for them forever). */
+    /* The descriptor is closed (if still ours) and the memory left allocated. In a fork child it is the child's
+     * copy-on-write pages of the parent's (nothing is written to them, so nothing is copied); freeing could wait on an
+     * allocator's lock that the child inherits taken (glibc's malloc resets its own; ASan's quarantine did not: a
+     * child hung in free() in one storm run of 8 under ASan, tests/hardening/sanitizers.t 5), and zstd's worker
+     * threads do not exist in the child (freeing a context that has them would wait for them forever). At _exit
+     * (the caller flushed first) the process ends: nothing there may wait for zstd's workers. */
     if (fd_same_file(w, w->fd) == 0) close(w->fd);
 }
 

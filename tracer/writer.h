@@ -54,6 +54,8 @@ void rs_writer_set_field_delta(struct rs_writer *w, int on);
 /* Compress each frame with n zstd worker threads (0 = in the calling thread, the default). -ENOTSUP when
  * libzstd was built without multithreading. */
 int rs_writer_set_threads(struct rs_writer *w, int n);
+/* From now on no zstd worker thread may start (the exit path): compress in the caller unless they already run. */
+void rs_writer_no_new_threads(struct rs_writer *w);
 
 /* Clock source for the CLOCK anchor written at the start of every frame: fn fills a REALTIME/tracer-clock
  * pair. The default samples clock_gettime(CLOCK_REALTIME/CLOCK_MONOTONIC). NULL = no automatic anchors

@@ -88,7 +88,7 @@ static void write_error(int err)
     /* the reader appends strerror of the recorded errno itself */
     int r = W ? rs_writer_mark_partial(W, err, "cannot write the trace file") : -1;
     W_unmarked = r != 0;
-    rs_warn("cannot write %s: %s; tracing stops here, the trace is %s", W_path, strerror(-err),
+    rs_warn("cannot write %s: %s; tracing stops here, the trace is %s", W_path, rs_strerror(-err),
             r == 0 ? "marked partial" : "incomplete");
 }
 
@@ -99,7 +99,8 @@ static int open_file(void)
     if (fd < 0) {
         W_failed = 1;
         if (fd != RS_OPEN_REFUSED)
-            rs_warn("cannot create a trace file in %s: %s; this process is not traced", rs_cfg.outdir, strerror(-fd));
+            rs_warn("cannot create a trace file in %s: %s; this process is not traced", rs_cfg.outdir,
+                    rs_strerror(-fd));
         return fd;
     }
     struct rs_file_info fi;
@@ -108,7 +109,7 @@ static int open_file(void)
     W = rs_writer_fdopen(fd, &fi, &err);
     if (!W) {
         W_failed = 1;
-        rs_warn("cannot write %s: %s; this process is not traced", W_path, strerror(-err));
+        rs_warn("cannot write %s: %s; this process is not traced", W_path, rs_strerror(-err));
         return err;
     }
     rs_writer_set_level(W, rs_cfg.zstd_level);
@@ -121,7 +122,9 @@ static int open_file(void)
         atomic_store(&trace_ino, (uint64_t)sb.st_ino);
     }
     atomic_store(&rs_trace_fd, rs_writer_fd(W));
-    if (rs_cfg.zstd_threads && rs_writer_set_threads(W, rs_cfg.zstd_threads) && rs_cfg.zstd_threads_set)
+    /* not in _exit's flush: zstd would start its workers there (pthread_create allocates) */
+    if (rs_cfg.zstd_threads && !rs_tls.in_exit && rs_writer_set_threads(W, rs_cfg.zstd_threads) &&
+        rs_cfg.zstd_threads_set)
         rs_warn_once("RAILSCOPE_ZSTD_THREADS: this libzstd cannot compress with threads; using one");
     strings_written = 0;
     rs_debug("tracing to %s", W_path);
@@ -525,6 +528,7 @@ static void write_end(int32_t status, uint32_t reason)
 
 static void final_locked(void)
 {
+    if (W && rs_tls.in_exit) rs_writer_no_new_threads(W);
     drain_all();
     /* A forked child's file is opened lazily, at its first event; one that recorded nothing still gets a
      * file here, so every FORK the parent recorded has a file with the child's PROC_END. */
@@ -536,9 +540,12 @@ static void final_locked(void)
         rs_log(W_unmarked ? RS_LOG_WARN : RS_LOG_INFO, "%llu events could not be written to %s",
                (unsigned long long)lost_events, W_path);
     atomic_store(&rs_trace_fd, -1);
-    if (W) {
+    if (W && rs_tls.in_exit) {
+        rs_writer_abandon(W); /* the process ends: its memory and zstd's workers are not worth freeing there */
+        W = NULL;
+    } else if (W) {
         int e = rs_writer_close(W);
-        if (e && !W_failed) rs_warn("closing %s: %s", W_path, strerror(-e));
+        if (e && !W_failed) rs_warn("closing %s: %s", W_path, rs_strerror(-e));
         W = NULL;
     }
     W_closed = 1;
@@ -549,9 +556,23 @@ static void final_locked(void)
 
 /* The final sequence: everything recorded so far goes to disk first (so a hook that hangs cannot cost
  * recorded events), then the shutdown hooks run, then their events and PROC_END, then close. */
-static void do_final(int in_writer)
+static uint64_t mono_ms(void);
+
+/* wlock, waiting at most until deadline (CLOCK_MONOTONIC ms): the exit paths must not wait for a writer thread
+ * that itself waits for a lock the exiting thread's interrupted code holds. */
+static int wlock_until(uint64_t deadline)
 {
-    pthread_mutex_lock(&wlock);
+    while (pthread_mutex_trylock(&wlock) != 0) {
+        if (mono_ms() >= deadline) return -1;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
+
+static void do_final(int in_writer, uint64_t deadline)
+{
+    if (wlock_until(deadline)) return;
     if (W_closed) {
         pthread_mutex_unlock(&wlock);
         return;
@@ -560,7 +581,7 @@ static void do_final(int in_writer)
     flush_frame();
     pthread_mutex_unlock(&wlock);
     if (in_writer) rs_run_shutdown_hooks();
-    pthread_mutex_lock(&wlock);
+    if (wlock_until(deadline)) return;
     if (!W_closed) final_locked();
     pthread_mutex_unlock(&wlock);
 }
@@ -642,7 +663,7 @@ static void *writer_main(void *arg)
             run_tick_hooks();
         }
         if (req != handled && atomic_load(&final_req)) {
-            do_final(1);
+            do_final(1, UINT64_MAX); /* its own thread: nothing it waits for is held by an interrupted caller */
             atomic_store(&done_seq, req);
             rs_futex_wake(&done_seq);
             break;
@@ -710,7 +731,7 @@ int rs_writer_thread_start(int open_now)
     if (e) {
         atomic_store(&thread_running, 0);
         atomic_store(&thread_entered, 1);
-        rs_warn("cannot start the writer thread: %s; events are written at exit only", strerror(e));
+        rs_warn("cannot start the writer thread: %s; events are written at exit only", rs_strerror(e));
     }
     return 0;
 }
@@ -862,16 +883,12 @@ int rs_core_request(int final, int32_t status, uint32_t reason, unsigned timeout
         /* Asked to (exit paths: no need to wait for the writer thread to be scheduled), or no writer
          * thread to ask, or we are it: do the work here, if the lock can be had in time. */
         uint64_t deadline = mono_ms() + timeout_ms;
-        while (pthread_mutex_trylock(&wlock) != 0) {
-            if (mono_ms() >= deadline) return -1;
-            struct timespec ts = {0, 1000000};
-            nanosleep(&ts, NULL);
-        }
+        if (wlock_until(deadline)) return -1;
         int g = rs_tls.guard;
         rs_tls.guard = 1;
         if (atomic_load(&final_req)) {
             pthread_mutex_unlock(&wlock);
-            do_final(!rs_tls.is_writer);
+            do_final(!rs_tls.is_writer, deadline);
         } else {
             drain_all();
             /* Before an exec: the file the new image cuts ends with an end record; if the exec fails, the

@@ -28,3 +28,4 @@ PROGRAMS += tests/core/no_close_range
 tests/core/no_close_range.srcs := tests/core/no_close_range.c
 PROGRAMS += tests/core/sigexit
 tests/core/sigexit.srcs := tests/core/sigexit.c
+tests/core/sigexit.libs := -ldl -lpthread

@@ -8,7 +8,7 @@
 # thread probe, on success).
 . "$(dirname "$0")/../lib.sh"
 need_cmd cc
-plan 6
+plan 8
 src=$RS_TOP/tests/core/forkcred
 cc -O1 -shared -fPIC -o "$T/libearly.so" "$src/early.c" -lpthread &&
     cc -O1 -o "$T/forker" "$src/forker.c" -L"$T" -Wl,--no-as-needed -learly -Wl,-rpath,"$T" ||
@@ -20,6 +20,10 @@ out=$(EARLY_PARENT=1 run handlers)
 is "$?:$out" "0:forked=1" "... in the parent handler: the fork completes"
 out=$(EARLY_CHILD=1 run handlers)
 is "$?:$out" "0:forked=1" "... in the child handler: the fork completes"
+# inside our fork's window another library's parent handler forks (a helper process): it waited forever on our own
+# locks (session 28's review), now a nested fork of ours
+out=$(EARLY_PARENT_FORK=1 run handlers)
+is "$?:$out" "0:forked=1" "... its parent handler forks itself: both forks complete"
 # Under ASan the signal variant livelocked (session 7-8): every setresuid stopped the writer thread and started a
 # new one, 1-2 ms a call there (a 1 ms polling step, a thread exit and creation), longer than the 200 us between
 # two SIGALRMs, so the program ran almost nothing but handlers (10 forks took 20 s). The writer is now left
@@ -65,3 +69,8 @@ out=$(run_timeout 60 env RAILSCOPE_OUT=$T/o LD_PRELOAD=$RS_PRELOAD "$T/forker" n
 is "$?:$out" "0:calls=5000 bad=0 signals=some" "5000 setresuid calls while a signal handler calls it every 200 us"
 out=$(run errno)
 is "$?:$out" "0:setresuid=0 errno=0 fork=0 errno=0" "successful setresuid and fork leave errno as the program set it"
+# A signal handler that forks (async-signal-safe) while the program forks: one landing inside our fork handlers'
+# window took our locks again (hung), or cleared what the outer fork had to release (the credential lock stayed
+# taken: the next setresuid hung); signals are now held back across that window (session 28's review).
+out=$(run_timeout 120 env RAILSCOPE_OUT=$T/o5 LD_PRELOAD=$RS_PRELOAD "$T/forker" forkforks 100 2>&1)
+is "$?:$out" "0:forks=100 bad=0 inner=some setresuid=0" "100 forks while a SIGALRM handler forks too, then setresuid"

@@ -4,12 +4,24 @@
  * before); when that took malloc's lock, held by the interrupted malloc, the child hung for good (15 of 20
  * children before tracer/pagemem.h). The handler is installed before the fork, so no child can die of the
  * signal's default action before it is in place.
- * Usage: sigexit N. Prints "hung H of N, statuses ok K": H children not ended 3 s after the signal (killed),
- * K ended by _exit with the status their handler gave. Each child's pid and index go to stderr as "pid index". */
+ * Modes (second argument) for what the final flush must do there besides creating the file (a review's finds,
+ * session 28): "mark": the child names its thread and records a marker first, so the flush interns a new thread
+ * name (the string table's lock and memory); "fsize": and the file cannot be written (RLIMIT_FSIZE of 64 bytes),
+ * so it warns (strerror, a WARNING event interned); "threads": six idle threads of the child's own and 30000
+ * markers (run with RAILSCOPE_ZSTD_THREADS=2: zstd must not start its workers in the handler).
+ * Usage: sigexit N [plain|mark|fsize|threads]. Prints "hung H of N, statuses ok K": H children not ended 3 s after
+ * the signal (killed), K ended by _exit with the status their handler gave. Each child's pid and index go to
+ * stderr as "pid index". */
 
+#include <dlfcn.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,16 +34,52 @@ static void on_usr1(int s)
     _exit(my_index + 1);
 }
 
+static void *idle(void *a)
+{
+    for (;;) pause();
+    return a;
+}
+
+/* What the child does before its malloc loop; returns once it is ready for the signal. */
+static void child_setup(const char *mode, int i)
+{
+    void (*mark)(const char *, uint64_t) = (void (*)(const char *, uint64_t))dlsym(RTLD_DEFAULT, "railscope_mark");
+    if (!strcmp(mode, "plain")) return;
+    usleep(150000); /* the child's writer thread is in its tick's sleep now: nothing below is drained before _exit */
+    if (!strcmp(mode, "fsize")) {
+        signal(SIGXFSZ, SIG_IGN); /* a program that handles a full disk itself */
+        struct rlimit rl = {64, 64};
+        setrlimit(RLIMIT_FSIZE, &rl);
+    }
+    if (!strcmp(mode, "threads")) {
+        for (int t = 0; t < 6; t++) {
+            pthread_t th;
+            pthread_create(&th, NULL, idle, NULL);
+        }
+        usleep(50000);
+    }
+    char name[32]; /* the kernel keeps 15 bytes */
+    snprintf(name, sizeof name, "fresh-%d", i);
+    prctl(PR_SET_NAME, name);
+    int marks = !strcmp(mode, "threads") ? 30000 : 1;
+    for (int m = 0; mark && m < marks; m++) mark("step", (uint64_t)m);
+}
+
 int main(int argc, char **argv)
 {
     int n = argc > 1 ? atoi(argv[1]) : 20, hung = 0, good = 0;
+    const char *mode = argc > 2 ? argv[2] : "plain";
     signal(SIGUSR1, on_usr1);
     srand(12345);
     for (int i = 0; i < n; i++) {
         my_index = i % 100; /* before the fork: the signal may come while the child is still in fork's handlers */
+        int ready[2];
+        if (pipe(ready) != 0) return perror("pipe"), 2;
         pid_t p = fork();
         if (p < 0) return perror("fork"), 2;
         if (p == 0) {
+            child_setup(mode, i);
+            if (write(ready[1], "x", 1) != 1) _exit(99);
             unsigned x = (unsigned)i + 1;
             void *keep[64] = {0};
             for (;;) { /* malloc and free all the time: the signal most likely lands inside one */
@@ -41,6 +89,10 @@ int main(int argc, char **argv)
                 keep[k] = malloc(2000 + x % 200000);
             }
         }
+        close(ready[1]);
+        char c;
+        if (read(ready[0], &c, 1) != 1) fprintf(stderr, "child %d: no ready byte\n", i);
+        close(ready[0]);
         fprintf(stderr, "%d %d\n", (int)p, i);
         struct timespec d = {0, 2000000 + (rand() % 3000000)};
         nanosleep(&d, NULL);

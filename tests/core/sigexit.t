@@ -2,10 +2,13 @@
 # A signal handler's _exit() in a forked child that recorded nothing, while the signal interrupted malloc: the
 # tracer's _exit wrapper writes the child's whole trace file there, and must not need malloc's lock, which the
 # interrupted malloc holds (15 of 20 children hung for good before tracer/pagemem.h; found by a review in
-# session 27, docs/dev/repro/sigexit_fork.c). Each child still gets its file, ending with its _exit status.
+# session 27). Each child still gets its file, ending with its _exit status. Then what that flush does besides
+# (session 28's review: each hung every child before): interning a new thread's name, warning that the file cannot
+# be written, compressing with zstd's worker threads configured (tests/core/sigexit.c says how each is planted).
 . "$(dirname "$0")/../lib.sh"
+need_cmd jq
 need_build railscope librailscope.so tests/core/sigexit
-plan 4
+plan 9
 SX=$RS_BUILD/tests/core/sigexit
 N=30
 is "$("$SX" 10 2>/dev/null)" "hung 0 of 10, statuses ok 10" "untraced: the program itself ends every child"
@@ -22,3 +25,23 @@ while read -r pid idx; do
 done <"$T/pids"
 is "$files" "$N" "one trace file per child"
 is "$bad" 0 "each ends with PROC_END(its _exit status, reason _exit)"
+# a thread named and recorded just before: THREAD_START's name is interned inside the handler
+mkdir -p "$T/mark"
+is "$(LD_PRELOAD="$RS_PRELOAD" RAILSCOPE_OUT="$T/mark" "$SX" 8 mark 2>"$T/mpids")" "hung 0 of 8, statuses ok 8" \
+    "a marker from a newly named thread before the signal: no child hangs"
+bad=0
+while read -r pid idx; do
+    got=$("$RS_CLI" dump "$T/mark"/*-"$pid".rtrace 2>/dev/null | grep -oE 'thread_start name="[^"]*"|proc_end status=[0-9]+' |
+        tr '\n' ' ')
+    [ "$got" = "thread_start name=\"fresh-$idx\" proc_end status=$((idx % 100 + 1)) " ] ||
+        { bad=$((bad + 1)); diag "child $idx: '$got'"; }
+done <"$T/mpids"
+is "$bad" 0 "each child's file names its thread and ends with its status"
+mkdir -p "$T/fsize"
+is "$(LD_PRELOAD="$RS_PRELOAD" RAILSCOPE_OUT="$T/fsize" "$SX" 6 fsize 2>/dev/null)" "hung 0 of 6, statuses ok 6" \
+    "the file cannot be written (RLIMIT_FSIZE 64 bytes): the warning in the handler does not hang the child"
+mkdir -p "$T/zt"
+is "$(RAILSCOPE_ZSTD_THREADS=2 LD_PRELOAD="$RS_PRELOAD" RAILSCOPE_OUT="$T/zt" "$SX" 6 threads 2>/dev/null)" \
+    "hung 0 of 6, statuses ok 6" "RAILSCOPE_ZSTD_THREADS=2 and threads of the child's own: zstd starts no worker there"
+n=$("$RS_CLI" dump --json "$T/zt" 2>/dev/null | jq -s '[.[] | select(.kind == "mark")] | length' 2>/dev/null)
+is "$n" $((6 * 30000)) "and every mark of the six children is in their files"

@@ -1,17 +1,27 @@
 /* A library initialised before railscope (a DT_NEEDED library's constructor runs first): it registers fork
- * handlers that change ids (EARLY_PREPARE / EARLY_PARENT / EARLY_CHILD name which), for tests/core/fork_handlers.t. */
+ * handlers that change ids (EARLY_PREPARE / EARLY_PARENT / EARLY_CHILD name which), for tests/core/fork_handlers.t.
+ * EARLY_PARENT_FORK: its parent handler forks once itself (a helper process), inside our fork's window. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void pre(void)
 {
     if (getenv("EARLY_PREPARE")) setresuid(-1, -1, -1);
 }
+static int forking;
 static void par(void)
 {
     if (getenv("EARLY_PARENT")) setresuid(-1, -1, -1);
+    if (getenv("EARLY_PARENT_FORK") && !forking) {
+        forking = 1;
+        pid_t p = fork();
+        if (p == 0) _exit(0);
+        if (p > 0) waitpid(p, NULL, 0);
+        forking = 0;
+    }
 }
 static void chi(void)
 {

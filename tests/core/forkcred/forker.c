@@ -2,7 +2,8 @@
  * change ids); `forker signal N` forks N times while SIGALRM every 200 us runs a handler that calls setresuid
  * (async-signal-safe), so some land inside fork(); `forker nested N` calls setresuid N times while the same
  * handler runs every 200 us, so some land inside the program's own setresuid; `forker errno` prints errno after a
- * successful setresuid and fork (the program's own 0 must stay). */
+ * successful setresuid and fork (the program's own 0 must stay); `forker forkforks N` forks N times while SIGALRM
+ * every 100 us runs a handler that forks too (async-signal-safe in POSIX.1-2008), then calls setresuid. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
@@ -20,6 +21,20 @@ static void on_alarm(int s)
     int e = errno;
     setresuid(-1, -1, -1);
     signals++;
+    errno = e;
+}
+
+static volatile sig_atomic_t fork_budget, inner_forks;
+static void on_alarm_fork(int s)
+{
+    (void)s;
+    int e = errno;
+    if (fork_budget > 0) {
+        fork_budget--;
+        pid_t p = fork();
+        if (p == 0) _exit(0);
+        if (p > 0) inner_forks++;
+    }
     errno = e;
 }
 
@@ -54,6 +69,28 @@ int main(int argc, char **argv)
         printf("%s=%d bad=%d signals=%s\n", nested ? "calls" : "forks", n, bad, signals > 0 ? "some" : "none");
         return 0;
     }
+    if (argc > 2 && !strcmp(argv[1], "forkforks")) {
+        int n = atoi(argv[2]), bad = 0;
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_alarm_fork;
+        sa.sa_flags = SA_RESTART;
+        sigaction(SIGALRM, &sa, NULL);
+        struct itimerval it = {{0, 100}, {0, 100}}, off = {{0, 0}, {0, 0}};
+        for (int i = 0; i < n; i++) {
+            fork_budget = 2;
+            setitimer(ITIMER_REAL, &it, NULL);
+            pid_t p = fork();
+            if (p == 0) _exit(0);
+            bad += p < 0;
+            setitimer(ITIMER_REAL, &off, NULL);
+            while (waitpid(-1, NULL, WNOHANG) > 0) {}
+        }
+        while (waitpid(-1, NULL, 0) > 0 || errno == EINTR) {}
+        int r = setresuid(-1, -1, -1); /* the credential lock: a nested fork must not have left it taken */
+        printf("forks=%d bad=%d inner=%s setresuid=%d\n", n, bad, inner_forks > 0 ? "some" : "none", r);
+        return 0;
+    }
     if (argc > 1 && !strcmp(argv[1], "errno")) {
         errno = 0;
         int r = setresuid(-1, -1, -1);
@@ -63,6 +100,6 @@ int main(int argc, char **argv)
         printf("setresuid=%d errno=%d fork=%d errno=%d\n", r, e1, f, errno);
         return 0;
     }
-    fprintf(stderr, "usage: forker handlers | signal N | nested N | errno\n");
+    fprintf(stderr, "usage: forker handlers | signal N | nested N | forkforks N | errno\n");
     return 2;
 }
