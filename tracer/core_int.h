@@ -78,6 +78,9 @@ struct rs_tls {
      * interrupted held malloc's lock or ours: nothing there may wait for a lock for long or call malloc (string
      * interning tries its lock for a bounded time, zstd starts no threads; tracer/pagemem.h). */
     int in_exit;
+    /* This thread holds (or is taking) the string table's lock: a signal handler's fork() on it must not wait for
+     * that lock (the interrupted rs_intern releases it when the handler returns, in both processes). */
+    int in_strings;
 };
 extern __thread struct rs_tls rs_tls __attribute__((tls_model("initial-exec")));
 
@@ -100,7 +103,7 @@ void rs_private_fds_fork_child(void);
 /* Strings (intern.c): ids are dense from 1; the writer writes every id in (written, count]. */
 uint32_t rs_strings_count(void);
 const char *rs_string_get(uint32_t id, size_t *len);
-void rs_strings_lock(void);
+int rs_strings_lock(void); /* 1 when taken, 0 when this thread's interrupted code holds it */
 void rs_strings_unlock(void);
 void rs_strings_child_reset(void);
 

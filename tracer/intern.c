@@ -58,9 +58,18 @@ const char *rs_string_get(uint32_t id, size_t *len)
     return e->s;
 }
 
-void rs_strings_lock(void) { pthread_mutex_lock(&lock); }
+int rs_strings_lock(void)
+{
+    if (rs_tls.in_strings) return 0;
+    pthread_mutex_lock(&lock);
+    return 1;
+}
 void rs_strings_unlock(void) { pthread_mutex_unlock(&lock); }
-void rs_strings_child_reset(void) { pthread_mutex_init(&lock, NULL); }
+/* The interrupted rs_intern of the forking thread, if any, goes on in the child and unlocks there. */
+void rs_strings_child_reset(void)
+{
+    if (!rs_tls.in_strings) pthread_mutex_init(&lock, NULL);
+}
 
 static int grow(void)
 {
@@ -88,16 +97,20 @@ uint32_t rs_intern_n(const char *s, size_t n)
     int g = rs_tls.guard;
     rs_tls.guard = 1; /* what is called below must not be traced */
     if (!rs_tls.in_exit) {
+        rs_tls.in_strings = 1;
         pthread_mutex_lock(&lock);
     } else {
-        for (int i = 0; pthread_mutex_trylock(&lock) != 0; i++) { /* ~50 ms, then no id: the string is lost */
-            if (i == 50) {
+        /* ~50 ms, then no id: the string is lost, and so are the rest of this flush's new strings (in_exit 2) */
+        for (int i = 0; rs_tls.in_exit == 2 || rs_tls.in_strings || pthread_mutex_trylock(&lock) != 0; i++) {
+            if (i == 50 || rs_tls.in_exit == 2 || rs_tls.in_strings) { /* in_strings: the interrupted code holds it */
+                rs_tls.in_exit = 2;
                 rs_tls.guard = g;
                 return 0;
             }
             struct timespec d = {0, 1000000};
             nanosleep(&d, NULL);
         }
+        rs_tls.in_strings = 1;
     }
     uint32_t c = atomic_load_explicit(&count, memory_order_relaxed);
     if ((c + 1) * 2 > table_cap && grow()) goto out;
@@ -124,6 +137,7 @@ uint32_t rs_intern_n(const char *s, size_t n)
     id = nid;
 out:
     pthread_mutex_unlock(&lock);
+    rs_tls.in_strings = 0;
     rs_tls.guard = g;
     return id;
 }

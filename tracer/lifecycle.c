@@ -305,16 +305,17 @@ static __thread int fork_took_cred, fork_took_writer;
  * file, tests/core/sigexit.t under ASan, 5 of 30), nor in the parent while we hold our locks (a handler's own fork
  * then waited on them forever). They are delivered when the mask is restored. Faults (SIGSEGV & co.) stay
  * unblocked: blocked, a real one is fatal, and other libraries' fork handlers may probe memory under a handler. */
-static __thread sigset_t fork_mask;
+static __thread sigset_t fork_added; /* the signals our mask added to the program's */
 static __thread int fork_masked;
 /* A fork inside our window (another library's parent or child handler that forks, run after ours): only the
  * outermost level takes the locks and the mask. In the nested fork's child, the outer forks' parent handlers still
  * run later (the code returns through them): they are skipped there, the child handler having reset everything. */
 static __thread int fork_depth, fork_parent_skips;
 
+/* Only what we added is unblocked: another library's fork handler may have changed the mask meanwhile. */
 static void fork_unmask(void)
 {
-    if (fork_masked) pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
+    if (fork_masked) pthread_sigmask(SIG_UNBLOCK, &fork_added, NULL);
     fork_masked = 0;
 }
 
@@ -323,12 +324,23 @@ static void fork_unmask(void)
 static void fork_prepare(void)
 {
     int saved_errno = errno;
-    if (fork_depth++ > 0) return;
-    sigset_t set;
+    /* the mask first: a signal between the depth check and the mask would make its handler's fork look nested */
+    sigset_t set, old;
     sigfillset(&set);
     static const int faults[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS};
     for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++) sigdelset(&set, faults[i]);
-    fork_masked = pthread_sigmask(SIG_BLOCK, &set, &fork_mask) == 0;
+    int masked = pthread_sigmask(SIG_BLOCK, &set, &old) == 0;
+    if (fork_depth++ > 0) {
+        if (masked) pthread_sigmask(SIG_SETMASK, &old, NULL); /* nested: the outer level's mask stands */
+        errno = saved_errno;
+        return;
+    }
+    fork_masked = masked;
+    if (masked) {
+        fork_added = set;
+        for (int sig = 1; sig < NSIG; sig++)
+            if (sigismember(&old, sig)) sigdelset(&fork_added, sig); /* the program's own stay blocked */
+    }
     in_fork = 1;
     fork_took_cred = 0;
     if (!cred_held) {

@@ -56,8 +56,7 @@ struct rs_writer {
     unsigned n_ends;
     uint64_t seq;
     int level;
-    int threads;    /* zstd worker threads, 0 = compress in the caller */
-    int mt_started; /* a compression ran with them: zstd's workers exist */
+    int threads; /* zstd worker threads, 0 = compress in the caller */
     ZSTD_CCtx *cctx;
 
     unsigned char *raw; /* current frame's payload not yet given to zstd */
@@ -327,9 +326,9 @@ int rs_writer_set_threads(struct rs_writer *w, int n)
 
 void rs_writer_no_new_threads(struct rs_writer *w)
 {
-    /* zstd starts its workers at the first compression with them; between frames the count may change */
-    if (w->threads && !w->mt_started && !w->streaming &&
-        !ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_nbWorkers, 0)))
+    /* zstd starts its workers at a compression with them (a streaming one, or a one-shot one of a large frame);
+     * between frames the count may change, and workers that already run are then simply not used */
+    if (w->threads && !w->streaming && !ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_nbWorkers, 0)))
         w->threads = 0;
 }
 
@@ -674,7 +673,6 @@ static int stream_in(struct rs_writer *w, ZSTD_EndDirective end)
         w->c_len = 0;
     }
     ZSTD_inBuffer in = {w->raw, w->raw_len, 0};
-    if (w->threads) w->mt_started = 1;
     for (;;) {
         size_t need = w->c_len + ZSTD_compressBound(in.size - in.pos) + ZSTD_CStreamOutSize();
         if (need > w->cbuf_cap) {
@@ -777,7 +775,6 @@ int rs_writer_flush(struct rs_writer *w)
             w->cbuf_cap = bound;
         }
         if (w->threads) {
-            w->mt_started = 1;
             ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, w->level);
             c = ZSTD_compress2(w->cctx, w->cbuf, w->cbuf_cap, w->raw, w->raw_len);
         } else {

@@ -94,7 +94,8 @@ static void write_error(int err)
 
 static int open_file(void)
 {
-    char host[256], cmd[8192], exe[PATH_MAX], boot[64];
+    /* static, not on the stack (used under wlock): _exit's flush may run on a signal handler's small stack */
+    static char host[256], cmd[8192], exe[PATH_MAX], boot[64];
     int fd = rs_open_trace_file(W_path, sizeof W_path);
     if (fd < 0) {
         W_failed = 1;
@@ -577,6 +578,7 @@ static void do_final(int in_writer, uint64_t deadline)
         pthread_mutex_unlock(&wlock);
         return;
     }
+    if (W && rs_tls.in_exit) rs_writer_no_new_threads(W); /* before any compression of the exit path */
     drain_all();
     flush_frame();
     pthread_mutex_unlock(&wlock);
@@ -924,21 +926,27 @@ void rs_core_flush(void)
 
 /* ---- fork ---- */
 
+static __thread int fork_took_strings, fork_took_wlock;
+
 void rs_writer_fork_prepare(void)
 {
     /* A writer thread still starting up: let it get to its own code first (up to ~1 s, for a loaded host: in
      * between, the thread library and a sanitizer's runtime hold locks that the child would inherit taken). */
     for (int i = 0; i < 1000 && !atomic_load(&thread_entered); i++) rs_futex_wait(&thread_entered, 0, 1);
-    pthread_mutex_lock(&wlock);
+    /* A fork from a signal handler that interrupted rs_intern on this thread: the writer may hold wlock while it
+     * waits for the string lock that code holds (wlock, then strings, is the writer's order), so wlock is only
+     * tried; the child resets the writer's state either way. */
+    if (rs_tls.in_strings) fork_took_wlock = pthread_mutex_trylock(&wlock) == 0;
+    else fork_took_wlock = pthread_mutex_lock(&wlock) == 0;
     rs_private_fds_fork_prepare(); /* after wlock: the writer takes them in that order */
-    rs_strings_lock();
+    fork_took_strings = rs_strings_lock();
 }
 
 void rs_writer_fork_parent(void)
 {
-    rs_strings_unlock();
+    if (fork_took_strings) rs_strings_unlock();
     rs_private_fds_fork_parent();
-    pthread_mutex_unlock(&wlock);
+    if (fork_took_wlock) pthread_mutex_unlock(&wlock);
 }
 
 void rs_writer_child_reset(void)

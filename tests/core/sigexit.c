@@ -8,7 +8,8 @@
  * session 28): "mark": the child names its thread and records a marker first, so the flush interns a new thread
  * name (the string table's lock and memory); "fsize": and the file cannot be written (RLIMIT_FSIZE of 64 bytes),
  * so it warns (strerror, a WARNING event interned); "threads": six idle threads of the child's own and 30000
- * markers (run with RAILSCOPE_ZSTD_THREADS=2: zstd must not start its workers in the handler).
+ * markers (run with RAILSCOPE_ZSTD_THREADS=2: zstd must not start its workers in the handler); "late": a frame
+ * already written (one-shot, no workers), then 60000 markers that the flush drains with zstd streaming (the same).
  * Usage: sigexit N [plain|mark|fsize|threads]. Prints "hung H of N, statuses ok K": H children not ended 3 s after
  * the signal (killed), K ended by _exit with the status their handler gave. Each child's pid and index go to
  * stderr as "pid index". */
@@ -51,6 +52,11 @@ static void child_setup(const char *mode, int i)
         struct rlimit rl = {64, 64};
         setrlimit(RLIMIT_FSIZE, &rl);
     }
+    if (!strcmp(mode, "late")) { /* a first frame written by the writer thread, one-shot: zstd's workers unused */
+        usleep(550000);
+        if (mark) mark("first", 0);
+        usleep(300000);
+    }
     if (!strcmp(mode, "threads")) {
         for (int t = 0; t < 6; t++) {
             pthread_t th;
@@ -61,7 +67,7 @@ static void child_setup(const char *mode, int i)
     char name[32]; /* the kernel keeps 15 bytes */
     snprintf(name, sizeof name, "fresh-%d", i);
     prctl(PR_SET_NAME, name);
-    int marks = !strcmp(mode, "threads") ? 30000 : 1;
+    int marks = !strcmp(mode, "threads") ? 30000 : !strcmp(mode, "late") ? 60000 : 1;
     for (int m = 0; mark && m < marks; m++) mark("step", (uint64_t)m);
 }
 

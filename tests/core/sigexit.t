@@ -8,7 +8,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_cmd jq
 need_build railscope librailscope.so tests/core/sigexit
-plan 9
+plan 10
 SX=$RS_BUILD/tests/core/sigexit
 N=30
 is "$("$SX" 10 2>/dev/null)" "hung 0 of 10, statuses ok 10" "untraced: the program itself ends every child"
@@ -45,3 +45,8 @@ is "$(RAILSCOPE_ZSTD_THREADS=2 LD_PRELOAD="$RS_PRELOAD" RAILSCOPE_OUT="$T/zt" "$
     "hung 0 of 6, statuses ok 6" "RAILSCOPE_ZSTD_THREADS=2 and threads of the child's own: zstd starts no worker there"
 n=$("$RS_CLI" dump --json "$T/zt" 2>/dev/null | jq -s '[.[] | select(.kind == "mark")] | length' 2>/dev/null)
 is "$n" $((6 * 30000)) "and every mark of the six children is in their files"
+# a frame already written without zstd's workers (one-shot), then enough for the exit flush to stream: the workers
+# were started there (helper-81: 1 of 6 children hung)
+mkdir -p "$T/late"
+is "$(RAILSCOPE_ZSTD_THREADS=2 LD_PRELOAD="$RS_PRELOAD" RAILSCOPE_OUT="$T/late" "$SX" 6 late 2>/dev/null)" \
+    "hung 0 of 6, statuses ok 6" "RAILSCOPE_ZSTD_THREADS=2, a frame written before, 60000 marks drained at _exit"

@@ -3,9 +3,12 @@
  * (async-signal-safe), so some land inside fork(); `forker nested N` calls setresuid N times while the same
  * handler runs every 200 us, so some land inside the program's own setresuid; `forker errno` prints errno after a
  * successful setresuid and fork (the program's own 0 must stay); `forker forkforks N` forks N times while SIGALRM
- * every 100 us runs a handler that forks too (async-signal-safe in POSIX.1-2008), then calls setresuid. */
+ * every 100 us runs a handler that forks too (async-signal-safe in POSIX.1-2008), then calls setresuid; `forker
+ * markforks N` records N railscope_mark()s (each takes the tracer's string lock) while that handler forks. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +92,27 @@ int main(int argc, char **argv)
         while (waitpid(-1, NULL, 0) > 0 || errno == EINTR) {}
         int r = setresuid(-1, -1, -1); /* the credential lock: a nested fork must not have left it taken */
         printf("forks=%d bad=%d inner=%s setresuid=%d\n", n, bad, inner_forks > 0 ? "some" : "none", r);
+        return 0;
+    }
+    if (argc > 2 && !strcmp(argv[1], "markforks")) {
+        void (*mark)(const char *, uint64_t) = (void (*)(const char *, uint64_t))dlsym(RTLD_DEFAULT, "railscope_mark");
+        int n = atoi(argv[2]);
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_alarm_fork;
+        sa.sa_flags = SA_RESTART;
+        sigaction(SIGALRM, &sa, NULL);
+        struct itimerval it = {{0, 100}, {0, 100}}, off = {{0, 0}, {0, 0}};
+        fork_budget = n / 1000 > 0 ? n / 1000 : 1;
+        setitimer(ITIMER_REAL, &it, NULL);
+        char name[32];
+        for (int i = 0; i < n && mark; i++) { /* 20000 names: insertions hold the lock longer */
+            snprintf(name, sizeof name, "step-%d", i % 20000);
+            mark(name, (uint64_t)i);
+        }
+        setitimer(ITIMER_REAL, &off, NULL);
+        while (waitpid(-1, NULL, 0) > 0 || errno == EINTR) {}
+        printf("marks=%d mark=%s inner=%s\n", n, mark ? "found" : "none", inner_forks > 0 ? "some" : "none");
         return 0;
     }
     if (argc > 1 && !strcmp(argv[1], "errno")) {
