@@ -308,9 +308,9 @@ static __thread int fork_took_cred, fork_took_writer;
 static __thread sigset_t fork_added; /* the signals our mask added to the program's */
 static __thread int fork_masked;
 /* A fork inside our window: the parent handler of a library registered before ours runs between our prepare and our
- * parent handler (handlers after a fork run in registration order) and may fork. Only the outermost level takes the locks and the mask. In the nested fork's child, the outer forks' parent
- * handlers still run later (the code returns through them): they are skipped there, our child handler having reset
- * everything. */
+ * parent handler (handlers after a fork run in registration order) and may fork. Only the outermost level takes the
+ * locks and the mask. In the nested fork's child, the outer forks' parent handlers still run later (the code returns
+ * through them): they are skipped there, our child handler having reset everything. */
 static __thread int fork_depth, fork_parent_skips;
 
 /* Only what we added is unblocked: another library's fork handler may have changed the mask meanwhile. */
