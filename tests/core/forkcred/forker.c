@@ -50,6 +50,18 @@ static int fork_wait(void)
     return 0;
 }
 
+/* SIGALRM runs handler every us microseconds (0: no more) */
+static void alarm_every(void (*handler)(int), long us)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = handler;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGALRM, &sa, NULL);
+    struct itimerval it = {{0, us}, {0, us}};
+    setitimer(ITIMER_REAL, &it, NULL);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "handlers")) {
@@ -59,34 +71,21 @@ int main(int argc, char **argv)
     int nested = argc > 2 && !strcmp(argv[1], "nested");
     if (argc > 2 && (nested || !strcmp(argv[1], "signal"))) {
         int n = atoi(argv[2]), bad = 0;
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_alarm;
-        sa.sa_flags = SA_RESTART;
-        sigaction(SIGALRM, &sa, NULL);
-        struct itimerval it = {{0, 200}, {0, 200}};
-        setitimer(ITIMER_REAL, &it, NULL);
+        alarm_every(on_alarm, 200);
         for (int i = 0; i < n; i++) bad += (nested ? setresuid(-1, -1, -1) : fork_wait()) != 0;
-        struct itimerval off = {{0, 0}, {0, 0}};
-        setitimer(ITIMER_REAL, &off, NULL);
+        alarm_every(on_alarm, 0);
         printf("%s=%d bad=%d signals=%s\n", nested ? "calls" : "forks", n, bad, signals > 0 ? "some" : "none");
         return 0;
     }
     if (argc > 2 && !strcmp(argv[1], "forkforks")) {
         int n = atoi(argv[2]), bad = 0;
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_alarm_fork;
-        sa.sa_flags = SA_RESTART;
-        sigaction(SIGALRM, &sa, NULL);
-        struct itimerval it = {{0, 100}, {0, 100}}, off = {{0, 0}, {0, 0}};
         for (int i = 0; i < n; i++) {
             fork_budget = 2;
-            setitimer(ITIMER_REAL, &it, NULL);
+            alarm_every(on_alarm_fork, 100);
             pid_t p = fork();
             if (p == 0) _exit(0);
             bad += p < 0;
-            setitimer(ITIMER_REAL, &off, NULL);
+            alarm_every(on_alarm_fork, 0);
             while (waitpid(-1, NULL, WNOHANG) > 0) {}
         }
         while (waitpid(-1, NULL, 0) > 0 || errno == EINTR) {}
@@ -97,20 +96,14 @@ int main(int argc, char **argv)
     if (argc > 2 && !strcmp(argv[1], "markforks")) {
         void (*mark)(const char *, uint64_t) = (void (*)(const char *, uint64_t))dlsym(RTLD_DEFAULT, "railscope_mark");
         int n = atoi(argv[2]);
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_alarm_fork;
-        sa.sa_flags = SA_RESTART;
-        sigaction(SIGALRM, &sa, NULL);
-        struct itimerval it = {{0, 100}, {0, 100}}, off = {{0, 0}, {0, 0}};
         fork_budget = n / 1000 > 0 ? n / 1000 : 1;
-        setitimer(ITIMER_REAL, &it, NULL);
+        alarm_every(on_alarm_fork, 100);
         char name[32];
         for (int i = 0; i < n && mark; i++) { /* 20000 names: insertions hold the lock longer */
             snprintf(name, sizeof name, "step-%d", i % 20000);
             mark(name, (uint64_t)i);
         }
-        setitimer(ITIMER_REAL, &off, NULL);
+        alarm_every(on_alarm_fork, 0);
         while (waitpid(-1, NULL, 0) > 0 || errno == EINTR) {}
         printf("marks=%d mark=%s inner=%s\n", n, mark ? "found" : "none", inner_forks > 0 ? "some" : "none");
         return 0;
