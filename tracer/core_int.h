@@ -142,6 +142,16 @@ void rs_procinfo_fill(struct rs_file_info *fi, char *host, size_t hostlen, char 
  * (a symbolic link someone else planted on the way: warned about already). */
 #define RS_OPEN_REFUSED (-100000)
 int rs_open_trace_file(char *path, size_t pathlen);
+/* A forked child's trace file is made unnamed (O_TMPFILE in the output directory, at 100 or above) by fork's child
+ * handler, while the child has one thread: the file created later, at its first event, by the writer thread took
+ * the lowest free number in the program's table, which the child's own close() + dup2() onto that number could
+ * meet. Killed before it is named, or at exec (O_CLOEXEC), it vanishes: no empty file. Returns the fd or -errno (a
+ * filesystem without O_TMPFILE: the child's file is created at its first event, as before). */
+int rs_trace_tmpfile(void);
+/* Give that file its name (the first free generation, as rs_open_trace_file), fd being a number in the table of
+ * thread tid of this process; the caller may run on a thread with a table of its own. 0, -errno or
+ * RS_OPEN_REFUSED; path gets the name. */
+int rs_link_trace_file(int fd, int tid, char *path, size_t pathlen);
 
 /* Clock (clock.c): which source rs_now() reads. rs_clock_init after rs_config_load (decides, no thread);
  * rs_clock_tick from the writer thread under its lock (calibrates, publishes records). */

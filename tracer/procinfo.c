@@ -106,6 +106,29 @@ static void sanitize(char *s)
             *s = '_';
 }
 
+/* The file's name for generation gen: <host>-<pid>.rtrace, then <host>-<pid>.<gen>.rtrace (an exec'd image has its
+ * predecessor's pid). */
+static void trace_name(char *name, size_t cap, int gen)
+{
+    char host[256];
+    if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "unknown");
+    host[sizeof host - 1] = 0;
+    char *dot = strchr(host, '.'); /* short name: file names stay readable */
+    if (dot && dot != host) *dot = 0;
+    sanitize(host);
+    if (gen == 0) snprintf(name, cap, "%s-%d.rtrace", host, (int)getpid());
+    else snprintf(name, cap, "%s-%d.%d.rtrace", host, (int)getpid(), gen);
+}
+
+/* A name that is taken: by a symbolic link (somebody planted it: say so), or by a file (next generation). */
+static void name_taken(int dfd, const char *name, const char *path)
+{
+    struct stat sb;
+    if (fstatat(dfd >= 0 ? dfd : AT_FDCWD, dfd >= 0 ? name : path, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISLNK(sb.st_mode))
+        rs_warn("refusing to write through the symbolic link %s", path);
+}
+
 int rs_open_trace_file(char *path, size_t pathlen)
 {
     int dfd = open_dir_safe(rs_cfg.outdir);
@@ -113,17 +136,9 @@ int rs_open_trace_file(char *path, size_t pathlen)
         snprintf(path, pathlen, "%s", rs_cfg.outdir);
         return dfd;
     }
-    char host[256];
-    if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "unknown");
-    host[sizeof host - 1] = 0;
-    char *dot = strchr(host, '.'); /* short name: file names stay readable */
-    if (dot && dot != host) *dot = 0;
-    sanitize(host);
-    int pid = getpid();
     for (int gen = 0; gen < 1000; gen++) {
         char name[320];
-        if (gen == 0) snprintf(name, sizeof name, "%s-%d.rtrace", host, pid);
-        else snprintf(name, sizeof name, "%s-%d.%d.rtrace", host, pid, gen);
+        trace_name(name, sizeof name, gen);
         snprintf(path, pathlen, "%s/%s", rs_cfg.outdir, name);
         const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
         int fd = openat(dfd, name, flags, 0600);
@@ -148,12 +163,47 @@ int rs_open_trace_file(char *path, size_t pathlen)
             if (dfd >= 0) close(dfd);
             return -err;
         }
-        struct stat sb;
-        if (fstatat(dfd >= 0 ? dfd : AT_FDCWD, dfd >= 0 ? name : path, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
-            S_ISLNK(sb.st_mode))
-            rs_warn("refusing to write through the symbolic link %s", path);
-        /* An exec'd image has its predecessor's pid: take the next generation. */
+        name_taken(dfd, name, path);
     }
     if (dfd >= 0) close(dfd);
     return -EEXIST;
+}
+
+int rs_trace_tmpfile(void)
+{
+    unsigned owner = 0;
+    int dfd = rs_open_dir_nofollow(rs_cfg.outdir, NULL, 0, &owner); /* a refusal is said by the lazy path */
+    if (dfd < 0) return dfd;
+    int fd = openat(dfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    int err = errno;
+    close(dfd);
+    if (fd < 0) return -err;
+    /* at 100 or above, or not at all: a low number is what the program would notice */
+    int hi = fcntl(fd, F_DUPFD_CLOEXEC, 100);
+    err = errno;
+    close(fd);
+    return hi >= 0 ? hi : -err;
+}
+
+int rs_link_trace_file(int fd, int tid, char *path, size_t pathlen)
+{
+    int dfd = open_dir_safe(rs_cfg.outdir);
+    if (dfd < 0) {
+        snprintf(path, pathlen, "%s", rs_cfg.outdir);
+        return dfd;
+    }
+    /* the file by its descriptor in tid's table: the caller may run on a thread with a table of its own */
+    char src[64];
+    snprintf(src, sizeof src, "/proc/self/task/%d/fd/%d", tid, fd);
+    int err = EEXIST;
+    for (int gen = 0; gen < 1000 && err == EEXIST; gen++) {
+        char name[320];
+        trace_name(name, sizeof name, gen);
+        snprintf(path, pathlen, "%s/%s", rs_cfg.outdir, name);
+        /* linkat never follows (nor replaces) what is at the new name: EEXIST, as O_EXCL|O_NOFOLLOW */
+        err = linkat(AT_FDCWD, src, dfd, name, AT_SYMLINK_FOLLOW) == 0 ? 0 : errno;
+        if (err == EEXIST) name_taken(dfd, name, path);
+    }
+    close(dfd);
+    return -err;
 }

@@ -92,11 +92,55 @@ static void write_error(int err)
             r == 0 ? "marked partial" : "incomplete");
 }
 
+/* static, not on the stack (used under wlock): _exit's flush may run on a signal handler's small stack */
+static char host[256], cmd[8192], exe[PATH_MAX], boot[64];
+
+/* A forked child's unnamed trace file (rs_writer_child_reset), named at its first event; -1: none. wlock. */
+static int pending_fd = -1;
+
+struct name_job {
+    int fd, tid, err;
+    struct rs_file_info *fi;
+};
+
+/* On a descriptor table of its own (rs_run_private_fds): naming the file opens the output directory, and the header
+ * reads /proc, at a moment the child's other threads may be closing and dup2()ing numbers. */
+static void name_pending(void *p)
+{
+    struct name_job *j = p;
+    j->err = rs_link_trace_file(j->fd, j->tid, W_path, sizeof W_path);
+    if (!j->err) rs_procinfo_fill(j->fi, host, sizeof host, cmd, sizeof cmd, exe, sizeof exe, boot, sizeof boot);
+}
+
+/* The pending file, named; -1 when there is none to name (the caller creates one), RS_OPEN_REFUSED. */
+static int open_pending(struct rs_file_info *fi)
+{
+    int fd = pending_fd;
+    pending_fd = -1;
+    if (fd < 0) return -1;
+    if (!rs_trace_fd_match(fd)) return -1; /* closed behind the wrappers' back (a raw close_range): not ours now */
+    struct name_job j = {fd, (int)rs_gettid(), 0, fi};
+    /* no thread is created at _exit (pthread_create allocates) nor off the writer thread (the exit and exec
+     * paths run on the program's thread, which does not race itself) */
+    if (rs_tls.is_writer && !rs_tls.in_exit) rs_run_private_fds(name_pending, &j);
+    else name_pending(&j);
+    if (!j.err) return fd;
+    atomic_store(&rs_trace_fd, -1); /* before close(), which spares that number (lifecycle.c) */
+    close(fd);
+    if (j.err == RS_OPEN_REFUSED) return RS_OPEN_REFUSED;
+    /* e.g. no /proc: the file is created by name, as without O_TMPFILE */
+    rs_debug("naming the child's trace file: %s; creating it by name", rs_strerror(-j.err));
+    return -1;
+}
+
 static int open_file(void)
 {
-    /* static, not on the stack (used under wlock): _exit's flush may run on a signal handler's small stack */
-    static char host[256], cmd[8192], exe[PATH_MAX], boot[64];
-    int fd = rs_open_trace_file(W_path, sizeof W_path);
+    struct rs_file_info fi;
+    int fd = open_pending(&fi);
+    if (fd == -1) {
+        fd = rs_open_trace_file(W_path, sizeof W_path);
+        if (fd >= 0) rs_procinfo_fill(&fi, host, sizeof host, cmd, sizeof cmd, exe, sizeof exe, boot, sizeof boot);
+    }
     if (fd < 0) {
         W_failed = 1;
         if (fd != RS_OPEN_REFUSED)
@@ -104,11 +148,10 @@ static int open_file(void)
                     rs_strerror(-fd));
         return fd;
     }
-    struct rs_file_info fi;
-    rs_procinfo_fill(&fi, host, sizeof host, cmd, sizeof cmd, exe, sizeof exe, boot, sizeof boot);
     int err = 0;
     W = rs_writer_fdopen(fd, &fi, &err);
     if (!W) {
+        if (atomic_exchange(&rs_trace_fd, -1) == fd) close(fd); /* the pending file: the wrappers spared it */
         W_failed = 1;
         rs_warn("cannot write %s: %s; this process is not traced", W_path, rs_strerror(-err));
         return err;
@@ -468,7 +511,13 @@ int rs_trace_fd_vacate(int fd)
         nanosleep(&d, NULL);
     }
     int ret = 0;
-    if (W && rs_writer_fd(W) == fd) {
+    if (!W && pending_fd == fd) {
+        int nfd = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, fd + 1); /* the program's dup2() replaces fd */
+        if (nfd >= 0) {
+            pending_fd = nfd;
+            atomic_store(&rs_trace_fd, nfd);
+        } else ret = -1;
+    } else if (W && rs_writer_fd(W) == fd) {
         int nfd = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, fd + 1); /* not our own fcntl(): it hides fd */
         if (nfd >= 0 && rs_writer_move_fd(W, nfd) == 0) atomic_store(&rs_trace_fd, nfd);
         else if (nfd >= 0) close(nfd), ret = -1;
@@ -954,9 +1003,25 @@ void rs_writer_child_reset(void)
     pthread_mutex_init(&wlock, NULL);
     rs_private_fds_fork_child();
     rs_strings_child_reset();
+    /* the parent's own unnamed file (it forked before its first event): the parent's to name. rs_trace_fd first:
+     * close() is the wrappers' (lifecycle.c), which spare that number */
+    int inherited = pending_fd;
+    pending_fd = -1;
+    int ours = inherited >= 0 && rs_trace_fd_match(inherited);
     atomic_store(&rs_trace_fd, -1);
+    if (ours) close(inherited);
     if (W) rs_writer_abandon(W); /* the parent's file: its pending bytes are the parent's to write */
     W = NULL;
+    pending_fd = rs_trace_tmpfile(); /* the child has one thread now: no number of its own can be in flight */
+    struct stat sb;
+    if (pending_fd >= 0 && fstat(pending_fd, &sb) == 0) {
+        atomic_store(&trace_dev, (uint64_t)sb.st_dev);
+        atomic_store(&trace_ino, (uint64_t)sb.st_ino);
+        atomic_store(&rs_trace_fd, pending_fd);
+    } else if (pending_fd >= 0) {
+        close(pending_fd);
+        pending_fd = -1;
+    }
     W_failed = 0;
     W_unmarked = 0;
     W_path[0] = 0;

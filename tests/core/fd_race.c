@@ -8,10 +8,10 @@
  * plain: threads and log only, no descriptor juggling, for a tracer that cannot keep out of the way). Prints
  * "ok N LINES" (rounds, log lines written) or the first failure; exit 0/1.
  *        fd_race MS - fork N: N children one after the other, each juggling for MS ms from its first instruction
- *        after fork() while its first event (a new thread's mark) is written: the child's trace file is created
- *        then, in the program's table, and races the juggling (a known, open defect: 7-14 of 30 children failed
- *        in session 27; not in fd_race.t until fixed). Prints "ok N" or "failed F of N" and each child's first
- *        failure. */
+ *        after fork() while its first event (a new thread's mark) is written: the child's trace file was created
+ *        then, in the program's table, and raced the juggling (3-14 of 30 children failed, sessions 27-29; now
+ *        made unnamed in fork's child handler, tests/core/fd_race.t). Prints "ok N" or "failed F of N" and each
+ *        child's first failure. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>

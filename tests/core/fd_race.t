@@ -4,10 +4,14 @@
 # as dash does for every `cmd >&2`, got EBUSY from dup2() when the writer thread's open() took the number in
 # between, or had its stdout closed by the tracer (session 26: 4-6 of 100 `railscope record -- sh -c 'echo hi >&2'`
 # runs failed, tests/core/fd_race failed 20 of 20 runs).
+# A forked child's own trace file was created by its writer thread at the child's first event, in the program's
+# table: children juggling numbers then failed the same way (`fd_race 30 - fork 30`: 3-14 of 30 children, sessions
+# 27-29). Fork's child handler now makes it unnamed (O_TMPFILE, at 100 or above) while the child has one thread, and
+# the writer names it at the first event (rs_trace_tmpfile, rs_link_trace_file).
 . "$(dirname "$0")/../lib.sh"
 need_cmd jq
-need_build railscope librailscope.so tests/core/fd_race tests/core/no_close_range
-plan 9
+need_build railscope librailscope.so tests/core/fd_race tests/core/refuse
+plan 14
 FR=$RS_BUILD/tests/core/fd_race
 mkdir -p "$T/a"
 out=$(LD_PRELOAD="$RS_PRELOAD" RAILSCOPE_OUT="$T/a" "$FR" 400 "$T/a" 2>"$T/a.err"); rc=$?
@@ -29,7 +33,7 @@ is "$bad" 0 "sh -c 'echo hi >&2; echo out' under record, 20 runs: the redirectio
 # no private table (a seccomp filter refusing close_range, as older container policies and kernels before 5.9 do):
 # the reads still happen, on the writer thread as before, and -- at RAILSCOPE_LOG=info -- it says so, once
 mkdir -p "$T/b"
-LD_PRELOAD="$RS_PRELOAD" RAILSCOPE_OUT="$T/b" RAILSCOPE_LOG=info "$RS_BUILD/tests/core/no_close_range" "$FR" 300 - plain \
+LD_PRELOAD="$RS_PRELOAD" RAILSCOPE_OUT="$T/b" RAILSCOPE_LOG=info "$RS_BUILD/tests/core/refuse" close_range "$FR" 300 - plain \
     >/dev/null 2>"$T/b.err"
 "$RS_CLI" dump --json "$T/b" >"$T/b.json" 2>/dev/null
 ok "close_range refused: host facts read on the writer thread" \
@@ -37,3 +41,31 @@ ok "close_range refused: host facts read on the writer thread" \
 ok "and thread names" jq -se '[.[] | select(.kind == "thread_start" and .name == "fd_race-mark")] | length > 10' "$T/b.json"
 is "$(grep -c 'no descriptor table of its own (close_range(CLOSE_RANGE_UNSHARE): Operation not permitted)' "$T/b.err")" 1 \
     "said once (info)"
+
+# forked children juggling from their first instruction while their first event (a new thread's mark) is written
+mkdir -p "$T/c"
+out=$(LD_PRELOAD="$RS_PRELOAD" RAILSCOPE_OUT="$T/c" "$FR" 30 - fork 30 2>"$T/c.err")
+is "$out" "ok 30" "30 forked children juggling while their trace file is made: every dup2() and number right"
+"$RS_CLI" dump --json "$T/c" >"$T/c.json" 2>/dev/null
+is "$(ls "$T/c" | wc -l):$(jq -s '[.[] | select(.kind == "proc_end" and .status == 0)] | length' "$T/c.json")" "31:31" \
+    "a file for the parent and each child, each ending with its PROC_END"
+# the child's file before its first event: one descriptor, at 100 or above, of an unnamed file in the trace directory
+mkdir -p "$T/d"
+mkfifo "$T/fifo"
+LD_PRELOAD="$RS_PRELOAD" RAILSCOPE_OUT="$T/d" bash -c '(echo $BASHPID >"$1/pid.tmp"; read -r -t 10 x <>"$1/fifo")' \
+    _ "$T" &
+bg=$!
+for _ in $(seq 1 100); do [ -s "$T/pid.tmp" ] && break; sleep 0.05; done
+held=$(ls -l "/proc/$(cat "$T/pid.tmp")/fd/" 2>/dev/null | grep -F "$T/d/" | sed -E 's/.* ([0-9]+) -> .*\/(#?[^/]*)$/\1 \2/')
+echo x >"$T/fifo"
+wait $bg
+like "$held" "^[1-9][0-9][0-9]+ #[0-9]+ \\(deleted\\)$" "a child before its first event holds one descriptor (>= 100) of an unnamed file there"
+# killed before its first event: no file (no empty one either); one that ends gets its file with its status
+kids='(kill -9 $BASHPID); (exit 3); exit 4'
+LD_PRELOAD="$RS_PRELOAD" RAILSCOPE_OUT="$T/e" bash -c "$kids" 2>/dev/null
+"$RS_CLI" dump --json "$T/e" 2>/dev/null | jq -sc '[.[] | select(.kind == "proc_end") | .status] | sort' >"$T/e.st"
+is "$(ls "$T/e" | wc -l) $(cat "$T/e.st")" "2 [3,4]" "a child killed before its first event leaves no file; one that exits leaves its own"
+# a filesystem without O_TMPFILE (a seccomp filter refusing it): the child's file is created by name, as before
+"$RS_BUILD/tests/core/refuse" tmpfile env LD_PRELOAD="$RS_PRELOAD" RAILSCOPE_OUT="$T/g" bash -c "$kids" 2>/dev/null
+"$RS_CLI" dump --json "$T/g" 2>/dev/null | jq -sc '[.[] | select(.kind == "proc_end") | .status] | sort' >"$T/g.st"
+is "$(ls "$T/g" | wc -l) $(cat "$T/g.st")" "2 [3,4]" "O_TMPFILE refused: the same files, created by name"
