@@ -330,6 +330,12 @@ int cmd_record(int argc, char **argv)
                         "(set RAILSCOPE_LIB to its path)\n");
         return 2;
     }
+    /* An empty -o is almost always an unset variable (`-o "$OUTDIR"`): the library would take RAILSCOPE_OUT=""
+     * for "not set" and write to ./railscope-out, far from where the user looks. */
+    if (out && !*out) {
+        fprintf(stderr, "railscope: record: -o/--out needs a directory, not an empty string\n");
+        return 2;
+    }
     char dir[PATH_MAX], absdir[PATH_MAX];
     if (out) {
         char bad[PATH_MAX] = "";
