@@ -5,7 +5,7 @@
  * Flags may come before or after the paths, as with report and export (`dump run --json` is `dump --json
  * run`): a flag typed last is not taken for a file name. Only "--" ends the flags, so a file named like a
  * flag is given after it (`info -- -q`). record does not use this: the traced command's own flags are not
- * railscope's. */
+ * railscope's. These flags take no value: `--abs=1` is refused as getopt_long refuses report's `--json=1`. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +23,23 @@ static int set_flag(const char *a, const struct cli_flag *flags)
             return 1;
         }
     return 0;
+}
+
+/* 1 if the first n bytes of a are one of flags: `--abs=1` names a flag that takes no value. */
+static int is_flag(const char *a, size_t n, const struct cli_flag *flags)
+{
+    for (const struct cli_flag *f = flags; f && f->name; f++)
+        if (strlen(f->name) == n && !strncmp(a, f->name, n)) return 1;
+    return 0;
+}
+
+void cli_option_error(const char *cmd, const char *arg, int why)
+{
+    const char *eq = strchr(arg, '=');
+    if (why == ':') fprintf(stderr, "railscope: %s: %s needs a value\n", cmd, arg);
+    else if (why == '=' && eq && !strncmp(arg, "--", 2))
+        fprintf(stderr, "railscope: %s: option '%.*s' takes no value\n", cmd, (int)(eq - arg), arg);
+    else fprintf(stderr, "railscope: %s: unknown option '%s' (try 'railscope %s --help')\n", cmd, arg, cmd);
 }
 
 /* Sorts argv[1..] into flags and operands (in their order) in ops. Returns the number of operands, -2
@@ -43,7 +60,8 @@ static int split_args(const char *cmd, int argc, char **argv, const struct cli_f
             return -2;
         }
         if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "railscope: %s: unknown option '%s' (try 'railscope %s --help')\n", cmd, a, cmd);
+            const char *eq = strchr(a, '=');
+            cli_option_error(cmd, a, eq && !strncmp(a, "--", 2) && is_flag(a, (size_t)(eq - a), flags) ? '=' : '?');
             return -1;
         }
         ops[n++] = argv[i];

@@ -26,6 +26,10 @@ struct cli_flag {
 int cli_trace_args(const char *cmd, int argc, char **argv, const struct cli_flag *flags, void (*usage)(FILE *),
                    char ***paths);
 
+/* args.c: the one line for an option refused: why ':' "railscope: CMD: ARG needs a value", '=' "option
+ * '--NAME' takes no value" (ARG is --NAME=VALUE), else "unknown option 'ARG' (try ...)". The caller exits 2. */
+void cli_option_error(const char *cmd, const char *arg, int why);
+
 /* args.c: an output that is one of the inputs (the same file, or a hard or symbolic link to it) would
  * destroy a trace: 1 after the one-line error "railscope: CMD: output OUT is one of the input traces"
  * (exit 2), 0 when out is "-", does not exist yet, or is none of them. Called before out is opened. */

@@ -4,6 +4,7 @@
  * child's environment is changed. */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -40,6 +41,9 @@ static void usage(FILE *f)
                "  --buffer-kb N        per-thread buffer (default 4096)\n"
                "  --policy drop|block  when a thread's buffer is full: drop and count (default) or wait\n"
                "  -q, --quiet          no messages from the tracer or from record itself\n"
+               "\n"
+               "A value follows its option as the next argument or after '=' (--out DIR, --out=DIR). The options\n"
+               "end at \"--\" or at CMD, whose own options are its own (record python -q x.py).\n"
                "\n"
                "The same settings can be given to a process directly through the environment (RAILSCOPE_OUT,\n"
                "RAILSCOPE_EVENTS, ...) with LD_PRELOAD=.../librailscope.so; see docs/recording.md.\n");
@@ -276,45 +280,56 @@ static int set_preload(const char *lib)
     return r;
 }
 
-int cmd_record(int argc, char **argv)
+/* What the command line asked for; cmd is the index of the traced command in argv. */
+struct record_args {
+    const char *out, *events, *flush, *buffer, *policy;
+    int quiet, cmd;
+};
+
+/* record's options come before the command and end at its name or at "--": getopt's "+" mode stops at the
+ * first operand, so the command's own flags (`record -- python -q x.py`, `record python -q`) stay its own.
+ * getopt_long, as report, export and doctor use, takes both `--out DIR` and `--out=DIR`. Returns -1 to go
+ * on, else the exit status: 0 after --help, 2 after a usage error. */
+static int parse_args(int argc, char **argv, struct record_args *A)
 {
-    const char *out = NULL, *events = NULL, *flush = NULL, *buffer = NULL, *policy = NULL;
-    int quiet = 0, i = 1;
-    for (; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--")) {
-            i++;
-            break;
-        }
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 0;
-        }
-        const char **slot = NULL;
-        if (!strcmp(a, "-o") || !strcmp(a, "--out")) slot = &out;
-        else if (!strcmp(a, "-e") || !strcmp(a, "--events")) slot = &events;
-        else if (!strcmp(a, "--flush-ms")) slot = &flush;
-        else if (!strcmp(a, "--buffer-kb")) slot = &buffer;
-        else if (!strcmp(a, "--policy")) slot = &policy;
-        else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            quiet = 1;
-            continue;
-        } else if (a[0] == '-') {
-            fprintf(stderr, "railscope: record: unknown option '%s' (try 'railscope record --help')\n", a);
-            return 2;
-        } else {
-            break; /* the command, without a "--" */
-        }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "railscope: record: %s needs a value\n", a);
+    static const struct option lo[] = {
+        {"out", required_argument, NULL, 'o'},      {"events", required_argument, NULL, 'e'},
+        {"flush-ms", required_argument, NULL, 'F'}, {"buffer-kb", required_argument, NULL, 'B'},
+        {"policy", required_argument, NULL, 'P'},   {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+    };
+    optind = 0; /* glibc: full re-initialisation, so the "+" mode of this optstring applies */
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "+:o:e:qh", lo, NULL)) != -1) {
+        switch (c) {
+        case 'o': A->out = optarg; break;
+        case 'e': A->events = optarg; break;
+        case 'F': A->flush = optarg; break;
+        case 'B': A->buffer = optarg; break;
+        case 'P': A->policy = optarg; break;
+        case 'q': A->quiet = 1; break;
+        case 'h': usage(stdout); return 0;
+        default: /* getopt sets optopt for a known option given a value it does not take (--quiet=1) */
+            cli_option_error("record", argv[optind - 1], c == ':' ? ':' : optopt ? '=' : '?');
             return 2;
         }
-        *slot = argv[++i];
     }
-    if (i >= argc) {
+    A->cmd = optind;
+    if (A->cmd >= argc) {
         fprintf(stderr, "railscope: record: no command given (usage: railscope record [-o DIR] -- CMD [ARGS...])\n");
         return 2;
     }
+    return -1;
+}
+
+int cmd_record(int argc, char **argv)
+{
+    struct record_args A = {0};
+    int rc = parse_args(argc, argv, &A);
+    if (rc >= 0) return rc;
+    const char *out = A.out, *events = A.events, *flush = A.flush, *buffer = A.buffer, *policy = A.policy;
+    int quiet = A.quiet, i = A.cmd;
     if (policy && strcmp(policy, "drop") && strcmp(policy, "block")) {
         fprintf(stderr, "railscope: record: --policy must be drop or block, not '%s'\n", policy);
         return 2;

@@ -2,9 +2,12 @@
 # railscope record's own command line and end-of-run summary (review of session 29, items 1-4 and 9):
 #  1. an empty -o ("-o $OUTDIR" with the variable unset) is a usage error, not a trace in ./railscope-out
 #     announced as "trace in  (0 files)".
+#  2. options take their value as `--opt VALUE` or `--opt=VALUE`, as report, export and doctor do (before:
+#     "unknown option '--flush-ms=100'", exit 2); a flag given a value (record --quiet=1, dump --abs=1) is
+#     refused by name, and the command's own flags stay its own.
 . "$(dirname "$0")/../lib.sh"
 need_build railscope librailscope.so
-plan 3
+plan 10
 cd "$T" || bail "no tmp"
 
 # --- 1. An empty output directory.
@@ -13,3 +16,20 @@ is "$?:$err" "2:railscope: record: -o/--out needs a directory, not an empty stri
 ok "... the command did not run, nothing in ./railscope-out" test ! -e "$T/ran" -a ! -e "$T/railscope-out"
 err=$("$RS_CLI" record --out "" -- true 2>&1)
 is "$?" 2 "record --out '': exit 2 too"
+
+# --- 2. --opt=VALUE.
+"$RS_CLI" record --out="$T/eq" --flush-ms=100 --events=all,-nvml --buffer-kb=256 --policy=block -- sh -c \
+    'echo "$RAILSCOPE_OUT|$RAILSCOPE_FLUSH_MS|$RAILSCOPE_EVENTS|$RAILSCOPE_BUFFER_KB|$RAILSCOPE_POLICY"' \
+    >"$T/eq.out" 2>"$T/eq.err"
+is "$?:$(cat "$T/eq.out")" "0:$T/eq|100|all,-nvml|256|block" "record --out=DIR --flush-ms=N ...: every value reaches the command"
+like "$(cat "$T/eq.err")" "^railscope: trace in $T/eq " "... and the trace is in --out=DIR"
+err=$("$RS_CLI" record --flush-ms=5 -- true 2>&1)
+is "$?:$err" "2:railscope: record: --flush-ms must be a number in 10..60000, not '5'" "record --flush-ms=5: checked like --flush-ms 5"
+err=$("$RS_CLI" record --quiet=1 -- true 2>&1)
+is "$?:$err" "2:railscope: record: option '--quiet' takes no value" "record --quiet=1: exit 2, says the flag takes no value"
+err=$("$RS_CLI" record --flush-ms 2>&1)
+is "$?:$err" "2:railscope: record: --flush-ms needs a value" "record --flush-ms (last): needs a value"
+out=$("$RS_CLI" record -q -o"$T/eq2" sh -c 'echo "$0 $1"' --out=x -q 2>&1)
+is "$out" "--out=x -q" "record: options after the command's name are the command's"
+err=$("$RS_CLI" dump --abs=1 "$T/eq" 2>&1)
+is "$?:$err" "2:railscope: dump: option '--abs' takes no value" "dump --abs=1: exit 2, says the flag takes no value (as report --json=1)"
