@@ -36,4 +36,16 @@ void cli_option_error(const char *cmd, const char *arg, int why);
 struct rs_file_id; /* formats/export/export.h: rs_file_ids() */
 int cli_output_is_input(const char *cmd, const char *out, const struct rs_file_id *inputs, size_t ninputs);
 
+/* record_files.c: the trace files of record's directory before the command started (their inodes)... */
+#include <sys/types.h>
+struct rec_snapshot {
+    ino_t *ino;
+    size_t n;
+};
+void rec_snapshot_take(const char *dir, struct rec_snapshot *s);
+void rec_snapshot_free(struct rec_snapshot *s);
+/* ... and after: how many files this run wrote (not in the snapshot, of this host, of the command's process or
+ * of one descending from it); *total: all the directory's trace files. */
+int rec_count_run_files(const char *dir, const struct rec_snapshot *before, pid_t child, int *total);
+
 #endif

@@ -14,7 +14,6 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <dirent.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -130,18 +129,15 @@ static int mkdir_p(const char *dir, char *bad, size_t badcap, unsigned *owner)
     return 0;
 }
 
-static int count_traces(const char *dir)
+/* The closing line: this run's files; the others already there, or written beside them by another run (a
+ * shared -o, srun's ranks in the job step's directory), are said apart rather than counted as this run's. */
+static void say_where(const char *dir, const struct rec_snapshot *before, pid_t child)
 {
-    DIR *d = opendir(dir);
-    if (!d) return 0;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        size_t l = strlen(e->d_name);
-        if (l > 7 && !strcmp(e->d_name + l - 7, ".rtrace")) n++;
-    }
-    closedir(d);
-    return n;
+    int total, n = rec_count_run_files(dir, before, child, &total);
+    char others[64] = "";
+    if (total > n) snprintf(others, sizeof others, " from this run, %d in the directory", total);
+    fprintf(stderr, "railscope: trace in %s (%d file%s%s); see 'railscope info %s'\n", dir, n, n == 1 ? "" : "s",
+            others, dir);
 }
 
 static volatile sig_atomic_t child_pid;
@@ -400,6 +396,8 @@ int cmd_record(int argc, char **argv)
     sigprocmask(SIG_BLOCK, &fwd, &old);
     install_forwarding();
 
+    struct rec_snapshot before;
+    rec_snapshot_take(absdir, &before);
     fflush(NULL);
     /* Close-on-exec pipe: the child writes to it only when exec fails, so the parent can tell "could
      * not run the command" (its one error line is all the user sees) from a command that exits 127. */
@@ -444,11 +442,8 @@ int cmd_record(int argc, char **argv)
             return 2;
         }
     }
-    if (!quiet && !exec_failed) {
-        int n = count_traces(absdir);
-        fprintf(stderr, "railscope: trace in %s (%d file%s); see 'railscope info %s'\n", absdir, n, n == 1 ? "" : "s",
-                absdir);
-    }
+    if (!quiet && !exec_failed) say_where(absdir, &before, p);
+    rec_snapshot_free(&before);
     if (WIFEXITED(st)) return WEXITSTATUS(st);
     if (WIFSIGNALED(st)) {
         die_like(WTERMSIG(st));

@@ -5,9 +5,11 @@
 #  2. options take their value as `--opt VALUE` or `--opt=VALUE`, as report, export and doctor do (before:
 #     "unknown option '--flush-ms=100'", exit 2); a flag given a value (record --quiet=1, dump --abs=1) is
 #     refused by name, and the command's own flags stay its own.
+#  3. the closing line counts this run's files, not the directory's (before: a second run into a shared -o said
+#     "2 files" after writing 1): the others, older or written meanwhile by another run, are said apart.
 . "$(dirname "$0")/../lib.sh"
 need_build railscope librailscope.so
-plan 10
+plan 14
 cd "$T" || bail "no tmp"
 
 # --- 1. An empty output directory.
@@ -33,3 +35,20 @@ out=$("$RS_CLI" record -q -o"$T/eq2" sh -c 'echo "$0 $1"' --out=x -q 2>&1)
 is "$out" "--out=x -q" "record: options after the command's name are the command's"
 err=$("$RS_CLI" dump --abs=1 "$T/eq" 2>&1)
 is "$?:$err" "2:railscope: dump: option '--abs' takes no value" "dump --abs=1: exit 2, says the flag takes no value (as report --json=1)"
+
+# --- 3. Which files the closing line counts.
+"$RS_CLI" record -o "$T/sh" -- true 2>"$T/c1"
+like "$(cat "$T/c1")" "^railscope: trace in $T/sh \(1 file\); see 'railscope info $T/sh'\$" "a new directory: '(1 file)'"
+"$RS_CLI" record -o "$T/sh" -- sh -c 'sh -c "exit 0" & wait' 2>"$T/c2"
+like "$(cat "$T/c2")" "^railscope: trace in $T/sh \(2 files from this run, 3 in the directory\);" \
+    "the same directory again, two processes: '2 files from this run, 3 in the directory'"
+# Another traced process, no descendant of the command, writes into the directory during the run.
+mkfifo "$T/go"
+"$RS_CLI" record -o "$T/sh" -- sh -c 'read x <"$0/go"' "$T" 2>"$T/c3" & # sh alone: read is a builtin
+rec=$!
+for _ in $(seq 500); do [ "$(ls "$T"/sh/*.rtrace | wc -l)" -ge 4 ] && break; sleep 0.02; done
+RAILSCOPE_OUT=$T/sh LD_PRELOAD=$RS_PRELOAD /bin/true
+echo >"$T/go"
+wait $rec
+like "$(cat "$T/c3")" "\(1 file from this run, 5 in the directory\)" "a file another run wrote meanwhile: not this run's"
+is "$(ls "$T"/sh/*.rtrace | wc -l)" 5 "... (5 files there indeed)"
