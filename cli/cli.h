@@ -47,5 +47,8 @@ void rec_snapshot_free(struct rec_snapshot *s);
 /* ... and after: how many files this run wrote (not in the snapshot, of this host, of the command's process or
  * of one descending from it); *total: all the directory's trace files. */
 int rec_count_run_files(const char *dir, const struct rec_snapshot *before, pid_t child, int *total);
+/* record_hint.c: why a run of cmd (argv[0], as execvp takes it) wrote no trace, in a few words for the end of
+ * record's line: RAILSCOPE_DISABLE set, a static executable, a set-user-ID one..., or "no process ...". */
+void rec_why_untraced(const char *cmd, char *why, size_t cap);
 
 #endif

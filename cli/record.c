@@ -131,9 +131,15 @@ static int mkdir_p(const char *dir, char *bad, size_t badcap, unsigned *owner)
 
 /* The closing line: this run's files; the others already there, or written beside them by another run (a
  * shared -o, srun's ranks in the job step's directory), are said apart rather than counted as this run's. */
-static void say_where(const char *dir, const struct rec_snapshot *before, pid_t child)
+static void say_where(const char *dir, const struct rec_snapshot *before, pid_t child, const char *cmd)
 {
     int total, n = rec_count_run_files(dir, before, child, &total);
+    if (n == 0) { /* 'railscope info DIR' would find nothing of this run: say why instead, when it shows */
+        char why[PATH_MAX + 128];
+        rec_why_untraced(cmd, why, sizeof why);
+        fprintf(stderr, "railscope: record: no trace written to %s: %s\n", dir, why);
+        return;
+    }
     char others[64] = "";
     if (total > n) snprintf(others, sizeof others, " from this run, %d in the directory", total);
     fprintf(stderr, "railscope: trace in %s (%d file%s%s); see 'railscope info %s'\n", dir, n, n == 1 ? "" : "s",
@@ -442,7 +448,7 @@ int cmd_record(int argc, char **argv)
             return 2;
         }
     }
-    if (!quiet && !exec_failed) say_where(absdir, &before, p);
+    if (!quiet && !exec_failed) say_where(absdir, &before, p, argv[i]);
     rec_snapshot_free(&before);
     if (WIFEXITED(st)) return WEXITSTATUS(st);
     if (WIFSIGNALED(st)) {

@@ -7,9 +7,11 @@
 #     refused by name, and the command's own flags stay its own.
 #  3. the closing line counts this run's files, not the directory's (before: a second run into a shared -o said
 #     "2 files" after writing 1): the others, older or written meanwhile by another run, are said apart.
+#  4. a run that wrote no trace says why when record can tell (before: "(0 files); see 'railscope info DIR'",
+#     and info then found nothing): RAILSCOPE_DISABLE set, a static executable, a set-user-ID one.
 . "$(dirname "$0")/../lib.sh"
 need_build railscope librailscope.so
-plan 14
+plan 18
 cd "$T" || bail "no tmp"
 
 # --- 1. An empty output directory.
@@ -52,3 +54,25 @@ echo >"$T/go"
 wait $rec
 like "$(cat "$T/c3")" "\(1 file from this run, 5 in the directory\)" "a file another run wrote meanwhile: not this run's"
 is "$(ls "$T"/sh/*.rtrace | wc -l)" 5 "... (5 files there indeed)"
+
+# --- 4. No trace written: why, in one line.
+err=$(RAILSCOPE_DISABLE=1 "$RS_CLI" record -o "$T/z1" -- /bin/true 2>&1)
+is "$?:$err" "0:railscope: record: no trace written to $T/z1: RAILSCOPE_DISABLE=1 is set in the environment, so the library stays inert" \
+    "RAILSCOPE_DISABLE=1: says so, exit status still the command's"
+if printf 'int main(void){return 3;}' | cc -static -x c - -o "$T/static" 2>/dev/null; then
+    err=$("$RS_CLI" record -o "$T/z2" -- "$T/static" 2>&1)
+    is "$?:$err" "3:railscope: record: no trace written to $T/z2: $T/static is statically linked: no dynamic loader, so LD_PRELOAD cannot load the tracer" \
+        "a static executable: says so in one line"
+else
+    skip "cc -static does not link here (no libc.a)" 1
+fi
+cp /bin/true "$T/suid"
+if [ "$(id -u)" = 0 ] && chown nobody "$T/suid" 2>/dev/null && chmod 4755 "$T/suid"; then # chown clears the bit
+    err=$("$RS_CLI" record -o "$T/z3" -- "$T/suid" 2>&1)
+    is "$err" "railscope: record: no trace written to $T/z3: $T/suid is set-user-ID: the dynamic loader ignores LD_PRELOAD for it" \
+        "a set-user-ID executable of another user: says so"
+else
+    skip "needs root to make a set-user-ID executable of another user" 1
+fi
+err=$(cd "$T" && PATH=$T:$PATH RAILSCOPE_DISABLE=0 "$RS_CLI" record -o "$T/z4" -- true 2>&1)
+like "$err" "^railscope: trace in $T/z4 \(1 file\)" "RAILSCOPE_DISABLE=0 and a dynamic command found through PATH: traced, the usual line"
