@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "reader.h"
+#include "util/utf8.h"
 #include "util/xalloc.h"
 
 static void usage(FILE *f)
@@ -16,7 +17,9 @@ static void usage(FILE *f)
                "\n"
                "For each trace file (a directory means its *.rtrace files and those of its subdirectories):\n"
                "host, pid, rank, command line, start time, format version, frames, event counts per kind,\n"
-               "events dropped by the recorder, time span, and whether the file is complete.\n"
+               "events dropped by the recorder, time span, and whether the file is complete. Text from the\n"
+               "trace and paths are printed as strace does: control bytes and bytes of invalid UTF-8 as \\xNN\n"
+               "(\\x1b for ESC), '\\' as \\\\; the arguments of the command line are separated by spaces.\n"
                "\n"
                "Exit status: 0 all files complete (drops are reported, not an error), 1 a file is partial,\n"
                "truncated, damaged or unreadable while others were read, 2 usage or no readable input. A file\n"
@@ -47,9 +50,77 @@ static void tid_add(struct tidset *s, uint32_t tid)
     s->n++;
 }
 
-static void print_cmdline(const char *c, size_t n)
+/* Text from the trace (the traced program's argv, host name, exe path; anything in a hostile file) goes to a
+ * terminal: control bytes (C0, DEL, and C1 as UTF-8: a CSI is c2 9b) and bytes of ill-formed UTF-8 are
+ * written \xNN, and '\' as \\, as strace does, so no escape sequence reaches the terminal and what was
+ * escaped can be told from what was typed. NUL (the separator of argv) is a space when nul_sp is set. */
+static void put_text(const char *s, size_t n, int nul_sp)
 {
-    for (size_t i = 0; i < n; i++) putchar(c[i] ? (unsigned char)c[i] >= 0x20 ? c[i] : '?' : ' ');
+    const unsigned char *p = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        size_t bad, k = rs_utf8_seq(p + i, n - i, &bad);
+        if (k > 1 && !(p[i] == 0xc2 && p[i + 1] < 0xa0)) { /* printable non-ASCII */
+            fwrite(p + i, 1, k, stdout);
+            i += k;
+            continue;
+        }
+        for (size_t j = 0; j < (k ? k : bad); j++, i++) {
+            unsigned c = p[i];
+            if (!c && nul_sp) putchar(' ');
+            else if (c == '\\') fputs("\\\\", stdout);
+            else if (c < 0x20 || c >= 0x7f) printf("\\x%02x", c);
+            else putchar((int)c);
+        }
+    }
+}
+
+/* A header string: "?" when absent. */
+static void put_str(const char *s)
+{
+    if (s) put_text(s, strlen(s), 0);
+    else putchar('?');
+}
+
+/* The header's lines, file to boot id; every string escaped (put_text). */
+static void print_header(const char *path, const struct rs_header_info *h)
+{
+    fputs("file:       ", stdout);
+    put_str(path);
+    fputs("\nhost:       ", stdout);
+    put_str(h->host);
+    printf("  pid %llu  ppid %llu\n", (unsigned long long)h->pid, (unsigned long long)h->ppid);
+    if (h->rank >= 0 || h->world_size >= 0 || h->local_rank >= 0)
+        printf("rank:       %lld of %lld (local rank %lld)\n", (long long)h->rank, (long long)h->world_size,
+               (long long)h->local_rank);
+    else printf("rank:       (launcher did not say)\n");
+    printf("command:    ");
+    if (h->cmdline) put_text(h->cmdline, h->cmdline_len, 1);
+    putchar('\n');
+    if (h->exe) {
+        fputs("exe:        ", stdout);
+        put_str(h->exe);
+        putchar('\n');
+    }
+    if (h->start_realtime) {
+        time_t t = (time_t)(h->start_realtime / 1000000000ull);
+        struct tm tm;
+        char buf[64];
+        gmtime_r(&t, &tm);
+        strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+        printf("started:    %s.%03llu UTC\n", buf, (unsigned long long)(h->start_realtime % 1000000000ull) / 1000000);
+    }
+    printf("format:     %u.%u  tracer ", h->major, h->minor);
+    put_str(h->tracer_version);
+    fputs("  clock ", stdout);
+    put_str(h->clock);
+    fputs("  events ", stdout);
+    put_str(h->events);
+    putchar('\n');
+    if (h->boot_id) {
+        fputs("boot id:    ", stdout);
+        put_str(h->boot_id);
+        putchar('\n');
+    }
 }
 
 static int info_one(const char *path)
@@ -82,28 +153,7 @@ static int info_one(const char *path)
     struct stat sb;
     uint64_t fsize = stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
 
-    printf("file:       %s\n", path);
-    printf("host:       %s  pid %llu  ppid %llu\n", h->host ? h->host : "?", (unsigned long long)h->pid,
-           (unsigned long long)h->ppid);
-    if (h->rank >= 0 || h->world_size >= 0 || h->local_rank >= 0)
-        printf("rank:       %lld of %lld (local rank %lld)\n", (long long)h->rank, (long long)h->world_size,
-               (long long)h->local_rank);
-    else printf("rank:       (launcher did not say)\n");
-    printf("command:    ");
-    if (h->cmdline) print_cmdline(h->cmdline, h->cmdline_len);
-    putchar('\n');
-    if (h->exe) printf("exe:        %s\n", h->exe);
-    if (h->start_realtime) {
-        time_t t = (time_t)(h->start_realtime / 1000000000ull);
-        struct tm tm;
-        char buf[64];
-        gmtime_r(&t, &tm);
-        strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
-        printf("started:    %s.%03llu UTC\n", buf, (unsigned long long)(h->start_realtime % 1000000000ull) / 1000000);
-    }
-    printf("format:     %u.%u  tracer %s  clock %s  events %s\n", h->major, h->minor,
-           h->tracer_version ? h->tracer_version : "?", h->clock ? h->clock : "?", h->events ? h->events : "?");
-    if (h->boot_id) printf("boot id:    %s\n", h->boot_id);
+    print_header(path, h);
     if (nev && last >= first)
         printf("time span:  %.6f s (first event %+.6f s after start)\n", (double)(last - first) / 1e9,
                ((double)(int64_t)(first - h->start_mono)) / 1e9);
