@@ -18,6 +18,7 @@
   deadlocks nor lets CUPTI detach again (session 10); a driver without cuGetProcAddress_v2 (before 12.0): a program's
   dlsym(RTLD_DEFAULT) probe finds none, as untraced, and a program bound to railscope's _v2 is answered as the
   4-argument function would answer (session 10)."""
+import concurrent.futures
 import os
 import re
 import subprocess
@@ -41,7 +42,7 @@ def stats(text, what):
     return [int(x) for x in m.groups()] if m else None
 
 
-def go(name, extra=None, args=("2000",)):
+def _go(name, extra, args):
     out = os.path.join(T, name)
     try:
         p = run([DRIVER, FAKE, "detach", *args], out, dict(BASE, **(extra or {})))
@@ -50,6 +51,45 @@ def go(name, extra=None, args=("2000",)):
     states = dict(x.split(":") for x in p.stdout.split() if ":" in x and x.split(":")[0].isdigit())
     evs = events(out) if p.returncode == 0 else []
     return p, states, evs
+
+
+# The runs take ~47 s of the program's own timeline (0.6-2 s each, sleeping in between: ~2.5 CPU s in all), so
+# they are all started here and go() below hands each one's result to its checks (the file took 54 s serially,
+# one run after another). Each run is its own process with its own trace directory. The two runs whose timing
+# checks 5-8 read (detach, and detach2 that check 7 compares it with) run first, side by side and alone; the
+# rest JOBS at a time. A go() whose name and arguments are not in RUNS is an error, and so is a run never checked.
+JOBS = 3 if SAN else 6
+RUNS = [("detach", None, ("2000",)), ("detach2", {"RAILSCOPE_CUDA_ABLATE": "detach2"}, ("2000",)),
+        ("exit-detached", {"RAILSCOPE_CUDA_KERNEL_WINDOW": "200/100000/100"}, ("1200",)),
+        ("rename", {"FAKE_CUPTI_RENAME": "1"}, ("2000",)),
+        ("off", {"RAILSCOPE_CUDA_DETACH": "off"}, ("2000",)),
+        ("cupti-copies", {"RAILSCOPE_CUDA_COPIES": "cupti"}, ("2000",)),
+        ("subscribed", {"FAKE_CUPTI_SUBSCRIBED": "1"}, ("2000",)),
+        ("nocb", {"FAKE_CUPTI_NO_DRIVER_CB": "1"}, ("2000",)),
+        ("idle", None, ("2000", "idle")),
+        ("fork", {"ARM_HOLD": "1", "RAILSCOPE_CUDA_KERNEL_WINDOW": "200/100000/100"}, ("2000", "fork")),
+        ("koff", {"RAILSCOPE_CUDA_KERNELS": "off"}, ("600",)),
+        ("full", {"RAILSCOPE_CUDA_KERNELS": "all"}, ("600",)),
+        ("graph", None, ("2000", "graph")),
+        ("register", None, ("2000", "register")), ("subscribe", None, ("2000", "subscribe"))]
+RUNS += [("armed-" + ev, {"ARM_HOLD": "1", "RAILSCOPE_CUDA_KERNEL_WINDOW": "50/100000/50"}, ("1600", ev))
+         for ev in ("subscribe", "dlsubscribe", "register", "graph", "pgraph_v2", "pgraph_v1", "pgraph_link")]
+RUNS += [("detached-pgraph_" + how, {"EVENT_DETACHED": "1"}, ("2000", "pgraph_" + how)) for how in ("v2", "v1", "link")]
+RUNS += [("lookup-under-lock", {"FAKE_CUPTI_LOOKUPS": "48", "RAILSCOPE_CUDA_KERNEL_WINDOW": "200/100000/100000"},
+          ("1200",)),
+         ("static-rt", {"FAKE_RT_NAME": "librtcopy.so.13"}, ("2000",))]
+_pool = concurrent.futures.ThreadPoolExecutor(max_workers=JOBS)
+_runs = {name: ((extra, args), _pool.submit(_go, name, extra, args)) for name, extra, args in RUNS[:2]}
+concurrent.futures.wait([f for _, f in _runs.values()])  # checks 5-8 time the first two: they run alone
+_runs.update({name: ((extra, args), _pool.submit(_go, name, extra, args)) for name, extra, args in RUNS[2:]})
+_pool.shutdown(wait=False)
+
+
+def go(name, extra=None, args=("2000",)):
+    want, fut = _runs.pop(name, (None, None))
+    if want != (extra, args):
+        raise RuntimeError("go(%r, %r, %r) is not in RUNS as such (%r)" % (name, extra, args, want))
+    return fut.result()
 
 
 # ---- the default: detach after each window ----
@@ -62,7 +102,11 @@ ok(s and s[1] == s[2] + s[0], "every attachment is one of ours (attaches = final
 n_att = p.stderr.count("fake_cupti: attached")
 ok(s and n_att == s[1], "nothing attaches CUPTI after the program's last copy (exit included)", (s, e, n_att))
 KWIN_DETACHED = 2  # CUDA_KERNEL_WINDOW.flags: the detach after a window (formats/events_cuda.h)
-w = [x for x in kind(evs, "cuda_kernel_window") if not int(str(x["flags"]), 0) & KWIN_DETACHED]
+# in time order: the window opened at CUDA init is the application thread's event, its close the writer's, and a
+# dump lists each thread's chunks in the order they reached the file (the writer's first tick 2 ms after CUDA
+# init put its chunk first on a loaded host: [0, 1, 1, 0, ...], 4 of 15 runs with the runs started together)
+w = sorted((x for x in kind(evs, "cuda_kernel_window") if not int(str(x["flags"]), 0) & KWIN_DETACHED),
+           key=lambda x: x["ts_ns"])
 ons = [x["on"] for x in w]
 ok(ons.count(1) >= 3 and all(a != b for a, b in zip(ons, ons[1:])), "windows still open and close on schedule", ons)
 # the trace marks each finalize (session 20: the report measures the steps CUPTI stayed attached after a window);
@@ -316,4 +360,6 @@ p, states, evs = go("static-rt", {"FAKE_RT_NAME": "librtcopy.so.13"})
 s = stats(p.stdout, "stats")
 ok(s == [1, 1, 0, 0] and "CUDA graphs would not be seen" in p.stderr,
    "no shared libcudart (a static cudart's graphs are invisible): CUPTI stays attached", (s, p.stderr[-300:]))
+if _runs:
+    raise RuntimeError("runs started and never checked: %s" % sorted(_runs))
 finish()
