@@ -216,17 +216,20 @@ struct rs_analysis {
     uint64_t verbs_errors;     /* failed creations + posts + error completions over ranks */
     uint64_t events;           /* all events read */
     uint64_t drops;
-    int partial;                    /* some input truncated/corrupt/unreadable */
-    int gd_verdict;                 /* run-level */
-    int gd_gpu_memory;              /* GPU memory to send from: a GPU program (gpu_program_ranks) or device, managed
+    int partial;              /* some input truncated/corrupt/unreadable */
+    int analysable;           /* 0: no rank traced GPU, CUDA copy, NCCL or verbs activity, and no step was found (a
+                     * CPU-only command, a shell): the report is that one line (text), "analysable": false
+                     * (JSON), and the numbers, all zero, mean nothing */
+    int gd_verdict;           /* run-level */
+    int gd_gpu_memory;        /* GPU memory to send from: a GPU program (gpu_program_ranks) or device, managed
                                      * or dmabuf memory registered or posted: NOT USED/PARTIAL is a fault then (the
                                      * GPUDirect finding), else a host-memory program's verdict, not a fault */
-    char gd_note[RS_AN_TEXT];       /* the run verdict's qualifier in words ("" none): why it is no fault, or why
+    char gd_note[RS_AN_TEXT]; /* the run verdict's qualifier in words ("" none): why it is no fault, or why
                                      * it cannot be known (verbs not captured); text, JSON and HTML print it */
-    size_t gpu_ranks;               /* ranks with GPU activity traced (kernels, copies); 0: a host-only program
+    size_t gpu_ranks;         /* ranks with GPU activity traced (kernels, copies); 0: a host-only program
                                     * (e.g. verbs from host memory): "other" is host work and waits, and
                                     * GPUDirect NOT USED is no finding */
-    size_t gpu_program_ranks;       /* ranks of a GPU program: GPU activity, host<->device copy calls, sampling
+    size_t gpu_program_ranks; /* ranks of a GPU program: GPU activity, host<->device copy calls, sampling
                                      * windows or NCCL (whose buffers are GPU memory) even when no kernel was
                                      * recorded (sampled windows, NCCL staging through host memory) */
     uint64_t run_start_realtime_ns; /* realtime of run clock 0 */

@@ -227,6 +227,17 @@ static void load_all(struct work *w, const struct rs_report_opts *opts)
     w->todo = NULL;
 }
 
+/* Whether the run holds anything the report explains: GPU, CUDA copy, NCCL or verbs activity in some rank, or
+ * steps found (marks, NVTX). Without any, every number is a zero and "0 steps (whole trace)" a puzzle. */
+static int any_activity(const struct work *w, int nf, const struct rs_analysis *a)
+{
+    for (int i = 0; i < nf; i++) {
+        const struct an_rank *r = &w->ranks[i];
+        if (r->has_gpu || r->has_verbs || r->has_nccl || r->has_cuda || r->ncolls || r->has_copy_calls) return 1;
+    }
+    return a->nsteps > 0;
+}
+
 /* Phase 2: processes with no rank and nothing traced (launchers, shells) are not ranks: leave them out
  * (only while a readable file remains, issue 17 D10). Returns the number of ranks kept. */
 static int drop_launchers(struct work *w, int nf, int *idle_out)
@@ -500,6 +511,8 @@ int rs_analyze(const struct rs_report_opts *opts, char *const *paths, int npaths
     an_gpudirect(a, w.ranks, (size_t)nf);
     an_verbs_warnings(a);
     an_findings(a, w.ranks, (size_t)nf);
+    a->analysable = any_activity(&w, nf, a);
+    if (!a->analysable) snprintf(a->step_source, sizeof a->step_source, "none (nothing analysable)");
     work_free(&w, nf);
     *out = a;
     return 0;

@@ -239,8 +239,10 @@ static void json_straggler_verdict(const struct rs_analysis *a, const struct rs_
 /* Top level: input, link, steps, clock, attribution, transport, verdict, findings. */
 static void json_head(const struct rs_analysis *a, struct jw *w)
 {
-    jp(w, "{\n\"railscope_report\": 1, \"partial\": %s, \"events\": %llu, \"drops\": %llu,\n",
-       a->partial ? "true" : "false", (unsigned long long)a->events, (unsigned long long)a->drops);
+    /* "analysable": false: no GPU, NCCL or verbs activity and no step; every number below is zero (text: one line) */
+    jp(w, "{\n\"railscope_report\": 1, \"analysable\": %s, \"partial\": %s, \"events\": %llu, \"drops\": %llu,\n",
+       a->analysable ? "true" : "false", a->partial ? "true" : "false", (unsigned long long)a->events,
+       (unsigned long long)a->drops);
     js(w, "\"link_gbps\": ");
     jnum(w, a->link_gbps);
     ks(w, "link_source", a->link_source);

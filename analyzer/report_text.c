@@ -332,8 +332,27 @@ static void text_tail(const struct rs_analysis *a, FILE *f)
     }
 }
 
+/* Nothing to explain (no GPU, NCCL or verbs activity, no step): one plain line instead of a table of zeros and
+ * a link rate nobody measured; the input's warnings still follow (a truncated file says so). */
+static void text_nothing(const struct rs_analysis *a, FILE *f)
+{
+    fprintf(f,
+            "railscope report: nothing to analyse: %zu process%s traced (%llu events), none with GPU, NCCL or verbs "
+            "activity, and no steps marked\n",
+            a->nranks, a->nranks == 1 ? "" : "es", (unsigned long long)a->events);
+    if (a->partial) fprintf(f, "PARTIAL INPUT: results cover what could be read (see warnings)\n");
+    if (a->nwarnings) {
+        fprintf(f, "\nWarnings:\n");
+        for (size_t i = 0; i < a->nwarnings; i++) fprintf(f, "  %s\n", a->warnings[i]);
+    }
+}
+
 void rs_report_text(const struct rs_analysis *a, FILE *f)
 {
+    if (!a->analysable) {
+        text_nothing(a, f);
+        return;
+    }
     text_head(a, f);
     text_ranks(a, f);
     text_steps(a, f);

@@ -43,7 +43,8 @@ static void usage(FILE *f)
                "\n"
                "Exit status: 0 done; 1 some input was truncated or damaged, or a rank file exceeded its share of\n"
                "the memory budget (results cover what was read);\n"
-               "2 usage error or nothing readable.\n");
+               "2 usage error or nothing readable. A run with nothing to analyse (no GPU, NCCL or verbs activity,\n"
+               "no step) is one line saying so, exit 0 (JSON: \"analysable\": false).\n");
 }
 
 /* A memory budget in MiB (16 MiB .. 1 TiB) to bytes. */
