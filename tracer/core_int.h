@@ -81,6 +81,13 @@ struct rs_tls {
     /* This thread holds (or is taking) the string table's lock: a signal handler's fork() on it must not wait for
      * that lock (the interrupted rs_intern releases it when the handler returns, in both processes). */
     int in_strings;
+    /* In the final flush of exit() or _exit() (PROC_END with the program's status) on this thread. */
+    int in_final;
+    /* This (program's) thread holds the writer's lock: an exit or exec flush, or moving the trace descriptor. */
+    int in_wlock;
+    /* A termination signal that came while this thread held a lock the writer needs (in_wlock, in_strings): raised
+     * again when it lets go (rs_raise_deferred; lifecycle.c on_term_signal says why). */
+    int deferred_sig;
 };
 extern __thread struct rs_tls rs_tls __attribute__((tls_model("initial-exec")));
 
@@ -132,6 +139,9 @@ void rs_writer_fork_parent(void);
  * Returns 0 when done in time. */
 int rs_core_request(int final, int32_t status, uint32_t reason, unsigned timeout_ms, int here);
 void rs_run_shutdown_hooks(void);
+/* Raise the termination signal deferred on this thread (rs_tls.deferred_sig), once it holds none of the writer's
+ * locks; errno kept. */
+void rs_raise_deferred(void);
 void rs_run_fork_child_hooks(void);
 
 /* Process facts for the header (procinfo.c) */

@@ -139,6 +139,7 @@ out:
     pthread_mutex_unlock(&lock);
     rs_tls.in_strings = 0;
     rs_tls.guard = g;
+    rs_raise_deferred();
     return id;
 }
 

@@ -76,7 +76,10 @@ static void final_flush(int32_t status, uint32_t reason, unsigned timeout_ms)
     uint32_t none = 0;
     if (reason != RS_END_SIGNAL) atomic_compare_exchange_strong(&final_tid, &none, rs_gettid());
     if (reason != RS_END_SIGNAL) rs_run_shutdown_hooks(); /* not from a signal handler: hooks may lock */
+    int f = rs_tls.in_final;
+    rs_tls.in_final = reason != RS_END_SIGNAL;
     rs_core_request(1, status, reason, timeout_ms, reason != RS_END_SIGNAL);
+    rs_tls.in_final = f;
     if (reason != RS_END_SIGNAL) {
         atomic_store(&final_done, 1);
         rs_futex_wake(&final_done);
@@ -195,6 +198,18 @@ static void on_term_signal(int sig, siginfo_t *si, void *uc)
     (void)si;
     (void)uc;
     int saved = errno;
+    if (ours() && (rs_tls.in_final || rs_tls.in_wlock || rs_tls.in_strings)) {
+        /* This thread holds a lock the writer needs: asking the writer (below) would wait 3 s for ourselves and
+         * leave a half-written file (a multiprocessing.Pool worker in os._exit() when the pool terminated it: 4
+         * of 12 runs, session 29). The interrupted flush goes on; the signal is raised again when the lock is let
+         * go (rs_raise_deferred). Not at all in the final flush of exit() or _exit() (bounded: its lock is tried
+         * until a deadline), which writes the program's status into PROC_END and ends the process with it (only
+         * exit handlers registered before the tracer's, then _exit, remain): the trace says how the process
+         * ended, and untraced it would have ended before the signal came. */
+        if (!rs_tls.in_final) rs_tls.deferred_sig = sig;
+        errno = saved;
+        return;
+    }
     if (ours()) {
         atomic_store(&rs_dying, 1); /* other recording threads park: nothing they return from is lost */
         final_flush(128 + sig, RS_END_SIGNAL, 3000);
@@ -206,6 +221,16 @@ static void on_term_signal(int sig, siginfo_t *si, void *uc)
     atomic_store(&sig_ours[sig], 0);
     real_sigaction_call(sig, &dfl, NULL);
     raise(sig); /* blocked until we return, then the default action */
+    errno = saved;
+}
+
+void rs_raise_deferred(void)
+{
+    int sig = rs_tls.deferred_sig;
+    if (!sig || rs_tls.in_wlock || rs_tls.in_strings) return;
+    rs_tls.deferred_sig = 0;
+    int saved = errno;
+    raise(sig); /* our handler if still installed (the program's, if it has set one since: its signal, late) */
     errno = saved;
 }
 

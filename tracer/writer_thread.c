@@ -92,69 +92,94 @@ static void write_error(int err)
             r == 0 ? "marked partial" : "incomplete");
 }
 
+static void wunlock(void);
+
 /* static, not on the stack (used under wlock): _exit's flush may run on a signal handler's small stack */
 static char host[256], cmd[8192], exe[PATH_MAX], boot[64];
 
 /* A forked child's unnamed trace file (rs_writer_child_reset), named at its first event; -1: none. wlock. */
 static int pending_fd = -1;
 
+/* On a descriptor table of its own (rs_run_private_fds) when on the writer thread: naming the file opens the output
+ * directory, and the header reads /proc, at a moment the child's other threads may be closing and dup2()ing. */
+static void fill_info(void *fi)
+{
+    rs_procinfo_fill(fi, host, sizeof host, cmd, sizeof cmd, exe, sizeof exe, boot, sizeof boot);
+}
+
 struct name_job {
     int fd, tid, err;
-    struct rs_file_info *fi;
 };
 
-/* On a descriptor table of its own (rs_run_private_fds): naming the file opens the output directory, and the header
- * reads /proc, at a moment the child's other threads may be closing and dup2()ing numbers. */
 static void name_pending(void *p)
 {
     struct name_job *j = p;
     j->err = rs_link_trace_file(j->fd, j->tid, W_path, sizeof W_path);
-    if (!j->err) rs_procinfo_fill(j->fi, host, sizeof host, cmd, sizeof cmd, exe, sizeof exe, boot, sizeof boot);
 }
 
-/* The pending file, named; -1 when there is none to name (the caller creates one), RS_OPEN_REFUSED. */
-static int open_pending(struct rs_file_info *fi)
+static void off_table(void (*fn)(void *), void *arg)
+{
+    /* no thread is created at _exit (pthread_create allocates) nor off the writer thread (the exit and exec
+     * paths run on the program's thread, which does not race itself) */
+    if (rs_tls.is_writer && !rs_tls.in_exit) rs_run_private_fds(fn, arg);
+    else fn(arg);
+}
+
+/* The pending file, its header written, then named (a file never shows without its header). 0: W is open; -1: there
+ * is none to name (the caller creates one); else the error, warned about. */
+static int open_pending(void)
 {
     int fd = pending_fd;
     pending_fd = -1;
     if (fd < 0) return -1;
     if (!rs_trace_fd_match(fd)) return -1; /* closed behind the wrappers' back (a raw close_range): not ours now */
-    struct name_job j = {fd, (int)rs_gettid(), 0, fi};
-    /* no thread is created at _exit (pthread_create allocates) nor off the writer thread (the exit and exec
-     * paths run on the program's thread, which does not race itself) */
-    if (rs_tls.is_writer && !rs_tls.in_exit) rs_run_private_fds(name_pending, &j);
-    else name_pending(&j);
-    if (!j.err) return fd;
-    atomic_store(&rs_trace_fd, -1); /* before close(), which spares that number (lifecycle.c) */
-    close(fd);
-    if (j.err == RS_OPEN_REFUSED) return RS_OPEN_REFUSED;
+    struct rs_file_info fi;
+    off_table(fill_info, &fi);
+    int err = 0;
+    W = rs_writer_fdopen(fd, &fi, &err);
+    if (!W) {
+        if (atomic_exchange(&rs_trace_fd, -1) == fd) close(fd); /* the wrappers spared it in rs_writer_fdopen */
+        rs_warn("cannot write a trace file in %s: %s; this process is not traced", rs_cfg.outdir, rs_strerror(-err));
+        return err;
+    }
+    struct name_job j = {fd, (int)rs_gettid(), 0};
+    off_table(name_pending, &j);
+    if (!j.err) return 0;
+    atomic_store(&rs_trace_fd, -1);           /* before the close, which the wrappers would refuse (lifecycle.c) */
+    if (rs_tls.in_exit) rs_writer_abandon(W); /* nothing freed at _exit (pagemem.h) */
+    else rs_writer_close(W);
+    W = NULL;
+    if (j.err == RS_OPEN_REFUSED) return RS_OPEN_REFUSED; /* warned about (open_dir_safe) */
     /* e.g. no /proc: the file is created by name, as without O_TMPFILE */
     rs_debug("naming the child's trace file: %s; creating it by name", rs_strerror(-j.err));
     return -1;
 }
 
-static int open_file(void)
+/* A new file by name (the process's first, or a child's without O_TMPFILE). 0: W is open; else the error, warned. */
+static int open_named(void)
 {
-    struct rs_file_info fi;
-    int fd = open_pending(&fi);
-    if (fd == -1) {
-        fd = rs_open_trace_file(W_path, sizeof W_path);
-        if (fd >= 0) rs_procinfo_fill(&fi, host, sizeof host, cmd, sizeof cmd, exe, sizeof exe, boot, sizeof boot);
-    }
+    int fd = rs_open_trace_file(W_path, sizeof W_path);
     if (fd < 0) {
-        W_failed = 1;
         if (fd != RS_OPEN_REFUSED)
             rs_warn("cannot create a trace file in %s: %s; this process is not traced", rs_cfg.outdir,
                     rs_strerror(-fd));
         return fd;
     }
+    struct rs_file_info fi;
+    fill_info(&fi);
     int err = 0;
     W = rs_writer_fdopen(fd, &fi, &err);
-    if (!W) {
-        if (atomic_exchange(&rs_trace_fd, -1) == fd) close(fd); /* the pending file: the wrappers spared it */
+    if (!W) rs_warn("cannot write %s: %s; this process is not traced", W_path, rs_strerror(-err));
+    return W ? 0 : err;
+}
+
+static int open_file(void)
+{
+    int e = open_pending();
+    if (e == -1) e = open_named();
+    if (e) {
         W_failed = 1;
-        rs_warn("cannot write %s: %s; this process is not traced", W_path, rs_strerror(-err));
-        return err;
+        return e;
     }
     rs_writer_set_level(W, rs_cfg.zstd_level);
     rs_writer_set_feed_slice(W, RS_DRAIN_PIECE);
@@ -510,6 +535,7 @@ int rs_trace_fd_vacate(int fd)
         struct timespec d = {0, 1000000};
         nanosleep(&d, NULL);
     }
+    rs_tls.in_wlock = 1;
     int ret = 0;
     if (!W && pending_fd == fd) {
         int nfd = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, fd + 1); /* the program's dup2() replaces fd */
@@ -523,7 +549,7 @@ int rs_trace_fd_vacate(int fd)
         else if (nfd >= 0) close(nfd), ret = -1;
         else ret = -1;
     }
-    pthread_mutex_unlock(&wlock);
+    wunlock();
     return ret;
 }
 
@@ -617,24 +643,33 @@ static int wlock_until(uint64_t deadline)
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
     }
+    rs_tls.in_wlock = 1;
     return 0;
+}
+
+/* Unlock what wlock_until took; a termination signal that came meanwhile is raised now (lifecycle.c). */
+static void wunlock(void)
+{
+    pthread_mutex_unlock(&wlock);
+    rs_tls.in_wlock = 0;
+    rs_raise_deferred();
 }
 
 static void do_final(int in_writer, uint64_t deadline)
 {
     if (wlock_until(deadline)) return;
     if (W_closed) {
-        pthread_mutex_unlock(&wlock);
+        wunlock();
         return;
     }
     if (W && rs_tls.in_exit) rs_writer_no_new_threads(W); /* before any compression of the exit path */
     drain_all();
     flush_frame();
-    pthread_mutex_unlock(&wlock);
+    wunlock();
     if (in_writer) rs_run_shutdown_hooks();
     if (wlock_until(deadline)) return;
     if (!W_closed) final_locked();
-    pthread_mutex_unlock(&wlock);
+    wunlock();
 }
 
 static void run_tick_hooks(void)
@@ -938,7 +973,7 @@ int rs_core_request(int final, int32_t status, uint32_t reason, unsigned timeout
         int g = rs_tls.guard;
         rs_tls.guard = 1;
         if (atomic_load(&final_req)) {
-            pthread_mutex_unlock(&wlock);
+            wunlock();
             do_final(!rs_tls.is_writer, deadline);
         } else {
             drain_all();
@@ -946,7 +981,7 @@ int rs_core_request(int final, int32_t status, uint32_t reason, unsigned timeout
              * process goes on writing into this file and ends it with a final PROC_END (formats/SPEC.md). */
             if (reason && here) write_end(status, reason);
             flush_frame();
-            pthread_mutex_unlock(&wlock);
+            wunlock();
         }
         rs_tls.guard = g;
         return 0;

@@ -29,3 +29,6 @@ tests/core/refuse.srcs := tests/core/refuse.c
 PROGRAMS += tests/core/sigexit
 tests/core/sigexit.srcs := tests/core/sigexit.c
 tests/core/sigexit.libs := -ldl -lpthread
+PROGRAMS += tests/core/term_exit
+tests/core/term_exit.srcs := tests/core/term_exit.c
+tests/core/term_exit.libs := -ldl
