@@ -657,9 +657,25 @@ static int read_headers(char **paths, int n, struct rs_exp_opts *o, int *ranked,
     return readable;
 }
 
+/* Where the output went, as written: --split names its files OUT.0.json ... OUT.N-1.json (OUT without its
+ * ".json", formats/export/export_json.c), never OUT itself. */
+static void where_written(const struct rs_exp_opts *o, unsigned long long nout, char *buf, size_t n)
+{
+    if (!o->split || o->format != RS_EXP_CHROME) {
+        snprintf(buf, n, "%s", o->out);
+        return;
+    }
+    size_t bl = strlen(o->out);
+    int stem = (int)(bl > 5 && !strcmp(o->out + bl - 5, ".json") ? bl - 5 : bl);
+    if (nout <= 1) snprintf(buf, n, "%.*s.0.json", stem, o->out);
+    else snprintf(buf, n, "%.*s.0.json .. %.*s.%llu.json", stem, o->out, stem, o->out, nout - 1);
+}
+
 /* nfiles: the inputs; those skipped (unreadable) are not counted as read. */
 static void print_summary(const struct rs_exp_opts *o, const struct rs_exp_stats *st, int nfiles)
 {
+    char where[8400];
+    where_written(o, (unsigned long long)st->files_out, where, sizeof where);
     char skipped[48] = "";
     if ((uint64_t)nfiles > st->files_in)
         snprintf(skipped, sizeof skipped, " (%llu skipped)", (unsigned long long)nfiles - st->files_in);
@@ -667,7 +683,7 @@ static void print_summary(const struct rs_exp_opts *o, const struct rs_exp_stats
             "railscope: export: %llu events from %llu file(s)%s -> %llu items, %.1f MB in %llu file(s) at %s "
             "(%.1f bytes/event)\n",
             (unsigned long long)st->events_in, (unsigned long long)st->files_in, skipped,
-            (unsigned long long)st->items_out, st->bytes_out / 1e6, (unsigned long long)st->files_out, o->out,
+            (unsigned long long)st->items_out, st->bytes_out / 1e6, (unsigned long long)st->files_out, where,
             st->events_in ? (double)st->bytes_out / st->events_in : 0.0);
     if (st->wr_unmatched_wc || st->wr_no_completion)
         fprintf(stderr,
