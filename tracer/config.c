@@ -42,11 +42,13 @@ static unsigned family_bit(const char *name, size_t n)
 }
 
 /* "all", "verbs,cuda", "all,-nvml", "-nvml" (= all but nvml). core is always on. */
-static unsigned parse_events(const char *v)
+/* The families RAILSCOPE_EVENTS names; *dflt set when it names none that is known (the default, all, is used). */
+static unsigned parse_events(const char *v, int *dflt)
 {
     const unsigned all = (1u << RS_FAM_COUNT) - 1;
     unsigned mask = 0;
-    int first = 1;
+    int first = 1, known = 0;
+    char unknown[256] = ""; /* 'a', 'b': one warning for them all */
     for (const char *p = v; *p;) {
         while (*p == ',' || *p == ' ') p++;
         if (!*p) break;
@@ -58,23 +60,27 @@ static unsigned parse_events(const char *v)
         if (first && neg) mask = all;
         first = 0;
         unsigned bit = (n == 3 && !strncmp(name, "all", 3)) ? all : family_bit(name, n);
-        if (!bit) {
-            char families[128] = "";
-            for (int f = 0; f < RS_FAM_COUNT; f++) {
-                strncat(families, rs_family_names[f], sizeof families - strlen(families) - 2);
-                strncat(families, f + 1 < RS_FAM_COUNT ? "," : "", sizeof families - strlen(families) - 1);
-            }
-            rs_warn("RAILSCOPE_EVENTS: unknown family '%.*s' ignored (known: all,%s; '-name' removes one)", (int)n,
-                    name, families);
-        } else if (neg) {
-            mask &= ~bit;
+        if (bit) {
+            known = 1;
+            mask = neg ? mask & ~bit : mask | bit;
         } else {
-            mask |= bit;
+            size_t u = strlen(unknown);
+            snprintf(unknown + u, sizeof unknown - u, "%s'%.*s'", u ? ", " : "", (int)n, name);
         }
         p = e;
     }
-    if (first) mask = all; /* empty string = default */
-    return mask | (1u << RS_FAM_core);
+    if (unknown[0]) {
+        char families[128] = "";
+        for (int f = 0; f < RS_FAM_COUNT; f++) {
+            strncat(families, rs_family_names[f], sizeof families - strlen(families) - 2);
+            strncat(families, f + 1 < RS_FAM_COUNT ? "," : "", sizeof families - strlen(families) - 1);
+        }
+        /* nothing known left (RAILSCOPE_EVENTS=gpu recorded core alone: no GPU, no host facts): the default */
+        rs_warn("RAILSCOPE_EVENTS: unknown family %s ignored (known: all,%s; '-name' removes one)%s", unknown,
+                families, known ? "" : "; using the default, all");
+    }
+    *dflt = !known;
+    return (known ? mask : all) | (1u << RS_FAM_core);
 }
 
 int rs_config_load(void)
@@ -117,8 +123,9 @@ int rs_config_load(void)
     }
 
     v = getenv("RAILSCOPE_EVENTS");
-    rs_cfg.mask = parse_events(v ? v : "all");
-    snprintf(rs_cfg.events, sizeof rs_cfg.events, "%s", v && *v ? v : "all");
+    int dflt = 0;
+    rs_cfg.mask = parse_events(v ? v : "all", &dflt);
+    snprintf(rs_cfg.events, sizeof rs_cfg.events, "%s", v && *v && !dflt ? v : "all");
 
     rs_cfg.flush_ms = RS_DEFAULT_FLUSH_MS;
     if ((v = getenv("RAILSCOPE_FLUSH_MS")) && *v)

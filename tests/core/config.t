@@ -5,7 +5,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_build tests/core/emitter tests/core/check railscope
 E=$RS_BUILD/tests/core/emitter C=$RS_BUILD/tests/core/check
-plan 19
+plan 21
 cd "$T" || bail "no tmp"
 
 out=$(RAILSCOPE_OUT=$T/c1 RAILSCOPE_EVENTS=verbs,bogus RAILSCOPE_FLUSH_MS=abc RAILSCOPE_BUFFER_KB=1 \
@@ -19,6 +19,15 @@ like "$(cat "$T/err")" "RAILSCOPE_POLICY='maybe' unknown \(drop\|block\); using 
 like "$(cat "$T/err")" "RAILSCOPE_LOG='loud' unknown" "LOG warning"
 res=$("$C" "$T"/c1/*.rtrace)
 like "$res" "marks=100 .*warnings=5 " "the warnings are recorded in the trace too"
+
+# nothing known named: the default (all), not core alone (session 29: RAILSCOPE_EVENTS=gpu recorded no GPU, no host
+# facts, though the docs said "the default")
+RAILSCOPE_OUT=$T/ev RAILSCOPE_EVENTS=gpu,-x "$E" -n 1 >/dev/null 2>"$T/err"
+is "$(cat "$T/err")" "railscope: RAILSCOPE_EVENTS: unknown family 'gpu', 'x' ignored (known: all,core,verbs,cuda,nccl,nvtx,nvml,host; '-name' removes one); using the default, all" \
+    "EVENTS naming no known family: one warning, the default"
+like "$("$RS_CLI" info "$T/ev" | grep -o 'events all$') $("$RS_CLI" dump --json "$T/ev" | grep -c '"host_fact"')" \
+    "^events all [1-9][0-9]*$" \
+    "... recorded as all (the header says so; host facts there)"
 
 RAILSCOPE_OUT=$T/q RAILSCOPE_LOG=quiet RAILSCOPE_EVENTS=bogus "$E" -n 1 >/dev/null 2>"$T/err"
 is "$(cat "$T/err")" "" "RAILSCOPE_LOG=quiet: silent"
