@@ -50,8 +50,9 @@ static int is_static_elf(const char *f)
     return is_static;
 }
 
-/* What makes running f a secure execution (AT_SECURE), NULL if nothing does: set-user-ID to another user, set-group-ID to another
- * group, or file capabilities. The loader then ignores LD_PRELOAD entries with a '/' in them, as record's. */
+/* What makes running f a secure execution (AT_SECURE), NULL if nothing does: set-user-ID to another user,
+ * set-group-ID to another group, or file capabilities. The loader then ignores LD_PRELOAD entries with a '/' in
+ * them, as record's. */
 static const char *secure_kind(const char *f)
 {
     struct stat st;
