@@ -76,8 +76,8 @@ static unsigned parse_events(const char *v, int *dflt)
             strncat(families, f + 1 < RS_FAM_COUNT ? "," : "", sizeof families - strlen(families) - 1);
         }
         /* nothing known left (RAILSCOPE_EVENTS=gpu recorded core alone: no GPU, no host facts): the default */
-        rs_warn("RAILSCOPE_EVENTS: unknown family %s ignored (known: all,%s; '-name' removes one)%s", unknown,
-                families, known ? "" : "; using the default, all");
+        rs_warn("RAILSCOPE_EVENTS: unknown family %s ignored (known: all,%s; '-name' removes one)%s", unknown, families,
+                known ? "" : "; using the default, all");
     }
     *dflt = !known;
     return (known ? mask : all) | (1u << RS_FAM_core);
