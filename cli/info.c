@@ -161,8 +161,13 @@ static int info_one(const char *path)
     printf("events:     %llu in %llu frames, %llu bytes on disk (%.2f B/event), %zu threads\n", (unsigned long long)nev,
            (unsigned long long)st->frames, (unsigned long long)fsize, nev ? (double)fsize / (double)nev : 0.0, tids.n);
     free(tids.v);
-    printf("dropped:    %llu events (%llu bytes)%s\n", (unsigned long long)st->drop_events,
-           (unsigned long long)st->drop_bytes, st->drop_events ? "  <-- the recorder could not keep up" : "");
+    /* a file that stops early (write error, killed) cannot hold the count of what came after its end */
+    printf("dropped:    %llu events (%llu bytes)%s%s\n", (unsigned long long)st->drop_events,
+           (unsigned long long)st->drop_bytes, st->drop_events ? "  <-- the recorder could not keep up" : "",
+           st->status == RS_READ_OK ? ""
+           : st->status == RS_READ_PARTIAL
+               ? "; not counted: what the process did after the write failed (the tracer's warning says how much)"
+               : "; not counted: what came after the file's end");
     printf("status:     %s\n", st->reason); /* the reason starts with the status name (reader.h) */
     if (st->frame_gaps) printf("            %llu gaps in the frame sequence\n", (unsigned long long)st->frame_gaps);
     printf("by kind:\n");
