@@ -144,10 +144,20 @@ ok(tails and tails2 and 0.75 * 20 < med(tails) < 0.75 * med(tails2),
 reatt_s = [float(x) for x in re.findall(r"CUPTI: re-attached at ([0-9.]+) s", p.stderr)]
 fin_s = [float(x) for x in re.findall(r"CUPTI: finalized at ([0-9.]+) s", p.stderr)]
 opens = sorted(x["ts_ns"] for x in w if x["on"] == 1)  # the first at CUDA init, then one per re-attach
-t0 = sorted(o - r * 1e9 for o, r in zip(opens[1:], reatt_s))
-t0 = t0[len(t0) // 2] if t0 else None
-off = [abs(d["ts_ns"] - (t0 + f * 1e9)) / 1e6 for d, f in zip(sorted(det, key=lambda x: x["ts_ns"]), fin_s)] if t0 else []
-ok(off and len(off) == len(det) and max(off) < 3,
+
+
+def origin(opens, reatt):
+    """The log's origin on the trace's clock: the open - re-attach difference most pairs agree on (within 2 ms).
+    Not opens[1:] zipped with the re-attaches in order: a loaded host shifted that pairing by one window now and
+    then (every marker 'off' by a window period, ~400 ms; 1 of 3 runs at load 6, session 29)."""
+    cands = [o - r * 1e9 for o in opens for r in reatt]
+    return max(cands, key=lambda c: sum(abs(c - d) < 2e6 for d in cands)) if cands else None
+
+
+t0 = origin(opens, reatt_s)
+# each marker against the nearest finalize the log reports (a marker at the tick that learnt of it: >= 15 ms off)
+off = [min(abs(d["ts_ns"] - (t0 + f * 1e9)) for f in fin_s) / 1e6 for d in det] if t0 is not None and fin_s else []
+ok(off and len(off) == len(det) and len(fin_s) >= len(det) and max(off) < 3,
    "each detach marker stands at its finalize (the debug log's time, within its 1 ms print and a few ms)", (off, len(fin_s), len(det)))
 flushed = kind(evs, "cuda_memcpy")
 f777 = [m for m in flushed if m["bytes"] == 777]
