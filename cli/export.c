@@ -4,9 +4,9 @@
  * by the exporter's per-track state whatever the trace length.
  *
  * With several inputs and CPUs, files are exported in parallel (-j): one exporter per file writes a part
- * (its own Perfetto packet sequence, disjoint ids), and the parts are concatenated in input order into
- * OUT, so the result is the same as a serial export (byte for byte for JSON). Kineto writes one file per
- * rank anyway. */
+ * (a Perfetto packet sequence per process, disjoint ids), and the parts are concatenated in input order
+ * into OUT. A serial export numbers processes, tracks and sequences the same way (rs_exp_opts.index_stride),
+ * so the result is byte for byte a serial export's, in every format. Kineto writes one file per rank anyway. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -49,7 +49,7 @@ static void usage(FILE *f)
                "  --findings          run the analyzer and add its findings as instants on a 'findings' track\n"
                "                      (perfetto, chrome)\n"
                "  -j, --jobs N        export N files at once, each into a part, parts joined in input order\n"
-               "                      (default 1; the same output; pays with many ranks on many cores)\n"
+               "                      (default 1; the same bytes as -j 1; pays with many ranks on many cores)\n"
                "  -q, --quiet         no summary or warnings on stderr\n"
                "\n"
                "Exit status: 0 done, 1 done but some input was truncated or damaged, 2 usage or input error.\n");
@@ -240,6 +240,7 @@ static int export_file(struct rs_exp *x, const char *path, int quiet, int pipeli
     struct rs_reader *r = rs_reader_open(path, err, sizeof err);
     if (!r) {
         if (!quiet) fprintf(stderr, "railscope: warning: skipping %s\n", err); /* err starts with the path */
+        rs_exp_skip_process(x); /* its index stays taken, as by its (empty) part in a parallel export */
         return 1;
     }
     const struct rs_header_info *h = rs_reader_header(r);
@@ -285,7 +286,11 @@ static void stats_add(struct rs_exp_stats *a, const struct rs_exp_stats *b)
 static int export_serial(const struct rs_exp_opts *o, char **paths, int n, int findings, int unranked,
                          struct rs_exp_stats *st, int *partial, char *err, size_t errlen)
 {
-    struct rs_exp *x = rs_exp_open(o, err, errlen);
+    /* numbered as the parts of a parallel export are, so that -j N writes these very bytes */
+    struct rs_exp_opts so = *o;
+    uint64_t nproc = (uint64_t)n + (findings && o->format != RS_EXP_KINETO);
+    if (nproc > 1) so.index_stride = nproc;
+    struct rs_exp *x = rs_exp_open(&so, err, errlen);
     if (!x) return -1;
     for (int i = 0; i < n; i++) {
         int r = export_file(x, paths[i], o->quiet, ncpus() > 1, o->format == RS_EXP_KINETO && unranked ? i : -1);

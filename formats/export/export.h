@@ -44,7 +44,10 @@ struct rs_exp_opts {
      * index, so that process ids, track uuids, flow ids and the Perfetto packet sequence stay unique
      * across parts; `part` = JSON without the file's opening and closing (rs_exp_json_head/tail). */
     uint64_t index_base;
-    uint64_t index_stride; /* parts: how many there are (track uuids interleave: k * stride + index) */
+    /* How many processes the whole export has (inputs, + 1 for findings), 0 = one exporter writes them all
+     * with one track counter. Set, each process counts its tracks k = 1, 2, ... and their uuids interleave
+     * (k * stride + index + 1): set it in a serial export too, and its output is a parallel export's. */
+    uint64_t index_stride;
     int part;
     /* The input files (rs_file_ids): an output file that is one of them is refused before it is truncated,
      * whatever its name (a split file, a Kineto rank file, a part), so an export never destroys a trace. */
@@ -95,7 +98,10 @@ struct rs_exp;
 
 struct rs_exp *rs_exp_open(const struct rs_exp_opts *o, char *err, size_t errlen);
 int rs_exp_begin_process(struct rs_exp *x, const struct rs_exp_proc *p); /* -1: see rs_exp_last_error */
-const char *rs_exp_last_error(const struct rs_exp *x);                   /* why the last call failed ("" if none) */
+/* An input that could not be read: it shows nothing but keeps its index (process number, track uuids,
+ * packet sequence of the next ones), as its empty part does in a parallel export. */
+void rs_exp_skip_process(struct rs_exp *x);
+const char *rs_exp_last_error(const struct rs_exp *x); /* why the last call failed ("" if none) */
 /* One event of the current process; ev->ts absolute tracer clock. tid = the chunk's thread. Unknown kinds
  * and events shorter than their kind's size are skipped. */
 void rs_exp_event(struct rs_exp *x, uint32_t tid, const struct rs_ev_hdr *ev);

@@ -1,8 +1,10 @@
 /* Perfetto backend: hand-encoded protobuf (Trace { repeated TracePacket packet = 1 }). Field numbers are
  * those of Perfetto's trace protos (reference F3, and tests/export/perfetto_subset.proto which the tests
- * decode with protoc). One packet sequence (trusted_packet_sequence_id 1; 1 + index_base for the parts of a
- * parallel export, which are simply concatenated) carries everything; event names, categories and argument
- * names are interned on it (InternedData in the packet of first use).
+ * decode with protoc). Each input process is one packet sequence (trusted_packet_sequence_id 1 + its input
+ * index), opened by a packet that clears the incremental state; event names, categories and argument names
+ * are interned on it (InternedData in the packet of first use), name iids numbered in order of first use on
+ * the sequence. So a process's packets depend on that process alone (and its index), and the parts of a
+ * parallel export (-j), one process each, concatenate into the very bytes of a serial export.
  *
  * Encoding: a packet is built in a scratch buffer, the TrackEvent inside it in a second one, then both get
  * their exact varint length prefixes (no padding), so the file is as small as the data allows.
@@ -69,12 +71,13 @@ struct pb {
     struct rs_exp *x;
     struct rs_xout out;
     struct pbuf pk, te, tmp, idata;
-    uint8_t *name_done; /* nid -> interned on the sequence */
-    size_t name_done_cap;
+    uint32_t *name_iid; /* nid -> its iid on the sequence, 0 = not interned there yet */
+    size_t name_iid_cap;
+    uint32_t next_iid; /* the last name iid given on the sequence */
     uint8_t cat_done[RS_XCAT_COUNT], key_done[RS_XK_COUNT];
     uint64_t ts;        /* of the packet being built */
     uint8_t *d0, *tlen; /* packet start and TrackEvent length byte in the output buffer */
-    uint64_t seq;       /* trusted_packet_sequence_id: 1, or 1 + index_base for parts */
+    uint64_t seq;       /* trusted_packet_sequence_id: 1 + the process's input index */
 };
 
 static inline void pb_need(struct pbuf *b, size_t n)
@@ -140,22 +143,26 @@ static void intern_entry(struct pb *w, unsigned field, uint64_t iid, const char 
     pb_sub(&w->idata, field, &w->tmp);
 }
 
-static void name_ref(struct pb *w, uint32_t nid)
+/* The name's iid on the sequence, interned on first use. Not nid + 1: nids count every name the exporter
+ * made before (other processes' too, in a serial export), iids only this sequence's, so they are the same
+ * whichever exporter wrote the process. */
+static uint32_t name_ref(struct pb *w, uint32_t nid)
 {
-    if (nid >= w->name_done_cap) {
-        size_t nc = w->name_done_cap ? w->name_done_cap : 1024;
+    if (nid >= w->name_iid_cap) {
+        size_t nc = w->name_iid_cap ? w->name_iid_cap : 1024;
         while (nc <= nid) nc *= 2;
-        uint8_t *nd = rs_xrealloc(w->name_done, nc, "export_pb nd");
-        if (!nd) abort();
-        memset(nd + w->name_done_cap, 0, nc - w->name_done_cap);
-        w->name_done = nd;
-        w->name_done_cap = nc;
+        uint32_t *ni = rs_xrealloc(w->name_iid, nc * sizeof *ni, "export_pb ni");
+        if (!ni) abort();
+        memset(ni + w->name_iid_cap, 0, (nc - w->name_iid_cap) * sizeof *ni);
+        w->name_iid = ni;
+        w->name_iid_cap = nc;
     }
-    if (!w->name_done[nid]) {
-        w->name_done[nid] = 1;
+    if (!w->name_iid[nid]) {
+        w->name_iid[nid] = ++w->next_iid;
         const struct rs_xname *nm = rs_xname_get(w->x, nid);
-        intern_entry(w, PB_ID_NAMES, nid + 1ull, nm->s, nm->len);
+        intern_entry(w, PB_ID_NAMES, w->name_iid[nid], nm->s, nm->len);
     }
+    return w->name_iid[nid];
 }
 
 /* Write the packet in w->pk as Trace.packet. */
@@ -257,22 +264,29 @@ static void *pb_open(struct rs_exp *x, const struct rs_exp_opts *o, char *err, s
     struct pb *w = rs_xcalloc(1, sizeof *w, "export_pb w");
     if (!w) return NULL;
     w->x = x;
-    w->seq = 1 + o->index_base; /* each part its own sequence: interning is per sequence */
     if (rs_xout_open(&w->out, o->out, o->inputs, o->ninputs)) {
         snprintf(err, errlen, "cannot write %s: %s", o->out, rs_xout_strerror(w->out.err));
         free(w);
         return NULL;
     }
-    /* first packet: clears incremental state on sequence 1 */
-    pb_uint(&w->pk, PB_TP_SEQ_ID, w->seq);
-    pb_uint(&w->pk, PB_TP_SEQ_FLAGS, SEQ_CLEARED);
-    pk_flush(w);
     return w;
 }
 
+/* A new sequence for the process, its first packet clearing the incremental state: nothing interned
+ * before (by another process) is relied upon. */
 static int pb_begin_process(void *b, const struct rs_xproc_out *p, char *err, size_t errlen)
 {
-    (void)b, (void)p, (void)err, (void)errlen;
+    (void)err, (void)errlen;
+    struct pb *w = b;
+    w->seq = 1 + p->index;
+    if (w->name_iid) memset(w->name_iid, 0, w->name_iid_cap * sizeof *w->name_iid);
+    w->next_iid = 0;
+    memset(w->cat_done, 0, sizeof w->cat_done);
+    memset(w->key_done, 0, sizeof w->key_done);
+    w->pk.n = 0;
+    pb_uint(&w->pk, PB_TP_SEQ_ID, w->seq);
+    pb_uint(&w->pk, PB_TP_SEQ_FLAGS, SEQ_CLEARED);
+    pk_flush(w);
     return 0;
 }
 
@@ -307,7 +321,7 @@ static void pb_track(void *b, const struct rs_xtrack *t)
 static uint8_t *pb_head(struct pb *w, const struct rs_xitem *it, int type)
 {
     pk_event(w, it->ts);
-    name_ref(w, it->name);
+    uint32_t name_iid = name_ref(w, it->name);
     if (!w->cat_done[it->cat]) {
         w->cat_done[it->cat] = 1;
         const char *c = rs_xcat_names[it->cat];
@@ -329,7 +343,7 @@ static uint8_t *pb_head(struct pb *w, const struct rs_xitem *it, int type)
     *d++ = PB_TE_TRACK << 3 | WT_VARINT;
     d = put_varint(d, it->t->uuid);
     *d++ = PB_TE_NAME_IID << 3 | WT_VARINT;
-    d = put_varint(d, it->name + 1ull);
+    d = put_varint(d, name_iid);
     *d++ = PB_TE_CAT_IIDS << 3 | WT_VARINT;
     d = put_varint(d, it->cat + 1ull);
     for (int i = 0; i < it->nargs; i++) {
@@ -458,7 +472,7 @@ static int pb_close(void *b, struct rs_exp_stats *st, char *err, size_t errlen)
     free(w->te.p);
     free(w->tmp.p);
     free(w->idata.p);
-    free(w->name_done);
+    free(w->name_iid);
     free(w);
     return e ? -1 : 0;
 }

@@ -192,12 +192,13 @@ void xl_declare(struct rs_exp *x, struct rs_xtrack *t)
 
 int64_t xl_synth_jtid(struct rs_exp *x) { return x->p.next_jtid++; }
 
-/* Track uuids: a counter; the parts of a parallel export interleave theirs (k * stride + index + 1) so
- * they stay unique across parts and as small (short varints) as a serial export's. */
+/* Track uuids: a counter. With several processes (index_stride: how many) each process counts its own
+ * tracks and interleaves them with the others' (k * stride + index + 1): unique, as small (short varints) as
+ * one counter's, and the same whether one exporter writes every process or each its own part (-j). */
 static uint64_t new_uuid(struct rs_exp *x)
 {
-    uint64_t k = ++x->next_uuid;
-    return x->o.index_stride ? k * x->o.index_stride + x->o.index_base + 1 : k;
+    if (!x->o.index_stride) return ++x->next_uuid;
+    return ++x->p.next_uuid * x->o.index_stride + x->p.index + 1;
 }
 
 /* Multiplicative hash of a group key (one lookup per event: keep it cheap). */
@@ -700,6 +701,12 @@ int rs_exp_begin_process(struct rs_exp *x, const struct rs_exp_proc *pi)
     }
     xl_declare(x, t);
     return 0;
+}
+
+void rs_exp_skip_process(struct rs_exp *x)
+{
+    if (x->in_proc) rs_exp_end_process(x);
+    x->nproc++;
 }
 
 /* The reader found the input cut short (no PROC_END, a torn or damaged frame): say so inside the output, where

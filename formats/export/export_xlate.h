@@ -142,6 +142,7 @@ struct xproc {
     uint64_t last_ts; /* aligned, max seen */
     uint64_t base_flow;
     uint64_t flow_seq;
+    uint64_t next_uuid; /* the process's track counter (opts.index_stride set) */
     int64_t next_jtid;
     int32_t next_sort;
     struct rs_xtrack ptrack;
