@@ -148,7 +148,27 @@ static void say_where(const char *dir, const struct rec_snapshot *before, pid_t 
 
 static volatile sig_atomic_t child_pid;
 
-/* SIGTERM, SIGHUP: passed on to the command, whoever sent them. */
+/* The signals passed on to the command, so that record ends as the command does (docs/recording.md). Without
+ * a handler, one whose default action kills (SIGUSR1: Slurm's pre-emption warning) killed record and left the
+ * command running, orphaned. `if_sent`: only when a process sent it (forward_sent). */
+static const struct {
+    int sig, if_sent;
+} fwd_sigs[] = {
+    {SIGTERM, 0},  /* supervisors, kill(1) */
+    {SIGHUP, 0},   /* a closed session */
+    {SIGUSR1, 0},  /* only processes send USR1 and USR2: Slurm's --signal, a job's own protocol */
+    {SIGUSR2, 0},  /* (Slurm's pre-emption warning may be either) */
+    {SIGALRM, 0},  /* record sets no timer: any is meant for the command (timeout -s ALRM) */
+    {SIGINT, 1},   /* the terminal sends INT (Ctrl-C), */
+    {SIGQUIT, 1},  /* QUIT (Ctrl-\) */
+    {SIGWINCH, 1}, /* and WINCH (window resized) to its whole foreground group, the command included */
+};
+#define NFWD (int)(sizeof fwd_sigs / sizeof fwd_sigs[0])
+/* Found ignored when record started (nohup's SIGHUP, SIGINT/SIGQUIT of a script's background job): left
+ * ignored, in record and in the command, which inherits that: the caller meant to shield the command. */
+static int fwd_ignored[NFWD];
+
+/* Passed on to the command, whoever sent it. */
 static void forward(int sig)
 {
     int e = errno; /* kill() may set it under the interrupted waitpid() */
@@ -156,9 +176,10 @@ static void forward(int sig)
     errno = e;
 }
 
-/* SIGINT, SIGQUIT: passed on only when a process sent them (kill(1), Python's send_signal, a CI runner: si_code
- * SI_USER, SI_QUEUE or SI_TKILL, all <= 0). Ctrl-C or Ctrl-\ at a terminal (SI_KERNEL) went to the whole
- * foreground process group, the command included: forwarding that one would deliver it twice. */
+/* SIGINT, SIGQUIT, SIGWINCH: passed on only when a process sent them (kill(1), Python's send_signal, a CI
+ * runner: si_code SI_USER, SI_QUEUE or SI_TKILL, all <= 0). Ctrl-C or Ctrl-\ at a terminal, or its window
+ * resized (SI_KERNEL), went to the whole foreground process group, the command included: forwarding that one
+ * would deliver it twice. */
 static void forward_sent(int sig, siginfo_t *si, void *uc)
 {
     (void)uc;
@@ -167,16 +188,38 @@ static void forward_sent(int sig, siginfo_t *si, void *uc)
 
 static void install_forwarding(void)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sigemptyset(&sa.sa_mask);
-    sa.sa_handler = forward;
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    sa.sa_sigaction = forward_sent;
-    sa.sa_flags = SA_SIGINFO;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGQUIT, &sa, NULL);
+    for (int k = 0; k < NFWD; k++) {
+        struct sigaction sa;
+        sigaction(fwd_sigs[k].sig, NULL, &sa);
+        fwd_ignored[k] = sa.sa_handler == SIG_IGN;
+        if (fwd_ignored[k]) continue;
+        memset(&sa, 0, sizeof sa);
+        sigemptyset(&sa.sa_mask);
+        if (fwd_sigs[k].if_sent) {
+            sa.sa_sigaction = forward_sent;
+            sa.sa_flags = SA_SIGINFO;
+        } else {
+            sa.sa_handler = forward;
+        }
+        sigaction(fwd_sigs[k].sig, &sa, NULL);
+    }
+}
+
+/* The forwarded signals, blocked until the command's pid is known (one that came before would be lost). */
+static void block_forwarded(sigset_t *old)
+{
+    sigset_t fwd;
+    sigemptyset(&fwd);
+    for (int k = 0; k < NFWD; k++) sigaddset(&fwd, fwd_sigs[k].sig);
+    sigprocmask(SIG_BLOCK, &fwd, old);
+}
+
+/* In the child before exec: the default action back where record had put its handler (the mask still blocks
+ * them, so none can run the handler here); the ignored ones stay ignored. */
+static void reset_forwarded(void)
+{
+    for (int k = 0; k < NFWD; k++)
+        if (!fwd_ignored[k]) signal(fwd_sigs[k].sig, SIG_DFL);
 }
 
 /* Die of the signal that killed the command, so that callers see the same status. The command's core file is
@@ -391,15 +434,9 @@ int cmd_record(int argc, char **argv)
         fprintf(stderr, "railscope: record: cannot set the environment: %s\n", strerror(errno));
         return 2;
     }
-    /* The forwarded signals wait until child_pid is set (one that came before would be lost), and in the child
-     * until their default action is back. */
-    sigset_t fwd, old;
-    sigemptyset(&fwd);
-    sigaddset(&fwd, SIGTERM);
-    sigaddset(&fwd, SIGHUP);
-    sigaddset(&fwd, SIGINT);
-    sigaddset(&fwd, SIGQUIT);
-    sigprocmask(SIG_BLOCK, &fwd, &old);
+    /* The forwarded signals wait until child_pid is set, and in the child until their default action is back. */
+    sigset_t old;
+    block_forwarded(&old);
     install_forwarding();
 
     struct rec_snapshot before;
@@ -416,10 +453,7 @@ int cmd_record(int argc, char **argv)
         return 2;
     }
     if (p == 0) {
-        signal(SIGINT, SIG_DFL);
-        signal(SIGQUIT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
-        signal(SIGHUP, SIG_DFL);
+        reset_forwarded();
         sigprocmask(SIG_SETMASK, &old, NULL);
         execvp(argv[i], argv + i);
         int e = errno;
