@@ -92,10 +92,25 @@ static size_t mark_descendants(struct proc_ids *v, size_t n, uint64_t child)
     return ours;
 }
 
+/* The host part of the tracer's file names (tracer/procinfo.c trace_name): the name up to its first dot, each byte
+ * outside [A-Za-z0-9._-] as '_'. (The full name was compared: on node7.cluster.example no file was this run's.) */
+static void file_host(const char *host, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s", host);
+    char *dot = strchr(out, '.');
+    if (dot && dot != out) *dot = 0;
+    for (char *c = out; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '.' ||
+              *c == '-' || *c == '_'))
+            *c = '_';
+}
+
 int rec_count_run_files(const char *dir, const struct rec_snapshot *before, pid_t child, int *total)
 {
-    char host[256] = "";
+    char host[256] = "", fhost[256];
     if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "unknown"); /* as tracer/procinfo.c */
+    host[sizeof host - 1] = 0;
+    file_host(host, fhost, sizeof fhost);
     *total = 0;
     DIR *d = opendir(dir);
     if (!d) return 0;
@@ -106,8 +121,8 @@ int rec_count_run_files(const char *dir, const struct rec_snapshot *before, pid_
         if (!is_trace_name(e->d_name)) continue;
         ++*total;
         /* <host>-<pid>.rtrace (tracer/procinfo.c): another host's files (a shared file system) are not opened */
-        size_t hl = strlen(host);
-        if (has_ino(before, e->d_ino) || strncmp(e->d_name, host, hl) || e->d_name[hl] != '-') continue;
+        size_t hl = strlen(fhost);
+        if (has_ino(before, e->d_ino) || strncmp(e->d_name, fhost, hl) || e->d_name[hl] != '-') continue;
         if (n == cap) {
             struct proc_ids *g = realloc(v, (cap = cap ? cap * 2 : 64) * sizeof *g);
             if (!g) break;

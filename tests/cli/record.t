@@ -11,7 +11,7 @@
 #     and info then found nothing): RAILSCOPE_DISABLE set, a static executable, a set-user-ID one.
 . "$(dirname "$0")/../lib.sh"
 need_build railscope librailscope.so
-plan 18
+plan 19
 cd "$T" || bail "no tmp"
 
 # --- 1. An empty output directory.
@@ -76,3 +76,13 @@ else
 fi
 err=$(cd "$T" && PATH=$T:$PATH RAILSCOPE_DISABLE=0 "$RS_CLI" record -o "$T/z4" -- true 2>&1)
 like "$err" "^railscope: trace in $T/z4 \(1 file\)" "RAILSCOPE_DISABLE=0 and a dynamic command found through PATH: traced, the usual line"
+# a host name with a domain: the files are named after its first label (tracer/procinfo.c), and they are this run's
+# (session 29: "no trace written ... no process of the command wrote one" on node7.cluster.example)
+if [ "$(id -u)" = 0 ] && unshare -u true 2>/dev/null; then
+    err=$(unshare -u sh -c 'hostname node7.cluster.example && exec "$0" record -o "$1" -- sh -c "echo hi >/dev/null"' \
+        "$RS_CLI" "$T/fq" 2>&1)
+    is "$err" "railscope: trace in $T/fq (1 file); see 'railscope info $T/fq'" \
+        "a host name with a domain (node7.cluster.example): the run's files are counted"
+else
+    skip "needs root and unshare -u to set a host name" 1
+fi
