@@ -144,8 +144,8 @@ is "$bad" "" "rows: random traffic in any order, 4 seeds x 3 formats: no partial
 # --- parallel export (-j): parts joined in input order give the same file
 ok "chrome -j 2 writes the same bytes as a serial export" \
     sh -c "'$RS_CLI' export -q -j 2 --format chrome -o '$T/j2.json' '$T/tr' && cmp '$T/a.json' '$T/j2.json'"
-ok "perfetto -j 2 gives the same tracks and events (one packet sequence per part)" \
-    sh -c "'$RS_CLI' export -q -j 2 --format perfetto -o '$T/j2.pftrace' '$T/tr' && python3 '$D/check_trace.py' perfetto '$T/j2.pftrace' | tail -n +2 > '$T/j2.sum' && tail -n +2 '$T/a.sum' | diff - '$T/j2.sum'"
+ok "perfetto -j 2 writes the same bytes as a serial export (a packet sequence per process either way)" \
+    sh -c "'$RS_CLI' export -q -j 2 --format perfetto -o '$T/j2.pftrace' '$T/tr' && cmp '$T/a.pftrace' '$T/j2.pftrace'"
 
 # --- Kineto JSON
 ok "kineto export" ex -q --format kineto -o "$T/k" "$T/tr"
