@@ -85,8 +85,11 @@ struct rs_tls {
     int in_final;
     /* This (program's) thread holds the writer's lock: an exit or exec flush, or moving the trace descriptor. */
     int in_wlock;
-    /* A termination signal that came while this thread held a lock the writer needs (in_wlock, in_strings): raised
-     * again when it lets go (rs_raise_deferred; lifecycle.c on_term_signal says why). */
+    /* This thread holds the string table's lock (in_strings is set from before it is taken: also while waiting). */
+    int strings_held;
+    /* A termination signal that came while this thread held a lock the writer needs (in_wlock, strings_held):
+     * raised again when it lets go (rs_raise_deferred; lifecycle.c on_term_signal says why). Not inherited by a
+     * fork child (fork_child_body). */
     int deferred_sig;
 };
 extern __thread struct rs_tls rs_tls __attribute__((tls_model("initial-exec")));

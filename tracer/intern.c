@@ -99,6 +99,7 @@ uint32_t rs_intern_n(const char *s, size_t n)
     if (!rs_tls.in_exit) {
         rs_tls.in_strings = 1;
         pthread_mutex_lock(&lock);
+        rs_tls.strings_held = 1;
     } else {
         /* ~50 ms, then no id: the string is lost, and so are the rest of this flush's new strings (in_exit 2) */
         for (int i = 0; rs_tls.in_exit == 2 || rs_tls.in_strings || pthread_mutex_trylock(&lock) != 0; i++) {
@@ -111,6 +112,7 @@ uint32_t rs_intern_n(const char *s, size_t n)
             nanosleep(&d, NULL);
         }
         rs_tls.in_strings = 1;
+        rs_tls.strings_held = 1;
     }
     uint32_t c = atomic_load_explicit(&count, memory_order_relaxed);
     if ((c + 1) * 2 > table_cap && grow()) goto out;
@@ -137,6 +139,7 @@ uint32_t rs_intern_n(const char *s, size_t n)
     id = nid;
 out:
     pthread_mutex_unlock(&lock);
+    rs_tls.strings_held = 0; /* after: a signal in between is deferred, then raised just below */
     rs_tls.in_strings = 0;
     rs_tls.guard = g;
     rs_raise_deferred();

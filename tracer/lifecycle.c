@@ -79,7 +79,9 @@ static void final_flush(int32_t status, uint32_t reason, unsigned timeout_ms)
     int f = rs_tls.in_final;
     rs_tls.in_final = reason != RS_END_SIGNAL;
     rs_core_request(1, status, reason, timeout_ms, reason != RS_END_SIGNAL);
-    rs_tls.in_final = f;
+    /* _exit's: kept to the end (the system call follows at once; a signal in between would end the process
+     * otherwise than PROC_END says). exit()'s: other exit handlers still run, which a signal must still end. */
+    rs_tls.in_final = reason == RS_END__EXIT ? 1 : f;
     if (reason != RS_END_SIGNAL) {
         atomic_store(&final_done, 1);
         rs_futex_wake(&final_done);
@@ -198,7 +200,8 @@ static void on_term_signal(int sig, siginfo_t *si, void *uc)
     (void)si;
     (void)uc;
     int saved = errno;
-    if (ours() && (rs_tls.in_final || rs_tls.in_wlock || rs_tls.in_strings)) {
+    if ((ours() || (rs_tls.in_final && getpid() == rs_pid)) &&
+        (rs_tls.in_final || rs_tls.in_wlock || rs_tls.strings_held)) {
         /* This thread holds a lock the writer needs: asking the writer (below) would wait 3 s for ourselves and
          * leave a half-written file (a multiprocessing.Pool worker in os._exit() when the pool terminated it: 4
          * of 12 runs, session 29). The interrupted flush goes on; the signal is raised again when the lock is let
@@ -206,7 +209,7 @@ static void on_term_signal(int sig, siginfo_t *si, void *uc)
          * until a deadline), which writes the program's status into PROC_END and ends the process with it (only
          * exit handlers registered before the tracer's, then _exit, remain): the trace says how the process
          * ended, and untraced it would have ended before the signal came. */
-        if (!rs_tls.in_final) rs_tls.deferred_sig = sig;
+        if (!rs_tls.in_final && !rs_tls.deferred_sig) rs_tls.deferred_sig = sig; /* the first one ends it */
         errno = saved;
         return;
     }
@@ -227,7 +230,7 @@ static void on_term_signal(int sig, siginfo_t *si, void *uc)
 void rs_raise_deferred(void)
 {
     int sig = rs_tls.deferred_sig;
-    if (!sig || rs_tls.in_wlock || rs_tls.in_strings) return;
+    if (!sig || rs_tls.in_wlock || rs_tls.strings_held) return;
     rs_tls.deferred_sig = 0;
     int saved = errno;
     raise(sig); /* our handler if still installed (the program's, if it has set one since: its signal, late) */
@@ -418,6 +421,13 @@ static void fork_child(void)
 
 static void fork_child_body(void)
 {
+    /* A fork from a signal handler that interrupted one of our locked sections: that section is the parent's to
+     * finish (it resumes in both, and lets go then); the child must not hold back its own termination signals
+     * meanwhile, perhaps for ever (helper-86: a child waiting for a string lock no thread of it held, unkillable
+     * by SIGTERM), nor raise its parent's. */
+    rs_tls.in_wlock = 0;
+    rs_tls.strings_held = 0;
+    rs_tls.deferred_sig = 0;
     pthread_mutex_init(&cred_lock, NULL);
     fork_done();
     in_fork = 0;

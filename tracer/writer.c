@@ -662,6 +662,8 @@ int rs_writer_move_fd(struct rs_writer *w, int newfd)
     return 0;
 }
 
+void rs_writer_release_fd(struct rs_writer *w) { w->fd = -1; }
+
 /* Give the buffered raw bytes to the zstd stream of the current frame (starting it if needed); with
  * ZSTD_e_end, finish the frame. The output accumulates in cbuf. */
 static int stream_in(struct rs_writer *w, ZSTD_EndDirective end)

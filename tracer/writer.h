@@ -141,5 +141,8 @@ void rs_writer_set_reopen(struct rs_writer *w, const char *path);
 int rs_writer_fd(const struct rs_writer *w);
 /* Write through newfd from now on (a duplicate of the file's descriptor: checked); 0 or -EBADF. */
 int rs_writer_move_fd(struct rs_writer *w, int newfd);
+/* The descriptor's number now holds another file (closed behind the writer's back): nothing is written or closed
+ * through it any more. */
+void rs_writer_release_fd(struct rs_writer *w);
 
 #endif

@@ -99,12 +99,25 @@ static char host[256], cmd[8192], exe[PATH_MAX], boot[64];
 
 /* A forked child's unnamed trace file (rs_writer_child_reset), named at its first event; -1: none. wlock. */
 static int pending_fd = -1;
+/* rs_trace_fd is that unnamed file: its inode is freed when a raw close_range closes it, and ext4 gives the number
+ * to the next file created, maybe the program's, at the same descriptor (helper-86: the program's file written
+ * into and linked as the trace). An unnamed file has no link: one with a link is not ours. */
+static _Atomic int trace_unnamed;
 
 /* On a descriptor table of its own (rs_run_private_fds) when on the writer thread: naming the file opens the output
  * directory, and the header reads /proc, at a moment the child's other threads may be closing and dup2()ing. */
-static void fill_info(void *fi)
+/* A forked child's start (its fork), for its header: the file is named at its first event, which its events of
+ * before the drain precede ("first event -1.8 ms after start"). 0 in a process that exec'd or never forked. */
+static uint64_t child_start_mono, child_start_rt;
+
+static void fill_info(void *p)
 {
+    struct rs_file_info *fi = p;
     rs_procinfo_fill(fi, host, sizeof host, cmd, sizeof cmd, exe, sizeof exe, boot, sizeof boot);
+    if (child_start_mono) {
+        fi->start_mono = child_start_mono;
+        fi->start_realtime = child_start_rt;
+    }
 }
 
 struct name_job {
@@ -132,9 +145,13 @@ static int open_pending(void)
     int fd = pending_fd;
     pending_fd = -1;
     if (fd < 0) return -1;
-    if (!rs_trace_fd_match(fd)) return -1; /* closed behind the wrappers' back (a raw close_range): not ours now */
     struct rs_file_info fi;
-    off_table(fill_info, &fi);
+    off_table(fill_info, &fi);    /* a thread made and joined: the identity is checked after it */
+    if (!rs_trace_fd_match(fd)) { /* closed behind the wrappers' back (a raw close_range): not ours now */
+        atomic_store(&rs_trace_fd, -1);
+        atomic_store(&trace_unnamed, 0);
+        return -1;
+    }
     int err = 0;
     W = rs_writer_fdopen(fd, &fi, &err);
     if (!W) {
@@ -142,11 +159,16 @@ static int open_pending(void)
         rs_warn("cannot write a trace file in %s: %s; this process is not traced", rs_cfg.outdir, rs_strerror(-err));
         return err;
     }
-    struct name_job j = {fd, (int)rs_gettid(), 0};
-    off_table(name_pending, &j);
+    struct name_job j = {fd, (int)rs_gettid(), -EBADF};
+    if (rs_trace_fd_match(fd)) { /* still our unnamed file, just before it gets its name */
+        atomic_store(&trace_unnamed, 0);
+        off_table(name_pending, &j);
+    }
     if (!j.err) return 0;
-    atomic_store(&rs_trace_fd, -1);           /* before the close, which the wrappers would refuse (lifecycle.c) */
-    if (rs_tls.in_exit) rs_writer_abandon(W); /* nothing freed at _exit (pagemem.h) */
+    atomic_store(&trace_unnamed, 0);
+    atomic_store(&rs_trace_fd, -1);               /* before the close, which the wrappers would refuse (lifecycle.c) */
+    if (j.err == -EBADF) rs_writer_release_fd(W); /* the number is the program's now: not closed */
+    if (rs_tls.in_exit) rs_writer_abandon(W);     /* nothing freed at _exit (pagemem.h) */
     else rs_writer_close(W);
     W = NULL;
     if (j.err == RS_OPEN_REFUSED) return RS_OPEN_REFUSED; /* warned about (open_dir_safe) */
@@ -514,7 +536,7 @@ int rs_trace_fd_match(int fd)
     int saved = errno;
     struct stat sb;
     int r = fstat(fd, &sb) == 0 && (uint64_t)sb.st_dev == atomic_load(&trace_dev) &&
-            (uint64_t)sb.st_ino == atomic_load(&trace_ino);
+            (uint64_t)sb.st_ino == atomic_load(&trace_ino) && (!atomic_load(&trace_unnamed) || sb.st_nlink == 0);
     errno = saved;
     return r;
 }
@@ -1044,14 +1066,21 @@ void rs_writer_child_reset(void)
     pending_fd = -1;
     int ours = inherited >= 0 && rs_trace_fd_match(inherited);
     atomic_store(&rs_trace_fd, -1);
+    atomic_store(&trace_unnamed, 0);
     if (ours) close(inherited);
     if (W) rs_writer_abandon(W); /* the parent's file: its pending bytes are the parent's to write */
     W = NULL;
+    struct timespec m, r;
+    clock_gettime(CLOCK_MONOTONIC, &m); /* the pair as rs_procinfo_fill takes it (its offset aligns the clocks) */
+    clock_gettime(CLOCK_REALTIME, &r);
+    child_start_mono = (uint64_t)m.tv_sec * 1000000000ull + (uint64_t)m.tv_nsec;
+    child_start_rt = (uint64_t)r.tv_sec * 1000000000ull + (uint64_t)r.tv_nsec;
     pending_fd = rs_trace_tmpfile(); /* the child has one thread now: no number of its own can be in flight */
     struct stat sb;
     if (pending_fd >= 0 && fstat(pending_fd, &sb) == 0) {
         atomic_store(&trace_dev, (uint64_t)sb.st_dev);
         atomic_store(&trace_ino, (uint64_t)sb.st_ino);
+        atomic_store(&trace_unnamed, 1);
         atomic_store(&rs_trace_fd, pending_fd);
     } else if (pending_fd >= 0) {
         close(pending_fd);

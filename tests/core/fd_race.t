@@ -10,8 +10,8 @@
 # the writer names it at the first event (rs_trace_tmpfile, rs_link_trace_file).
 . "$(dirname "$0")/../lib.sh"
 need_cmd jq
-need_build railscope librailscope.so tests/core/fd_race tests/core/refuse
-plan 14
+need_build railscope librailscope.so tests/core/fd_race tests/core/refuse tests/core/rawclose_child
+plan 16
 FR=$RS_BUILD/tests/core/fd_race
 mkdir -p "$T/a"
 out=$(LD_PRELOAD="$RS_PRELOAD" RAILSCOPE_OUT="$T/a" "$FR" 400 "$T/a" 2>"$T/a.err"); rc=$?
@@ -69,3 +69,12 @@ is "$(ls "$T/e" | wc -l) $(cat "$T/e.st")" "2 [3,4]" "a child killed before its 
 "$RS_BUILD/tests/core/refuse" tmpfile env LD_PRELOAD="$RS_PRELOAD" RAILSCOPE_OUT="$T/g" bash -c "$kids" 2>/dev/null
 "$RS_CLI" dump --json "$T/g" 2>/dev/null | jq -sc '[.[] | select(.kind == "proc_end") | .status] | sort' >"$T/g.st"
 is "$(ls "$T/g" | wc -l) $(cat "$T/g.st")" "2 [3,4]" "O_TMPFILE refused: the same files, created by name"
+# the unnamed file closed by a raw close_range and its inode number given to the program's next file, at the same
+# descriptor: that file is the program's (session 29, helper-86: the trace was written into it and linked as the
+# child's trace, and close()/fcntl() on it answered EBADF)
+mkdir -p "$T/h"
+out=$(LD_PRELOAD="$RS_PRELOAD" RAILSCOPE_OUT="$T/h" "$RS_BUILD/tests/core/rawclose_child" "$T/mine" 2>&1)
+is "$out $(stat -c '%s %h' "$T/mine")" "ok 13 1" \
+    "raw close_range, the program's file at the number: untouched by the tracer (13 bytes, one link), close() works"
+"$RS_CLI" dump --json "$T/h" 2>/dev/null | jq -sc '[.[] | select(.kind == "proc_end") | .status]' >"$T/h.st"
+is "$(ls "$T/h" | wc -l) $(cat "$T/h.st")" "2 [0,0]" "... and the child's trace is a file of its own, created by name"

@@ -4,7 +4,8 @@
  * thread for the final flush and wait: the writer waited for the lock the interrupted thread held, 3 s later the
  * child died with its file half written (a multiprocessing.Pool worker terminated in os._exit, session 29).
  * Usage: term_exit _exit|exit N MARKS STEP_US: child i gets SIGTERM i*STEP_US after it says it is about to end.
- * Prints "slow S of N": S children that took over a second to end after the signal. Each child's pid, then
+ * Prints "slow S of N": S children that took over 2 s to end after the signal (the defect: 3 s and more; the
+ * flush itself takes milliseconds, and under a heavy load of other work ~1 s has been seen). Each child's pid, then
  * "exit K" or "signal K", to stderr. */
 #include <dlfcn.h>
 #include <signal.h>
@@ -54,7 +55,7 @@ int main(int argc, char **argv)
         kill(p, SIGTERM);
         int st = 0;
         if (waitpid(p, &st, 0) != p) return 2;
-        if (now() - t0 > 1.0) slow++;
+        if (now() - t0 > 2.0) slow++;
         fprintf(stderr, "%d %s %d\n", (int)p, WIFSIGNALED(st) ? "signal" : "exit",
                 WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
     }

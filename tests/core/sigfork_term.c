@@ -1,0 +1,116 @@
+/* Children forked by a SIGALRM handler (1 ms timer) that interrupts the main thread in railscope_mark, while a
+ * second thread marks too and is slowed inside the tracer's string lock by a SIGUSR2 handler that sleeps: a child
+ * can be born with the string lock held by a thread it does not have, and its interrupted marker then waits for it
+ * for good (a hang older than session 29). The tracer held back that child's SIGTERM until the lock was let go,
+ * i.e. for ever (helper-86, session 29: 2 of 6 runs left a child SIGTERM could not end). Every child must end
+ * within 4 s of SIGTERM, whatever else happened to it.
+ * Usage: sigfork_term. Prints "alive A of N" (children still there 4 s after SIGTERM; then killed). */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define N 30
+static void (*mark)(const char *, uint64_t);
+static pid_t kids[N];
+static volatile sig_atomic_t nkids, is_child, stop;
+static _Atomic pid_t marker_tid;
+
+static void on_alarm(int s)
+{
+    (void)s;
+    static int ticks;
+    if (is_child || nkids >= N || ++ticks % 7) return;
+    pid_t p = fork();
+    if (p == 0) is_child = 1;
+    else if (p > 0) kids[nkids++] = p;
+}
+
+static void on_usr2(int s) /* stretches the time the marking thread holds the tracer's locks */
+{
+    (void)s;
+    struct timespec d = {0, 3000000};
+    nanosleep(&d, NULL);
+}
+
+static void *marker(void *a)
+{
+    marker_tid = (pid_t)syscall(SYS_gettid);
+    for (uint64_t i = 0; !stop; i++) mark("marker", i);
+    return a;
+}
+
+static void *kicker(void *a)
+{
+    while (!stop) {
+        struct timespec d = {0, 5000000};
+        nanosleep(&d, NULL);
+        if (marker_tid) syscall(SYS_tgkill, getpid(), marker_tid, SIGUSR2);
+    }
+    return a;
+}
+
+int main(void)
+{
+    mark = (void (*)(const char *, uint64_t))dlsym(RTLD_DEFAULT, "railscope_mark");
+    if (!mark) {
+        printf("no railscope_mark (not traced)\n");
+        return 2;
+    }
+    sigset_t alrm;
+    sigemptyset(&alrm);
+    sigaddset(&alrm, SIGALRM);
+    pthread_sigmask(SIG_BLOCK, &alrm, NULL); /* the threads below never take it */
+    struct sigaction su;
+    memset(&su, 0, sizeof su);
+    su.sa_handler = on_usr2;
+    sigaction(SIGUSR2, &su, NULL);
+    pthread_t t1, t2;
+    pthread_create(&t1, NULL, marker, NULL);
+    pthread_create(&t2, NULL, kicker, NULL);
+    pthread_sigmask(SIG_UNBLOCK, &alrm, NULL);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGALRM, &sa, NULL);
+    struct itimerval it = {{0, 1000}, {0, 1000}};
+    setitimer(ITIMER_REAL, &it, NULL);
+    for (uint64_t i = 0; nkids < N; i++) {
+        mark("main", i);
+        if (is_child) {
+            for (int k = 0; k < 10; k++) mark("child", (uint64_t)k);
+            _exit(0);
+        }
+    }
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &off, NULL);
+    stop = 1;
+    pthread_join(t1, NULL);
+    pthread_join(t2, NULL);
+    sleep(1);
+    for (int i = 0; i < N; i++) kill(kids[i], SIGTERM);
+    int alive = 0;
+    for (int w = 0; w < 40; w++) { /* up to 4 s */
+        alive = 0;
+        for (int i = 0; i < N; i++)
+            if (kids[i] && waitpid(kids[i], NULL, WNOHANG) == 0) alive++;
+            else kids[i] = 0;
+        if (!alive) break;
+        usleep(100000);
+    }
+    for (int i = 0; i < N; i++)
+        if (kids[i]) {
+            kill(kids[i], SIGKILL);
+            waitpid(kids[i], NULL, 0);
+        }
+    printf("alive %d of %d\n", alive, N);
+    return 0;
+}
