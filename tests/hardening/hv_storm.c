@@ -208,8 +208,9 @@ int main(int argc, char **argv)
             return fprintf(stderr, "hv_storm: setting up thread %d: %s\n", i, strerror(errno)), 3;
     }
     for (int i = 0; i < nthreads; i++) pthread_create(&th[i].t, NULL, worker, &th[i]);
-    if (ready) { /* once the threads post (up to 10 s): a loaded host under ASan took over 200 ms to the first post,
-                  * and signals_softnic.t's SIGTERM 200 ms after "ready" then met none (its zero-loss check wants some) */
+    /* "ready" once the threads post (up to 10 s): a loaded host under ASan took over 200 ms to the first post, and
+     * signals_softnic.t's SIGTERM 200 ms after "ready" then met none (its zero-loss check wants some) */
+    if (ready) {
         for (int w = 0; w < 10000 && atomic_load(&total_posts) < (uint64_t)nthreads; w++) usleep(1000);
         printf("ready\n");
         fflush(stdout);
