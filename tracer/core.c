@@ -136,7 +136,16 @@ void rs_rings_after_fork_child(void)
 {
     for (struct rs_ring *r = atomic_load(&rs_rings); r; r = r->next) {
         if (r == rs_tls.ring) {
+            /* What it holds is the parent's to write. The head stays where it is, not 0: a fork from a signal
+             * handler may have interrupted this thread's emit2 between its load of the head and its store of the
+             * next one, which it makes when the handler returns (set back to 0, the ring then had a head past
+             * data never written: "cannot write ...: Input/output error" in children forked by a SIGALRM handler
+             * amid marks, tests/core/sigfork_term.c, session 29). */
+            uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
             ring_reset(r);
+            atomic_store_explicit(&r->head, head, memory_order_relaxed);
+            atomic_store_explicit(&r->tail, head, memory_order_relaxed);
+            r->limit = head + r->size / 2;
             r->tid = rs_gettid();
             r->start_ts = rs_now();
         } else {
