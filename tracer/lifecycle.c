@@ -412,6 +412,10 @@ static void fork_child_body(void);
 static void fork_child(void)
 {
     int saved_errno = errno;
+    /* Ran already in this process: another library's child handler (registered before ours, so it runs first)
+     * forked, the new process went through all the child handlers, ours included, and now comes back round to ours
+     * in the outer fork's sequence. A second run started a second writer thread on the same state (session 29). */
+    if (fork_depth == 0 && rs_pid == getpid()) return;
     fork_parent_skips = fork_depth > 1 ? fork_depth - 1 : 0;
     fork_depth = 0;
     fork_child_body();

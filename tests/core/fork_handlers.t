@@ -8,7 +8,7 @@
 # thread probe, on success).
 . "$(dirname "$0")/../lib.sh"
 need_cmd cc
-plan 9
+plan 10
 src=$RS_TOP/tests/core/forkcred
 cc -O1 -shared -fPIC -o "$T/libearly.so" "$src/early.c" -lpthread &&
     cc -O1 -o "$T/forker" "$src/forker.c" -L"$T" -Wl,--no-as-needed -learly -Wl,-rpath,"$T" ||
@@ -24,6 +24,11 @@ is "$?:$out" "0:forked=1" "... in the child handler: the fork completes"
 # locks (session 28's review), now a nested fork of ours
 out=$(EARLY_PARENT_FORK=1 run handlers)
 is "$?:$out" "0:forked=1" "... its parent handler forks itself: both forks complete"
+# its child handler forks (before ours runs): the new process goes through every child handler, ours included,
+# then comes back round to ours in the outer fork's sequence; ours ran twice there and started a second writer
+# thread on the same state (session 29: "writers=1 writers=2")
+out=$(EARLY_CHILD_FORK=1 run writers)
+is "$?:$(echo $out)" "0:writers=1 writers=1" "... its child handler forks: one writer thread in each of the two children"
 # Under ASan the signal variant livelocked (session 7-8): every setresuid stopped the writer thread and started a
 # new one, 1-2 ms a call there (a 1 ms polling step, a thread exit and creation), longer than the 200 us between
 # two SIGALRMs, so the program ran almost nothing but handlers (10 forks took 20 s). The writer is now left

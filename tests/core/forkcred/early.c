@@ -1,6 +1,9 @@
 /* A library initialised before railscope (a DT_NEEDED library's constructor runs first): it registers fork
  * handlers that change ids (EARLY_PREPARE / EARLY_PARENT / EARLY_CHILD name which), for tests/core/fork_handlers.t.
- * EARLY_PARENT_FORK: its parent handler forks once itself (a helper process), inside our fork's window. */
+ * EARLY_PARENT_FORK: its parent handler forks once itself (a helper process), inside our fork's window.
+ * EARLY_CHILD_FORK: its child handler forks once (in the child, before our child handler): the grandchild then
+ * goes on through the rest of the outer fork's child handlers, ours included, and returns from the program's
+ * fork() as a second "child". */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdlib.h>
@@ -26,5 +29,10 @@ static void par(void)
 static void chi(void)
 {
     if (getenv("EARLY_CHILD")) setresuid(-1, -1, -1);
+    if (getenv("EARLY_CHILD_FORK") && !forking) {
+        forking = 1;
+        fork(); /* both go on as the program's child (forker writers) */
+        forking = 0;
+    }
 }
 __attribute__((constructor)) static void init(void) { pthread_atfork(pre, par, chi); }

@@ -7,6 +7,7 @@
  * markforks N` records N railscope_mark()s (each takes the tracer's string lock) while that handler forks. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
 #include <signal.h>
@@ -50,6 +51,22 @@ static int fork_wait(void)
     return 0;
 }
 
+/* The threads named railscope-wr (tracer/writer_thread.c) in this process */
+static int writer_threads(void)
+{
+    int n = 0;
+    DIR *d = opendir("/proc/self/task");
+    for (struct dirent *e; d && (e = readdir(d));) {
+        char p[300], name[32] = "";
+        snprintf(p, sizeof p, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = e->d_name[0] != '.' ? fopen(p, "r") : NULL;
+        if (f && fgets(name, sizeof name, f) && !strcmp(name, "railscope-wr\n")) n++;
+        if (f) fclose(f);
+    }
+    if (d) closedir(d);
+    return n;
+}
+
 /* SIGALRM runs handler every us microseconds (0: no more) */
 static void alarm_every(void (*handler)(int), long us)
 {
@@ -64,6 +81,19 @@ static void alarm_every(void (*handler)(int), long us)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "writers")) { /* each child process: how many tracer writer threads it has */
+        fflush(stdout);
+        pid_t p = fork();
+        if (p == 0) {
+            usleep(200000); /* the writer threads started by then */
+            printf("writers=%d\n", writer_threads());
+            fflush(stdout);
+            usleep(100000);
+            _exit(0);
+        }
+        if (p > 0) waitpid(p, NULL, 0);
+        return 0;
+    }
     if (argc > 1 && !strcmp(argv[1], "handlers")) {
         printf("forked=%d\n", fork_wait() == 0);
         return 0;
