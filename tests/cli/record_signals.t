@@ -60,31 +60,10 @@ done
 
 # a window resize at the terminal (SI_KERNEL) reached the whole foreground group: not forwarded. Seen with a
 # command in a session of its own, which the terminal's signal does not reach.
-cat >"$T/ptywinch.py" <<'EOF'
-# ptywinch.py CMD...: run CMD on a new terminal, resize it once CMD printed "ready", print CMD's output
-import fcntl, os, pty, struct, sys, termios
-pid, fd = pty.fork()
-if pid == 0:
-    os.execvp(sys.argv[1], sys.argv[1:])
-out, sent = b"", False
-while True:
-    try:
-        d = os.read(fd, 4096)
-    except OSError:
-        break
-    if not d:
-        break
-    out += d
-    if not sent and b"ready" in out:
-        fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
-        sent = True
-os.waitpid(pid, 0)
-print(" ".join(w for w in out.decode().split() if w in ("winch", "done")))
-EOF
 if command -v python3 >/dev/null 2>&1; then
-    out=$(run_timeout 30 python3 "$T/ptywinch.py" "$RS_CLI" record -q -o "$T/pty" -- \
+    out=$(run_timeout 30 python3 "$RS_TOP/tests/pty_drive.py" winch "$RS_CLI" record -q -o "$T/pty" -- \
         setsid -w sh -c 'trap "echo winch" WINCH; echo ready; sleep 1; echo done')
-    is "$out" "done" "terminal resize: not forwarded to a command in a session of its own"
+    is "$out" "exit 0 done" "terminal resize: not forwarded to a command in a session of its own"
 else
     skip "python3 not installed (the terminal test needs its pty module)" 1
 fi

@@ -65,33 +65,11 @@ set +m
 
 # A terminal's Ctrl-C (si_code SI_KERNEL) went to the whole foreground group: record does not send it again.
 # Seen with a command in a session of its own, which the terminal's signal does not reach.
-cat >"$T/ptyrun.py" <<'EOF'
-# ptyrun.py CMD...: run CMD on a new terminal, type Ctrl-C once CMD printed "ready", print how CMD ended
-import os, pty, sys
-pid, fd = pty.fork()
-if pid == 0:
-    os.execvp(sys.argv[1], sys.argv[1:])
-out, sent = b"", False
-while True:
-    try:
-        d = os.read(fd, 4096)
-    except OSError:
-        break
-    if not d:
-        break
-    out += d
-    if not sent and b"ready" in out:
-        os.write(fd, b"\x03")
-        sent = True
-_, st = os.waitpid(pid, 0)
-how = "exit %d" % os.WEXITSTATUS(st) if os.WIFEXITED(st) else "signal %d" % os.WTERMSIG(st)
-print(how, "done" if b"done" in out else "-")
-EOF
 if command -v python3 >/dev/null 2>&1; then
-    out=$(run_timeout 30 python3 "$T/ptyrun.py" "$RS_CLI" record -q -o "$T/pty1" -- \
+    out=$(run_timeout 30 python3 "$RS_TOP/tests/pty_drive.py" intr "$RS_CLI" record -q -o "$T/pty1" -- \
         setsid -w sh -c 'echo ready; sleep 1; echo done')
     is "$out" "exit 0 done" "terminal Ctrl-C: not forwarded (a command in its own session runs to its end)"
-    out=$(run_timeout 30 python3 "$T/ptyrun.py" "$RS_CLI" record -q -o "$T/pty2" -- sh -c 'echo ready; exec sleep 20')
+    out=$(run_timeout 30 python3 "$RS_TOP/tests/pty_drive.py" intr "$RS_CLI" record -q -o "$T/pty2" -- sh -c 'echo ready; exec sleep 20')
     is "$out" "signal 2 -" "terminal Ctrl-C: the command (in the foreground group) dies of it, and record the same way"
 else
     skip "python3 not installed (the terminal test needs its pty module)" 2
