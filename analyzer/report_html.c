@@ -795,8 +795,34 @@ static void panel_findings(FILE *f, const struct rs_analysis *a)
     fputs("</section>\n", f);
 }
 
+/* Nothing to analyse (a shell, a CPU-only command): the text report's one line and the warnings, not a page of
+ * zeros under a default link rate. */
+static void html_nothing(FILE *f, const struct rs_analysis *a)
+{
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>railscope report</title><style>", f);
+    fputs(css, f);
+    fprintf(f,
+            "</style></head><body>\n<header><h1>railscope report</h1><p id=\"nothing\">Nothing to analyse: %zu "
+            "process%s traced (%llu events), none with GPU, NCCL or verbs activity, and no steps marked.</p>"
+            "</header>\n<main>\n",
+            a->nranks, a->nranks == 1 ? "" : "es", (unsigned long long)a->events);
+    if (a->partial)
+        fputs("<div class=\"warn\" id=\"partial\">Some inputs were truncated, damaged or unreadable.</div>\n", f);
+    for (size_t i = 0; i < a->nwarnings; i++) {
+        fputs("<div class=\"warn\">", f);
+        esc(f, a->warnings[i]);
+        fputs("</div>\n", f);
+    }
+}
+
 int rs_report_html_write(const struct rs_analysis *a, FILE *f)
 {
+    if (!a->analysable) {
+        html_nothing(f, a);
+        fputs("</main></body></html>\n", f);
+        fflush(f);
+        return ferror(f) ? -1 : 0;
+    }
     head(f, a);
     panel_findings(f, a);
     panel_breakdown(f, a);

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_build railscope librailscope.so synth/rs-synth
 need_cmd jq
-plan 6
+plan 7
 
 "$RS_CLI" record -q -o "$T/r" -- sh -c 'echo hi | tr a-z A-Z; exit 3' >/dev/null
 out=$("$RS_CLI" report "$T/r" 2>&1)
@@ -17,6 +17,9 @@ unlike "$out" 'Gb/s|0\.00 ms|whole trace' "report: no link rate, no zeros, no 'w
 js=$("$RS_CLI" report --json "$T/r")
 is "$?:$(jq -r '"\(.analysable),\(.nsteps),\(.step_source)"' <<<"$js")" "0:false,0,none (nothing analysable)" \
     "report --json: valid JSON, \"analysable\": false, step_source says so"
+"$RS_CLI" report --html "$T/r.html" "$T/r" >/dev/null 2>&1
+is "$?:$(grep -c 'id="nothing">Nothing to analyse' "$T/r.html"):$(grep -c 'step-breakdown\|Gb/s' "$T/r.html")" "0:1:0" \
+    "report --html: the page says so too, no panels of zeros"
 # A run with steps (here, synthetic GPU ranks) is analysable, as before.
 "$RS_BUILD/synth/rs-synth" -o "$T/syn" --nodes 1 --gpus 2 --steps 3 --seed 1 >/dev/null 2>&1 || bail "rs-synth failed"
 is "$("$RS_CLI" report --json "$T/syn" | jq -r .analysable)" true "a GPU run: \"analysable\": true"
