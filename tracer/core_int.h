@@ -83,7 +83,8 @@ struct rs_tls {
     int in_strings;
     /* In the final flush of exit() or _exit() (PROC_END with the program's status) on this thread. */
     int in_final;
-    /* This (program's) thread holds the writer's lock: an exit or exec flush, or moving the trace descriptor. */
+    /* This (program's) thread holds the writer's lock, or is taking it: an exit or exec flush, or moving the trace
+     * descriptor. */
     int in_wlock;
     /* This thread holds the string table's lock (in_strings is set from before it is taken: also while waiting). */
     int strings_held;

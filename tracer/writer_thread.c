@@ -550,14 +550,17 @@ int rs_trace_fd_vacate(int fd)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     deadline = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000 + 2000;
+    rs_tls.in_wlock = 1; /* from before it is taken (wlock_until) */
     while (pthread_mutex_trylock(&wlock) != 0) {
         clock_gettime(CLOCK_MONOTONIC, &ts);
-        if ((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000 >= deadline)
+        if ((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000 >= deadline) {
+            rs_tls.in_wlock = 0;
+            rs_raise_deferred();
             return -1; /* the writer finds the file gone at its next write and opens it again */
+        }
         struct timespec d = {0, 1000000};
         nanosleep(&d, NULL);
     }
-    rs_tls.in_wlock = 1;
     int ret = 0;
     if (!W && pending_fd == fd) {
         int nfd = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, fd + 1); /* the program's dup2() replaces fd */
@@ -660,12 +663,17 @@ static uint64_t mono_ms(void);
  * that itself waits for a lock the exiting thread's interrupted code holds. */
 static int wlock_until(uint64_t deadline)
 {
+    /* set from before it is taken: a signal handler's fork() between the take and the flag would wait for it */
+    rs_tls.in_wlock = 1;
     while (pthread_mutex_trylock(&wlock) != 0) {
-        if (mono_ms() >= deadline) return -1;
+        if (mono_ms() >= deadline) {
+            rs_tls.in_wlock = 0;
+            rs_raise_deferred();
+            return -1;
+        }
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
     }
-    rs_tls.in_wlock = 1;
     return 0;
 }
 
@@ -1040,9 +1048,11 @@ void rs_writer_fork_prepare(void)
      * between, the thread library and a sanitizer's runtime hold locks that the child would inherit taken). */
     for (int i = 0; i < 1000 && !atomic_load(&thread_entered); i++) rs_futex_wait(&thread_entered, 0, 1);
     /* A fork from a signal handler that interrupted rs_intern on this thread: the writer may hold wlock while it
-     * waits for the string lock that code holds (wlock, then strings, is the writer's order), so wlock is only
-     * tried; the child resets the writer's state either way. */
-    if (rs_tls.in_strings) fork_took_wlock = pthread_mutex_trylock(&wlock) == 0;
+     * waits for the string lock that code holds (wlock, then strings, is the writer's order); one that interrupted
+     * this thread's own flush (an exit or exec flush: in_wlock, taking or holding wlock) waited for itself, for
+     * ever (tests/core/fork_in_flush.c: 5 of 5). So wlock is only tried then; the child resets the writer's state
+     * either way. */
+    if (rs_tls.in_strings || rs_tls.in_wlock) fork_took_wlock = pthread_mutex_trylock(&wlock) == 0;
     else fork_took_wlock = pthread_mutex_lock(&wlock) == 0;
     rs_private_fds_fork_prepare(); /* after wlock: the writer takes them in that order */
     fork_took_strings = rs_strings_lock();

@@ -38,3 +38,6 @@ tests/core/rawclose_child.libs := -ldl
 PROGRAMS += tests/core/sigfork_term
 tests/core/sigfork_term.srcs := tests/core/sigfork_term.c
 tests/core/sigfork_term.libs := -ldl -lpthread
+PROGRAMS += tests/core/fork_in_flush
+tests/core/fork_in_flush.srcs := tests/core/fork_in_flush.c
+tests/core/fork_in_flush.libs := -ldl
