@@ -256,6 +256,8 @@ static const char css[] =
     ".warn{background:#fff4e5;border:1px solid #f0c36d;padding:6px 10px;border-radius:4px;margin:4px 0}"
     ".muted{color:#777}svg text{font:11px system-ui,sans-serif;fill:#333}ol li{margin:4px 0}";
 
+static void warnings(FILE *f, const struct rs_analysis *a);
+
 static void head(FILE *f, const struct rs_analysis *a)
 {
     char b1[32], b2[32];
@@ -285,6 +287,12 @@ static void head(FILE *f, const struct rs_analysis *a)
         fputs(")", f);
     }
     fputs(".</p></header>\n<main>\n", f);
+    warnings(f, a);
+}
+
+/* The partial-input banner and the first eight warnings (and how many more there are). */
+static void warnings(FILE *f, const struct rs_analysis *a)
+{
     if (a->partial)
         fputs("<div class=\"warn\" id=\"partial\">Some inputs were truncated, damaged, unreadable or past the "
               "memory budget: the numbers cover what could be read.</div>\n",
@@ -806,13 +814,7 @@ static void html_nothing(FILE *f, const struct rs_analysis *a)
             "process%s traced (%llu events), none with GPU, NCCL or verbs activity, and no steps marked.</p>"
             "</header>\n<main>\n",
             a->nranks, a->nranks == 1 ? "" : "es", (unsigned long long)a->events);
-    if (a->partial)
-        fputs("<div class=\"warn\" id=\"partial\">Some inputs were truncated, damaged or unreadable.</div>\n", f);
-    for (size_t i = 0; i < a->nwarnings; i++) {
-        fputs("<div class=\"warn\">", f);
-        esc(f, a->warnings[i]);
-        fputs("</div>\n", f);
-    }
+    warnings(f, a);
 }
 
 int rs_report_html_write(const struct rs_analysis *a, FILE *f)

@@ -6,6 +6,7 @@ tests/cli/record_signals.t."""
 import fcntl
 import os
 import pty
+import signal
 import struct
 import sys
 import termios
@@ -13,6 +14,10 @@ import termios
 action, cmd = sys.argv[1], sys.argv[2:]
 pid, fd = pty.fork()
 if pid == 0:
+    # as in an interactive shell's foreground job: a harness started in the background (a non-interactive shell's
+    # `cmd &`) has SIGINT and SIGQUIT ignored, which record now keeps for its command (nohup's HUP likewise)
+    for sig in (signal.SIGINT, signal.SIGQUIT):
+        signal.signal(sig, signal.SIG_DFL)
     os.execvp(cmd[0], cmd)
 out, sent = b"", False
 while True:

@@ -46,9 +46,13 @@ wait_trace() { # dir: the traced command has started (its file exists), so the s
     return 1
 }
 set -m # background jobs of a non-interactive shell would start with SIGINT and SIGQUIT ignored
+# and a harness started that way passes them on ignored, which record now keeps for its command (d9f7711): the
+# dispositions of an interactive shell's job, where env can set them
+dfl=()
+env --default-signal=INT,QUIT true 2>/dev/null && dfl=(env --default-signal=INT,QUIT)
 for sig in TERM HUP INT QUIT; do
     num=$(kill -l $sig)
-    "$RS_CLI" record -q -o "$T/sig$sig" -- sleep 20 &
+    "${dfl[@]}" "$RS_CLI" record -q -o "$T/sig$sig" -- sleep 20 &
     pid=$!
     wait_trace "$T/sig$sig" || diag "no trace file from sleep after 20 s"
     t0=$(date +%s%N)

@@ -22,11 +22,17 @@ static char *render(const struct rs_analysis *a, int *rc)
 
 int main(void)
 {
-    printf("1..9\n");
+    printf("1..10\n");
     struct rs_analysis empty;
     memset(&empty, 0, sizeof empty);
     int rc;
+    /* as the analyzer marks a run with nothing to analyse: one line, no panels */
     char *h = render(&empty, &rc);
+    check(rc == 0 && strstr(h, "</html>") && strstr(h, "id=\"nothing\"") && !strstr(h, "allreduce-timeline"),
+          "a model with nothing analysable: a whole page saying so, no panels");
+    free(h);
+    empty.analysable = 1; /* the panels' own edge cases below */
+    h = render(&empty, &rc);
     check(rc == 0 && strstr(h, "</html>"), "an empty model renders a whole page");
     check(strstr(h, "No collectives joined") != NULL, "empty model: the AllReduce panel says there is nothing");
     free(h);
@@ -58,6 +64,7 @@ int main(void)
     co[1].step = -1; /* outside any step */
     struct rs_analysis a;
     memset(&a, 0, sizeof a);
+    a.analysable = 1;
     a.ranks = ranks;
     a.nranks = 2;
     a.colls = co;
