@@ -104,12 +104,13 @@ static int pending_fd = -1;
  * into and linked as the trace). An unnamed file has no link: one with a link is not ours. */
 static _Atomic int trace_unnamed;
 
-/* On a descriptor table of its own (rs_run_private_fds) when on the writer thread: naming the file opens the output
- * directory, and the header reads /proc, at a moment the child's other threads may be closing and dup2()ing. */
 /* A forked child's start (its fork), for its header: the file is named at its first event, which its events of
  * before the drain precede ("first event -1.8 ms after start"). 0 in a process that exec'd or never forked. */
 static uint64_t child_start_mono, child_start_rt;
 
+/* The header's facts (it reads /proc). This and name_pending (which opens the output directory) run on a descriptor
+ * table of their own when on the writer thread (off_table): a child's other threads may be closing and dup2()ing
+ * numbers at that moment. */
 static void fill_info(void *p)
 {
     struct rs_file_info *fi = p;
