@@ -25,9 +25,8 @@ like "$res" "marks=100 .*warnings=5 " "the warnings are recorded in the trace to
 RAILSCOPE_OUT=$T/ev RAILSCOPE_EVENTS=gpu,-x "$E" -n 1 >/dev/null 2>"$T/err"
 is "$(cat "$T/err")" "railscope: RAILSCOPE_EVENTS: unknown family 'gpu', 'x' ignored (known: all,core,verbs,cuda,nccl,nvtx,nvml,host; '-name' removes one); using the default, all" \
     "EVENTS naming no known family: one warning, the default"
-like "$("$RS_CLI" info "$T/ev" | grep -o 'events all$') $("$RS_CLI" dump --json "$T/ev" | grep -c '"host_fact"')" \
-    "^events all [1-9][0-9]*$" \
-    "... recorded as all (the header says so; host facts there)"
+# (the header, not the host facts: a one-event program under ASan can end before the writer has read them)
+is "$("$RS_CLI" info "$T/ev" | grep -o 'events all$')" "events all" "... recorded as all (the header says so)"
 
 RAILSCOPE_OUT=$T/q RAILSCOPE_LOG=quiet RAILSCOPE_EVENTS=bogus "$E" -n 1 >/dev/null 2>"$T/err"
 is "$(cat "$T/err")" "" "RAILSCOPE_LOG=quiet: silent"
