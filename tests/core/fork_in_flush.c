@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "alarm_every.h"
+
 static volatile sig_atomic_t budget = 40; /* a fork costs more than the period: unbounded, the handler is all
                                            * the process would run, traced or not */
 static void on_alarm(int s)
@@ -37,13 +39,7 @@ int main(int argc, char **argv)
         if (p == 0) {
             signal(SIGCHLD, SIG_IGN); /* its children (the handler's) reap themselves */
             for (int k = 0; k < marks && mark; k++) mark("burst", (uint64_t)k);
-            struct sigaction sa;
-            memset(&sa, 0, sizeof sa);
-            sa.sa_handler = on_alarm;
-            sa.sa_flags = SA_RESTART;
-            sigaction(SIGALRM, &sa, NULL);
-            struct itimerval it = {{0, 1000}, {0, 1000}};
-            setitimer(ITIMER_REAL, &it, NULL);
+            alarm_every(on_alarm, 1000);
             if (use_exit) exit(7);
             _exit(7);
         }

@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "alarm_every.h"
+
 #define N 30
 static void (*mark)(const char *, uint64_t);
 static pid_t kids[N];
@@ -76,13 +78,7 @@ int main(void)
     pthread_create(&t1, NULL, marker, NULL);
     pthread_create(&t2, NULL, kicker, NULL);
     pthread_sigmask(SIG_UNBLOCK, &alrm, NULL);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_alarm;
-    sa.sa_flags = SA_RESTART;
-    sigaction(SIGALRM, &sa, NULL);
-    struct itimerval it = {{0, 1000}, {0, 1000}};
-    setitimer(ITIMER_REAL, &it, NULL);
+    alarm_every(on_alarm, 1000);
     for (uint64_t i = 0; nkids < N; i++) {
         mark("main", i);
         if (is_child) {
@@ -90,8 +86,7 @@ int main(void)
             _exit(0);
         }
     }
-    struct itimerval off = {{0, 0}, {0, 0}};
-    setitimer(ITIMER_REAL, &off, NULL);
+    alarm_every(on_alarm, 0);
     stop = 1;
     pthread_join(t1, NULL);
     pthread_join(t2, NULL);

@@ -18,6 +18,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../alarm_every.h"
+
 static volatile sig_atomic_t signals;
 static void on_alarm(int s)
 {
@@ -67,17 +69,6 @@ static int writer_threads(void)
     return n;
 }
 
-/* SIGALRM runs handler every us microseconds (0: no more) */
-static void alarm_every(void (*handler)(int), long us)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = handler;
-    sa.sa_flags = SA_RESTART;
-    sigaction(SIGALRM, &sa, NULL);
-    struct itimerval it = {{0, us}, {0, us}};
-    setitimer(ITIMER_REAL, &it, NULL);
-}
 
 int main(int argc, char **argv)
 {
