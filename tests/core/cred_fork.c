@@ -26,7 +26,7 @@
 
 #include "rs_tracer.h"
 
-static atomic_int stop, toggle, running;
+static atomic_int stop, toggle, running, seterr; /* seterr: a no-change setresuid() refused (never expected) */
 
 /* Flip CAP_SYS_NICE in this thread's effective set (capset of the calling thread only). 0 on success. */
 static int flip_cap(void)
@@ -43,7 +43,8 @@ static void *changer(void *arg)
     (void)arg;
     while (!atomic_load(&stop)) {
         if (atomic_load(&toggle)) flip_cap();
-        setresuid((uid_t)-1, (uid_t)-1, (uid_t)-1); /* no change: allowed for anyone */
+        if (setresuid((uid_t)-1, (uid_t)-1, (uid_t)-1) != 0)
+            atomic_store(&seterr, 1); /* no change: allowed for anyone */
         atomic_store(&running, 1);
     }
     return NULL;
@@ -108,6 +109,7 @@ static int wait_child(pid_t p, double *took)
     for (;;) {
         if (waitpid(p, &st, WNOHANG) == p) {
             *took = mono() - t0;
+            if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) atomic_store(&seterr, 1); /* the child's setresuid failed */
             return 0;
         }
         double now = mono();
@@ -157,8 +159,7 @@ int main(int argc, char **argv)
         pid_t p = fork();
         if (p < 0) return 3;
         if (p == 0) {
-            setresuid((uid_t)-1, (uid_t)-1, (uid_t)-1);
-            _exit(0);
+            _exit(setresuid((uid_t)-1, (uid_t)-1, (uid_t)-1) == 0 ? 0 : 1);
         }
         double took;
         if (wait_child(p, &took)) {
@@ -171,6 +172,7 @@ int main(int argc, char **argv)
     atomic_store(&stop, 1);
     pthread_join(t, NULL);
     if (hung) printf("cred_fork=hung %d/%d\n", hung, forks);
+    else if (atomic_load(&seterr)) printf("cred_fork=seterr (a setresuid() that changes nothing failed)\n");
     else printf("cred_fork=ok forks=%d slowest=%.2f\n", forks, slowest);
-    return hung != 0;
+    return hung != 0 || atomic_load(&seterr);
 }
