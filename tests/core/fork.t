@@ -68,8 +68,24 @@ if [ "$RS_SAN" = asan ]; then
     for _ in 1 2 3; do skip "zstd worker + fork under ASan: gcc 12 libasan has no fork lock around its allocator"; done
     exit 0
 fi
-out=$(RAILSCOPE_ZSTD_THREADS=1 RAILSCOPE_OUT=$T/z run_timeout 60 "$E" -W -F 16 -X 5 -t 4 -n 20000 -r 100000)
-like "$out" "children_failed=0" "zstd worker thread: 16 children forked under load ran and exited"
+# Under TSan (make soak) a child may die at its very end with "ThreadSanitizer: dup thread with used id" (exit 66):
+# gcc 12's libtsan keeps the parent's threads, by pthread_t, in a fork child's registry (LLVM's runtime forgets
+# them at fork: ThreadRegistry::OnFork); glibc gives the child's own zstd worker the stack, so the pthread_t, of a
+# parent thread that ran at fork; ZSTD_freeCCtx's pthread_join of it (the child's final rs_writer_close, after the
+# last write) finds two entries and TSan dies. Not a tracer failure (a 25-line program without railscope does the
+# same; docs/dev/journal/hardening.md, session 30): counted, and nothing else may fail or be said on stderr.
+dup_re='^==[0-9]+==ThreadSanitizer: dup thread with used id 0x[0-9a-f]+$'
+out=$(RAILSCOPE_ZSTD_THREADS=1 RAILSCOPE_OUT=$T/z run_timeout 60 "$E" -W -F 16 -X 5 -t 4 -n 20000 -r 100000 \
+    2>"$T/z.err")
+if [ "$RS_SAN" = tsan ]; then
+    dups=$(grep -Ec "$dup_re" "$T/z.err") other=$(grep -Evc "$dup_re" "$T/z.err")
+    diag "TSan: $dups of 16 children died of gcc 12 libtsan's 'dup thread with used id' at their final pthread_join"
+    is "$(echo "$out" | grep children_failed) other-stderr=$other" "children_failed=$dups other-stderr=0" \
+        "zstd worker thread: 16 children forked under load ran and exited (under TSan: but for libtsan's dup-thread deaths)"
+else
+    cat "$T/z.err" >&2
+    like "$out" "children_failed=0" "zstd worker thread: 16 children forked under load ran and exited"
+fi
 forked_under_load "$T/z"
 is "$NFILES" 17 "zstd worker thread: 17 trace files"
 is "$PARENT_OK,$BAD" "1,0" "zstd worker thread: the parent's and every child's file complete"
