@@ -12,6 +12,13 @@
 need_cmd jq
 need_build railscope librailscope.so tests/core/fd_race tests/core/refuse tests/core/rawclose_child
 plan 16
+# Under TSan: two kinds of report on the tracer's private-table thread come from TSan's model, not from a defect (the
+# suppression file says why). Not printed when matched (print_suppressions=0): checks here compare stderr exactly.
+if [ "$RS_SAN" = tsan ]; then
+    export TSAN_OPTIONS="$TSAN_OPTIONS:suppressions=$RS_TOP/tests/core/fd_race.tsan.supp:print_suppressions=0"
+    diag "TSan: its reports on the tracer's private-table thread (a race on a descriptor number, a thread leak at exit)" \
+        "are suppressed: tests/core/fd_race.tsan.supp says why"
+fi
 FR=$RS_BUILD/tests/core/fd_race
 mkdir -p "$T/a"
 out=$(LD_PRELOAD="$RS_PRELOAD" RAILSCOPE_OUT="$T/a" "$FR" 400 "$T/a" 2>"$T/a.err"); rc=$?
@@ -21,13 +28,26 @@ lines=${out##* }
 "$RS_CLI" dump --json "$T/a" >"$T/a.json" 2>/dev/null
 is "$(jq -s '[.[] | select(.kind == "nccl_transport")] | length' "$T/a.json")" "$lines" \
     "every line of NCCL's log was read (on the tick, through the private table)"
-ok "the new threads' names were read" jq -se '[.[] | select(.kind == "thread_start" and .name == "fd_race-mark")] | length > 20' "$T/a.json"
+# a new thread every 200 rounds: ~120 in 400 ms here, 20-45 under TSan on a loaded 2-core host (14 of them named once)
+named_min=20
+[ -n "$RS_SAN" ] && named_min=5
+ok "the new threads' names were read" \
+    jq -se "[.[] | select(.kind == \"thread_start\" and .name == \"fd_race-mark\")] | length > $named_min" "$T/a.json"
 ok "the host facts were read" jq -se '[.[] | select(.kind == "host_fact")] | length >= 10' "$T/a.json"
-# the shell itself (dash on Debian/Ubuntu) under `railscope record`
+# the shell itself (dash on Debian/Ubuntu) under `railscope record`. Under TSan (make soak) the runtime goes first in
+# LD_PRELOAD, as in RS_PRELOAD, and record keeps it in front of the library (cli/record.c set_preload): without it dash
+# loads libtsan after libc, as the TSan-built library's dependency, the writer thread is started by glibc's
+# pthread_create, not TSan's, and dies in __tsan_func_entry (SIGSEGV; record then dies of it, as it does of any
+# signal that ends the command: not a crash of the CLI). docs/dev/journal/hardening.md, session 30.
+rec_env=()
+[ "$RS_SAN" = tsan ] && rec_env=(env "LD_PRELOAD=$RS_SAN_RT")
 bad=0
 for i in $(seq 1 20); do
-    "$RS_CLI" record -q -o "$T/sh$i" -- sh -c 'echo hi >&2; echo out' >"$T/sh.out" 2>"$T/sh.err"
-    [ "$(cat "$T/sh.err")|$(cat "$T/sh.out")" = "hi|out" ] || { bad=$((bad + 1)); diag "run $i: $(head -c 300 "$T/sh.err")"; }
+    ${rec_env[@]+"${rec_env[@]}"} "$RS_CLI" record -q -o "$T/sh$i" -- sh -c 'echo hi >&2; echo out' \
+        >"$T/sh.out" 2>"$T/sh.err"
+    rc=$?
+    [ "$rc|$(cat "$T/sh.err")|$(cat "$T/sh.out")" = "0|hi|out" ] ||
+        { bad=$((bad + 1)); diag "run $i: exit $rc: $(head -c 300 "$T/sh.err")"; }
 done
 is "$bad" 0 "sh -c 'echo hi >&2; echo out' under record, 20 runs: the redirection and stdout never fail"
 # no private table (a seccomp filter refusing close_range, as older container policies and kernels before 5.9 do):
