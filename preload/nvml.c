@@ -107,7 +107,7 @@ static void *sampler(void *arg)
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL); /* the application's signals are not ours to take */
-    int own_slot = rs_own_thread_enter();
+    rs_own_thread_enter();
     for (;;) {
         int idle = 0;
         if (!rs_on(RS_FAM_nvml) ||
@@ -118,7 +118,6 @@ static void *sampler(void *arg)
         struct timespec ts = {(time_t)(period_ms / 1000), (long)(period_ms % 1000) * 1000000L};
         nanosleep(&ts, NULL);
     }
-    rs_own_thread_leave(own_slot);
     return NULL;
 }
 

@@ -41,14 +41,13 @@ static void *private_main(void *p)
 {
     struct private_job *j = p;
     rs_tls.guard = 1; /* the tracer's own thread: nothing it does is recorded */
-    int slot = rs_own_thread_enter();
+    rs_own_thread_enter();
     if (syscall(SYS_close_range, 0u, ~0u, CLOSE_RANGE_UNSHARE) != 0) {
         j->errn = errno;
-    } else {
-        j->fn(j->arg);
-        j->ran = 1;
+        return NULL;
     }
-    rs_own_thread_leave(slot);
+    j->fn(j->arg);
+    j->ran = 1;
     return NULL;
 }
 

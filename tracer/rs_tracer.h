@@ -135,9 +135,8 @@ ssize_t rs_pread_file(const char *path, void *buf, size_t n, off_t off);
  * is the parent's to record (e.g. pending empty-poll counts). Async-signal-safe work only. At most 16. */
 void rs_at_fork_child(void (*fn)(void));
 /* The tracer's own threads, left out of the thread count the program reads in /proc/self/stat (tracer/selfstat.c):
- * each calls enter first thing and leave (with enter's slot) last thing. */
-int rs_own_thread_enter(void);
-void rs_own_thread_leave(int slot);
+ * each calls this first thing; it counts until the kernel has reaped it. */
+void rs_own_thread_enter(void);
 int rs_own_threads(void); /* how many of them are threads of this process now */
 /* Field 20 (num_threads) of a /proc/PID/stat line lowered by ours (to 1 at least) into out; its length, 0 if the
  * line is not one (exported for tests/core/selfstat_edit.c). */

@@ -23,26 +23,26 @@
 #include "core_int.h"
 
 /* ---- the tracer's threads ----
- * Each registers its kernel tid for the time it runs (writer, private-descriptor helper, NVML sampler). A slot is
- * counted only while that tid is a thread of this process (tgkill with signal 0): a fork child's copy of the
- * parent's slots counts nothing, and a thread between clearing its slot and leaving is not counted (the program
- * then sees one thread more for that moment, as it would have before). */
+ * Each registers its kernel tid when it starts (writer, private-descriptor helper, NVML sampler). A slot counts
+ * while that tid is a thread of this process (tgkill with signal 0): the kernel takes a thread out of the pid table
+ * and out of the stat file's count in the same step, so a thread that has returned but is not yet reaped still
+ * counts as ours (a slot cleared by the thread itself left that moment to the program: "threads=2" after a join,
+ * now and then). A slot whose tid has gone is free again; a fork child's copy of the parent's slots counts nothing. */
 #define OWN_SLOTS 8
 static _Atomic uint32_t own_tid[OWN_SLOTS];
 
-int rs_own_thread_enter(void)
+static int tid_alive(pid_t pid, uint32_t tid) { return tid && syscall(SYS_tgkill, pid, (pid_t)tid, 0) == 0; }
+
+void rs_own_thread_enter(void)
 {
     uint32_t tid = rs_gettid();
+    pid_t pid = getpid();
+    int saved = errno;
     for (int i = 0; i < OWN_SLOTS; i++) {
-        uint32_t free_slot = 0;
-        if (atomic_compare_exchange_strong(&own_tid[i], &free_slot, tid)) return i;
+        uint32_t old = atomic_load(&own_tid[i]);
+        if ((!old || !tid_alive(pid, old)) && atomic_compare_exchange_strong(&own_tid[i], &old, tid)) break;
     }
-    return -1; /* more than OWN_SLOTS at once: this one shows in the count */
-}
-
-void rs_own_thread_leave(int slot)
-{
-    if (slot >= 0 && slot < OWN_SLOTS) atomic_store(&own_tid[slot], 0);
+    errno = saved; /* more than OWN_SLOTS at once: this one shows in the count */
 }
 
 int rs_own_threads(void)
@@ -50,10 +50,7 @@ int rs_own_threads(void)
     int n = 0;
     pid_t pid = getpid();
     int saved = errno;
-    for (int i = 0; i < OWN_SLOTS; i++) {
-        uint32_t tid = atomic_load(&own_tid[i]);
-        if (tid && syscall(SYS_tgkill, pid, (pid_t)tid, 0) == 0) n++;
-    }
+    for (int i = 0; i < OWN_SLOTS; i++) n += tid_alive(pid, atomic_load(&own_tid[i]));
     errno = saved;
     return n;
 }

@@ -718,7 +718,7 @@ static void *writer_main(void *arg)
     (void)arg;
     rs_tls.is_writer = 1;
     rs_tls.guard = 1;
-    int own_slot = rs_own_thread_enter();
+    rs_own_thread_enter();
     atomic_store(&writer_ktid, rs_gettid());
     atomic_store(&writer_secbits, prctl(PR_GET_SECUREBITS));
     atomic_store(&thread_entered, 1);
@@ -821,7 +821,6 @@ static void *writer_main(void *arg)
         }
         sleep_us = next < 100 ? 100 : next;
     }
-    rs_own_thread_leave(own_slot);
     atomic_store(&thread_running, 0);
     return NULL;
 }

@@ -32,18 +32,15 @@ done
 if [ -z "$py" ]; then
     skip "no Python 3.12 or later here (the version whose os.fork() warns of threads)" 2
 else
+    # (a fork right after a thread's join is no test: the kernel may count the joined thread a moment longer,
+    # and untraced Python warns then too)
     cat >"$T/fk.py" <<'PY'
-import os, threading
+import os
 pid = os.fork()
 if pid == 0:
     os._exit(3)
 _, st = os.waitpid(pid, 0)
 print("child", os.waitstatus_to_exitcode(st))
-t = threading.Thread(target=lambda: None); t.start(); t.join()
-pid = os.fork()
-if pid == 0:
-    os._exit(4)
-print("child", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
 PY
     "$py" "$T/fk.py" >"$T/pref.out" 2>"$T/pref.err"
     RAILSCOPE_OUT=$T/tr2 LD_PRELOAD=$RS_PRELOAD_SHELL "$py" "$T/fk.py" >"$T/pgot.out" 2>"$T/pgot.err"
