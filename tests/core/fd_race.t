@@ -28,11 +28,14 @@ lines=${out##* }
 "$RS_CLI" dump --json "$T/a" >"$T/a.json" 2>/dev/null
 is "$(jq -s '[.[] | select(.kind == "nccl_transport")] | length' "$T/a.json")" "$lines" \
     "every line of NCCL's log was read (on the tick, through the private table)"
-# a new thread every 200 rounds: ~120 in 400 ms here, 20-45 under TSan on a loaded 2-core host (14 of them named once)
+# a new thread every 200 rounds, alive 50 ms: ~120 in 400 ms natively, ~115 named; under TSan on a loaded 2-core host
+# 12-46, 6-39 named (a thread gone before the writer's drain keeps no name). The count measures speed: a sanitizer
+# build only needs names read at all.
 named_min=20
-[ -n "$RS_SAN" ] && named_min=5
-ok "the new threads' names were read" \
-    jq -se "[.[] | select(.kind == \"thread_start\" and .name == \"fd_race-mark\")] | length > $named_min" "$T/a.json"
+[ -n "$RS_SAN" ] && named_min=0
+named=$(jq -s '[.[] | select(.kind == "thread_start" and .name == "fd_race-mark")] | length' "$T/a.json")
+ok "the new threads' names were read" [ "${named:-0}" -gt "$named_min" ] ||
+    diag "$named named of $(jq -s '[.[] | select(.kind == "thread_start")] | length' "$T/a.json") threads; $out"
 ok "the host facts were read" jq -se '[.[] | select(.kind == "host_fact")] | length >= 10' "$T/a.json"
 # the shell itself (dash on Debian/Ubuntu) under `railscope record`. Under TSan (make soak) the runtime goes first in
 # LD_PRELOAD, as in RS_PRELOAD, and record keeps it in front of the library (cli/record.c set_preload): without it dash
