@@ -17,16 +17,36 @@ SCENS=$(cd "$FX" && for d in */; do [ -d "$d/trace" ] && echo "${d%/}"; done)
 N=$(echo $SCENS | wc -w)
 plan $((4 * N + 9))
 
+# Under a sanitizer (tests/hardening/sanitizers.t runs tests/export against its ASan+UBSan tree and names the plain
+# build in RS_BUILD_PLAIN) the sanitized exporter's output is compared byte for byte with the plain build's, which
+# the plain run of this file checks with the Python checkers below: the same ~50 s of Python on the same bytes again
+# was the largest part of the offline suites under ASan (session 30; the exports themselves take ~0.3 s there). Any
+# difference fails the check. Without a plain build to compare with (make soak, a hand run), the checkers run.
+plain=
+[ -n "$RS_SAN" ] && [ -x "${RS_BUILD_PLAIN:-}/railscope" ] && plain=$RS_BUILD_PLAIN/railscope
+export_fx() { # FORMAT SCENARIO OUT: this build's export (and the plain build's into OUT.plain under a sanitizer)
+    run_timeout 120 "$RS_CLI" export -q --format "$1" -o "$3" "$FX/$2/trace"
+    [ -z "$plain" ] || run_timeout 120 "$plain" export -q --format "$1" -o "$3.plain" "$FX/$2/trace"
+}
+rules() { # DESCRIPTION OUT SHELL-COMMAND: the checker, or under a sanitizer OUT identical to the plain build's
+    if [ -n "$plain" ]; then
+        ok "$1 ($RS_SAN build: output identical to the plain build's, which its run checks)" diff -r -q "$2" "$2.plain"
+    else
+        ok "$1" sh -c "$3"
+    fi
+}
 for s in $SCENS; do
-    run_timeout 120 "$RS_CLI" export -q --format chrome -o "$T/$s.json" "$FX/$s/trace"
-    ok "$s: chrome export passes the viewer rules" sh -c "python3 '$D/check_trace.py' chrome '$T/$s.json' > '$T/$s.csum'"
-    ok "$s: the planted story is in the timeline" sh -c "python3 '$D/truth_check.py' '$FX/$s' '$T/$s.json' > '$T/$s.tc'"
-    run_timeout 120 "$RS_CLI" export -q --format perfetto -o "$T/$s.pftrace" "$FX/$s/trace"
-    ok "$s: perfetto export passes the viewer rules (no partial overlap)" \
-        sh -c "python3 '$D/check_trace.py' perfetto '$T/$s.pftrace' > '$T/$s.psum'"
-    run_timeout 120 "$RS_CLI" export -q --format kineto -o "$T/$s.kineto" "$FX/$s/trace"
-    ok "$s: kineto export passes the viewer rules (no partial overlap on a thread's row)" \
-        sh -c "python3 '$D/check_trace.py' kineto '$T/$s.kineto' > '$T/$s.ksum'"
+    export_fx chrome "$s" "$T/$s.json"
+    rules "$s: chrome export passes the viewer rules" "$T/$s.json" \
+        "python3 '$D/check_trace.py' chrome '$T/$s.json' > '$T/$s.csum'"
+    rules "$s: the planted story is in the timeline" "$T/$s.json" \
+        "python3 '$D/truth_check.py' '$FX/$s' '$T/$s.json' > '$T/$s.tc'"
+    export_fx perfetto "$s" "$T/$s.pftrace"
+    rules "$s: perfetto export passes the viewer rules (no partial overlap)" "$T/$s.pftrace" \
+        "python3 '$D/check_trace.py' perfetto '$T/$s.pftrace' > '$T/$s.psum'"
+    export_fx kineto "$s" "$T/$s.kineto"
+    rules "$s: kineto export passes the viewer rules (no partial overlap on a thread's row)" "$T/$s.kineto" \
+        "python3 '$D/check_trace.py' kineto '$T/$s.kineto' > '$T/$s.ksum'"
 done
 [ -s "$T/s4_two.tc" ] && diag "$(grep -E 'idle|merged|span' "$T/s4_two.tc")"
 

@@ -61,7 +61,8 @@ san_suite() { # LABEL DIR...: prove DIR... against the ASan tree; sets suite_fla
     local label=$1 out rc failed f bad=0 t0=$SECONDS
     shift
     suite_flaky=""
-    out=$(run_timeout 900 env RS_BUILD="$A" prove --timer -r "$@" 2>&1)
+    # RS_BUILD_PLAIN: the plain build, for a file that compares the sanitized programs' output with it
+    out=$(run_timeout 900 env RS_BUILD="$A" RS_BUILD_PLAIN="$RS_BUILD" prove --timer -r "$@" 2>&1)
     rc=$?
     # where its time goes: the three slowest files
     diag "$label under ASan: $((SECONDS - t0)) s; slowest: $(printf '%s\n' "$out" |
@@ -73,7 +74,7 @@ san_suite() { # LABEL DIR...: prove DIR... against the ASan tree; sets suite_fla
     _tap_say "$(printf '%s\n' "$out" | grep -E "^not ok|Failed test|^#" | head -10 | sed 's/^/#   /')"
     [ -n "$failed" ] || return 1
     for f in $failed; do
-        if run_timeout 600 env RS_BUILD="$A" prove "$f" >&2; then
+        if run_timeout 600 env RS_BUILD="$A" RS_BUILD_PLAIN="$RS_BUILD" prove "$f" >&2; then
             diag "flaky: ${f#"$RS_TOP"/} failed once, passed on rerun"
             suite_flaky+=" ${f#"$RS_TOP"/}"
         else
