@@ -19,5 +19,14 @@ for d in off on off on; do
     echo "== RAILSCOPE_CUDA_DETACH=$d ($(($(date +%s) - T0)) s)"
     RAILSCOPE_CUDA_DETACH=$d timeout 60 bash tests/gpu/run_fd_race_cuda.sh 10 2>&1 | tee -a "$O/fdrace-$d.log" | tail -4
 done
+# which CUPTI call walks the clocksource directory at a re-attach (bench/gpu/opentrace.c)
+gcc -O1 -g -shared -fPIC -o /tmp/opentrace.so bench/gpu/opentrace.c -ldl &&
+    OPENTRACE_MATCH=clocksource LD_PRELOAD=/tmp/opentrace.so:$PWD/build/gpu/librailscope.so RAILSCOPE_OUT=/tmp/rs-ot \
+        RAILSCOPE_FLUSH_MS=20 RAILSCOPE_CUDA_KERNEL_WINDOW=300/600/0 RAILSCOPE_LOG=debug timeout 60 \
+        python3 bench/gpu/attach_probe.py 3 > "$O/opentrace.log" 2>&1
+echo "opentrace rc=$? ($(($(date +%s) - T0)) s): $(grep -c 'opentrace: opendir' "$O/opentrace.log") opendirs"
+grep -E 'opentrace|CUPTI: (finalized|attached|detach)' "$O/opentrace.log" | head -40
+offs=$(grep -o 'librailscope.so+0x[0-9a-f]*' "$O/opentrace.log" | sort -u | sed 's/.*+//' | head -20)
+[ -n "$offs" ] && command -v addr2line >/dev/null && addr2line -f -C -e build/gpu/librailscope.so $offs | paste - - | head -20
 echo "done in $(($(date +%s) - T0)) s"
 tar cf "$OUT/all.tar" -C "$OUT" c3 2>/dev/null
