@@ -32,7 +32,10 @@ ifeq ($(SAN),tsan)
   SAN_FLAGS := -fsanitize=thread
 endif
 CFLAGS_ALL := $(BASE_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
-LDFLAGS_ALL := $(SAN_FLAGS) $(LDFLAGS)
+# DT_RPATH, not DT_RUNPATH, for the test programs that find their fake libraries beside them (-rpath $ORIGIN): the
+# loader searches RUNPATH after LD_LIBRARY_PATH, and a GPU host's LD_LIBRARY_PATH holds the real libcuda.so.1
+# (tests/nccl/cuda_detach.t's probe loaded it: "undefined symbol: fake_cuda_called", session 30).
+LDFLAGS_ALL := $(SAN_FLAGS) -Wl,--disable-new-dtags $(LDFLAGS)
 
 # CUDA headers decide whether the CUDA/CUPTI/NCCL/NVTX capture is compiled in (no link-time dependency
 # either way: everything is dlopen'ed at run time).

@@ -13,6 +13,11 @@
 # like, unlike, skip, skip_all, diag, bail, done_testing, need_cmd, run_timeout, timing_ok.
 
 set -u
+# Sorted text compares in byte order whatever the machine's locale: en_US.UTF-8 (the GPU host) sorts "ncclGroup"
+# between "Broadcast" and "ReduceScatter" (tests/export/export.t 16, session 30). LC_ALL would override LC_COLLATE:
+# its value moves to LANG, which the other categories then follow as before.
+if [ -n "${LC_ALL:-}" ]; then export LANG=$LC_ALL; unset LC_ALL; fi
+export LC_COLLATE=C
 RS_TOP=${RS_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 RS_BUILD=${RS_BUILD:-$RS_TOP/build}
 RS_CLI=$RS_BUILD/railscope

@@ -69,9 +69,11 @@ mkdir "$T/tr" && "$T/gen" "$T/tr" || bail "generator failed"
 "$RS_CLI" dump --json "$T/tr" >"$T/d.jsonl"
 is "$?" 0 "dump --json: exit 0"
 # wc WR_ID: the decoded fields of that completion, "aux armed min max waited capped" (absent key: ?, null: -)
+# v(): numbers through an addition, so that jq 1.7 (which prints an untouched number as the JSON wrote it: 0.000)
+# and jq 1.6 (a double: 0) print the same
 wc() {
     jq -r --arg w "$(printf '0x%x' "$1")" '
-        def v(k): if has(k) then (if .[k] == null then "-" else .[k] end) else "?" end;
+        def v(k): if has(k) then (.[k] | if . == null then "-" elif type == "number" then . + 0 else . end) else "?" end;
         select(.kind == "ibv_wc" and .wr_id == $w) |
         [.aux, v("armed"), v("empty_polls_min"), v("empty_polls_max"), v("waited_us"), v("waited_capped")] |
         map(tostring) | join(" ")' "$T/d.jsonl"
