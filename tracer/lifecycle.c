@@ -195,12 +195,10 @@ RS_NO_SANITIZE static int is_term_signal(int sig)
 
 /* The trace written (by the writer thread: we only ask and wait), the default action: the signal raised again over
  * SIG_DFL, so the exit status still says "killed by signal" (blocked in our handler until it returns). */
-static void term_now(int sig)
+/* The signal's default action, at once (it is blocked while its handler runs: the process ends as the handler
+ * returns). */
+static void default_action(int sig)
 {
-    if (ours()) {
-        atomic_store(&rs_dying, 1); /* other recording threads park: nothing they return from is lost */
-        final_flush(128 + sig, RS_END_SIGNAL, 3000);
-    }
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
@@ -210,10 +208,18 @@ static void term_now(int sig)
     raise(sig);
 }
 
+static void term_now(int sig)
+{
+    if (ours()) {
+        atomic_store(&rs_dying, 1); /* other recording threads park: nothing they return from is lost */
+        final_flush(128 + sig, RS_END_SIGNAL, 3000);
+    }
+    default_action(sig);
+}
+
 /* Installed only over SIG_DFL. */
 static void on_term_signal(int sig, siginfo_t *si, void *uc)
 {
-    (void)si;
     (void)uc;
     int saved = errno;
     if ((ours() || (rs_tls.in_final && getpid() == rs_pid)) &&
@@ -225,7 +231,14 @@ static void on_term_signal(int sig, siginfo_t *si, void *uc)
          * until a deadline), which writes the program's status into PROC_END and ends the process with it (only
          * exit handlers registered before the tracer's, then _exit, remain): the trace says how the process
          * ended, and untraced it would have ended before the signal came. */
-        if (!rs_tls.in_final && !rs_tls.deferred_sig) rs_tls.deferred_sig = sig; /* the first one ends it */
+        /* Sent by the process to itself (raise(), abort(), kill(getpid())): untraced it ends the process before
+         * the call returns, and the program counts on that. The program's own handler, run on top of our flush,
+         * does it: dash's SIGINT handler puts the default back and raise()s; deferred, raise() returned, dash
+         * longjmp'ed out of our exec flush (the writer's lock left taken) and exited 130 for "killed by SIGINT"
+         * (record_cli.t 17 under ASan, half the runs, session 30). It ends the process now; the flush it
+         * interrupted is lost (the file ends at its last whole frame). */
+        if (si && si->si_code <= 0 && si->si_pid == getpid()) default_action(sig);
+        else if (!rs_tls.in_final && !rs_tls.deferred_sig) rs_tls.deferred_sig = sig; /* the first one ends it */
         errno = saved;
         return;
     }
