@@ -46,8 +46,9 @@ tests/core/selfstat_probe.srcs := tests/core/selfstat_probe.c
 tests/core/selfstat_probe.libs := -lpthread
 tests/core/selfstat_edit.srcs := tests/core/selfstat_edit.c $(CORE_OBJS)
 tests/core/selfstat_edit.libs := -lzstd -ldl -lpthread
-PROGRAMS += tests/core/raise_in_flush tests/core/libsigwrite.so
+# sigwrite: a preload library, named as tests/core/<name>.c -> tests/core/<name> (sanitizers.t builds them so)
+PROGRAMS += tests/core/raise_in_flush tests/core/sigwrite
 tests/core/raise_in_flush.srcs := tests/core/raise_in_flush.c
-tests/core/libsigwrite.so.srcs := tests/core/sigwrite.c
-tests/core/libsigwrite.so.ldflags := -shared
-tests/core/libsigwrite.so.libs := -ldl
+tests/core/sigwrite.srcs := tests/core/sigwrite.c
+tests/core/sigwrite.ldflags := -shared
+tests/core/sigwrite.libs := -ldl

@@ -1,6 +1,6 @@
 /* A program whose SIGINT handler does what dash's does: put the default action back and raise() the signal again,
  * expecting not to come back (tests/core/raise_in_flush.t). `raise_in_flush exec|exit`: sets RS_SIGWRITE (for
- * libsigwrite.so: SIGINT lands inside the tracer's exec or exit flush), then exec()s /bin/true or exit()s 0.
+ * sigwrite: SIGINT lands inside the tracer's exec or exit flush), then exec()s /bin/true or exit()s 0.
  * "raise() returned" on stdout and exit status 42: the handler's raise() came back. */
 #include <signal.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* libsigwrite.so, preloaded before the tracer (tests/core/raise_in_flush.t): the first writev() on the process's
+/* sigwrite, preloaded before the tracer (tests/core/raise_in_flush.t): the first writev() on the process's
  * main thread after RS_SIGWRITE is set in its environment (the program sets it just before exec() or exit(), so
  * the call is the tracer's exec or exit flush writing a frame) sends SIGINT to the process first, with kill():
  * a signal that lands in the middle of that flush, at a chosen place rather than by luck. */
