@@ -45,7 +45,8 @@ is "$(LD_PRELOAD="$RS_PRELOAD" RAILSCOPE_OUT="$T/sf" "$RS_BUILD/tests/core/sigfo
 # interrupted, which then published a head past data never written ("cannot write ...: Input/output error", the
 # file partial: in ~1 of 3 runs)
 "$RS_CLI" info "$T/sf" >"$T/sf.info" 2>&1
-is "$? $(grep -c 'partial\|incomplete\|truncated' "$T/sf.info")" "0 0" "... and every child's trace file is whole"
+is "$? $(grep -c 'partial\|incomplete\|truncated' "$T/sf.info")" "0 0" "... and every child's trace file is whole" ||
+    diag "$(grep -B6 'status:.*\(partial\|incomplete\|truncated\)' "$T/sf.info" | grep -E '^(file|events|status):')"
 # the real program: Python's multiprocessing.Pool (fork) terminates its workers on leaving `with`
 need_py() { command -v python3 >/dev/null && python3 -c 'import multiprocessing' 2>/dev/null; }
 if need_py; then
