@@ -193,8 +193,6 @@ RS_NO_SANITIZE static int is_term_signal(int sig)
     return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT || sig == SIGABRT;
 }
 
-/* The trace written (by the writer thread: we only ask and wait), the default action: the signal raised again over
- * SIG_DFL, so the exit status still says "killed by signal" (blocked in our handler until it returns). */
 /* The signal's default action, at once (it is blocked while its handler runs: the process ends as the handler
  * returns). */
 static void default_action(int sig)
@@ -208,6 +206,8 @@ static void default_action(int sig)
     raise(sig);
 }
 
+/* The trace written (by the writer thread: we only ask and wait), the default action: the signal raised again over
+ * SIG_DFL, so the exit status still says "killed by signal" (blocked in our handler until it returns). */
 static void term_now(int sig)
 {
     if (ours()) {
