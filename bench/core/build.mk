@@ -6,3 +6,6 @@ bench/core/ring_model.srcs := bench/core/ring_model.c
 bench/core/ring_model.libs := -lpthread
 PROGRAMS += bench/core/forklat
 bench/core/forklat.srcs := bench/core/forklat.c
+PROGRAMS += bench/core/execlat bench/core/exectiny
+bench/core/execlat.srcs := bench/core/execlat.c
+bench/core/exectiny.srcs := bench/core/exectiny.c
