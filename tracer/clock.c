@@ -25,6 +25,10 @@
 
 #include "core_int.h"
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 struct rs_clock rs_clk;
 
 static int use_tsc; /* chosen at start: the TSC is (to be) the source */
@@ -100,20 +104,16 @@ static void publish(uint64_t base_tsc, uint64_t base_ns, uint64_t mult)
     __atomic_store_n(&stats.records, stats.records + 1, __ATOMIC_RELAXED); /* read by rs_clock_get_stats */
 }
 
-/* /proc/cpuinfo's first "flags" line has both words (the TSC neither changes rate nor stops). */
+/* The CPU's invariant TSC bit (CPUID 0x80000007, EDX bit 8): what the kernel's constant_tsc and nonstop_tsc flags
+ * in /proc/cpuinfo come from (it sets both from this bit on Intel, AMD, Hygon, Centaur and Zhaoxin; without the bit
+ * nonstop_tsc is never set). Read here rather than /proc/cpuinfo, which every traced process read in its constructor
+ * when the kernel's clocksource is not tsc (the usual KVM guest): 0.2-0.5 ms of its start-up on the dev VM
+ * (bench/RESULTS.md, "Session 31"). */
 static int invariant_tsc_flags(void)
 {
-    FILE *f = fopen("/proc/cpuinfo", "re");
-    if (!f) return 0;
-    char line[8192];
-    int ok = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "flags", 5)) continue;
-        ok = strstr(line, " constant_tsc") && strstr(line, " nonstop_tsc");
-        break;
-    }
-    fclose(f);
-    return ok;
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0x80000007, &a, &b, &c, &d)) return 0; /* the leaf is beyond the CPU's highest */
+    return (d >> 8) & 1;
 }
 
 static int kernel_uses_tsc(void)
