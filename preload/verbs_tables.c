@@ -61,6 +61,9 @@ struct vb_cq_rec *vb_cq_find_more(const struct vb_cq *cq, unsigned s0)
 /* ---- CQs: keys apart from records, so that the tick's scan touches only the keys ---- */
 uintptr_t vb_cq_keys[VB_MAX_CQ];
 struct vb_cq_rec vb_cq_recs[VB_MAX_CQ];
+/* A CQ was ever added: until then the scans below skip the keys (32 KiB, 8 pages faulted in at every traced
+ * program's exit, verbs or not) */
+static int cq_ever;
 
 static struct vb_cq_rec *cq_insert_locked(struct vb_cq *cq, struct vb_ctx_rec *c)
 {
@@ -80,6 +83,7 @@ static struct vb_cq_rec *cq_insert_locked(struct vb_cq *cq, struct vb_ctx_rec *c
     vb_cq_bind(r, c);
     r->emitted_ts = rs_now();
     rs_ptrmap_publish(vb_cq_keys, s, (uintptr_t)cq);
+    __atomic_store_n(&cq_ever, 1, __ATOMIC_RELEASE); /* after the key: a scan that sees the flag sees the key */
     return r;
 }
 
@@ -258,6 +262,7 @@ void vb_flush_empty(struct vb_cq_rec *q, uint64_t now)
  * Only the forking thread exists here, so a flush or a run of empty polls in progress was the parent's. */
 void vb_empty_fork_child(void)
 {
+    if (!__atomic_load_n(&cq_ever, __ATOMIC_ACQUIRE)) return;
     uint64_t now = rs_now();
     for (unsigned s = 0; s < VB_MAX_CQ; s++) {
         /* a slot no CQ ever had: its record was never written, and reading it would fault its page in (the
@@ -276,7 +281,7 @@ void vb_empty_fork_child(void)
 
 void vb_flush_empty_all(void)
 {
-    if (!rs_on(RS_FAM_verbs)) return;
+    if (!rs_on(RS_FAM_verbs) || !__atomic_load_n(&cq_ever, __ATOMIC_ACQUIRE)) return;
     uint64_t now = rs_now();
     for (unsigned s = 0; s < VB_MAX_CQ; s++) {
         uintptr_t k = __atomic_load_n(&vb_cq_keys[s], __ATOMIC_ACQUIRE);

@@ -666,14 +666,18 @@ static int wlock_until(uint64_t deadline)
 {
     /* set from before it is taken: a signal handler's fork() between the take and the flag would wait for it */
     rs_tls.in_wlock = 1;
+    /* polled from 50 us up to 1 ms steps: the usual holder is the writer thread reading the host facts at its start
+     * (a few ms), and a short-lived program's exit waited for it in whole 1 ms steps (~0.5 ms lost on average) */
+    long step_ns = 50000;
     while (pthread_mutex_trylock(&wlock) != 0) {
         if (mono_ms() >= deadline) {
             rs_tls.in_wlock = 0;
             rs_raise_deferred();
             return -1;
         }
-        struct timespec ts = {0, 1000000};
+        struct timespec ts = {0, step_ns};
         nanosleep(&ts, NULL);
+        if (step_ns < 1000000) step_ns = step_ns * 2 < 1000000 ? step_ns * 2 : 1000000;
     }
     return 0;
 }
