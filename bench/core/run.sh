@@ -78,3 +78,28 @@ if [ -x "$FL" ] && [ -e "$LIB" ]; then
 else
     echo "bench.core.fork skipped: $FL or $LIB not built"
 fi
+
+echo "# exec: fork+exec of /bin/true and of a small C program (exectiny), untraced and under LD_PRELOAD alternately from an"
+echo "# untraced parent (the exec'd image's library start-up and exit), 3 rounds of 100 each; medians per exec, then the"
+echo "# ratios of the rounds' medians (RS_BASE_BUILD=<old build>: its library runs beside, as traced2)"
+EL=$B/bench/core/execlat ET=$B/bench/core/exectiny
+if [ -x "$EL" ] && [ -x "$ET" ] && [ -e "$LIB" ]; then
+    libs=$LIB
+    [ -n "${RS_BASE_BUILD:-}" ] && [ -e "$RS_BASE_BUILD/librailscope.so" ] && libs=$LIB,$RS_BASE_BUILD/librailscope.so
+    for r in 1 2 3; do
+        for p in /bin/true "$ET"; do
+            echo "bench.core.exec.round $r $(basename "$p") $("$EL" "$libs" 100 "$p")"
+        done
+    done | tee "$tmp/exec.txt"
+    for p in true exectiny; do
+        awk -v p="$p" '$3 == p { n++; u[n] = $5; t[n] = $7; if ($10 == "traced2_us") b[n] = $11 }
+             function med(a, n,   i, j, x) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { x = a[i]; a[i] = a[j]; a[j] = x }
+                                           return a[int((n + 1) / 2)] }
+             END { if (!n) exit; x = med(u, n); y = med(t, n)
+                   printf "bench.core.exec.ratio %s traced/untraced %.2f (%.0f vs %.0f us)", p, y / x, y, x
+                   if (b[1] != "") { z = med(b, n); printf " base traced/untraced %.2f (%.0f us)", z / x, z }
+                   printf "\n" }' "$tmp/exec.txt"
+    done
+else
+    echo "bench.core.exec skipped: $EL, $ET or $LIB not built"
+fi
