@@ -92,6 +92,7 @@ struct rs_tls {
      * raised again when it lets go (rs_raise_deferred; lifecycle.c on_term_signal says why). Not inherited by a
      * fork child (fork_child_body). */
     int deferred_sig;
+    uint32_t lock_token; /* who holds the string table's lock (tracer/intern.c); 0 until this thread first takes it */
 };
 extern __thread struct rs_tls rs_tls __attribute__((tls_model("initial-exec")));
 
@@ -116,7 +117,7 @@ uint32_t rs_strings_count(void);
 const char *rs_string_get(uint32_t id, size_t *len);
 int rs_strings_lock(void); /* 1 when taken, 0 when this thread's interrupted code holds it */
 void rs_strings_unlock(void);
-void rs_strings_child_reset(void);
+void rs_strings_child_reset(int taken_for_fork); /* rs_strings_lock's answer in the fork's prepare */
 
 /* Live writer's append (writer.c): events straight from a ring (already checked by rs_emit), one pass,
  * no validation. Stops early, without error, before an event of kind stop_kind (-1: none) or one that

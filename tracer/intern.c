@@ -21,7 +21,52 @@ struct ent {
     char s[]; /* NUL-terminated */
 };
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* The lock: a futex word holding its holder's token (a number per thread, rs_tls.lock_token), with LOCK_WAITERS set
+ * while another thread sleeps on it. Not a pthread mutex, which cannot say who holds it when a thread's fork()
+ * handler asks: a signal handler that forked while its thread waited in rs_intern for the lock another thread held
+ * (in_strings set, the lock not ours) gave a child that lock taken by a thread it does not have, and the child's
+ * marker and writer waited for it for ever (its file a bare header: tests/core/term_exit.t, session 31). The
+ * holder's token is in the word from the moment it is taken until it is let go: nothing in between. */
+#define LOCK_WAITERS 0x80000000u
+static _Atomic uint32_t lock_word;
+
+static uint32_t my_token(void)
+{
+    static _Atomic uint32_t next;
+    if (!rs_tls.lock_token) rs_tls.lock_token = atomic_fetch_add(&next, 1) % (LOCK_WAITERS - 1) + 1;
+    return rs_tls.lock_token;
+}
+
+static int held_by_me(void) { return (atomic_load(&lock_word) & ~LOCK_WAITERS) == my_token(); }
+
+static int try_take(void)
+{
+    uint32_t free_word = 0;
+    return atomic_compare_exchange_strong(&lock_word, &free_word, my_token());
+}
+
+static void take(void)
+{
+    uint32_t me = my_token(), v = 0;
+    if (atomic_compare_exchange_strong(&lock_word, &v, me)) return;
+    for (;;) {
+        if (v == 0) { /* taken after a wait: others may sleep on it still */
+            if (atomic_compare_exchange_strong(&lock_word, &v, me | LOCK_WAITERS)) return;
+            continue;
+        }
+        if (!(v & LOCK_WAITERS)) {
+            if (!atomic_compare_exchange_strong(&lock_word, &v, v | LOCK_WAITERS)) continue;
+            v |= LOCK_WAITERS;
+        }
+        rs_futex_wait(&lock_word, v, 1000);
+        v = atomic_load(&lock_word);
+    }
+}
+
+static void let_go(void)
+{
+    if (atomic_exchange(&lock_word, 0) & LOCK_WAITERS) rs_futex_wake(&lock_word);
+}
 static struct ent **pages[MAX_PAGES];
 static _Atomic uint32_t count; /* highest id handed out */
 static uint32_t *table;        /* open addressing: ids; 0 = empty */
@@ -60,15 +105,16 @@ const char *rs_string_get(uint32_t id, size_t *len)
 
 int rs_strings_lock(void)
 {
-    if (rs_tls.in_strings) return 0;
-    pthread_mutex_lock(&lock);
+    if (held_by_me()) return 0;
+    take();
     return 1;
 }
-void rs_strings_unlock(void) { pthread_mutex_unlock(&lock); }
-/* The interrupted rs_intern of the forking thread, if any, goes on in the child and unlocks there. */
-void rs_strings_child_reset(void)
+void rs_strings_unlock(void) { let_go(); }
+/* The forking thread's interrupted rs_intern, if it held the lock, goes on in the child and lets go there; any other
+ * holder (the fork handler, or a thread the child does not have) is gone. */
+void rs_strings_child_reset(int taken_for_fork)
 {
-    if (!rs_tls.in_strings) pthread_mutex_init(&lock, NULL);
+    atomic_store(&lock_word, !taken_for_fork && held_by_me() ? my_token() : 0);
 }
 
 static int grow(void)
@@ -98,11 +144,11 @@ uint32_t rs_intern_n(const char *s, size_t n)
     rs_tls.guard = 1; /* what is called below must not be traced */
     if (!rs_tls.in_exit) {
         rs_tls.in_strings = 1;
-        pthread_mutex_lock(&lock);
+        take();
         rs_tls.strings_held = 1;
     } else {
         /* ~50 ms, then no id: the string is lost, and so are the rest of this flush's new strings (in_exit 2) */
-        for (int i = 0; rs_tls.in_exit == 2 || rs_tls.in_strings || pthread_mutex_trylock(&lock) != 0; i++) {
+        for (int i = 0; rs_tls.in_exit == 2 || rs_tls.in_strings || !try_take(); i++) {
             if (i == 50 || rs_tls.in_exit == 2 || rs_tls.in_strings) { /* in_strings: the interrupted code holds it */
                 rs_tls.in_exit = 2;
                 rs_tls.guard = g;
@@ -138,7 +184,7 @@ uint32_t rs_intern_n(const char *s, size_t n)
     atomic_store_explicit(&count, nid, memory_order_release);
     id = nid;
 out:
-    pthread_mutex_unlock(&lock);
+    let_go();
     rs_tls.strings_held = 0; /* after: a signal in between is deferred, then raised just below */
     rs_tls.in_strings = 0;
     rs_tls.guard = g;

@@ -1075,7 +1075,7 @@ void rs_writer_child_reset(void)
 {
     pthread_mutex_init(&wlock, NULL);
     rs_private_fds_fork_child();
-    rs_strings_child_reset();
+    rs_strings_child_reset(fork_took_strings);
     /* the parent's own unnamed file (it forked before its first event): the parent's to name. rs_trace_fd first:
      * close() is the wrappers' (lifecycle.c), which spare that number */
     int inherited = pending_fd;
