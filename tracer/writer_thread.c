@@ -731,12 +731,17 @@ static void *writer_main(void *arg)
     if (host_facts_pending) {
         host_facts_pending = 0;
         struct facts_buf fb = {0};
-        /* held while they are read, as before: a program that exits meanwhile waits for them (its exit path takes
-         * the lock). Read on a descriptor table of their own: the hundreds of opens at start raced the program's
-         * dup2()s (tracer/private_fds.c). */
+        /* Read without the lock: a program that ends meanwhile does not wait for them (its exit path takes the
+         * lock; 0.4-5.5 ms of a short command's exit on the dev VM, bench/RESULTS.md session 31). Its file then
+         * has none, like one that ended before this thread ran (doctor --trace takes the first file that has
+         * them). Written under the lock while the file is still open: nothing else writes frames meanwhile but
+         * an exit or exec flush, which closes it. Read on a descriptor table of their own: the hundreds of opens
+         * at start raced the program's dup2()s (tracer/private_fds.c). */
         pthread_mutex_lock(&wlock);
-        if (rs_hostfacts_collect && (rs_cfg.mask & (1u << RS_FAM_host)) && W && !W_failed)
-            rs_run_private_fds(collect_facts, &fb);
+        int want = rs_hostfacts_collect && (rs_cfg.mask & (1u << RS_FAM_host)) && W && !W_failed;
+        pthread_mutex_unlock(&wlock);
+        if (want) rs_run_private_fds(collect_facts, &fb);
+        pthread_mutex_lock(&wlock);
         for (size_t o = 0; o < fb.n && W && !W_failed;) {
             const char *k = fb.p + o, *v = k + strlen(k) + 1;
             host_fact(NULL, k, v);
