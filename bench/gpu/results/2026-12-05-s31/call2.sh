@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../../../.."
 T0=$(date +%s)
 O=$OUT/c2 && mkdir -p "$O"
 echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-} LANG=${LANG:-} $(jq --version) $(nproc) cpus"
-grep -m1 -o -w 'constant_tsc\|nonstop_tsc' /proc/cpuinfo | sort -u | tr '\n' ' '; grep -m1 '^flags' /proc/cpuinfo | grep -o -w 'constant_tsc\|nonstop_tsc' | tr '\n' ' '
+grep -m1 '^flags' /proc/cpuinfo | grep -o -w 'constant_tsc\|nonstop_tsc' | tr '\n' ' '
 echo "clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 make -j16 all > "$O/make.log" 2>&1
 echo "make rc=$? ($(($(date +%s) - T0)) s)"; grep -E 'error:' "$O/make.log" | head -5
