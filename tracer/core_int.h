@@ -78,8 +78,8 @@ struct rs_tls {
      * interrupted held malloc's lock or ours: nothing there may wait for a lock for long or call malloc (string
      * interning tries its lock for a bounded time, zstd starts no threads; tracer/pagemem.h). */
     int in_exit;
-    /* This thread holds (or is taking) the string table's lock: a signal handler's fork() on it must not wait for
-     * that lock (the interrupted rs_intern releases it when the handler returns, in both processes). */
+    /* This thread is in rs_intern, waiting for the string table's lock or holding it (rs_strings_mine() says
+     * which: a signal handler's fork() on it must not wait for a lock its interrupted code holds). */
     int in_strings;
     /* In the final flush of exit() or _exit() (PROC_END with the program's status) on this thread. */
     int in_final;
@@ -108,7 +108,7 @@ void rs_rings_after_fork_child(void);
 void rs_ring_release(struct rs_ring *r); /* unmap the buffer of a drained ring nobody writes */
 uint32_t rs_gettid(void);
 /* fork() around the tracer's private-descriptor helper thread (private_fds.c): prepare waits for one to end */
-void rs_private_fds_fork_prepare(void);
+void rs_private_fds_fork_prepare(int wait); /* wait 0: only tried (parent then lets go only if taken) */
 void rs_private_fds_fork_parent(void);
 void rs_private_fds_fork_child(void);
 
@@ -116,6 +116,7 @@ void rs_private_fds_fork_child(void);
 uint32_t rs_strings_count(void);
 const char *rs_string_get(uint32_t id, size_t *len);
 int rs_strings_lock(void); /* 1 when taken, 0 when this thread's interrupted code holds it */
+int rs_strings_mine(void); /* this thread holds the string lock */
 void rs_strings_unlock(void);
 void rs_strings_child_reset(int taken_for_fork); /* rs_strings_lock's answer in the fork's prepare */
 

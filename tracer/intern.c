@@ -6,8 +6,12 @@
  * The memory is page memory (tracer/pagemem.h), not malloc's: the final flush of _exit() interns the names of
  * threads seen for the first time and its own warnings, possibly inside a signal handler that interrupted malloc.
  * There (rs_tls.in_exit) the lock is tried for a bounded time: the interrupted code may be rs_intern itself. */
+#include <errno.h>
+#include <linux/futex.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core_int.h"
 #include "pagemem.h"
@@ -49,9 +53,10 @@ static void take(void)
 {
     uint32_t me = my_token(), v = 0;
     if (atomic_compare_exchange_strong(&lock_word, &v, me)) return;
+    int saved_errno = errno; /* the futex's EAGAIN or ETIMEDOUT is not the program's (railscope_mark, NVTX) */
     for (;;) {
         if (v == 0) { /* taken after a wait: others may sleep on it still */
-            if (atomic_compare_exchange_strong(&lock_word, &v, me | LOCK_WAITERS)) return;
+            if (atomic_compare_exchange_strong(&lock_word, &v, me | LOCK_WAITERS)) break;
             continue;
         }
         if (!(v & LOCK_WAITERS)) {
@@ -61,12 +66,21 @@ static void take(void)
         rs_futex_wait(&lock_word, v, 1000);
         v = atomic_load(&lock_word);
     }
+    errno = saved_errno;
 }
 
+/* One sleeper woken: it takes the lock with LOCK_WAITERS set, so that its own let_go wakes the next. */
 static void let_go(void)
 {
-    if (atomic_exchange(&lock_word, 0) & LOCK_WAITERS) rs_futex_wake(&lock_word);
+    if (atomic_exchange(&lock_word, 0) & LOCK_WAITERS) {
+        int saved_errno = errno;
+        syscall(SYS_futex, (uint32_t *)&lock_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+        errno = saved_errno;
+    }
 }
+
+int rs_strings_mine(void) { return held_by_me(); }
+
 static struct ent **pages[MAX_PAGES];
 static _Atomic uint32_t count; /* highest id handed out */
 static uint32_t *table;        /* open addressing: ids; 0 = empty */
@@ -148,8 +162,8 @@ uint32_t rs_intern_n(const char *s, size_t n)
         rs_tls.strings_held = 1;
     } else {
         /* ~50 ms, then no id: the string is lost, and so are the rest of this flush's new strings (in_exit 2) */
-        for (int i = 0; rs_tls.in_exit == 2 || rs_tls.in_strings || !try_take(); i++) {
-            if (i == 50 || rs_tls.in_exit == 2 || rs_tls.in_strings) { /* in_strings: the interrupted code holds it */
+        for (int i = 0; rs_tls.in_exit == 2 || held_by_me() || !try_take(); i++) {
+            if (i == 50 || rs_tls.in_exit == 2 || held_by_me()) { /* the interrupted code holds it */
                 rs_tls.in_exit = 2;
                 rs_tls.guard = g;
                 return 0;

@@ -84,8 +84,16 @@ int rs_run_private_fds(void (*fn)(void *), void *arg)
     return 0;
 }
 
-void rs_private_fds_fork_prepare(void) { pthread_mutex_lock(&private_lock); }
-void rs_private_fds_fork_parent(void) { pthread_mutex_unlock(&private_lock); }
+static __thread int private_took; /* per forking thread, for its parent handler */
+void rs_private_fds_fork_prepare(int wait)
+{
+    private_took = (wait ? pthread_mutex_lock(&private_lock) : pthread_mutex_trylock(&private_lock)) == 0;
+}
+void rs_private_fds_fork_parent(void)
+{
+    if (private_took) pthread_mutex_unlock(&private_lock);
+    private_took = 0;
+}
 void rs_private_fds_fork_child(void) { pthread_mutex_init(&private_lock, NULL); }
 
 ssize_t rs_pread_file(const char *path, void *buf, size_t n, off_t off)

@@ -1058,14 +1058,15 @@ void rs_writer_fork_prepare(void)
     /* A writer thread still starting up: let it get to its own code first (up to ~1 s, for a loaded host: in
      * between, the thread library and a sanitizer's runtime hold locks that the child would inherit taken). */
     for (int i = 0; i < 1000 && !atomic_load(&thread_entered); i++) rs_futex_wait(&thread_entered, 0, 1);
-    /* A fork from a signal handler that interrupted rs_intern on this thread: the writer may hold wlock while it
-     * waits for the string lock that code holds (wlock, then strings, is the writer's order); one that interrupted
-     * this thread's own flush (an exit or exec flush: in_wlock, taking or holding wlock) waited for itself, for
-     * ever (tests/core/fork_in_flush.c: 5 of 5). So wlock is only tried then; the child resets the writer's state
-     * either way. */
-    if (rs_tls.in_strings || rs_tls.in_wlock) fork_took_wlock = pthread_mutex_trylock(&wlock) == 0;
-    else fork_took_wlock = pthread_mutex_lock(&wlock) == 0;
-    rs_private_fds_fork_prepare(); /* after wlock: the writer takes them in that order */
+    /* A fork from a signal handler that interrupted rs_intern on this thread while it held the string lock: the
+     * writer may hold wlock while it waits for that lock (wlock, then strings, is the writer's order), and so may
+     * another thread's own fork, in its prepare, with the private-descriptor lock too (helper-90: both forks waited
+     * for ever, 6 of 6 runs of two threads marking and forking from signal handlers); one that interrupted this
+     * thread's own flush (an exit or exec flush: in_wlock, taking or holding wlock) waited for itself, for ever
+     * (tests/core/fork_in_flush.c: 5 of 5). So both are only tried then; the child resets them either way. */
+    int wait = !rs_strings_mine() && !rs_tls.in_wlock;
+    fork_took_wlock = (wait ? pthread_mutex_lock(&wlock) : pthread_mutex_trylock(&wlock)) == 0;
+    rs_private_fds_fork_prepare(wait); /* after wlock: the writer takes them in that order */
     fork_took_strings = rs_strings_lock();
 }
 

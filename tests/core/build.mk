@@ -52,3 +52,9 @@ tests/core/raise_in_flush.srcs := tests/core/raise_in_flush.c
 tests/core/sigwrite.srcs := tests/core/sigwrite.c
 tests/core/sigwrite.ldflags := -shared
 tests/core/sigwrite.libs := -ldl
+# the string lock around fork() from signal handlers, and errno across contended marks (tests/core/intern_lock.t)
+PROGRAMS += tests/core/twofork_lock tests/core/mark_errno
+tests/core/twofork_lock.srcs := tests/core/twofork_lock.c
+tests/core/twofork_lock.libs := -ldl -lpthread
+tests/core/mark_errno.srcs := tests/core/mark_errno.c
+tests/core/mark_errno.libs := -ldl -lpthread
