@@ -63,6 +63,21 @@ static void *kicker(void *a)
     return a;
 }
 
+/* Reaps the children that end within TENTHS tenths of a second; returns how many are still there. */
+static int reap_within(int tenths)
+{
+    int left = 0;
+    for (int w = 0; w < tenths; w++) {
+        left = 0;
+        for (int i = 0; i < N; i++)
+            if (kids[i] && waitpid(kids[i], NULL, WNOHANG) == 0) left++;
+            else kids[i] = 0;
+        if (!left) break;
+        usleep(100000);
+    }
+    return left;
+}
+
 int main(void)
 {
     mark = (void (*)(const char *, uint64_t))dlsym(RTLD_DEFAULT, "railscope_mark");
@@ -94,26 +109,10 @@ int main(void)
     stop = 1;
     pthread_join(t1, NULL);
     pthread_join(t2, NULL);
-    int stuck = 0;
-    for (int w = 0; w < 50; w++) { /* up to 5 s */
-        stuck = 0;
-        for (int i = 0; i < N; i++)
-            if (kids[i] && waitpid(kids[i], NULL, WNOHANG) == 0) stuck++;
-            else kids[i] = 0;
-        if (!stuck) break;
-        usleep(100000);
-    }
+    int stuck = reap_within(50); /* by themselves, up to 5 s */
     for (int i = 0; i < N; i++)
         if (kids[i]) kill(kids[i], SIGTERM);
-    int alive = 0;
-    for (int w = 0; w < 40; w++) { /* up to 4 s */
-        alive = 0;
-        for (int i = 0; i < N; i++)
-            if (kids[i] && waitpid(kids[i], NULL, WNOHANG) == 0) alive++;
-            else kids[i] = 0;
-        if (!alive) break;
-        usleep(100000);
-    }
+    int alive = reap_within(40); /* up to 4 s */
     for (int i = 0; i < N; i++)
         if (kids[i]) {
             kill(kids[i], SIGKILL);
