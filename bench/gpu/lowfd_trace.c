@@ -1,7 +1,8 @@
 /* Who takes a low descriptor number, on which thread, from where: a diagnostic preload for the GPU host (session 31:
  * tests/gpu/run_fd_race_cuda.sh still met one EBUSY in most traced runs with CUPTI never attached, none with the
- * CUDA family off). Every open/open64/openat/openat64/opendir/dup/pipe/pipe2/socket/eventfd/memfd_create that
- * returns a descriptor below LOWFD_MAX (default 10) prints the call, the number, the thread and a backtrace (names
+ * CUDA family off). Every open/open64/openat/openat64 (and their fortified __*_2 forms), fopen/fopen64, opendir,
+ * dup, pipe, pipe2, socket, socketpair, accept4, eventfd, memfd_create, fcntl(F_DUPFD*) that returns a descriptor
+ * below LOWFD_MAX (default 10) prints the call, the number, the thread and a backtrace (names
  * from dladdr) on stderr; nothing else changes. glibc's own internal opens (fopen, opendir's) bypass it.
  *
  *   gcc -O1 -g -shared -fPIC -o lowfd_trace.so bench/gpu/lowfd_trace.c -ldl
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -137,4 +139,72 @@ int memfd_create(const char *n, unsigned f)
     int fd = real_memfd_create(n, f);
     report("memfd_create", n, fd);
     return fd;
+}
+
+int __open_2(const char *p, int f)
+{
+    REAL(__open_2);
+    int fd = real___open_2(p, f);
+    report("__open_2", p, fd);
+    return fd;
+}
+int __open64_2(const char *p, int f)
+{
+    REAL(__open64_2);
+    int fd = real___open64_2(p, f);
+    report("__open64_2", p, fd);
+    return fd;
+}
+int __openat_2(int d, const char *p, int f)
+{
+    REAL(__openat_2);
+    int fd = real___openat_2(d, p, f);
+    report("__openat_2", p, fd);
+    return fd;
+}
+int __openat64_2(int d, const char *p, int f)
+{
+    REAL(__openat64_2);
+    int fd = real___openat64_2(d, p, f);
+    report("__openat64_2", p, fd);
+    return fd;
+}
+FILE *fopen(const char *p, const char *m)
+{
+    REAL(fopen);
+    FILE *f = real_fopen(p, m);
+    report("fopen", p, f ? fileno(f) : -1);
+    return f;
+}
+FILE *fopen64(const char *p, const char *m)
+{
+    REAL(fopen64);
+    FILE *f = real_fopen64(p, m);
+    report("fopen64", p, f ? fileno(f) : -1);
+    return f;
+}
+int socketpair(int d, int t, int pr, int sv[2])
+{
+    REAL(socketpair);
+    int r = real_socketpair(d, t, pr, sv);
+    if (!r) report("socketpair", NULL, sv[0] < sv[1] ? sv[0] : sv[1]);
+    return r;
+}
+int accept4(int s, struct sockaddr *a, socklen_t *l, int f)
+{
+    REAL(accept4);
+    int fd = real_accept4(s, a, l, f);
+    report("accept4", NULL, fd);
+    return fd;
+}
+int fcntl(int fd, int cmd, ...)
+{
+    REAL(fcntl);
+    va_list a;
+    va_start(a, cmd);
+    long arg = va_arg(a, long);
+    va_end(a);
+    int r = real_fcntl(fd, cmd, arg);
+    if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) report("fcntl_dupfd", NULL, r);
+    return r;
 }
