@@ -465,7 +465,12 @@ static void fork_child_body(void)
     pthread_mutex_init(&cred_lock, NULL);
     fork_done();
     in_fork = 0;
-    if (atomic_load(&rs_state) != RS_ST_RUNNING) return;
+    if (atomic_load(&rs_state) != RS_ST_RUNNING) {
+        /* stopped since the prepare (another thread's exit flush): the locks it took are this thread's, let go
+         * here as the parent does; left taken, this thread's next string lookup waited for itself (helper-90) */
+        if (fork_took_writer) rs_writer_fork_parent();
+        return;
+    }
     rs_pid = getpid();
     atomic_store(&exit_tid, 0);
     atomic_store(&final_tid, 0);

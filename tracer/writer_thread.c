@@ -1075,6 +1075,7 @@ void rs_writer_fork_parent(void)
     if (fork_took_strings) rs_strings_unlock();
     rs_private_fds_fork_parent();
     if (fork_took_wlock) pthread_mutex_unlock(&wlock);
+    fork_took_strings = fork_took_wlock = 0; /* a later child whose fork's prepare did not run reads them */
 }
 
 void rs_writer_child_reset(void)
@@ -1082,6 +1083,7 @@ void rs_writer_child_reset(void)
     pthread_mutex_init(&wlock, NULL);
     rs_private_fds_fork_child();
     rs_strings_child_reset(fork_took_strings);
+    fork_took_strings = fork_took_wlock = 0;
     /* the parent's own unnamed file (it forked before its first event): the parent's to name. rs_trace_fd first:
      * close() is the wrappers' (lifecycle.c), which spare that number */
     int inherited = pending_fd;
