@@ -9,7 +9,8 @@ thread runs GPU work through many short windows (RAILSCOPE_CUDA_KERNEL_WINDOW, s
 went wrong: dup2() failing (EBUSY: another open took the number between close and dup2) or fd 1 not being the file
 dup2() put there. Run it untraced and traced (tests/gpu/run_fd_race_cuda.sh); prints one JSON line.
 
-Usage: fd_race_cuda.py SECONDS
+Usage: fd_race_cuda.py SECONDS [--warm]   (--warm: one matmul and D2H copy before the juggling starts, so that
+whatever the first copy sets up happens before it: tells a one-time open at the first copy from a recurring one)
 """
 import fcntl
 import json
@@ -59,6 +60,8 @@ def juggle():
 
 a = torch.randn(2048, 2048, device="cuda")
 b = torch.randn(2048, 2048, device="cuda")
+if "--warm" in sys.argv[2:]:
+    (a @ b)[0, :8].cpu()
 t = threading.Thread(target=juggle)
 t.start()
 t0 = time.time()
