@@ -49,7 +49,7 @@ if [ -n "$RS_SAN" ]; then
     # sanitizer reports fail the test; the runtime comes by LD_PRELOAD, not first in the link order
     export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:verify_asan_link_order=0:halt_on_error=1}
     export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
-    export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:exitcode=66:die_after_fork=0:atexit_sleep_ms=0}
+    export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:exitcode=66:die_after_fork=0:atexit_sleep_ms=0:suppressions=$RS_TOP/tests/tsan.supp}
 fi
 export RS_SAN RS_PRELOAD RS_PRELOAD_SHELL
 

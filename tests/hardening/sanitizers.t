@@ -46,7 +46,7 @@ build() { # SAN DIR COPY TARGETS...
 san_clean() { ! grep -qE 'ERROR: AddressSanitizer|runtime error:|WARNING: ThreadSanitizer|ERROR: LeakSanitizer' "$@"; }
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0:halt_on_error=1
-export TSAN_OPTIONS=halt_on_error=1:exitcode=66
+export TSAN_OPTIONS=halt_on_error=1:exitcode=66:suppressions=$RS_TOP/tests/tsan.supp
 
 # Suites under ASan (tests/core; the offline tools' suites). tests/core's lifecycle tests (concurrent exits, forks,
 # credential changes, kills) are timing sensitive under ASan on a loaded 2-core box, and the offline tools' suites
@@ -143,7 +143,7 @@ if build tsan "$TD" "$TS" "${tsan_targets[@]}"; then
     for args in "-t 8 -n 20000" "-t 16 -n 2000 -E" "-t 4 -n 2000 -F 4 -X 2"; do
         rm -rf "$T/tc"
         # shellcheck disable=SC2086
-        (cd "$T" && TSAN_OPTIONS=halt_on_error=1:exitcode=66:die_after_fork=0 RAILSCOPE_OUT="$T/tc" \
+        (cd "$T" && TSAN_OPTIONS=$TSAN_OPTIONS:die_after_fork=0 RAILSCOPE_OUT="$T/tc" \
             run_timeout 180 "$TS/tests/core/emitter" $args >"$T/em.out" 2>&1)
         rc=$?
         [ $rc -ne 0 ] || ! san_clean "$T/em.out" && bad+="emitter $args: exit $rc $(grep -m1 -E 'WARNING|SUMMARY' "$T/em.out"); "
@@ -161,7 +161,7 @@ if build tsan "$TD" "$TS" "${tsan_targets[@]}"; then
     bad=""
     for args in "100" "100 toggle"; do
         # shellcheck disable=SC2086
-        out=$(cd "$T" && TSAN_OPTIONS=halt_on_error=1:exitcode=66:die_after_fork=0 RAILSCOPE_OUT="$T/tf" \
+        out=$(cd "$T" && TSAN_OPTIONS=$TSAN_OPTIONS:die_after_fork=0 RAILSCOPE_OUT="$T/tf" \
             run_timeout 180 "$TS/tests/core/cred_fork" $args 2>&1)
         rc=$?
         { [ $rc -eq 0 ] && san_clean <(echo "$out") && [[ $out == *cred_fork=ok* || $out == *notoggle* ]]; } ||
@@ -181,7 +181,7 @@ if build tsan "$TD" "$TS" "${tsan_targets[@]}"; then
     # die_after_fork=0: a forked child of a threaded process starts its own writer thread, which TSan
     # refuses by default.
     out=$(cd "$T" && LD_LIBRARY_PATH="$TS/softnic" SOFTNIC_DIR="$T/fab-t" \
-        TSAN_OPTIONS=halt_on_error=1:exitcode=66:die_after_fork=0 run_timeout 180 env \
+        TSAN_OPTIONS=$TSAN_OPTIONS:die_after_fork=0 run_timeout 180 env \
         LD_PRELOAD="$tsan_rt:$TS/librailscope.so" RAILSCOPE_OUT="$T/tt" RAILSCOPE_FLUSH_MS=50 \
         "$TS/tests/hardening/hv_storm" -t 16 -n 40 -e -F 4 2>&1)
     rc=$?
@@ -207,7 +207,7 @@ if build tsan "$TD" "$TS" "${tsan_targets[@]}"; then
             if [ "$how" = hold ]; then extra="ARM_HOLD=1 RAILSCOPE_CUDA_KERNEL_WINDOW=50/100000/50"; fi
             rm -rf "$T/tcu"
             # shellcheck disable=SC2086
-            out=$(cd "$T" && TSAN_OPTIONS=halt_on_error=1:exitcode=66:die_after_fork=0 RAILSCOPE_OUT="$T/tcu" \
+            out=$(cd "$T" && TSAN_OPTIONS=$TSAN_OPTIONS:die_after_fork=0 RAILSCOPE_OUT="$T/tcu" \
                 RAILSCOPE_FLUSH_MS=20 run_timeout 180 env $extra LD_PRELOAD="$tsan_rt:$TS/librailscope.so" \
                 "$drv" "$fake" $args 2>&1)
             rc=$?
@@ -220,7 +220,7 @@ if build tsan "$TD" "$TS" "${tsan_targets[@]}"; then
         # cuGetProcAddress's trampolines (preload/cuda/procaddr.c): 8 threads claim pool slots and call through
         # them at once, without a lock
         rm -rf "$T/tcu"
-        out=$(cd "$T" && TSAN_OPTIONS=halt_on_error=1:exitcode=66:die_after_fork=0 RAILSCOPE_OUT="$T/tcu" \
+        out=$(cd "$T" && TSAN_OPTIONS=$TSAN_OPTIONS:die_after_fork=0 RAILSCOPE_OUT="$T/tcu" \
             run_timeout 180 env LD_PRELOAD="$tsan_rt:$TS/librailscope.so" "$drv" "$fake" procaddr v2 threads 2>&1)
         rc=$?
         [ $rc -eq 0 ] && san_clean <(echo "$out") && echo "$out" | grep -q 'reach=192'

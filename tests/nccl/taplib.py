@@ -103,7 +103,8 @@ if SAN:
     # as tests/lib.sh: a sanitizer report fails the run; the runtime comes by LD_PRELOAD, not first in the link order
     os.environ.setdefault("ASAN_OPTIONS", "detect_leaks=0:verify_asan_link_order=0:halt_on_error=1")
     os.environ.setdefault("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1")
-    os.environ.setdefault("TSAN_OPTIONS", "halt_on_error=1:exitcode=66:die_after_fork=0")
+    os.environ.setdefault("TSAN_OPTIONS", "halt_on_error=1:exitcode=66:die_after_fork=0:suppressions="
+                          + os.path.join(TOP, "tests", "tsan.supp"))
 
 
 def run(argv, out, env=None, preload=True, timeout=30):
