@@ -26,9 +26,12 @@ static int facts_of_file(struct rs_facts *f, const char *path, char *used, size_
     return n;
 }
 
-/* A directory: the first file by name that holds facts. A process that ends before its writer thread has read
- * them (a short command a job runs: uname, nvidia-smi, a shell) has none, and its name may sort first (pids
- * past 99999 sort before shorter ones). With none anywhere, the first file answers (its reason, or "no facts"). */
+/* A directory: the first file by name that holds the tracer's snapshot (its hostfacts/version fact). A process that
+ * ends before its writer thread has read it (a short command a job runs: uname, nvidia-smi, a shell) has none, its
+ * name may sort first (pids past 99999 sort before shorter ones), and a forked child's file holds only the facts its
+ * libraries add (nccl/version), not the snapshot. Failing that, the first file with any facts; with none anywhere,
+ * the first file that could be read answers ("no facts", or the reader's reason); with none readable, the first
+ * file's error. */
 int rs_facts_from_trace(struct rs_facts *f, const char *path, char *used, size_t usedlen, char *err, size_t errlen,
                         struct rs_read_stats *st)
 {
@@ -39,16 +42,43 @@ int rs_facts_from_trace(struct rs_facts *f, const char *path, char *used, size_t
         if (np == 0) snprintf(err, errlen, "%s: no trace files", path);
         return -1;
     }
-    int n = facts_of_file(f, paths[0], used, usedlen, err, errlen, st);
-    for (int i = 1; i < np && n == 0; i++) {
-        char u[1024], e2[512];
-        struct rs_read_stats s2;
-        int m = facts_of_file(f, paths[i], u, sizeof u, e2, sizeof e2, &s2);
-        if (m <= 0) continue;
-        n = m;
-        if (used) snprintf(used, usedlen, "%s", u);
-        if (st) *st = s2;
+    struct pick {
+        struct rs_facts facts;
+        int n; /* -1: none yet */
+        char used[1024];
+        struct rs_read_stats st;
+    } some = {.n = -1}, first = {.n = -1};
+    char first_err[512] = "";
+    int n = -1;
+    for (int i = 0; i < np && n < 0; i++) {
+        struct pick p = {.n = -1};
+        char e[512];
+        rs_facts_init(&p.facts);
+        p.n = facts_of_file(&p.facts, paths[i], p.used, sizeof p.used, e, sizeof e, &p.st);
+        if (p.n < 0 && !first_err[0]) snprintf(first_err, sizeof first_err, "%s", e);
+        if (p.n > 0 && rs_facts_get(&p.facts, "hostfacts/version")) { /* the snapshot: this one */
+            for (size_t k = 0; k < p.facts.n; k++) rs_facts_add(f, p.facts.v[k].key, p.facts.v[k].value);
+            n = p.n;
+            if (used) snprintf(used, usedlen, "%s", p.used);
+            if (st) *st = p.st;
+        } else if (p.n > 0 && some.n < 0) {
+            some = p; /* keeps its facts */
+            continue;
+        } else if (p.n == 0 && first.n < 0) {
+            first = p;
+            continue;
+        }
+        rs_facts_free(&p.facts);
     }
+    struct pick *use = n >= 0 ? NULL : some.n > 0 ? &some : first.n == 0 ? &first : NULL;
+    if (use) {
+        for (size_t k = 0; k < use->facts.n; k++) rs_facts_add(f, use->facts.v[k].key, use->facts.v[k].value);
+        n = use->n;
+        if (used) snprintf(used, usedlen, "%s", use->used);
+        if (st) *st = use->st;
+    } else if (n < 0) snprintf(err, errlen, "%s", first_err);
+    rs_facts_free(&some.facts);
+    rs_facts_free(&first.facts);
     rs_paths_free(paths, np);
     return n;
 }
