@@ -406,9 +406,9 @@ static void fork_prepare(void)
          * our unlock as "unlock of an unlocked mutex"; a wall-clock step only changes this bound */
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_sec += 5; /* a wrapper waits up to 2 s for the writer thread to stop */
-        /* only tried when this thread's interrupted code holds a lock another fork's prepare may wait for while it
-         * holds this one (rs_writer_fork_prepare says which): that fork would wait 5 s */
-        if (rs_strings_mine() || rs_tls.in_wlock) fork_took_cred = pthread_mutex_trylock(&cred_lock) == 0;
+        /* only tried when this thread's interrupted code holds the string lock, which another fork's prepare may
+         * wait for while it holds this one (rs_writer_fork_prepare): that fork would wait 5 s */
+        if (rs_strings_mine()) fork_took_cred = pthread_mutex_trylock(&cred_lock) == 0;
         else fork_took_cred = pthread_mutex_timedlock(&cred_lock, &until) == 0;
     }
     fork_took_writer = atomic_load(&rs_state) == RS_ST_RUNNING;

@@ -1061,12 +1061,15 @@ void rs_writer_fork_prepare(void)
     /* A fork from a signal handler that interrupted rs_intern on this thread while it held the string lock: the
      * writer may hold wlock while it waits for that lock (wlock, then strings, is the writer's order), and so may
      * another thread's own fork, in its prepare, with the private-descriptor lock too (helper-90: both forks waited
-     * for ever, 6 of 6 runs of two threads marking and forking from signal handlers); one that interrupted this
-     * thread's own flush (an exit or exec flush: in_wlock, taking or holding wlock) waited for itself, for ever
-     * (tests/core/fork_in_flush.c: 5 of 5). So both are only tried then; the child resets them either way. */
-    int wait = !rs_strings_mine() && !rs_tls.in_wlock;
-    fork_took_wlock = (wait ? pthread_mutex_lock(&wlock) : pthread_mutex_trylock(&wlock)) == 0;
-    rs_private_fds_fork_prepare(wait); /* after wlock: the writer takes them in that order */
+     * for ever, 6 of 6 runs of two threads marking and forking from signal handlers): both are only tried then. One
+     * that interrupted this thread's own flush (an exit or exec flush: in_wlock, taking or holding wlock) waited for
+     * itself, for ever (tests/core/fork_in_flush.c: 5 of 5): wlock is only tried then. The child resets them
+     * either way. */
+    int mine = rs_strings_mine();
+    fork_took_wlock = (mine || rs_tls.in_wlock ? pthread_mutex_trylock(&wlock) : pthread_mutex_lock(&wlock)) == 0;
+    /* after wlock (the writer takes them in that order); waited for in a flush's fork: only the writer takes it, and
+     * never waits for what the flushing thread holds meanwhile (helper-91) */
+    rs_private_fds_fork_prepare(!mine);
     fork_took_strings = rs_strings_lock();
 }
 
