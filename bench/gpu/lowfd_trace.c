@@ -40,12 +40,13 @@ static void report(const char *what, const char *path, int fd)
                             strrchr(di.dli_fname, '/') ? strrchr(di.dli_fname, '/') + 1 : di.dli_fname);
     }
     buf[len++] = '\n';
-    if (write(2, buf, (size_t)len) < 0) {
-    }
+    if (write(2, buf, (size_t)len) < 0) {}
     inside = 0;
 }
 
-#define REAL(name) static __typeof__(name) *real_##name; if (!real_##name) real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
+#define REAL(name)                        \
+    static __typeof__(name) *real_##name; \
+    if (!real_##name) real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
 
 int open(const char *p, int f, ...)
 {

@@ -657,8 +657,9 @@ int rs_cupti_may_rewrite(void)
         const char *k = getenv("RAILSCOPE_CUDA_KERNELS"), *d = getenv("RAILSCOPE_CUDA_DETACH");
         const char *a = getenv("RAILSCOPE_CUDA_API"), *y = getenv("RAILSCOPE_CUDA_SYNC");
         const char *c = getenv("RAILSCOPE_CUDA_COPIES");
-        int never = (d && env_off(d)) || (k && (!strcmp(k, "all") || !strcmp(k, "full"))) || (a && *a && !env_off(a)) ||
-                    (y && *y && !env_off(y)) || (c && !strcmp(c, "cupti"));
+        /* kernels off: never detached either (CUPTI is not attached at all, or attached with something enabled) */
+        int never = (d && env_off(d)) || (k && (!strcmp(k, "all") || !strcmp(k, "full") || env_off(k))) ||
+                    (a && *a && !env_off(a)) || (y && *y && !env_off(y)) || (c && !strcmp(c, "cupti"));
         __atomic_store_n(&by_env, !never, __ATOMIC_RELAXED);
     }
     return __atomic_load_n(&by_env, __ATOMIC_RELAXED);

@@ -7,8 +7,8 @@
  * (rs_cupti_graph_seen) and forwards six integer registers to the pointer the driver gave, like graphs.c's
  * wrappers; a look-up of "cuGetProcAddress" itself gets a trampoline that does this again. Everything else,
  * and every failed or empty look-up, comes back exactly as the driver left it; so does everything in a process
- * that will never detach (cupti.c rs_cupti_may_rewrite: RAILSCOPE_CUDA_DETACH=off, kernels `all`, CUPTI copies or
- * API/sync records).
+ * that will never detach (cupti.c rs_cupti_may_rewrite: RAILSCOPE_CUDA_DETACH=off, kernels `all` or `off`, CUPTI
+ * copies or API/sync records).
  *
  * The driver's pointer depends on (symbol, version, flags), so trampolines are bound to pointers in a fixed pool,
  * lock-free (a slot is claimed by compare-and-swap, one already bound to the same pointer is reused; a pointer
