@@ -48,63 +48,43 @@ static void report(const char *what, const char *path, int fd)
     static __typeof__(name) *real_##name; \
     if (!real_##name) real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
 
-int open(const char *p, int f, ...)
-{
-    REAL(open);
-    va_list a;
-    va_start(a, f);
-    int m = va_arg(a, int);
-    va_end(a);
-    int fd = real_open(p, f, m);
-    report("open", p, fd);
-    return fd;
-}
-int open64(const char *p, int f, ...)
-{
-    REAL(open64);
-    va_list a;
-    va_start(a, f);
-    int m = va_arg(a, int);
-    va_end(a);
-    int fd = real_open64(p, f, m);
-    report("open64", p, fd);
-    return fd;
-}
-int openat(int d, const char *p, int f, ...)
-{
-    REAL(openat);
-    va_list a;
-    va_start(a, f);
-    int m = va_arg(a, int);
-    va_end(a);
-    int fd = real_openat(d, p, f, m);
-    report("openat", p, fd);
-    return fd;
-}
-int openat64(int d, const char *p, int f, ...)
-{
-    REAL(openat64);
-    va_list a;
-    va_start(a, f);
-    int m = va_arg(a, int);
-    va_end(a);
-    int fd = real_openat64(d, p, f, m);
-    report("openat64", p, fd);
-    return fd;
-}
+/* the open family: the mode argument is there when O_CREAT or O_TMPFILE asks for it; passing it on always is
+ * harmless */
+#define OPEN_LIKE(name)                 \
+    int name(const char *p, int f, ...) \
+    {                                   \
+        REAL(name);                     \
+        va_list a;                      \
+        va_start(a, f);                 \
+        int m = va_arg(a, int);         \
+        va_end(a);                      \
+        int fd = real_##name(p, f, m);  \
+        report(#name, p, fd);           \
+        return fd;                      \
+    }
+#define OPENAT_LIKE(name)                      \
+    int name(int d, const char *p, int f, ...) \
+    {                                          \
+        REAL(name);                            \
+        va_list a;                             \
+        va_start(a, f);                        \
+        int m = va_arg(a, int);                \
+        va_end(a);                             \
+        int fd = real_##name(d, p, f, m);      \
+        report(#name, p, fd);                  \
+        return fd;                             \
+    }
+OPEN_LIKE(open)
+OPEN_LIKE(open64)
+OPENAT_LIKE(openat)
+OPENAT_LIKE(openat64)
+
 DIR *opendir(const char *p)
 {
     REAL(opendir);
     DIR *d = real_opendir(p);
     report("opendir", p, d ? dirfd(d) : -1);
     return d;
-}
-int dup(int o)
-{
-    REAL(dup);
-    int fd = real_dup(o);
-    report("dup", NULL, fd);
-    return fd;
 }
 int pipe(int p[2])
 {
@@ -120,56 +100,7 @@ int pipe2(int p[2], int f)
     if (!r) report("pipe2", NULL, p[0] < p[1] ? p[0] : p[1]);
     return r;
 }
-int socket(int d, int t, int pr)
-{
-    REAL(socket);
-    int fd = real_socket(d, t, pr);
-    report("socket", NULL, fd);
-    return fd;
-}
-int eventfd(unsigned v, int f)
-{
-    REAL(eventfd);
-    int fd = real_eventfd(v, f);
-    report("eventfd", NULL, fd);
-    return fd;
-}
-int memfd_create(const char *n, unsigned f)
-{
-    REAL(memfd_create);
-    int fd = real_memfd_create(n, f);
-    report("memfd_create", n, fd);
-    return fd;
-}
 
-int __open_2(const char *p, int f)
-{
-    REAL(__open_2);
-    int fd = real___open_2(p, f);
-    report("__open_2", p, fd);
-    return fd;
-}
-int __open64_2(const char *p, int f)
-{
-    REAL(__open64_2);
-    int fd = real___open64_2(p, f);
-    report("__open64_2", p, fd);
-    return fd;
-}
-int __openat_2(int d, const char *p, int f)
-{
-    REAL(__openat_2);
-    int fd = real___openat_2(d, p, f);
-    report("__openat_2", p, fd);
-    return fd;
-}
-int __openat64_2(int d, const char *p, int f)
-{
-    REAL(__openat64_2);
-    int fd = real___openat64_2(d, p, f);
-    report("__openat64_2", p, fd);
-    return fd;
-}
 FILE *fopen(const char *p, const char *m)
 {
     REAL(fopen);
@@ -191,13 +122,6 @@ int socketpair(int d, int t, int pr, int sv[2])
     if (!r) report("socketpair", NULL, sv[0] < sv[1] ? sv[0] : sv[1]);
     return r;
 }
-int accept4(int s, struct sockaddr *a, socklen_t *l, int f)
-{
-    REAL(accept4);
-    int fd = real_accept4(s, a, l, f);
-    report("accept4", NULL, fd);
-    return fd;
-}
 int fcntl(int fd, int cmd, ...)
 {
     REAL(fcntl);
@@ -209,3 +133,22 @@ int fcntl(int fd, int cmd, ...)
     if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) report("fcntl_dupfd", NULL, r);
     return r;
 }
+
+/* the rest: fixed arguments, a descriptor back (PARAMS, ARGS, the path to print or NULL) */
+#define FD_CALL(name, params, args, path) \
+    int name params                       \
+    {                                     \
+        REAL(name);                       \
+        int fd = real_##name args;        \
+        report(#name, path, fd);          \
+        return fd;                        \
+    }
+FD_CALL(dup, (int o), (o), NULL)
+FD_CALL(socket, (int d, int t, int pr), (d, t, pr), NULL)
+FD_CALL(eventfd, (unsigned v, int f), (v, f), NULL)
+FD_CALL(memfd_create, (const char *n, unsigned f), (n, f), n)
+FD_CALL(__open_2, (const char *p, int f), (p, f), p)
+FD_CALL(__open64_2, (const char *p, int f), (p, f), p)
+FD_CALL(__openat_2, (int d, const char *p, int f), (d, p, f), p)
+FD_CALL(__openat64_2, (int d, const char *p, int f), (d, p, f), p)
+FD_CALL(accept4, (int s, struct sockaddr *a, socklen_t *l, int f), (s, a, l, f), NULL)
