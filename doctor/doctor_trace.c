@@ -47,36 +47,28 @@ int rs_facts_from_trace(struct rs_facts *f, const char *path, char *used, size_t
         int n; /* -1: none yet */
         char used[1024];
         struct rs_read_stats st;
-    } some = {.n = -1}, first = {.n = -1};
+    } snap = {.n = -1}, some = {.n = -1}, first = {.n = -1};
     char first_err[512] = "";
-    int n = -1;
-    for (int i = 0; i < np && n < 0; i++) {
+    for (int i = 0; i < np && snap.n < 0; i++) {
         struct pick p = {.n = -1};
         char e[512];
         rs_facts_init(&p.facts);
         p.n = facts_of_file(&p.facts, paths[i], p.used, sizeof p.used, e, sizeof e, &p.st);
         if (p.n < 0 && !first_err[0]) snprintf(first_err, sizeof first_err, "%s", e);
-        if (p.n > 0 && rs_facts_get(&p.facts, "hostfacts/version")) { /* the snapshot: this one */
-            for (size_t k = 0; k < p.facts.n; k++) rs_facts_add(f, p.facts.v[k].key, p.facts.v[k].value);
-            n = p.n;
-            if (used) snprintf(used, usedlen, "%s", p.used);
-            if (st) *st = p.st;
-        } else if (p.n > 0 && some.n < 0) {
-            some = p; /* keeps its facts */
-            continue;
-        } else if (p.n == 0 && first.n < 0) {
-            first = p;
-            continue;
-        }
-        rs_facts_free(&p.facts);
+        if (p.n > 0 && rs_facts_get(&p.facts, "hostfacts/version")) snap = p; /* the snapshot: this one */
+        else if (p.n > 0 && some.n < 0) some = p;
+        else if (p.n == 0 && first.n < 0) first = p;
+        else rs_facts_free(&p.facts);
     }
-    struct pick *use = n >= 0 ? NULL : some.n > 0 ? &some : first.n == 0 ? &first : NULL;
+    struct pick *use = snap.n > 0 ? &snap : some.n > 0 ? &some : first.n == 0 ? &first : NULL;
+    int n = -1;
     if (use) {
         for (size_t k = 0; k < use->facts.n; k++) rs_facts_add(f, use->facts.v[k].key, use->facts.v[k].value);
         n = use->n;
         if (used) snprintf(used, usedlen, "%s", use->used);
         if (st) *st = use->st;
-    } else if (n < 0) snprintf(err, errlen, "%s", first_err);
+    } else snprintf(err, errlen, "%s", first_err);
+    rs_facts_free(&snap.facts);
     rs_facts_free(&some.facts);
     rs_facts_free(&first.facts);
     rs_paths_free(paths, np);
