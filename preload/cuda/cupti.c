@@ -1107,10 +1107,9 @@ RS_EXPORT int InitializeInjection(void)
     if (kmode == RS_KMODE_OFF && rs_cuda_api_copies && !want_api && !want_sync) {
         /* Nothing to ask of CUPTI (no kernels, copies by the cudart wrappers, no API or synchronisation records):
          * it is not attached at all. Until session 31 it was, with nothing enabled, and finalized at the first
-         * tick inside one of the program's CUDA calls: both open files in the program's descriptor table, which a
-         * program juggling descriptors on another thread met (tests/gpu/run_fd_race_cuda.sh: 1 EBUSY in 1.45 M
-         * rounds on the H100, none with the CUDA family off), and cost a finalize in a CUDA call of the program.
-         * The state is the one between windows: CUPTI detached, copies to the wrappers. */
+         * tick inside one of the program's CUDA calls, which cost that call a finalize; both open files in the
+         * program's descriptor table (not the only such opens with the CUDA family on: docs/cuda-nccl.md). The
+         * state is the one between windows: CUPTI detached, copies to the wrappers. */
         __atomic_store_n(&dstate, DS_DETACHED, __ATOMIC_RELEASE);
         __atomic_store_n(&rs_cupti_state, RS_CUPTI_DELIVERING, __ATOMIC_RELAXED);
         t_init = rs_now();
