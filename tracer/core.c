@@ -33,6 +33,11 @@ void rs_futex_wake(_Atomic uint32_t *addr)
     syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
 }
 
+void rs_futex_wake_one(_Atomic uint32_t *addr)
+{
+    syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 int rs_futex_wait(_Atomic uint32_t *addr, uint32_t val, unsigned timeout_ms)
 {
     return rs_futex_wait_us(addr, val, (uint64_t)timeout_ms * 1000);

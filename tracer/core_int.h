@@ -193,6 +193,7 @@ void rs_lifecycle_init(void);
 
 /* Futex helpers */
 void rs_futex_wake(_Atomic uint32_t *addr);
+void rs_futex_wake_one(_Atomic uint32_t *addr);
 int rs_futex_wait(_Atomic uint32_t *addr, uint32_t val, unsigned timeout_ms);
 int rs_futex_wait_us(_Atomic uint32_t *addr, uint32_t val, uint64_t timeout_us);
 

@@ -7,11 +7,8 @@
  * threads seen for the first time and its own warnings, possibly inside a signal handler that interrupted malloc.
  * There (rs_tls.in_exit) the lock is tried for a bounded time: the interrupted code may be rs_intern itself. */
 #include <errno.h>
-#include <linux/futex.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "core_int.h"
 #include "pagemem.h"
@@ -74,7 +71,7 @@ static void let_go(void)
 {
     if (atomic_exchange(&lock_word, 0) & LOCK_WAITERS) {
         int saved_errno = errno;
-        syscall(SYS_futex, (uint32_t *)&lock_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+        rs_futex_wake_one(&lock_word);
         errno = saved_errno;
     }
 }
