@@ -384,6 +384,16 @@ void rs_at_tick(void (*fn)(void))
     else rs_warn_once("more than %d tick hooks; some are ignored", RS_MAX_HOOKS);
 }
 
+/* rs_tick_soon's one slot: the writer reads rs_soon_at (acquire), then the function stored before it */
+void (*rs_soon_fn)(void);
+_Atomic uint64_t rs_soon_at;
+
+void rs_tick_soon(void (*fn)(void), uint64_t at)
+{
+    __atomic_store_n(&rs_soon_fn, fn, __ATOMIC_RELAXED);
+    atomic_store_explicit(&rs_soon_at, at ? at : 1, memory_order_release);
+}
+
 static void (*fork_child_hooks[RS_MAX_HOOKS])(void);
 static _Atomic int n_fork_child;
 

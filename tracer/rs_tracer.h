@@ -122,6 +122,10 @@ void rs_core_flush(void);
 void rs_at_shutdown(void (*fn)(void));
 /* Hooks run by the writer thread once per flush interval (e.g. emitting per-CQ empty-poll counters). */
 void rs_at_tick(void (*fn)(void));
+/* One extra run of fn on the writer thread at the first wake at or after `at` (rs_now()'s clock), between ticks:
+ * for work that a whole tick's wait would make costly (CUPTI's detach once a window's last records are in). One
+ * request at a time: a later call replaces an earlier one not yet run. fn never runs concurrently with a tick hook. */
+void rs_tick_soon(void (*fn)(void), uint64_t at);
 /* Run fn(arg) on a short-lived thread with a file descriptor table of its own, and wait for it: what fn opens
  * never takes a number in the program's table, where a program's close() + dup2() onto the number would race
  * it (tracer/private_fds.c). Returns 1, or 0 when it ran on the calling thread (no private table to be had).

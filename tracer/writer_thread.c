@@ -70,6 +70,8 @@ static int host_facts_pending;
 
 extern void (*rs_tick_hooks[])(void);
 extern _Atomic int rs_n_tick;
+extern void (*rs_soon_fn)(void);
+extern _Atomic uint64_t rs_soon_at;
 
 /* How much of a ring is handed to the file writer at a time, and the writer's feed slice: the copy and
  * the compression alternate in pieces that stay in the L2 cache, and the ring gets each piece's space
@@ -778,6 +780,8 @@ static void *writer_main(void *arg)
             uint64_t t = rs_now(), due = last_tick + period, wait = sleep_us;
             uint64_t cp_due = __atomic_load_n(&cp_t0, __ATOMIC_RELAXED) + cp_period; /* wlock not held here */
             if (frame_open && cp_period && cp_due < due) due = cp_due;
+            uint64_t soon = atomic_load_explicit(&rs_soon_at, memory_order_relaxed);
+            if (soon && soon < due) due = soon;
             if (due <= t) wait = 0;
             else if ((due - t) / 1000 + 1 < wait) wait = (due - t) / 1000 + 1;
             if (wait) rs_futex_wait_us(&rs_writer_wake, w0, wait);
@@ -788,6 +792,11 @@ static void *writer_main(void *arg)
         if (now - last_tick >= period) {
             last_tick = now;
             run_tick_hooks();
+        }
+        uint64_t soon = atomic_load_explicit(&rs_soon_at, memory_order_acquire);
+        if (soon && now >= soon && atomic_compare_exchange_strong(&rs_soon_at, &soon, 0)) {
+            void (*fn)(void) = __atomic_load_n(&rs_soon_fn, __ATOMIC_RELAXED);
+            if (fn) fn();
         }
         if (req != handled && atomic_load(&final_req)) {
             do_final(1, UINT64_MAX); /* its own thread: nothing it waits for is held by an interrupted caller */

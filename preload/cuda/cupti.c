@@ -81,9 +81,18 @@ static int flush_ticks; /* ticks left that flush CUPTI (while a window is on, an
  * is counted untimed (a collective held up by a rank late by more); arming at the close itself would lose the
  * kernels of the step in flight every time. */
 static int detach_delay_ticks = 1;
-static int want_api = -1, want_sync = -1; /* RAILSCOPE_CUDA_API, RAILSCOPE_CUDA_SYNC; -1 = by mode */
-int rs_cuda_api_copies = 1;               /* RAILSCOPE_CUDA_COPIES=api (default) | cupti */
-int rs_cuda_copies_by_cupti;              /* CUPTI records copies right now: the wrappers record none */
+/* Since session 32 the arm does not wait for that tick when it need not: from the close on, the writer looks again
+ * after 20, 60, 140 and 300 ms (rs_tick_soon) and arms as soon as CUPTI holds no buffer of this attachment (a
+ * non-forced flush returns every buffer whose records are all complete, and only those: cupti_activity.h) and that
+ * look brought no record the one before had not. A kernel still running keeps its buffer in CUPTI, so it is waited
+ * for as before, up to the tick; the tail after a window (attached, nothing enabled: +1 to +12 % on its steps,
+ * session 20) shrinks from a tick to the window's last kernels. RAILSCOPE_CUDA_ABLATE=tickarm: at the tick only. */
+static int early_arm = 1;
+#define RS_CLOSE_POLL_FIRST_NS (20ull * 1000000)
+#define RS_CLOSE_POLL_LAST_NS  (160ull * 1000000) /* looks at 20, 60, 140, 300 ms; the default tick comes at 500 */
+static int want_api = -1, want_sync = -1;         /* RAILSCOPE_CUDA_API, RAILSCOPE_CUDA_SYNC; -1 = by mode */
+int rs_cuda_api_copies = 1;                       /* RAILSCOPE_CUDA_COPIES=api (default) | cupti */
+int rs_cuda_copies_by_cupti;                      /* CUPTI records copies right now: the wrappers record none */
 /* RAILSCOPE_CUDA_ABLATE; the first two also switched during a run by railscope_bench_cuda (atomic loads) */
 static int abl_no_tick_flush, abl_no_convert, abl_no_init_window, abl_no_ts_callback;
 static int bench_window_req = -1; /* railscope_bench_cuda's kinds: 0 off, 1 on, -1 nothing asked; the tick does it */
@@ -123,6 +132,9 @@ static int nspares;
 static struct bufhdr *pend_head, *pend_tail; /* under buf_lock */
 static pthread_mutex_t conv_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t buf_requests, buf_completions;
+/* Buffers handed to CUPTI and not yet back, and how many of them were out when this attachment began (a finalize
+ * may keep some for good): the early arm waits for the difference to be 0. */
+static long buf_out, buf_out_base;
 
 static inline struct bufhdr *hdr_of(uint8_t *b) { return (struct bufhdr *)(void *)(b - sizeof(struct bufhdr)); }
 
@@ -134,6 +146,7 @@ static void CUPTIAPI buf_request(uint8_t **buffer, size_t *size, size_t *max_rec
     pthread_mutex_unlock(&buf_lock);
     if (!h && posix_memalign((void **)&h, 64, sizeof *h + cupti_buf_size)) h = NULL;
     __atomic_fetch_add(&buf_requests, 1, __ATOMIC_RELAXED);
+    if (h) __atomic_fetch_add(&buf_out, 1, __ATOMIC_RELAXED);
     *buffer = h ? (uint8_t *)(h + 1) : NULL;
     *size = h ? cupti_buf_size : 0;
     *max_records = 0;
@@ -157,6 +170,7 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffe
     (void)size;
     __atomic_fetch_add(&buf_completions, 1, __ATOMIC_RELAXED);
     if (!buffer) return;
+    __atomic_fetch_sub(&buf_out, 1, __ATOMIC_RELAXED);
     size_t dropped = 0;
     if (p_cuptiActivityGetNumDroppedRecords &&
         p_cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped) {
@@ -424,7 +438,8 @@ static void parse_modes(void)
         abl_no_init_window = strstr(v, "noinitwindow") != NULL; /* kernels enabled in the timed windows only */
         abl_no_ts_callback = strstr(v, "notscallback") != NULL; /* GPU times converted from CLOCK_REALTIME */
         if (strstr(v, "buf8m")) cupti_buf_size = 8u << 20;
-        if (strstr(v, "detach2")) detach_delay_ticks = 2; /* the arm as before session 20 */
+        if (strstr(v, "detach2")) detach_delay_ticks = 2;                /* the arm as before session 20 */
+        if (strstr(v, "detach2") || strstr(v, "tickarm")) early_arm = 0; /* at the tick, as sessions 20-31 */
     }
     if ((v = getenv("RAILSCOPE_CUDA_KERNEL_WINDOW")) && *v) {
         unsigned long on = 0, period = 0, first = 0;
@@ -505,6 +520,9 @@ enum { CANCEL_WINDOW, CANCEL_FOR_GOOD, CANCEL_EXIT };
 static uint64_t n_cancel[3];
 static uint64_t n_detach, n_attach, ns_detach, ns_attach, ns_detach_max, ns_attach_max, ns_finalize_max;
 static uint64_t t_armed, t_finalized;
+/* The window's close (the writer's tick that closed it; 0 once armed), and the arms from it: early (a look between
+ * ticks found everything in) or at a tick, with the time from the close. */
+static uint64_t t_closed, n_arm_early, n_arm_tick, ns_close_arm, ns_close_arm_max;
 
 static int cupti_attached(void) { return __atomic_load_n(&dstate, __ATOMIC_ACQUIRE) == DS_ATTACHED; }
 static int graphs_seen; /* rs_cupti_graph_seen: never finalize again */
@@ -701,8 +719,8 @@ void rs_cupti_graph_seen_nolock(const char *fn)
     wait_foreign_finalize();
 }
 
-/* Writer's tick, window closed, its records flushed: arm the detach. */
-static void arm_detach(void)
+/* Writer's tick, window closed, its records flushed: arm the detach. early: from a look between ticks. */
+static void arm_detach(int early)
 {
     pthread_mutex_lock(&attach_lock);
     if (!can_detach() || !cupti_attached()) goto out; /* another client arrived meanwhile */
@@ -727,7 +745,13 @@ static void arm_detach(void)
         goto out;
     }
     t_armed = rs_now();
-    rs_debug("CUPTI: detach armed at %.3f s", (double)(t_armed - t_init) * 1e-9);
+    if (t_closed) {
+        time_switch(t_armed - t_closed, early ? &n_arm_early : &n_arm_tick, &ns_close_arm, &ns_close_arm_max);
+        rs_debug("CUPTI: detach armed at %.3f s, %.1f ms after the window's close (%s)",
+                 (double)(t_armed - t_init) * 1e-9, (double)(t_armed - t_closed) * 1e-6,
+                 early ? "its records in" : "at the tick");
+    } else rs_debug("CUPTI: detach armed at %.3f s", (double)(t_armed - t_init) * 1e-9);
+    t_closed = 0;
     __atomic_store_n(&dstate, DS_ARMED, __ATOMIC_RELEASE);
 out:
     pthread_mutex_unlock(&attach_lock);
@@ -749,6 +773,7 @@ static int attach(void)
         goto out;
     }
     __atomic_fetch_add(&names_gen, 1, __ATOMIC_RELEASE);
+    buf_out_base = __atomic_load_n(&buf_out, __ATOMIC_RELAXED); /* before the window's kinds ask for buffers */
     __atomic_store_n(&dstate, DS_ATTACHED, __ATOMIC_RELEASE);
     time_switch(rs_now() - t0, &n_attach, &ns_attach, &ns_attach_max);
     rs_debug("CUPTI: re-attached at %.3f s in %.2f ms", (double)(t0 - t_init) * 1e-9, (double)(rs_now() - t0) * 1e-6);
@@ -886,6 +911,9 @@ static void tick_flushed(void)
     n_tick_flush++;
 }
 
+static void close_poll(void);
+static uint64_t close_poll_gap, close_poll_records;
+
 static void cupti_tick(void)
 {
     on_writer = 1; /* the thread that ticks never finalizes */
@@ -900,6 +928,7 @@ static void cupti_tick(void)
         if (detach_tick(want)) {
             int was_on = window_on;
             if (kmode == RS_KMODE_SAMPLED) set_window(want);
+            if (window_on) t_closed = 0; /* a close not armed after (a graph, another client) is no arm's close */
             /* Nothing enabled, nothing to flush: CUPTI is left alone between windows (copies recorded by
              * CUPTI, RAILSCOPE_CUDA_COPIES=cupti, keep it busy all the time). */
             /* + 2: this tick's flush counts down too, and so does the close's tick */
@@ -914,7 +943,41 @@ static void cupti_tick(void)
                 tick_flushed();
             }
             convert_pending(0);
-            if (!window_on && flush_ticks == 0 && can_detach()) arm_detach();
+            if (!window_on && flush_ticks == 0 && can_detach()) arm_detach(0);
+            else if (was_on && !window_on && can_detach()) {
+                t_closed = rs_now();
+                if (early_arm) {
+                    close_poll_gap = RS_CLOSE_POLL_FIRST_NS;
+                    close_poll_records = records_seen();
+                    rs_tick_soon(close_poll, t_closed + close_poll_gap);
+                }
+            }
+        }
+    }
+    __atomic_store_n(&ticking, 0, __ATOMIC_RELEASE);
+}
+
+/* Between ticks after a window's close (rs_tick_soon, the writer's thread): arm the detach as soon as CUPTI holds
+ * no buffer of this attachment and this look found no record the last one had not (see early_arm); else look
+ * again after twice the wait, up to the fourth look (a tick that comes first arms as before, and the looks then
+ * find CUPTI armed and do nothing). */
+static void close_poll(void)
+{
+    __atomic_store_n(&ticking, 1, __ATOMIC_SEQ_CST);
+    if (t_closed && !__atomic_load_n(&quiesced, __ATOMIC_SEQ_CST) &&
+        __atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) == RS_CUPTI_DELIVERING && !window_on && flush_ticks > 0 &&
+        __atomic_load_n(&dstate, __ATOMIC_ACQUIRE) == DS_ATTACHED && can_detach()) {
+        p_cuptiActivityFlushAll(0);
+        tick_flushed();
+        convert_pending(0);
+        uint64_t seen = records_seen(), now = rs_now();
+        if (__atomic_load_n(&buf_out, __ATOMIC_RELAXED) <= buf_out_base && seen == close_poll_records) {
+            flush_ticks = 0;
+            arm_detach(1); /* if it cannot (a conversion under way elsewhere), the next tick does */
+        } else if (close_poll_gap < RS_CLOSE_POLL_LAST_NS) {
+            close_poll_gap *= 2;
+            close_poll_records = seen;
+            rs_tick_soon(close_poll, now + close_poll_gap);
         }
     }
     __atomic_store_n(&ticking, 0, __ATOMIC_RELEASE);
@@ -1054,13 +1117,16 @@ static void cupti_shutdown(void)
 {
     rs_debug("CUPTI: detached %llu times (armed to finalized %.2f ms mean, %.2f max; finalize %.2f ms max; "
              "%llu cancelled by a window, %llu by a graph or another client, %llu at exit), "
-             "re-attached %llu times (%.2f ms mean, %.2f max); "
+             "re-attached %llu times (%.2f ms mean, %.2f max); armed %llu times once the window's records were in "
+             "and %llu at a tick (%.1f ms after the close mean, %.1f max); "
              "buffers requested %llu, returned %llu; the tick flushed %llu times",
              (unsigned long long)n_detach, n_detach ? (double)ns_detach / (double)n_detach * 1e-6 : 0.0,
              (double)ns_detach_max * 1e-6, (double)ns_finalize_max * 1e-6, (unsigned long long)n_cancel[CANCEL_WINDOW],
              (unsigned long long)n_cancel[CANCEL_FOR_GOOD], (unsigned long long)n_cancel[CANCEL_EXIT],
              (unsigned long long)n_attach, n_attach ? (double)ns_attach / (double)n_attach * 1e-6 : 0.0,
-             (double)ns_attach_max * 1e-6, (unsigned long long)__atomic_load_n(&buf_requests, __ATOMIC_RELAXED),
+             (double)ns_attach_max * 1e-6, (unsigned long long)n_arm_early, (unsigned long long)n_arm_tick,
+             n_arm_early + n_arm_tick ? (double)ns_close_arm / (double)(n_arm_early + n_arm_tick) * 1e-6 : 0.0,
+             (double)ns_close_arm_max * 1e-6, (unsigned long long)__atomic_load_n(&buf_requests, __ATOMIC_RELAXED),
              (unsigned long long)__atomic_load_n(&buf_completions, __ATOMIC_RELAXED), (unsigned long long)n_tick_flush);
     if (__atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) != RS_CUPTI_DELIVERING) return;
     /* At exit the quiesce handler has flushed already, with CUDA intact; CUPTI may be gone by now. */

@@ -32,7 +32,7 @@ FAKE = os.path.join(NCCL_BIN, "fakecupti")
 if not os.path.exists(DRIVER):
     skip_all("built without CUDA headers (no CUPTI record structs): cupti_driver not built")
 need(LIB, CLI, DRIVER, os.path.join(FAKE, "libcupti.so.13"), os.path.join(FAKE, "libcuda.so.1"))
-plan(63)
+plan(67)
 
 BASE = {"RAILSCOPE_FLUSH_MS": "20", "RAILSCOPE_CUDA_KERNEL_WINDOW": "200/400/200", "RAILSCOPE_LOG": "debug"}
 
@@ -78,6 +78,11 @@ RUNS += [("detached-pgraph_" + how, {"EVENT_DETACHED": "1"}, ("2000", "pgraph_" 
 RUNS += [("lookup-under-lock", {"FAKE_CUPTI_LOOKUPS": "48", "RAILSCOPE_CUDA_KERNEL_WINDOW": "200/100000/100000"},
           ("1200",)),
          ("static-rt", {"FAKE_RT_NAME": "librtcopy.so.13"}, ("2000",))]
+# the arm once the window's records are in (session 32): ticks of 300 ms, a kernel still running 60 ms (or 1 s) after
+# each window's close (the fake holds its buffer until then)
+EARLY = {"RAILSCOPE_FLUSH_MS": "300", "RAILSCOPE_CUDA_KERNEL_WINDOW": "400/1200/200", "FAKE_CUPTI_INFLIGHT_MS": "60"}
+RUNS += [("early", EARLY, ("3000",)), ("early-tickarm", dict(EARLY, RAILSCOPE_CUDA_ABLATE="tickarm"), ("3000",)),
+         ("early-slow", dict(EARLY, FAKE_CUPTI_INFLIGHT_MS="1000"), ("3000",))]
 _pool = concurrent.futures.ThreadPoolExecutor(max_workers=JOBS)
 _runs = {name: ((extra, args), _pool.submit(_go, name, extra, args)) for name, extra, args in RUNS[:2]}
 concurrent.futures.wait([f for _, f in _runs.values()])  # checks 5-8 time the first two: they run alone
@@ -377,6 +382,33 @@ p, states, evs = go("static-rt", {"FAKE_RT_NAME": "librtcopy.so.13"})
 s = stats(p.stdout, "stats")
 ok(s == [1, 1, 0, 0] and "CUDA graphs would not be seen" in p.stderr,
    "no shared libcudart (a static cudart's graphs are invisible): CUPTI stays attached", (s, p.stderr[-300:]))
+# ---- the arm once the window's records are in (session 32) ----
+ARMED = r"CUPTI: detach armed at [0-9.]+ s, ([0-9.]+) ms after the window's close \((its records in|at the tick)\)"
+p, states, evs = go("early", EARLY, ("3000",))
+arms = [(float(a), how) for a, how in re.findall(ARMED, p.stderr)]
+_, tails = detach_tails(evs)
+pt, _, evt = go("early-tickarm", dict(EARLY, RAILSCOPE_CUDA_ABLATE="tickarm"), ("3000",))
+arms_t = [(float(a), how) for a, how in re.findall(ARMED, pt.stderr)]
+_, tails_t = detach_tails(evt)
+ok(len(arms) >= 2 and all(how == "its records in" and 55 < a < 250 for a, how in arms) and
+   arms_t and all(how == "at the tick" and a > 250 for a, how in arms_t),
+   "after a window's close the detach is armed as soon as CUPTI has handed back the buffer of the kernel still "
+   "running (60 ms), not at the next tick (300 ms; RAILSCOPE_CUDA_ABLATE=tickarm: at the tick) (ms, why)",
+   (arms, arms_t))
+ok(tails and tails_t and med(tails) < 0.75 * med(tails_t),
+   "... so CUPTI is finalized sooner after each window (median close-to-finalize, ms)", (tails, tails_t))
+late = sorted(k["correlation"] for k in kind(evs, "cuda_kernel") if k["correlation"] >= 900)
+ok(late and late == list(range(900, 900 + len(late))) and len(late) >= len(arms) and
+   all(k["end"] - k["ts_ns"] == 60000000 for k in kind(evs, "cuda_kernel") if k["correlation"] >= 900) and
+   "without timestamps" not in p.stderr,
+   "... and the kernel that ran past the close is in the trace, timed (not cut by an early forced flush)",
+   (late, arms, p.stderr[-300:]))
+p, states, evs = go("early-slow", dict(EARLY, FAKE_CUPTI_INFLIGHT_MS="1000"), ("3000",))
+arms = [(float(a), how) for a, how in re.findall(ARMED, p.stderr)]
+ok(p.returncode == 0 and arms and all(how == "at the tick" and a > 250 for a, how in arms) and
+   "activity records without timestamps were skipped" in p.stderr,
+   "a kernel still running at the tick after the close (1 s): armed at that tick as before, its record untimed",
+   (arms, p.stderr[-300:]))
 if _runs:
     raise RuntimeError("runs started and never checked: %s" % sorted(_runs))
 finish()

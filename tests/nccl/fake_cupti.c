@@ -16,7 +16,11 @@
  * FAKE_CUPTI_LOOKUPS=N (session 10): the first cuptiSubscribe resolves N graph entry points through
  * cuGetProcAddress_v2 first (lookups_in_call).
  * FAKE_CUPTI_RENAME=1 (session 13): kernel records name their kernel from one buffer that every cuptiFinalize
- * rewrites ("kernel_gen<N>"): a name pointer of an earlier attachment may point at other bytes later. */
+ * rewrites ("kernel_gen<N>"): a name pointer of an earlier attachment may point at other bytes later.
+ * FAKE_CUPTI_INFLIGHT_MS=N (session 32): disabling kernel activity leaves a kernel of the window running for N ms
+ * more: its record sits incomplete (end 0) in a buffer CUPTI holds; a non-forced flush hands that buffer back only
+ * once the kernel has ended (cupti_activity.h: buffers with an incomplete record stay), a forced one at once (the
+ * record then untimed), a finalize drops it. Correlation ids 900, 901, ... in order. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -39,6 +43,10 @@ static CUpti_TimestampCallbackFunc tscb;
 static int enabled[128], any_enabled, ts_after_enable, runtime_api[1024];
 static size_t pending_dropped;
 static int final_sent;
+static uint8_t *inflight_buf; /* FAKE_CUPTI_INFLIGHT_MS: the held buffer, its size, when its kernel ends */
+static size_t inflight_size;
+static uint64_t inflight_due;
+static int inflight_n;
 
 /* ---- attachment ---- */
 static int f_attached, f_attaches, f_finalizes, f_unsafe;
@@ -70,6 +78,7 @@ EXPORT CUptiResult cuptiFinalize(void)
     memset(runtime_api, 0, sizeof runtime_api);
     any_enabled = ts_after_enable = 0;
     final_sent = 0; /* the next attachment's first forced flush brings its own 777-byte record */
+    inflight_buf = NULL;
     if (getenv("FAKE_CUPTI_RENAME")) snprintf(kname_gen, sizeof kname_gen, "kernel_gen%d", ++kname_gens);
     sub_cb = NULL;
     memset(drv_cb_on, 0, sizeof drv_cb_on);
@@ -188,10 +197,12 @@ EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind k)
     any_enabled = 1;
     return CUPTI_SUCCESS;
 }
+static void inflight_kernel(void);
 EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind k)
 {
     ATT();
     if ((unsigned)k >= 128) return CUPTI_ERROR_INVALID_KIND;
+    if (k == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && enabled[k] && getenv("FAKE_CUPTI_INFLIGHT_MS")) inflight_kernel();
     enabled[k] = 0;
     return CUPTI_SUCCESS;
 }
@@ -477,6 +488,31 @@ static void held_buffer_locked(void)
     if (i >= 0) __atomic_store_n(&held_given, i, __ATOMIC_SEQ_CST);
 }
 
+/* FAKE_CUPTI_INFLIGHT_MS: a kernel of the window still running as its kind is disabled */
+static void inflight_kernel(void)
+{
+    pthread_mutex_lock(&cupti_lock);
+    if (req && comp && !inflight_buf) {
+        uint8_t *b = NULL;
+        size_t size = 0, maxrec = 0;
+        req(&b, &size, &maxrec);
+        if (b && size >= SLOT) {
+            memset(b, 0, SLOT);
+            CUpti_ActivityKernel10 *k = (void *)b;
+            k->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+            k->start = now();
+            k->end = 0;
+            k->streamId = 7;
+            k->gridX = k->gridY = k->gridZ = k->blockX = k->blockY = k->blockZ = 1;
+            k->correlationId = 900 + (uint32_t)inflight_n++;
+            k->name = kname;
+            inflight_buf = b, inflight_size = size;
+            inflight_due = k->start + (uint64_t)atoi(getenv("FAKE_CUPTI_INFLIGHT_MS")) * 1000000ull;
+        }
+    }
+    pthread_mutex_unlock(&cupti_lock);
+}
+
 /* The forced flush at exit delivers one last HtoD copy of 777 bytes. */
 EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 {
@@ -496,6 +532,15 @@ static CUptiResult flush_locked(uint32_t flag)
     }
     if (!(flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)) __atomic_fetch_add(&nonforced_flushes, 1, __ATOMIC_SEQ_CST);
     if (held_n && req && comp) held_buffer_locked();
+    if (inflight_buf && comp) {
+        int ended = now() >= inflight_due;
+        if (ended || (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)) {
+            if (ended) ((CUpti_ActivityKernel10 *)(void *)inflight_buf)->end = inflight_due;
+            uint8_t *b = inflight_buf;
+            inflight_buf = NULL;
+            comp(NULL, 0, b, inflight_size, SLOT);
+        }
+    }
     if ((flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) && req && comp)
         while (burst_buffer_locked() > 0) {}
     if ((flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) && !final_sent && req && comp) {
