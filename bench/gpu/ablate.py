@@ -78,6 +78,10 @@ MODES = {
     "default-w5s": (True, {"RAILSCOPE_CUDA_KERNEL_WINDOW": "500/5000/3000"}, []),
     "default-w5s-detach2": (True, {"RAILSCOPE_CUDA_KERNEL_WINDOW": "500/5000/3000", "RAILSCOPE_CUDA_ABLATE": "detach2"},
                             []),
+    # the arm at the tick after the close (sessions 20-31) against the arm once the window's records are in (32)
+    "default-w5s-tickarm": (True, {"RAILSCOPE_CUDA_KERNEL_WINDOW": "500/5000/3000", "RAILSCOPE_CUDA_ABLATE": "tickarm"},
+                            []),
+    "default-tickarm": (True, {"RAILSCOPE_CUDA_ABLATE": "tickarm"}, []),
     "full": (True, {"RAILSCOPE_CUDA_KERNELS": "all"}, []),
     "full-noconvert": (True, {"RAILSCOPE_CUDA_KERNELS": "all", "RAILSCOPE_CUDA_ABLATE": "noconvert"}, []),
     "full-notick": (True, {"RAILSCOPE_CUDA_KERNELS": "all", "RAILSCOPE_CUDA_ABLATE": "notickflush"}, []),

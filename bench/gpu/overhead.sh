@@ -27,7 +27,9 @@
 #   crashhunt [N CPUS WARMUP STEPS]  rounds of N ResNet default-mode processes started together on a small CPU set,
 #                      a native backtrace of any fatal signal (bench/gpu/crashhunt.sh; CH_BUDGET seconds, default 300)
 #   tailcost           what a window and the detach tail after it cost, from the default reports themselves (~6 min):
-#                      lone runs with a window every 5 s, the detach one tick or two after the close
+#                      lone runs with a window every 5 s, the detach armed once the window's records are in (since
+#                      session 32) against TC_OTHER (default default-w5s-tickarm: at the tick after the close;
+#                      default-w5s-detach2: two ticks, before session 20); TC_WORKLOADS (default "resnet transformer")
 #   fullfloor          full mode against CUPTI's floor on ResNet-50 DDP (~8.5 min): DW_ROUNDS=8 mirrored lock-step
 #                      groups of min-full, full and full-notick (FF_GROUP=A:B:...: another group of eight), pooled
 #                      against min-full and against full
@@ -184,17 +186,17 @@ resnetcost() {
 # before session 20), in both orders; each kept trace's report JSON `sampling` printed, and all of them in
 # $OUT/tailcost.tgz. TC_WORKLOADS / TC_STEPS / TC_CPUS: e.g. "stub" / 300 / 0-1 for a dry run without a GPU.
 tailcost() {
-    local w k m steps warm
+    local w k m steps warm tc_other=${TC_OTHER:-default-w5s-tickarm}
     rm -rf /tmp/rs-tc && mkdir -p /tmp/rs-tc/rep
     for w in ${TC_WORKLOADS:-resnet transformer}; do
         k=0
         case $w in resnet) steps=700 warm=25 ;; transformer) steps=1000 warm=40 ;; *) steps=300 warm=10 ;; esac
-        for order in default-w5s,default-w5s-detach2 default-w5s-detach2,default-w5s; do
+        for order in "default-w5s,$tc_other" "$tc_other,default-w5s"; do
             k=$((k + 1))
             taskset -c "${TC_CPUS:-2-13}" python3 bench/gpu/ablate.py --out "/tmp/rs-tc/out-$w-$k" --work "/tmp/rs-tc/$w-$k" \
                 --workload "$w" --modes "$order" --rounds 1 --steps "${TC_STEPS:-$steps}" --warmup "$warm" \
-                --keep default-w5s,default-w5s-detach2 --debug-modes default-w5s,default-w5s-detach2
-            for m in default-w5s default-w5s-detach2; do
+                --keep "default-w5s,$tc_other" --debug-modes "default-w5s,$tc_other"
+            for m in default-w5s "$tc_other"; do
                 "$RS_BUILD/railscope" report --json "/tmp/rs-tc/$w-$k/$w-$m-1" >"/tmp/rs-tc/rep/$w-$m-$k.json" \
                     2>"/tmp/rs-tc/rep/$w-$m-$k.err"
                 echo "report $w $m $k: exit $?; $(grep -h "CUPTI: detached" "/tmp/rs-tc/$w-$k/$w-$m-1.err" | tail -1)"

@@ -128,7 +128,7 @@ def check(a):
         m = re.search(r"detached (\d+) times \(armed to finalized ([\d.]+) ms mean, ([\d.]+) max; finalize ([\d.]+) "
                       r"ms max; (\d+) cancelled by a window, (\d+) by a graph or another "
                       r"client, (\d+) at exit\), re-attached (\d+) times \(([\d.]+) "
-                      r"ms mean, ([\d.]+) max\); buffers requested (\d+), returned (\d+)", pt.stderr)
+                      r"ms mean, ([\d.]+) max\);[^;]*; buffers requested (\d+), returned (\d+)", pt.stderr)
         if m:
             nd, dmean, dmax, fmax, ncancel, nforgood, nexit, na, amean, amax, req, ret = m.groups()
             print(f"     detach {nd} (armed->finalized {dmean} ms mean, {dmax} max; finalize {fmax} ms max; "
