@@ -394,6 +394,8 @@ void rs_tick_soon(void (*fn)(void), uint64_t at)
     atomic_store_explicit(&rs_soon_at, at ? at : 1, memory_order_release);
 }
 
+uint64_t rs_tick_period_ns(void) { return (uint64_t)rs_cfg.flush_ms * 1000000ull; }
+
 static void (*fork_child_hooks[RS_MAX_HOOKS])(void);
 static _Atomic int n_fork_child;
 

@@ -126,6 +126,8 @@ void rs_at_tick(void (*fn)(void));
  * for work that a whole tick's wait would make costly (CUPTI's detach once a window's last records are in). One
  * request at a time: a later call replaces an earlier one not yet run. fn never runs concurrently with a tick hook. */
 void rs_tick_soon(void (*fn)(void), uint64_t at);
+/* The writer's tick period (RAILSCOPE_FLUSH_MS) in ns: when the tick after this one comes. */
+uint64_t rs_tick_period_ns(void);
 /* Run fn(arg) on a short-lived thread with a file descriptor table of its own, and wait for it: what fn opens
  * never takes a number in the program's table, where a program's close() + dup2() onto the number would race
  * it (tracer/private_fds.c). Returns 1, or 0 when it ran on the calling thread (no private table to be had).

@@ -32,7 +32,7 @@ FAKE = os.path.join(NCCL_BIN, "fakecupti")
 if not os.path.exists(DRIVER):
     skip_all("built without CUDA headers (no CUPTI record structs): cupti_driver not built")
 need(LIB, CLI, DRIVER, os.path.join(FAKE, "libcupti.so.13"), os.path.join(FAKE, "libcuda.so.1"))
-plan(67)
+plan(68)
 
 BASE = {"RAILSCOPE_FLUSH_MS": "20", "RAILSCOPE_CUDA_KERNEL_WINDOW": "200/400/200", "RAILSCOPE_LOG": "debug"}
 
@@ -83,6 +83,10 @@ RUNS += [("lookup-under-lock", {"FAKE_CUPTI_LOOKUPS": "48", "RAILSCOPE_CUDA_KERN
 EARLY = {"RAILSCOPE_FLUSH_MS": "300", "RAILSCOPE_CUDA_KERNEL_WINDOW": "400/1200/200", "FAKE_CUPTI_INFLIGHT_MS": "60"}
 RUNS += [("early", EARLY, ("3000",)), ("early-tickarm", dict(EARLY, RAILSCOPE_CUDA_ABLATE="tickarm"), ("3000",)),
          ("early-slow", dict(EARLY, FAKE_CUPTI_INFLIGHT_MS="1000"), ("3000",))]
+# a gap between windows of one tick (300 ms windows every 600, ticks of 300 ms): the tick after each close opens the
+# next window, and CUPTI stays attached through the gap as with the arm at the tick (review, session 32)
+GAP = {"RAILSCOPE_FLUSH_MS": "300", "RAILSCOPE_CUDA_KERNEL_WINDOW": "300/600/200"}
+RUNS += [("gap", GAP, ("2000",)), ("gap-tickarm", dict(GAP, RAILSCOPE_CUDA_ABLATE="tickarm"), ("2000",))]
 _pool = concurrent.futures.ThreadPoolExecutor(max_workers=JOBS)
 _runs = {name: ((extra, args), _pool.submit(_go, name, extra, args)) for name, extra, args in RUNS[:2]}
 concurrent.futures.wait([f for _, f in _runs.values()])  # checks 5-8 time the first two: they run alone
@@ -409,6 +413,14 @@ ok(p.returncode == 0 and arms and all(how == "at the tick" and a > 250 for a, ho
    "activity records without timestamps were skipped" in p.stderr,
    "a kernel still running at the tick after the close (1 s): armed at that tick as before, its record untimed",
    (arms, p.stderr[-300:]))
+p, states, evs = go("gap", GAP, ("2000",))
+pt, _, evt = go("gap-tickarm", dict(GAP, RAILSCOPE_CUDA_ABLATE="tickarm"), ("2000",))
+s, st = stats(p.stdout, "stats"), stats(pt.stdout, "stats")
+closes = [x for x in kind(evs, "cuda_kernel_window") if x["on"] == 0 and not int(str(x["flags"]), 0) & KWIN_DETACHED]
+ok(s and st and s[2] == 0 and st[2] == 0 and len(closes) >= 2,
+   "windows one tick apart: the tick after each close opens the next window, so no detach is armed early and CUPTI "
+   "is never finalized (as with the arm at the tick: RAILSCOPE_CUDA_ABLATE=tickarm) (stats, stats tickarm, closes)",
+   (s, st, len(closes)))
 if _runs:
     raise RuntimeError("runs started and never checked: %s" % sorted(_runs))
 finish()
