@@ -124,17 +124,23 @@ static size_t cupti_buf_size = RS_CUPTI_BUF;
 struct bufhdr {
     struct bufhdr *next;
     size_t valid;
-    uint64_t pad[6]; /* 64 bytes: CUPTI's part stays 64-byte aligned */
+    uint32_t gen; /* the attachment that asked for it (buf_gen) */
+    uint32_t pad32;
+    uint64_t pad[5]; /* 64 bytes: CUPTI's part stays 64-byte aligned */
 };
+_Static_assert(sizeof(struct bufhdr) == 64, "CUPTI's part of a buffer must stay 64-byte aligned");
 static pthread_mutex_t buf_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct bufhdr *spares[RS_CUPTI_SPARES];
 static int nspares;
 static struct bufhdr *pend_head, *pend_tail; /* under buf_lock */
 static pthread_mutex_t conv_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t buf_requests, buf_completions;
-/* Buffers handed to CUPTI and not yet back, and how many of them were out when this attachment began (a finalize
- * may keep some for good): the early arm waits for the difference to be 0. */
-static long buf_out, buf_out_base;
+/* The attachment (attach() counts them), and how many of its buffers CUPTI holds: the early arm waits for 0. Each
+ * buffer carries its attachment's number, and only one of this attachment counts back in: a buffer that an earlier
+ * attachment's finalize kept (or dropped) never comes back, or comes back late, and counts for none (review, session
+ * 32: a global count less the one at the attach mixed them). */
+static uint32_t buf_gen;
+static long buf_out;
 
 static inline struct bufhdr *hdr_of(uint8_t *b) { return (struct bufhdr *)(void *)(b - sizeof(struct bufhdr)); }
 
@@ -146,7 +152,10 @@ static void CUPTIAPI buf_request(uint8_t **buffer, size_t *size, size_t *max_rec
     pthread_mutex_unlock(&buf_lock);
     if (!h && posix_memalign((void **)&h, 64, sizeof *h + cupti_buf_size)) h = NULL;
     __atomic_fetch_add(&buf_requests, 1, __ATOMIC_RELAXED);
-    if (h) __atomic_fetch_add(&buf_out, 1, __ATOMIC_RELAXED);
+    if (h) {
+        h->gen = __atomic_load_n(&buf_gen, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&buf_out, 1, __ATOMIC_RELAXED);
+    }
     *buffer = h ? (uint8_t *)(h + 1) : NULL;
     *size = h ? cupti_buf_size : 0;
     *max_records = 0;
@@ -170,7 +179,8 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffe
     (void)size;
     __atomic_fetch_add(&buf_completions, 1, __ATOMIC_RELAXED);
     if (!buffer) return;
-    __atomic_fetch_sub(&buf_out, 1, __ATOMIC_RELAXED);
+    struct bufhdr *h = hdr_of(buffer);
+    if (h->gen == __atomic_load_n(&buf_gen, __ATOMIC_RELAXED)) __atomic_fetch_sub(&buf_out, 1, __ATOMIC_RELAXED);
     size_t dropped = 0;
     if (p_cuptiActivityGetNumDroppedRecords &&
         p_cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped) {
@@ -184,7 +194,6 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffe
             rs_emit_as(0, &ev.h);
         }
     }
-    struct bufhdr *h = hdr_of(buffer);
     if (!valid) {
         buf_release(h);
         return;
@@ -766,6 +775,9 @@ static int attach(void)
     pthread_mutex_lock(&attach_lock);
     if (__atomic_load_n(&foreign_client, __ATOMIC_RELAXED)) goto out; /* it owns CUPTI now: take_over ran */
     register_clock();
+    /* a new attachment for the buffers before CUPTI can ask for one (the window's kinds, after this) */
+    __atomic_fetch_add(&buf_gen, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&buf_out, 0, __ATOMIC_RELAXED);
     CUptiResult r = p_cuptiActivityRegisterCallbacks(buf_request, buf_complete);
     if (r != CUPTI_SUCCESS) {
         rs_warn_once("CUPTI: re-attaching for a kernel window failed (error %d); no more windows in this run", (int)r);
@@ -773,7 +785,6 @@ static int attach(void)
         goto out;
     }
     __atomic_fetch_add(&names_gen, 1, __ATOMIC_RELEASE);
-    buf_out_base = __atomic_load_n(&buf_out, __ATOMIC_RELAXED); /* before the window's kinds ask for buffers */
     __atomic_store_n(&dstate, DS_ATTACHED, __ATOMIC_RELEASE);
     time_switch(rs_now() - t0, &n_attach, &ns_attach, &ns_attach_max);
     rs_debug("CUPTI: re-attached at %.3f s in %.2f ms", (double)(t0 - t_init) * 1e-9, (double)(rs_now() - t0) * 1e-6);
@@ -974,7 +985,7 @@ static void close_poll(void)
         tick_flushed();
         convert_pending(0);
         uint64_t seen = records_seen(), now = rs_now();
-        if (__atomic_load_n(&buf_out, __ATOMIC_RELAXED) <= buf_out_base && seen == close_poll_records) {
+        if (__atomic_load_n(&buf_out, __ATOMIC_RELAXED) <= 0 && seen == close_poll_records) {
             flush_ticks = 0;
             arm_detach(1); /* if it cannot (a conversion under way elsewhere), the next tick does */
         } else if (close_poll_gap < RS_CLOSE_POLL_LAST_NS) {

@@ -32,7 +32,7 @@ FAKE = os.path.join(NCCL_BIN, "fakecupti")
 if not os.path.exists(DRIVER):
     skip_all("built without CUDA headers (no CUPTI record structs): cupti_driver not built")
 need(LIB, CLI, DRIVER, os.path.join(FAKE, "libcupti.so.13"), os.path.join(FAKE, "libcuda.so.1"))
-plan(68)
+plan(69)
 
 BASE = {"RAILSCOPE_FLUSH_MS": "20", "RAILSCOPE_CUDA_KERNEL_WINDOW": "200/400/200", "RAILSCOPE_LOG": "debug"}
 
@@ -83,6 +83,10 @@ RUNS += [("lookup-under-lock", {"FAKE_CUPTI_LOOKUPS": "48", "RAILSCOPE_CUDA_KERN
 EARLY = {"RAILSCOPE_FLUSH_MS": "300", "RAILSCOPE_CUDA_KERNEL_WINDOW": "400/1200/200", "FAKE_CUPTI_INFLIGHT_MS": "60"}
 RUNS += [("early", EARLY, ("3000",)), ("early-tickarm", dict(EARLY, RAILSCOPE_CUDA_ABLATE="tickarm"), ("3000",)),
          ("early-slow", dict(EARLY, FAKE_CUPTI_INFLIGHT_MS="1000"), ("3000",))]
+# a buffer that an attachment's finalize keeps for good (the forced flush at the arm leaves the 1 s kernel's buffer in
+# CUPTI, the finalize drops it): the next attachment's own buffers decide its arm (review, session 32)
+KEEPS = dict(EARLY, FAKE_CUPTI_INFLIGHT_MS="1000,60", FAKE_CUPTI_FORCED_KEEPS="1")
+RUNS += [("early-keeps", KEEPS, ("2500",))]
 # a gap between windows of one tick (300 ms windows every 600, ticks of 300 ms): the tick after each close opens the
 # next window, and CUPTI stays attached through the gap as with the arm at the tick (review, session 32)
 GAP = {"RAILSCOPE_FLUSH_MS": "300", "RAILSCOPE_CUDA_KERNEL_WINDOW": "300/600/200"}
@@ -412,6 +416,13 @@ arms = [(float(a), how) for a, how in re.findall(ARMED, p.stderr)]
 ok(p.returncode == 0 and arms and all(how == "at the tick" and a > 250 for a, how in arms) and
    "activity records without timestamps were skipped" in p.stderr,
    "a kernel still running at the tick after the close (1 s): armed at that tick as before, its record untimed",
+   (arms, p.stderr[-300:]))
+p, states, evs = go("early-keeps", KEEPS, ("2500",))
+arms = [(float(a), how) for a, how in re.findall(ARMED, p.stderr)]
+ok(p.returncode == 0 and len(arms) >= 2 and arms[0][1] == "at the tick" and arms[0][0] > 250 and
+   any(how == "its records in" for _, how in arms[1:]),
+   "a buffer of an earlier attachment that never came back (kept at the forced flush, dropped at the finalize) does "
+   "not hold up a later attachment's early arm: the count of buffers out is per attachment (ms, why)",
    (arms, p.stderr[-300:]))
 p, states, evs = go("gap", GAP, ("2000",))
 pt, _, evt = go("gap-tickarm", dict(GAP, RAILSCOPE_CUDA_ABLATE="tickarm"), ("2000",))

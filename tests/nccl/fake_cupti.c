@@ -20,7 +20,10 @@
  * FAKE_CUPTI_INFLIGHT_MS=N (session 32): disabling kernel activity leaves a kernel of the window running for N ms
  * more: its record sits incomplete (end 0) in a buffer CUPTI holds; a non-forced flush hands that buffer back only
  * once the kernel has ended (cupti_activity.h: buffers with an incomplete record stay), a forced one at once (the
- * record then untimed), a finalize drops it. Correlation ids 900, 901, ... in order. */
+ * record then untimed), a finalize drops it. Correlation ids 900, 901, ... in order. A comma list gives each
+ * in-flight kernel its own time, in order (the last value repeats): "1000,60". FAKE_CUPTI_FORCED_KEEPS=1: a forced
+ * flush keeps the buffer of a kernel still running too (only its end or a non-forced flush after it brings it; a
+ * finalize drops it): a buffer of one attachment that never comes back (review, session 32). */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -488,6 +491,20 @@ static void held_buffer_locked(void)
     if (i >= 0) __atomic_store_n(&held_given, i, __ATOMIC_SEQ_CST);
 }
 
+/* FAKE_CUPTI_INFLIGHT_MS's n-th value (from 0); past the list's end its last */
+static uint64_t inflight_ms(int n)
+{
+    const char *v = getenv("FAKE_CUPTI_INFLIGHT_MS");
+    unsigned long ms = 0;
+    for (int i = 0; v && *v; i++) {
+        char *e = NULL;
+        ms = strtoul(v, &e, 10);
+        if (i == n || *e != ',') break;
+        v = e + 1;
+    }
+    return ms;
+}
+
 /* FAKE_CUPTI_INFLIGHT_MS: a kernel of the window still running as its kind is disabled */
 static void inflight_kernel(void)
 {
@@ -504,10 +521,10 @@ static void inflight_kernel(void)
             k->end = 0;
             k->streamId = 7;
             k->gridX = k->gridY = k->gridZ = k->blockX = k->blockY = k->blockZ = 1;
-            k->correlationId = 900 + (uint32_t)inflight_n++;
+            k->correlationId = 900 + (uint32_t)inflight_n;
             k->name = kname;
             inflight_buf = b, inflight_size = size;
-            inflight_due = k->start + (uint64_t)atoi(getenv("FAKE_CUPTI_INFLIGHT_MS")) * 1000000ull;
+            inflight_due = k->start + inflight_ms(inflight_n++) * 1000000ull;
         }
     }
     pthread_mutex_unlock(&cupti_lock);
@@ -534,7 +551,7 @@ static CUptiResult flush_locked(uint32_t flag)
     if (held_n && req && comp) held_buffer_locked();
     if (inflight_buf && comp) {
         int ended = now() >= inflight_due;
-        if (ended || (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)) {
+        if (ended || ((flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) && !getenv("FAKE_CUPTI_FORCED_KEEPS"))) {
             if (ended) ((CUpti_ActivityKernel10 *)(void *)inflight_buf)->end = inflight_due;
             uint8_t *b = inflight_buf;
             inflight_buf = NULL;
