@@ -923,7 +923,9 @@ static void tick_flushed(void)
 }
 
 static void close_poll(void);
-static uint64_t close_poll_gap, close_poll_records;
+/* n_close_polls: the looks that flushed (exit summary); not the tick's flushes, whose count says how often the tick
+ * flushed while records flowed (tick_flush_due) */
+static uint64_t close_poll_gap, close_poll_records, n_close_polls;
 
 static void cupti_tick(void)
 {
@@ -977,12 +979,15 @@ static void cupti_tick(void)
  * find CUPTI armed and do nothing). */
 static void close_poll(void)
 {
+    on_writer = 1; /* as cupti_tick: the writer's thread never finalizes */
     __atomic_store_n(&ticking, 1, __ATOMIC_SEQ_CST);
-    if (t_closed && !__atomic_load_n(&quiesced, __ATOMIC_SEQ_CST) &&
+    /* RAILSCOPE_CUDA_ABLATE=notickflush: the looks flush as the tick does, so they are off too */
+    if (t_closed && !__atomic_load_n(&abl_no_tick_flush, __ATOMIC_RELAXED) &&
+        !__atomic_load_n(&quiesced, __ATOMIC_SEQ_CST) &&
         __atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) == RS_CUPTI_DELIVERING && !window_on && flush_ticks > 0 &&
         __atomic_load_n(&dstate, __ATOMIC_ACQUIRE) == DS_ATTACHED && can_detach()) {
         p_cuptiActivityFlushAll(0);
-        tick_flushed();
+        n_close_polls++;
         convert_pending(0);
         uint64_t seen = records_seen(), now = rs_now();
         if (__atomic_load_n(&buf_out, __ATOMIC_RELAXED) <= 0 && seen == close_poll_records) {
@@ -1129,19 +1134,21 @@ __attribute__((constructor)) static void cupti_register(void)
 
 static void cupti_shutdown(void)
 {
-    rs_debug("CUPTI: detached %llu times (armed to finalized %.2f ms mean, %.2f max; finalize %.2f ms max; "
-             "%llu cancelled by a window, %llu by a graph or another client, %llu at exit), "
-             "re-attached %llu times (%.2f ms mean, %.2f max); armed %llu times once the window's records were in "
-             "and %llu at a tick (%.1f ms after the close mean, %.1f max); "
-             "buffers requested %llu, returned %llu; the tick flushed %llu times",
-             (unsigned long long)n_detach, n_detach ? (double)ns_detach / (double)n_detach * 1e-6 : 0.0,
-             (double)ns_detach_max * 1e-6, (double)ns_finalize_max * 1e-6, (unsigned long long)n_cancel[CANCEL_WINDOW],
-             (unsigned long long)n_cancel[CANCEL_FOR_GOOD], (unsigned long long)n_cancel[CANCEL_EXIT],
-             (unsigned long long)n_attach, n_attach ? (double)ns_attach / (double)n_attach * 1e-6 : 0.0,
-             (double)ns_attach_max * 1e-6, (unsigned long long)n_arm_early, (unsigned long long)n_arm_tick,
-             n_arm_early + n_arm_tick ? (double)ns_close_arm / (double)(n_arm_early + n_arm_tick) * 1e-6 : 0.0,
-             (double)ns_close_arm_max * 1e-6, (unsigned long long)__atomic_load_n(&buf_requests, __ATOMIC_RELAXED),
-             (unsigned long long)__atomic_load_n(&buf_completions, __ATOMIC_RELAXED), (unsigned long long)n_tick_flush);
+    rs_debug(
+        "CUPTI: detached %llu times (armed to finalized %.2f ms mean, %.2f max; finalize %.2f ms max; "
+        "%llu cancelled by a window, %llu by a graph or another client, %llu at exit), "
+        "re-attached %llu times (%.2f ms mean, %.2f max); armed %llu times once the window's records were in "
+        "and %llu at a tick (%.1f ms after the close mean, %.1f max); "
+        "buffers requested %llu, returned %llu; the tick flushed %llu times, the looks after a window's close %llu",
+        (unsigned long long)n_detach, n_detach ? (double)ns_detach / (double)n_detach * 1e-6 : 0.0,
+        (double)ns_detach_max * 1e-6, (double)ns_finalize_max * 1e-6, (unsigned long long)n_cancel[CANCEL_WINDOW],
+        (unsigned long long)n_cancel[CANCEL_FOR_GOOD], (unsigned long long)n_cancel[CANCEL_EXIT],
+        (unsigned long long)n_attach, n_attach ? (double)ns_attach / (double)n_attach * 1e-6 : 0.0,
+        (double)ns_attach_max * 1e-6, (unsigned long long)n_arm_early, (unsigned long long)n_arm_tick,
+        n_arm_early + n_arm_tick ? (double)ns_close_arm / (double)(n_arm_early + n_arm_tick) * 1e-6 : 0.0,
+        (double)ns_close_arm_max * 1e-6, (unsigned long long)__atomic_load_n(&buf_requests, __ATOMIC_RELAXED),
+        (unsigned long long)__atomic_load_n(&buf_completions, __ATOMIC_RELAXED), (unsigned long long)n_tick_flush,
+        (unsigned long long)n_close_polls);
     if (__atomic_load_n(&rs_cupti_state, __ATOMIC_RELAXED) != RS_CUPTI_DELIVERING) return;
     /* At exit the quiesce handler has flushed already, with CUDA intact; CUPTI may be gone by now. */
     if (!__atomic_load_n(&quiesced, __ATOMIC_ACQUIRE) && cupti_attached())
