@@ -124,7 +124,10 @@ void rs_at_shutdown(void (*fn)(void));
 void rs_at_tick(void (*fn)(void));
 /* One extra run of fn on the writer thread at the first wake at or after `at` (rs_now()'s clock), between ticks:
  * for work that a whole tick's wait would make costly (CUPTI's detach once a window's last records are in). One
- * request at a time: a later call replaces an earlier one not yet run. fn never runs concurrently with a tick hook. */
+ * request at a time: a later call replaces an earlier one not yet run. fn never runs concurrently with a tick hook.
+ * For the writer thread only (its tick hooks and the functions it runs this way): the slot's function and time are
+ * stored one after the other, so two threads asking at once could pair one's function with the other's time. A
+ * request pending at fork() is dropped in the child. */
 void rs_tick_soon(void (*fn)(void), uint64_t at);
 /* The writer's tick period (RAILSCOPE_FLUSH_MS) in ns: when the tick after this one comes. */
 uint64_t rs_tick_period_ns(void);

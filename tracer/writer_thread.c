@@ -1134,4 +1134,7 @@ void rs_writer_child_reset(void)
     atomic_store(&thread_running, 0);
     atomic_store(&stop_req, 0);
     host_facts_pending = 0;
+    /* the parent's rs_tick_soon request (a look after a CUDA window's close): the parent's, never run here */
+    atomic_store(&rs_soon_at, 0);
+    __atomic_store_n(&rs_soon_fn, NULL, __ATOMIC_RELAXED);
 }
