@@ -493,7 +493,8 @@ static int foreign_subscriber;
  * Outside sampling windows the default capture needs nothing from CUPTI (the cudart wrappers record copies), yet
  * CUPTI attached with nothing enabled is not free: Kineto detaches after every torch.profiler session for the
  * throughput lost otherwise (pytorch/kineto#1264, #1539), and a kernel window leaves module instrumentation
- * behind. So when a window has closed and its records are in (flush_ticks), the writer's tick arms a detach and
+ * behind. So when a window has closed and its records are in, the writer arms a detach (at a look between ticks that
+ * finds CUPTI holding none of the window's buffers, see early_arm, else at the tick after the close: flush_ticks) and
  * the next window re-attaches CUPTI (RAILSCOPE_CUDA_DETACH=off keeps it attached):
  *   - arm: force-flush and convert what CUPTI holds, subscribe to the driver and runtime API callbacks; the
  *     first API exit on an application thread calls cuptiFinalize, the place cupti_activity.h recommends (CUPTI
