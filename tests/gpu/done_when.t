@@ -5,7 +5,7 @@
 # The arithmetic only: the GPU runs themselves are bench/gpu/overhead.sh donewhen's (bench/gpu/RESULTS.md).
 . "$(dirname "$0")/../lib.sh"
 need_cmd python3
-plan 35
+plan 36
 DW="$RS_TOP/bench/gpu/done_when.py"
 
 # mk FILE WORKLOAD DEFAULT FULL FLOOR TORCHPROF EXIT_DEFAULT [KILL]: three groups of eight, untraced 20 ms +- a
@@ -176,3 +176,12 @@ diag "$out"
 like "$(line "$out" "default's parts against")" '\(21\.400 ms\): compute 66\.82 % \(report 80\.29 %, \+13\.47 points\)' \
     "the default's compute against its own group's untraced step (by row, failed rows counted)"
 like "$(line "$out" "full's parts against")" '\(19\.000 ms\): compute 75\.26 % \(report 68\.39 %' "and full's, of its own group"
+# the default report is taken from full's own lock-step group when it has one there (session 32: the groups run
+# minutes apart and the host drifts; across groups a call's transformer shares were 11 points apart, 2.8-4.5 within
+# one), even when another group's default sampled more steps; without one in that group, from any group
+rep "$T/transformer-p1-B-default.json" 14.3 3.4 "GPU activity was sampled: kernels and GPU copy times come from windows covering 1 of 200 steps (1 %)"
+rep "$T/transformer-p2-G-default.json" 14.3 3.4 "GPU activity was sampled: kernels and GPU copy times come from windows covering 3 of 200 steps (2 %)"
+rep "$T/transformer-p1-C-full.json" 14.3 6.5
+out=$(python3 "$DW" --shares "transformer:$T/transformer-p2-G-default.json,$T/transformer-p1-B-default.json:$T/transformer-p1-C-full.json" 2>&1)
+like "$(line "$out" '^   default: ')" 'transformer-p1-B-default\.json \(1 steps in its windows; the most of 1 usable reports of full.s group p1\); full: transformer-p1-C-full' \
+    "the default report of full's own group is judged, not another group's with more sampled steps" || diag "$out"
