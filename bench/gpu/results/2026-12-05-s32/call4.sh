@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 32, call 4 (what budget was left): which descriptor a first pointer query opens (bench/gpu/ptrquery_fd.py),
+# Session 32, call 4 (NOT RUN: the budget left could not start a machine; for the next session): which descriptor a first pointer query opens (bench/gpu/ptrquery_fd.py),
 # untraced (runtime, driver, copy) and traced with kernels off (copy: the wrapper's query).
 #   run(command="bash bench/gpu/results/2026-12-05-s32/call4.sh", timeout_s=60)
 cd "$(dirname "$0")/../../../.."
