@@ -32,7 +32,7 @@ FAKE = os.path.join(NCCL_BIN, "fakecupti")
 if not os.path.exists(DRIVER):
     skip_all("built without CUDA headers (no CUPTI record structs): cupti_driver not built")
 need(LIB, CLI, DRIVER, os.path.join(FAKE, "libcupti.so.13"), os.path.join(FAKE, "libcuda.so.1"))
-plan(69)
+plan(70)
 
 BASE = {"RAILSCOPE_FLUSH_MS": "20", "RAILSCOPE_CUDA_KERNEL_WINDOW": "200/400/200", "RAILSCOPE_LOG": "debug"}
 
@@ -89,6 +89,10 @@ RUNS += [("early", EARLY, ("2500",)), ("early-tickarm", dict(EARLY, RAILSCOPE_CU
 # CUPTI, the finalize drops it): the next attachment's own buffers decide its arm (review, session 32)
 KEEPS = dict(EARLY, FAKE_CUPTI_INFLIGHT_MS="1000,60", FAKE_CUPTI_FORCED_KEEPS="1")
 RUNS += [("early-keeps", KEEPS, ("2500",))]
+# a CUPTI that writes a running kernel's record into a buffer only when a flush delivers it (the early arm's
+# assumption broken): the first early arm brings it untimed, and from then on the arm waits for the tick
+LAZY = dict(EARLY, FAKE_CUPTI_LAZY_INFLIGHT="1")
+RUNS += [("early-lazy", LAZY, ("2500",))]
 # a gap between windows of one tick (300 ms windows every 600, ticks of 300 ms): the tick after each close opens the
 # next window, and CUPTI stays attached through the gap as with the arm at the tick (review, session 32)
 GAP = {"RAILSCOPE_FLUSH_MS": "300", "RAILSCOPE_CUDA_KERNEL_WINDOW": "300/600/200"}
@@ -438,6 +442,15 @@ ok(p.returncode == 0 and len(arms) >= 2 and arms[0][1] == "at the tick" and arms
    "a buffer of an earlier attachment that never came back (kept at the forced flush, dropped at the finalize) does "
    "not hold up a later attachment's early arm: the count of buffers out is per attachment (ms, why)",
    (arms, p.stderr[-300:]))
+p, states, evs = go("early-lazy", LAZY, ("2500",))
+arms = [(float(a), how) for a, how in re.findall(ARMED, p.stderr)]
+timed = sorted(k["correlation"] for k in kind(evs, "cuda_kernel") if k["correlation"] >= 900)
+ok(p.returncode == 0 and len(arms) >= 2 and arms[0][1] == "its records in" and
+   all(how == "at the tick" and a > 250 for a, how in arms[1:]) and "came without their end at an early arm" in p.stderr
+   and timed and 900 not in timed,
+   "a CUPTI holding no buffer for a running kernel's record: the first early arm cuts it (untimed), the tracer says so "
+   "and arms at the tick after each later close, whose running kernels then come timed (arms; timed kernels)",
+   (arms, timed, p.stderr[-300:]))
 p, states, evs = go("gap", GAP, ("2000",))
 pt, _, evt = go("gap-tickarm", dict(GAP, RAILSCOPE_CUDA_ABLATE="tickarm"), ("2000",))
 s, st = stats(p.stdout, "stats"), stats(pt.stdout, "stats")

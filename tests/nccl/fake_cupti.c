@@ -50,6 +50,10 @@ static uint8_t *inflight_buf; /* FAKE_CUPTI_INFLIGHT_MS: the held buffer, its si
 static size_t inflight_size;
 static uint64_t inflight_due;
 static int inflight_n;
+/* FAKE_CUPTI_LAZY_INFLIGHT=1: a CUPTI that writes the running kernel's record into a buffer only when a flush
+ * delivers it (none is held meanwhile): the record waits here */
+static _Alignas(8) uint8_t lazy_rec[SLOT];
+static int lazy_pending;
 
 /* ---- attachment ---- */
 static int f_attached, f_attaches, f_finalizes, f_unsafe;
@@ -82,6 +86,7 @@ EXPORT CUptiResult cuptiFinalize(void)
     any_enabled = ts_after_enable = 0;
     final_sent = 0; /* the next attachment's first forced flush brings its own 777-byte record */
     inflight_buf = NULL;
+    lazy_pending = 0;
     if (getenv("FAKE_CUPTI_RENAME")) snprintf(kname_gen, sizeof kname_gen, "kernel_gen%d", ++kname_gens);
     sub_cb = NULL;
     memset(drv_cb_on, 0, sizeof drv_cb_on);
@@ -509,10 +514,11 @@ static uint64_t inflight_ms(int n)
 static void inflight_kernel(void)
 {
     pthread_mutex_lock(&cupti_lock);
-    if (req && comp && !inflight_buf) {
-        uint8_t *b = NULL;
-        size_t size = 0, maxrec = 0;
-        req(&b, &size, &maxrec);
+    int lazy = getenv("FAKE_CUPTI_LAZY_INFLIGHT") != NULL;
+    if (req && comp && !inflight_buf && !lazy_pending) {
+        uint8_t *b = lazy ? lazy_rec : NULL;
+        size_t size = lazy ? SLOT : 0, maxrec = 0;
+        if (!lazy) req(&b, &size, &maxrec);
         if (b && size >= SLOT) {
             memset(b, 0, SLOT);
             CUpti_ActivityKernel10 *k = (void *)b;
@@ -523,7 +529,8 @@ static void inflight_kernel(void)
             k->gridX = k->gridY = k->gridZ = k->blockX = k->blockY = k->blockZ = 1;
             k->correlationId = 900 + (uint32_t)inflight_n;
             k->name = kname;
-            inflight_buf = b, inflight_size = size;
+            if (lazy) lazy_pending = 1;
+            else inflight_buf = b, inflight_size = size;
             inflight_due = k->start + inflight_ms(inflight_n++) * 1000000ull;
         }
     }
@@ -556,6 +563,18 @@ static CUptiResult flush_locked(uint32_t flag)
             uint8_t *b = inflight_buf;
             inflight_buf = NULL;
             comp(NULL, 0, b, inflight_size, SLOT);
+        }
+    }
+    if (lazy_pending && req && comp) {
+        int ended = now() >= inflight_due;
+        uint8_t *b = NULL;
+        size_t size = 0, maxrec = 0;
+        if (ended || (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)) req(&b, &size, &maxrec);
+        if (b && size >= SLOT) {
+            memcpy(b, lazy_rec, SLOT);
+            if (ended) ((CUpti_ActivityKernel10 *)(void *)b)->end = inflight_due;
+            lazy_pending = 0;
+            comp(NULL, 0, b, size, SLOT);
         }
     }
     if ((flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) && req && comp)
