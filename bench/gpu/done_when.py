@@ -72,7 +72,9 @@ def groups_of(path):
 
 UNTRACED_STEP = {}  # workload -> {group index in its lock-step file: untraced step (ms)}
 FULL_COST = {}  # workload -> full / untraced over its lock-step groups (judge_lockstep), beside the reports' own
-GROUP_OF = re.compile(r"-p(\d+)-")
+# lockstep.py names a kept process "<workload>-p<row>-<side letter>-<mode>": the row is the group (the workload's
+# own name may hold "-p3-" too, so the side letter is part of the match)
+GROUP_OF = re.compile(r"-p(\d+)-[A-Z]-[^/]*$")
 
 
 def judge_lockstep(w, groups, res):
@@ -271,6 +273,8 @@ def judge_shares(spec, res):
                 same = []
         if not same:
             pd, sd, td, nd, kd, wd = pick(dp, True)
+            if gf is not None:
+                group = f"; none usable of full's group p{gf}, so from group p{group_of(pd) or '?'}"
     except (OSError, ValueError) as e:
         print(f"\n## {w} shares: not measured: {e}")
         return False
@@ -300,8 +304,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lockstep", nargs="*", default=[])
     ap.add_argument("--shares", action="append", default=[],
-                    help="WORKLOAD:DEFAULT_REPORT.json[,...]:FULL_REPORT.json[,...] (of several defaults, the one "
-                         "whose windows covered the most steps; of several fulls, the first usable)")
+                    help="WORKLOAD:DEFAULT_REPORT.json[,...]:FULL_REPORT.json[,...] (of several fulls, the first usable; "
+                         "of several defaults, the one of full's lock-step group (-p<row>-<side>- in the name) "
+                         "whose windows covered the most steps, else of any group)")
     ap.add_argument("--json", help="write the verdicts here too")
     a = ap.parse_args()
     if not a.lockstep and not a.shares:

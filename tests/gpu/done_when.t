@@ -5,7 +5,7 @@
 # The arithmetic only: the GPU runs themselves are bench/gpu/overhead.sh donewhen's (bench/gpu/RESULTS.md).
 . "$(dirname "$0")/../lib.sh"
 need_cmd python3
-plan 36
+plan 37
 DW="$RS_TOP/bench/gpu/done_when.py"
 
 # mk FILE WORKLOAD DEFAULT FULL FLOOR TORCHPROF EXIT_DEFAULT [KILL]: three groups of eight, untraced 20 ms +- a
@@ -185,3 +185,11 @@ rep "$T/transformer-p1-C-full.json" 14.3 6.5
 out=$(python3 "$DW" --shares "transformer:$T/transformer-p2-G-default.json,$T/transformer-p1-B-default.json:$T/transformer-p1-C-full.json" 2>&1)
 like "$(line "$out" '^   default: ')" 'transformer-p1-B-default\.json \(1 steps in its windows; the most of 1 usable reports of full.s group p1\); full: transformer-p1-C-full' \
     "the default report of full's own group is judged, not another group's with more sampled steps" || diag "$out"
+# none usable in full's group (its default's windows covered no step): another group's, said so; a workload named
+# with "-p<n>-" of its own does not pass for the group
+rep "$T/my-p3-net-p1-G-default.json" 14.3 3.4 "GPU activity was sampled: kernels and GPU copy times come from windows covering no step: no step inside a window"
+rep "$T/my-p3-net-p2-B-default.json" 14.3 3.4 "GPU activity was sampled: kernels and GPU copy times come from windows covering 2 of 200 steps (1 %)"
+rep "$T/my-p3-net-p1-C-full.json" 14.3 6.5
+out=$(python3 "$DW" --shares "my-p3-net:$T/my-p3-net-p1-G-default.json,$T/my-p3-net-p2-B-default.json:$T/my-p3-net-p1-C-full.json" 2>&1)
+like "$(line "$out" '^   default: ')" "my-p3-net-p2-B-default\.json \(2 steps in its windows; the most of 1 usable reports; none usable of full's group p1, so from group p2\)" \
+    "no usable default in full's group: another group's, and the verdict says so" || diag "$out"
