@@ -13,7 +13,8 @@ counted and timed:
   - the run ends normally and its output (the adds) equals the untraced run's;
   - no activity record came without timestamps (the tracer's warning), and at each window close where the
     workload had a spin kernel in flight (by its own host times) the trace holds that kernel, timed, spanning
-    the close: nothing of the window was cut by an early forced flush;
+    the close; every step launched inside a window has its ten add kernels in the trace (those queued behind a
+    spin that runs past the close too): nothing of the window was cut by an early forced flush;
   - default: the arms say "its records in" and come sooner after the close than tickarm's (printed).
 Prints one line per check ("ok"/"FAIL") and exits 1 if any failed."""
 import argparse
@@ -100,6 +101,28 @@ def check(a):
         say(len(busy) >= 3 and held == busy,
             f"{tag}: every window close with a spin kernel running has that kernel's record, timed, in the trace",
             (len(closes), len(busy), len(held)))
+        # every kernel the window's steps launched, not only the spin: the ten adds queued behind a spin that runs
+        # past the close run after it too (helper-94: the spin kernels alone do not show that nothing was cut)
+        wins, on_at = [], None
+        for e in sorted((e for e in evs if e["kind"] == "cuda_kernel_window" and
+                         not int(str(e.get("flags", 0)), 0) & 2), key=lambda e: e["ts_ns"]):
+            if e["on"] and on_at is None:
+                on_at = e["ts_ns"]
+            elif not e["on"] and on_at is not None:
+                wins.append((on_at, e["ts_ns"]))
+                on_at = None
+        adds = sorted(e["ts_ns"] for e in evs if e["kind"] == "cuda_kernel" and "add" in e.get("name", "").lower())
+        short = []
+        for lo, hi in wins[1:]:  # the window at CUDA init holds the calibration, not steps
+            for s0, s1 in rt["spins"]:
+                if lo + 1_000_000 < s0 < hi - 1_000_000:  # launched inside the window (its adds within ~0.1 ms)
+                    n = sum(1 for t in adds if s0 < t < s1 + 1_000_000)
+                    if n != 10:
+                        short.append((s0, n))
+        nsteps = sum(1 for lo, hi in wins[1:] for s0, _ in rt["spins"] if lo + 1_000_000 < s0 < hi - 1_000_000)
+        print(f"     steps launched inside windows {nsteps}, with fewer or more than their 10 add records {len(short)}")
+        say(nsteps >= 3 and not short, f"{tag}: every step launched inside a window has its 10 add kernels, timed, "
+            "in the trace (those queued behind a spin running past the close included)", short[:5])
         if tag == "default":
             say(arms and all(how == "its records in" for _, how in arms),
                 "default: every detach armed once the window's records were in (not at the tick)", arms)
