@@ -135,12 +135,11 @@ static int nspares;
 static struct bufhdr *pend_head, *pend_tail; /* under buf_lock */
 static pthread_mutex_t conv_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t buf_requests, buf_completions;
-/* The attachment (attach() counts them), and how many of its buffers CUPTI holds: the early arm waits for 0. Each
+/* The attachment (attach() counts them) << 32 | how many of its buffers CUPTI holds: the early arm waits for 0. Each
  * buffer carries its attachment's number, and only one of this attachment counts back in: a buffer that an earlier
- * attachment's finalize kept (or dropped) never comes back, or comes back late, and counts for none (review, session
- * 32: a global count less the one at the attach mixed them). */
-static uint64_t buf_acct; /* attachment << 32 | its buffers out: one word, so that a late buffer of an earlier
-                           * attachment can never count against this one (review, session 32) */
+ * attachment's finalize kept (or dropped) never comes back, or comes back late, and counts for none. One word, so
+ * that no late buffer can slip between the check of its number and the count (reviews, session 32). */
+static uint64_t buf_acct;
 
 static inline struct bufhdr *hdr_of(uint8_t *b) { return (struct bufhdr *)(void *)(b - sizeof(struct bufhdr)); }
 
@@ -152,9 +151,7 @@ static void CUPTIAPI buf_request(uint8_t **buffer, size_t *size, size_t *max_rec
     pthread_mutex_unlock(&buf_lock);
     if (!h && posix_memalign((void **)&h, 64, sizeof *h + cupti_buf_size)) h = NULL;
     __atomic_fetch_add(&buf_requests, 1, __ATOMIC_RELAXED);
-    if (h) {
-        h->gen = (uint32_t)(__atomic_fetch_add(&buf_acct, 1, __ATOMIC_RELAXED) >> 32);
-    }
+    if (h) h->gen = (uint32_t)(__atomic_fetch_add(&buf_acct, 1, __ATOMIC_RELAXED) >> 32);
     *buffer = h ? (uint8_t *)(h + 1) : NULL;
     *size = h ? cupti_buf_size : 0;
     *max_records = 0;
