@@ -55,9 +55,16 @@ static int inflight_n;
 static _Alignas(8) uint8_t lazy_rec[SLOT];
 static int lazy_pending;
 
+/* CUPTI's own lock: held while a buffer is handed back, taken by cuptiActivityFlushAll (and by a finalize, which
+ * forgets the registration and what the buffers held). */
+static pthread_mutex_t cupti_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /* ---- attachment ---- */
 static int f_attached, f_attaches, f_finalizes, f_unsafe;
 static __thread int in_exit_cb; /* this thread is inside an API exit callback */
+/* The subscription: set by the tracer's writer (arm), read at every API exit on the program's threads, cleared by a
+ * finalize inside one of them; sub_lock keeps TSan runs of the tests clean (a real CUPTI locks its own). */
+static pthread_mutex_t sub_lock = PTHREAD_MUTEX_INITIALIZER;
 static CUpti_CallbackFunc sub_cb;
 static void *sub_ud;
 static int drv_cb_on[512], domain_on[8];
@@ -78,19 +85,23 @@ EXPORT CUptiResult cuptiFinalize(void)
     char name[16] = "";
     pthread_getname_np(pthread_self(), name, sizeof name);
     if (!strncmp(name, "railscope-wr", 12)) __atomic_fetch_add(&f_unsafe, 1, __ATOMIC_SEQ_CST);
+    pthread_mutex_lock(&cupti_lock);
     req = NULL;
     comp = NULL;
     tscb = NULL;
-    memset(enabled, 0, sizeof enabled);
-    memset(runtime_api, 0, sizeof runtime_api);
-    any_enabled = ts_after_enable = 0;
     final_sent = 0; /* the next attachment's first forced flush brings its own 777-byte record */
     inflight_buf = NULL;
     lazy_pending = 0;
+    pthread_mutex_unlock(&cupti_lock);
+    for (int i = 0; i < 128; i++) __atomic_store_n(&enabled[i], 0, __ATOMIC_RELAXED);
+    memset(runtime_api, 0, sizeof runtime_api);
+    any_enabled = ts_after_enable = 0;
     if (getenv("FAKE_CUPTI_RENAME")) snprintf(kname_gen, sizeof kname_gen, "kernel_gen%d", ++kname_gens);
+    pthread_mutex_lock(&sub_lock);
     sub_cb = NULL;
     memset(drv_cb_on, 0, sizeof drv_cb_on);
     memset(domain_on, 0, sizeof domain_on);
+    pthread_mutex_unlock(&sub_lock);
     __atomic_fetch_add(&f_finalizes, 1, __ATOMIC_SEQ_CST);
     __atomic_store_n(&f_attached, 0, __ATOMIC_SEQ_CST);
     return CUPTI_SUCCESS;
@@ -120,26 +131,34 @@ EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *s, CUpti_CallbackFunc 
 {
     ATT();
     lookups_in_call();
-    if (sub_cb || getenv("FAKE_CUPTI_SUBSCRIBED")) return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
-    sub_cb = cb;
-    sub_ud = ud;
-    *s = (CUpti_SubscriberHandle)(void *)&sub_cb;
-    return CUPTI_SUCCESS;
+    pthread_mutex_lock(&sub_lock);
+    int taken = sub_cb || getenv("FAKE_CUPTI_SUBSCRIBED");
+    if (!taken) {
+        sub_cb = cb;
+        sub_ud = ud;
+        *s = (CUpti_SubscriberHandle)(void *)&sub_cb;
+    }
+    pthread_mutex_unlock(&sub_lock);
+    return taken ? CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED : CUPTI_SUCCESS;
 }
 EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle s)
 {
     ATT();
     (void)s;
+    pthread_mutex_lock(&sub_lock);
     sub_cb = NULL;
     memset(drv_cb_on, 0, sizeof drv_cb_on);
     memset(domain_on, 0, sizeof domain_on);
+    pthread_mutex_unlock(&sub_lock);
     return CUPTI_SUCCESS;
 }
 EXPORT CUptiResult cuptiEnableDomain(uint32_t en, CUpti_SubscriberHandle s, CUpti_CallbackDomain d)
 {
     ATT();
     (void)s;
+    pthread_mutex_lock(&sub_lock);
     if ((unsigned)d < 8) domain_on[d] = (int)en;
+    pthread_mutex_unlock(&sub_lock);
     return CUPTI_SUCCESS;
 }
 EXPORT CUptiResult cuptiEnableCallback(uint32_t en, CUpti_SubscriberHandle s, CUpti_CallbackDomain d,
@@ -147,7 +166,9 @@ EXPORT CUptiResult cuptiEnableCallback(uint32_t en, CUpti_SubscriberHandle s, CU
 {
     ATT();
     (void)s;
+    pthread_mutex_lock(&sub_lock);
     if (d == CUPTI_CB_DOMAIN_DRIVER_API && id < 512) drv_cb_on[id] = (int)en;
+    pthread_mutex_unlock(&sub_lock);
     return CUPTI_SUCCESS;
 }
 /* Called by the fake libcuda / libcudart at the exit of a driver / runtime API function. */
@@ -155,22 +176,31 @@ static int no_cb = -1; /* FAKE_CUPTI_NO_DRIVER_CB, or fake_cupti_set_no_cb() */
 EXPORT void fake_cupti_set_no_cb(int on) { __atomic_store_n(&no_cb, on, __ATOMIC_SEQ_CST); }
 static void api_exit(CUpti_CallbackDomain domain, uint32_t cbid)
 {
+    pthread_mutex_lock(&sub_lock);
     CUpti_CallbackFunc f = sub_cb;
+    void *ud = sub_ud;
+    int on = domain_on[domain] || (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid < 512 && drv_cb_on[cbid]);
+    pthread_mutex_unlock(&sub_lock);
     int quiet = __atomic_load_n(&no_cb, __ATOMIC_SEQ_CST);
     if (quiet < 0) quiet = getenv("FAKE_CUPTI_NO_DRIVER_CB") != NULL;
-    if (!f || quiet) return;
-    if (!domain_on[domain] && !(domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid < 512 && drv_cb_on[cbid])) return;
+    if (!f || quiet || !on) return;
     CUpti_CallbackData d;
     memset(&d, 0, sizeof d);
     d.callbackSite = CUPTI_API_EXIT;
     d.functionName = "a driver function";
     __atomic_store_n(&in_exit_cb, 1, __ATOMIC_SEQ_CST);
-    f(sub_ud, domain, cbid, &d);
+    f(ud, domain, cbid, &d);
     __atomic_store_n(&in_exit_cb, 0, __ATOMIC_SEQ_CST);
 }
 EXPORT void fake_cupti_driver_api_exit(uint32_t cbid) { api_exit(CUPTI_CB_DOMAIN_DRIVER_API, cbid); }
 EXPORT void fake_cupti_runtime_api_exit(uint32_t cbid) { api_exit(CUPTI_CB_DOMAIN_RUNTIME_API, cbid); }
-EXPORT int fake_cupti_subscribed(void) { return sub_cb != NULL; }
+EXPORT int fake_cupti_subscribed(void)
+{
+    pthread_mutex_lock(&sub_lock);
+    int on = sub_cb != NULL;
+    pthread_mutex_unlock(&sub_lock);
+    return on;
+}
 EXPORT void fake_cupti_attach_stats(int *attached, int *attaches, int *finalizes, int *unsafe)
 {
     *attached = __atomic_load_n(&f_attached, __ATOMIC_SEQ_CST);
@@ -201,7 +231,7 @@ EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind k)
 {
     ATT();
     if ((unsigned)k >= 128) return CUPTI_ERROR_INVALID_KIND;
-    enabled[k] = 1;
+    __atomic_store_n(&enabled[k], 1, __ATOMIC_RELAXED); /* read by the program's threads (fake_cupti_enabled) */
     any_enabled = 1;
     return CUPTI_SUCCESS;
 }
@@ -210,8 +240,10 @@ EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind k)
 {
     ATT();
     if ((unsigned)k >= 128) return CUPTI_ERROR_INVALID_KIND;
-    if (k == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && enabled[k] && getenv("FAKE_CUPTI_INFLIGHT_MS")) inflight_kernel();
-    enabled[k] = 0;
+    if (k == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && __atomic_load_n(&enabled[k], __ATOMIC_RELAXED) &&
+        getenv("FAKE_CUPTI_INFLIGHT_MS"))
+        inflight_kernel();
+    __atomic_store_n(&enabled[k], 0, __ATOMIC_RELAXED);
     return CUPTI_SUCCESS;
 }
 EXPORT CUptiResult cuptiActivityGetNextRecord(uint8_t *buf, size_t valid, CUpti_Activity **rec)
@@ -330,7 +362,7 @@ static int fill(uint8_t *b, size_t size, size_t *valid)
     ms->correlationId = 15;
     ms->memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
     p += SLOT;
-    for (int i = 0; i < 2 && enabled[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL]; i++) {
+    for (int i = 0; i < 2 && __atomic_load_n(&enabled[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL], __ATOMIC_RELAXED); i++) {
         CUpti_ActivityKernel10 *k = (void *)p;
         k->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
         k->start = t + 8000 + (uint64_t)i * 1000;
@@ -404,7 +436,10 @@ static int htod_buffer(int n, uint64_t base)
 /* A burst like a device buffer or the forced flush at exit delivers. */
 EXPORT int fake_cupti_deliver_many(int n) { return htod_buffer(n, 1000); }
 
-EXPORT int fake_cupti_enabled(int kind) { return kind >= 0 && kind < 128 ? enabled[kind] : 0; }
+EXPORT int fake_cupti_enabled(int kind)
+{
+    return kind >= 0 && kind < 128 ? __atomic_load_n(&enabled[kind], __ATOMIC_RELAXED) : 0;
+}
 EXPORT int fake_cupti_runtime_api(int cbid) { return cbid >= 0 && cbid < 1024 ? runtime_api[cbid] : 0; }
 
 /* Another client's buffer callbacks (the test registers them through the global symbol, as Kineto does). */
@@ -426,8 +461,6 @@ __attribute__((constructor)) static void fake_cupti_load(void)
 
 static CUptiResult flush_locked(uint32_t flag);
 
-/* CUPTI's own lock: held while a buffer is handed back, taken by cuptiActivityFlushAll. */
-static pthread_mutex_t cupti_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The worker's burst: burst_n records collected, burst_done of them handed back (both under cupti_lock). */
 static int burst_n, burst_done;
