@@ -379,10 +379,13 @@ static int ring_init(struct rs_ring *r, unsigned n)
     if (s) return 0;
     s = calloc(n, sizeof *s);
     if (!s) return -1;
+    /* The mask before the slots are published: a claim that sees the slots sees their mask (stored after them, a
+     * claim on another thread could index with mask 0). Every init stores the same value; atomic, as two
+     * communicators initialised on two threads at once store it together (TSan, session 32). */
+    __atomic_store_n(&r->mask, (uint64_t)n - 1, __ATOMIC_RELAXED);
     struct rs_slot *expect = NULL;
     if (!__atomic_compare_exchange_n(&r->slots, &expect, s, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
         free(s); /* another communicator's init won */
-    r->mask = n - 1;
     return 0;
 }
 
@@ -392,7 +395,7 @@ static struct rs_slot *claim(struct rs_ring *r)
     if (RS_UNLIKELY(!base)) return NULL;
     for (int tries = 0; tries < 8; tries++) {
         uint64_t n = __atomic_fetch_add(&r->next, 1, __ATOMIC_RELAXED);
-        struct rs_slot *s = &base[n & r->mask];
+        struct rs_slot *s = &base[n & __atomic_load_n(&r->mask, __ATOMIC_RELAXED)];
         uint32_t expect = 0;
         if (__atomic_compare_exchange_n(&s->busy, &expect, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
             /* Children on other threads read a parent's id while its slot may be recycled: atomic, so

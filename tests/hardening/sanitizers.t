@@ -24,7 +24,7 @@ for s in asan tsan; do
     echo 'int main(void){return 0;}' | gcc -x c -fsanitize=$([ $s = asan ] && echo address || echo thread) \
         -o "$T/probe" - 2>/dev/null || skip_all "gcc cannot link -fsanitize for $s (libasan/libtsan missing)"
 done
-plan 14
+plan 15
 JOBS=${RS_SAN_JOBS:-2}
 AD=${RS_BUILD}-asan # the trees (shared with sanitizers_preload.t, other runs, engineers)
 TD=${RS_BUILD}-tsan
@@ -200,11 +200,16 @@ if build tsan "$TD" "$TS" "${tsan_targets[@]}"; then
         bad=""
         for sc in "detach 1600" "detach 1600 subscribe" "detach 1600 dlsubscribe" "detach 1600 register" \
             "detach 1600 graph" "detach 1600 idle" "detach 1600 subscribe:hold" "detach 1600 register:hold" \
-            "detach 1600 graph:hold" "detach 1600 pgraph_v2:hold" "detach 1600 pgraph_v1" "detach 1600 fork:hold"; do
+            "detach 1600 graph:hold" "detach 1600 pgraph_v2:hold" "detach 1600 pgraph_v1" "detach 1600 fork:hold" \
+            "detach 2500:early"; do
             args=${sc%%:*} how=${sc#*:}
             [ "$how" = "$sc" ] && how=""
             extra="RAILSCOPE_CUDA_KERNEL_WINDOW=200/400/200"
             if [ "$how" = hold ]; then extra="ARM_HOLD=1 RAILSCOPE_CUDA_KERNEL_WINDOW=50/100000/50"; fi
+            # the detach armed between ticks once a window's records are in (session 32: rs_tick_soon's looks)
+            if [ "$how" = early ]; then
+                extra="RAILSCOPE_FLUSH_MS=300 RAILSCOPE_CUDA_KERNEL_WINDOW=400/1200/200 FAKE_CUPTI_INFLIGHT_MS=60"
+            fi
             rm -rf "$T/tcu"
             # shellcheck disable=SC2086
             out=$(cd "$T" && TSAN_OPTIONS=$TSAN_OPTIONS:die_after_fork=0 RAILSCOPE_OUT="$T/tcu" \
@@ -215,7 +220,7 @@ if build tsan "$TD" "$TS" "${tsan_targets[@]}"; then
                 bad+="$sc: exit $rc $(echo "$out" | grep -m1 -E 'SUMMARY|^stats'); "
         done
         [ -z "$bad" ]
-        _tap_result $? "TSan: CUPTI detach between windows (fakes: finalize on the program's thread, cancels by windows and other clients, idle, fork): no race"
+        _tap_result $? "TSan: CUPTI detach between windows (fakes: finalize on the program's thread, cancels by windows and other clients, idle, fork, the arm between ticks): no race"
         [ -n "$bad" ] && diag "$bad"
         # cuGetProcAddress's trampolines (preload/cuda/procaddr.c): 8 threads claim pool slots and call through
         # them at once, without a lock
@@ -229,9 +234,24 @@ if build tsan "$TD" "$TS" "${tsan_targets[@]}"; then
     else
         skip "CUPTI detach under TSan: cupti_driver not built (no CUDA headers)" 2
     fi
+    # The NCCL profiler plugin: 8 threads each initialise a communicator and record collectives at once (NCCL
+    # initialises one communicator per GPU thread); the event slot rings are set up by whichever comes first
+    # (session 32: their mask was stored after the slots were published, by every thread)
+    pdrv="$RS_BUILD/tests/nccl/plugin_driver"
+    if [ -x "$pdrv" ]; then
+        rm -rf "$T/tpl"
+        out=$(cd "$T" && TSAN_OPTIONS=$TSAN_OPTIONS:die_after_fork=0 RAILSCOPE_OUT="$T/tpl" run_timeout 180 env \
+            NCCL_PROFILER_PLUGIN="$TS/librailscope.so" LD_PRELOAD="$tsan_rt:$TS/librailscope.so" "$pdrv" v5 40 8 2>&1)
+        rc=$?
+        [ $rc -eq 0 ] && san_clean <(echo "$out")
+        _tap_result $? "TSan: NCCL profiler plugin, 8 threads initialising communicators and recording at once: no race (exit $rc)"
+        [ $rc -ne 0 ] && diag "$(echo "$out" | grep -m6 -E 'WARNING|SUMMARY|#[0-3] ')"
+    else
+        skip "NCCL plugin under TSan: plugin_driver not built"
+    fi
 else
     _tap_result 1 "TSan build"
     tail -5 "$T/build-tsan.log" | sed 's/^/#   /' >&2
-    skip "TSan build failed" 7
+    skip "TSan build failed" 8
 fi
 exit 0
