@@ -20,15 +20,27 @@ out=$(EARLY_PARENT=1 run handlers)
 is "$?:$out" "0:forked=1" "... in the parent handler: the fork completes"
 out=$(EARLY_CHILD=1 run handlers)
 is "$?:$out" "0:forked=1" "... in the child handler: the fork completes"
+# Checks 4-5 fork from inside a fork handler. Not under TSan: gcc 12's libtsan, preloaded, registers its own fork
+# handlers after early.c's (whose library is initialised first), so early.c's parent and child handlers run while the
+# outer fork's tsan::ForkBefore still holds TSan's thread registry lock, and their fork() waits for that lock in its
+# own ForkBefore, for ever; TERM is deferred there, so run_timeout's KILL ends it (exit 137), and check 5's grandchild
+# stays hung after the test. Without railscope: EARLY_PARENT_FORK=1 LD_PRELOAD=<libtsan> forker handlers hangs the
+# same way, backtrace __tsan::ForkBefore <- __run_prefork_handlers <- fork <- par <- __run_postfork_handlers <- fork
+# (helper session of 2026-12-05: it was this check 4, reported as check 1, which expects the same "0:forked=1").
+tsan_nested="fork inside a fork handler: gcc 12's TSan deadlocks on its own thread registry lock (not railscope's)"
 # inside our fork's window another library's parent handler forks (a helper process): it waited forever on our own
 # locks (session 28's review), now a nested fork of ours
-out=$(EARLY_PARENT_FORK=1 run handlers)
-is "$?:$out" "0:forked=1" "... its parent handler forks itself: both forks complete"
-# its child handler forks (before ours runs): the new process goes through every child handler, ours included,
-# then comes back round to ours in the outer fork's sequence; ours ran twice there and started a second writer
-# thread on the same state (session 29: "writers=1 writers=2")
-out=$(EARLY_CHILD_FORK=1 run writers)
-is "$?:$(echo $out)" "0:writers=1 writers=1" "... its child handler forks: one writer thread in each of the two children"
+if [ "$RS_SAN" = tsan ]; then
+    skip "$tsan_nested" 2
+else
+    out=$(EARLY_PARENT_FORK=1 run handlers)
+    is "$?:$out" "0:forked=1" "... its parent handler forks itself: both forks complete"
+    # its child handler forks (before ours runs): the new process goes through every child handler, ours included,
+    # then comes back round to ours in the outer fork's sequence; ours ran twice there and started a second writer
+    # thread on the same state (session 29: "writers=1 writers=2")
+    out=$(EARLY_CHILD_FORK=1 run writers)
+    is "$?:$(echo $out)" "0:writers=1 writers=1" "... its child handler forks: one writer thread in each of the two children"
+fi
 # Under ASan the signal variant livelocked (session 7-8): every setresuid stopped the writer thread and started a
 # new one, 1-2 ms a call there (a 1 ms polling step, a thread exit and creation), longer than the 200 us between
 # two SIGALRMs, so the program ran almost nothing but handlers (10 forks took 20 s). The writer is now left
