@@ -31,14 +31,20 @@ int hf_path(const struct hf_ctx *c, char *buf, size_t n, const char *fmt, ...)
     return ok;
 }
 
+__attribute__((noinline)) int hf_fd_open(const char *path, int flags) { return open(path, flags); }
+__attribute__((noinline)) ssize_t hf_fd_read(int fd, void *buf, size_t n) { return read(fd, buf, n); }
+__attribute__((noinline)) ssize_t hf_fd_pread(int fd, void *buf, size_t n, off_t off) { return pread(fd, buf, n, off); }
+__attribute__((noinline)) int hf_fd_fstat(int fd, struct stat *st) { return fstat(fd, st); }
+__attribute__((noinline)) int hf_fd_close(int fd) { return close(fd); }
+
 static int read_at(const char *path, char *buf, size_t n)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    int fd = hf_fd_open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return -1;
     ssize_t r;
-    do r = read(fd, buf, n - 1);
+    do r = hf_fd_read(fd, buf, n - 1);
     while (r < 0 && errno == EINTR);
-    close(fd);
+    hf_fd_close(fd);
     if (r < 0) return -1; /* e.g. EINVAL reading an unused GID slot's type */
     while (r > 0 && (buf[r - 1] == '\n' || buf[r - 1] == ' ' || buf[r - 1] == '\t' || buf[r - 1] == '\0')) r--;
     buf[r] = '\0';
@@ -140,7 +146,7 @@ int hf_list(const struct hf_ctx *c, char (*names)[HF_NAME], int max, const char 
 int hf_dir_open(struct hf_dir *d, const char *path)
 {
     d->n = d->off = 0;
-    d->fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    d->fd = hf_fd_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     return d->fd < 0 ? -1 : 0;
 }
 
@@ -161,7 +167,7 @@ const char *hf_dir_next(struct hf_dir *d)
 
 void hf_dir_close(struct hf_dir *d)
 {
-    if (d->fd >= 0) close(d->fd);
+    if (d->fd >= 0) hf_fd_close(d->fd);
     d->fd = -1;
 }
 

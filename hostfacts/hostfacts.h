@@ -28,4 +28,15 @@ void rs_hostfacts_collect_env(char *const *envp, rs_hostfacts_cb cb, void *arg);
 /* Natural-order string comparison (digit runs compared by value), the order facts are listed in. */
 int rs_natcmp(const char *a, const char *b);
 
+/* The descriptor calls of the files the tracer reads on its private-table thread (tracer/private_fds.c: the host
+ * facts, rs_pread_file), by names of their own (never inlined) so that TSan runs can suppress what its one
+ * descriptor table per process makes of them (tests/tsan.supp: `race:hf_fd_*`) and nothing else that thread does. */
+#include <sys/types.h>
+struct stat;
+int hf_fd_open(const char *path, int flags);
+ssize_t hf_fd_read(int fd, void *buf, size_t n);
+ssize_t hf_fd_pread(int fd, void *buf, size_t n, off_t off);
+int hf_fd_fstat(int fd, struct stat *st);
+int hf_fd_close(int fd);
+
 #endif

@@ -63,13 +63,13 @@ static void take(const char *e, size_t len, char (*vals)[HF_VAL], unsigned char 
  * Variables the program sets after exec are therefore not seen here. Streamed through a fixed buffer. */
 void hf_collect_env_proc(rs_hostfacts_cb cb, void *arg)
 {
-    int fd = open("/proc/self/environ", O_RDONLY | O_CLOEXEC);
+    int fd = hf_fd_open("/proc/self/environ", O_RDONLY | O_CLOEXEC);
     if (fd < 0) return;
     char vals[N_WATCHED][HF_VAL], buf[4096], ent[1024];
     unsigned char have[N_WATCHED] = {0};
     size_t el = 0;
     for (int chunks = 0; chunks < 4096; chunks++) { /* environments are at most a few MiB */
-        ssize_t r = read(fd, buf, sizeof buf);
+        ssize_t r = hf_fd_read(fd, buf, sizeof buf);
         if (r < 0 && errno == EINTR) continue;
         if (r <= 0) break;
         for (ssize_t i = 0; i < r; i++) {
@@ -82,7 +82,7 @@ void hf_collect_env_proc(rs_hostfacts_cb cb, void *arg)
         }
     }
     if (el) take(ent, el, vals, have);
-    close(fd);
+    hf_fd_close(fd);
     for (size_t w = 0; w < N_WATCHED; w++)
         if (have[w]) emit(cb, arg, w, vals[w]);
 }

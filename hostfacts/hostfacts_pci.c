@@ -69,10 +69,10 @@ static void gpu_model(const struct hf_ctx *c, int idx, const char *bdf)
 {
     char p[PATH_MAX], buf[2048];
     if (!hf_path(c, p, sizeof p, "proc/driver/nvidia/gpus/%s/information", bdf)) return;
-    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    int fd = hf_fd_open(p, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return;
-    ssize_t r = read(fd, buf, sizeof buf - 1);
-    close(fd);
+    ssize_t r = hf_fd_read(fd, buf, sizeof buf - 1);
+    hf_fd_close(fd);
     if (r <= 0) return;
     buf[r] = '\0';
     char *m = strstr(buf, "Model:");

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "core_int.h"
+#include "hostfacts/hostfacts.h"
 
 #ifndef CLOSE_RANGE_UNSHARE
 #define CLOSE_RANGE_UNSHARE (1U << 1)
@@ -98,18 +99,18 @@ void rs_private_fds_fork_child(void) { pthread_mutex_init(&private_lock, NULL); 
 
 ssize_t rs_pread_file(const char *path, void *buf, size_t n, off_t off)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    int fd = hf_fd_open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0) return -1;
     struct stat st;
     size_t got = 0;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+    if (hf_fd_fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
         while (got < n) {
-            ssize_t r = pread(fd, (char *)buf + got, n - got, off + (off_t)got);
+            ssize_t r = hf_fd_pread(fd, (char *)buf + got, n - got, off + (off_t)got);
             if (r < 0 && errno == EINTR) continue;
             if (r <= 0) break;
             got += (size_t)r;
         }
-    close(fd);
+    hf_fd_close(fd);
     return (ssize_t)got;
 }
 
