@@ -14,6 +14,7 @@ call), which catches some descriptors opened and closed again inside it. One JSO
 import ctypes
 import json
 import os
+import re
 import sys
 import threading
 
@@ -21,12 +22,15 @@ import torch
 
 
 def fds():
+    """Open descriptors and their targets, less this listing's own (and the watcher's) directory descriptor."""
     out = {}
     for f in os.listdir("/proc/self/fd"):
         try:
-            out[int(f)] = os.readlink(f"/proc/self/fd/{f}")
+            t = os.readlink(f"/proc/self/fd/{f}")
         except OSError:
-            pass
+            continue
+        if not re.fullmatch(r"/proc/\d+/fd", t):
+            out[int(f)] = t
     return out
 
 
@@ -42,6 +46,10 @@ mode = sys.argv[1] if len(sys.argv) > 1 else "runtime"
 x = torch.ones(1024, device="cuda")
 torch.cuda.synchronize()
 host = ctypes.create_string_buffer(4096)
+# Libraries are found and loaded before the snapshot: reading /proc/self/maps inside the watched span showed up as
+# the query's own open (session 33's first run of this probe).
+lib = loaded("libcudart.so") if mode == "runtime" else "libcuda.so.1"
+cdll = ctypes.CDLL(lib) if mode != "copy" else None
 before = fds()
 seen, stop = {}, threading.Event()
 
@@ -57,14 +65,13 @@ w = threading.Thread(target=watch)
 w.start()
 rc = None
 if mode == "runtime":
-    lib = loaded("libcudart.so")
-    rt = ctypes.CDLL(lib)
+    rt = cdll
     attrs = ctypes.create_string_buffer(64)
     rc = rt.cudaPointerGetAttributes(attrs, ctypes.cast(host, ctypes.c_void_p))
     rt.cudaGetLastError()
     rc = f"{rc} ({lib})"
 elif mode == "driver":
-    cu = ctypes.CDLL("libcuda.so.1")
+    cu = cdll
     val = ctypes.c_uint(0)
     rc = cu.cuPointerGetAttribute(ctypes.byref(val), 2, ctypes.cast(host, ctypes.c_void_p))  # MEMORY_TYPE
 elif mode == "copy":
