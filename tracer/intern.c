@@ -31,10 +31,11 @@ struct ent {
 #define LOCK_WAITERS 0x80000000u
 static _Atomic uint32_t lock_word;
 
+/* The thread's kernel id: unique among the process's live threads (a counter wrapped after 2^31 threads and could
+ * give a new thread the token of a live one), and below LOCK_WAITERS (pid_max is at most 2^22). */
 static uint32_t my_token(void)
 {
-    static _Atomic uint32_t next;
-    if (!rs_tls.lock_token) rs_tls.lock_token = atomic_fetch_add(&next, 1) % (LOCK_WAITERS - 1) + 1;
+    if (!rs_tls.lock_token) rs_tls.lock_token = rs_gettid();
     return rs_tls.lock_token;
 }
 
@@ -125,7 +126,9 @@ void rs_strings_unlock(void) { let_go(); }
  * holder (the fork handler, or a thread the child does not have) is gone. */
 void rs_strings_child_reset(int taken_for_fork)
 {
-    atomic_store(&lock_word, !taken_for_fork && held_by_me() ? my_token() : 0);
+    int mine = !taken_for_fork && held_by_me();
+    rs_tls.lock_token = 0; /* the parent's thread id, which a thread of the child may get once that thread ends */
+    atomic_store(&lock_word, mine ? my_token() : 0);
 }
 
 static int grow(void)
