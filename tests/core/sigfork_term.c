@@ -26,7 +26,8 @@
 #define N 30
 static void (*mark)(const char *, uint64_t);
 static pid_t kids[N];
-static volatile sig_atomic_t nkids, is_child, stop;
+static volatile sig_atomic_t nkids, is_child;
+static _Atomic int stop; /* read by the two threads: sig_atomic_t is for a handler on the same thread (TSan: a race) */
 static _Atomic pid_t marker_tid;
 
 static void on_alarm(int s)
