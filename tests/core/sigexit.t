@@ -13,6 +13,16 @@ SX=$RS_BUILD/tests/core/sigexit
 N=30 M=6 # children per run, per mode; fewer under a sanitizer (the suite's longest file runs tests/core under ASan)
 [ -n "$RS_SAN" ] && N=12 M=3
 is "$("$SX" 10 2>/dev/null)" "hung 0 of 10, statuses ok 10" "untraced: the program itself ends every child"
+# Not under TSan: gcc 12's libtsan runs an asynchronous signal's handler only at an interceptor's exit or in a blocking
+# call, and in a child forked from a multi-threaded process -- every traced one: the tracer's writer thread -- it
+# ignores interceptors for good (tsan::ForkChildAfter), so SIGUSR1 stays pending in TSan while the child loops in
+# malloc/free, and all children hang (checks 2-8 and 10 failed so, session 33). Without railscope: a TSan-built
+# program that starts one thread, forks a child looping in malloc/free and sends it SIGUSR1 (handler: _exit) hangs
+# the same way, and ends at once without the thread. TSan checks nothing in those children anyway (it ignores them).
+if [ "$RS_SAN" = tsan ]; then
+    skip "TSan defers the signal for ever in a child of a multi-threaded process (TSan's limit, not railscope's)" 9
+    exit 0
+fi
 mkdir -p "$T/out"
 out=$(LD_PRELOAD="$RS_PRELOAD" RAILSCOPE_OUT="$T/out" "$SX" $N 2>"$T/pids")
 is "$out" "hung 0 of $N, statuses ok $N" "traced: no child hangs in the tracer's final flush, each ends with its status"
