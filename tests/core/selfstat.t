@@ -10,10 +10,15 @@ P=$RS_BUILD/tests/core/selfstat_probe
 out=$("$RS_BUILD/tests/core/selfstat_edit" 2>&1)
 is "$out" "ok 8" "rs_selfstat_edit: field 20 lowered (to 1 at least), names with spaces and ')', other lines kept"
 
+# Under TSan (make soak) a TSan-built process has one more thread from its first pthread_create on: TSan's own
+# (__tsan::BackgroundThread, named like the program), which the probe counts untraced and traced alike.
+tsan_bg=0
+[ "$RS_SAN" = tsan ] && tsan_bg=1
 "$P" 2 >"$T/ref.out" 2>"$T/ref.err"
 RAILSCOPE_OUT=$T/tr LD_PRELOAD=$RS_PRELOAD "$P" 2 >"$T/got.out" 2>"$T/got.err"
 is "$(grep -c . "$T/ref.out")" 7 "untraced: the probe printed its 7 lines"
-like "$(cat "$T/ref.out")" 'fopen /proc/self/stat: threads=3 lowest_fd=yes cloexec=0' "untraced: 3 threads, fopen's own descriptor"
+like "$(cat "$T/ref.out")" "fopen /proc/self/stat: threads=$((3 + tsan_bg)) lowest_fd=yes cloexec=0" \
+    "untraced: 3 threads$([ $tsan_bg = 1 ] && echo " and TSan's"), fopen's own descriptor"
 if cmp -s "$T/ref.out" "$T/got.out"; then ok "traced: fopen() of its stat file reads what untraced does (self, thread-self, pid, after fork, after join, descriptor, close-on-exec)" true
 else
     nok "traced: fopen() of its stat file reads what untraced does" true
@@ -45,5 +50,11 @@ PY
     "$py" "$T/fk.py" >"$T/pref.out" 2>"$T/pref.err"
     RAILSCOPE_OUT=$T/tr2 LD_PRELOAD=$RS_PRELOAD_SHELL "$py" "$T/fk.py" >"$T/pgot.out" 2>"$T/pgot.err"
     is "$(cat "$T/pgot.out")" "$(cat "$T/pref.out")" "$($py -V 2>&1): os.fork() traced: same output"
-    is "$(cat "$T/pgot.err")" "$(cat "$T/pref.err")" "$($py -V 2>&1): no DeprecationWarning of threads traced that untraced lacks"
+    if [ "$RS_SAN" = tsan ]; then
+        # traced, python has TSan's background thread too (started with the tracer's writer; the tracer hides only
+        # its own): its fork warns whatever the tracer does. Checks 4-5 check the hiding with TSan's thread both sides.
+        skip "TSan's own background thread, in the traced python only, makes its os.fork() warn (not the tracer's)"
+    else
+        is "$(cat "$T/pgot.err")" "$(cat "$T/pref.err")" "$($py -V 2>&1): no DeprecationWarning of threads traced that untraced lacks"
+    fi
 fi
