@@ -317,7 +317,7 @@ void an_sampling_note(struct rs_analysis *a, uint64_t untraced_ns, uint64_t step
     if (continuous)
         an_warn(a,
                 "every kernel was traced (RAILSCOPE_CUDA_KERNELS=all) on %llu rank(s): CUPTI's per-kernel cost "
-                "lengthens steps of many short kernels (10-19 %% of a step measured on an H200), and that time is "
+                "lengthens steps of many short kernels (7-19 %% of a step measured on H100 and H200), and that time is "
                 "counted as host idle; the default (sampled) mode's shares are closer to the untraced run's",
                 (unsigned long long)continuous);
 }
