@@ -164,7 +164,7 @@ int cmd_doctor(int argc, char **argv)
     const char *root = NULL, *envfile = NULL, *factsfile = NULL, *tracepath = NULL;
     optind = 0; /* glibc: full re-initialisation of getopt state (the dispatcher may have used it) */
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "+qh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:qh", opts, NULL)) != -1) {
         switch (c) {
         case 'j': json = 1; break;
         case 'q': quiet = 1; break;
@@ -176,9 +176,8 @@ int cmd_doctor(int argc, char **argv)
         case 'v': verbs = 1; break;
         case 'V': verbs = 0; break;
         case 'h': fputs(usage, stdout); return 0;
-        default:
-            fprintf(stderr, "railscope: doctor: unknown or incomplete option '%s' (try 'railscope doctor --help')\n",
-                    argv[optind - 1]);
+        default: /* worded as record, dump and info word it (cli_option_error): a missing value is named */
+            cli_option_error("doctor", argv[optind - 1], c == ':' ? ':' : optopt ? '=' : '?');
             return 2;
         }
     }

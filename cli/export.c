@@ -624,15 +624,14 @@ static int parse_args(int argc, char **argv, struct rs_exp_opts *o, struct expor
     optind = 0; /* glibc: full re-initialisation, so the "-" (return-in-order) mode of this optstring applies */
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "-f:o:qhj:", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "-:f:o:qhj:", lo, NULL)) != -1) {
         if (c == 1) {
             A->ops[A->nops++] = optarg;
         } else if (c == 'h') {
             usage(stdout);
             return 0;
         } else if (c == '?' || c == ':') {
-            fprintf(stderr, "railscope: export: unknown or incomplete option '%s' (try 'railscope export --help')\n",
-                    argv[optind - 1]);
+            cli_option_error("export", argv[optind - 1], c == ':' ? ':' : optopt ? '=' : '?');
             return 2;
         } else if (take_option(c, o, A) >= 0) {
             return 2;

@@ -86,7 +86,7 @@ static int parse_args(int argc, char **argv, struct rs_report_opts *o, struct re
     optind = 0; /* glibc: full re-initialisation, so the "-" (return-in-order) mode of this optstring applies */
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "-jhq", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "-:jhq", lo, NULL)) != -1) {
         char *end;
         switch (c) {
         case 1: A->ops[A->nops++] = optarg; break;
@@ -122,9 +122,8 @@ static int parse_args(int argc, char **argv, struct rs_report_opts *o, struct re
             break;
         case 'q': A->quiet = 1; break;
         case 'h': usage(stdout); return 0;
-        default:
-            fprintf(stderr, "railscope: report: unknown or incomplete option '%s' (try 'railscope report --help')\n",
-                    argv[optind - 1]);
+        default: /* worded as record, dump and info word it (cli_option_error): a missing value is named */
+            cli_option_error("report", argv[optind - 1], c == ':' ? ':' : optopt ? '=' : '?');
             return 2;
         }
     }
