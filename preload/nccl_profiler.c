@@ -1151,6 +1151,10 @@ __attribute__((constructor)) static void nlog_setup(void)
 {
     const char *m = getenv("RAILSCOPE_NCCL_LOG");
     if (m && !strcasecmp(m, "off")) return;
+    if (m && *m && strcasecmp(m, "auto")) { /* one warning and the default, as for every variable */
+        rs_core_start();                    /* the log level; nothing said where the tracer is off */
+        if (rs_on(RS_FAM_nccl)) rs_warn("RAILSCOPE_NCCL_LOG='%s' unknown (auto|off); using auto", m);
+    }
     const char *ours = getenv("RAILSCOPE_NCCL_LOG_DIR"), *dbg = getenv("NCCL_DEBUG"), *f = getenv("NCCL_DEBUG_FILE");
     if (ours && *ours) { /* a traced parent set the variables: keep them, read our own <pid>.log */
         if (strlen(ours) >= sizeof nlog_dir) return;

@@ -413,6 +413,16 @@ static int in_window(uint64_t now)
 
 static int env_off(const char *v) { return !strcmp(v, "off") || !strcmp(v, "0"); }
 
+/* on/1 or off/0; any other value gets one warning and the default, as every variable does (a typo turned the
+ * API records on, at ~30 % of a step, without a word). */
+static int env_onoff(const char *name, const char *v, int dflt)
+{
+    if (!strcmp(v, "on") || !strcmp(v, "1")) return 1;
+    if (env_off(v)) return 0;
+    rs_warn("%s='%s' unknown (on|off); using %s", name, v, dflt ? "on" : "off");
+    return dflt;
+}
+
 static void parse_modes(void)
 {
     const char *v = getenv("RAILSCOPE_CUDA_KERNELS");
@@ -423,8 +433,8 @@ static void parse_modes(void)
         rs_warn("RAILSCOPE_CUDA_KERNELS='%s' unknown (sampled|all|off); using sampled", v);
         kmode = RS_KMODE_SAMPLED;
     }
-    if ((v = getenv("RAILSCOPE_CUDA_API")) && *v) want_api = !env_off(v);
-    if ((v = getenv("RAILSCOPE_CUDA_SYNC")) && *v) want_sync = !env_off(v);
+    if ((v = getenv("RAILSCOPE_CUDA_API")) && *v) want_api = env_onoff("RAILSCOPE_CUDA_API", v, 0);
+    if ((v = getenv("RAILSCOPE_CUDA_SYNC")) && *v) want_sync = env_onoff("RAILSCOPE_CUDA_SYNC", v, 0);
     /* Runtime-API and synchronisation records cost about 30 % of a ResNet-50 DDP step on the H200 (CUPTI
      * then intercepts every runtime call PyTorch makes; bench/gpu/RESULTS.md): off unless asked for. */
     if (want_api < 0) want_api = 0;
