@@ -16,7 +16,7 @@ static const struct {
     {"export", cmd_export, "convert for viewers: export --format perfetto|chrome|kineto -o OUT PATH..."},
     {"doctor", cmd_doctor,
      "check a host for RDMA/GPUDirect problems: doctor [--json] [--sysfs-root DIR] [--env FILE] [--facts FILE] "
-     "[--trace RUN]"},
+     "[--trace PATH]"},
 };
 
 static void usage(FILE *f)
