@@ -107,9 +107,11 @@ static int parse_args(int argc, char **argv, struct rs_report_opts *o, struct re
                 return 2;
             }
             break;
-        case 't':
-            o->threads = atoi(optarg);
-            if (o->threads < 1 || o->threads > 64) {
+        case 't': /* whole numbers only, as every other number option takes them (atoi took "3.5" as 3) */
+            errno = 0;
+            long t = strtol(optarg, &end, 10);
+            o->threads = errno || *end || end == optarg || t < 1 || t > 64 ? 0 : (int)t;
+            if (o->threads < 1) {
                 fprintf(stderr, "railscope: report: bad --threads '%s' (1..64)\n", optarg);
                 return 2;
             }

@@ -5,7 +5,7 @@
 # "takes no value". A path that does not exist is one line too.
 . "$(dirname "$0")/../lib.sh"
 need_build railscope
-plan 19
+plan 21
 cd "$T" || bail "no tmp"
 
 # says DESC EXPECTED ARGS...: stdout and stderr together are exactly EXPECTED (one line) and the exit is 2
@@ -36,3 +36,6 @@ says "export of a missing path: one line" "railscope: export: $T/nope: No such f
     export --format chrome -o x.json "$T/nope"
 says "doctor --trace of a missing path: one line" "railscope: doctor: --trace $T/nope: No such file or directory" \
     doctor --trace "$T/nope"
+# Numbers are whole: report --threads took "2x" and "3.5" (atoi) where every other number option refuses them.
+says "report --threads 2x: refused" "railscope: report: bad --threads '2x' (1..64)" report --threads 2x run
+says "report --threads 3.5: refused" "railscope: report: bad --threads '3.5' (1..64)" report --threads=3.5 run
