@@ -92,7 +92,10 @@ for i in $(seq 10); do
     if [[ $rc =~ ^[03]$ ]] && [[ $res == *"status=complete marks=4000 gaps=0 "*"proc_end=1 end_status="[03]" end_reason=0 "* ]]; then
         good=$((good + 1))
         [[ $res == *"end_status=$rc "* ]] || mism=$((mism + 1))
-    elif [[ $rc =~ ^[03]$ ]] && [[ $res == *"status=complete marks=4000 gaps=0 "*"proc_end=0 "* ]]; then
+    elif [[ $rc =~ ^[03]$ ]] && [[ $res == *"status=incomplete marks=4000 gaps=0 "*"proc_end=0 "* ]] &&
+        [[ $res == *"ends at a frame boundary, but no PROC_END"* ]]; then
+        # (the reader calls a file without PROC_END incomplete: this branch matched "status=complete" until session
+        # 33, so the missing PROC_END it was written to count failed the check instead: a clean clone, 1 of 10)
         good=$((good + 1)) noend=$((noend + 1))
         bad="rc=$rc $res"
     else
