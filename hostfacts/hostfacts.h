@@ -10,6 +10,8 @@
 #ifndef RAILSCOPE_HOSTFACTS_H
 #define RAILSCOPE_HOSTFACTS_H
 
+#include <sys/types.h>
+
 typedef void (*rs_hostfacts_cb)(void *arg, const char *key, const char *value);
 
 /* Everything: the sysfs/procfs facts under sysfs_root (NULL = "/": reads /sys and /proc; otherwise
@@ -31,7 +33,6 @@ int rs_natcmp(const char *a, const char *b);
 /* The descriptor calls of the files the tracer reads on its private-table thread (tracer/private_fds.c: the host
  * facts, rs_pread_file), by names of their own (never inlined) so that TSan runs can suppress what its one
  * descriptor table per process makes of them (tests/tsan.supp: `race:hf_fd_*`) and nothing else that thread does. */
-#include <sys/types.h>
 struct stat;
 int hf_fd_open(const char *path, int flags);
 ssize_t hf_fd_read(int fd, void *buf, size_t n);
