@@ -36,6 +36,12 @@ if [ -e "$RS_LIB" ]; then
     esac
 fi
 RS_PRELOAD=${RS_SAN_RT:+$RS_SAN_RT:}$RS_LIB
+# RS_RECORD: `railscope record` as the tests run it. Under TSan (make soak) the runtime goes first in LD_PRELOAD, and
+# record keeps it in front of the library (cli/record.c set_preload); without it a traced program loads libtsan
+# after libc, as the library's dependency, its writer thread dies in __tsan_func_entry and record of that SIGSEGV.
+# An array (env execs record in its place: the same process for signal checks), for programs that exec it too.
+RS_RECORD=("$RS_CLI")
+[ "$RS_SAN" = tsan ] && RS_RECORD=(env "LD_PRELOAD=$RS_SAN_RT${LD_PRELOAD:+:$LD_PRELOAD}" "$RS_CLI")
 # RS_PRELOAD_SHELL: the same for uninstrumented programs that fork from freshly forked children (shells,
 # python and its pyenv shims). Under ASan it leaves the runtime out (the library still loads it, late;
 # verify_asan_link_order=0): such a child forks while its new writer thread is being set up inside libasan,

@@ -7,13 +7,6 @@
 need_build railscope librailscope.so tests/core/check
 C=$RS_BUILD/tests/core/check
 plan 43
-# Under TSan (make soak) record runs as "${RECORD[@]}": the runtime goes first in LD_PRELOAD, as in RS_PRELOAD, and
-# record keeps it in front of the library (cli/record.c set_preload; tests/core/record.t's rec() does the same).
-# Without it a traced sh, sleep or touch loads libtsan after libc, as the library's dependency, its writer thread
-# dies in __tsan_func_entry, and record dies of that SIGSEGV (17 checks failed so, session 33). An env in front
-# execs record in its place: the same process for the signal checks.
-RECORD=("$RS_CLI")
-[ "$RS_SAN" = tsan ] && RECORD=(env "LD_PRELOAD=$RS_SAN_RT${LD_PRELOAD:+:$LD_PRELOAD}" "$RS_CLI")
 
 # --- 1. The command's core file is the one left, never one of railscope's (re-raise after a crash).
 mkdir "$T/core" && cd "$T/core" || bail "no tmp"
@@ -25,7 +18,7 @@ if [ -n "$RS_SAN" ]; then sig=ABRT; fi
 died=$(
     ulimit -c unlimited 2>/dev/null || ulimit -c "$(ulimit -H -c)"
     perl -e 'system(@ARGV); printf "%d:%d", $? & 127, ($? & 128) ? 1 : 0' \
-        "${RECORD[@]}" record -q -o t -- sh -c "kill -$sig \$\$"
+        "${RS_RECORD[@]}" record -q -o t -- sh -c "kill -$sig \$\$"
 )
 is "$died" "$(kill -l $sig):0" "command dies of SIG$sig: record dies of SIG$sig too, without dumping core itself"
 pattern=$(cat /proc/sys/kernel/core_pattern 2>/dev/null)
@@ -59,7 +52,7 @@ dfl=()
 env --default-signal=INT,QUIT true 2>/dev/null && dfl=(env --default-signal=INT,QUIT)
 for sig in TERM HUP INT QUIT; do
     num=$(kill -l $sig)
-    "${dfl[@]}" "${RECORD[@]}" record -q -o "$T/sig$sig" -- sleep 20 &
+    "${dfl[@]}" "${RS_RECORD[@]}" record -q -o "$T/sig$sig" -- sleep 20 &
     pid=$!
     wait_trace "$T/sig$sig" || diag "no trace file from sleep after 20 s"
     t0=$(date +%s%N)
@@ -77,10 +70,10 @@ set +m
 # A terminal's Ctrl-C (si_code SI_KERNEL) went to the whole foreground group: record does not send it again.
 # Seen with a command in a session of its own, which the terminal's signal does not reach.
 if command -v python3 >/dev/null 2>&1; then
-    out=$(run_timeout 30 python3 "$RS_TOP/tests/pty_drive.py" intr "${RECORD[@]}" record -q -o "$T/pty1" -- \
+    out=$(run_timeout 30 python3 "$RS_TOP/tests/pty_drive.py" intr "${RS_RECORD[@]}" record -q -o "$T/pty1" -- \
         setsid -w sh -c 'echo ready; sleep 1; echo done')
     is "$out" "exit 0 done" "terminal Ctrl-C: not forwarded (a command in its own session runs to its end)"
-    out=$(run_timeout 30 python3 "$RS_TOP/tests/pty_drive.py" intr "${RECORD[@]}" record -q -o "$T/pty2" -- sh -c 'echo ready; exec sleep 20')
+    out=$(run_timeout 30 python3 "$RS_TOP/tests/pty_drive.py" intr "${RS_RECORD[@]}" record -q -o "$T/pty2" -- sh -c 'echo ready; exec sleep 20')
     is "$out" "signal 2 -" "terminal Ctrl-C: the command (in the foreground group) dies of it, and record the same way"
 else
     skip "python3 not installed (the terminal test needs its pty module)" 2
@@ -89,7 +82,7 @@ fi
 # --- 3. Bad option values: exit 2, one line naming the option, nothing started (no command, no directory).
 bad() { # flag value pattern
     rm -f "$T/ran"
-    err=$("${RECORD[@]}" record -o "$T/bad" "$1" "$2" -- touch "$T/ran" 2>&1)
+    err=$("${RS_RECORD[@]}" record -o "$T/bad" "$1" "$2" -- touch "$T/ran" 2>&1)
     rc=$?
     started=$([ -e "$T/ran" ] || [ -e "$T/bad" ] && echo started || echo "not started")
     is "$rc:$(printf '%s\n' "$err" | wc -l):$started" "2:1:not started" "$1 '$2': exit 2, one line, nothing started"
@@ -107,7 +100,7 @@ bad -e all,-nope "^railscope: record: --events: unknown family 'nope' in 'all,-n
 good() { # flag value
     rm -f "$T/ran"
     rm -rf "$T/good"
-    err=$("${RECORD[@]}" record -o "$T/good" "$1" "$2" -- touch "$T/ran" 2>&1)
+    err=$("${RS_RECORD[@]}" record -o "$T/good" "$1" "$2" -- touch "$T/ran" 2>&1)
     rc=$?
     is "$rc:$([ -e "$T/ran" ] && echo ran):$(printf '%s\n' "$err" | grep -vc '^railscope: trace in ')" "0:ran:0" \
         "$1 '$2': accepted, the command runs, no warning from the library"
@@ -121,7 +114,7 @@ good -e ' verbs, cuda'
 
 # The ranges and names record takes are the library's (tracer/config.c): its warnings name the same.
 libwarn() { RAILSCOPE_OUT=$T/lw env "$1=$2" LD_PRELOAD="$RS_PRELOAD" /bin/true 2>&1; }
-recerr() { "${RECORD[@]}" record -o "$T/lw2" "$1" "$2" -- true 2>&1; }
+recerr() { "${RS_RECORD[@]}" record -o "$T/lw2" "$1" "$2" -- true 2>&1; }
 # (A value missing from either message fails: "?" never matches a range or a list.)
 range='s/.* in \([-0-9]*\.\.[0-9]*\).*/\1/p'
 lib=$(libwarn RAILSCOPE_FLUSH_MS x | sed -n "$range")
@@ -133,14 +126,14 @@ lib=$(libwarn RAILSCOPE_EVENTS x | sed -n "$known")
 is "$(recerr --events x | sed -n "$known")" "${lib:-?}" "--events names are the library's ($lib)"
 
 # --- 4. A directory as the command: 126, called a directory (as a shell does); other EACCES unchanged.
-err=$("${RECORD[@]}" record -q -o "$T/dir" -- ./ 2>&1)
+err=$("${RS_RECORD[@]}" record -q -o "$T/dir" -- ./ 2>&1)
 is "$?:$err" "126:railscope: record: cannot run './': Is a directory" "record -- ./: 126, 'Is a directory'"
 printf 'echo hi\n' >"$T/noexec"
 chmod 644 "$T/noexec"
-err=$("${RECORD[@]}" record -q -o "$T/dir" -- "$T/noexec" 2>&1)
+err=$("${RS_RECORD[@]}" record -q -o "$T/dir" -- "$T/noexec" 2>&1)
 is "$?:$err" "126:railscope: record: cannot run '$T/noexec': Permission denied" \
     "a file without execute permission: 126, 'Permission denied'"
 
 # --- 5. The wrapper is still transparent: stdin, stdout, stderr pass through, exit status 1 too.
-out=$(echo input | "${RECORD[@]}" record -q -o "$T/io" -- sh -c 'cat; echo to-stderr >&2; exit 1' 2>"$T/io.err")
+out=$(echo input | "${RS_RECORD[@]}" record -q -o "$T/io" -- sh -c 'cat; echo to-stderr >&2; exit 1' 2>"$T/io.err")
 is "$?:$out:$(cat "$T/io.err")" "1:input:to-stderr" "stdin, stdout and stderr pass through; exit status 1"

@@ -50,12 +50,7 @@ is "${sf%% alive*}" "stuck 0" "... and each one ends by itself: none is left wai
 "$RS_CLI" info "$T/sf" >"$T/sf.info" 2>&1
 is "$? $(grep -c 'partial\|incomplete\|truncated' "$T/sf.info")" "0 0" "... and every child's trace file is whole" ||
     diag "$(grep -B6 'status:.*\(partial\|incomplete\|truncated\)' "$T/sf.info" | grep -E '^(file|events|status):')"
-# the real program: Python's multiprocessing.Pool (fork) terminates its workers on leaving `with`. Under TSan (make
-# soak) the runtime goes first in LD_PRELOAD, as in RS_PRELOAD, and record keeps it in front of the library (as in
-# tests/core/record.t): without it python loads libtsan after libc, as the library's dependency, and record dies of
-# the command's SIGSEGV (no output, no PROC_END: checks 8 and 9 failed so).
-san_pre=
-[ "$RS_SAN" = tsan ] && san_pre=$RS_SAN_RT:
+# the real program: Python's multiprocessing.Pool (fork) terminates its workers on leaving `with`
 need_py() { command -v python3 >/dev/null && python3 -c 'import multiprocessing' 2>/dev/null; }
 if need_py; then
     cat >"$T/pool.py" <<'PY'
@@ -70,7 +65,7 @@ PY
         s=$(date +%s%N)
         python3 "$T/pool.py" >/dev/null 2>&1
         u=$((($(date +%s%N) - s) / 1000000)) s=$(date +%s%N)
-        out=$(LD_PRELOAD="$san_pre${LD_PRELOAD:-}" "$RS_CLI" record -q -o "$T/py$i" -- python3 "$T/pool.py" 2>"$T/py$i.err")
+        out=$("${RS_RECORD[@]}" record -q -o "$T/py$i" -- python3 "$T/pool.py" 2>"$T/py$i.err")
         ms=$((($(date +%s%N) - s) / 1000000))
         [ "$out" = 30 ] && [ $ms -lt $((u + 2000)) ] || { slow=$((slow + 1)); diag "run $i: '$out' in $ms ms (untraced $u ms)"; }
         "$RS_CLI" info "$T/py$i" >/dev/null 2>&1 || { bad=$((bad + 1)); diag "run $i: $("$RS_CLI" info "$T/py$i" 2>&1 | grep -iE 'empty|incomplete|no PROC_END' | head -2)"; }
